@@ -1,0 +1,453 @@
+//! The circuit representation every other part of Transputation computes on.
+//!
+//! A [`Circuit`] is a list of XOR, AND and INV gates in topological order over numbered wires.
+//! Input wires are numbered first, `0..n_inputs`, group after group; every other wire is
+//! written by exactly one gate. The position of a gate in [`Circuit::gates`] is its *gate
+//! index*, which the garbling schemes use as a tweak (see GARBLING.md §0.2), so the order is
+//! part of the circuit's identity and is never changed once a circuit is built.
+//!
+//! Inputs come in groups, each owned by one [`Party`]; outputs come in groups of arbitrary
+//! wires. Each group carries the [`BitOrder`] in which its value is written as hex, so that
+//! the same hex string means the same value whether a circuit came from a Bristol file or
+//! from the built-in library.
+
+use std::fmt;
+
+use crate::encoding::{self, EncodingError};
+
+/// Index of a wire. Circuits have at most [`MAX_WIRES`] wires.
+pub type WireId = u32;
+
+/// The largest number of wires a circuit may have (2^31): enough for circuits of a billion
+/// gates, small enough that per-wire tables of a hostile header cannot exhaust memory.
+pub const MAX_WIRES: u64 = 1 << 31;
+
+/// One of the two parties of a 2PC session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Party {
+    /// The party that garbles the circuit (Alice, the "server" in the paper).
+    Garbler,
+    /// The party that evaluates the garbled circuit (Bob, the "client").
+    Evaluator,
+}
+
+impl Party {
+    /// The lower-case name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Party::Garbler => "garbler",
+            Party::Evaluator => "evaluator",
+        }
+    }
+}
+
+impl fmt::Display for Party {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Party {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "garbler" | "g" => Ok(Party::Garbler),
+            "evaluator" | "e" => Ok(Party::Evaluator),
+            other => Err(format!("unknown party '{other}' (expected garbler or evaluator)")),
+        }
+    }
+}
+
+/// How the wires of a group map to the bits of its hex representation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BitOrder {
+    /// Wire `k` of the group is the `k`-th bit of the hex string written out as bits, left to
+    /// right (old Bristol; FIPS-197 byte order; the built-in library).
+    MsbFirst,
+    /// Wire `k` of the group is bit `k` (weight 2^k) of the hex string read as one big-endian
+    /// integer (Bristol Fashion).
+    LsbFirst,
+}
+
+/// A gate. `a` and `b` are the first and second input as written; the garbling schemes are
+/// not symmetric in them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Gate {
+    /// `out = a XOR b`.
+    Xor {
+        /// First input.
+        a: WireId,
+        /// Second input.
+        b: WireId,
+        /// Output wire.
+        out: WireId,
+    },
+    /// `out = a AND b`.
+    And {
+        /// First input.
+        a: WireId,
+        /// Second input.
+        b: WireId,
+        /// Output wire.
+        out: WireId,
+    },
+    /// `out = NOT a`.
+    Inv {
+        /// Input.
+        a: WireId,
+        /// Output wire.
+        out: WireId,
+    },
+}
+
+impl Gate {
+    /// The wire this gate writes.
+    pub fn output(&self) -> WireId {
+        match *self {
+            Gate::Xor { out, .. } | Gate::And { out, .. } | Gate::Inv { out, .. } => out,
+        }
+    }
+
+    /// The wires this gate reads: one or two.
+    pub fn inputs(&self) -> (WireId, Option<WireId>) {
+        match *self {
+            Gate::Xor { a, b, .. } | Gate::And { a, b, .. } => (a, Some(b)),
+            Gate::Inv { a, .. } => (a, None),
+        }
+    }
+}
+
+/// A group of input wires owned by one party. Its wires are consecutive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputGroup {
+    /// Who provides this input.
+    pub party: Party,
+    /// Number of bits (wires).
+    pub len: u32,
+    /// How hex strings map to the wires.
+    pub order: BitOrder,
+    /// A short description, e.g. "key" or "input 1".
+    pub name: String,
+}
+
+/// A group of output wires, decoded together as one hex value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputGroup {
+    /// The wires, in group order; any wire, possibly repeated.
+    pub wires: Vec<WireId>,
+    /// How the wires map to the hex string.
+    pub order: BitOrder,
+    /// A short description, e.g. "ciphertext".
+    pub name: String,
+}
+
+/// What makes a list of gates not a valid circuit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CircuitError {
+    /// More wires than [`MAX_WIRES`].
+    #[error("{0} wires is more than the supported maximum of 2^31")]
+    TooManyWires(u64),
+    /// The input groups need more wires than the circuit has.
+    #[error("the input groups have {inputs} bits but the circuit has only {wires} wires")]
+    InputsExceedWires {
+        /// Total input bits.
+        inputs: u64,
+        /// Declared wires.
+        wires: u32,
+    },
+    /// A gate refers to a wire beyond the circuit's wire count.
+    #[error("gate {gate}: wire {wire} is out of range (the circuit has {wires} wires)")]
+    WireOutOfRange {
+        /// Gate index.
+        gate: usize,
+        /// The offending wire.
+        wire: WireId,
+        /// Declared wires.
+        wires: u32,
+    },
+    /// A gate reads a wire that no input and no earlier gate provides.
+    #[error("gate {gate}: wire {wire} is read before it is written")]
+    ReadBeforeWritten {
+        /// Gate index.
+        gate: usize,
+        /// The offending wire.
+        wire: WireId,
+    },
+    /// A gate writes a wire that is an input or was written before.
+    #[error("gate {gate}: wire {wire} is written twice")]
+    WrittenTwice {
+        /// Gate index.
+        gate: usize,
+        /// The offending wire.
+        wire: WireId,
+    },
+    /// An output wire is out of range or never written.
+    #[error("output group {group}: wire {wire} is never written")]
+    OutputNotWritten {
+        /// Output group index.
+        group: usize,
+        /// The offending wire.
+        wire: WireId,
+    },
+}
+
+/// A validated Boolean circuit. See the module documentation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Circuit {
+    num_wires: u32,
+    inputs: Vec<InputGroup>,
+    outputs: Vec<OutputGroup>,
+    gates: Vec<Gate>,
+}
+
+impl Circuit {
+    /// Checks and assembles a circuit: every wire in range, every gate input written before it
+    /// is read, every wire written once (inputs count as written), every output written.
+    pub fn new(
+        num_wires: u64,
+        inputs: Vec<InputGroup>,
+        outputs: Vec<OutputGroup>,
+        gates: Vec<Gate>,
+    ) -> Result<Circuit, CircuitError> {
+        if num_wires > MAX_WIRES {
+            return Err(CircuitError::TooManyWires(num_wires));
+        }
+        let wires = num_wires as u32;
+        let n_inputs: u64 = inputs.iter().map(|g| u64::from(g.len)).sum();
+        if n_inputs > num_wires {
+            return Err(CircuitError::InputsExceedWires {
+                inputs: n_inputs,
+                wires,
+            });
+        }
+        let mut written = WireSet::new(wires);
+        for w in 0..n_inputs as u32 {
+            written.insert(w);
+        }
+        for (gate, g) in gates.iter().enumerate() {
+            let (a, b) = g.inputs();
+            for wire in std::iter::once(a).chain(b) {
+                if wire >= wires {
+                    return Err(CircuitError::WireOutOfRange { gate, wire, wires });
+                }
+                if !written.contains(wire) {
+                    return Err(CircuitError::ReadBeforeWritten { gate, wire });
+                }
+            }
+            let wire = g.output();
+            if wire >= wires {
+                return Err(CircuitError::WireOutOfRange { gate, wire, wires });
+            }
+            if !written.insert(wire) {
+                return Err(CircuitError::WrittenTwice { gate, wire });
+            }
+        }
+        for (group, o) in outputs.iter().enumerate() {
+            if let Some(&wire) = o.wires.iter().find(|&&w| w >= wires || !written.contains(w)) {
+                return Err(CircuitError::OutputNotWritten { group, wire });
+            }
+        }
+        Ok(Circuit {
+            num_wires: wires,
+            inputs,
+            outputs,
+            gates,
+        })
+    }
+
+    /// Number of wires (the size of a per-wire label table).
+    pub fn num_wires(&self) -> u32 {
+        self.num_wires
+    }
+
+    /// The gates, in evaluation order; a gate's position is its gate index.
+    pub fn gates(&self) -> &[Gate] {
+        &self.gates
+    }
+
+    /// The input groups; their wires are `0..n_inputs()` in group order.
+    pub fn inputs(&self) -> &[InputGroup] {
+        &self.inputs
+    }
+
+    /// The output groups.
+    pub fn outputs(&self) -> &[OutputGroup] {
+        &self.outputs
+    }
+
+    /// Total number of input bits.
+    pub fn n_inputs(&self) -> usize {
+        self.inputs.iter().map(|g| g.len as usize).sum()
+    }
+
+    /// Total number of output bits.
+    pub fn n_outputs(&self) -> usize {
+        self.outputs.iter().map(|g| g.wires.len()).sum()
+    }
+
+    /// Number of input bits the given party provides.
+    pub fn party_input_bits(&self, party: Party) -> usize {
+        self.inputs
+            .iter()
+            .filter(|g| g.party == party)
+            .map(|g| g.len as usize)
+            .sum()
+    }
+
+    /// The input wires of each group, as ranges.
+    pub fn input_ranges(&self) -> impl Iterator<Item = (&InputGroup, std::ops::Range<WireId>)> {
+        let mut start = 0u32;
+        self.inputs.iter().map(move |g| {
+            let r = start..start + g.len;
+            start += g.len;
+            (g, r)
+        })
+    }
+
+    /// Reassigns the input groups to parties, one party per group in order (the `--parties`
+    /// flag for circuit files).
+    pub fn set_input_parties(&mut self, parties: &[Party]) -> Result<(), String> {
+        if parties.len() != self.inputs.len() {
+            return Err(format!(
+                "{} parties given but the circuit has {} input groups",
+                parties.len(),
+                self.inputs.len()
+            ));
+        }
+        for (g, &p) in self.inputs.iter_mut().zip(parties) {
+            g.party = p;
+        }
+        Ok(())
+    }
+
+    /// Plain evaluation of 64 independent instances at once: `inputs[w]` holds bit `i` of
+    /// input wire `w` for instance `i`. Returns one word per output bit, groups in order.
+    pub fn eval_words(&self, inputs: &[u64]) -> Vec<u64> {
+        assert_eq!(inputs.len(), self.n_inputs(), "one word per input wire");
+        let mut v = vec![0u64; self.num_wires as usize];
+        v[..inputs.len()].copy_from_slice(inputs);
+        for g in &self.gates {
+            match *g {
+                Gate::Xor { a, b, out } => v[out as usize] = v[a as usize] ^ v[b as usize],
+                Gate::And { a, b, out } => v[out as usize] = v[a as usize] & v[b as usize],
+                Gate::Inv { a, out } => v[out as usize] = !v[a as usize],
+            }
+        }
+        self.outputs
+            .iter()
+            .flat_map(|o| o.wires.iter().map(|&w| v[w as usize]))
+            .collect()
+    }
+
+    /// Plain evaluation on one input: one bool per input wire, one per output bit.
+    pub fn eval_bits(&self, inputs: &[bool]) -> Vec<bool> {
+        let words: Vec<u64> = inputs.iter().map(|&b| u64::from(b)).collect();
+        self.eval_words(&words)
+            .into_iter()
+            .map(|w| w & 1 == 1)
+            .collect()
+    }
+
+    /// Plain evaluation on hex inputs, as `circuit eval` does: each party's input is one hex
+    /// string per group it owns, separated by commas; the output is one hex string per output
+    /// group, separated by commas. See [`crate::encoding`].
+    pub fn eval_hex(&self, garbler: &str, evaluator: &str) -> Result<String, EncodingError> {
+        let bits = encoding::encode_inputs(self, garbler, evaluator)?;
+        Ok(encoding::decode_outputs(self, &self.eval_bits(&bits)))
+    }
+}
+
+/// A fixed-size set of wires, one bit each.
+pub(crate) struct WireSet(Vec<u64>);
+
+impl WireSet {
+    pub(crate) fn new(wires: u32) -> Self {
+        WireSet(vec![0; (wires as usize).div_ceil(64)])
+    }
+
+    /// Inserts `w`; returns false if it was already there.
+    pub(crate) fn insert(&mut self, w: WireId) -> bool {
+        let (i, m) = (w as usize / 64, 1u64 << (w % 64));
+        let fresh = self.0[i] & m == 0;
+        self.0[i] |= m;
+        fresh
+    }
+
+    pub(crate) fn contains(&self, w: WireId) -> bool {
+        self.0[w as usize / 64] & (1u64 << (w % 64)) != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(party: Party, len: u32) -> InputGroup {
+        InputGroup {
+            party,
+            len,
+            order: BitOrder::MsbFirst,
+            name: String::new(),
+        }
+    }
+
+    fn out(wires: Vec<WireId>) -> OutputGroup {
+        OutputGroup {
+            wires,
+            order: BitOrder::MsbFirst,
+            name: String::new(),
+        }
+    }
+
+    #[test]
+    fn evaluates_a_small_circuit() {
+        // (x AND y) XOR NOT x
+        let c = Circuit::new(
+            5,
+            vec![group(Party::Garbler, 1), group(Party::Evaluator, 1)],
+            vec![out(vec![4])],
+            vec![
+                Gate::And { a: 0, b: 1, out: 2 },
+                Gate::Inv { a: 0, out: 3 },
+                Gate::Xor { a: 2, b: 3, out: 4 },
+            ],
+        )
+        .unwrap();
+        for (x, y) in [(false, false), (false, true), (true, false), (true, true)] {
+            assert_eq!(c.eval_bits(&[x, y]), vec![(x & y) ^ !x]);
+        }
+    }
+
+    #[test]
+    fn rejects_invalid_gate_lists() {
+        let ins = || vec![group(Party::Garbler, 2)];
+        let err = |gates: Vec<Gate>, outs: Vec<WireId>| {
+            Circuit::new(4, ins(), vec![out(outs)], gates).unwrap_err()
+        };
+        assert_eq!(
+            err(vec![Gate::Xor { a: 0, b: 9, out: 2 }], vec![2]),
+            CircuitError::WireOutOfRange {
+                gate: 0,
+                wire: 9,
+                wires: 4
+            }
+        );
+        assert_eq!(
+            err(vec![Gate::Xor { a: 0, b: 3, out: 2 }], vec![2]),
+            CircuitError::ReadBeforeWritten { gate: 0, wire: 3 }
+        );
+        assert_eq!(
+            err(vec![Gate::Inv { a: 0, out: 1 }], vec![1]),
+            CircuitError::WrittenTwice { gate: 0, wire: 1 }
+        );
+        assert_eq!(
+            err(vec![Gate::Inv { a: 0, out: 2 }], vec![3]),
+            CircuitError::OutputNotWritten { group: 0, wire: 3 }
+        );
+        assert!(matches!(
+            Circuit::new(1, ins(), vec![], vec![]),
+            Err(CircuitError::InputsExceedWires { .. })
+        ));
+    }
+}

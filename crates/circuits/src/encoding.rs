@@ -1,0 +1,241 @@
+//! Hex strings to input bits and output bits to hex strings.
+//!
+//! A party's input is one hex string per input group it owns, in group order, separated by
+//! commas (`_` may be used inside a string to group digits). A group of `n` bits is written
+//! with `ceil(n/4)` hex digits, in the group's [`BitOrder`]:
+//! - [`BitOrder::MsbFirst`]: the digits written out as bits, left to right, are wires
+//!   `0, 1, 2, ...` of the group; the bits beyond `n` in the last digit must be zero. This is
+//!   FIPS-197 byte order for AES and the natural reading of a list of big-endian values.
+//! - [`BitOrder::LsbFirst`]: the digits are one big-endian integer whose bit `k` is wire `k`;
+//!   fewer digits are allowed (leading zeros implied) but the value must fit in `n` bits.
+//!
+//! Outputs are printed the same way, one hex string per output group, separated by commas.
+
+use crate::circuit::{BitOrder, Circuit, Party};
+
+/// A hex input that does not fit the circuit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{party} input{}: {problem}", group_label(*.group, .name))]
+pub struct EncodingError {
+    /// Whose input.
+    pub party: Party,
+    /// Index of the group among the party's groups, when the problem is in one group.
+    pub group: Option<usize>,
+    /// The group's name.
+    pub name: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+fn group_label(group: Option<usize>, name: &str) -> String {
+    match (group, name.is_empty()) {
+        (Some(i), true) => format!(" {}", i + 1),
+        (Some(i), false) => format!(" {} ({name})", i + 1),
+        (None, _) => String::new(),
+    }
+}
+
+/// Parses one group's hex string into `len` bits in wire order.
+pub fn hex_to_bits(hex: &str, len: usize, order: BitOrder) -> Result<Vec<bool>, String> {
+    let mut digits = Vec::with_capacity(len.div_ceil(4));
+    for (i, c) in hex.trim().chars().enumerate() {
+        if c == '_' {
+            continue;
+        }
+        match c.to_digit(16) {
+            Some(d) => digits.push(d as u8),
+            None => return Err(format!("'{c}' at position {} is not a hex digit", i + 1)),
+        }
+    }
+    let want = len.div_ceil(4);
+    match order {
+        BitOrder::MsbFirst => {
+            if digits.len() != want {
+                return Err(format!(
+                    "expected {want} hex digits for {len} bits, found {}",
+                    digits.len()
+                ));
+            }
+            let mut bits: Vec<bool> = digits
+                .iter()
+                .flat_map(|&d| (0..4).rev().map(move |k| (d >> k) & 1 == 1))
+                .collect();
+            if bits[len..].iter().any(|&b| b) {
+                return Err(format!(
+                    "the last {} bit(s) of the last digit must be zero for {len} bits",
+                    bits.len() - len
+                ));
+            }
+            bits.truncate(len);
+            Ok(bits)
+        }
+        BitOrder::LsbFirst => {
+            if digits.is_empty() && len > 0 {
+                return Err(format!("expected up to {want} hex digits, found none"));
+            }
+            let mut bits = vec![false; len];
+            for (k, bit) in digits
+                .iter()
+                .rev()
+                .flat_map(|&d| (0..4).map(move |k| (d >> k) & 1 == 1))
+                .enumerate()
+            {
+                if k < len {
+                    bits[k] = bit;
+                } else if bit {
+                    return Err(format!("the value does not fit in {len} bits"));
+                }
+            }
+            Ok(bits)
+        }
+    }
+}
+
+/// Writes `bits` (in wire order) as hex in the given order.
+pub fn bits_to_hex(bits: &[bool], order: BitOrder) -> String {
+    let n = bits.len().div_ceil(4);
+    let digit = |i: usize| -> u8 {
+        let mut d = 0u8;
+        for k in 0..4 {
+            let bit = match order {
+                // digit i covers bits 4i..4i+3, most significant first
+                BitOrder::MsbFirst => bits.get(4 * i + k).copied().unwrap_or(false),
+                // digit i (from the left) covers weights 4(n-1-i)+3 .. 4(n-1-i)
+                BitOrder::LsbFirst => bits.get(4 * (n - 1 - i) + 3 - k).copied().unwrap_or(false),
+            };
+            d = (d << 1) | u8::from(bit);
+        }
+        d
+    };
+    (0..n)
+        .map(|i| char::from_digit(u32::from(digit(i)), 16).expect("a nibble"))
+        .collect()
+}
+
+/// Encodes both parties' hex inputs into one bit per input wire of `circuit`.
+pub fn encode_inputs(
+    circuit: &Circuit,
+    garbler: &str,
+    evaluator: &str,
+) -> Result<Vec<bool>, EncodingError> {
+    let mut parts = [
+        (Party::Garbler, split_groups(garbler)),
+        (Party::Evaluator, split_groups(evaluator)),
+    ];
+    for (party, strings) in &parts {
+        let owned = circuit.inputs().iter().filter(|g| g.party == *party).count();
+        // A party without groups (or with one empty group) may give an empty string.
+        let given = if strings.len() == 1 && strings[0].is_empty() && owned == 0 {
+            0
+        } else {
+            strings.len()
+        };
+        if given != owned {
+            return Err(EncodingError {
+                party: *party,
+                group: None,
+                name: String::new(),
+                problem: format!(
+                    "{given} comma-separated value(s) given but this party owns {owned} input group(s) ({})",
+                    describe_groups(circuit, *party)
+                ),
+            });
+        }
+    }
+    let mut bits = Vec::with_capacity(circuit.n_inputs());
+    let mut next = [0usize; 2];
+    for g in circuit.inputs() {
+        let p = usize::from(g.party == Party::Evaluator);
+        let (party, strings) = &mut parts[p];
+        let i = next[p];
+        next[p] += 1;
+        let group_bits =
+            hex_to_bits(strings[i], g.len as usize, g.order).map_err(|problem| EncodingError {
+                party: *party,
+                group: Some(i),
+                name: g.name.clone(),
+                problem,
+            })?;
+        bits.extend(group_bits);
+    }
+    Ok(bits)
+}
+
+/// Decodes one bit per output wire into the comma-separated hex of the output groups.
+pub fn decode_outputs(circuit: &Circuit, bits: &[bool]) -> String {
+    let mut rest = bits;
+    let mut out = Vec::with_capacity(circuit.outputs().len());
+    for o in circuit.outputs() {
+        let (now, later) = rest.split_at(o.wires.len());
+        out.push(bits_to_hex(now, o.order));
+        rest = later;
+    }
+    out.join(",")
+}
+
+/// "key: 128 bits; plaintext: 128 bits" for a party's groups, for messages and `circuit list`.
+pub fn describe_groups(circuit: &Circuit, party: Party) -> String {
+    let groups: Vec<String> = circuit
+        .inputs()
+        .iter()
+        .filter(|g| g.party == party)
+        .map(|g| {
+            if g.name.is_empty() {
+                format!("{} bits", g.len)
+            } else {
+                format!("{}: {} bits", g.name, g.len)
+            }
+        })
+        .collect();
+    if groups.is_empty() {
+        "none".to_string()
+    } else {
+        groups.join("; ")
+    }
+}
+
+fn split_groups(s: &str) -> Vec<&str> {
+    s.split(',').map(str::trim).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn msb_first_is_the_hex_written_as_bits() {
+        let bits = hex_to_bits("a1", 8, BitOrder::MsbFirst).unwrap();
+        assert_eq!(
+            bits,
+            [true, false, true, false, false, false, false, true].to_vec()
+        );
+        assert_eq!(bits_to_hex(&bits, BitOrder::MsbFirst), "a1");
+        assert!(hex_to_bits("a1", 7, BitOrder::MsbFirst).is_err());
+        assert!(hex_to_bits("a0", 7, BitOrder::MsbFirst).is_ok());
+        assert!(hex_to_bits("a", 8, BitOrder::MsbFirst).is_err());
+    }
+
+    #[test]
+    fn lsb_first_is_the_big_endian_integer() {
+        let bits = hex_to_bits("1_02", 12, BitOrder::LsbFirst).unwrap();
+        assert!(bits[1] && bits[8]);
+        assert_eq!(bits.iter().filter(|&&b| b).count(), 2);
+        assert_eq!(bits_to_hex(&bits, BitOrder::LsbFirst), "102");
+        assert_eq!(hex_to_bits("5", 12, BitOrder::LsbFirst).unwrap()[0], true);
+        assert!(hex_to_bits("10", 4, BitOrder::LsbFirst).is_err());
+        assert!(hex_to_bits("0f", 4, BitOrder::LsbFirst).is_ok());
+        assert!(hex_to_bits("xz", 8, BitOrder::LsbFirst)
+            .unwrap_err()
+            .contains("'x' at position 1"));
+    }
+
+    proptest! {
+        #[test]
+        fn hex_round_trips(bits in proptest::collection::vec(any::<bool>(), 0..70), msb in any::<bool>()) {
+            let order = if msb { BitOrder::MsbFirst } else { BitOrder::LsbFirst };
+            let hex = bits_to_hex(&bits, order);
+            prop_assert_eq!(hex_to_bits(&hex, bits.len(), order).unwrap(), bits);
+        }
+    }
+}

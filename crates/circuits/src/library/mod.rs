@@ -1,0 +1,281 @@
+//! The built-in circuits, named on the command line as `NAME` or `NAME:key=value,...`.
+//!
+//! Every built-in documents its input and output encoding (hex, [`BitOrder::MsbFirst`]
+//! groups: values big-endian, concatenated, first value first, unless its documentation
+//! says otherwise) and has a plain Rust reference implementation, [`Builtin::reference`],
+//! that tests compare the circuit against on random inputs.
+//!
+//! [`load`] resolves a name that is an existing file as a Bristol circuit and anything else
+//! as a built-in.
+//!
+//! [`BitOrder::MsbFirst`]: crate::BitOrder::MsbFirst
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::bristol;
+use crate::circuit::{Circuit, Party};
+
+mod aes128;
+mod apps;
+mod mincut;
+mod sha256;
+mod suite;
+mod synthetic;
+
+/// A numeric parameter of a built-in.
+#[derive(Debug, Clone, Copy)]
+pub struct Param {
+    /// Its name in `NAME:key=value`.
+    pub name: &'static str,
+    /// The value when not given.
+    pub default: u64,
+    /// The smallest accepted value.
+    pub min: u64,
+    /// The largest accepted value.
+    pub max: u64,
+    /// What it means.
+    pub doc: &'static str,
+}
+
+/// The parameter values of one instance of a built-in, all present (defaults filled in).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Params(BTreeMap<&'static str, u64>);
+
+impl Params {
+    /// The value of a declared parameter.
+    ///
+    /// # Panics
+    /// If `name` is not one of the built-in's declared parameters (a programming error).
+    pub fn get(&self, name: &str) -> u64 {
+        *self
+            .0
+            .get(name)
+            .unwrap_or_else(|| panic!("parameter '{name}' is not declared"))
+    }
+
+    /// [`Params::get`] as a `usize`.
+    pub fn usize(&self, name: &str) -> usize {
+        self.get(name) as usize
+    }
+}
+
+/// A built-in circuit: how to build it and a plain implementation to check it against.
+#[derive(Debug)]
+pub struct Builtin {
+    /// Its name on the command line.
+    pub name: &'static str,
+    /// One line on what it computes.
+    pub summary: &'static str,
+    /// Its parameters, with defaults and bounds.
+    pub params: &'static [Param],
+    /// The input and output encoding: which party gives what, in which hex form.
+    pub encoding: &'static str,
+    /// Builds the circuit for checked parameters.
+    pub build: fn(&Params) -> Circuit,
+    /// Computes the output hex from the parties' hex inputs, without a circuit. Inputs are
+    /// assumed to be well-formed for the circuit (tests generate them).
+    pub reference: fn(&Params, &str, &str) -> String,
+}
+
+/// Every built-in, in the order `circuit list` shows them.
+pub fn builtins() -> &'static [&'static Builtin] {
+    static BUILTINS: [&Builtin; 14] = [
+        &aes128::AES128,
+        &sha256::SHA256,
+        &mincut::MINCUT,
+        &synthetic::SYNTHETIC,
+        &suite::ADD,
+        &suite::MULT,
+        &suite::MIN,
+        &suite::ARGMIN,
+        &suite::MATMUL,
+        &suite::SORT,
+        &apps::BIOMATCH,
+        &apps::MEXP,
+        &apps::MVMUL,
+        &apps::MILLIONAIRES,
+    ];
+    &BUILTINS
+}
+
+/// Why a circuit name could not be resolved.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// Neither a file nor a built-in.
+    #[error("'{0}' is neither a file nor a built-in circuit (built-ins: {1}; see `transputation circuit list`)")]
+    Unknown(String, String),
+    /// A built-in with a bad parameter list.
+    #[error("circuit '{spec}': {problem}")]
+    BadParams {
+        /// The name as given.
+        spec: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A Bristol file that could not be read.
+    #[error("{path}: {source}")]
+    File {
+        /// The path as given.
+        path: String,
+        /// What went wrong, with the line.
+        source: bristol::ReadError,
+    },
+}
+
+/// Parses `NAME` or `NAME:key=value,...` into a built-in and its checked parameters.
+pub fn parse_spec(spec: &str) -> Result<(&'static Builtin, Params), LoadError> {
+    let (name, args) = spec.split_once(':').unwrap_or((spec, ""));
+    let builtin = builtins()
+        .iter()
+        .find(|b| b.name == name.trim())
+        .ok_or_else(|| {
+            let names: Vec<&str> = builtins().iter().map(|b| b.name).collect();
+            LoadError::Unknown(spec.to_string(), names.join(", "))
+        })?;
+    let bad = |problem: String| LoadError::BadParams {
+        spec: spec.to_string(),
+        problem,
+    };
+    let mut values: BTreeMap<&'static str, u64> =
+        builtin.params.iter().map(|p| (p.name, p.default)).collect();
+    for kv in args.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (key, value) = kv
+            .split_once('=')
+            .ok_or_else(|| bad(format!("'{kv}' is not of the form key=value")))?;
+        let param = builtin
+            .params
+            .iter()
+            .find(|p| p.name == key.trim())
+            .ok_or_else(|| {
+                let known: Vec<&str> = builtin.params.iter().map(|p| p.name).collect();
+                bad(format!(
+                    "unknown parameter '{}' (known: {})",
+                    key.trim(),
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            })?;
+        let v: u64 = value
+            .trim()
+            .replace('_', "")
+            .parse()
+            .map_err(|_| bad(format!("{}={value}: not a non-negative integer", param.name)))?;
+        if v < param.min || v > param.max {
+            return Err(bad(format!(
+                "{}={v} is outside {}..={}",
+                param.name, param.min, param.max
+            )));
+        }
+        values.insert(param.name, v);
+    }
+    Ok((builtin, Params(values)))
+}
+
+/// Builds a built-in from `NAME` or `NAME:key=value,...`.
+pub fn build(spec: &str) -> Result<Circuit, LoadError> {
+    let (builtin, params) = parse_spec(spec)?;
+    Ok((builtin.build)(&params))
+}
+
+/// Resolves a circuit name: an existing file is read as Bristol (format detected), anything
+/// else is a built-in. `parties` reassigns the input groups of a file (default: the first
+/// group is the garbler's, every other group the evaluator's); built-ins fix their own.
+pub fn load_with_parties(name: &str, parties: Option<&[Party]>) -> Result<Circuit, LoadError> {
+    let path = Path::new(name);
+    let mut circuit = if path.is_file() {
+        bristol::read_file(path).map_err(|source| LoadError::File {
+            path: name.to_string(),
+            source,
+        })?
+    } else {
+        build(name)?
+    };
+    if let Some(parties) = parties {
+        circuit
+            .set_input_parties(parties)
+            .map_err(|problem| LoadError::BadParams {
+                spec: name.to_string(),
+                problem,
+            })?;
+    }
+    Ok(circuit)
+}
+
+/// [`load_with_parties`] with the default party assignment.
+pub fn load(name: &str) -> Result<Circuit, LoadError> {
+    load_with_parties(name, None)
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Shared checks for every built-in.
+    use super::*;
+    use crate::encoding::bits_to_hex;
+    use crate::Stats;
+    use rand::{Rng, SeedableRng};
+
+    /// Random hex inputs for `circuit`: (garbler, evaluator).
+    pub fn random_inputs(circuit: &Circuit, rng: &mut impl Rng) -> (String, String) {
+        let mut parts = [Vec::new(), Vec::new()];
+        for g in circuit.inputs() {
+            let bits: Vec<bool> = (0..g.len).map(|_| rng.gen()).collect();
+            parts[usize::from(g.party == Party::Evaluator)].push(bits_to_hex(&bits, g.order));
+        }
+        (parts[0].join(","), parts[1].join(","))
+    }
+
+    /// Checks `spec` against its reference on `runs` random inputs; returns the circuit.
+    pub fn check_against_reference(spec: &str, runs: usize) -> Circuit {
+        let (builtin, params) = parse_spec(spec).unwrap();
+        let circuit = (builtin.build)(&params);
+        let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(0x7ea5);
+        for _ in 0..runs {
+            let (g, e) = random_inputs(&circuit, &mut rng);
+            let got = circuit.eval_hex(&g, &e).unwrap();
+            let want = (builtin.reference)(&params, &g, &e);
+            assert_eq!(got, want, "{spec} on garbler {g}, evaluator {e}");
+        }
+        circuit
+    }
+
+    /// Checks that `spec` evaluates to `want` and stays within `and_budget` AND gates.
+    pub fn check_vector(spec: &str, garbler: &str, evaluator: &str, want: &str) -> Stats {
+        let circuit = build(spec).unwrap();
+        assert_eq!(circuit.eval_hex(garbler, evaluator).unwrap(), want, "{spec}");
+        let (builtin, params) = parse_spec(spec).unwrap();
+        assert_eq!((builtin.reference)(&params, garbler, evaluator), want, "{spec} reference");
+        Stats::of(&circuit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_are_parsed_and_checked() {
+        let (b, p) = parse_spec("add:n=4,bits=16").unwrap();
+        assert_eq!((b.name, p.get("n"), p.get("bits")), ("add", 4, 16));
+        let msg = |s: &str| parse_spec(s).unwrap_err().to_string();
+        assert!(msg("nosuch").contains("neither a file nor a built-in"));
+        assert!(msg("add:q=1").contains("unknown parameter 'q'"));
+        assert!(msg("add:n").contains("key=value"));
+        assert!(msg("add:n=x").contains("not a non-negative integer"));
+        assert!(msg("add:n=0").contains("outside"));
+    }
+
+    #[test]
+    fn every_builtin_has_documented_encoding_and_valid_defaults() {
+        for b in builtins() {
+            assert!(!b.encoding.is_empty() && !b.summary.is_empty(), "{}", b.name);
+            for p in b.params {
+                assert!(p.min <= p.default && p.default <= p.max, "{}:{}", b.name, p.name);
+            }
+        }
+    }
+}
