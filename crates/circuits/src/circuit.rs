@@ -53,7 +53,9 @@ impl std::str::FromStr for Party {
         match s.trim().to_ascii_lowercase().as_str() {
             "garbler" | "g" => Ok(Party::Garbler),
             "evaluator" | "e" => Ok(Party::Evaluator),
-            other => Err(format!("unknown party '{other}' (expected garbler or evaluator)")),
+            other => Err(format!(
+                "unknown party '{other}' (expected garbler or evaluator)"
+            )),
         }
     }
 }
@@ -244,7 +246,11 @@ impl Circuit {
             }
         }
         for (group, o) in outputs.iter().enumerate() {
-            if let Some(&wire) = o.wires.iter().find(|&&w| w >= wires || !written.contains(w)) {
+            if let Some(&wire) = o
+                .wires
+                .iter()
+                .find(|&&w| w >= wires || !written.contains(w))
+            {
                 return Err(CircuitError::OutputNotWritten { group, wire });
             }
         }

@@ -3,11 +3,16 @@
 //! A party's input is one hex string per input group it owns, in group order, separated by
 //! commas (`_` may be used inside a string to group digits). A group of `n` bits is written
 //! with `ceil(n/4)` hex digits, in the group's [`BitOrder`]:
-//! - [`BitOrder::MsbFirst`]: the digits written out as bits, left to right, are wires
-//!   `0, 1, 2, ...` of the group; the bits beyond `n` in the last digit must be zero. This is
-//!   FIPS-197 byte order for AES and the natural reading of a list of big-endian values.
+//! - [`BitOrder::MsbFirst`]: the digits are one big-endian `n`-bit integer whose most
+//!   significant bit is wire 0 of the group: for whole bytes this is the hex written out as
+//!   bits, left to right (FIPS-197 byte order for AES; a list of big-endian values
+//!   concatenated). Exactly `ceil(n/4)` digits are required, because a list of values
+//!   concatenated would silently shift if a digit were missing.
 //! - [`BitOrder::LsbFirst`]: the digits are one big-endian integer whose bit `k` is wire `k`;
-//!   fewer digits are allowed (leading zeros implied) but the value must fit in `n` bits.
+//!   fewer digits are allowed (leading zeros implied).
+//!
+//! In both orders the value must fit in `n` bits, and a group reversed from one order to the
+//! other keeps its hex string.
 //!
 //! Outputs are printed the same way, one hex string per output group, separated by commas.
 
@@ -48,67 +53,51 @@ pub fn hex_to_bits(hex: &str, len: usize, order: BitOrder) -> Result<Vec<bool>, 
         }
     }
     let want = len.div_ceil(4);
-    match order {
-        BitOrder::MsbFirst => {
-            if digits.len() != want {
-                return Err(format!(
-                    "expected {want} hex digits for {len} bits, found {}",
-                    digits.len()
-                ));
-            }
-            let mut bits: Vec<bool> = digits
-                .iter()
-                .flat_map(|&d| (0..4).rev().map(move |k| (d >> k) & 1 == 1))
-                .collect();
-            if bits[len..].iter().any(|&b| b) {
-                return Err(format!(
-                    "the last {} bit(s) of the last digit must be zero for {len} bits",
-                    bits.len() - len
-                ));
-            }
-            bits.truncate(len);
-            Ok(bits)
-        }
-        BitOrder::LsbFirst => {
-            if digits.is_empty() && len > 0 {
-                return Err(format!("expected up to {want} hex digits, found none"));
-            }
-            let mut bits = vec![false; len];
-            for (k, bit) in digits
-                .iter()
-                .rev()
-                .flat_map(|&d| (0..4).map(move |k| (d >> k) & 1 == 1))
-                .enumerate()
-            {
-                if k < len {
-                    bits[k] = bit;
-                } else if bit {
-                    return Err(format!("the value does not fit in {len} bits"));
-                }
-            }
-            Ok(bits)
+    if order == BitOrder::MsbFirst && digits.len() != want {
+        return Err(format!(
+            "expected {want} hex digits for {len} bits, found {}",
+            digits.len()
+        ));
+    }
+    if digits.is_empty() && len > 0 {
+        return Err(format!("expected up to {want} hex digits, found none"));
+    }
+    // Bits by weight, least significant first.
+    let mut bits = vec![false; len];
+    for (k, bit) in digits
+        .iter()
+        .rev()
+        .flat_map(|&d| (0..4).map(move |k| (d >> k) & 1 == 1))
+        .enumerate()
+    {
+        if k < len {
+            bits[k] = bit;
+        } else if bit {
+            return Err(format!("the value does not fit in {len} bits"));
         }
     }
+    if order == BitOrder::MsbFirst {
+        bits.reverse();
+    }
+    Ok(bits)
 }
 
 /// Writes `bits` (in wire order) as hex in the given order.
 pub fn bits_to_hex(bits: &[bool], order: BitOrder) -> String {
-    let n = bits.len().div_ceil(4);
-    let digit = |i: usize| -> u8 {
-        let mut d = 0u8;
-        for k in 0..4 {
-            let bit = match order {
-                // digit i covers bits 4i..4i+3, most significant first
-                BitOrder::MsbFirst => bits.get(4 * i + k).copied().unwrap_or(false),
-                // digit i (from the left) covers weights 4(n-1-i)+3 .. 4(n-1-i)
-                BitOrder::LsbFirst => bits.get(4 * (n - 1 - i) + 3 - k).copied().unwrap_or(false),
-            };
-            d = (d << 1) | u8::from(bit);
-        }
-        d
+    // Bit of weight `k`, for k < len.
+    let weight = |k: usize| match order {
+        BitOrder::MsbFirst => bits[bits.len() - 1 - k],
+        BitOrder::LsbFirst => bits[k],
     };
+    let n = bits.len().div_ceil(4);
     (0..n)
-        .map(|i| char::from_digit(u32::from(digit(i)), 16).expect("a nibble"))
+        .rev()
+        .map(|digit| {
+            let d = (0..4)
+                .filter(|&j| 4 * digit + j < bits.len() && weight(4 * digit + j))
+                .fold(0u32, |d, j| d | 1 << j);
+            char::from_digit(d, 16).expect("a nibble")
+        })
         .collect()
 }
 
@@ -123,7 +112,11 @@ pub fn encode_inputs(
         (Party::Evaluator, split_groups(evaluator)),
     ];
     for (party, strings) in &parts {
-        let owned = circuit.inputs().iter().filter(|g| g.party == *party).count();
+        let owned = circuit
+            .inputs()
+            .iter()
+            .filter(|g| g.party == *party)
+            .count();
         // A party without groups (or with one empty group) may give an empty string.
         let given = if strings.len() == 1 && strings[0].is_empty() && owned == 0 {
             0
@@ -212,8 +205,15 @@ mod tests {
         );
         assert_eq!(bits_to_hex(&bits, BitOrder::MsbFirst), "a1");
         assert!(hex_to_bits("a1", 7, BitOrder::MsbFirst).is_err());
-        assert!(hex_to_bits("a0", 7, BitOrder::MsbFirst).is_ok());
+        // 7 bits: the integer 0x51 = 1010001, most significant bit first.
+        let seven = hex_to_bits("51", 7, BitOrder::MsbFirst).unwrap();
+        assert_eq!(
+            seven,
+            [true, false, true, false, false, false, true].to_vec()
+        );
+        assert_eq!(bits_to_hex(&seven, BitOrder::MsbFirst), "51");
         assert!(hex_to_bits("a", 8, BitOrder::MsbFirst).is_err());
+        assert_eq!(bits_to_hex(&[true], BitOrder::MsbFirst), "1");
     }
 
     #[test]

@@ -1,13 +1,68 @@
-//! PLACEHOLDER: to be written.
-use crate::circuit::Circuit;
-use std::path::Path;
+//! Reading and writing Bristol and Bristol Fashion circuit files.
+//!
+//! Both formats open with `gates wires`. Old Bristol then has `n1 n2 n3` (the bits of input
+//! 1, input 2 and the output); Bristol Fashion has `niv` and the size of each input, then
+//! `nov` and the size of each output. Gate lines are `nin nout in.. out.. OP`. The format is
+//! detected from the header: a third header line of numbers only means Bristol Fashion.
+//!
+//! On reading, operations beyond XOR, AND and INV are lowered: `EQW` (a copy) makes its output
+//! an alias of its input, `MAND` becomes its k AND gates, and `EQ` (a constant) becomes
+//! `x XOR x` of the first input wire, negated for 1 (free under free-XOR). `NOT` is read as
+//! `INV`.
+//!
+//! Parties and bit order: the first input group belongs to the garbler and every other group
+//! to the evaluator (change it with [`crate::Circuit::set_input_parties`], `--parties` on the
+//! command line). Old Bristol groups are [`BitOrder::MsbFirst`] and Bristol Fashion groups
+//! [`BitOrder::LsbFirst`], as the reference files use them (shared/circuits/README.md).
+//!
+//! Writing converts: groups are reordered garbler first, and bit-reversed where the circuit's
+//! order differs from the format's, so that a circuit written and read back takes and gives
+//! the same hex strings.
 
-/// Placeholder.
-#[derive(Debug, thiserror::Error)]
-#[error("placeholder")]
-pub struct ReadError;
+mod reader;
+mod writer;
 
-/// Placeholder.
-pub fn read_file(_: &Path) -> Result<Circuit, ReadError> {
-    todo!()
+pub use reader::{read, read_file, ReadError, ReadErrorKind};
+pub use writer::{write, write_file, WriteError};
+
+use crate::BitOrder;
+
+/// A circuit file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Old Bristol (Nigel Smart's circuits): two inputs, one output, MSB first.
+    Bristol,
+    /// Bristol Fashion (SCALE-MAMBA): any number of inputs and outputs, LSB first.
+    BristolFashion,
+}
+
+impl Format {
+    /// The bit order of every group in this format.
+    pub fn bit_order(self) -> BitOrder {
+        match self {
+            Format::Bristol => BitOrder::MsbFirst,
+            Format::BristolFashion => BitOrder::LsbFirst,
+        }
+    }
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Bristol => "bristol",
+            Format::BristolFashion => "bristol-fashion",
+        }
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "bristol" => Ok(Format::Bristol),
+            "bristol-fashion" | "fashion" => Ok(Format::BristolFashion),
+            other => Err(format!(
+                "unknown format '{other}' (expected bristol or bristol-fashion)"
+            )),
+        }
+    }
 }

@@ -164,7 +164,13 @@ impl Builder {
     }
 
     /// `a + b + carry_in`, with the carry out: the sum has the operands' width.
-    fn add_bits(&mut self, a: &[Bit], b: &[Bit], mut carry: Bit, want_carry: bool) -> (Vec<Bit>, Bit) {
+    fn add_bits(
+        &mut self,
+        a: &[Bit],
+        b: &[Bit],
+        mut carry: Bit,
+        want_carry: bool,
+    ) -> (Vec<Bit>, Bit) {
         assert_eq!(a.len(), b.len(), "addition of unequal widths");
         let n = a.len();
         let mut sum = Vec::with_capacity(n);
@@ -431,14 +437,48 @@ mod tests {
             f(&mut b, &x, &y);
             b.and_count()
         };
-        assert_eq!(count(&|b, x, y| { b.add(x, y); }), 31);
-        assert_eq!(count(&|b, x, y| { b.sub(x, y); }), 31);
-        assert_eq!(count(&|b, x, y| { b.lt(x, y); }), 32);
-        assert_eq!(count(&|b, x, y| { b.eq(x, y); }), 31);
-        assert_eq!(count(&|b, x, y| { b.min(x, y); }), 64);
-        assert!(count(&|b, x, y| { b.mul(x, y); }) <= 32 * 32);
+        assert_eq!(
+            count(&|b, x, y| {
+                b.add(x, y);
+            }),
+            31
+        );
+        assert_eq!(
+            count(&|b, x, y| {
+                b.sub(x, y);
+            }),
+            31
+        );
+        assert_eq!(
+            count(&|b, x, y| {
+                b.lt(x, y);
+            }),
+            32
+        );
+        assert_eq!(
+            count(&|b, x, y| {
+                b.eq(x, y);
+            }),
+            31
+        );
+        assert_eq!(
+            count(&|b, x, y| {
+                b.min(x, y);
+            }),
+            64
+        );
+        assert!(
+            count(&|b, x, y| {
+                b.mul(x, y);
+            }) <= 32 * 32
+        );
         // Adding a constant costs no more than adding a variable.
-        assert!(count(&|b, x, _| { let k = b.constant_uint(0x428a2f98, 32); b.add(x, &k); }) <= 31);
+        assert!(
+            count(&|b, x, _| {
+                let k = b.constant_uint(0x428a2f98, 32);
+                b.add(x, &k);
+            }) <= 31
+        );
     }
 
     #[test]

@@ -122,7 +122,9 @@ impl Builder {
 
     /// Declares an input group holding one unsigned integer of `width` bits.
     pub fn input_uint(&mut self, party: Party, name: &str, width: usize) -> Uint {
-        self.input_uints(party, name, 1, width).pop().unwrap_or_default()
+        self.input_uints(party, name, 1, width)
+            .pop()
+            .unwrap_or_default()
     }
 
     /// Declares an input group of `count` two's-complement integers of `width` bits.
@@ -311,7 +313,10 @@ impl Builder {
                     b: m(b),
                     out: m(out),
                 },
-                Gate::Inv { a, out } => Gate::Inv { a: m(a), out: m(out) },
+                Gate::Inv { a, out } => Gate::Inv {
+                    a: m(a),
+                    out: m(out),
+                },
             })
             .collect();
         let outputs = self

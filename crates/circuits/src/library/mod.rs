@@ -160,11 +160,12 @@ pub fn parse_spec(spec: &str) -> Result<(&'static Builtin, Params), LoadError> {
                     }
                 ))
             })?;
-        let v: u64 = value
-            .trim()
-            .replace('_', "")
-            .parse()
-            .map_err(|_| bad(format!("{}={value}: not a non-negative integer", param.name)))?;
+        let v: u64 = value.trim().replace('_', "").parse().map_err(|_| {
+            bad(format!(
+                "{}={value}: not a non-negative integer",
+                param.name
+            ))
+        })?;
         if v < param.min || v > param.max {
             return Err(bad(format!(
                 "{}={v} is outside {}..={}",
@@ -246,9 +247,17 @@ pub(crate) mod testing {
     /// Checks that `spec` evaluates to `want` and stays within `and_budget` AND gates.
     pub fn check_vector(spec: &str, garbler: &str, evaluator: &str, want: &str) -> Stats {
         let circuit = build(spec).unwrap();
-        assert_eq!(circuit.eval_hex(garbler, evaluator).unwrap(), want, "{spec}");
+        assert_eq!(
+            circuit.eval_hex(garbler, evaluator).unwrap(),
+            want,
+            "{spec}"
+        );
         let (builtin, params) = parse_spec(spec).unwrap();
-        assert_eq!((builtin.reference)(&params, garbler, evaluator), want, "{spec} reference");
+        assert_eq!(
+            (builtin.reference)(&params, garbler, evaluator),
+            want,
+            "{spec} reference"
+        );
         Stats::of(&circuit)
     }
 }
@@ -272,9 +281,18 @@ mod tests {
     #[test]
     fn every_builtin_has_documented_encoding_and_valid_defaults() {
         for b in builtins() {
-            assert!(!b.encoding.is_empty() && !b.summary.is_empty(), "{}", b.name);
+            assert!(
+                !b.encoding.is_empty() && !b.summary.is_empty(),
+                "{}",
+                b.name
+            );
             for p in b.params {
-                assert!(p.min <= p.default && p.default <= p.max, "{}:{}", b.name, p.name);
+                assert!(
+                    p.min <= p.default && p.default <= p.max,
+                    "{}:{}",
+                    b.name,
+                    p.name
+                );
             }
         }
     }
