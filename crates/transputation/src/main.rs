@@ -1,1 +1,38 @@
-fn main() {}
+//! `transputation`: garbled-circuit 2PC with a measured, pluggable network layer.
+//!
+//! This binary is the command-line edge of the workspace: it parses flags, calls the library
+//! crates and prints text or JSON. Errors are reported here, once, with their cause chain.
+
+mod circuit_cmd;
+mod report;
+
+use clap::{Parser, Subcommand};
+
+/// Garbled-circuit secure two-party computation over a pluggable, measured network.
+#[derive(Parser, Debug)]
+#[command(name = "transputation", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Circuits: list the built-ins, show statistics, evaluate in plaintext, export.
+    #[command(subcommand)]
+    Circuit(circuit_cmd::CircuitCommand),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Circuit(cmd) => circuit_cmd::run(cmd),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        for cause in e.chain().skip(1) {
+            eprintln!("  caused by: {cause}");
+        }
+        std::process::exit(1);
+    }
+}

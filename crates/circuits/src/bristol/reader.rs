@@ -11,9 +11,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use super::Format;
-use crate::circuit::{
-    BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party, WireId, WireSet, MAX_WIRES,
-};
+use crate::circuit::{Circuit, Gate, InputGroup, OutputGroup, Party, WireId, WireSet, MAX_WIRES};
 
 /// A file that is not a valid circuit, and the line where that shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -593,6 +591,7 @@ impl Body {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::BitOrder;
 
     fn read_str(s: &str) -> Result<Circuit, ReadError> {
         read(s.as_bytes())

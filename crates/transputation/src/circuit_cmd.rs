@@ -1,0 +1,236 @@
+//! `transputation circuit ...`: list the built-ins, statistics, plaintext evaluation, export.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use serde_json::json;
+use transputation_circuits::bristol::{self, Format};
+use transputation_circuits::library::{self, builtins};
+use transputation_circuits::{encoding, Circuit, Party, Stats};
+
+use crate::report::{peak_rss_bytes, table, thousands};
+
+#[derive(Subcommand, Debug)]
+pub enum CircuitCommand {
+    /// List the built-in circuits with their parameters and input/output encodings.
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Gate counts, depths, level widths, input and output sizes of a circuit.
+    Stats {
+        #[command(flatten)]
+        circuit: CircuitArg,
+        /// Print JSON (keys: and, xor, inv, depth, and_depth, inputs, outputs, ...).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Evaluate a circuit in plaintext on hex inputs and print the output as hex.
+    Eval {
+        #[command(flatten)]
+        circuit: CircuitArg,
+        /// The garbler's input: one hex string per input group it owns, comma-separated.
+        #[arg(long, value_name = "HEX", allow_hyphen_values = true)]
+        garbler_input: String,
+        /// The evaluator's input: one hex string per input group it owns, comma-separated.
+        #[arg(long, value_name = "HEX", allow_hyphen_values = true)]
+        evaluator_input: String,
+        /// Print JSON (keys: output, circuit).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a circuit as a Bristol or Bristol Fashion file.
+    Export {
+        #[command(flatten)]
+        circuit: CircuitArg,
+        /// The file format.
+        #[arg(long, value_parser = parse_format)]
+        format: Format,
+        /// Where to write; written to a temporary file and renamed, never half-written.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: PathBuf,
+    },
+}
+
+/// A circuit: a file (Bristol or Bristol Fashion, detected) or a built-in `NAME[:k=v,...]`.
+#[derive(Args, Debug)]
+pub struct CircuitArg {
+    /// A Bristol / Bristol Fashion file, or a built-in such as `aes128` or
+    /// `synthetic:and=999960,xor=2524920,inputs=250000` (see `circuit list`).
+    #[arg(value_name = "CIRCUIT")]
+    pub name: String,
+    /// For circuit files: the owner of each input group, in order, e.g. `evaluator,garbler`.
+    /// Default: the first group is the garbler's, every other group the evaluator's.
+    #[arg(long, value_delimiter = ',', value_name = "PARTY,...")]
+    pub parties: Option<Vec<Party>>,
+}
+
+impl CircuitArg {
+    /// Loads the circuit; returns it with the loading time in milliseconds.
+    pub fn load(&self) -> Result<(Circuit, f64)> {
+        let start = Instant::now();
+        let circuit = library::load_with_parties(&self.name, self.parties.as_deref())?;
+        Ok((circuit, start.elapsed().as_secs_f64() * 1e3))
+    }
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+}
+
+pub fn run(cmd: CircuitCommand) -> Result<()> {
+    match cmd {
+        CircuitCommand::List { json } => list(json),
+        CircuitCommand::Stats { circuit, json } => stats(&circuit, json),
+        CircuitCommand::Eval {
+            circuit,
+            garbler_input,
+            evaluator_input,
+            json,
+        } => eval(&circuit, &garbler_input, &evaluator_input, json),
+        CircuitCommand::Export {
+            circuit,
+            format,
+            output,
+        } => export(&circuit, format, &output),
+    }
+}
+
+fn list(json: bool) -> Result<()> {
+    if json {
+        let items: Vec<_> = builtins()
+            .iter()
+            .map(|b| {
+                json!({
+                    "name": b.name,
+                    "summary": b.summary,
+                    "encoding": b.encoding,
+                    "params": b.params.iter().map(|p| json!({
+                        "name": p.name, "default": p.default, "min": p.min, "max": p.max, "doc": p.doc,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&items)?);
+        return Ok(());
+    }
+    for b in builtins() {
+        println!("{}  {}", b.name, b.summary);
+        for p in b.params {
+            println!(
+                "    {}={}  {} ({}..={})",
+                p.name, p.default, p.doc, p.min, p.max
+            );
+        }
+        for line in b.encoding.lines() {
+            println!("    | {line}");
+        }
+        println!();
+    }
+    println!(
+        "A circuit is a built-in, written NAME or NAME:key=value,..., or a Bristol / Bristol Fashion file."
+    );
+    Ok(())
+}
+
+fn stats(arg: &CircuitArg, json: bool) -> Result<()> {
+    let (circuit, load_ms) = arg.load()?;
+    let s = Stats::of(&circuit);
+    let rss = peak_rss_bytes();
+    if json {
+        let v = json!({
+            "circuit": arg.name,
+            "and": s.and,
+            "xor": s.xor,
+            "inv": s.inv,
+            "gates": s.gates(),
+            "wires": s.wires,
+            "depth": s.depth,
+            "and_depth": s.and_depth,
+            "inputs": s.inputs,
+            "garbler_inputs": s.garbler_inputs,
+            "evaluator_inputs": s.evaluator_inputs,
+            "outputs": s.outputs,
+            "max_and_width": s.max_and_width(),
+            "and_level_widths": s.and_level_widths,
+            "level_widths": s.level_widths,
+            "load_ms": load_ms,
+            "peak_rss_bytes": rss,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    let mean_width = if s.and_depth > 0 {
+        s.and as f64 / f64::from(s.and_depth)
+    } else {
+        0.0
+    };
+    let rows = vec![
+        vec!["AND gates".into(), thousands(s.and)],
+        vec!["XOR gates".into(), thousands(s.xor)],
+        vec!["INV gates".into(), thousands(s.inv)],
+        vec!["wires".into(), thousands(s.wires)],
+        vec!["depth".into(), thousands(u64::from(s.depth))],
+        vec!["AND-depth".into(), thousands(u64::from(s.and_depth))],
+        vec![
+            "AND level width (max / mean)".into(),
+            format!("{} / {:.1}", thousands(s.max_and_width()), mean_width),
+        ],
+        vec![
+            "garbler input bits".into(),
+            format!(
+                "{} ({})",
+                thousands(s.garbler_inputs),
+                encoding::describe_groups(&circuit, Party::Garbler)
+            ),
+        ],
+        vec![
+            "evaluator input bits".into(),
+            format!(
+                "{} ({})",
+                thousands(s.evaluator_inputs),
+                encoding::describe_groups(&circuit, Party::Evaluator)
+            ),
+        ],
+        vec!["output bits".into(), thousands(s.outputs)],
+        vec!["load time".into(), format!("{load_ms:.1} ms")],
+    ];
+    println!("circuit {}", arg.name);
+    print!("{}", table(&["", ""], &rows));
+    Ok(())
+}
+
+fn eval(arg: &CircuitArg, garbler: &str, evaluator: &str, json: bool) -> Result<()> {
+    let (circuit, _) = arg.load()?;
+    let output = circuit
+        .eval_hex(garbler, evaluator)
+        .with_context(|| format!("circuit {}", arg.name))?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "circuit": arg.name, "output": output }))?
+        );
+    } else {
+        println!("{output}");
+    }
+    Ok(())
+}
+
+fn export(arg: &CircuitArg, format: Format, path: &std::path::Path) -> Result<()> {
+    let (circuit, _) = arg.load()?;
+    bristol::write_file(&circuit, format, path)
+        .with_context(|| format!("writing {} as {}", path.display(), format.name()))?;
+    let s = Stats::of(&circuit);
+    eprintln!(
+        "wrote {} ({}, {} AND, {} XOR, {} INV)",
+        path.display(),
+        format.name(),
+        thousands(s.and),
+        thousands(s.xor),
+        thousands(s.inv)
+    );
+    Ok(())
+}
