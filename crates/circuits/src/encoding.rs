@@ -222,7 +222,7 @@ mod tests {
         assert!(bits[1] && bits[8]);
         assert_eq!(bits.iter().filter(|&&b| b).count(), 2);
         assert_eq!(bits_to_hex(&bits, BitOrder::LsbFirst), "102");
-        assert_eq!(hex_to_bits("5", 12, BitOrder::LsbFirst).unwrap()[0], true);
+        assert!(hex_to_bits("5", 12, BitOrder::LsbFirst).unwrap()[0]);
         assert!(hex_to_bits("10", 4, BitOrder::LsbFirst).is_err());
         assert!(hex_to_bits("0f", 4, BitOrder::LsbFirst).is_ok());
         assert!(hex_to_bits("xz", 8, BitOrder::LsbFirst)

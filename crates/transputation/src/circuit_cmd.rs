@@ -20,11 +20,17 @@ pub enum CircuitCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Gate counts, depths, level widths, input and output sizes of a circuit.
+    /// Gate counts, depths, level widths, input and output sizes of one circuit, or a table
+    /// of several.
     Stats {
-        #[command(flatten)]
-        circuit: CircuitArg,
-        /// Print JSON (keys: and, xor, inv, depth, and_depth, inputs, outputs, ...).
+        /// Circuits: files or built-ins (see `circuit list`).
+        #[arg(value_name = "CIRCUIT", required = true)]
+        circuits: Vec<String>,
+        /// For circuit files: the owner of each input group, in order.
+        #[arg(long, value_delimiter = ',', value_name = "PARTY,...")]
+        parties: Option<Vec<Party>>,
+        /// Print JSON (keys: and, xor, inv, depth, and_depth, inputs, outputs, ...); an array
+        /// for several circuits.
         #[arg(long)]
         json: bool,
     },
@@ -59,7 +65,8 @@ pub enum CircuitCommand {
 #[derive(Args, Debug)]
 pub struct CircuitArg {
     /// A Bristol / Bristol Fashion file, or a built-in such as `aes128` or
-    /// `synthetic:and=999960,xor=2524920,inputs=250000` (see `circuit list`).
+    /// `synthetic:and=999960,xor=2524920,inputs=250000` (see `circuit list`). A built-in's
+    /// name wins over a file of the same name: write `./NAME` for the file.
     #[arg(value_name = "CIRCUIT")]
     pub name: String,
     /// For circuit files: the owner of each input group, in order, e.g. `evaluator,garbler`.
@@ -84,7 +91,11 @@ fn parse_format(s: &str) -> Result<Format, String> {
 pub fn run(cmd: CircuitCommand) -> Result<()> {
     match cmd {
         CircuitCommand::List { json } => list(json),
-        CircuitCommand::Stats { circuit, json } => stats(&circuit, json),
+        CircuitCommand::Stats {
+            circuits,
+            parties,
+            json,
+        } => stats(circuits, parties, json),
         CircuitCommand::Eval {
             circuit,
             garbler_input,
@@ -136,33 +147,83 @@ fn list(json: bool) -> Result<()> {
     Ok(())
 }
 
-fn stats(arg: &CircuitArg, json: bool) -> Result<()> {
-    let (circuit, load_ms) = arg.load()?;
-    let s = Stats::of(&circuit);
+fn stats(names: Vec<String>, parties: Option<Vec<Party>>, json: bool) -> Result<()> {
+    let mut all = Vec::with_capacity(names.len());
+    for name in names {
+        let arg = CircuitArg {
+            name,
+            parties: parties.clone(),
+        };
+        let (circuit, load_ms) = arg.load()?;
+        let s = Stats::of(&circuit);
+        all.push((arg.name, circuit, s, load_ms));
+    }
     let rss = peak_rss_bytes();
     if json {
-        let v = json!({
-            "circuit": arg.name,
-            "and": s.and,
-            "xor": s.xor,
-            "inv": s.inv,
-            "gates": s.gates(),
-            "wires": s.wires,
-            "depth": s.depth,
-            "and_depth": s.and_depth,
-            "inputs": s.inputs,
-            "garbler_inputs": s.garbler_inputs,
-            "evaluator_inputs": s.evaluator_inputs,
-            "outputs": s.outputs,
-            "max_and_width": s.max_and_width(),
-            "and_level_widths": s.and_level_widths,
-            "level_widths": s.level_widths,
-            "load_ms": load_ms,
-            "peak_rss_bytes": rss,
-        });
+        let values: Vec<_> = all
+            .iter()
+            .map(|(name, _, s, load_ms)| {
+                json!({
+                    "circuit": name,
+                    "and": s.and,
+                    "xor": s.xor,
+                    "inv": s.inv,
+                    "gates": s.gates(),
+                    "wires": s.wires,
+                    "depth": s.depth,
+                    "and_depth": s.and_depth,
+                    "inputs": s.inputs,
+                    "garbler_inputs": s.garbler_inputs,
+                    "evaluator_inputs": s.evaluator_inputs,
+                    "outputs": s.outputs,
+                    "max_and_width": s.max_and_width(),
+                    "and_level_widths": s.and_level_widths,
+                    "level_widths": s.level_widths,
+                    "load_ms": load_ms,
+                    "peak_rss_bytes": rss,
+                })
+            })
+            .collect();
+        let v = if values.len() == 1 {
+            values.into_iter().next().expect("one")
+        } else {
+            serde_json::Value::Array(values)
+        };
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
+    if all.len() > 1 {
+        let rows: Vec<Vec<String>> = all
+            .iter()
+            .map(|(name, _, s, load_ms)| {
+                vec![
+                    name.clone(),
+                    thousands(s.and),
+                    thousands(s.xor),
+                    thousands(s.inv),
+                    thousands(u64::from(s.and_depth)),
+                    thousands(s.garbler_inputs),
+                    thousands(s.evaluator_inputs),
+                    thousands(s.outputs),
+                    format!("{load_ms:.0}"),
+                ]
+            })
+            .collect();
+        let header = [
+            "circuit",
+            "AND",
+            "XOR",
+            "INV",
+            "AND-depth",
+            "garbler bits",
+            "evaluator bits",
+            "output bits",
+            "load ms",
+        ];
+        print!("{}", table(&header, &rows));
+        return Ok(());
+    }
+    let (name, circuit, s, load_ms) = &all[0];
     let mean_width = if s.and_depth > 0 {
         s.and as f64 / f64::from(s.and_depth)
     } else {
@@ -184,7 +245,7 @@ fn stats(arg: &CircuitArg, json: bool) -> Result<()> {
             format!(
                 "{} ({})",
                 thousands(s.garbler_inputs),
-                encoding::describe_groups(&circuit, Party::Garbler)
+                encoding::describe_groups(circuit, Party::Garbler)
             ),
         ],
         vec![
@@ -192,13 +253,13 @@ fn stats(arg: &CircuitArg, json: bool) -> Result<()> {
             format!(
                 "{} ({})",
                 thousands(s.evaluator_inputs),
-                encoding::describe_groups(&circuit, Party::Evaluator)
+                encoding::describe_groups(circuit, Party::Evaluator)
             ),
         ],
         vec!["output bits".into(), thousands(s.outputs)],
         vec!["load time".into(), format!("{load_ms:.1} ms")],
     ];
-    println!("circuit {}", arg.name);
+    println!("circuit {name}");
     print!("{}", table(&["", ""], &rows));
     Ok(())
 }

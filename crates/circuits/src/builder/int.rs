@@ -352,10 +352,11 @@ impl Builder {
             let mut bits = Vec::with_capacity(w + 1);
             bits.push(bit);
             bits.extend_from_slice(&r.bits()[..w]);
-            let shifted = Uint::new(bits);
-            let smaller = self.lt(&shifted, &m_ext);
-            let diff = self.sub(&shifted, &m_ext);
-            r = self.mux_word(smaller, &shifted, &diff);
+            // shifted - m with its carry out: the carry is 1 iff shifted >= m, so the
+            // subtraction doubles as the comparison.
+            let nm: Vec<Bit> = m_ext.bits().iter().map(|&x| self.not(x)).collect();
+            let (diff, fits) = self.add_bits(&bits, &nm, Bit::ONE, true);
+            r = Uint::new(self.mux_bits(fits, &diff, &bits));
         }
         r.resize(w)
     }
@@ -370,12 +371,10 @@ mod tests {
     /// Builds `f(x, y)` on `width`-bit inputs and evaluates it on (x, y).
     fn run2(
         width: usize,
-        signed: bool,
         x: u64,
         y: u64,
         f: impl Fn(&mut Builder, &Uint, &Uint) -> Vec<Bit>,
     ) -> u128 {
-        let _ = signed;
         let mut b = Builder::new();
         let a = b.input_uint(Party::Garbler, "x", width);
         let c = b.input_uint(Party::Evaluator, "y", width);
@@ -405,7 +404,7 @@ mod tests {
             let mask = (1u64 << w) - 1;
             let (x, y) = (x & mask, y & mask);
             let wu = w as usize;
-            let r = |f: &dyn Fn(&mut Builder, &Uint, &Uint) -> Vec<Bit>| run2(wu, false, x, y, f);
+            let r = |f: &dyn Fn(&mut Builder, &Uint, &Uint) -> Vec<Bit>| run2(wu, x, y, f);
             prop_assert_eq!(r(&|b, a, c| b.add(a, c).bits().to_vec()), u128::from(x.wrapping_add(y) & mask));
             prop_assert_eq!(r(&|b, a, c| b.add_wide(a, c).bits().to_vec()), u128::from(x + y));
             prop_assert_eq!(r(&|b, a, c| b.sub(a, c).bits().to_vec()), u128::from(x.wrapping_sub(y) & mask));

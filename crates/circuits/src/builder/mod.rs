@@ -114,10 +114,10 @@ impl Builder {
         width: usize,
     ) -> Vec<Uint> {
         let bits = self.input_bits(party, name, count * width);
-        bits.chunks(width.max(1))
-            .take(count)
-            .map(|c| Uint::from_msb_first(c))
-            .collect()
+        if width == 0 {
+            return vec![Uint::default(); count];
+        }
+        bits.chunks(width).map(Uint::from_msb_first).collect()
     }
 
     /// Declares an input group holding one unsigned integer of `width` bits.

@@ -57,13 +57,13 @@
 //! # Encoding
 //! Hex, MSB-first groups (as [`MINCUT`]`.encoding` says for `circuit list`):
 //! - garbler: one group of `E·bits` bits, the values `a_e` big-endian and concatenated in
-//!   edge order, zero-padded on the right to whole hex digits (defaults: 182 digits, two per
-//!   edge); evaluator: the `b_e`, same layout.
-//! - output "min cut capacity": the minimum as a `W`-bit big-endian value, written MSB-first
-//!   and so zero-padded on the *right* (defaults: `W = 15`, the 4 digits show twice the
-//!   capacity);
-//! - output "s side": `n - 2` bits as a bit string, the `k`-th bit from the left 1 iff node
-//!   `k + 1` is on the s side of the first minimum cut; zero-padded on the right.
+//!   edge order, read as one big-endian integer of `E·bits` bits (defaults: 182 digits, two
+//!   per edge); evaluator: the `b_e`, same layout.
+//! - output "min cut capacity": the minimum as a `W`-bit integer in hex (defaults: `W = 15`,
+//!   4 digits);
+//! - output "s side": an `(n - 2)`-bit integer whose most significant bit is node 1 and least
+//!   significant bit node `n - 2`: a bit is 1 iff that node is on the s side of the first
+//!   minimum cut.
 
 use super::{Builtin, Param, Params};
 use crate::builder::{Bit, Builder, Uint, Word};
@@ -95,17 +95,15 @@ pub(crate) static MINCUT: Builtin = Builtin {
     encoding: "garbler: one hex string, its shares a_e of the n(n-1)/2 edge capacities, \
                `bits` bits each, for the edges (i,j), i<j, in lexicographic order \
                (0,1),(0,2),...,(0,n-1),(1,2),...,(n-2,n-1), as big-endian values concatenated \
-               MSB-first, first edge first, zero-padded to whole hex digits (defaults: 91 edges \
-               x 8 bits = 182 hex digits). evaluator: its shares b_e, same layout. The capacity \
+               into one big-endian integer, first edge first (defaults: 91 edges x 8 bits = \
+               182 hex digits). evaluator: its shares b_e, same layout. The capacity \
                of edge e is a_e + b_e. Output, two groups: \"min cut capacity\", the minimum \
-               capacity of an s-t cut (s = node 0, t = node n-1) as a W-bit big-endian value \
-               written MSB-first and zero-padded on the right to whole hex digits, where W is \
-               the bit length of floor(n^2/4)*2*(2^bits-1) (defaults: W = 15, so the 4 hex \
-               digits show twice the capacity); \"s side\", n-2 bits written as a bit string: \
-               the k-th bit from the left (k = 0..n-3) is 1 iff node k+1 is on the source side \
-               of the first minimum cut in binary-reflected Gray code order (cut k puts node \
-               j+1 on the s side iff bit j of k^(k>>1) is 1), zero-padded on the right to whole \
-               hex digits.",
+               capacity of an s-t cut (s = node 0, t = node n-1) as a W-bit integer, where W is \
+               the bit length of floor(n^2/4)*2*(2^bits-1) (defaults: W = 15, 4 hex digits); \
+               \"s side\", an (n-2)-bit integer whose most significant bit is node 1 and least \
+               significant bit node n-2: a bit is 1 iff that node is on the source side of the \
+               first minimum cut in binary-reflected Gray code order (cut k puts node j+1 on \
+               the s side iff bit j of k^(k>>1) is 1).",
     build,
     reference,
 };
@@ -310,18 +308,18 @@ mod tests {
     #[test]
     fn hand_checked_small_graph() {
         // Garbler 3,1,0,2,0,4 + evaluator 2,0,0,0,1,2 = 5,1,0,2,1,6.
-        // Capacity 4 on W = 7 bits: 0000100 + one pad bit = 0x08; sides "10" + pad = 0x8.
-        check_vector("mincut:nodes=4,bits=4", "310204", "200012", "08,8");
+        // Capacity 4 on W = 7 bits; sides: node 1 (the high bit) on the s side = 0b10.
+        check_vector("mincut:nodes=4,bits=4", "310204", "200012", "04,2");
         // All capacities 1: cuts {0} 3, {0,1} 4, {0,1,2} 3, {0,2} 4: the first minimum, cut 0
-        // (no internal node on the s side), wins the tie. 3 on 7 bits -> 0000011|0 = 0x06.
-        check_vector("mincut:nodes=4,bits=4", "000000", "111111", "06,0");
+        // (no internal node on the s side), wins the tie.
+        check_vector("mincut:nodes=4,bits=4", "000000", "111111", "03,0");
         // All capacities 30: the cut {0,1} reaches the largest possible capacity 120
         // (= 2^7 - 8), which W = 7 bits must hold; the minimum is 90 at cut 0.
-        check_vector("mincut:nodes=4,bits=4", "ffffff", "ffffff", "b4,0");
+        check_vector("mincut:nodes=4,bits=4", "ffffff", "ffffff", "5a,0");
         // (0,1)=1, (0,2)=9, (0,3)=0, (1,2)=0, (1,3)=1, (2,3)=2: cuts {0} 10, {0,1} 10 (a tie,
         // not taken), {0,1,2} 3, {0,2} 3 (a tie, not taken): the minimum 3 with both internal
-        // nodes on the s side -> sides "11" + pad = 0xc.
-        check_vector("mincut:nodes=4,bits=4", "190010", "000002", "06,c");
+        // nodes on the s side -> sides 0b11.
+        check_vector("mincut:nodes=4,bits=4", "190010", "000002", "03,3");
     }
 
     #[test]

@@ -52,10 +52,10 @@
 //!
 //! # Encoding
 //! Hex, MSB-first groups (as [`SYNTHETIC`]`.encoding` says for `circuit list`): the garbler
-//! gives the bits of wires `0..I` as one bit string (the `k`-th bit from the left is wire
-//! `k`), zero-padded on the right to whole hex digits; the evaluator the bits of wires
-//! `I..2I` the same way. The output group "last wires" is the values of wires
-//! `2I + A + X − O .. 2I + A + X`, in increasing order, as a bit string written the same way.
+//! gives the bits of wires `0..I` as one `I`-bit big-endian integer whose most significant
+//! bit is wire 0; the evaluator the bits of wires `I..2I` the same way. The output group
+//! "last wires" is the values of wires `2I + A + X − O .. 2I + A + X`, the first of them the
+//! most significant bit.
 
 use super::{Builtin, Param, Params};
 use crate::circuit::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party, WireId};
@@ -103,13 +103,11 @@ pub(crate) static SYNTHETIC: Builtin = Builtin {
             doc: "output bits: the last wires created; at most the number of wires",
         },
     ],
-    encoding: "garbler: one hex string of `inputs` bits (input wires 0..I), a bit string \
-               written MSB-first (the k-th bit from the left is wire k), zero-padded on the \
-               right to whole hex digits; evaluator: the same for its `inputs` bits (wires \
+    encoding: "garbler: one hex string of `inputs` bits (input wires 0..I), one big-endian \
+               integer whose most significant bit is wire 0; evaluator: the same for its `inputs` bits (wires \
                I..2I). Output, one group \"last wires\": the values of the last O wires \
-               created, O = min(outputs, 2I + and + xor), in increasing wire order as a bit \
-               string written MSB-first, zero-padded on the right to whole hex digits (gate i \
-               writes wire 2I + i).",
+               created, O = min(outputs, 2I + and + xor), the first of them the most \
+               significant bit (gate i writes wire 2I + i).",
     build,
     reference,
 };
