@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: set-up, formatting, lints, docs, every test, and the
+# fuzz targets for a minute each.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+export RUSTDOCFLAGS="-D warnings"
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== cargo doc"
+cargo doc --workspace --no-deps --quiet
+echo "== cargo test"
+cargo test --workspace
+echo "== fuzz (${FUZZ_SECONDS:=60} s per target)"
+(
+  cd fuzz
+  for target in $(cargo fuzz list); do
+    log=$(mktemp)
+    mkdir -p "corpus/$target"
+    if ! cargo fuzz run --sanitizer none "$target" "corpus/$target" "seeds/$target" -- \
+      -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1; then
+      tail -n 60 "$log"
+      echo "fuzz target $target failed (a finding is saved under fuzz/artifacts/$target)" >&2
+      exit 1
+    fi
+    echo "$target: $(grep -E '^Done' "$log" || echo 'no summary')"
+    rm -f "$log"
+  done
+)
+echo "all checks passed"
