@@ -276,9 +276,34 @@ impl Builder {
         self.mux_word(a_lt_b, b, a)
     }
 
-    /// The minimum of a non-empty list, by a balanced tree of [`Builder::min`].
+    /// The minimum of a non-empty list, by a balanced tree of [`Builder::min`]: `2n` AND
+    /// gates per value after the first, logarithmic depth.
     pub fn min_of<W: Word>(&mut self, values: &[W]) -> W {
-        self.argmin(values).0
+        self.tree(values, |b, x, y| b.min(x, y))
+    }
+
+    /// The sum of a non-empty list modulo `2^n`, by a balanced tree of adders: the AND gates
+    /// of a chain, logarithmic depth.
+    pub fn sum_of<W: Word>(&mut self, values: &[W]) -> W {
+        self.tree(values, |b, x, y| b.add(x, y))
+    }
+
+    /// Reduces a non-empty list pairwise, level by level.
+    fn tree<W: Word>(&mut self, values: &[W], op: impl Fn(&mut Self, &W, &W) -> W) -> W {
+        assert!(!values.is_empty(), "reduction of an empty list");
+        let mut level = values.to_vec();
+        while level.len() > 1 {
+            let mut next = Vec::with_capacity(level.len().div_ceil(2));
+            for pair in level.chunks(2) {
+                next.push(match pair {
+                    [x, y] => op(self, x, y),
+                    [x] => x.clone(),
+                    _ => unreachable!("chunks of two"),
+                });
+            }
+            level = next;
+        }
+        level.pop().expect("one left")
     }
 
     /// The minimum of a non-empty list and the index of its first occurrence (an unsigned
@@ -339,9 +364,9 @@ impl Builder {
         acc
     }
 
-    /// Unsigned `a mod m` for `m != 0` by restoring division (`a` of any width, the result
-    /// has `m`'s width): about `2 · width(a) · width(m)` AND gates. A zero modulus gives `a`
-    /// truncated, which callers must not rely on.
+    /// Unsigned `a mod m` by restoring division (`a` of any width, the result has `m`'s
+    /// width `w`): `2 (w + 1)` AND gates per bit of `a`. A zero modulus gives `a mod 2^w`
+    /// (every trial subtraction of 0 succeeds), which callers may rely on.
     pub fn rem(&mut self, a: &Uint, m: &Uint) -> Uint {
         let w = m.width();
         // r has one more bit than m so that 2r + bit never overflows.

@@ -23,10 +23,10 @@
 //!   bases, the evaluator the `k` exponents and one modulus shared by all exponentiations
 //!   (1K / 1K + 32 bits), as in blind signing: the signer keeps the exponent and modulus, the
 //!   requester the (blinded) message. Square-and-multiply, MSB first, with
-//!   [`Builder::mul_wide`] and [`Builder::rem`]: 533,504 AND gates (2.27M gates) per 32-bit
-//!   exponentiation, dominated by the two restoring divisions per exponent bit. The paper's
-//!   `k = 32` would be 72.6M gates, so the default is `k = 16` (36.3M gates) and `k <= 20`
-//!   (45.3M gates); `bits <= 32`, since the cost grows with `bits^3`.
+//!   [`Builder::mul_wide`] and [`Builder::rem`]: 401,440 AND gates (1.6M gates) per 32-bit
+//!   exponentiation, dominated by the two restoring divisions per exponent bit. The default
+//!   is the paper's `k = 32` (12.8M AND, 51M gates in all) and `k <= 40`; `bits <= 32`,
+//!   since the cost grows with `bits^3`.
 //! - `mvmul` (`16 x 16` matrix times a 16-vector, `b = 64`): the LWE-style product `A · s`
 //!   modulo `2^bits`, `A` the garbler's, `s` the evaluator's.
 //! - `millionaires` (Listing 1): `INPUT_A_income > INPUT_B_income`, the garbler's value
@@ -41,7 +41,7 @@
 //! written as `ceil(count · bits / 4)` hex digits (the unused low bits of the last digit are
 //! zero). Matrices are row-major.
 
-use super::suite::{format_values, mask, min_tree, parse_values, sum_tree};
+use super::suite::{format_values, mask, parse_values};
 use super::{Builtin, Param, Params};
 use crate::builder::{Bit, Builder, Int, Uint};
 use crate::circuit::{BitOrder, Circuit, Party};
@@ -90,10 +90,10 @@ pub(crate) static MEXP: Builtin = Builtin {
     params: &[
         Param {
             name: "k",
-            default: 16,
+            default: 32,
             min: 1,
-            max: 20,
-            doc: "number of exponentiations (the paper's k = 32 would be 72M gates)",
+            max: 40,
+            doc: "number of exponentiations (the paper's k = 32)",
         },
         Param {
             name: "bits",
@@ -159,8 +159,8 @@ pub(crate) static MILLIONAIRES: Builtin = Builtin {
     }],
     encoding: "garbler (P_A): income a, one signed (two's complement) bits-bit value; \
                evaluator (P_B): income b, likewise; \
-               output 'a > b': one bit, 1 iff a > b as signed integers, written MSB-first as \
-               one hex digit: 8 if the garbler is richer, 0 otherwise (ties give 0). \
+               output 'a > b': one bit, 1 iff a > b as signed integers: the hex digit 1 if the \
+               garbler is richer, 0 otherwise (ties give 0). \
                Groups are MSB-first hex: the big-endian value.",
     build: build_millionaires,
     reference: reference_millionaires,
@@ -208,10 +208,10 @@ fn build_biomatch(p: &Params) -> Circuit {
                     square(&mut b, &diff)
                 })
                 .collect();
-            sum_tree(&mut b, &squares)
+            b.sum_of(&squares)
         })
         .collect();
-    let m = min_tree(&mut b, &distances);
+    let m = b.min_of(&distances);
     b.output_uint("min distance", &m);
     b.build()
 }
@@ -302,7 +302,7 @@ fn build_mvmul(p: &Params) -> Circuit {
         .chunks(k)
         .map(|row| {
             let products: Vec<Uint> = row.iter().zip(&s).map(|(x, y)| b.mul(x, y)).collect();
-            sum_tree(&mut b, &products)
+            b.sum_of(&products)
         })
         .collect();
     b.output_uints("A * s", &result);
@@ -423,13 +423,13 @@ mod tests {
 
     #[test]
     fn mexp_matches_reference() {
-        let c = check_against_reference("mexp", 6);
+        let c = check_against_reference("mexp", 2);
         let s = Stats::of(&c);
         assert_eq!(
             (s.garbler_inputs, s.evaluator_inputs, s.outputs),
-            (512, 544, 512)
+            (1024, 1056, 1024)
         );
-        assert_eq!(s.and, 16 * 533_504);
+        assert_eq!(s.and, 32 * 401_440);
         for spec in [
             "mexp:k=1,bits=8",
             "mexp:k=3,bits=4",
@@ -511,12 +511,12 @@ mod tests {
 
     #[test]
     fn millionaires_vector() {
-        check_vector("millionaires", "00000005", "00000003", "8");
+        check_vector("millionaires", "00000005", "00000003", "1");
         check_vector("millionaires", "00000003", "00000005", "0");
         check_vector("millionaires", "00000005", "00000005", "0");
         // Signed: -1 < 1 and 1 > -2^31.
         check_vector("millionaires", "ffffffff", "00000001", "0");
-        check_vector("millionaires", "00000001", "80000000", "8");
-        check_vector("millionaires:bits=8", "7f", "80", "8");
+        check_vector("millionaires", "00000001", "80000000", "1");
+        check_vector("millionaires:bits=8", "7f", "80", "1");
     }
 }

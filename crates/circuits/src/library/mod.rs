@@ -246,7 +246,7 @@ pub(crate) mod testing {
         circuit
     }
 
-    /// Checks that `spec` evaluates to `want` and stays within `and_budget` AND gates.
+    /// Checks that `spec` and its reference both give `want`; returns the circuit's statistics.
     pub fn check_vector(spec: &str, garbler: &str, evaluator: &str, want: &str) -> Stats {
         let circuit = build(spec).unwrap();
         assert_eq!(

@@ -212,43 +212,6 @@ pub(super) fn format_values(values: &[u64], width: usize) -> String {
     bits_to_hex(&bits, BitOrder::MsbFirst)
 }
 
-/// The sum of a non-empty list modulo `2^width`, by a balanced tree of adders (the same
-/// number of AND gates as a chain, logarithmic depth).
-pub(super) fn sum_tree<W: Word>(b: &mut Builder, values: &[W]) -> W {
-    assert!(!values.is_empty(), "sum of an empty list");
-    let mut level = values.to_vec();
-    while level.len() > 1 {
-        level = level
-            .chunks(2)
-            .map(|pair| match pair {
-                [x, y] => b.add(x, y),
-                [x] => x.clone(),
-                _ => unreachable!("chunks of two"),
-            })
-            .collect();
-    }
-    level.pop().expect("one left")
-}
-
-/// The minimum of a non-empty list by a balanced tree of [`Builder::min`]: `2 · width` AND
-/// gates per value after the first. (Unlike [`Builder::min_of`], it builds no index logic,
-/// which `min_of` emits and then discards.)
-pub(super) fn min_tree<W: Word>(b: &mut Builder, values: &[W]) -> W {
-    assert!(!values.is_empty(), "minimum of an empty list");
-    let mut level = values.to_vec();
-    while level.len() > 1 {
-        level = level
-            .chunks(2)
-            .map(|pair| match pair {
-                [x, y] => b.min(x, y),
-                [x] => x.clone(),
-                _ => unreachable!("chunks of two"),
-            })
-            .collect();
-    }
-    level.pop().expect("one left")
-}
-
 // ---------------------------------------------------------------------------------------
 // Inputs and references.
 
@@ -323,7 +286,7 @@ fn build_min(p: &Params) -> Circuit {
     let mut b = Builder::new();
     let (x, y) = inputs(&mut b, n, bits);
     let all: Vec<Uint> = x.into_iter().chain(y).collect();
-    let m = min_tree(&mut b, &all);
+    let m = b.min_of(&all);
     b.output_uint("min", &m);
     b.build()
 }
@@ -372,7 +335,7 @@ fn build_matmul(p: &Params) -> Circuit {
             let products: Vec<Uint> = (0..n)
                 .map(|k| b.mul(&x[i * n + k], &y[k * n + j]))
                 .collect();
-            z.push(sum_tree(&mut b, &products));
+            z.push(b.sum_of(&products));
         }
     }
     b.output_uints("X * Y", &z);
@@ -422,8 +385,9 @@ mod tests {
 
     #[test]
     fn helpers_round_trip() {
-        assert_eq!(parse_values("a0", 2, 3), vec![5, 0]);
-        assert_eq!(format_values(&[5, 0], 3), "a0");
+        // 101 000 as one 6-bit integer
+        assert_eq!(parse_values("28", 2, 3), vec![5, 0]);
+        assert_eq!(format_values(&[5, 0], 3), "28");
         assert_eq!(
             format_values(&[u64::MAX, 1], 64),
             format!("{}{:016x}", "f".repeat(16), 1)
