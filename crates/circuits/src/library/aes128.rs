@@ -79,7 +79,7 @@ fn build(_: &Params) -> Circuit {
 }
 
 fn reference(_: &Params, garbler: &str, evaluator: &str) -> String {
-    use aes::cipher::{BlockEncrypt, KeyInit};
+    use aes::cipher::{BlockCipherEncrypt, KeyInit};
     let key: [u8; 16] = hex_bytes(garbler);
     let mut block = hex_bytes::<16>(evaluator).into();
     aes::Aes128::new(&key.into()).encrypt_block(&mut block);

@@ -1,0 +1,43 @@
+//! Garbling schemes for Yao's protocol, streamed and fast.
+//!
+//! Three schemes behind one interface ([`Garble`], [`Evaluate`]), chosen at run time by
+//! [`Scheme`] and named by the assumption each needs (SPEC.md §1, GARBLING.md):
+//!
+//! | [`Scheme`] | construction | AND | XOR | assumption on AES |
+//! |---|---|---|---|---|
+//! | `prf` | Gueron–Lindell–Nof–Pinkas CCS'15 | 2 ciphertexts + 4 mask bits | 1 ciphertext | a PRF |
+//! | `circular` | half gates (ZRE15), AES keyed by the labels | 2 ciphertexts | free | related-key, circular |
+//! | `ideal` | half gates with GKWY20's fixed-key TCCR hash | 2 ciphertexts | free | ideal permutation |
+//!
+//! The cores do no I/O: the garbler appends tables to a byte buffer, the evaluator consumes
+//! bytes in any pieces, and memory is bounded by the wire labels (see [`schemes`]).
+//!
+//! ```
+//! use transputation_circuits::library;
+//! use transputation_garble::{aes::Backend, decode, prg::Prg, Block, Scheme};
+//!
+//! let circuit = library::load("millionaires:bits=8").unwrap();
+//! let mut prg = Prg::new(Block(7));
+//! let mut garbler = Scheme::Ideal.garbler(&circuit, &mut prg, Backend::detect());
+//! // Inputs: the garbler's 5, the evaluator's 3 (MSB first); labels of the actual values.
+//! let bits = [0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1];
+//! let labels: Vec<Block> = bits
+//!     .iter()
+//!     .enumerate()
+//!     .map(|(w, &v)| garbler.input_labels(w as u32)[v])
+//!     .collect();
+//! let mut tables = Vec::new();
+//! while garbler.garble(&mut tables, 1 << 16) {}
+//! let mut evaluator = Scheme::Ideal.evaluator(&circuit, &labels, Backend::detect());
+//! assert_eq!(evaluator.feed(&tables).unwrap(), tables.len());
+//! let out = decode(&evaluator.output_labels().unwrap(), &garbler.decoding());
+//! assert_eq!(out, vec![true]); // 5 > 3
+//! ```
+
+pub mod aes;
+mod block;
+pub mod prg;
+pub mod schemes;
+
+pub use block::Block;
+pub use schemes::{decode, EvalError, Evaluate, Garble, Scheme};

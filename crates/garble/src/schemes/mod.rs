@@ -1,0 +1,251 @@
+//! The garbling schemes behind one interface: [`Garble`] for the garbler, [`Evaluate`] for
+//! the evaluator, chosen at run time by [`Scheme`].
+//!
+//! # Streaming
+//! The garbler consumes gates in circuit order and appends the garbled tables to a byte
+//! buffer, a batch per call to [`Garble::garble`]; the evaluator consumes bytes in any
+//! pieces through [`Evaluate::feed`], which evaluates every gate whose table is complete and
+//! returns how many bytes it used (the caller keeps the rest and adds more). Neither side
+//! ever holds more than one batch of tables: memory is the wire labels plus the batch.
+//!
+//! # Wire format
+//! The tables of all gates in gate order, nothing else: `ideal` and `circular` write
+//! `TG ‖ TE` (32 bytes) per AND gate and nothing for XOR and INV; `prf` writes `T1 ‖ T2`
+//! (32 bytes) per AND gate, `T` (16 bytes) per XOR gate, and one byte of signal masks before
+//! every even-numbered AND gate (counting from 0), holding that gate's 4-bit mask in the low
+//! nibble and the next AND gate's in the high nibble (GARBLING.md §1.8).
+//!
+//! # Call order
+//! Garbler: [`Garble::input_labels`] for the input wires at any time, then
+//! [`Garble::garble`] until it returns `false`, then [`Garble::decoding`]. Evaluator: `feed`
+//! until every gate is done ([`Evaluate::gates_done`]), then [`Evaluate::output_labels`];
+//! [`decode`] turns output labels and decoding bits into output bits.
+
+pub mod half_gates;
+pub mod prf;
+
+use std::fmt;
+use std::str::FromStr;
+
+use transputation_circuits::{Circuit, Stats, WireId};
+
+use crate::aes::Backend;
+use crate::block::Block;
+use crate::prg::Prg;
+
+/// Bytes of an AND gate's table in the half-gates schemes.
+pub(crate) const HALF_GATES_AND_BYTES: usize = 32;
+/// AND gates whose hashes are computed together, at most.
+pub(crate) const MAX_BATCH: usize = 128;
+
+/// A garbling scheme, named by the assumption it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scheme {
+    /// Gueron–Lindell–Nof–Pinkas (CCS 2015): AES as a PRF only.
+    Prf,
+    /// Half gates with AES keyed by the wire labels: circular / related-key security.
+    Circular,
+    /// Half gates with fixed-key AES: AES as an ideal permutation.
+    Ideal,
+}
+
+impl Scheme {
+    /// Every scheme, in the order reports list them.
+    pub const ALL: [Scheme; 3] = [Scheme::Prf, Scheme::Circular, Scheme::Ideal];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::Prf => "prf",
+            Scheme::Circular => "circular",
+            Scheme::Ideal => "ideal",
+        }
+    }
+
+    /// The bytes of garbled tables (ciphertexts, as the paper's Table 3 counts them).
+    pub fn table_bytes(self, stats: &Stats) -> u64 {
+        match self {
+            Scheme::Prf => 32 * stats.and + 16 * stats.xor,
+            Scheme::Circular | Scheme::Ideal => 32 * stats.and,
+        }
+    }
+
+    /// The bytes of `prf`'s AND signal masks (two 4-bit masks per byte); 0 for the others.
+    pub fn mask_bytes(self, stats: &Stats) -> u64 {
+        match self {
+            Scheme::Prf => stats.and.div_ceil(2),
+            Scheme::Circular | Scheme::Ideal => 0,
+        }
+    }
+
+    /// Starts garbling `circuit` with randomness from `prg` on the given AES backend.
+    pub fn garbler<'c>(
+        self,
+        circuit: &'c Circuit,
+        prg: &mut Prg,
+        backend: Backend,
+    ) -> Box<dyn Garble + 'c> {
+        use half_gates::{HalfGatesGarbler, LabelKeyed, Tccr};
+        match self {
+            Scheme::Prf => Box::new(prf::PrfGarbler::new(circuit, prg, backend)),
+            Scheme::Circular => Box::new(HalfGatesGarbler::new(
+                circuit,
+                LabelKeyed::new(backend),
+                prg,
+            )),
+            Scheme::Ideal => Box::new(HalfGatesGarbler::new(circuit, Tccr::new(backend), prg)),
+        }
+    }
+
+    /// Starts evaluating `circuit` from one label per input wire.
+    pub fn evaluator<'c>(
+        self,
+        circuit: &'c Circuit,
+        inputs: &[Block],
+        backend: Backend,
+    ) -> Box<dyn Evaluate + 'c> {
+        use half_gates::{HalfGatesEvaluator, LabelKeyed, Tccr};
+        match self {
+            Scheme::Prf => Box::new(prf::PrfEvaluator::new(circuit, inputs, backend)),
+            Scheme::Circular => Box::new(HalfGatesEvaluator::new(
+                circuit,
+                LabelKeyed::new(backend),
+                inputs,
+            )),
+            Scheme::Ideal => Box::new(HalfGatesEvaluator::new(circuit, Tccr::new(backend), inputs)),
+        }
+    }
+}
+
+impl fmt::Display for Scheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Scheme {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Scheme, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "prf" | "glnp15" => Ok(Scheme::Prf),
+            "circular" | "half-gates-rekeyed" => Ok(Scheme::Circular),
+            "ideal" | "half-gates-fixed-key" | "justgarble" => Ok(Scheme::Ideal),
+            other => Err(format!(
+                "unknown garbling scheme '{other}' (expected prf, circular or ideal; aliases \
+                 glnp15, half-gates-rekeyed, half-gates-fixed-key, justgarble)"
+            )),
+        }
+    }
+}
+
+/// The garbler's side of a scheme; see the module documentation for the call order.
+pub trait Garble: Send {
+    /// The two labels `[W^0, W^1]` of an input wire.
+    fn input_labels(&self, wire: WireId) -> [Block; 2];
+
+    /// Garbles gates in order and appends their tables to `out` until at least `target`
+    /// bytes were added or the circuit is done. Returns whether gates remain.
+    fn garble(&mut self, out: &mut Vec<u8>, target: usize) -> bool;
+
+    /// One decoding bit per output bit (`lsb(W^0)` of the output wire), groups in order.
+    ///
+    /// # Panics
+    /// If garbling has not finished.
+    fn decoding(&self) -> Vec<bool>;
+}
+
+/// The evaluator's side of a scheme; see the module documentation for the call order.
+pub trait Evaluate: Send {
+    /// Evaluates every gate whose table is complete in `bytes`; returns the bytes used.
+    fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError>;
+
+    /// Gates evaluated so far.
+    fn gates_done(&self) -> usize;
+
+    /// One label per output bit, groups in order; an error if gates remain.
+    fn output_labels(&self) -> Result<Vec<Block>, EvalError>;
+
+    /// An error unless every gate of `circuit` was evaluated.
+    fn check_done(&self, circuit: &Circuit) -> Result<(), EvalError> {
+        let total = circuit.gates().len();
+        if self.gates_done() < total {
+            return Err(EvalError::Truncated {
+                done: self.gates_done(),
+                total,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What goes wrong when garbled tables do not fit the circuit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// The tables ended before the last gate.
+    #[error("the garbled tables ended after gate {done} of {total}")]
+    Truncated {
+        /// Gates evaluated.
+        done: usize,
+        /// Gates in the circuit.
+        total: usize,
+    },
+    /// Bytes beyond the last gate's table.
+    #[error("{extra} bytes follow the last gate's table")]
+    TrailingBytes {
+        /// How many.
+        extra: usize,
+    },
+}
+
+/// Output bits from the evaluator's output labels and the garbler's decoding bits:
+/// `y = lsb(Y) ⊕ d`.
+///
+/// # Panics
+/// If the two lists differ in length.
+pub fn decode(labels: &[Block], decoding: &[bool]) -> Vec<bool> {
+    assert_eq!(
+        labels.len(),
+        decoding.len(),
+        "one decoding bit per output label"
+    );
+    labels
+        .iter()
+        .zip(decoding)
+        .map(|(l, &d)| l.lsb() ^ d)
+        .collect()
+}
+
+/// Wires whose labels are still being computed in the current batch.
+pub(crate) struct Pending {
+    flags: Vec<bool>,
+    wires: Vec<WireId>,
+}
+
+impl Pending {
+    pub(crate) fn new(wires: u32) -> Pending {
+        Pending {
+            flags: vec![false; wires as usize],
+            wires: Vec::with_capacity(2 * MAX_BATCH),
+        }
+    }
+
+    /// Whether `a` or `b` is pending.
+    #[inline(always)]
+    pub(crate) fn any(&self, a: WireId, b: Option<WireId>) -> bool {
+        self.flags[a as usize] || b.is_some_and(|b| self.flags[b as usize])
+    }
+
+    #[inline(always)]
+    pub(crate) fn mark(&mut self, w: WireId) {
+        self.flags[w as usize] = true;
+        self.wires.push(w);
+    }
+
+    pub(crate) fn clear(&mut self) {
+        for &w in &self.wires {
+            self.flags[w as usize] = false;
+        }
+        self.wires.clear();
+    }
+}
