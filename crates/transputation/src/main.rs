@@ -4,6 +4,7 @@
 //! crates and prints text or JSON. Errors are reported here, once, with their cause chain.
 
 mod circuit_cmd;
+mod garble_cmd;
 mod report;
 
 use clap::{Parser, Subcommand};
@@ -21,12 +22,15 @@ enum Command {
     /// Circuits: list the built-ins, show statistics, evaluate in plaintext, export.
     #[command(subcommand)]
     Circuit(circuit_cmd::CircuitCommand),
+    /// Garbling and evaluation speed of a scheme on one thread, in memory.
+    GarbleBench(garble_cmd::GarbleBenchArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Circuit(cmd) => circuit_cmd::run(cmd),
+        Command::GarbleBench(args) => garble_cmd::run(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -21,18 +21,27 @@
 //! `2I + i`, so wires are numbered in creation order. There are no INV gates. With `D >= 1`
 //! the gates form `D` levels, level `l = 1..=D` being
 //! 1. `floor(l·A/D) − floor((l−1)·A/D)` AND gates (at least one), each with first input a
-//!    uniformly chosen wire created in level `l − 1` (level 0 = all `2I` input wires) and
-//!    second input a uniformly chosen wire created before level `l` started, other than the
-//!    first input;
+//!    uniformly chosen wire created in level `l − 1` (level 0 = all `2I` input wires). The
+//!    `k`-th AND gate of the level takes as second input the `k`-th wire of the level's
+//!    slice of the inputs, `floor((l−1)·2I/D) .. floor(l·2I/D)`, while the slice lasts (and
+//!    that wire is not the first input); otherwise a uniformly chosen wire among the last
+//!    `W` created before level `l` started, other than the first input;
 //! 2. then `floor(l·X/D) − floor((l−1)·X/D)` XOR gates, each with first input a uniformly
-//!    chosen wire created so far in level `l` and second input a uniformly chosen wire
-//!    created so far (any level), other than the first.
+//!    chosen wire created so far in level `l` and second input a uniformly chosen wire among
+//!    the last `W` created, other than the first.
+//!
+//! `W = max(2·ceil((A+X)/D), 4096)`: about two levels. Wires are consumed soon after they
+//! are made, as in circuits compiled from programs, so that the circuit measures garbling
+//! rather than the latency of memory (uniform choices over millions of wires would make
+//! every gate a cache miss); the input slices make every input bit matter when the levels
+//! have enough AND gates (the defaults: 500 inputs and 999 or 1,000 AND gates per level).
 //!
 //! Every wire created in level `l` then has AND-depth exactly `l` (by induction: an AND of a
 //! level `l − 1` wire with an older one; an XOR of a level `l` wire with any), so the circuit
 //! has AND-depth exactly `D`, and level `l`'s AND gates are one AND level of `floor(A/D)` or
 //! `ceil(A/D)` independent gates. With `D = 0` all `X` gates are XOR gates with both inputs
-//! chosen like the XOR gates above among all wires created so far. Because most wires are
+//! chosen like the XOR gates above, the first among the wires from the last `W` before the
+//! first gate on. Because most wires are
 //! XORs of earlier wires, wire values stay close to uniform even deep in the circuit.
 //!
 //! The choices come from SplitMix64 (Steele, Lea, Flood 2014) seeded from `(A, X, I, D)`:
@@ -153,6 +162,18 @@ impl Shape {
     fn share(total: u64, l: u64, depth: u64) -> u64 {
         l * total / depth - (l - 1) * total / depth
     }
+
+    /// How far back second inputs reach: the wires of about two levels, at least 4,096
+    /// (64 KiB of labels, so the window stays in a core's cache while mixing enough).
+    fn window(&self) -> u64 {
+        (2 * (self.and + self.xor).div_ceil(self.depth.max(1))).max(4096)
+    }
+
+    /// The input wires that level `l`'s first AND gates read, one each.
+    fn input_slice(&self, l: u64) -> std::ops::Range<u64> {
+        let n = 2 * self.inputs;
+        (l - 1) * n / self.depth..l * n / self.depth
+    }
 }
 
 /// SplitMix64, the generator of the wire choices.
@@ -190,6 +211,15 @@ impl SplitMix64 {
             r
         }
     }
+
+    /// A number in `lo..hi` other than `a` (which may lie outside the range).
+    fn in_window(&mut self, lo: u64, hi: u64, a: u64) -> u64 {
+        if (lo..hi).contains(&a) {
+            lo + self.below_except(hi - lo, a - lo)
+        } else {
+            lo + self.below(hi - lo)
+        }
+    }
 }
 
 fn build(params: &Params) -> Circuit {
@@ -197,13 +227,14 @@ fn build(params: &Params) -> Circuit {
     let mut rng = SplitMix64::seeded(&shape);
     let mut gates: Vec<Gate> = Vec::with_capacity((shape.and + shape.xor) as usize);
     let w = |x: u64| x as WireId;
+    let window = shape.window();
     // The next wire to write.
     let mut next = 2 * shape.inputs;
     let xor_gates =
         |gates: &mut Vec<Gate>, rng: &mut SplitMix64, next: &mut u64, from: u64, n: u64| {
             for _ in 0..n {
                 let a = from + rng.below(*next - from);
-                let b = rng.below_except(*next, a);
+                let b = rng.in_window(next.saturating_sub(window), *next, a);
                 gates.push(Gate::Xor {
                     a: w(a),
                     b: w(b),
@@ -213,15 +244,20 @@ fn build(params: &Params) -> Circuit {
             }
         };
     if shape.depth == 0 {
-        xor_gates(&mut gates, &mut rng, &mut next, 0, shape.xor);
+        let from = next.saturating_sub(window);
+        xor_gates(&mut gates, &mut rng, &mut next, from, shape.xor);
     }
     // The wires of the previous level.
     let mut prev = 0..next;
     for l in 1..=shape.depth {
         let start = next;
-        for _ in 0..Shape::share(shape.and, l, shape.depth) {
+        let slice = shape.input_slice(l);
+        for k in 0..Shape::share(shape.and, l, shape.depth) {
             let a = prev.start + rng.below(prev.end - prev.start);
-            let b = rng.below_except(start, a);
+            let b = match slice.start + k {
+                input if input < slice.end && input != a => input,
+                _ => rng.in_window(start.saturating_sub(window), start, a),
+            };
             gates.push(Gate::And {
                 a: w(a),
                 b: w(b),
@@ -269,18 +305,31 @@ fn reference(params: &Params, garbler: &str, evaluator: &str) -> String {
     value.extend(hex_to_bits(evaluator, n_inputs, BitOrder::MsbFirst).expect("evaluator input"));
 
     let mut rng = SplitMix64::seeded(&shape);
-    // Picks a wire in lo..hi, then one in 0..all other than the first.
-    let mut pick = |lo: usize, hi: usize, all: usize| -> (usize, usize) {
+    let window = shape.window() as usize;
+    // The first input in `lo..hi`, then the second among the last `window` wires before
+    // `end` other than the first (or the given input wire, if it is not the first).
+    let mut pick = |lo: usize, hi: usize, end: usize, input: Option<usize>| -> (usize, usize) {
         let first = lo + rng.below((hi - lo) as u64) as usize;
-        let mut second = rng.below(all as u64 - 1) as usize;
-        if second >= first {
-            second += 1;
+        if let Some(i) = input.filter(|&i| i != first) {
+            return (first, i);
         }
+        let from = end.saturating_sub(window);
+        let second = if (from..end).contains(&first) {
+            let r = from + rng.below((end - from - 1) as u64) as usize;
+            if r >= first {
+                r + 1
+            } else {
+                r
+            }
+        } else {
+            from + rng.below((end - from) as u64) as usize
+        };
         (first, second)
     };
     if shape.depth == 0 {
+        let from = value.len().saturating_sub(window);
         for _ in 0..shape.xor {
-            let (x, y) = pick(0, value.len(), value.len());
+            let (x, y) = pick(from, value.len(), value.len(), None);
             value.push(value[x] ^ value[y]);
         }
     }
@@ -290,12 +339,15 @@ fn reference(params: &Params, garbler: &str, evaluator: &str) -> String {
         let ands_through = l * shape.and / shape.depth;
         let xors_through = l * shape.xor / shape.depth;
         let start = value.len();
-        for _ in ands_before..ands_through {
-            let (x, y) = pick(level_start, level_end, start);
+        let inputs = shape.input_slice(l);
+        for k in 0..(ands_through - ands_before) as usize {
+            let input = (inputs.start as usize + k < inputs.end as usize)
+                .then_some(inputs.start as usize + k);
+            let (x, y) = pick(level_start, level_end, start, input);
             value.push(value[x] & value[y]);
         }
         for _ in xors_before..xors_through {
-            let (x, y) = pick(start, value.len(), value.len());
+            let (x, y) = pick(start, value.len(), value.len(), None);
             value.push(value[x] ^ value[y]);
         }
         (level_start, level_end) = (start, value.len());

@@ -1,0 +1,208 @@
+//! `transputation garble-bench`: garbling and evaluation speed of a scheme on one thread.
+//!
+//! Garbling is timed alone, streaming its tables into a reused buffer. Evaluation is timed
+//! alone too: the circuit is garbled again batch by batch and only the evaluator's work on
+//! each batch is timed. Memory therefore stays at the wire labels plus one batch, as in a
+//! real session. The decoded output is checked against plain evaluation.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use clap::Args;
+use rand::{Rng, SeedableRng};
+use serde_json::json;
+use transputation_circuits::{library, Stats};
+use transputation_garble::aes::Backend;
+use transputation_garble::{decode, prg::Prg, Block, Scheme};
+
+use crate::report::{peak_rss_bytes, table, thousands};
+
+/// Bytes of tables per garbling batch.
+const BATCH_BYTES: usize = 1 << 18;
+
+#[derive(Args, Debug)]
+pub struct GarbleBenchArgs {
+    /// The circuit: a file or a built-in (see `circuit list`).
+    #[arg(long)]
+    circuit: String,
+    /// The garbling scheme: prf, circular or ideal (aliases glnp15, half-gates-rekeyed,
+    /// half-gates-fixed-key, justgarble).
+    #[arg(long, value_parser = parse_scheme)]
+    scheme: Scheme,
+    /// The AES implementation (default: the fastest this CPU has).
+    #[arg(long, value_parser = parse_backend)]
+    backend: Option<Backend>,
+    /// Garble and evaluate this many times and report the fastest run.
+    #[arg(long, default_value_t = 3)]
+    repeat: u32,
+    /// Print JSON (keys: and_gates, xor_gates, garble_ns_per_and, eval_ns_per_and,
+    /// table_bytes, mask_bytes, peak_rss_bytes, ...).
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_scheme(s: &str) -> Result<Scheme, String> {
+    s.parse()
+}
+
+fn parse_backend(s: &str) -> Result<Backend, String> {
+    Backend::available()
+        .into_iter()
+        .find(|b| b.name() == s)
+        .ok_or_else(|| {
+            let names: Vec<&str> = Backend::available().iter().map(|b| b.name()).collect();
+            format!(
+                "AES backend '{s}' is not available on this CPU (available: {})",
+                names.join(", ")
+            )
+        })
+}
+
+pub fn run(args: GarbleBenchArgs) -> Result<()> {
+    let circuit = library::load(&args.circuit)?;
+    let stats = Stats::of(&circuit);
+    let backend = args.backend.unwrap_or_else(Backend::detect);
+    let scheme = args.scheme;
+    let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(1);
+    let inputs: Vec<bool> = (0..circuit.n_inputs()).map(|_| rng.gen()).collect();
+    let want = circuit.eval_bits(&inputs);
+
+    let (mut best_garble, mut best_eval) = (Duration::MAX, Duration::MAX);
+    let mut bytes = 0u64;
+    // One buffer for every run, as a session reuses its send buffer.
+    let mut buf = Vec::with_capacity(BATCH_BYTES + 64);
+    for run in 0..args.repeat.max(1) {
+        let seed = Block(u128::from(run) + 1);
+        // Garbling alone.
+        let mut prg = Prg::new(seed);
+        let start = Instant::now();
+        let mut garbler = scheme.garbler(&circuit, &mut prg, backend);
+        bytes = 0;
+        loop {
+            buf.clear();
+            let more = garbler.garble(&mut buf, BATCH_BYTES);
+            bytes += buf.len() as u64;
+            if !more {
+                break;
+            }
+        }
+        best_garble = best_garble.min(start.elapsed());
+        drop(garbler);
+
+        // Evaluation alone: garble again (same seed), time only the evaluator.
+        let mut prg = Prg::new(seed);
+        let mut garbler = scheme.garbler(&circuit, &mut prg, backend);
+        let labels: Vec<Block> = inputs
+            .iter()
+            .enumerate()
+            .map(|(w, &v)| garbler.input_labels(w as u32)[usize::from(v)])
+            .collect();
+        let mut eval_time = Duration::ZERO;
+        let start = Instant::now();
+        let mut evaluator = scheme.evaluator(&circuit, &labels, backend);
+        eval_time += start.elapsed();
+        loop {
+            buf.clear();
+            let more = garbler.garble(&mut buf, BATCH_BYTES);
+            let start = Instant::now();
+            let used = evaluator.feed(&buf)?;
+            eval_time += start.elapsed();
+            if used != buf.len() {
+                bail!("the evaluator left {} bytes of a batch", buf.len() - used);
+            }
+            if !more {
+                break;
+            }
+        }
+        best_eval = best_eval.min(eval_time);
+        let out = decode(&evaluator.output_labels()?, &garbler.decoding());
+        if out != want {
+            bail!(
+                "{scheme} on {}: the garbled output differs from plain evaluation",
+                args.circuit
+            );
+        }
+    }
+
+    let per_and = |d: Duration| {
+        if stats.and == 0 {
+            0.0
+        } else {
+            d.as_nanos() as f64 / stats.and as f64
+        }
+    };
+    let table_bytes = scheme.table_bytes(&stats);
+    let mask_bytes = scheme.mask_bytes(&stats);
+    if bytes != table_bytes + mask_bytes {
+        bail!("{bytes} bytes garbled, expected {table_bytes} + {mask_bytes} mask bytes");
+    }
+    let rss = peak_rss_bytes();
+    if args.json {
+        let v = json!({
+            "circuit": args.circuit,
+            "scheme": scheme.name(),
+            "backend": backend.name(),
+            "and_gates": stats.and,
+            "xor_gates": stats.xor,
+            "inv_gates": stats.inv,
+            "garble_ns_per_and": per_and(best_garble),
+            "eval_ns_per_and": per_and(best_eval),
+            "garble_ms": best_garble.as_secs_f64() * 1e3,
+            "eval_ms": best_eval.as_secs_f64() * 1e3,
+            "table_bytes": table_bytes,
+            "mask_bytes": mask_bytes,
+            "peak_rss_bytes": rss,
+            "runs": args.repeat.max(1),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    let rows = vec![
+        vec!["circuit".into(), args.circuit.clone()],
+        vec![
+            "scheme / AES".into(),
+            format!("{} / {}", scheme.name(), backend.name()),
+        ],
+        vec![
+            "AND / XOR / INV gates".into(),
+            format!(
+                "{} / {} / {}",
+                thousands(stats.and),
+                thousands(stats.xor),
+                thousands(stats.inv)
+            ),
+        ],
+        vec![
+            "garble".into(),
+            format!(
+                "{:.2} ns per AND ({:.1} ms)",
+                per_and(best_garble),
+                best_garble.as_secs_f64() * 1e3
+            ),
+        ],
+        vec![
+            "evaluate".into(),
+            format!(
+                "{:.2} ns per AND ({:.1} ms)",
+                per_and(best_eval),
+                best_eval.as_secs_f64() * 1e3
+            ),
+        ],
+        vec![
+            "table bytes (+ mask bytes)".into(),
+            format!("{} (+ {})", thousands(table_bytes), thousands(mask_bytes)),
+        ],
+        vec![
+            "peak memory".into(),
+            rss.map_or("unknown".into(), |r| {
+                format!("{:.1} MiB", r as f64 / 1048576.0)
+            }),
+        ],
+    ];
+    print!("{}", table(&["", ""], &rows));
+    println!(
+        "(fastest of {} runs; output checked against plain evaluation)",
+        args.repeat.max(1)
+    );
+    Ok(())
+}
