@@ -1,0 +1,143 @@
+//! Determinism (GARBLING.md §5.7): the same seed gives the same input labels, tables and
+//! decoding bits, however the garbler is driven (batch target) and however the evaluator is
+//! fed (piece size); a different seed gives different ones.
+
+mod common;
+
+use common::{evaluate, garble, lanes};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha12Rng;
+use transputation_circuits::{library, Circuit, Gate};
+use transputation_garble::{decode, Scheme};
+
+fn circuits() -> Vec<(&'static str, Circuit)> {
+    vec![
+        ("aes128", library::load("aes128").unwrap()),
+        ("lanes", lanes(40)),
+    ]
+}
+
+#[test]
+fn same_seed_same_garbling_for_any_batch_target() {
+    for scheme in Scheme::ALL {
+        for (name, c) in circuits() {
+            let base = garble(scheme, &c, 42, 1 << 20);
+            for target in [1, 16, 33, 97, 4096] {
+                let again = garble(scheme, &c, 42, target);
+                let what = format!("{scheme} {name} target {target}");
+                assert_eq!(again.inputs, base.inputs, "{what}: input labels");
+                assert_eq!(again.stream, base.stream, "{what}: tables");
+                assert_eq!(again.decoding, base.decoding, "{what}: decoding");
+            }
+        }
+    }
+}
+
+#[test]
+fn different_seed_different_garbling() {
+    for scheme in Scheme::ALL {
+        let c = library::load("aes128").unwrap();
+        let (a, b) = (
+            garble(scheme, &c, 1, 1 << 20),
+            garble(scheme, &c, 2, 1 << 20),
+        );
+        assert_eq!(a.stream.len(), b.stream.len());
+        let same_inputs = a.inputs.iter().zip(&b.inputs).filter(|(x, y)| x == y);
+        assert_eq!(same_inputs.count(), 0, "{scheme}");
+        let same_blocks = a
+            .stream
+            .chunks(16)
+            .zip(b.stream.chunks(16))
+            .filter(|(x, y)| x == y);
+        assert_eq!(same_blocks.count(), 0, "{scheme}");
+        assert_ne!(a.decoding, b.decoding, "{scheme}");
+    }
+}
+
+#[test]
+fn evaluation_does_not_depend_on_piece_sizes() {
+    let mut rng = ChaCha12Rng::seed_from_u64(5);
+    for scheme in Scheme::ALL {
+        for (name, c) in circuits() {
+            let gc = garble(scheme, &c, 9, 1000);
+            let x: Vec<bool> = (0..c.n_inputs()).map(|_| rng.gen()).collect();
+            let labels = gc.encode(&x);
+            let base = evaluate(scheme, &c, &labels, &gc.stream, 1 << 20).unwrap();
+            assert_eq!(
+                decode(&base, &gc.decoding),
+                c.eval_bits(&x),
+                "{scheme} {name}"
+            );
+            for piece in [1, 2, 16, 31, 33, 4095] {
+                let out = evaluate(scheme, &c, &labels, &gc.stream, piece).unwrap();
+                assert_eq!(out, base, "{scheme} {name} piece {piece}");
+            }
+        }
+    }
+}
+
+/// `AND(x, x)` and `AND(x, NOT x)` gates (which `prf` garbles without cryptography, drawing
+/// fresh labels for the second kind) between ordinary AND gates.
+fn degenerate() -> Circuit {
+    let mut gates = Vec::new();
+    let mut outs = Vec::new();
+    let mut next = 8;
+    for i in 0..4 {
+        let (a, b) = (i, 4 + i);
+        gates.push(Gate::And { a, b, out: next });
+        gates.push(Gate::Inv { a, out: next + 1 });
+        gates.push(Gate::And {
+            a,
+            b: next + 1,
+            out: next + 2,
+        });
+        gates.push(Gate::And {
+            a: b,
+            b,
+            out: next + 3,
+        });
+        gates.push(Gate::Xor {
+            a: next + 2,
+            b: next,
+            out: next + 4,
+        });
+        outs.extend([next + 2, next + 3, next + 4]);
+        next += 5;
+    }
+    common::circuit(8, gates, outs)
+}
+
+#[test]
+fn same_seed_same_garbling_with_degenerate_gates() {
+    // With the same batch target, degenerate gates are garbled deterministically.
+    let c = degenerate();
+    for scheme in Scheme::ALL {
+        for target in [1, 1 << 20] {
+            let (a, b) = (garble(scheme, &c, 8, target), garble(scheme, &c, 8, target));
+            assert_eq!(a.stream, b.stream, "{scheme} target {target}");
+            assert_eq!(a.decoding, b.decoding, "{scheme} target {target}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "known defect: prf draws fresh labels of AND(a, NOT a) while queuing but πc of \
+            ordinary AND gates while flushing, from one PRG, so the batch target changes \
+            the garbling (see the test report)"]
+fn degenerate_gates_do_not_depend_on_batch_target() {
+    let c = degenerate();
+    for scheme in Scheme::ALL {
+        let base = garble(scheme, &c, 8, 1 << 20);
+        let small = garble(scheme, &c, 8, 1);
+        let first_diff = small
+            .stream
+            .iter()
+            .zip(&base.stream)
+            .position(|(x, y)| x != y);
+        assert_eq!(
+            first_diff, None,
+            "{scheme}: tables differ from this byte on"
+        );
+        assert_eq!(small.decoding, base.decoding, "{scheme}");
+    }
+}
