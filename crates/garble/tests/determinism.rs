@@ -121,9 +121,6 @@ fn same_seed_same_garbling_with_degenerate_gates() {
 }
 
 #[test]
-#[ignore = "known defect: prf draws fresh labels of AND(a, NOT a) while queuing but πc of \
-            ordinary AND gates while flushing, from one PRG, so the batch target changes \
-            the garbling (see the test report)"]
 fn degenerate_gates_do_not_depend_on_batch_target() {
     let c = degenerate();
     for scheme in Scheme::ALL {

@@ -18,7 +18,9 @@
 //! # Call order
 //! Garbler: [`Garble::input_labels`] for the input wires at any time, then
 //! [`Garble::garble`] until it returns `false`, then [`Garble::decoding`]. Evaluator: `feed`
-//! until every gate is done ([`Evaluate::gates_done`]), then [`Evaluate::output_labels`];
+//! until every gate is done ([`Evaluate::gates_done`]), then [`Evaluate::output_labels`].
+//! A circuit without tables (no AND gate under half gates) is finished by one `feed(&[])`,
+//! so a driver calls `feed` once after the last bytes even if none arrived;
 //! [`decode`] turns output labels and decoding bits into output bits.
 
 pub mod half_gates;
