@@ -15,14 +15,15 @@
 //! `j' = 2n + 2` (the counter of mpz's TCCR profile, GARBLING.md §3.7): no tweak repeats in a
 //! session, which the security of both hashes requires (§2.7, §3.8).
 //!
-//! Gates are processed in circuit order, but the hashes of AND gates are computed in batches:
-//! an AND gate is queued until a later gate reads its output, the batch is full, or the
-//! garbled bytes reach the caller's target. Batching changes when hashes are computed, never
-//! which, so garbler and evaluator need not batch alike.
+//! Tables are written in circuit order, but the hashes of AND gates are computed in batches
+//! of independent gates planned over windows of the circuit ([`super::waves`]). Batching
+//! changes when hashes are computed, never which, so garbler and evaluator need not batch
+//! alike.
 
 use transputation_circuits::{Circuit, Gate, WireId};
 
-use super::{EvalError, Evaluate, Garble, Pending, HALF_GATES_AND_BYTES, MAX_BATCH};
+use super::waves::{Plan, Planner, WINDOW};
+use super::{EvalError, Evaluate, Garble, HALF_GATES_AND_BYTES};
 use crate::aes::{encrypt_under_keys, Backend, FixedKeyAes};
 use crate::block::Block;
 use crate::prg::Prg;
@@ -119,14 +120,6 @@ pub fn eval_and(a: Block, b: Block, ha: Block, hb: Block, tg: Block, te: Block) 
     wg ^ we
 }
 
-/// A queued AND gate of the garbler.
-struct GarbleJob {
-    out: WireId,
-    a0: Block,
-    b0: Block,
-    table_pos: usize,
-}
-
 /// The half-gates garbler over any [`HalfGateHash`].
 pub struct HalfGatesGarbler<'c, H> {
     circuit: &'c Circuit,
@@ -136,8 +129,10 @@ pub struct HalfGatesGarbler<'c, H> {
     zero: Vec<Block>,
     next_gate: usize,
     and_count: u64,
-    pending: Pending,
-    jobs: Vec<GarbleJob>,
+    planner: Planner,
+    plan: Plan,
+    /// The AND index (tweak counter) of each gate of the window, by position.
+    and_index: Vec<u64>,
     xs: Vec<Block>,
     tweaks: Vec<u64>,
     hashes: Vec<Block>,
@@ -156,11 +151,12 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             zero,
             next_gate: 0,
             and_count: 0,
-            pending: Pending::new(circuit.num_wires()),
-            jobs: Vec::with_capacity(MAX_BATCH),
-            xs: Vec::with_capacity(4 * MAX_BATCH),
-            tweaks: Vec::with_capacity(4 * MAX_BATCH),
-            hashes: Vec::with_capacity(4 * MAX_BATCH),
+            planner: Planner::new(circuit.num_wires()),
+            plan: Plan::default(),
+            and_index: Vec::with_capacity(WINDOW),
+            xs: Vec::new(),
+            tweaks: Vec::new(),
+            hashes: Vec::new(),
         }
     }
 
@@ -169,30 +165,57 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
         self.delta
     }
 
-    fn flush(&mut self, out: &mut [u8]) {
-        if self.jobs.is_empty() {
+    /// Garbles the AND gates `order[range]` of the current window in one batch.
+    fn and_batch(&mut self, range: std::ops::Range<usize>, window: &mut [u8]) {
+        if range.is_empty() {
             return;
         }
+        let gates = self.circuit.gates();
+        let first = self.next_gate;
         self.xs.clear();
         self.tweaks.clear();
-        let first = self.and_count - self.jobs.len() as u64;
-        for (i, job) in self.jobs.iter().enumerate() {
-            let n = first + i as u64;
+        for &gi in &self.plan.order[range.clone()] {
+            let Gate::And { a, b, .. } = gates[gi as usize] else {
+                unreachable!("only AND gates are crypto gates")
+            };
+            let (a0, b0) = (self.zero[a as usize], self.zero[b as usize]);
+            let n = self.and_index[gi as usize - first];
             let (j, j2) = (2 * n + 1, 2 * n + 2);
             self.xs
-                .extend_from_slice(&[job.a0, job.a0 ^ self.delta, job.b0, job.b0 ^ self.delta]);
+                .extend_from_slice(&[a0, a0 ^ self.delta, b0, b0 ^ self.delta]);
             self.tweaks.extend_from_slice(&[j, j, j2, j2]);
         }
         self.hashes.resize(self.xs.len(), Block::ZERO);
         self.hash.hash(&self.xs, &self.tweaks, &mut self.hashes);
-        for (job, h) in self.jobs.iter().zip(self.hashes.chunks_exact(4)) {
-            let (tg, te, c0) = garble_and(job.a0, job.b0, self.delta, [h[0], h[1], h[2], h[3]]);
-            out[job.table_pos..job.table_pos + 16].copy_from_slice(&tg.to_bytes());
-            out[job.table_pos + 16..job.table_pos + 32].copy_from_slice(&te.to_bytes());
-            self.zero[job.out as usize] = c0;
+        for (&gi, h) in self.plan.order[range]
+            .iter()
+            .zip(self.hashes.chunks_exact(4))
+        {
+            let Gate::And { a, b, out } = gates[gi as usize] else {
+                unreachable!("only AND gates are crypto gates")
+            };
+            let (a0, b0) = (self.zero[a as usize], self.zero[b as usize]);
+            let (tg, te, c0) = garble_and(a0, b0, self.delta, [h[0], h[1], h[2], h[3]]);
+            let pos = self.plan.offsets[gi as usize - first];
+            window[pos..pos + 16].copy_from_slice(&tg.to_bytes());
+            window[pos + 16..pos + 32].copy_from_slice(&te.to_bytes());
+            self.zero[out as usize] = c0;
         }
-        self.jobs.clear();
-        self.pending.clear();
+    }
+
+    fn free_gates(&mut self, range: std::ops::Range<usize>) {
+        let gates = self.circuit.gates();
+        for &gi in &self.plan.order[range] {
+            match gates[gi as usize] {
+                Gate::Xor { a, b, out } => {
+                    self.zero[out as usize] = self.zero[a as usize] ^ self.zero[b as usize];
+                }
+                Gate::Inv { a, out } => {
+                    self.zero[out as usize] = self.zero[a as usize] ^ self.delta;
+                }
+                Gate::And { .. } => unreachable!("AND gates are crypto gates"),
+            }
+        }
     }
 }
 
@@ -206,36 +229,35 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
         let gates = self.circuit.gates();
         let start = out.len();
         while self.next_gate < gates.len() && out.len() - start < target {
-            let gate = gates[self.next_gate];
-            let (a, b) = gate.inputs();
-            if self.pending.any(a, b) {
-                self.flush(&mut out[start..]);
+            let and_index = &mut self.and_index;
+            and_index.clear();
+            let mut n = self.and_count;
+            self.planner.plan(
+                gates,
+                self.next_gate,
+                |_, g| {
+                    and_index.push(n);
+                    Some(if is_and(g) {
+                        n += 1;
+                        HALF_GATES_AND_BYTES
+                    } else {
+                        0
+                    })
+                },
+                is_and,
+                &mut self.plan,
+            );
+            self.and_count = n;
+            let base = out.len();
+            out.resize(base + self.plan.bytes(), 0);
+            for k in 0..self.plan.waves.len() {
+                let (crypto, free_end) = self.plan.waves[k].clone();
+                let free = crypto.end..free_end;
+                self.and_batch(crypto, &mut out[base..]);
+                self.free_gates(free);
             }
-            match gate {
-                Gate::Xor { a, b, out: c } => {
-                    self.zero[c as usize] = self.zero[a as usize] ^ self.zero[b as usize];
-                }
-                Gate::Inv { a, out: c } => {
-                    self.zero[c as usize] = self.zero[a as usize] ^ self.delta;
-                }
-                Gate::And { a, b, out: c } => {
-                    self.jobs.push(GarbleJob {
-                        out: c,
-                        a0: self.zero[a as usize],
-                        b0: self.zero[b as usize],
-                        table_pos: out.len() - start,
-                    });
-                    out.resize(out.len() + HALF_GATES_AND_BYTES, 0);
-                    self.and_count += 1;
-                    self.pending.mark(c);
-                    if self.jobs.len() == MAX_BATCH {
-                        self.flush(&mut out[start..]);
-                    }
-                }
-            }
-            self.next_gate += 1;
+            self.next_gate += self.plan.order.len();
         }
-        self.flush(&mut out[start..]);
         self.next_gate < gates.len()
     }
 
@@ -253,13 +275,8 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
     }
 }
 
-/// A queued AND gate of the evaluator.
-struct EvalJob {
-    out: WireId,
-    a: Block,
-    b: Block,
-    tg: Block,
-    te: Block,
+fn is_and(g: &Gate) -> bool {
+    matches!(g, Gate::And { .. })
 }
 
 /// The half-gates evaluator over any [`HalfGateHash`].
@@ -269,8 +286,9 @@ pub struct HalfGatesEvaluator<'c, H> {
     labels: Vec<Block>,
     next_gate: usize,
     and_count: u64,
-    pending: Pending,
-    jobs: Vec<EvalJob>,
+    planner: Planner,
+    plan: Plan,
+    and_index: Vec<u64>,
     xs: Vec<Block>,
     tweaks: Vec<u64>,
     hashes: Vec<Block>,
@@ -288,33 +306,63 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
             labels,
             next_gate: 0,
             and_count: 0,
-            pending: Pending::new(circuit.num_wires()),
-            jobs: Vec::with_capacity(MAX_BATCH),
-            xs: Vec::with_capacity(2 * MAX_BATCH),
-            tweaks: Vec::with_capacity(2 * MAX_BATCH),
-            hashes: Vec::with_capacity(2 * MAX_BATCH),
+            planner: Planner::new(circuit.num_wires()),
+            plan: Plan::default(),
+            and_index: Vec::with_capacity(WINDOW),
+            xs: Vec::new(),
+            tweaks: Vec::new(),
+            hashes: Vec::new(),
         }
     }
 
-    fn flush(&mut self) {
-        if self.jobs.is_empty() {
+    /// Evaluates the AND gates `order[range]` of the current window in one batch.
+    fn and_batch(&mut self, range: std::ops::Range<usize>, window: &[u8]) {
+        if range.is_empty() {
             return;
         }
+        let gates = self.circuit.gates();
+        let first = self.next_gate;
         self.xs.clear();
         self.tweaks.clear();
-        let first = self.and_count - self.jobs.len() as u64;
-        for (i, job) in self.jobs.iter().enumerate() {
-            let n = first + i as u64;
-            self.xs.extend_from_slice(&[job.a, job.b]);
+        for &gi in &self.plan.order[range.clone()] {
+            let Gate::And { a, b, .. } = gates[gi as usize] else {
+                unreachable!("only AND gates are crypto gates")
+            };
+            let n = self.and_index[gi as usize - first];
+            self.xs
+                .extend_from_slice(&[self.labels[a as usize], self.labels[b as usize]]);
             self.tweaks.extend_from_slice(&[2 * n + 1, 2 * n + 2]);
         }
         self.hashes.resize(self.xs.len(), Block::ZERO);
         self.hash.hash(&self.xs, &self.tweaks, &mut self.hashes);
-        for (job, h) in self.jobs.iter().zip(self.hashes.chunks_exact(2)) {
-            self.labels[job.out as usize] = eval_and(job.a, job.b, h[0], h[1], job.tg, job.te);
+        for (&gi, h) in self.plan.order[range]
+            .iter()
+            .zip(self.hashes.chunks_exact(2))
+        {
+            let Gate::And { a, b, out } = gates[gi as usize] else {
+                unreachable!("only AND gates are crypto gates")
+            };
+            let pos = self.plan.offsets[gi as usize - first];
+            let (tg, te) = (
+                Block::read(&window[pos..pos + 16]),
+                Block::read(&window[pos + 16..pos + 32]),
+            );
+            let (la, lb) = (self.labels[a as usize], self.labels[b as usize]);
+            self.labels[out as usize] = eval_and(la, lb, h[0], h[1], tg, te);
         }
-        self.jobs.clear();
-        self.pending.clear();
+    }
+
+    fn free_gates(&mut self, range: std::ops::Range<usize>) {
+        let gates = self.circuit.gates();
+        for &gi in &self.plan.order[range] {
+            match gates[gi as usize] {
+                Gate::Xor { a, b, out } => {
+                    self.labels[out as usize] = self.labels[a as usize] ^ self.labels[b as usize];
+                }
+                Gate::Inv { a, out } => self.labels[out as usize] = self.labels[a as usize],
+                Gate::And { .. } => unreachable!("AND gates are crypto gates"),
+            }
+        }
     }
 }
 
@@ -323,38 +371,41 @@ impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
         let gates = self.circuit.gates();
         let mut used = 0;
         while self.next_gate < gates.len() {
-            let gate = gates[self.next_gate];
-            let (a, b) = gate.inputs();
-            if self.pending.any(a, b) {
-                self.flush();
-            }
-            match gate {
-                Gate::Xor { a, b, out } => {
-                    self.labels[out as usize] = self.labels[a as usize] ^ self.labels[b as usize];
-                }
-                Gate::Inv { a, out } => self.labels[out as usize] = self.labels[a as usize],
-                Gate::And { a, b, out } => {
-                    let Some(table) = bytes.get(used..used + HALF_GATES_AND_BYTES) else {
-                        break;
-                    };
-                    self.jobs.push(EvalJob {
-                        out,
-                        a: self.labels[a as usize],
-                        b: self.labels[b as usize],
-                        tg: Block::read(&table[..16]),
-                        te: Block::read(&table[16..]),
-                    });
-                    used += HALF_GATES_AND_BYTES;
-                    self.and_count += 1;
-                    self.pending.mark(out);
-                    if self.jobs.len() == MAX_BATCH {
-                        self.flush();
+            let available = bytes.len() - used;
+            let and_index = &mut self.and_index;
+            and_index.clear();
+            let mut n = self.and_count;
+            let mut taken = 0;
+            self.planner.plan(
+                gates,
+                self.next_gate,
+                |_, g| {
+                    let len = if is_and(g) { HALF_GATES_AND_BYTES } else { 0 };
+                    if taken + len > available {
+                        return None;
                     }
-                }
+                    taken += len;
+                    and_index.push(n);
+                    n += u64::from(is_and(g));
+                    Some(len)
+                },
+                is_and,
+                &mut self.plan,
+            );
+            if self.plan.order.is_empty() {
+                break;
             }
-            self.next_gate += 1;
+            self.and_count = n;
+            let window = &bytes[used..used + self.plan.bytes()];
+            for k in 0..self.plan.waves.len() {
+                let (crypto, free_end) = self.plan.waves[k].clone();
+                let free = crypto.end..free_end;
+                self.and_batch(crypto, window);
+                self.free_gates(free);
+            }
+            used += self.plan.bytes();
+            self.next_gate += self.plan.order.len();
         }
-        self.flush();
         if self.next_gate == gates.len() && used < bytes.len() {
             return Err(EvalError::TrailingBytes {
                 extra: bytes.len() - used,

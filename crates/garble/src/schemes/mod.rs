@@ -25,6 +25,7 @@
 
 pub mod half_gates;
 pub mod prf;
+mod waves;
 
 use std::fmt;
 use std::str::FromStr;
@@ -37,8 +38,6 @@ use crate::prg::Prg;
 
 /// Bytes of an AND gate's table in the half-gates schemes.
 pub(crate) const HALF_GATES_AND_BYTES: usize = 32;
-/// AND gates whose hashes are computed together, at most.
-pub(crate) const MAX_BATCH: usize = 128;
 
 /// A garbling scheme, named by the assumption it needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -216,38 +215,4 @@ pub fn decode(labels: &[Block], decoding: &[bool]) -> Vec<bool> {
         .zip(decoding)
         .map(|(l, &d)| l.lsb() ^ d)
         .collect()
-}
-
-/// Wires whose labels are still being computed in the current batch.
-pub(crate) struct Pending {
-    flags: Vec<bool>,
-    wires: Vec<WireId>,
-}
-
-impl Pending {
-    pub(crate) fn new(wires: u32) -> Pending {
-        Pending {
-            flags: vec![false; wires as usize],
-            wires: Vec::with_capacity(2 * MAX_BATCH),
-        }
-    }
-
-    /// Whether `a` or `b` is pending.
-    #[inline(always)]
-    pub(crate) fn any(&self, a: WireId, b: Option<WireId>) -> bool {
-        self.flags[a as usize] || b.is_some_and(|b| self.flags[b as usize])
-    }
-
-    #[inline(always)]
-    pub(crate) fn mark(&mut self, w: WireId) {
-        self.flags[w as usize] = true;
-        self.wires.push(w);
-    }
-
-    pub(crate) fn clear(&mut self) {
-        for &w in &self.wires {
-            self.flags[w as usize] = false;
-        }
-        self.wires.clear();
-    }
 }

@@ -25,7 +25,8 @@
 use rand::RngCore;
 use transputation_circuits::{Circuit, Gate, WireId};
 
-use super::{EvalError, Evaluate, Garble, Pending, MAX_BATCH};
+use super::waves::{Plan, Planner, WINDOW};
+use super::{EvalError, Evaluate, Garble};
 use crate::aes::{encrypt_under_keys, Backend};
 use crate::block::Block;
 use crate::prg::Prg;
@@ -142,25 +143,111 @@ fn mask_byte_first(n: u64) -> bool {
     n % 2 == 0
 }
 
-enum GarbleJob {
-    And {
-        gate: u64,
-        a: WireId,
-        b: WireId,
-        out: WireId,
-        pos: usize,
-        mask_pos: usize,
-        high: bool,
-        /// The output's permute bit, drawn in gate order so that batching cannot change it.
-        pc: bool,
-    },
-    Xor {
-        gate: u64,
-        a: WireId,
-        b: WireId,
-        out: WireId,
-        pos: usize,
-    },
+/// Bytes of a gate in the stream, given the number of AND gates before it.
+fn table_len(gate: &Gate, ands_before: u64) -> usize {
+    match gate {
+        Gate::And { .. } => AND_BYTES + usize::from(mask_byte_first(ands_before)),
+        Gate::Xor { .. } => XOR_BYTES,
+        Gate::Inv { .. } => 0,
+    }
+}
+
+/// Where an AND gate of the window finds its mask nibble.
+#[derive(Clone, Copy)]
+struct MaskSlot {
+    /// Offset of the mask byte in the window, or `None` for the second gate of a pair whose
+    /// first gate was in an earlier window.
+    byte: Option<usize>,
+    /// Whether the nibble is the high one.
+    high: bool,
+}
+
+/// Per-window bookkeeping shared by garbler and evaluator: the planner and, for each gate
+/// of the window by position, its gate kind for AND gates and its mask slot.
+struct Windows {
+    planner: Planner,
+    plan: Plan,
+    kinds: Vec<AndKind>,
+    masks: Vec<MaskSlot>,
+    and_count: u64,
+    last_even: Option<usize>,
+}
+
+impl Windows {
+    fn new(wires: u32) -> Windows {
+        Windows {
+            planner: Planner::new(wires),
+            plan: Plan::default(),
+            kinds: Vec::with_capacity(WINDOW),
+            masks: Vec::with_capacity(WINDOW),
+            and_count: 0,
+            last_even: None,
+        }
+    }
+
+    /// Plans the next window from `first`; `admit(bytes so far, gate bytes, AND count
+    /// before the gate)` may end it before a gate.
+    fn plan(
+        &mut self,
+        gates: &[Gate],
+        first: usize,
+        roots: &[u32],
+        mut admit: impl FnMut(usize, usize, u64) -> bool,
+    ) {
+        self.kinds.clear();
+        self.masks.clear();
+        let (kinds, masks) = (&mut self.kinds, &mut self.masks);
+        let mut n = self.and_count;
+        let mut taken = 0;
+        let mut last_even = None;
+        let crypto_kinds = |g: &Gate| match *g {
+            Gate::And { a, b, .. } => and_kind(roots, a, b) == AndKind::Normal,
+            Gate::Xor { .. } => true,
+            Gate::Inv { .. } => false,
+        };
+        self.planner.plan(
+            gates,
+            first,
+            |_, g| {
+                let len = table_len(g, n);
+                if !admit(taken, len, n) {
+                    return None;
+                }
+                let (kind, slot) = match *g {
+                    Gate::And { a, b, .. } => {
+                        let high = !mask_byte_first(n);
+                        let byte = if high { last_even } else { Some(taken) };
+                        if !high {
+                            last_even = Some(taken);
+                        }
+                        n += 1;
+                        (and_kind(roots, a, b), MaskSlot { byte, high })
+                    }
+                    _ => (
+                        AndKind::Normal,
+                        MaskSlot {
+                            byte: None,
+                            high: false,
+                        },
+                    ),
+                };
+                kinds.push(kind);
+                masks.push(slot);
+                taken += len;
+                Some(len)
+            },
+            crypto_kinds,
+            &mut self.plan,
+        );
+        self.and_count = n;
+        self.last_even = last_even;
+    }
+
+    /// The table of gate `gi` (window starting at `first`) in `window`: skips the mask byte.
+    fn table_pos(&self, gi: usize, first: usize) -> usize {
+        let p = gi - first;
+        self.plan.offsets[p] + usize::from(self.masks[p].byte == Some(self.plan.offsets[p]))
+    }
 }
 
 /// The `prf` garbler.
@@ -172,10 +259,11 @@ pub struct PrfGarbler<'c> {
     labels: Vec<[Block; 2]>,
     roots: Vec<u32>,
     next_gate: usize,
-    and_count: u64,
-    mask_pos: usize,
-    pending: Pending,
-    jobs: Vec<GarbleJob>,
+    windows: Windows,
+    /// Absolute position in the output of the mask byte of an AND pair split by a window.
+    carried_mask: usize,
+    /// The permute bits `πc` of the window's AND gates, by position, drawn in gate order.
+    pcs: Vec<bool>,
     and_keys: Vec<Block>,
     and_blocks: Vec<Block>,
     xor_keys: Vec<Block>,
@@ -199,14 +287,13 @@ impl<'c> PrfGarbler<'c> {
             labels,
             roots: label_roots(circuit),
             next_gate: 0,
-            and_count: 0,
-            mask_pos: 0,
-            pending: Pending::new(circuit.num_wires()),
-            jobs: Vec::with_capacity(MAX_BATCH),
-            and_keys: Vec::with_capacity(4 * MAX_BATCH),
-            and_blocks: Vec::with_capacity(8 * MAX_BATCH),
-            xor_keys: Vec::with_capacity(4 * MAX_BATCH),
-            xor_blocks: Vec::with_capacity(4 * MAX_BATCH),
+            windows: Windows::new(circuit.num_wires()),
+            carried_mask: 0,
+            pcs: Vec::with_capacity(WINDOW),
+            and_keys: Vec::new(),
+            and_blocks: Vec::new(),
+            xor_keys: Vec::new(),
+            xor_blocks: Vec::new(),
         }
     }
 
@@ -217,40 +304,44 @@ impl<'c> PrfGarbler<'c> {
         l[s ^ usize::from(l[0].lsb())]
     }
 
-    fn flush(&mut self, out: &mut [u8]) {
-        if self.jobs.is_empty() {
+    /// Garbles the crypto gates `order[range]` of the window in one batch; `base` is the
+    /// window's position in `out`.
+    fn crypto_batch(&mut self, range: std::ops::Range<usize>, out: &mut [u8], base: usize) {
+        if range.is_empty() {
             return;
         }
+        let gates = self.circuit.gates();
+        let first = self.next_gate;
         self.and_keys.clear();
         self.and_blocks.clear();
         self.xor_keys.clear();
         self.xor_blocks.clear();
-        for job in &self.jobs {
-            match *job {
-                GarbleJob::And { gate, a, b, .. } => {
+        for &gi in &self.windows.plan.order[range.clone()] {
+            let g = gi as u64;
+            match gates[gi as usize] {
+                Gate::And { a, b, .. } => {
                     for alpha in 0..2 {
                         self.and_keys.push(self.by_signal(a, alpha));
                         let r = 2 * alpha as u32;
                         self.and_blocks
-                            .extend_from_slice(&[blk(gate, r), blk(gate, r + 1)]);
+                            .extend_from_slice(&[blk(g, r), blk(g, r + 1)]);
                     }
                     for beta in 0..2 {
                         self.and_keys.push(self.by_signal(b, beta));
                         let r = beta as u32;
                         self.and_blocks
-                            .extend_from_slice(&[blk(gate, r), blk(gate, 2 + r)]);
+                            .extend_from_slice(&[blk(g, r), blk(g, 2 + r)]);
                     }
                 }
-                GarbleJob::Xor { gate, a, b, .. } => {
-                    for s in 0..2 {
-                        self.xor_keys.push(self.by_signal(a, s));
-                        self.xor_blocks.push(blk(gate, s as u32));
-                    }
-                    for s in 0..2 {
-                        self.xor_keys.push(self.by_signal(b, s));
-                        self.xor_blocks.push(blk(gate, s as u32));
+                Gate::Xor { a, b, .. } => {
+                    for w in [a, b] {
+                        for s in 0..2 {
+                            self.xor_keys.push(self.by_signal(w, s));
+                            self.xor_blocks.push(blk(g, s as u32));
+                        }
                     }
                 }
+                Gate::Inv { .. } => unreachable!("INV gates need no AES"),
             }
         }
         #[cfg(test)]
@@ -260,18 +351,11 @@ impl<'c> PrfGarbler<'c> {
         encrypt_under_keys(self.backend, &self.and_keys, &mut self.and_blocks, 2);
         encrypt_under_keys(self.backend, &self.xor_keys, &mut self.xor_blocks, 1);
         let (mut ia, mut ix) = (0, 0);
-        for job in std::mem::take(&mut self.jobs) {
-            match job {
-                GarbleJob::And {
-                    a,
-                    b,
-                    out: c,
-                    pos,
-                    mask_pos,
-                    high,
-                    pc,
-                    ..
-                } => {
+        for &gi in &self.windows.plan.order[range] {
+            let p = gi as usize - first;
+            let pos = base + self.windows.table_pos(gi as usize, first);
+            match gates[gi as usize] {
+                Gate::And { a, b, out: c } => {
                     let f = &self.and_blocks[8 * ia..8 * ia + 8];
                     ia += 1;
                     let (t1, t2, m, kc) = garble_and(
@@ -279,29 +363,53 @@ impl<'c> PrfGarbler<'c> {
                         self.labels[b as usize],
                         [f[0], f[1], f[2], f[3]],
                         [f[4], f[5], f[6], f[7]],
-                        pc,
+                        self.pcs[p],
                     );
                     out[pos..pos + 16].copy_from_slice(&t1.to_bytes());
                     out[pos + 16..pos + 32].copy_from_slice(&t2.to_bytes());
-                    out[mask_pos] |= if high { m << 4 } else { m };
+                    let slot = self.windows.masks[p];
+                    let byte = slot.byte.map_or(self.carried_mask, |b| base + b);
+                    out[byte] |= if slot.high { m << 4 } else { m };
                     self.labels[c as usize] = kc;
                 }
-                GarbleJob::Xor {
-                    a, b, out: c, pos, ..
-                } => {
+                Gate::Xor { a, b, out: c } => {
                     let f = &self.xor_blocks[4 * ix..4 * ix + 4];
                     ix += 1;
-                    let (pa, pb) = (
-                        self.labels[a as usize][0].lsb(),
-                        self.labels[b as usize][0].lsb(),
-                    );
+                    let pa = self.labels[a as usize][0].lsb();
+                    let pb = self.labels[b as usize][0].lsb();
                     let (t, kc) = garble_xor(pa, pb, [f[0], f[1]], [f[2], f[3]]);
                     out[pos..pos + 16].copy_from_slice(&t.to_bytes());
                     self.labels[c as usize] = kc;
                 }
+                Gate::Inv { .. } => unreachable!("INV gates need no AES"),
             }
         }
-        self.pending.clear();
+    }
+
+    /// The gates `order[range]` that need no AES: INV and degenerate AND gates.
+    fn free_gates(&mut self, range: std::ops::Range<usize>, out: &mut [u8], base: usize) {
+        let gates = self.circuit.gates();
+        let first = self.next_gate;
+        for &gi in &self.windows.plan.order[range] {
+            let p = gi as usize - first;
+            match gates[gi as usize] {
+                Gate::Inv { a, out: c } => {
+                    let [k0, k1] = self.labels[a as usize];
+                    self.labels[c as usize] = [k1, k0];
+                }
+                Gate::And { a, out: c, .. } => match self.windows.kinds[p] {
+                    AndKind::Copy => self.labels[c as usize] = self.labels[a as usize],
+                    AndKind::Zero => {
+                        // The fresh labels were drawn in gate order while planning.
+                        let [k0, _] = self.labels[c as usize];
+                        let pos = base + self.windows.table_pos(gi as usize, first);
+                        out[pos..pos + 16].copy_from_slice(&k0.to_bytes());
+                    }
+                    AndKind::Normal => unreachable!("normal AND gates need AES"),
+                },
+                Gate::Xor { .. } => unreachable!("XOR gates need AES"),
+            }
+        }
     }
 }
 
@@ -313,71 +421,46 @@ impl Garble for PrfGarbler<'_> {
     fn garble(&mut self, out: &mut Vec<u8>, target: usize) -> bool {
         let gates = self.circuit.gates();
         let start = out.len();
-        // A batch ends only after an odd-numbered AND gate, so that a mask byte is complete.
+        // A call ends only after an odd-numbered AND gate, so that its mask byte is complete.
         while self.next_gate < gates.len()
-            && (out.len() - start < target || !mask_byte_first(self.and_count))
+            && (out.len() - start < target || !mask_byte_first(self.windows.and_count))
         {
-            let gate = gates[self.next_gate];
-            let g = self.next_gate as u64;
-            let (a, b) = gate.inputs();
-            if self.pending.any(a, b) {
-                self.flush(&mut out[start..]);
-            }
-            match gate {
-                Gate::Inv { a, out: c } => {
-                    let [k0, k1] = self.labels[a as usize];
-                    self.labels[c as usize] = [k1, k0];
-                }
-                Gate::Xor { a, b, out: c } => {
-                    self.jobs.push(GarbleJob::Xor {
-                        gate: g,
-                        a,
-                        b,
-                        out: c,
-                        pos: out.len() - start,
-                    });
-                    out.resize(out.len() + XOR_BYTES, 0);
-                    self.pending.mark(c);
-                }
-                Gate::And { a, b, out: c } => {
-                    let high = !mask_byte_first(self.and_count);
-                    if !high {
-                        self.mask_pos = out.len() - start;
-                        out.push(0);
-                    }
-                    let pos = out.len() - start;
-                    out.resize(out.len() + AND_BYTES, 0);
-                    self.and_count += 1;
-                    match and_kind(&self.roots, a, b) {
-                        AndKind::Normal => {
-                            self.jobs.push(GarbleJob::And {
-                                gate: g,
-                                a,
-                                b,
-                                out: c,
-                                pos,
-                                mask_pos: self.mask_pos,
-                                high,
-                                pc: self.prg.next_u32() & 1 == 1,
-                            });
-                            self.pending.mark(c);
-                        }
-                        AndKind::Copy => self.labels[c as usize] = self.labels[a as usize],
+            let budget = target.saturating_sub(out.len() - start);
+            self.windows
+                .plan(gates, self.next_gate, &self.roots, |taken, _, n| {
+                    taken < budget || !mask_byte_first(n)
+                });
+            // Randomness in gate order: πc of normal AND gates, fresh labels of constants.
+            self.pcs.clear();
+            for (p, &kind) in self.windows.kinds.iter().enumerate() {
+                let gate = gates[self.next_gate + p];
+                let mut pc = false;
+                if let Gate::And { out: c, .. } = gate {
+                    match kind {
+                        AndKind::Normal => pc = self.prg.next_u32() & 1 == 1,
                         AndKind::Zero => {
                             let k0 = self.prg.block();
                             let k1 = self.prg.block().with_lsb(!k0.lsb());
                             self.labels[c as usize] = [k0, k1];
-                            out[start + pos..start + pos + 16].copy_from_slice(&k0.to_bytes());
                         }
+                        AndKind::Copy => {}
                     }
                 }
+                self.pcs.push(pc);
             }
-            if self.jobs.len() == MAX_BATCH {
-                self.flush(&mut out[start..]);
+            let base = out.len();
+            out.resize(base + self.windows.plan.bytes(), 0);
+            for k in 0..self.windows.plan.waves.len() {
+                let (crypto, free_end) = self.windows.plan.waves[k].clone();
+                let free = crypto.end..free_end;
+                self.crypto_batch(crypto, out, base);
+                self.free_gates(free, out, base);
             }
-            self.next_gate += 1;
+            if let Some(b) = self.windows.last_even {
+                self.carried_mask = base + b;
+            }
+            self.next_gate += self.windows.plan.order.len();
         }
-        self.flush(&mut out[start..]);
         self.next_gate < gates.len()
     }
 
@@ -395,25 +478,6 @@ impl Garble for PrfGarbler<'_> {
     }
 }
 
-enum EvalJob {
-    And {
-        gate: u64,
-        out: WireId,
-        la: Block,
-        lb: Block,
-        t1: Block,
-        t2: Block,
-        m: u8,
-    },
-    Xor {
-        gate: u64,
-        out: WireId,
-        la: Block,
-        lb: Block,
-        t: Block,
-    },
-}
-
 /// The `prf` evaluator.
 pub struct PrfEvaluator<'c> {
     circuit: &'c Circuit,
@@ -421,11 +485,9 @@ pub struct PrfEvaluator<'c> {
     labels: Vec<Block>,
     roots: Vec<u32>,
     next_gate: usize,
-    and_count: u64,
-    /// The high nibble of the last mask byte read, for the next (odd) AND gate.
-    next_mask: u8,
-    pending: Pending,
-    jobs: Vec<EvalJob>,
+    windows: Windows,
+    /// The high nibble of the last mask byte read, for an AND pair split by a window.
+    carried_mask: u8,
     and_keys: Vec<Block>,
     and_blocks: Vec<Block>,
     xor_keys: Vec<Block>,
@@ -444,40 +506,55 @@ impl<'c> PrfEvaluator<'c> {
             labels,
             roots: label_roots(circuit),
             next_gate: 0,
-            and_count: 0,
-            next_mask: 0,
-            pending: Pending::new(circuit.num_wires()),
-            jobs: Vec::with_capacity(MAX_BATCH),
-            and_keys: Vec::with_capacity(2 * MAX_BATCH),
-            and_blocks: Vec::with_capacity(2 * MAX_BATCH),
-            xor_keys: Vec::with_capacity(2 * MAX_BATCH),
-            xor_blocks: Vec::with_capacity(2 * MAX_BATCH),
+            windows: Windows::new(circuit.num_wires()),
+            carried_mask: 0,
+            and_keys: Vec::new(),
+            and_blocks: Vec::new(),
+            xor_keys: Vec::new(),
+            xor_blocks: Vec::new(),
         }
     }
 
-    fn flush(&mut self) {
-        if self.jobs.is_empty() {
+    /// The mask nibble of the AND gate at window position `p`.
+    fn mask(&self, p: usize, window: &[u8]) -> u8 {
+        let slot = self.windows.masks[p];
+        let byte = slot.byte.map_or(self.carried_mask << 4, |b| window[b]);
+        if slot.high {
+            byte >> 4
+        } else {
+            byte & 0xf
+        }
+    }
+
+    /// Evaluates the crypto gates `order[range]` of the window in one batch.
+    fn crypto_batch(&mut self, range: std::ops::Range<usize>, window: &[u8]) {
+        if range.is_empty() {
             return;
         }
+        let gates = self.circuit.gates();
+        let first = self.next_gate;
         self.and_keys.clear();
         self.and_blocks.clear();
         self.xor_keys.clear();
         self.xor_blocks.clear();
-        for job in &self.jobs {
-            match *job {
-                EvalJob::And { gate, la, lb, .. } => {
+        for &gi in &self.windows.plan.order[range.clone()] {
+            let g = gi as u64;
+            match gates[gi as usize] {
+                Gate::And { a, b, .. } => {
+                    let (la, lb) = (self.labels[a as usize], self.labels[b as usize]);
                     let r = 2 * u32::from(la.lsb()) + u32::from(lb.lsb());
                     self.and_keys.extend_from_slice(&[la, lb]);
-                    self.and_blocks
-                        .extend_from_slice(&[blk(gate, r), blk(gate, r)]);
+                    self.and_blocks.extend_from_slice(&[blk(g, r), blk(g, r)]);
                 }
-                EvalJob::Xor { gate, la, lb, .. } => {
+                Gate::Xor { a, b, .. } => {
+                    let (la, lb) = (self.labels[a as usize], self.labels[b as usize]);
                     self.xor_keys.extend_from_slice(&[la, lb]);
                     self.xor_blocks.extend_from_slice(&[
-                        blk(gate, u32::from(la.lsb())),
-                        blk(gate, u32::from(lb.lsb())),
+                        blk(g, u32::from(la.lsb())),
+                        blk(g, u32::from(lb.lsb())),
                     ]);
                 }
+                Gate::Inv { .. } => unreachable!("INV gates need no AES"),
             }
         }
         #[cfg(test)]
@@ -487,30 +564,51 @@ impl<'c> PrfEvaluator<'c> {
         encrypt_under_keys(self.backend, &self.and_keys, &mut self.and_blocks, 1);
         encrypt_under_keys(self.backend, &self.xor_keys, &mut self.xor_blocks, 1);
         let (mut ia, mut ix) = (0, 0);
-        for job in &self.jobs {
-            match *job {
-                EvalJob::And {
-                    out,
-                    la,
-                    lb,
-                    t1,
-                    t2,
-                    m,
-                    ..
-                } => {
+        for &gi in &self.windows.plan.order[range] {
+            let p = gi as usize - first;
+            let pos = self.windows.table_pos(gi as usize, first);
+            match gates[gi as usize] {
+                Gate::And { a, b, out } => {
                     let k = self.and_blocks[2 * ia] ^ self.and_blocks[2 * ia + 1];
                     ia += 1;
+                    let (t1, t2) = (
+                        Block::read(&window[pos..pos + 16]),
+                        Block::read(&window[pos + 16..pos + 32]),
+                    );
+                    let m = self.mask(p, window);
+                    let (la, lb) = (self.labels[a as usize], self.labels[b as usize]);
                     self.labels[out as usize] = eval_and(la, lb, k, t1, t2, m);
                 }
-                EvalJob::Xor { out, la, lb, t, .. } => {
+                Gate::Xor { a, b, out } => {
                     let (fa, fb) = (self.xor_blocks[2 * ix], self.xor_blocks[2 * ix + 1]);
                     ix += 1;
+                    let t = Block::read(&window[pos..pos + 16]);
+                    let (la, lb) = (self.labels[a as usize], self.labels[b as usize]);
                     self.labels[out as usize] = eval_xor(la, lb, fa, fb, t);
                 }
+                Gate::Inv { .. } => unreachable!("INV gates need no AES"),
             }
         }
-        self.jobs.clear();
-        self.pending.clear();
+    }
+
+    fn free_gates(&mut self, range: std::ops::Range<usize>, window: &[u8]) {
+        let gates = self.circuit.gates();
+        let first = self.next_gate;
+        for &gi in &self.windows.plan.order[range] {
+            let p = gi as usize - first;
+            match gates[gi as usize] {
+                Gate::Inv { a, out } => self.labels[out as usize] = self.labels[a as usize],
+                Gate::And { a, out, .. } => match self.windows.kinds[p] {
+                    AndKind::Copy => self.labels[out as usize] = self.labels[a as usize],
+                    AndKind::Zero => {
+                        let pos = self.windows.table_pos(gi as usize, first);
+                        self.labels[out as usize] = Block::read(&window[pos..pos + 16]);
+                    }
+                    AndKind::Normal => unreachable!("normal AND gates need AES"),
+                },
+                Gate::Xor { .. } => unreachable!("XOR gates need AES"),
+            }
+        }
     }
 }
 
@@ -519,67 +617,27 @@ impl Evaluate for PrfEvaluator<'_> {
         let gates = self.circuit.gates();
         let mut used = 0;
         while self.next_gate < gates.len() {
-            let gate = gates[self.next_gate];
-            let g = self.next_gate as u64;
-            let (a, b) = gate.inputs();
-            if self.pending.any(a, b) {
-                self.flush();
+            let available = bytes.len() - used;
+            self.windows
+                .plan(gates, self.next_gate, &self.roots, |taken, len, _| {
+                    taken + len <= available
+                });
+            if self.windows.plan.order.is_empty() {
+                break;
             }
-            match gate {
-                Gate::Inv { a, out } => self.labels[out as usize] = self.labels[a as usize],
-                Gate::Xor { a, b, out } => {
-                    let Some(t) = bytes.get(used..used + XOR_BYTES) else {
-                        break;
-                    };
-                    used += XOR_BYTES;
-                    self.jobs.push(EvalJob::Xor {
-                        gate: g,
-                        out,
-                        la: self.labels[a as usize],
-                        lb: self.labels[b as usize],
-                        t: Block::read(t),
-                    });
-                    self.pending.mark(out);
-                }
-                Gate::And { a, b, out } => {
-                    let first = mask_byte_first(self.and_count);
-                    let need = AND_BYTES + usize::from(first);
-                    let Some(table) = bytes.get(used..used + need) else {
-                        break;
-                    };
-                    used += need;
-                    let (m, table) = if first {
-                        self.next_mask = table[0] >> 4;
-                        (table[0] & 0xf, &table[1..])
-                    } else {
-                        (self.next_mask, table)
-                    };
-                    self.and_count += 1;
-                    let (t1, t2) = (Block::read(&table[..16]), Block::read(&table[16..]));
-                    match and_kind(&self.roots, a, b) {
-                        AndKind::Normal => {
-                            self.jobs.push(EvalJob::And {
-                                gate: g,
-                                out,
-                                la: self.labels[a as usize],
-                                lb: self.labels[b as usize],
-                                t1,
-                                t2,
-                                m,
-                            });
-                            self.pending.mark(out);
-                        }
-                        AndKind::Copy => self.labels[out as usize] = self.labels[a as usize],
-                        AndKind::Zero => self.labels[out as usize] = t1,
-                    }
-                }
+            let window = &bytes[used..used + self.windows.plan.bytes()];
+            for k in 0..self.windows.plan.waves.len() {
+                let (crypto, free_end) = self.windows.plan.waves[k].clone();
+                let free = crypto.end..free_end;
+                self.crypto_batch(crypto, window);
+                self.free_gates(free, window);
             }
-            if self.jobs.len() == MAX_BATCH {
-                self.flush();
+            if let Some(b) = self.windows.last_even {
+                self.carried_mask = window[b] >> 4;
             }
-            self.next_gate += 1;
+            used += self.windows.plan.bytes();
+            self.next_gate += self.windows.plan.order.len();
         }
-        self.flush();
         if self.next_gate == gates.len() && used < bytes.len() {
             return Err(EvalError::TrailingBytes {
                 extra: bytes.len() - used,
