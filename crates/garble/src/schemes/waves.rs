@@ -59,12 +59,7 @@ impl Planner {
 
     #[inline(always)]
     fn wave(&self, w: WireId) -> u32 {
-        let stamp = self.ready[w as usize];
-        if stamp >= self.epoch {
-            stamp - self.epoch
-        } else {
-            0
-        }
+        self.ready[w as usize].saturating_sub(self.epoch)
     }
 
     /// Plans the gates `first..` of `gates`: as many as `table_len` admits, at most
