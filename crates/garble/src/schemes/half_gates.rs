@@ -20,10 +20,12 @@
 //! changes when hashes are computed, never which, so garbler and evaluator need not batch
 //! alike.
 
+use std::ops::Range;
+
 use transputation_circuits::{Circuit, Gate, WireId};
 
-use super::waves::{Plan, Planner, WINDOW};
-use super::{EvalError, Evaluate, Garble, HALF_GATES_AND_BYTES};
+use super::waves::Schedule;
+use super::{wire_table, EvalError, Evaluate, Garble, HALF_GATES_AND_BYTES};
 use crate::aes::{encrypt_under_keys, Backend, FixedKeyAes};
 use crate::block::Block;
 use crate::prg::Prg;
@@ -120,6 +122,29 @@ pub fn eval_and(a: Block, b: Block, ha: Block, hb: Block, tg: Block, te: Block) 
     wg ^ we
 }
 
+/// The schedule of the half-gates schemes: AND gates are the crypto gates, 32 bytes
+/// each; `aux` is the AND index, the tweak counter.
+fn schedule(circuit: &Circuit) -> Schedule {
+    Schedule::build(
+        circuit.gates(),
+        circuit.num_wires(),
+        is_and,
+        |g, _| if is_and(g) { HALF_GATES_AND_BYTES } else { 0 },
+        |_, ands, _, _| ands as u32,
+    )
+}
+
+fn is_and(g: &Gate) -> bool {
+    matches!(g, Gate::And { .. })
+}
+
+/// The tweaks `(j, j')` of the AND gate with the given index (module documentation).
+#[inline(always)]
+fn tweaks(and_index: u32) -> (u64, u64) {
+    let n = u64::from(and_index);
+    (2 * n + 1, 2 * n + 2)
+}
+
 /// The half-gates garbler over any [`HalfGateHash`].
 pub struct HalfGatesGarbler<'c, H> {
     circuit: &'c Circuit,
@@ -127,12 +152,8 @@ pub struct HalfGatesGarbler<'c, H> {
     delta: Block,
     /// The 0-label of every wire.
     zero: Vec<Block>,
-    next_gate: usize,
-    and_count: u64,
-    planner: Planner,
-    plan: Plan,
-    /// The AND index (tweak counter) of each gate of the window, by position.
-    and_index: Vec<u64>,
+    schedule: Schedule,
+    next_window: usize,
     xs: Vec<Block>,
     tweaks: Vec<u64>,
     hashes: Vec<Block>,
@@ -142,18 +163,15 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     /// A garbler with fresh `Δ` and input labels from `prg`.
     pub fn new(circuit: &'c Circuit, hash: H, prg: &mut Prg) -> Self {
         let delta = prg.block().with_lsb(true);
-        let mut zero = vec![Block::ZERO; circuit.num_wires() as usize];
+        let mut zero = wire_table(circuit.num_wires() as usize, Block::ZERO);
         prg.fill_blocks(&mut zero[..circuit.n_inputs()]);
         HalfGatesGarbler {
             circuit,
             hash,
             delta,
             zero,
-            next_gate: 0,
-            and_count: 0,
-            planner: Planner::new(circuit.num_wires()),
-            plan: Plan::default(),
-            and_index: Vec::with_capacity(WINDOW),
+            schedule: schedule(circuit),
+            next_window: 0,
             xs: Vec::new(),
             tweaks: Vec::new(),
             hashes: Vec::new(),
@@ -165,47 +183,43 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
         self.delta
     }
 
-    /// Garbles the AND gates `order[range]` of the current window in one batch.
-    fn and_batch(&mut self, range: std::ops::Range<usize>, window: &mut [u8]) {
+    /// Garbles the AND gates `order[range]` in one batch into their window's bytes.
+    fn and_batch(&mut self, range: Range<usize>, window: &mut [u8]) {
         if range.is_empty() {
             return;
         }
         let gates = self.circuit.gates();
-        let first = self.next_gate;
+        let order = &self.schedule.order[range];
         self.xs.clear();
         self.tweaks.clear();
-        for &gi in &self.plan.order[range.clone()] {
+        for &gi in order {
             let Gate::And { a, b, .. } = gates[gi as usize] else {
                 unreachable!("only AND gates are crypto gates")
             };
             let (a0, b0) = (self.zero[a as usize], self.zero[b as usize]);
-            let n = self.and_index[gi as usize - first];
-            let (j, j2) = (2 * n + 1, 2 * n + 2);
+            let (j, j2) = tweaks(self.schedule.aux[gi as usize]);
             self.xs
                 .extend_from_slice(&[a0, a0 ^ self.delta, b0, b0 ^ self.delta]);
             self.tweaks.extend_from_slice(&[j, j, j2, j2]);
         }
         self.hashes.resize(self.xs.len(), Block::ZERO);
         self.hash.hash(&self.xs, &self.tweaks, &mut self.hashes);
-        for (&gi, h) in self.plan.order[range]
-            .iter()
-            .zip(self.hashes.chunks_exact(4))
-        {
+        for (&gi, h) in order.iter().zip(self.hashes.chunks_exact(4)) {
             let Gate::And { a, b, out } = gates[gi as usize] else {
                 unreachable!("only AND gates are crypto gates")
             };
             let (a0, b0) = (self.zero[a as usize], self.zero[b as usize]);
             let (tg, te, c0) = garble_and(a0, b0, self.delta, [h[0], h[1], h[2], h[3]]);
-            let pos = self.plan.offsets[gi as usize - first];
+            let pos = self.schedule.offset[gi as usize] as usize;
             window[pos..pos + 16].copy_from_slice(&tg.to_bytes());
             window[pos + 16..pos + 32].copy_from_slice(&te.to_bytes());
             self.zero[out as usize] = c0;
         }
     }
 
-    fn free_gates(&mut self, range: std::ops::Range<usize>) {
+    fn free_gates(&mut self, range: Range<usize>) {
         let gates = self.circuit.gates();
-        for &gi in &self.plan.order[range] {
+        for &gi in &self.schedule.order[range] {
             match gates[gi as usize] {
                 Gate::Xor { a, b, out } => {
                     self.zero[out as usize] = self.zero[a as usize] ^ self.zero[b as usize];
@@ -226,45 +240,26 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
     }
 
     fn garble(&mut self, out: &mut Vec<u8>, target: usize) -> bool {
-        let gates = self.circuit.gates();
         let start = out.len();
-        while self.next_gate < gates.len() && out.len() - start < target {
-            let and_index = &mut self.and_index;
-            and_index.clear();
-            let mut n = self.and_count;
-            self.planner.plan(
-                gates,
-                self.next_gate,
-                |_, g| {
-                    and_index.push(n);
-                    Some(if is_and(g) {
-                        n += 1;
-                        HALF_GATES_AND_BYTES
-                    } else {
-                        0
-                    })
-                },
-                is_and,
-                &mut self.plan,
-            );
-            self.and_count = n;
+        while self.next_window < self.schedule.windows.len() && out.len() - start < target {
+            let window = self.schedule.windows[self.next_window].clone();
             let base = out.len();
-            out.resize(base + self.plan.bytes(), 0);
-            for k in 0..self.plan.waves.len() {
-                let (crypto, free_end) = self.plan.waves[k].clone();
-                let free = crypto.end..free_end;
-                self.and_batch(crypto, &mut out[base..]);
+            out.resize(base + window.bytes, 0);
+            for k in window.waves {
+                let (crypto, free_end) = self.schedule.waves[k].clone();
+                let free = crypto.end as usize..free_end as usize;
+                self.and_batch(crypto.start as usize..crypto.end as usize, &mut out[base..]);
                 self.free_gates(free);
             }
-            self.next_gate += self.plan.order.len();
+            self.next_window += 1;
         }
-        self.next_gate < gates.len()
+        self.next_window < self.schedule.windows.len()
     }
 
     fn decoding(&self) -> Vec<bool> {
         assert_eq!(
-            self.next_gate,
-            self.circuit.gates().len(),
+            self.next_window,
+            self.schedule.windows.len(),
             "garbling finished"
         );
         self.circuit
@@ -275,20 +270,13 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
     }
 }
 
-fn is_and(g: &Gate) -> bool {
-    matches!(g, Gate::And { .. })
-}
-
 /// The half-gates evaluator over any [`HalfGateHash`].
 pub struct HalfGatesEvaluator<'c, H> {
     circuit: &'c Circuit,
     hash: H,
     labels: Vec<Block>,
-    next_gate: usize,
-    and_count: u64,
-    planner: Planner,
-    plan: Plan,
-    and_index: Vec<u64>,
+    schedule: Schedule,
+    next_window: usize,
     xs: Vec<Block>,
     tweaks: Vec<u64>,
     hashes: Vec<Block>,
@@ -298,51 +286,45 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
     /// An evaluator holding one label per input wire.
     pub fn new(circuit: &'c Circuit, hash: H, inputs: &[Block]) -> Self {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
-        let mut labels = vec![Block::ZERO; circuit.num_wires() as usize];
+        let mut labels = wire_table(circuit.num_wires() as usize, Block::ZERO);
         labels[..inputs.len()].copy_from_slice(inputs);
         HalfGatesEvaluator {
             circuit,
             hash,
             labels,
-            next_gate: 0,
-            and_count: 0,
-            planner: Planner::new(circuit.num_wires()),
-            plan: Plan::default(),
-            and_index: Vec::with_capacity(WINDOW),
+            schedule: schedule(circuit),
+            next_window: 0,
             xs: Vec::new(),
             tweaks: Vec::new(),
             hashes: Vec::new(),
         }
     }
 
-    /// Evaluates the AND gates `order[range]` of the current window in one batch.
-    fn and_batch(&mut self, range: std::ops::Range<usize>, window: &[u8]) {
+    /// Evaluates the AND gates `order[range]` in one batch from their window's bytes.
+    fn and_batch(&mut self, range: Range<usize>, window: &[u8]) {
         if range.is_empty() {
             return;
         }
         let gates = self.circuit.gates();
-        let first = self.next_gate;
+        let order = &self.schedule.order[range];
         self.xs.clear();
         self.tweaks.clear();
-        for &gi in &self.plan.order[range.clone()] {
+        for &gi in order {
             let Gate::And { a, b, .. } = gates[gi as usize] else {
                 unreachable!("only AND gates are crypto gates")
             };
-            let n = self.and_index[gi as usize - first];
+            let (j, j2) = tweaks(self.schedule.aux[gi as usize]);
             self.xs
                 .extend_from_slice(&[self.labels[a as usize], self.labels[b as usize]]);
-            self.tweaks.extend_from_slice(&[2 * n + 1, 2 * n + 2]);
+            self.tweaks.extend_from_slice(&[j, j2]);
         }
         self.hashes.resize(self.xs.len(), Block::ZERO);
         self.hash.hash(&self.xs, &self.tweaks, &mut self.hashes);
-        for (&gi, h) in self.plan.order[range]
-            .iter()
-            .zip(self.hashes.chunks_exact(2))
-        {
+        for (&gi, h) in order.iter().zip(self.hashes.chunks_exact(2)) {
             let Gate::And { a, b, out } = gates[gi as usize] else {
                 unreachable!("only AND gates are crypto gates")
             };
-            let pos = self.plan.offsets[gi as usize - first];
+            let pos = self.schedule.offset[gi as usize] as usize;
             let (tg, te) = (
                 Block::read(&window[pos..pos + 16]),
                 Block::read(&window[pos + 16..pos + 32]),
@@ -352,9 +334,9 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         }
     }
 
-    fn free_gates(&mut self, range: std::ops::Range<usize>) {
+    fn free_gates(&mut self, range: Range<usize>) {
         let gates = self.circuit.gates();
-        for &gi in &self.plan.order[range] {
+        for &gi in &self.schedule.order[range] {
             match gates[gi as usize] {
                 Gate::Xor { a, b, out } => {
                     self.labels[out as usize] = self.labels[a as usize] ^ self.labels[b as usize];
@@ -368,45 +350,22 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
 
 impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
     fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {
-        let gates = self.circuit.gates();
         let mut used = 0;
-        while self.next_gate < gates.len() {
-            let available = bytes.len() - used;
-            let and_index = &mut self.and_index;
-            and_index.clear();
-            let mut n = self.and_count;
-            let mut taken = 0;
-            self.planner.plan(
-                gates,
-                self.next_gate,
-                |_, g| {
-                    let len = if is_and(g) { HALF_GATES_AND_BYTES } else { 0 };
-                    if taken + len > available {
-                        return None;
-                    }
-                    taken += len;
-                    and_index.push(n);
-                    n += u64::from(is_and(g));
-                    Some(len)
-                },
-                is_and,
-                &mut self.plan,
-            );
-            if self.plan.order.is_empty() {
+        while let Some(window) = self.schedule.windows.get(self.next_window).cloned() {
+            if bytes.len() - used < window.bytes {
                 break;
             }
-            self.and_count = n;
-            let window = &bytes[used..used + self.plan.bytes()];
-            for k in 0..self.plan.waves.len() {
-                let (crypto, free_end) = self.plan.waves[k].clone();
-                let free = crypto.end..free_end;
-                self.and_batch(crypto, window);
+            let tables = &bytes[used..used + window.bytes];
+            for k in window.waves {
+                let (crypto, free_end) = self.schedule.waves[k].clone();
+                let free = crypto.end as usize..free_end as usize;
+                self.and_batch(crypto.start as usize..crypto.end as usize, tables);
                 self.free_gates(free);
             }
-            used += self.plan.bytes();
-            self.next_gate += self.plan.order.len();
+            used += window.bytes;
+            self.next_window += 1;
         }
-        if self.next_gate == gates.len() && used < bytes.len() {
+        if self.next_window == self.schedule.windows.len() && used < bytes.len() {
             return Err(EvalError::TrailingBytes {
                 extra: bytes.len() - used,
             });
@@ -415,7 +374,10 @@ impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
     }
 
     fn gates_done(&self) -> usize {
-        self.next_gate
+        self.schedule
+            .windows
+            .get(self.next_window)
+            .map_or(self.circuit.gates().len(), |w| w.gates.start)
     }
 
     fn output_labels(&self) -> Result<Vec<Block>, EvalError> {

@@ -216,3 +216,13 @@ pub fn decode(labels: &[Block], decoding: &[bool]) -> Vec<bool> {
         .map(|(l, &d)| l.lsb() ^ d)
         .collect()
 }
+
+/// A per-wire table of `n` entries, every page written now. `vec![0; n]` would map
+/// zero pages lazily and fault on first write, in the middle of garbling; touching the
+/// memory here moves that cost to set-up, where a session pays it before the network is
+/// involved.
+pub(crate) fn wire_table<T: Copy>(n: usize, fill: T) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, fill);
+    v
+}

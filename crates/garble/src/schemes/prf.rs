@@ -22,11 +22,13 @@
 //! the value is public); the mask nibble is 0. Same-label-set XOR gates need nothing special:
 //! their output label is the public constant's, and the other label stays hidden.
 
+use std::ops::Range;
+
 use rand::RngCore;
 use transputation_circuits::{Circuit, Gate, WireId};
 
-use super::waves::{Plan, Planner, WINDOW};
-use super::{EvalError, Evaluate, Garble};
+use super::waves::{Schedule, WINDOW};
+use super::{wire_table, EvalError, Evaluate, Garble};
 use crate::aes::{encrypt_under_keys, Backend};
 use crate::block::Block;
 use crate::prg::Prg;
@@ -152,102 +154,48 @@ fn table_len(gate: &Gate, ands_before: u64) -> usize {
     }
 }
 
-/// Where an AND gate of the window finds its mask nibble.
-#[derive(Clone, Copy)]
-struct MaskSlot {
-    /// Offset of the mask byte in the window, or `None` for the second gate of a pair whose
-    /// first gate was in an earlier window.
-    byte: Option<usize>,
-    /// Whether the nibble is the high one.
-    high: bool,
-}
+/// Marks an AND gate whose mask byte is in an earlier window (`aux` of the schedule).
+const CARRIED: u32 = u32::MAX;
 
-/// Per-window bookkeeping shared by garbler and evaluator: the planner and, for each gate
-/// of the window by position, its gate kind for AND gates and its mask slot.
-struct Windows {
-    planner: Planner,
-    plan: Plan,
-    kinds: Vec<AndKind>,
-    masks: Vec<MaskSlot>,
-    and_count: u64,
-    last_even: Option<usize>,
-}
-
-impl Windows {
-    fn new(wires: u32) -> Windows {
-        Windows {
-            planner: Planner::new(wires),
-            plan: Plan::default(),
-            kinds: Vec::with_capacity(WINDOW),
-            masks: Vec::with_capacity(WINDOW),
-            and_count: 0,
-            last_even: None,
-        }
-    }
-
-    /// Plans the next window from `first`; `admit(bytes so far, gate bytes, AND count
-    /// before the gate)` may end it before a gate.
-    fn plan(
-        &mut self,
-        gates: &[Gate],
-        first: usize,
-        roots: &[u32],
-        mut admit: impl FnMut(usize, usize, u64) -> bool,
-    ) {
-        self.kinds.clear();
-        self.masks.clear();
-        let (kinds, masks) = (&mut self.kinds, &mut self.masks);
-        let mut n = self.and_count;
-        let mut taken = 0;
-        let mut last_even = None;
-        let crypto_kinds = |g: &Gate| match *g {
+/// The schedule of `prf`: normal AND gates and XOR gates are the crypto gates; `aux` of an
+/// AND gate is the offset of its mask byte in the window: its own offset for the first gate
+/// of a pair (the byte precedes its table), the first gate's for the second, or
+/// [`CARRIED`] when the pair is split by a window boundary.
+fn schedule(circuit: &Circuit, roots: &[u32]) -> Schedule {
+    let mut last_even = CARRIED;
+    Schedule::build(
+        circuit.gates(),
+        circuit.num_wires(),
+        |g| match *g {
             Gate::And { a, b, .. } => and_kind(roots, a, b) == AndKind::Normal,
             Gate::Xor { .. } => true,
             Gate::Inv { .. } => false,
-        };
-        self.planner.plan(
-            gates,
-            first,
-            |_, g| {
-                let len = table_len(g, n);
-                if !admit(taken, len, n) {
-                    return None;
+        },
+        table_len,
+        |g, ands, offset, pos| {
+            if pos == 0 {
+                last_even = CARRIED;
+            }
+            match g {
+                Gate::And { .. } if mask_byte_first(ands) => {
+                    last_even = offset as u32;
+                    last_even
                 }
-                let (kind, slot) = match *g {
-                    Gate::And { a, b, .. } => {
-                        let high = !mask_byte_first(n);
-                        let byte = if high { last_even } else { Some(taken) };
-                        if !high {
-                            last_even = Some(taken);
-                        }
-                        n += 1;
-                        (and_kind(roots, a, b), MaskSlot { byte, high })
-                    }
-                    _ => (
-                        AndKind::Normal,
-                        MaskSlot {
-                            byte: None,
-                            high: false,
-                        },
-                    ),
-                };
-                kinds.push(kind);
-                masks.push(slot);
-                taken += len;
-                Some(len)
-            },
-            crypto_kinds,
-            &mut self.plan,
-        );
-        self.and_count = n;
-        self.last_even = last_even;
-    }
+                Gate::And { .. } => last_even,
+                _ => 0,
+            }
+        },
+    )
+}
 
-    /// The table of gate `gi` (window starting at `first`) in `window`: skips the mask byte.
-    fn table_pos(&self, gi: usize, first: usize) -> usize {
-        let p = gi - first;
-        self.plan.offsets[p] + usize::from(self.masks[p].byte == Some(self.plan.offsets[p]))
-    }
+/// Where the table of gate `gi` starts in its window, and where its mask nibble is:
+/// `(table, mask byte or CARRIED, high nibble)`.
+#[inline(always)]
+fn table_and_mask(schedule: &Schedule, gi: usize, is_and: bool) -> (usize, u32, bool) {
+    let offset = schedule.offset[gi];
+    let aux = schedule.aux[gi];
+    let own_byte = is_and && aux == offset;
+    (offset as usize + usize::from(own_byte), aux, !own_byte)
 }
 
 /// The `prf` garbler.
@@ -258,11 +206,12 @@ pub struct PrfGarbler<'c> {
     /// `[k^0, k^1]` of every wire.
     labels: Vec<[Block; 2]>,
     roots: Vec<u32>,
-    next_gate: usize,
-    windows: Windows,
+    schedule: Schedule,
+    next_window: usize,
     /// Absolute position in the output of the mask byte of an AND pair split by a window.
     carried_mask: usize,
-    /// The permute bits `πc` of the window's AND gates, by position, drawn in gate order.
+    /// The permute bits `πc` of the window's normal AND gates, by position in the window,
+    /// drawn in gate order.
     pcs: Vec<bool>,
     and_keys: Vec<Block>,
     and_blocks: Vec<Block>,
@@ -274,20 +223,21 @@ impl<'c> PrfGarbler<'c> {
     /// A garbler with fresh, independent input labels from `prg`.
     pub fn new(circuit: &'c Circuit, prg: &mut Prg, backend: Backend) -> Self {
         let mut own = Prg::new(prg.block());
-        let mut labels = vec![[Block::ZERO; 2]; circuit.num_wires() as usize];
+        let mut labels = wire_table(circuit.num_wires() as usize, [Block::ZERO; 2]);
         for l in labels.iter_mut().take(circuit.n_inputs()) {
             let k0 = own.block();
             let k1 = own.block().with_lsb(!k0.lsb());
             *l = [k0, k1];
         }
+        let roots = label_roots(circuit);
         PrfGarbler {
             circuit,
             backend,
             prg: own,
             labels,
-            roots: label_roots(circuit),
-            next_gate: 0,
-            windows: Windows::new(circuit.num_wires()),
+            schedule: schedule(circuit, &roots),
+            roots,
+            next_window: 0,
             carried_mask: 0,
             pcs: Vec::with_capacity(WINDOW),
             and_keys: Vec::new(),
@@ -304,20 +254,19 @@ impl<'c> PrfGarbler<'c> {
         l[s ^ usize::from(l[0].lsb())]
     }
 
-    /// Garbles the crypto gates `order[range]` of the window in one batch; `base` is the
-    /// window's position in `out`.
-    fn crypto_batch(&mut self, range: std::ops::Range<usize>, out: &mut [u8], base: usize) {
+    /// Garbles the crypto gates `order[range]` in one batch; the window starts at `base` of
+    /// `out` and its first gate is `first`.
+    fn crypto_batch(&mut self, range: Range<usize>, out: &mut [u8], base: usize, first: usize) {
         if range.is_empty() {
             return;
         }
         let gates = self.circuit.gates();
-        let first = self.next_gate;
         self.and_keys.clear();
         self.and_blocks.clear();
         self.xor_keys.clear();
         self.xor_blocks.clear();
-        for &gi in &self.windows.plan.order[range.clone()] {
-            let g = gi as u64;
+        for &gi in &self.schedule.order[range.clone()] {
+            let g = u64::from(gi);
             match gates[gi as usize] {
                 Gate::And { a, b, .. } => {
                     for alpha in 0..2 {
@@ -351,10 +300,15 @@ impl<'c> PrfGarbler<'c> {
         encrypt_under_keys(self.backend, &self.and_keys, &mut self.and_blocks, 2);
         encrypt_under_keys(self.backend, &self.xor_keys, &mut self.xor_blocks, 1);
         let (mut ia, mut ix) = (0, 0);
-        for &gi in &self.windows.plan.order[range] {
-            let p = gi as usize - first;
-            let pos = base + self.windows.table_pos(gi as usize, first);
-            match gates[gi as usize] {
+        for &gi in &self.schedule.order[range] {
+            let gate = gates[gi as usize];
+            let (table, mask, high) = table_and_mask(
+                &self.schedule,
+                gi as usize,
+                matches!(gate, Gate::And { .. }),
+            );
+            let pos = base + table;
+            match gate {
                 Gate::And { a, b, out: c } => {
                     let f = &self.and_blocks[8 * ia..8 * ia + 8];
                     ia += 1;
@@ -363,13 +317,16 @@ impl<'c> PrfGarbler<'c> {
                         self.labels[b as usize],
                         [f[0], f[1], f[2], f[3]],
                         [f[4], f[5], f[6], f[7]],
-                        self.pcs[p],
+                        self.pcs[gi as usize - first],
                     );
                     out[pos..pos + 16].copy_from_slice(&t1.to_bytes());
                     out[pos + 16..pos + 32].copy_from_slice(&t2.to_bytes());
-                    let slot = self.windows.masks[p];
-                    let byte = slot.byte.map_or(self.carried_mask, |b| base + b);
-                    out[byte] |= if slot.high { m << 4 } else { m };
+                    let byte = if mask == CARRIED {
+                        self.carried_mask
+                    } else {
+                        base + mask as usize
+                    };
+                    out[byte] |= if high { m << 4 } else { m };
                     self.labels[c as usize] = kc;
                 }
                 Gate::Xor { a, b, out: c } => {
@@ -387,23 +344,21 @@ impl<'c> PrfGarbler<'c> {
     }
 
     /// The gates `order[range]` that need no AES: INV and degenerate AND gates.
-    fn free_gates(&mut self, range: std::ops::Range<usize>, out: &mut [u8], base: usize) {
+    fn free_gates(&mut self, range: Range<usize>, out: &mut [u8], base: usize) {
         let gates = self.circuit.gates();
-        let first = self.next_gate;
-        for &gi in &self.windows.plan.order[range] {
-            let p = gi as usize - first;
+        for &gi in &self.schedule.order[range] {
             match gates[gi as usize] {
                 Gate::Inv { a, out: c } => {
                     let [k0, k1] = self.labels[a as usize];
                     self.labels[c as usize] = [k1, k0];
                 }
-                Gate::And { a, out: c, .. } => match self.windows.kinds[p] {
+                Gate::And { a, b, out: c } => match and_kind(&self.roots, a, b) {
                     AndKind::Copy => self.labels[c as usize] = self.labels[a as usize],
                     AndKind::Zero => {
-                        // The fresh labels were drawn in gate order while planning.
+                        // The fresh labels were drawn in gate order before the waves.
                         let [k0, _] = self.labels[c as usize];
-                        let pos = base + self.windows.table_pos(gi as usize, first);
-                        out[pos..pos + 16].copy_from_slice(&k0.to_bytes());
+                        let (table, _, _) = table_and_mask(&self.schedule, gi as usize, true);
+                        out[base + table..base + table + 16].copy_from_slice(&k0.to_bytes());
                     }
                     AndKind::Normal => unreachable!("normal AND gates need AES"),
                 },
@@ -421,22 +376,18 @@ impl Garble for PrfGarbler<'_> {
     fn garble(&mut self, out: &mut Vec<u8>, target: usize) -> bool {
         let gates = self.circuit.gates();
         let start = out.len();
-        // A call ends only after an odd-numbered AND gate, so that its mask byte is complete.
-        while self.next_gate < gates.len()
-            && (out.len() - start < target || !mask_byte_first(self.windows.and_count))
-        {
-            let budget = target.saturating_sub(out.len() - start);
-            self.windows
-                .plan(gates, self.next_gate, &self.roots, |taken, _, n| {
-                    taken < budget || !mask_byte_first(n)
-                });
+        let windows = self.schedule.windows.len();
+        // A call ends only where no AND pair is split, so that every mask byte it returns is
+        // complete: after a window whose last mask byte is full.
+        let mut split = false;
+        while self.next_window < windows && (out.len() - start < target || split) {
+            let window = self.schedule.windows[self.next_window].clone();
             // Randomness in gate order: πc of normal AND gates, fresh labels of constants.
             self.pcs.clear();
-            for (p, &kind) in self.windows.kinds.iter().enumerate() {
-                let gate = gates[self.next_gate + p];
+            for gate in &gates[window.gates.clone()] {
                 let mut pc = false;
-                if let Gate::And { out: c, .. } = gate {
-                    match kind {
+                if let Gate::And { a, b, out: c } = *gate {
+                    match and_kind(&self.roots, a, b) {
                         AndKind::Normal => pc = self.prg.next_u32() & 1 == 1,
                         AndKind::Zero => {
                             let k0 = self.prg.block();
@@ -449,25 +400,36 @@ impl Garble for PrfGarbler<'_> {
                 self.pcs.push(pc);
             }
             let base = out.len();
-            out.resize(base + self.windows.plan.bytes(), 0);
-            for k in 0..self.windows.plan.waves.len() {
-                let (crypto, free_end) = self.windows.plan.waves[k].clone();
-                let free = crypto.end..free_end;
-                self.crypto_batch(crypto, out, base);
+            out.resize(base + window.bytes, 0);
+            for k in window.waves {
+                let (crypto, free_end) = self.schedule.waves[k].clone();
+                let free = crypto.end as usize..free_end as usize;
+                let crypto = crypto.start as usize..crypto.end as usize;
+                self.crypto_batch(crypto, out, base, window.gates.start);
                 self.free_gates(free, out, base);
             }
-            if let Some(b) = self.windows.last_even {
-                self.carried_mask = base + b;
+            // The window's last AND gate: if it opened a pair, its byte carries over.
+            if let Some(last) = window
+                .gates
+                .clone()
+                .rev()
+                .find(|&g| matches!(gates[g], Gate::And { .. }))
+            {
+                let (_, mask, high) = table_and_mask(&self.schedule, last, true);
+                split = !high;
+                if split {
+                    self.carried_mask = base + mask as usize;
+                }
             }
-            self.next_gate += self.windows.plan.order.len();
+            self.next_window += 1;
         }
-        self.next_gate < gates.len()
+        self.next_window < windows
     }
 
     fn decoding(&self) -> Vec<bool> {
         assert_eq!(
-            self.next_gate,
-            self.circuit.gates().len(),
+            self.next_window,
+            self.schedule.windows.len(),
             "garbling finished"
         );
         self.circuit
@@ -484,9 +446,9 @@ pub struct PrfEvaluator<'c> {
     backend: Backend,
     labels: Vec<Block>,
     roots: Vec<u32>,
-    next_gate: usize,
-    windows: Windows,
-    /// The high nibble of the last mask byte read, for an AND pair split by a window.
+    schedule: Schedule,
+    next_window: usize,
+    /// The high nibble of the mask byte of an AND pair split by a window.
     carried_mask: u8,
     and_keys: Vec<Block>,
     and_blocks: Vec<Block>,
@@ -498,15 +460,16 @@ impl<'c> PrfEvaluator<'c> {
     /// An evaluator holding one label per input wire.
     pub fn new(circuit: &'c Circuit, inputs: &[Block], backend: Backend) -> Self {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
-        let mut labels = vec![Block::ZERO; circuit.num_wires() as usize];
+        let mut labels = wire_table(circuit.num_wires() as usize, Block::ZERO);
         labels[..inputs.len()].copy_from_slice(inputs);
+        let roots = label_roots(circuit);
         PrfEvaluator {
             circuit,
             backend,
             labels,
-            roots: label_roots(circuit),
-            next_gate: 0,
-            windows: Windows::new(circuit.num_wires()),
+            schedule: schedule(circuit, &roots),
+            roots,
+            next_window: 0,
             carried_mask: 0,
             and_keys: Vec::new(),
             and_blocks: Vec::new(),
@@ -515,30 +478,18 @@ impl<'c> PrfEvaluator<'c> {
         }
     }
 
-    /// The mask nibble of the AND gate at window position `p`.
-    fn mask(&self, p: usize, window: &[u8]) -> u8 {
-        let slot = self.windows.masks[p];
-        let byte = slot.byte.map_or(self.carried_mask << 4, |b| window[b]);
-        if slot.high {
-            byte >> 4
-        } else {
-            byte & 0xf
-        }
-    }
-
-    /// Evaluates the crypto gates `order[range]` of the window in one batch.
-    fn crypto_batch(&mut self, range: std::ops::Range<usize>, window: &[u8]) {
+    /// Evaluates the crypto gates `order[range]` in one batch from their window's bytes.
+    fn crypto_batch(&mut self, range: Range<usize>, window: &[u8]) {
         if range.is_empty() {
             return;
         }
         let gates = self.circuit.gates();
-        let first = self.next_gate;
         self.and_keys.clear();
         self.and_blocks.clear();
         self.xor_keys.clear();
         self.xor_blocks.clear();
-        for &gi in &self.windows.plan.order[range.clone()] {
-            let g = gi as u64;
+        for &gi in &self.schedule.order[range.clone()] {
+            let g = u64::from(gi);
             match gates[gi as usize] {
                 Gate::And { a, b, .. } => {
                     let (la, lb) = (self.labels[a as usize], self.labels[b as usize]);
@@ -564,10 +515,14 @@ impl<'c> PrfEvaluator<'c> {
         encrypt_under_keys(self.backend, &self.and_keys, &mut self.and_blocks, 1);
         encrypt_under_keys(self.backend, &self.xor_keys, &mut self.xor_blocks, 1);
         let (mut ia, mut ix) = (0, 0);
-        for &gi in &self.windows.plan.order[range] {
-            let p = gi as usize - first;
-            let pos = self.windows.table_pos(gi as usize, first);
-            match gates[gi as usize] {
+        for &gi in &self.schedule.order[range] {
+            let gate = gates[gi as usize];
+            let (pos, mask, high) = table_and_mask(
+                &self.schedule,
+                gi as usize,
+                matches!(gate, Gate::And { .. }),
+            );
+            match gate {
                 Gate::And { a, b, out } => {
                     let k = self.and_blocks[2 * ia] ^ self.and_blocks[2 * ia + 1];
                     ia += 1;
@@ -575,7 +530,12 @@ impl<'c> PrfEvaluator<'c> {
                         Block::read(&window[pos..pos + 16]),
                         Block::read(&window[pos + 16..pos + 32]),
                     );
-                    let m = self.mask(p, window);
+                    let byte = if mask == CARRIED {
+                        self.carried_mask << 4
+                    } else {
+                        window[mask as usize]
+                    };
+                    let m = if high { byte >> 4 } else { byte & 0xf };
                     let (la, lb) = (self.labels[a as usize], self.labels[b as usize]);
                     self.labels[out as usize] = eval_and(la, lb, k, t1, t2, m);
                 }
@@ -591,17 +551,15 @@ impl<'c> PrfEvaluator<'c> {
         }
     }
 
-    fn free_gates(&mut self, range: std::ops::Range<usize>, window: &[u8]) {
+    fn free_gates(&mut self, range: Range<usize>, window: &[u8]) {
         let gates = self.circuit.gates();
-        let first = self.next_gate;
-        for &gi in &self.windows.plan.order[range] {
-            let p = gi as usize - first;
+        for &gi in &self.schedule.order[range] {
             match gates[gi as usize] {
                 Gate::Inv { a, out } => self.labels[out as usize] = self.labels[a as usize],
-                Gate::And { a, out, .. } => match self.windows.kinds[p] {
+                Gate::And { a, b, out } => match and_kind(&self.roots, a, b) {
                     AndKind::Copy => self.labels[out as usize] = self.labels[a as usize],
                     AndKind::Zero => {
-                        let pos = self.windows.table_pos(gi as usize, first);
+                        let (pos, _, _) = table_and_mask(&self.schedule, gi as usize, true);
                         self.labels[out as usize] = Block::read(&window[pos..pos + 16]);
                     }
                     AndKind::Normal => unreachable!("normal AND gates need AES"),
@@ -616,29 +574,33 @@ impl Evaluate for PrfEvaluator<'_> {
     fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {
         let gates = self.circuit.gates();
         let mut used = 0;
-        while self.next_gate < gates.len() {
-            let available = bytes.len() - used;
-            self.windows
-                .plan(gates, self.next_gate, &self.roots, |taken, len, _| {
-                    taken + len <= available
-                });
-            if self.windows.plan.order.is_empty() {
+        while let Some(window) = self.schedule.windows.get(self.next_window).cloned() {
+            if bytes.len() - used < window.bytes {
                 break;
             }
-            let window = &bytes[used..used + self.windows.plan.bytes()];
-            for k in 0..self.windows.plan.waves.len() {
-                let (crypto, free_end) = self.windows.plan.waves[k].clone();
-                let free = crypto.end..free_end;
-                self.crypto_batch(crypto, window);
-                self.free_gates(free, window);
+            let tables = &bytes[used..used + window.bytes];
+            for k in window.waves.clone() {
+                let (crypto, free_end) = self.schedule.waves[k].clone();
+                let free = crypto.end as usize..free_end as usize;
+                self.crypto_batch(crypto.start as usize..crypto.end as usize, tables);
+                self.free_gates(free, tables);
             }
-            if let Some(b) = self.windows.last_even {
-                self.carried_mask = window[b] >> 4;
+            // The window's last AND gate: if it opened a pair, keep the partner's nibble.
+            if let Some(last) = window
+                .gates
+                .clone()
+                .rev()
+                .find(|&g| matches!(gates[g], Gate::And { .. }))
+            {
+                let (_, mask, high) = table_and_mask(&self.schedule, last, true);
+                if !high {
+                    self.carried_mask = tables[mask as usize] >> 4;
+                }
             }
-            used += self.windows.plan.bytes();
-            self.next_gate += self.windows.plan.order.len();
+            used += window.bytes;
+            self.next_window += 1;
         }
-        if self.next_gate == gates.len() && used < bytes.len() {
+        if self.next_window == self.schedule.windows.len() && used < bytes.len() {
             return Err(EvalError::TrailingBytes {
                 extra: bytes.len() - used,
             });
@@ -647,7 +609,10 @@ impl Evaluate for PrfEvaluator<'_> {
     }
 
     fn gates_done(&self) -> usize {
-        self.next_gate
+        self.schedule
+            .windows
+            .get(self.next_window)
+            .map_or(self.circuit.gates().len(), |w| w.gates.start)
     }
 
     fn output_labels(&self) -> Result<Vec<Block>, EvalError> {

@@ -1,138 +1,141 @@
-//! Wave scheduling: which gates of a window of the circuit can be garbled together.
+//! Wave scheduling: which gates can be garbled together, planned once per circuit.
 //!
 //! Gates are garbled in circuit order as far as the wire format goes (each gate's table has
-//! its place in the stream), but the AES calls of independent gates are batched: over a
-//! window of consecutive gates, every gate gets a *wave*. A gate that needs AES (a
-//! "crypto" gate: AND, and XOR under `prf`) is in the wave after the latest of its inputs;
-//! any other gate is in the wave of its latest input. Wave `k` is processed as: all its
-//! crypto gates in one batch, then its other gates in circuit order. Every input is then
-//! ready when it is read, and a batch holds every gate of the window that could run at that
-//! point, not just a run of consecutive ones: ripple-carry adders, for instance, overlap
-//! across the window instead of garbling one AND gate per batch.
+//! its place in the stream), but the AES calls of independent gates are batched. The
+//! circuit is cut into windows of [`WINDOW`] consecutive gates; in a window every gate gets
+//! a *wave*: a gate that needs AES (a "crypto" gate: AND, and XOR under `prf`) is in the
+//! wave after the latest of its inputs, any other gate in the wave of its latest input.
+//! Wave `k` is processed as all its crypto gates in one batch, then its other gates in
+//! circuit order; every input is then ready when it is read, and a batch holds every gate
+//! of the window that could run at that point, not just a run of consecutive ones
+//! (ripple-carry adders, for instance, overlap across the window).
+//!
+//! The schedule depends only on the circuit and the scheme, so it is computed at set-up
+//! ([`Schedule::build`]), identically by garbler and evaluator, and the garbling loops only
+//! follow it. It costs 8 bytes per gate plus 12 per wave.
 
 use std::ops::Range;
 
-use transputation_circuits::{Gate, WireId};
+use transputation_circuits::Gate;
 
-/// Gates per window at most.
+/// Gates per window.
 pub(crate) const WINDOW: usize = 8192;
 
-/// The plan of one window; see the module documentation.
-#[derive(Default)]
-pub(crate) struct Plan {
-    /// The window's gates (circuit indices) in processing order.
+/// One window: its gates, waves and bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// The window's gates (circuit indices `gates.start..gates.end`).
+    pub gates: Range<usize>,
+    /// Its waves, as indices into [`Schedule::waves`].
+    pub waves: Range<usize>,
+    /// Bytes of its tables in the stream.
+    pub bytes: usize,
+}
+
+/// The schedule of a circuit; see the module documentation.
+#[derive(Debug, Default)]
+pub(crate) struct Schedule {
+    /// Every gate (circuit index) in processing order, window after window.
     pub order: Vec<u32>,
-    /// For wave `k`: `order[crypto.start..crypto.end]` are its crypto gates and
-    /// `order[crypto.end..free_end]` its other gates.
-    pub waves: Vec<(Range<usize>, usize)>,
-    /// The byte offset of each gate's table from the window's start, by position in the
-    /// window, and the window's total bytes at the end.
-    pub offsets: Vec<usize>,
+    /// Per wave: `order[crypto]` are its crypto gates, `order[crypto.end..free_end]` the
+    /// others.
+    pub waves: Vec<(Range<u32>, u32)>,
+    pub windows: Vec<Window>,
+    /// Per gate: the offset of its bytes from its window's start.
+    pub offset: Vec<u32>,
+    /// Per gate: a number the scheme attaches (the AND index for the half-gates tweaks, the
+    /// mask byte's offset for `prf`).
+    pub aux: Vec<u32>,
 }
 
-impl Plan {
-    /// Bytes of tables in the window.
-    pub fn bytes(&self) -> usize {
-        self.offsets.last().copied().unwrap_or(0)
-    }
-}
-
-/// Plans windows; keeps, per wire, the wave in which its label becomes ready.
-pub(crate) struct Planner {
-    /// Stamp per wire: `>= epoch` means made in the current window, in wave
-    /// `stamp - epoch`; anything older is ready before the window.
-    ready: Vec<u32>,
-    epoch: u32,
-    wave_of: Vec<u32>,
-    counts: Vec<usize>,
-}
-
-impl Planner {
-    pub(crate) fn new(wires: u32) -> Planner {
-        Planner {
-            ready: vec![0; wires as usize],
-            epoch: 1,
-            wave_of: Vec::with_capacity(WINDOW),
-            counts: Vec::new(),
-        }
-    }
-
-    #[inline(always)]
-    fn wave(&self, w: WireId) -> u32 {
-        self.ready[w as usize].saturating_sub(self.epoch)
-    }
-
-    /// Plans the gates `first..` of `gates`: as many as `table_len` admits, at most
-    /// [`WINDOW`]. `table_len(i, gate)` is called once per gate in order and returns the
-    /// gate's bytes in the stream, or `None` to end the window before that gate (it is
-    /// then called again for it in the next window). `crypto(gate)` says whether the gate
-    /// needs AES.
-    pub(crate) fn plan(
-        &mut self,
+impl Schedule {
+    /// Plans `gates`. `crypto(gate)` says whether a gate needs AES; `table_len(gate, ands)`
+    /// gives its bytes in the stream when `ands` AND gates precede it; `aux(gate, ands,
+    /// offset, pos)` the scheme's number for the gate, with `offset` its byte offset in its
+    /// window and `pos` its position in the window (0 for the window's first gate).
+    pub(crate) fn build(
         gates: &[Gate],
-        first: usize,
-        mut table_len: impl FnMut(usize, &Gate) -> Option<usize>,
+        wires: u32,
         crypto: impl Fn(&Gate) -> bool,
-        plan: &mut Plan,
-    ) {
-        plan.order.clear();
-        plan.waves.clear();
-        plan.offsets.clear();
-        self.wave_of.clear();
-        let mut offset = 0;
-        let mut max_wave = 0;
-        for (i, gate) in gates.iter().enumerate().skip(first).take(WINDOW) {
-            let Some(len) = table_len(i, gate) else {
-                break;
-            };
-            plan.offsets.push(offset);
-            offset += len;
-            let (a, b) = gate.inputs();
-            let mut wave = self.wave(a);
-            if let Some(b) = b {
-                wave = wave.max(self.wave(b));
+        table_len: impl Fn(&Gate, u64) -> usize,
+        mut aux: impl FnMut(&Gate, u64, usize, usize) -> u32,
+    ) -> Schedule {
+        let mut s = Schedule {
+            order: Vec::with_capacity(gates.len()),
+            waves: Vec::new(),
+            windows: Vec::with_capacity(gates.len().div_ceil(WINDOW)),
+            offset: Vec::with_capacity(gates.len()),
+            aux: Vec::with_capacity(gates.len()),
+        };
+        // Per wire, the wave (+ epoch) in which its label is ready; older epochs are ready
+        // before the window.
+        let mut ready = vec![0u32; wires as usize];
+        let mut epoch = 1u32;
+        let mut key_of: Vec<u32> = Vec::with_capacity(WINDOW);
+        let mut counts: Vec<u32> = Vec::new();
+        let mut ands = 0u64;
+        for start in (0..gates.len()).step_by(WINDOW) {
+            let window = &gates[start..(start + WINDOW).min(gates.len())];
+            key_of.clear();
+            let mut max_wave = 0;
+            let mut offset = 0usize;
+            for (pos, gate) in window.iter().enumerate() {
+                s.offset.push(offset as u32);
+                s.aux.push(aux(gate, ands, offset, pos));
+                offset += table_len(gate, ands);
+                ands += u64::from(matches!(gate, Gate::And { .. }));
+                let (a, b) = gate.inputs();
+                let mut wave = ready[a as usize].saturating_sub(epoch);
+                if let Some(b) = b {
+                    wave = wave.max(ready[b as usize].saturating_sub(epoch));
+                }
+                // Sort keys: 2k for the crypto gates of wave k, 2k + 1 for the others.
+                let key = if crypto(gate) {
+                    wave += 1;
+                    2 * wave
+                } else {
+                    2 * wave + 1
+                };
+                ready[gate.output() as usize] = epoch + wave;
+                max_wave = max_wave.max(wave);
+                key_of.push(key);
             }
-            // Keys: 2k for the crypto gates of wave k, 2k + 1 for the others.
-            let key = if crypto(gate) {
-                wave += 1;
-                2 * wave
-            } else {
-                2 * wave + 1
-            };
-            self.ready[gate.output() as usize] = self.epoch + wave;
-            max_wave = max_wave.max(wave);
-            self.wave_of.push(key);
-        }
-        plan.offsets.push(offset);
-        self.epoch += max_wave + 1;
+            epoch += max_wave + 1;
 
-        // Counting sort by key, stable: circuit order within each part of a wave.
-        let keys = 2 * max_wave as usize + 2;
-        self.counts.clear();
-        self.counts.resize(keys + 1, 0);
-        for &k in &self.wave_of {
-            self.counts[k as usize + 1] += 1;
+            // Counting sort by key, stable: circuit order within each part of a wave.
+            let keys = 2 * max_wave as usize + 2;
+            counts.clear();
+            counts.resize(keys + 1, 0);
+            for &k in &key_of {
+                counts[k as usize + 1] += 1;
+            }
+            for k in 1..=keys {
+                counts[k] += counts[k - 1];
+            }
+            let base = s.order.len() as u32;
+            s.order.resize(s.order.len() + window.len(), 0);
+            for (pos, &k) in key_of.iter().enumerate() {
+                let slot = &mut counts[k as usize];
+                s.order[(base + *slot) as usize] = (start + pos) as u32;
+                *slot += 1;
+            }
+            // After the sort counts[k] is the end of key k's part.
+            let first_wave = s.waves.len();
+            for wave in 0..=max_wave as usize {
+                let crypto_start = if wave == 0 { 0 } else { counts[2 * wave - 1] };
+                let (crypto_end, free_end) = (counts[2 * wave], counts[2 * wave + 1]);
+                if free_end > crypto_start {
+                    s.waves
+                        .push((base + crypto_start..base + crypto_end, base + free_end));
+                }
+            }
+            s.windows.push(Window {
+                gates: start..start + window.len(),
+                waves: first_wave..s.waves.len(),
+                bytes: offset,
+            });
         }
-        for k in 1..=keys {
-            self.counts[k] += self.counts[k - 1];
-        }
-        plan.order.resize(self.wave_of.len(), 0);
-        for (pos, &k) in self.wave_of.iter().enumerate() {
-            let slot = &mut self.counts[k as usize];
-            plan.order[*slot] = (first + pos) as u32;
-            *slot += 1;
-        }
-        // After the sort counts[k] is the end of key k's part.
-        for wave in 0..=max_wave as usize {
-            let crypto_start = if wave == 0 {
-                0
-            } else {
-                self.counts[2 * wave - 1]
-            };
-            let crypto_end = self.counts[2 * wave];
-            let free_end = self.counts[2 * wave + 1];
-            plan.waves.push((crypto_start..crypto_end, free_end));
-        }
+        s
     }
 }
 
@@ -151,16 +154,45 @@ mod tests {
             Gate::And { a: 3, b: 4, out: 5 },
             Gate::Inv { a: 0, out: 6 },
         ];
-        let mut p = Planner::new(7);
-        let mut plan = Plan::default();
-        let len = |_: usize, g: &Gate| Some(if matches!(g, Gate::And { .. }) { 32 } else { 0 });
-        p.plan(&gates, 0, len, |g| matches!(g, Gate::And { .. }), &mut plan);
-        assert_eq!(plan.order, vec![4, 0, 2, 1, 3]);
-        assert_eq!(plan.waves, vec![(0..0, 1), (1..3, 4), (4..5, 5)]);
-        assert_eq!(plan.offsets, vec![0, 32, 32, 64, 96, 96]);
-        // The next window sees all of these as ready.
-        let more = [Gate::And { a: 5, b: 6, out: 0 }];
-        p.plan(&more, 0, len, |g| matches!(g, Gate::And { .. }), &mut plan);
-        assert_eq!(plan.waves, vec![(0..0, 0), (0..1, 1)]);
+        let is_and = |g: &Gate| matches!(g, Gate::And { .. });
+        let s = Schedule::build(
+            &gates,
+            7,
+            is_and,
+            |g, _| if is_and(g) { 32 } else { 0 },
+            |_, ands, _, _| ands as u32,
+        );
+        assert_eq!(s.order, vec![4, 0, 2, 1, 3]);
+        assert_eq!(s.waves, vec![(0..0, 1), (1..3, 4), (4..5, 5)]);
+        assert_eq!(s.offset, vec![0, 32, 32, 64, 96]);
+        assert_eq!(s.aux, vec![0, 1, 1, 2, 3]);
+        assert_eq!(
+            s.windows,
+            vec![Window {
+                gates: 0..5,
+                waves: 0..3,
+                bytes: 96
+            }]
+        );
+    }
+
+    #[test]
+    fn windows_see_earlier_windows_as_ready() {
+        // A chain of ANDs longer than a window: one AND per wave, waves restart per window.
+        let n = WINDOW + 10;
+        let gates: Vec<Gate> = (0..n as u32)
+            .map(|i| Gate::And {
+                a: i + 1,
+                b: 0,
+                out: i + 2,
+            })
+            .collect();
+        let s = Schedule::build(&gates, n as u32 + 2, |_| true, |_, _| 32, |_, _, _, _| 0);
+        assert_eq!(s.windows.len(), 2);
+        assert_eq!(s.windows[1].waves.len(), 10);
+        assert_eq!(
+            s.waves[WINDOW],
+            (WINDOW as u32..WINDOW as u32 + 1, WINDOW as u32 + 1)
+        );
     }
 }
