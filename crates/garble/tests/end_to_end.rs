@@ -156,3 +156,74 @@ fn table_bytes_are_exact() {
         );
     }
 }
+
+fn shared(path: &str) -> String {
+    let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/circuits")
+        .join(path);
+    assert!(p.is_file(), "missing reference circuit {}", p.display());
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn every_builtin_at_its_defaults_and_every_reference_circuit() {
+    // One random input each, every scheme, the fastest backend (the small circuits above
+    // run on every backend).
+    let mut names: Vec<String> = library::builtins()
+        .iter()
+        .map(|b| b.name.to_string())
+        .collect();
+    for file in [
+        "bristol/AES-non-expanded.txt",
+        "bristol/sha-256.txt",
+        "bristol-fashion/aes_128.txt",
+        "bristol-fashion/sha256.txt",
+        "bristol-fashion/adder64.txt",
+        "bristol-fashion/mult64.txt",
+    ] {
+        names.push(shared(file));
+    }
+    let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(9);
+    for name in names {
+        let circuit = library::load(&name).unwrap();
+        let inputs: Vec<bool> = (0..circuit.n_inputs()).map(|_| rng.gen()).collect();
+        let want = circuit.eval_bits(&inputs);
+        for scheme in Scheme::ALL {
+            let (out, _) = run(scheme, Backend::detect(), &circuit, &inputs, 1 << 16);
+            assert_eq!(out, want, "{scheme} on {name}");
+        }
+    }
+}
+
+#[test]
+fn table_bytes_of_the_papers_circuits() {
+    // The paper's Table 3 in bytes: (half gates, prf) for AES, SHA-256 and MinCut size.
+    let cases = [
+        (shared("bristol/AES-non-expanded.txt"), 217_600, 619_584),
+        (shared("bristol/sha-256.txt"), 2_906_400, 3_578_864),
+        (
+            "synthetic:and=999960,xor=2524920,inputs=250000".to_string(),
+            31_998_720,
+            72_397_440,
+        ),
+    ];
+    for (name, half_gates, prf) in cases {
+        let circuit = library::load(&name).unwrap();
+        let stats = transputation_circuits::Stats::of(&circuit);
+        let inputs = vec![false; circuit.n_inputs()];
+        for scheme in Scheme::ALL {
+            let want = if scheme == Scheme::Prf {
+                prf
+            } else {
+                half_gates
+            };
+            assert_eq!(scheme.table_bytes(&stats), want, "{scheme} {name}");
+            let (_, total) = run(scheme, Backend::detect(), &circuit, &inputs, 1 << 20);
+            assert_eq!(
+                total as u64,
+                want + scheme.mask_bytes(&stats),
+                "{scheme} {name}: bytes on the wire"
+            );
+        }
+    }
+}
