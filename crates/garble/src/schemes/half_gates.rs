@@ -24,7 +24,7 @@ use std::ops::Range;
 
 use transputation_circuits::{Circuit, Gate, WireId};
 
-use super::waves::Schedule;
+use super::waves::{OpKind, Schedule, REUSE_SLOTS};
 use super::{wire_table, EvalError, Evaluate, Garble, HALF_GATES_AND_BYTES};
 use crate::aes::{encrypt_under_keys, Backend, FixedKeyAes};
 use crate::block::Block;
@@ -122,20 +122,26 @@ pub fn eval_and(a: Block, b: Block, ha: Block, hb: Block, tg: Block, te: Block) 
     wg ^ we
 }
 
-/// The schedule of the half-gates schemes: AND gates are the crypto gates, 32 bytes
-/// each; `aux` is the AND index, the tweak counter.
+/// The program of the half-gates schemes: AND gates are the crypto gates, 32 bytes each;
+/// `aux` is the AND index, the tweak counter.
 fn schedule(circuit: &Circuit) -> Schedule {
     Schedule::build(
-        circuit.gates(),
-        circuit.num_wires(),
-        is_and,
-        |g, _| if is_and(g) { HALF_GATES_AND_BYTES } else { 0 },
+        circuit,
+        |g| match g {
+            Gate::And { .. } => OpKind::And,
+            Gate::Xor { .. } => OpKind::Xor,
+            Gate::Inv { .. } => OpKind::Inv,
+        },
+        |k| k == OpKind::And,
+        |k, _| {
+            if k == OpKind::And {
+                HALF_GATES_AND_BYTES
+            } else {
+                0
+            }
+        },
         |_, ands, _, _| ands as u32,
     )
-}
-
-fn is_and(g: &Gate) -> bool {
-    matches!(g, Gate::And { .. })
 }
 
 /// The tweaks `(j, j')` of the AND gate with the given index (module documentation).
@@ -150,7 +156,7 @@ pub struct HalfGatesGarbler<'c, H> {
     circuit: &'c Circuit,
     hash: H,
     delta: Block,
-    /// The 0-label of every wire.
+    /// The 0-label in every slot (input wire `i` is slot `i`).
     zero: Vec<Block>,
     schedule: Schedule,
     next_window: usize,
@@ -163,14 +169,15 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     /// A garbler with fresh `Δ` and input labels from `prg`.
     pub fn new(circuit: &'c Circuit, hash: H, prg: &mut Prg) -> Self {
         let delta = prg.block().with_lsb(true);
-        let mut zero = wire_table(circuit.num_wires() as usize, Block::ZERO);
+        let schedule = schedule(circuit);
+        let mut zero = wire_table(schedule.slots as usize, Block::ZERO);
         prg.fill_blocks(&mut zero[..circuit.n_inputs()]);
         HalfGatesGarbler {
             circuit,
             hash,
             delta,
             zero,
-            schedule: schedule(circuit),
+            schedule,
             next_window: 0,
             xs: Vec::new(),
             tweaks: Vec::new(),
@@ -183,58 +190,55 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
         self.delta
     }
 
-    /// Garbles the AND gates `order[range]` in one batch into their window's bytes.
+    /// Garbles the AND gates `ops[range]` in one batch into their window's bytes.
     fn and_batch(&mut self, range: Range<usize>, window: &mut [u8]) {
         if range.is_empty() {
             return;
         }
-        let gates = self.circuit.gates();
-        let order = &self.schedule.order[range];
+        let ops = &self.schedule.ops[range];
         self.xs.clear();
         self.tweaks.clear();
-        for &gi in order {
-            let Gate::And { a, b, .. } = gates[gi as usize] else {
-                unreachable!("only AND gates are crypto gates")
-            };
-            let (a0, b0) = (self.zero[a as usize], self.zero[b as usize]);
-            let (j, j2) = tweaks(self.schedule.aux[gi as usize]);
+        for op in ops {
+            let (a0, b0) = (self.zero[op.a as usize], self.zero[op.b as usize]);
+            let (j, j2) = tweaks(op.aux);
             self.xs
                 .extend_from_slice(&[a0, a0 ^ self.delta, b0, b0 ^ self.delta]);
             self.tweaks.extend_from_slice(&[j, j, j2, j2]);
         }
         self.hashes.resize(self.xs.len(), Block::ZERO);
         self.hash.hash(&self.xs, &self.tweaks, &mut self.hashes);
-        for (&gi, h) in order.iter().zip(self.hashes.chunks_exact(4)) {
-            let Gate::And { a, b, out } = gates[gi as usize] else {
-                unreachable!("only AND gates are crypto gates")
-            };
-            let (a0, b0) = (self.zero[a as usize], self.zero[b as usize]);
-            let (tg, te, c0) = garble_and(a0, b0, self.delta, [h[0], h[1], h[2], h[3]]);
-            let pos = self.schedule.offset[gi as usize] as usize;
+        for ((op, h), x) in ops
+            .iter()
+            .zip(self.hashes.chunks_exact(4))
+            .zip(self.xs.chunks_exact(4))
+        {
+            let (tg, te, c0) = garble_and(x[0], x[2], self.delta, [h[0], h[1], h[2], h[3]]);
+            let pos = op.offset as usize;
             window[pos..pos + 16].copy_from_slice(&tg.to_bytes());
             window[pos + 16..pos + 32].copy_from_slice(&te.to_bytes());
-            self.zero[out as usize] = c0;
+            self.zero[op.out as usize] = c0;
         }
     }
 
     fn free_gates(&mut self, range: Range<usize>) {
-        let gates = self.circuit.gates();
-        for &gi in &self.schedule.order[range] {
-            match gates[gi as usize] {
-                Gate::Xor { a, b, out } => {
-                    self.zero[out as usize] = self.zero[a as usize] ^ self.zero[b as usize];
-                }
-                Gate::Inv { a, out } => {
-                    self.zero[out as usize] = self.zero[a as usize] ^ self.delta;
-                }
-                Gate::And { .. } => unreachable!("AND gates are crypto gates"),
-            }
+        for op in &self.schedule.ops[range] {
+            let (a, b, out) = (op.a as usize, op.b as usize, op.out as usize);
+            self.zero[out] = match op.kind {
+                OpKind::Xor => self.zero[a] ^ self.zero[b],
+                OpKind::Inv => self.zero[a] ^ self.delta,
+                _ => unreachable!("AND gates are crypto gates"),
+            };
         }
     }
 }
 
 impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
     fn input_labels(&self, wire: WireId) -> [Block; 2] {
+        // Slots of input wires are reused once garbling has started.
+        assert!(
+            self.next_window == 0 || !REUSE_SLOTS,
+            "input labels are read before garbling"
+        );
         let w0 = self.zero[wire as usize];
         [w0, w0 ^ self.delta]
     }
@@ -262,10 +266,11 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
             self.schedule.windows.len(),
             "garbling finished"
         );
-        self.circuit
-            .outputs()
+        let _ = self.circuit;
+        self.schedule
+            .outputs
             .iter()
-            .flat_map(|o| o.wires.iter().map(|&w| self.zero[w as usize].lsb()))
+            .map(|&slot| self.zero[slot as usize].lsb())
             .collect()
     }
 }
@@ -274,6 +279,7 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
 pub struct HalfGatesEvaluator<'c, H> {
     circuit: &'c Circuit,
     hash: H,
+    /// The label in every slot.
     labels: Vec<Block>,
     schedule: Schedule,
     next_window: usize,
@@ -286,13 +292,14 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
     /// An evaluator holding one label per input wire.
     pub fn new(circuit: &'c Circuit, hash: H, inputs: &[Block]) -> Self {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
-        let mut labels = wire_table(circuit.num_wires() as usize, Block::ZERO);
+        let schedule = schedule(circuit);
+        let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
         labels[..inputs.len()].copy_from_slice(inputs);
         HalfGatesEvaluator {
             circuit,
             hash,
             labels,
-            schedule: schedule(circuit),
+            schedule,
             next_window: 0,
             xs: Vec::new(),
             tweaks: Vec::new(),
@@ -300,50 +307,44 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         }
     }
 
-    /// Evaluates the AND gates `order[range]` in one batch from their window's bytes.
+    /// Evaluates the AND gates `ops[range]` in one batch from their window's bytes.
     fn and_batch(&mut self, range: Range<usize>, window: &[u8]) {
         if range.is_empty() {
             return;
         }
-        let gates = self.circuit.gates();
-        let order = &self.schedule.order[range];
+        let ops = &self.schedule.ops[range];
         self.xs.clear();
         self.tweaks.clear();
-        for &gi in order {
-            let Gate::And { a, b, .. } = gates[gi as usize] else {
-                unreachable!("only AND gates are crypto gates")
-            };
-            let (j, j2) = tweaks(self.schedule.aux[gi as usize]);
+        for op in ops {
+            let (j, j2) = tweaks(op.aux);
             self.xs
-                .extend_from_slice(&[self.labels[a as usize], self.labels[b as usize]]);
+                .extend_from_slice(&[self.labels[op.a as usize], self.labels[op.b as usize]]);
             self.tweaks.extend_from_slice(&[j, j2]);
         }
         self.hashes.resize(self.xs.len(), Block::ZERO);
         self.hash.hash(&self.xs, &self.tweaks, &mut self.hashes);
-        for (&gi, h) in order.iter().zip(self.hashes.chunks_exact(2)) {
-            let Gate::And { a, b, out } = gates[gi as usize] else {
-                unreachable!("only AND gates are crypto gates")
-            };
-            let pos = self.schedule.offset[gi as usize] as usize;
+        for ((op, h), x) in ops
+            .iter()
+            .zip(self.hashes.chunks_exact(2))
+            .zip(self.xs.chunks_exact(2))
+        {
+            let pos = op.offset as usize;
             let (tg, te) = (
                 Block::read(&window[pos..pos + 16]),
                 Block::read(&window[pos + 16..pos + 32]),
             );
-            let (la, lb) = (self.labels[a as usize], self.labels[b as usize]);
-            self.labels[out as usize] = eval_and(la, lb, h[0], h[1], tg, te);
+            self.labels[op.out as usize] = eval_and(x[0], x[1], h[0], h[1], tg, te);
         }
     }
 
     fn free_gates(&mut self, range: Range<usize>) {
-        let gates = self.circuit.gates();
-        for &gi in &self.schedule.order[range] {
-            match gates[gi as usize] {
-                Gate::Xor { a, b, out } => {
-                    self.labels[out as usize] = self.labels[a as usize] ^ self.labels[b as usize];
-                }
-                Gate::Inv { a, out } => self.labels[out as usize] = self.labels[a as usize],
-                Gate::And { .. } => unreachable!("AND gates are crypto gates"),
-            }
+        for op in &self.schedule.ops[range] {
+            let (a, b, out) = (op.a as usize, op.b as usize, op.out as usize);
+            self.labels[out] = match op.kind {
+                OpKind::Xor => self.labels[a] ^ self.labels[b],
+                OpKind::Inv => self.labels[a],
+                _ => unreachable!("AND gates are crypto gates"),
+            };
         }
     }
 }
@@ -383,10 +384,10 @@ impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
     fn output_labels(&self) -> Result<Vec<Block>, EvalError> {
         self.check_done(self.circuit)?;
         Ok(self
-            .circuit
-            .outputs()
+            .schedule
+            .outputs
             .iter()
-            .flat_map(|o| o.wires.iter().map(|&w| self.labels[w as usize]))
+            .map(|&slot| self.labels[slot as usize])
             .collect())
     }
 }

@@ -16,7 +16,7 @@
 //! nibble and the next AND gate's in the high nibble (GARBLING.md §1.8).
 //!
 //! # Call order
-//! Garbler: [`Garble::input_labels`] for the input wires at any time, then
+//! Garbler: [`Garble::input_labels`] for the input wires, then
 //! [`Garble::garble`] until it returns `false`, then [`Garble::decoding`]. Evaluator: `feed`
 //! until every gate is done ([`Evaluate::gates_done`]), then [`Evaluate::output_labels`].
 //! A circuit without tables (no AND gate under half gates) is finished by one `feed(&[])`,
@@ -141,7 +141,8 @@ impl FromStr for Scheme {
 
 /// The garbler's side of a scheme; see the module documentation for the call order.
 pub trait Garble: Send {
-    /// The two labels `[W^0, W^1]` of an input wire.
+    /// The two labels `[W^0, W^1]` of an input wire; read them before the first call to
+    /// [`Garble::garble`] (label slots are reused once garbling starts).
     fn input_labels(&self, wire: WireId) -> [Block; 2];
 
     /// Garbles gates in order and appends their tables to `out` until at least `target`

@@ -27,7 +27,7 @@ use std::ops::Range;
 use rand::RngCore;
 use transputation_circuits::{Circuit, Gate, WireId};
 
-use super::waves::{Schedule, WINDOW};
+use super::waves::{Op, OpKind, Schedule, Window, REUSE_SLOTS, WINDOW};
 use super::{wire_table, EvalError, Evaluate, Garble};
 use crate::aes::{encrypt_under_keys, Backend};
 use crate::block::Block;
@@ -145,57 +145,70 @@ fn mask_byte_first(n: u64) -> bool {
     n % 2 == 0
 }
 
+/// Marks an AND gate whose mask byte is in an earlier window (`aux` of the program).
+const CARRIED: u32 = u32::MAX;
+
 /// Bytes of a gate in the stream, given the number of AND gates before it.
-fn table_len(gate: &Gate, ands_before: u64) -> usize {
-    match gate {
-        Gate::And { .. } => AND_BYTES + usize::from(mask_byte_first(ands_before)),
-        Gate::Xor { .. } => XOR_BYTES,
-        Gate::Inv { .. } => 0,
+fn table_len(kind: OpKind, ands_before: u64) -> usize {
+    match kind {
+        OpKind::And | OpKind::AndCopy | OpKind::AndZero => {
+            AND_BYTES + usize::from(mask_byte_first(ands_before))
+        }
+        OpKind::Xor => XOR_BYTES,
+        OpKind::Inv => 0,
     }
 }
 
-/// Marks an AND gate whose mask byte is in an earlier window (`aux` of the schedule).
-const CARRIED: u32 = u32::MAX;
+fn is_and(kind: OpKind) -> bool {
+    matches!(kind, OpKind::And | OpKind::AndCopy | OpKind::AndZero)
+}
 
-/// The schedule of `prf`: normal AND gates and XOR gates are the crypto gates; `aux` of an
+/// The program of `prf`: normal AND gates and XOR gates are the crypto gates; `aux` of an
 /// AND gate is the offset of its mask byte in the window: its own offset for the first gate
 /// of a pair (the byte precedes its table), the first gate's for the second, or
 /// [`CARRIED`] when the pair is split by a window boundary.
-fn schedule(circuit: &Circuit, roots: &[u32]) -> Schedule {
+fn schedule(circuit: &Circuit) -> Schedule {
+    let roots = label_roots(circuit);
     let mut last_even = CARRIED;
     Schedule::build(
-        circuit.gates(),
-        circuit.num_wires(),
+        circuit,
         |g| match *g {
-            Gate::And { a, b, .. } => and_kind(roots, a, b) == AndKind::Normal,
-            Gate::Xor { .. } => true,
-            Gate::Inv { .. } => false,
+            Gate::And { a, b, .. } => match and_kind(&roots, a, b) {
+                AndKind::Normal => OpKind::And,
+                AndKind::Copy => OpKind::AndCopy,
+                AndKind::Zero => OpKind::AndZero,
+            },
+            Gate::Xor { .. } => OpKind::Xor,
+            Gate::Inv { .. } => OpKind::Inv,
         },
+        |k| matches!(k, OpKind::And | OpKind::Xor),
         table_len,
-        |g, ands, offset, pos| {
+        |k, ands, offset, pos| {
             if pos == 0 {
                 last_even = CARRIED;
             }
-            match g {
-                Gate::And { .. } if mask_byte_first(ands) => {
-                    last_even = offset as u32;
-                    last_even
-                }
-                Gate::And { .. } => last_even,
-                _ => 0,
+            if !is_and(k) {
+                0
+            } else if mask_byte_first(ands) {
+                last_even = offset as u32;
+                last_even
+            } else {
+                last_even
             }
         },
     )
 }
 
-/// Where the table of gate `gi` starts in its window, and where its mask nibble is:
+/// Where an op's table starts in its window, and where its mask nibble is:
 /// `(table, mask byte or CARRIED, high nibble)`.
 #[inline(always)]
-fn table_and_mask(schedule: &Schedule, gi: usize, is_and: bool) -> (usize, u32, bool) {
-    let offset = schedule.offset[gi];
-    let aux = schedule.aux[gi];
-    let own_byte = is_and && aux == offset;
-    (offset as usize + usize::from(own_byte), aux, !own_byte)
+fn table_and_mask(op: &Op) -> (usize, u32, bool) {
+    let own_byte = is_and(op.kind) && op.aux == op.offset;
+    (
+        op.offset as usize + usize::from(own_byte),
+        op.aux,
+        !own_byte,
+    )
 }
 
 /// The `prf` garbler.
@@ -203,16 +216,17 @@ pub struct PrfGarbler<'c> {
     circuit: &'c Circuit,
     backend: Backend,
     prg: Prg,
-    /// `[k^0, k^1]` of every wire.
+    /// `[k^0, k^1]` in every slot (input wire `i` is slot `i`).
     labels: Vec<[Block; 2]>,
-    roots: Vec<u32>,
     schedule: Schedule,
     next_window: usize,
     /// Absolute position in the output of the mask byte of an AND pair split by a window.
     carried_mask: usize,
-    /// The permute bits `πc` of the window's normal AND gates, by position in the window,
-    /// drawn in gate order.
+    /// Per gate of the window, by position: the kind, and the randomness drawn for it in
+    /// gate order (`πc` of a normal AND gate, the fresh labels of a constant).
+    kinds: Vec<Option<OpKind>>,
     pcs: Vec<bool>,
+    fresh: Vec<[Block; 2]>,
     and_keys: Vec<Block>,
     and_blocks: Vec<Block>,
     xor_keys: Vec<Block>,
@@ -223,23 +237,24 @@ impl<'c> PrfGarbler<'c> {
     /// A garbler with fresh, independent input labels from `prg`.
     pub fn new(circuit: &'c Circuit, prg: &mut Prg, backend: Backend) -> Self {
         let mut own = Prg::new(prg.block());
-        let mut labels = wire_table(circuit.num_wires() as usize, [Block::ZERO; 2]);
+        let schedule = schedule(circuit);
+        let mut labels = wire_table(schedule.slots as usize, [Block::ZERO; 2]);
         for l in labels.iter_mut().take(circuit.n_inputs()) {
             let k0 = own.block();
             let k1 = own.block().with_lsb(!k0.lsb());
             *l = [k0, k1];
         }
-        let roots = label_roots(circuit);
         PrfGarbler {
             circuit,
             backend,
             prg: own,
             labels,
-            schedule: schedule(circuit, &roots),
-            roots,
+            schedule,
             next_window: 0,
             carried_mask: 0,
+            kinds: Vec::with_capacity(WINDOW),
             pcs: Vec::with_capacity(WINDOW),
+            fresh: Vec::with_capacity(WINDOW),
             and_keys: Vec::new(),
             and_blocks: Vec::new(),
             xor_keys: Vec::new(),
@@ -247,50 +262,49 @@ impl<'c> PrfGarbler<'c> {
         }
     }
 
-    /// The label of wire `w` whose lsb is `s`.
+    /// The label in slot `w` whose lsb is `s`.
     #[inline(always)]
-    fn by_signal(&self, w: WireId, s: usize) -> Block {
+    fn by_signal(&self, w: u32, s: usize) -> Block {
         let l = self.labels[w as usize];
         l[s ^ usize::from(l[0].lsb())]
     }
 
-    /// Garbles the crypto gates `order[range]` in one batch; the window starts at `base` of
+    /// Garbles the crypto ops `ops[range]` in one batch; the window starts at `base` of
     /// `out` and its first gate is `first`.
     fn crypto_batch(&mut self, range: Range<usize>, out: &mut [u8], base: usize, first: usize) {
         if range.is_empty() {
             return;
         }
-        let gates = self.circuit.gates();
         self.and_keys.clear();
         self.and_blocks.clear();
         self.xor_keys.clear();
         self.xor_blocks.clear();
-        for &gi in &self.schedule.order[range.clone()] {
-            let g = u64::from(gi);
-            match gates[gi as usize] {
-                Gate::And { a, b, .. } => {
+        for op in &self.schedule.ops[range.clone()] {
+            let g = u64::from(op.gate);
+            match op.kind {
+                OpKind::And => {
                     for alpha in 0..2 {
-                        self.and_keys.push(self.by_signal(a, alpha));
+                        self.and_keys.push(self.by_signal(op.a, alpha));
                         let r = 2 * alpha as u32;
                         self.and_blocks
                             .extend_from_slice(&[blk(g, r), blk(g, r + 1)]);
                     }
                     for beta in 0..2 {
-                        self.and_keys.push(self.by_signal(b, beta));
+                        self.and_keys.push(self.by_signal(op.b, beta));
                         let r = beta as u32;
                         self.and_blocks
                             .extend_from_slice(&[blk(g, r), blk(g, 2 + r)]);
                     }
                 }
-                Gate::Xor { a, b, .. } => {
-                    for w in [a, b] {
+                OpKind::Xor => {
+                    for w in [op.a, op.b] {
                         for s in 0..2 {
                             self.xor_keys.push(self.by_signal(w, s));
                             self.xor_blocks.push(blk(g, s as u32));
                         }
                     }
                 }
-                Gate::Inv { .. } => unreachable!("INV gates need no AES"),
+                _ => unreachable!("only AND and XOR gates need AES"),
             }
         }
         #[cfg(test)]
@@ -300,24 +314,22 @@ impl<'c> PrfGarbler<'c> {
         encrypt_under_keys(self.backend, &self.and_keys, &mut self.and_blocks, 2);
         encrypt_under_keys(self.backend, &self.xor_keys, &mut self.xor_blocks, 1);
         let (mut ia, mut ix) = (0, 0);
-        for &gi in &self.schedule.order[range] {
-            let gate = gates[gi as usize];
-            let (table, mask, high) = table_and_mask(
-                &self.schedule,
-                gi as usize,
-                matches!(gate, Gate::And { .. }),
-            );
+        for op in &self.schedule.ops[range] {
+            let (table, mask, high) = table_and_mask(op);
             let pos = base + table;
-            match gate {
-                Gate::And { a, b, out: c } => {
+            // Inputs are read before the output is written: the output may reuse a slot of
+            // an input of this batch, but only of one whose last reader is done.
+            let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
+            match op.kind {
+                OpKind::And => {
                     let f = &self.and_blocks[8 * ia..8 * ia + 8];
                     ia += 1;
                     let (t1, t2, m, kc) = garble_and(
-                        self.labels[a as usize],
-                        self.labels[b as usize],
+                        la,
+                        lb,
                         [f[0], f[1], f[2], f[3]],
                         [f[4], f[5], f[6], f[7]],
-                        self.pcs[gi as usize - first],
+                        self.pcs[op.gate as usize - first],
                     );
                     out[pos..pos + 16].copy_from_slice(&t1.to_bytes());
                     out[pos + 16..pos + 32].copy_from_slice(&t2.to_bytes());
@@ -327,54 +339,82 @@ impl<'c> PrfGarbler<'c> {
                         base + mask as usize
                     };
                     out[byte] |= if high { m << 4 } else { m };
-                    self.labels[c as usize] = kc;
+                    self.labels[op.out as usize] = kc;
                 }
-                Gate::Xor { a, b, out: c } => {
+                OpKind::Xor => {
                     let f = &self.xor_blocks[4 * ix..4 * ix + 4];
                     ix += 1;
-                    let pa = self.labels[a as usize][0].lsb();
-                    let pb = self.labels[b as usize][0].lsb();
-                    let (t, kc) = garble_xor(pa, pb, [f[0], f[1]], [f[2], f[3]]);
+                    let (t, kc) = garble_xor(la[0].lsb(), lb[0].lsb(), [f[0], f[1]], [f[2], f[3]]);
                     out[pos..pos + 16].copy_from_slice(&t.to_bytes());
-                    self.labels[c as usize] = kc;
+                    self.labels[op.out as usize] = kc;
                 }
-                Gate::Inv { .. } => unreachable!("INV gates need no AES"),
+                _ => unreachable!("only AND and XOR gates need AES"),
             }
         }
     }
 
-    /// The gates `order[range]` that need no AES: INV and degenerate AND gates.
-    fn free_gates(&mut self, range: Range<usize>, out: &mut [u8], base: usize) {
-        let gates = self.circuit.gates();
-        for &gi in &self.schedule.order[range] {
-            match gates[gi as usize] {
-                Gate::Inv { a, out: c } => {
-                    let [k0, k1] = self.labels[a as usize];
-                    self.labels[c as usize] = [k1, k0];
+    /// The ops `ops[range]` that need no AES: INV and degenerate AND gates.
+    fn free_gates(&mut self, range: Range<usize>, out: &mut [u8], base: usize, first: usize) {
+        for op in &self.schedule.ops[range] {
+            let (a, c) = (op.a as usize, op.out as usize);
+            match op.kind {
+                OpKind::Inv => {
+                    let [k0, k1] = self.labels[a];
+                    self.labels[c] = [k1, k0];
                 }
-                Gate::And { a, b, out: c } => match and_kind(&self.roots, a, b) {
-                    AndKind::Copy => self.labels[c as usize] = self.labels[a as usize],
-                    AndKind::Zero => {
-                        // The fresh labels were drawn in gate order before the waves.
-                        let [k0, _] = self.labels[c as usize];
-                        let (table, _, _) = table_and_mask(&self.schedule, gi as usize, true);
-                        out[base + table..base + table + 16].copy_from_slice(&k0.to_bytes());
-                    }
-                    AndKind::Normal => unreachable!("normal AND gates need AES"),
-                },
-                Gate::Xor { .. } => unreachable!("XOR gates need AES"),
+                OpKind::AndCopy => self.labels[c] = self.labels[a],
+                OpKind::AndZero => {
+                    let labels = self.fresh[op.gate as usize - first];
+                    let (table, _, _) = table_and_mask(op);
+                    out[base + table..base + table + 16].copy_from_slice(&labels[0].to_bytes());
+                    self.labels[c] = labels;
+                }
+                OpKind::And | OpKind::Xor => unreachable!("AND and XOR gates need AES"),
             }
+        }
+    }
+
+    /// Draws the window's randomness in gate order, whatever the processing order.
+    fn draw_randomness(&mut self, window: &Window) {
+        let first = window.gates.start;
+        self.kinds.clear();
+        self.kinds.resize(window.gates.len(), None);
+        for k in window.waves.clone() {
+            let (crypto, free_end) = self.schedule.waves[k].clone();
+            for op in &self.schedule.ops[crypto.start as usize..free_end as usize] {
+                self.kinds[op.gate as usize - first] = Some(op.kind);
+            }
+        }
+        self.pcs.clear();
+        self.fresh.clear();
+        for kind in &self.kinds {
+            let mut pc = false;
+            let mut fresh = [Block::ZERO; 2];
+            match kind {
+                Some(OpKind::And) => pc = self.prg.next_u32() & 1 == 1,
+                Some(OpKind::AndZero) => {
+                    let k0 = self.prg.block();
+                    fresh = [k0, self.prg.block().with_lsb(!k0.lsb())];
+                }
+                _ => {}
+            }
+            self.pcs.push(pc);
+            self.fresh.push(fresh);
         }
     }
 }
 
 impl Garble for PrfGarbler<'_> {
     fn input_labels(&self, wire: WireId) -> [Block; 2] {
+        // Slots of input wires are reused once garbling has started.
+        assert!(
+            self.next_window == 0 || !REUSE_SLOTS,
+            "input labels are read before garbling"
+        );
         self.labels[wire as usize]
     }
 
     fn garble(&mut self, out: &mut Vec<u8>, target: usize) -> bool {
-        let gates = self.circuit.gates();
         let start = out.len();
         let windows = self.schedule.windows.len();
         // A call ends only where no AND pair is split, so that every mask byte it returns is
@@ -382,40 +422,20 @@ impl Garble for PrfGarbler<'_> {
         let mut split = false;
         while self.next_window < windows && (out.len() - start < target || split) {
             let window = self.schedule.windows[self.next_window].clone();
-            // Randomness in gate order: πc of normal AND gates, fresh labels of constants.
-            self.pcs.clear();
-            for gate in &gates[window.gates.clone()] {
-                let mut pc = false;
-                if let Gate::And { a, b, out: c } = *gate {
-                    match and_kind(&self.roots, a, b) {
-                        AndKind::Normal => pc = self.prg.next_u32() & 1 == 1,
-                        AndKind::Zero => {
-                            let k0 = self.prg.block();
-                            let k1 = self.prg.block().with_lsb(!k0.lsb());
-                            self.labels[c as usize] = [k0, k1];
-                        }
-                        AndKind::Copy => {}
-                    }
-                }
-                self.pcs.push(pc);
-            }
+            self.draw_randomness(&window);
             let base = out.len();
             out.resize(base + window.bytes, 0);
-            for k in window.waves {
+            let first = window.gates.start;
+            for k in window.waves.clone() {
                 let (crypto, free_end) = self.schedule.waves[k].clone();
                 let free = crypto.end as usize..free_end as usize;
                 let crypto = crypto.start as usize..crypto.end as usize;
-                self.crypto_batch(crypto, out, base, window.gates.start);
-                self.free_gates(free, out, base);
+                self.crypto_batch(crypto, out, base, first);
+                self.free_gates(free, out, base, first);
             }
-            // The window's last AND gate: if it opened a pair, its byte carries over.
-            if let Some(last) = window
-                .gates
-                .clone()
-                .rev()
-                .find(|&g| matches!(gates[g], Gate::And { .. }))
-            {
-                let (_, mask, high) = table_and_mask(&self.schedule, last, true);
+            // If the window's last AND gate opened a pair, its byte carries over.
+            if let Some(last) = window.last_and {
+                let (_, mask, high) = table_and_mask(&self.schedule.ops[last]);
                 split = !high;
                 if split {
                     self.carried_mask = base + mask as usize;
@@ -432,10 +452,11 @@ impl Garble for PrfGarbler<'_> {
             self.schedule.windows.len(),
             "garbling finished"
         );
-        self.circuit
-            .outputs()
+        let _ = self.circuit;
+        self.schedule
+            .outputs
             .iter()
-            .flat_map(|o| o.wires.iter().map(|&w| self.labels[w as usize][0].lsb()))
+            .map(|&slot| self.labels[slot as usize][0].lsb())
             .collect()
     }
 }
@@ -444,8 +465,8 @@ impl Garble for PrfGarbler<'_> {
 pub struct PrfEvaluator<'c> {
     circuit: &'c Circuit,
     backend: Backend,
+    /// The label in every slot.
     labels: Vec<Block>,
-    roots: Vec<u32>,
     schedule: Schedule,
     next_window: usize,
     /// The high nibble of the mask byte of an AND pair split by a window.
@@ -460,15 +481,14 @@ impl<'c> PrfEvaluator<'c> {
     /// An evaluator holding one label per input wire.
     pub fn new(circuit: &'c Circuit, inputs: &[Block], backend: Backend) -> Self {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
-        let mut labels = wire_table(circuit.num_wires() as usize, Block::ZERO);
+        let schedule = schedule(circuit);
+        let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
         labels[..inputs.len()].copy_from_slice(inputs);
-        let roots = label_roots(circuit);
         PrfEvaluator {
             circuit,
             backend,
             labels,
-            schedule: schedule(circuit, &roots),
-            roots,
+            schedule,
             next_window: 0,
             carried_mask: 0,
             and_keys: Vec::new(),
@@ -478,34 +498,32 @@ impl<'c> PrfEvaluator<'c> {
         }
     }
 
-    /// Evaluates the crypto gates `order[range]` in one batch from their window's bytes.
+    /// Evaluates the crypto ops `ops[range]` in one batch from their window's bytes.
     fn crypto_batch(&mut self, range: Range<usize>, window: &[u8]) {
         if range.is_empty() {
             return;
         }
-        let gates = self.circuit.gates();
         self.and_keys.clear();
         self.and_blocks.clear();
         self.xor_keys.clear();
         self.xor_blocks.clear();
-        for &gi in &self.schedule.order[range.clone()] {
-            let g = u64::from(gi);
-            match gates[gi as usize] {
-                Gate::And { a, b, .. } => {
-                    let (la, lb) = (self.labels[a as usize], self.labels[b as usize]);
+        for op in &self.schedule.ops[range.clone()] {
+            let g = u64::from(op.gate);
+            let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
+            match op.kind {
+                OpKind::And => {
                     let r = 2 * u32::from(la.lsb()) + u32::from(lb.lsb());
                     self.and_keys.extend_from_slice(&[la, lb]);
                     self.and_blocks.extend_from_slice(&[blk(g, r), blk(g, r)]);
                 }
-                Gate::Xor { a, b, .. } => {
-                    let (la, lb) = (self.labels[a as usize], self.labels[b as usize]);
+                OpKind::Xor => {
                     self.xor_keys.extend_from_slice(&[la, lb]);
                     self.xor_blocks.extend_from_slice(&[
                         blk(g, u32::from(la.lsb())),
                         blk(g, u32::from(lb.lsb())),
                     ]);
                 }
-                Gate::Inv { .. } => unreachable!("INV gates need no AES"),
+                _ => unreachable!("only AND and XOR gates need AES"),
             }
         }
         #[cfg(test)]
@@ -515,15 +533,11 @@ impl<'c> PrfEvaluator<'c> {
         encrypt_under_keys(self.backend, &self.and_keys, &mut self.and_blocks, 1);
         encrypt_under_keys(self.backend, &self.xor_keys, &mut self.xor_blocks, 1);
         let (mut ia, mut ix) = (0, 0);
-        for &gi in &self.schedule.order[range] {
-            let gate = gates[gi as usize];
-            let (pos, mask, high) = table_and_mask(
-                &self.schedule,
-                gi as usize,
-                matches!(gate, Gate::And { .. }),
-            );
-            match gate {
-                Gate::And { a, b, out } => {
+        for op in &self.schedule.ops[range] {
+            let (pos, mask, high) = table_and_mask(op);
+            match op.kind {
+                OpKind::And => {
+                    let (la, lb) = (self.and_keys[2 * ia], self.and_keys[2 * ia + 1]);
                     let k = self.and_blocks[2 * ia] ^ self.and_blocks[2 * ia + 1];
                     ia += 1;
                     let (t1, t2) = (
@@ -536,35 +550,30 @@ impl<'c> PrfEvaluator<'c> {
                         window[mask as usize]
                     };
                     let m = if high { byte >> 4 } else { byte & 0xf };
-                    let (la, lb) = (self.labels[a as usize], self.labels[b as usize]);
-                    self.labels[out as usize] = eval_and(la, lb, k, t1, t2, m);
+                    self.labels[op.out as usize] = eval_and(la, lb, k, t1, t2, m);
                 }
-                Gate::Xor { a, b, out } => {
+                OpKind::Xor => {
+                    let (la, lb) = (self.xor_keys[2 * ix], self.xor_keys[2 * ix + 1]);
                     let (fa, fb) = (self.xor_blocks[2 * ix], self.xor_blocks[2 * ix + 1]);
                     ix += 1;
                     let t = Block::read(&window[pos..pos + 16]);
-                    let (la, lb) = (self.labels[a as usize], self.labels[b as usize]);
-                    self.labels[out as usize] = eval_xor(la, lb, fa, fb, t);
+                    self.labels[op.out as usize] = eval_xor(la, lb, fa, fb, t);
                 }
-                Gate::Inv { .. } => unreachable!("INV gates need no AES"),
+                _ => unreachable!("only AND and XOR gates need AES"),
             }
         }
     }
 
     fn free_gates(&mut self, range: Range<usize>, window: &[u8]) {
-        let gates = self.circuit.gates();
-        for &gi in &self.schedule.order[range] {
-            match gates[gi as usize] {
-                Gate::Inv { a, out } => self.labels[out as usize] = self.labels[a as usize],
-                Gate::And { a, b, out } => match and_kind(&self.roots, a, b) {
-                    AndKind::Copy => self.labels[out as usize] = self.labels[a as usize],
-                    AndKind::Zero => {
-                        let (pos, _, _) = table_and_mask(&self.schedule, gi as usize, true);
-                        self.labels[out as usize] = Block::read(&window[pos..pos + 16]);
-                    }
-                    AndKind::Normal => unreachable!("normal AND gates need AES"),
-                },
-                Gate::Xor { .. } => unreachable!("XOR gates need AES"),
+        for op in &self.schedule.ops[range] {
+            let (a, c) = (op.a as usize, op.out as usize);
+            match op.kind {
+                OpKind::Inv | OpKind::AndCopy => self.labels[c] = self.labels[a],
+                OpKind::AndZero => {
+                    let (pos, _, _) = table_and_mask(op);
+                    self.labels[c] = Block::read(&window[pos..pos + 16]);
+                }
+                OpKind::And | OpKind::Xor => unreachable!("AND and XOR gates need AES"),
             }
         }
     }
@@ -572,7 +581,6 @@ impl<'c> PrfEvaluator<'c> {
 
 impl Evaluate for PrfEvaluator<'_> {
     fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {
-        let gates = self.circuit.gates();
         let mut used = 0;
         while let Some(window) = self.schedule.windows.get(self.next_window).cloned() {
             if bytes.len() - used < window.bytes {
@@ -585,14 +593,9 @@ impl Evaluate for PrfEvaluator<'_> {
                 self.crypto_batch(crypto.start as usize..crypto.end as usize, tables);
                 self.free_gates(free, tables);
             }
-            // The window's last AND gate: if it opened a pair, keep the partner's nibble.
-            if let Some(last) = window
-                .gates
-                .clone()
-                .rev()
-                .find(|&g| matches!(gates[g], Gate::And { .. }))
-            {
-                let (_, mask, high) = table_and_mask(&self.schedule, last, true);
+            // If the window's last AND gate opened a pair, keep the partner's nibble.
+            if let Some(last) = window.last_and {
+                let (_, mask, high) = table_and_mask(&self.schedule.ops[last]);
                 if !high {
                     self.carried_mask = tables[mask as usize] >> 4;
                 }
@@ -618,10 +621,10 @@ impl Evaluate for PrfEvaluator<'_> {
     fn output_labels(&self) -> Result<Vec<Block>, EvalError> {
         self.check_done(self.circuit)?;
         Ok(self
-            .circuit
-            .outputs()
+            .schedule
+            .outputs
             .iter()
-            .flat_map(|o| o.wires.iter().map(|&w| self.labels[w as usize]))
+            .map(|&slot| self.labels[slot as usize])
             .collect())
     }
 }
@@ -913,7 +916,7 @@ mod tests {
                         );
                     }
                     Gate::And { a, b, out } => {
-                        assert!(and_kind(&g.roots, a, b) == AndKind::Normal);
+                        assert!(and_kind(&label_roots(&c), a, b) == AndKind::Normal);
                         let (pa, pb) =
                             (g.labels[a as usize][0].lsb(), g.labels[b as usize][0].lsb());
                         let v00 = usize::from(pa & pb);

@@ -1,96 +1,156 @@
-//! Wave scheduling: which gates can be garbled together, planned once per circuit.
+//! The garbling program of a circuit: gates in the order they are garbled, batched in waves,
+//! with wire labels kept in reused slots. Planned once per circuit, at set-up, identically by
+//! garbler and evaluator.
 //!
-//! Gates are garbled in circuit order as far as the wire format goes (each gate's table has
-//! its place in the stream), but the AES calls of independent gates are batched. The
-//! circuit is cut into windows of [`WINDOW`] consecutive gates; in a window every gate gets
-//! a *wave*: a gate that needs AES (a "crypto" gate: AND, and XOR under `prf`) is in the
-//! wave after the latest of its inputs, any other gate in the wave of its latest input.
-//! Wave `k` is processed as all its crypto gates in one batch, then its other gates in
-//! circuit order; every input is then ready when it is read, and a batch holds every gate
-//! of the window that could run at that point, not just a run of consecutive ones
-//! (ripple-carry adders, for instance, overlap across the window).
+//! # Waves
+//! Tables are written in circuit order (each gate's table has its place in the stream),
+//! but the AES calls of independent gates are batched. The circuit is cut into windows of
+//! [`WINDOW`] consecutive gates; in a window every gate gets a *wave*: a gate that needs
+//! AES (a "crypto" gate: AND, and XOR under `prf`) is in the wave after the latest of its
+//! inputs, any other gate in the wave of its latest input. Wave `k` is processed as all its
+//! crypto gates in one batch, then its other gates in circuit order; every input is then
+//! ready when it is read, and a batch holds every gate of the window that could run at that
+//! point, not just a run of consecutive ones (ripple-carry adders overlap across a window).
 //!
-//! The schedule depends only on the circuit and the scheme, so it is computed at set-up
-//! ([`Schedule::build`]), identically by garbler and evaluator, and the garbling loops only
-//! follow it. It costs 8 bytes per gate plus 12 per wave.
+//! # Slots
+//! A wire's label is needed from the gate that writes it to the last gate that reads it,
+//! in processing order. Labels live in *slots*: input wire `i` in slot `i`, every other wire
+//! in a slot freed by a wire whose last reader has run (output wires are never freed). The
+//! label tables hold as many entries as wires are alive at once, not one per wire, so they
+//! stay in cache on circuits whose wires are short-lived, which is most circuits. A batch
+//! reads all its inputs before it writes any output, so an output may take the slot of an
+//! input read in the same batch. (The crate's own unit tests, which inspect labels by wire,
+//! get one slot per wire.)
+//!
+//! # Cost
+//! 28 bytes per gate and 12 per wave; building takes one pass per window plus two over the
+//! gates, with two temporary `u32` per wire.
 
 use std::ops::Range;
 
-use transputation_circuits::Gate;
+use transputation_circuits::{Circuit, Gate};
 
 /// Gates per window.
 pub(crate) const WINDOW: usize = 8192;
 
-/// One window: its gates, waves and bytes.
+/// Whether wires share slots (see the module documentation).
+pub(crate) const REUSE_SLOTS: bool = !cfg!(test);
+
+/// What an op does; the schemes give the kinds their meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OpKind {
+    Xor,
+    And,
+    Inv,
+    /// `AND(a, a)` under `prf`: copies `a`.
+    AndCopy,
+    /// `AND(a, NOT a)` under `prf`: the constant 0.
+    AndZero,
+}
+
+/// One gate as garbled: its slots and its place in the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Op {
+    pub kind: OpKind,
+    /// Slots of the inputs (`b == a` for INV) and of the output.
+    pub a: u32,
+    pub b: u32,
+    pub out: u32,
+    /// The gate's index in the circuit.
+    pub gate: u32,
+    /// Offset of the gate's bytes from its window's start.
+    pub offset: u32,
+    /// A number the scheme attaches: the AND index (half-gates tweaks), the mask byte's
+    /// offset (`prf`).
+    pub aux: u32,
+}
+
+/// One window: its waves and bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Window {
-    /// The window's gates (circuit indices `gates.start..gates.end`).
+    /// The window's gates (circuit indices).
     pub gates: Range<usize>,
     /// Its waves, as indices into [`Schedule::waves`].
     pub waves: Range<usize>,
     /// Bytes of its tables in the stream.
     pub bytes: usize,
+    /// The op of its last AND gate, if it has one.
+    pub last_and: Option<usize>,
 }
 
-/// The schedule of a circuit; see the module documentation.
+/// The program of a circuit; see the module documentation.
 #[derive(Debug, Default)]
 pub(crate) struct Schedule {
-    /// Every gate (circuit index) in processing order, window after window.
-    pub order: Vec<u32>,
-    /// Per wave: `order[crypto]` are its crypto gates, `order[crypto.end..free_end]` the
-    /// others.
+    /// Every gate in processing order, window after window.
+    pub ops: Vec<Op>,
+    /// Per wave: `ops[crypto]` are its crypto gates, `ops[crypto.end..free_end]` the others.
     pub waves: Vec<(Range<u32>, u32)>,
     pub windows: Vec<Window>,
-    /// Per gate: the offset of its bytes from its window's start.
-    pub offset: Vec<u32>,
-    /// Per gate: a number the scheme attaches (the AND index for the half-gates tweaks, the
-    /// mask byte's offset for `prf`).
-    pub aux: Vec<u32>,
+    /// Slots the label tables need.
+    pub slots: u32,
+    /// The slot of each output bit, groups in order.
+    pub outputs: Vec<u32>,
 }
 
 impl Schedule {
-    /// Plans `gates`. `crypto(gate)` says whether a gate needs AES; `table_len(gate, ands)`
-    /// gives its bytes in the stream when `ands` AND gates precede it; `aux(gate, ands,
-    /// offset, pos)` the scheme's number for the gate, with `offset` its byte offset in its
-    /// window and `pos` its position in the window (0 for the window's first gate).
+    /// Plans `circuit`. `kind(gate)` classifies a gate and `crypto(kind)` says whether it
+    /// needs AES; `table_len(kind, ands)` gives its bytes in the stream when `ands` AND gates
+    /// precede it; `aux(kind, ands, offset, pos)` the scheme's number for it, with `offset`
+    /// its byte offset in its window and `pos` its position there (0 for the first gate).
     pub(crate) fn build(
-        gates: &[Gate],
-        wires: u32,
-        crypto: impl Fn(&Gate) -> bool,
-        table_len: impl Fn(&Gate, u64) -> usize,
-        mut aux: impl FnMut(&Gate, u64, usize, usize) -> u32,
+        circuit: &Circuit,
+        kind: impl Fn(&Gate) -> OpKind,
+        crypto: impl Fn(OpKind) -> bool,
+        table_len: impl Fn(OpKind, u64) -> usize,
+        mut aux: impl FnMut(OpKind, u64, usize, usize) -> u32,
     ) -> Schedule {
+        let gates = circuit.gates();
+        let wires = circuit.num_wires() as usize;
         let mut s = Schedule {
-            order: Vec::with_capacity(gates.len()),
+            ops: Vec::with_capacity(gates.len()),
             waves: Vec::new(),
             windows: Vec::with_capacity(gates.len().div_ceil(WINDOW)),
-            offset: Vec::with_capacity(gates.len()),
-            aux: Vec::with_capacity(gates.len()),
+            slots: 0,
+            outputs: Vec::new(),
         };
         // Per wire, the wave (+ epoch) in which its label is ready; older epochs are ready
-        // before the window.
-        let mut ready = vec![0u32; wires as usize];
+        // before the window. Reused below for the slot of each wire.
+        let mut ready = vec![0u32; wires];
         let mut epoch = 1u32;
-        let mut key_of: Vec<u32> = Vec::with_capacity(WINDOW);
+        let mut keys: Vec<u32> = Vec::with_capacity(WINDOW);
+        let mut staged: Vec<Op> = Vec::with_capacity(WINDOW);
         let mut counts: Vec<u32> = Vec::new();
         let mut ands = 0u64;
         for start in (0..gates.len()).step_by(WINDOW) {
             let window = &gates[start..(start + WINDOW).min(gates.len())];
-            key_of.clear();
+            keys.clear();
+            staged.clear();
             let mut max_wave = 0;
             let mut offset = 0usize;
+            let mut last_and = None;
             for (pos, gate) in window.iter().enumerate() {
-                s.offset.push(offset as u32);
-                s.aux.push(aux(gate, ands, offset, pos));
-                offset += table_len(gate, ands);
-                ands += u64::from(matches!(gate, Gate::And { .. }));
+                let k = kind(gate);
                 let (a, b) = gate.inputs();
+                staged.push(Op {
+                    kind: k,
+                    a,
+                    b: b.unwrap_or(a),
+                    out: gate.output(),
+                    gate: (start + pos) as u32,
+                    offset: offset as u32,
+                    aux: aux(k, ands, offset, pos),
+                });
+                offset += table_len(k, ands);
+                if matches!(gate, Gate::And { .. }) {
+                    ands += 1;
+                    last_and = Some(pos);
+                }
                 let mut wave = ready[a as usize].saturating_sub(epoch);
                 if let Some(b) = b {
                     wave = wave.max(ready[b as usize].saturating_sub(epoch));
                 }
                 // Sort keys: 2k for the crypto gates of wave k, 2k + 1 for the others.
-                let key = if crypto(gate) {
+                let key = if crypto(k) {
                     wave += 1;
                     2 * wave
                 } else {
@@ -98,25 +158,33 @@ impl Schedule {
                 };
                 ready[gate.output() as usize] = epoch + wave;
                 max_wave = max_wave.max(wave);
-                key_of.push(key);
+                keys.push(key);
             }
             epoch += max_wave + 1;
 
             // Counting sort by key, stable: circuit order within each part of a wave.
-            let keys = 2 * max_wave as usize + 2;
+            let n_keys = 2 * max_wave as usize + 2;
             counts.clear();
-            counts.resize(keys + 1, 0);
-            for &k in &key_of {
+            counts.resize(n_keys + 1, 0);
+            for &k in &keys {
                 counts[k as usize + 1] += 1;
             }
-            for k in 1..=keys {
+            for k in 1..=n_keys {
                 counts[k] += counts[k - 1];
             }
-            let base = s.order.len() as u32;
-            s.order.resize(s.order.len() + window.len(), 0);
-            for (pos, &k) in key_of.iter().enumerate() {
+            let base = s.ops.len() as u32;
+            let placeholder = staged.first().copied();
+            s.ops.resize(
+                s.ops.len() + window.len(),
+                placeholder.expect("a window has gates"),
+            );
+            let mut last_and_op = None;
+            for (pos, (&k, op)) in keys.iter().zip(&staged).enumerate() {
                 let slot = &mut counts[k as usize];
-                s.order[(base + *slot) as usize] = (start + pos) as u32;
+                s.ops[(base + *slot) as usize] = *op;
+                if Some(pos) == last_and {
+                    last_and_op = Some((base + *slot) as usize);
+                }
                 *slot += 1;
             }
             // After the sort counts[k] is the end of key k's part.
@@ -133,66 +201,161 @@ impl Schedule {
                 gates: start..start + window.len(),
                 waves: first_wave..s.waves.len(),
                 bytes: offset,
+                last_and: last_and_op,
             });
         }
+        s.assign_slots(circuit, ready);
         s
+    }
+
+    /// Replaces wire numbers by slots; `scratch` is a per-wire table to reuse.
+    fn assign_slots(&mut self, circuit: &Circuit, mut scratch: Vec<u32>) {
+        const NEVER: u32 = u32::MAX;
+        let n_inputs = circuit.n_inputs() as u32;
+        // The last op (in processing order) reading each wire; outputs are never freed.
+        let last_read = &mut scratch;
+        last_read.fill(NEVER - 1);
+        for (i, op) in self.ops.iter().enumerate() {
+            last_read[op.a as usize] = i as u32;
+            last_read[op.b as usize] = i as u32;
+        }
+        let mut is_output = vec![false; circuit.num_wires() as usize];
+        for o in circuit.outputs() {
+            for &w in &o.wires {
+                is_output[w as usize] = true;
+            }
+        }
+        // A wire with no reader is freed right after it is written.
+        let mut free: Vec<u32> = Vec::new();
+        let mut slot_of = vec![NEVER; circuit.num_wires() as usize];
+        for w in 0..n_inputs {
+            slot_of[w as usize] = w;
+            if last_read[w as usize] == NEVER - 1 && !is_output[w as usize] && REUSE_SLOTS {
+                free.push(w);
+            }
+        }
+        let mut next = n_inputs;
+        for (i, op) in self.ops.iter_mut().enumerate() {
+            let (a, b, out) = (op.a, op.b, op.out);
+            op.a = slot_of[a as usize];
+            op.b = slot_of[b as usize];
+            if REUSE_SLOTS {
+                let inputs = [a, b];
+                let distinct = if a == b { &inputs[..1] } else { &inputs[..] };
+                for &w in distinct {
+                    if last_read[w as usize] == i as u32 && !is_output[w as usize] {
+                        free.push(slot_of[w as usize]);
+                    }
+                }
+            }
+            let slot = if REUSE_SLOTS {
+                free.pop().unwrap_or_else(|| {
+                    next += 1;
+                    next - 1
+                })
+            } else {
+                out
+            };
+            slot_of[out as usize] = slot;
+            op.out = slot;
+            if REUSE_SLOTS && last_read[out as usize] == NEVER - 1 && !is_output[out as usize] {
+                free.push(slot);
+            }
+        }
+        self.slots = if REUSE_SLOTS {
+            next
+        } else {
+            circuit.num_wires()
+        };
+        self.outputs = circuit
+            .outputs()
+            .iter()
+            .flat_map(|o| o.wires.iter().map(|&w| slot_of[w as usize]))
+            .collect();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use transputation_circuits::{BitOrder, InputGroup, OutputGroup, Party};
+
+    fn circuit(wires: u32, gates: Vec<Gate>, outputs: Vec<u32>) -> Circuit {
+        Circuit::new(
+            u64::from(wires),
+            vec![InputGroup {
+                party: Party::Garbler,
+                len: 2,
+                order: BitOrder::MsbFirst,
+                name: String::new(),
+            }],
+            vec![OutputGroup {
+                wires: outputs,
+                order: BitOrder::MsbFirst,
+                name: String::new(),
+            }],
+            gates,
+        )
+        .unwrap()
+    }
+
+    fn half_gates(c: &Circuit) -> Schedule {
+        let is_and = |k: OpKind| k == OpKind::And;
+        Schedule::build(
+            c,
+            |g| match g {
+                Gate::And { .. } => OpKind::And,
+                Gate::Xor { .. } => OpKind::Xor,
+                Gate::Inv { .. } => OpKind::Inv,
+            },
+            is_and,
+            |k, _| if is_and(k) { 32 } else { 0 },
+            |_, ands, _, _| ands as u32,
+        )
+    }
 
     #[test]
     fn waves_follow_dependencies() {
         // w2 = w0 & w1 (wave 1); w3 = w2 ^ w0 (wave 1, free); w4 = w0 & w1 (wave 1);
         // w5 = w3 & w4 (wave 2); w6 = !w0 (wave 0)
-        let gates = [
-            Gate::And { a: 0, b: 1, out: 2 },
-            Gate::Xor { a: 2, b: 0, out: 3 },
-            Gate::And { a: 0, b: 1, out: 4 },
-            Gate::And { a: 3, b: 4, out: 5 },
-            Gate::Inv { a: 0, out: 6 },
-        ];
-        let is_and = |g: &Gate| matches!(g, Gate::And { .. });
-        let s = Schedule::build(
-            &gates,
+        let c = circuit(
             7,
-            is_and,
-            |g, _| if is_and(g) { 32 } else { 0 },
-            |_, ands, _, _| ands as u32,
+            vec![
+                Gate::And { a: 0, b: 1, out: 2 },
+                Gate::Xor { a: 2, b: 0, out: 3 },
+                Gate::And { a: 0, b: 1, out: 4 },
+                Gate::And { a: 3, b: 4, out: 5 },
+                Gate::Inv { a: 0, out: 6 },
+            ],
+            vec![5, 6],
         );
-        assert_eq!(s.order, vec![4, 0, 2, 1, 3]);
+        let s = half_gates(&c);
+        let order: Vec<u32> = s.ops.iter().map(|op| op.gate).collect();
+        assert_eq!(order, vec![4, 0, 2, 1, 3]);
         assert_eq!(s.waves, vec![(0..0, 1), (1..3, 4), (4..5, 5)]);
-        assert_eq!(s.offset, vec![0, 32, 32, 64, 96]);
-        assert_eq!(s.aux, vec![0, 1, 1, 2, 3]);
-        assert_eq!(
-            s.windows,
-            vec![Window {
-                gates: 0..5,
-                waves: 0..3,
-                bytes: 96
-            }]
-        );
+        let offsets: Vec<u32> = s.ops.iter().map(|op| op.offset).collect();
+        assert_eq!(offsets, vec![96, 0, 32, 32, 64]);
+        let aux: Vec<u32> = s.ops.iter().map(|op| op.aux).collect();
+        assert_eq!(aux, vec![3, 0, 1, 1, 2]);
+        assert_eq!(s.windows[0].bytes, 96);
+        assert_eq!(s.windows[0].last_and, Some(4));
     }
 
     #[test]
     fn windows_see_earlier_windows_as_ready() {
         // A chain of ANDs longer than a window: one AND per wave, waves restart per window.
-        let n = WINDOW + 10;
-        let gates: Vec<Gate> = (0..n as u32)
+        let n = WINDOW as u32 + 10;
+        let gates: Vec<Gate> = (0..n)
             .map(|i| Gate::And {
                 a: i + 1,
                 b: 0,
                 out: i + 2,
             })
             .collect();
-        let s = Schedule::build(&gates, n as u32 + 2, |_| true, |_, _| 32, |_, _, _, _| 0);
+        let s = half_gates(&circuit(n + 2, gates, vec![n + 1]));
         assert_eq!(s.windows.len(), 2);
         assert_eq!(s.windows[1].waves.len(), 10);
-        assert_eq!(
-            s.waves[WINDOW],
-            (WINDOW as u32..WINDOW as u32 + 1, WINDOW as u32 + 1)
-        );
+        let w = WINDOW as u32;
+        assert_eq!(s.waves[WINDOW], (w..w + 1, w + 1));
     }
 }
