@@ -189,13 +189,15 @@ fn tweaks_follow_gate_order_across_xor_and_not() {
         },
         &mut prg,
     );
+    // Input labels are read before garbling, which reuses their slots.
+    let inputs: Vec<Block> = (0..2 * n).map(|w| garbler.input_labels(w)[0]).collect();
     let mut stream = Vec::new();
     while garbler.garble(&mut stream, 1 << 20) {}
     let delta = garbler.delta();
     let log = log.lock().unwrap();
     for i in 0..n as u64 {
-        let a0 = garbler.input_labels(i as u32)[0] ^ delta; // NOT a_i
-        let b0 = garbler.input_labels(2 * n - 1 - i as u32)[0];
+        let a0 = inputs[i as usize] ^ delta; // NOT a_i
+        let b0 = inputs[(2 * n - 1) as usize - i as usize];
         let want: HashSet<(Block, u64)> = [
             (a0, 2 * i + 1),
             (a0 ^ delta, 2 * i + 1),

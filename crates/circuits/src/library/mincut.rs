@@ -235,7 +235,7 @@ fn reference(params: &Params, garbler: &str, evaluator: &str) -> String {
             .filter(|&&(i, j, _)| on_s_side(g, i, n) != on_s_side(g, j, n))
             .map(|&(_, _, c)| c)
             .sum();
-        if best.map_or(true, |(m, _)| capacity < m) {
+        if best.is_none_or(|(m, _)| capacity < m) {
             best = Some((capacity, g));
         }
     }
