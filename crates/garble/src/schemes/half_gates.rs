@@ -140,7 +140,7 @@ fn schedule(circuit: &Circuit) -> Schedule {
                 0
             }
         },
-        |_, ands, _, _| ands as u32,
+        |_, _, ands, _, _| (ands as u32, 0),
     )
 }
 
@@ -195,7 +195,8 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
         if range.is_empty() {
             return;
         }
-        let ops = &self.schedule.ops[range];
+        let ops = &self.schedule.ops[range.clone()];
+        let offsets = &self.schedule.offset[range];
         self.xs.clear();
         self.tweaks.clear();
         for op in ops {
@@ -207,23 +208,24 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
         }
         self.hashes.resize(self.xs.len(), Block::ZERO);
         self.hash.hash(&self.xs, &self.tweaks, &mut self.hashes);
-        for ((op, h), x) in ops
+        for (((op, &pos), h), x) in ops
             .iter()
+            .zip(offsets)
             .zip(self.hashes.chunks_exact(4))
             .zip(self.xs.chunks_exact(4))
         {
             let (tg, te, c0) = garble_and(x[0], x[2], self.delta, [h[0], h[1], h[2], h[3]]);
-            let pos = op.offset as usize;
+            let pos = pos as usize;
             window[pos..pos + 16].copy_from_slice(&tg.to_bytes());
             window[pos + 16..pos + 32].copy_from_slice(&te.to_bytes());
-            self.zero[op.out as usize] = c0;
+            self.zero[op.out() as usize] = c0;
         }
     }
 
     fn free_gates(&mut self, range: Range<usize>) {
         for op in &self.schedule.ops[range] {
-            let (a, b, out) = (op.a as usize, op.b as usize, op.out as usize);
-            self.zero[out] = match op.kind {
+            let (a, b, out) = (op.a as usize, op.b as usize, op.out() as usize);
+            self.zero[out] = match op.kind() {
                 OpKind::Xor => self.zero[a] ^ self.zero[b],
                 OpKind::Inv => self.zero[a] ^ self.delta,
                 _ => unreachable!("AND gates are crypto gates"),
@@ -312,7 +314,8 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         if range.is_empty() {
             return;
         }
-        let ops = &self.schedule.ops[range];
+        let ops = &self.schedule.ops[range.clone()];
+        let offsets = &self.schedule.offset[range];
         self.xs.clear();
         self.tweaks.clear();
         for op in ops {
@@ -323,24 +326,25 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         }
         self.hashes.resize(self.xs.len(), Block::ZERO);
         self.hash.hash(&self.xs, &self.tweaks, &mut self.hashes);
-        for ((op, h), x) in ops
+        for (((op, &pos), h), x) in ops
             .iter()
+            .zip(offsets)
             .zip(self.hashes.chunks_exact(2))
             .zip(self.xs.chunks_exact(2))
         {
-            let pos = op.offset as usize;
+            let pos = pos as usize;
             let (tg, te) = (
                 Block::read(&window[pos..pos + 16]),
                 Block::read(&window[pos + 16..pos + 32]),
             );
-            self.labels[op.out as usize] = eval_and(x[0], x[1], h[0], h[1], tg, te);
+            self.labels[op.out() as usize] = eval_and(x[0], x[1], h[0], h[1], tg, te);
         }
     }
 
     fn free_gates(&mut self, range: Range<usize>) {
         for op in &self.schedule.ops[range] {
-            let (a, b, out) = (op.a as usize, op.b as usize, op.out as usize);
-            self.labels[out] = match op.kind {
+            let (a, b, out) = (op.a as usize, op.b as usize, op.out() as usize);
+            self.labels[out] = match op.kind() {
                 OpKind::Xor => self.labels[a] ^ self.labels[b],
                 OpKind::Inv => self.labels[a],
                 _ => unreachable!("AND gates are crypto gates"),

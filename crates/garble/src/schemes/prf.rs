@@ -27,7 +27,7 @@ use std::ops::Range;
 use rand::RngCore;
 use transputation_circuits::{Circuit, Gate, WireId};
 
-use super::waves::{Op, OpKind, Schedule, Window, REUSE_SLOTS, WINDOW};
+use super::waves::{OpKind, Schedule, Window, REUSE_SLOTS, WINDOW};
 use super::{wire_table, EvalError, Evaluate, Garble};
 use crate::aes::{encrypt_under_keys, Backend};
 use crate::block::Block;
@@ -163,8 +163,9 @@ fn is_and(kind: OpKind) -> bool {
     matches!(kind, OpKind::And | OpKind::AndCopy | OpKind::AndZero)
 }
 
-/// The program of `prf`: normal AND gates and XOR gates are the crypto gates; `aux` of an
-/// AND gate is the offset of its mask byte in the window: its own offset for the first gate
+/// The program of `prf`: normal AND gates and XOR gates are the crypto gates; `aux` is the
+/// gate index (the PRF inputs' `g`); `extra` of an AND gate is the offset of its mask byte
+/// in the window: its own offset for the first gate
 /// of a pair (the byte precedes its table), the first gate's for the second, or
 /// [`CARRIED`] when the pair is split by a window boundary.
 fn schedule(circuit: &Circuit) -> Schedule {
@@ -183,32 +184,30 @@ fn schedule(circuit: &Circuit) -> Schedule {
         },
         |k| matches!(k, OpKind::And | OpKind::Xor),
         table_len,
-        |k, ands, offset, pos| {
+        |k, gate, ands, offset, pos| {
             if pos == 0 {
                 last_even = CARRIED;
             }
-            if !is_and(k) {
+            let mask = if !is_and(k) {
                 0
             } else if mask_byte_first(ands) {
                 last_even = offset as u32;
                 last_even
             } else {
                 last_even
-            }
+            };
+            (gate as u32, mask)
         },
     )
 }
 
-/// Where an op's table starts in its window, and where its mask nibble is:
+/// Where op `i`'s table starts in its window, and where its mask nibble is:
 /// `(table, mask byte or CARRIED, high nibble)`.
 #[inline(always)]
-fn table_and_mask(op: &Op) -> (usize, u32, bool) {
-    let own_byte = is_and(op.kind) && op.aux == op.offset;
-    (
-        op.offset as usize + usize::from(own_byte),
-        op.aux,
-        !own_byte,
-    )
+fn table_and_mask(schedule: &Schedule, i: usize) -> (usize, u32, bool) {
+    let (offset, mask) = (schedule.offset[i], schedule.extra[i]);
+    let own_byte = is_and(schedule.ops[i].kind()) && mask == offset;
+    (offset as usize + usize::from(own_byte), mask, !own_byte)
 }
 
 /// The `prf` garbler.
@@ -280,8 +279,8 @@ impl<'c> PrfGarbler<'c> {
         self.xor_keys.clear();
         self.xor_blocks.clear();
         for op in &self.schedule.ops[range.clone()] {
-            let g = u64::from(op.gate);
-            match op.kind {
+            let g = u64::from(op.aux);
+            match op.kind() {
                 OpKind::And => {
                     for alpha in 0..2 {
                         self.and_keys.push(self.by_signal(op.a, alpha));
@@ -314,13 +313,14 @@ impl<'c> PrfGarbler<'c> {
         encrypt_under_keys(self.backend, &self.and_keys, &mut self.and_blocks, 2);
         encrypt_under_keys(self.backend, &self.xor_keys, &mut self.xor_blocks, 1);
         let (mut ia, mut ix) = (0, 0);
-        for op in &self.schedule.ops[range] {
-            let (table, mask, high) = table_and_mask(op);
+        for i in range {
+            let op = self.schedule.ops[i];
+            let (table, mask, high) = table_and_mask(&self.schedule, i);
             let pos = base + table;
             // Inputs are read before the output is written: the output may reuse a slot of
             // an input of this batch, but only of one whose last reader is done.
             let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
-            match op.kind {
+            match op.kind() {
                 OpKind::And => {
                     let f = &self.and_blocks[8 * ia..8 * ia + 8];
                     ia += 1;
@@ -329,7 +329,7 @@ impl<'c> PrfGarbler<'c> {
                         lb,
                         [f[0], f[1], f[2], f[3]],
                         [f[4], f[5], f[6], f[7]],
-                        self.pcs[op.gate as usize - first],
+                        self.pcs[op.aux as usize - first],
                     );
                     out[pos..pos + 16].copy_from_slice(&t1.to_bytes());
                     out[pos + 16..pos + 32].copy_from_slice(&t2.to_bytes());
@@ -339,14 +339,14 @@ impl<'c> PrfGarbler<'c> {
                         base + mask as usize
                     };
                     out[byte] |= if high { m << 4 } else { m };
-                    self.labels[op.out as usize] = kc;
+                    self.labels[op.out() as usize] = kc;
                 }
                 OpKind::Xor => {
                     let f = &self.xor_blocks[4 * ix..4 * ix + 4];
                     ix += 1;
                     let (t, kc) = garble_xor(la[0].lsb(), lb[0].lsb(), [f[0], f[1]], [f[2], f[3]]);
                     out[pos..pos + 16].copy_from_slice(&t.to_bytes());
-                    self.labels[op.out as usize] = kc;
+                    self.labels[op.out() as usize] = kc;
                 }
                 _ => unreachable!("only AND and XOR gates need AES"),
             }
@@ -355,17 +355,18 @@ impl<'c> PrfGarbler<'c> {
 
     /// The ops `ops[range]` that need no AES: INV and degenerate AND gates.
     fn free_gates(&mut self, range: Range<usize>, out: &mut [u8], base: usize, first: usize) {
-        for op in &self.schedule.ops[range] {
-            let (a, c) = (op.a as usize, op.out as usize);
-            match op.kind {
+        for i in range {
+            let op = self.schedule.ops[i];
+            let (a, c) = (op.a as usize, op.out() as usize);
+            match op.kind() {
                 OpKind::Inv => {
                     let [k0, k1] = self.labels[a];
                     self.labels[c] = [k1, k0];
                 }
                 OpKind::AndCopy => self.labels[c] = self.labels[a],
                 OpKind::AndZero => {
-                    let labels = self.fresh[op.gate as usize - first];
-                    let (table, _, _) = table_and_mask(op);
+                    let labels = self.fresh[op.aux as usize - first];
+                    let (table, _, _) = table_and_mask(&self.schedule, i);
                     out[base + table..base + table + 16].copy_from_slice(&labels[0].to_bytes());
                     self.labels[c] = labels;
                 }
@@ -382,7 +383,7 @@ impl<'c> PrfGarbler<'c> {
         for k in window.waves.clone() {
             let (crypto, free_end) = self.schedule.waves[k].clone();
             for op in &self.schedule.ops[crypto.start as usize..free_end as usize] {
-                self.kinds[op.gate as usize - first] = Some(op.kind);
+                self.kinds[op.aux as usize - first] = Some(op.kind());
             }
         }
         self.pcs.clear();
@@ -435,7 +436,7 @@ impl Garble for PrfGarbler<'_> {
             }
             // If the window's last AND gate opened a pair, its byte carries over.
             if let Some(last) = window.last_and {
-                let (_, mask, high) = table_and_mask(&self.schedule.ops[last]);
+                let (_, mask, high) = table_and_mask(&self.schedule, last);
                 split = !high;
                 if split {
                     self.carried_mask = base + mask as usize;
@@ -508,9 +509,9 @@ impl<'c> PrfEvaluator<'c> {
         self.xor_keys.clear();
         self.xor_blocks.clear();
         for op in &self.schedule.ops[range.clone()] {
-            let g = u64::from(op.gate);
+            let g = u64::from(op.aux);
             let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
-            match op.kind {
+            match op.kind() {
                 OpKind::And => {
                     let r = 2 * u32::from(la.lsb()) + u32::from(lb.lsb());
                     self.and_keys.extend_from_slice(&[la, lb]);
@@ -533,9 +534,10 @@ impl<'c> PrfEvaluator<'c> {
         encrypt_under_keys(self.backend, &self.and_keys, &mut self.and_blocks, 1);
         encrypt_under_keys(self.backend, &self.xor_keys, &mut self.xor_blocks, 1);
         let (mut ia, mut ix) = (0, 0);
-        for op in &self.schedule.ops[range] {
-            let (pos, mask, high) = table_and_mask(op);
-            match op.kind {
+        for i in range {
+            let op = self.schedule.ops[i];
+            let (pos, mask, high) = table_and_mask(&self.schedule, i);
+            match op.kind() {
                 OpKind::And => {
                     let (la, lb) = (self.and_keys[2 * ia], self.and_keys[2 * ia + 1]);
                     let k = self.and_blocks[2 * ia] ^ self.and_blocks[2 * ia + 1];
@@ -550,14 +552,14 @@ impl<'c> PrfEvaluator<'c> {
                         window[mask as usize]
                     };
                     let m = if high { byte >> 4 } else { byte & 0xf };
-                    self.labels[op.out as usize] = eval_and(la, lb, k, t1, t2, m);
+                    self.labels[op.out() as usize] = eval_and(la, lb, k, t1, t2, m);
                 }
                 OpKind::Xor => {
                     let (la, lb) = (self.xor_keys[2 * ix], self.xor_keys[2 * ix + 1]);
                     let (fa, fb) = (self.xor_blocks[2 * ix], self.xor_blocks[2 * ix + 1]);
                     ix += 1;
                     let t = Block::read(&window[pos..pos + 16]);
-                    self.labels[op.out as usize] = eval_xor(la, lb, fa, fb, t);
+                    self.labels[op.out() as usize] = eval_xor(la, lb, fa, fb, t);
                 }
                 _ => unreachable!("only AND and XOR gates need AES"),
             }
@@ -565,12 +567,13 @@ impl<'c> PrfEvaluator<'c> {
     }
 
     fn free_gates(&mut self, range: Range<usize>, window: &[u8]) {
-        for op in &self.schedule.ops[range] {
-            let (a, c) = (op.a as usize, op.out as usize);
-            match op.kind {
+        for i in range {
+            let op = self.schedule.ops[i];
+            let (a, c) = (op.a as usize, op.out() as usize);
+            match op.kind() {
                 OpKind::Inv | OpKind::AndCopy => self.labels[c] = self.labels[a],
                 OpKind::AndZero => {
-                    let (pos, _, _) = table_and_mask(op);
+                    let (pos, _, _) = table_and_mask(&self.schedule, i);
                     self.labels[c] = Block::read(&window[pos..pos + 16]);
                 }
                 OpKind::And | OpKind::Xor => unreachable!("AND and XOR gates need AES"),
@@ -595,7 +598,7 @@ impl Evaluate for PrfEvaluator<'_> {
             }
             // If the window's last AND gate opened a pair, keep the partner's nibble.
             if let Some(last) = window.last_and {
-                let (_, mask, high) = table_and_mask(&self.schedule.ops[last]);
+                let (_, mask, high) = table_and_mask(&self.schedule, last);
                 if !high {
                     self.carried_mask = tables[mask as usize] >> 4;
                 }

@@ -23,7 +23,8 @@
 //! get one slot per wire.)
 //!
 //! # Cost
-//! 28 bytes per gate and 12 per wave; building takes one pass per window plus two over the
+//! 24 bytes per gate (16 for the op, which garbling streams through, and 8 read only for
+//! gates with tables) and 12 per wave; building takes one pass per window plus two over the
 //! gates, with two temporary `u32` per wire.
 
 use std::ops::Range;
@@ -38,31 +39,67 @@ pub(crate) const REUSE_SLOTS: bool = !cfg!(test);
 
 /// What an op does; the schemes give the kinds their meaning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
 pub(crate) enum OpKind {
-    Xor,
-    And,
-    Inv,
+    Xor = 0,
+    And = 1,
+    Inv = 2,
     /// `AND(a, a)` under `prf`: copies `a`.
-    AndCopy,
+    AndCopy = 3,
     /// `AND(a, NOT a)` under `prf`: the constant 0.
-    AndZero,
+    AndZero = 4,
 }
 
-/// One gate as garbled: its slots and its place in the stream.
+/// One gate as garbled: its slots, its kind and the scheme's number for it, in 16 bytes
+/// (garbling streams through the ops, so their size is memory traffic).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Op {
-    pub kind: OpKind,
-    /// Slots of the inputs (`b == a` for INV) and of the output.
+    /// Slots of the inputs (`b == a` for INV).
     pub a: u32,
     pub b: u32,
-    pub out: u32,
-    /// The gate's index in the circuit.
-    pub gate: u32,
-    /// Offset of the gate's bytes from its window's start.
-    pub offset: u32,
-    /// A number the scheme attaches: the AND index (half-gates tweaks), the mask byte's
-    /// offset (`prf`).
+    /// The output slot in the low 29 bits, the kind in the top 3.
+    out_kind: u32,
+    /// The scheme's number: the AND index for the half-gates tweaks, the gate index for
+    /// `prf`'s PRF inputs.
     pub aux: u32,
+}
+
+impl Op {
+    const KIND_SHIFT: u32 = 29;
+    /// The most slots a program may use.
+    pub const MAX_SLOTS: u32 = 1 << Op::KIND_SHIFT;
+
+    fn new(kind: OpKind, a: u32, b: u32, out: u32, aux: u32) -> Op {
+        Op {
+            a,
+            b,
+            out_kind: out | ((kind as u32) << Op::KIND_SHIFT),
+            aux,
+        }
+    }
+
+    /// The output slot.
+    #[inline(always)]
+    pub fn out(&self) -> u32 {
+        self.out_kind & (Op::MAX_SLOTS - 1)
+    }
+
+    /// What the op does.
+    #[inline(always)]
+    pub fn kind(&self) -> OpKind {
+        match self.out_kind >> Op::KIND_SHIFT {
+            0 => OpKind::Xor,
+            1 => OpKind::And,
+            2 => OpKind::Inv,
+            3 => OpKind::AndCopy,
+            _ => OpKind::AndZero,
+        }
+    }
+
+    fn set_slots(&mut self, a: u32, b: u32, out: u32) {
+        assert!(out < Op::MAX_SLOTS, "more than 2^29 label slots");
+        *self = Op::new(self.kind(), a, b, out, self.aux);
+    }
 }
 
 /// One window: its waves and bytes.
@@ -83,6 +120,10 @@ pub(crate) struct Window {
 pub(crate) struct Schedule {
     /// Every gate in processing order, window after window.
     pub ops: Vec<Op>,
+    /// Per op: the offset of its bytes from its window's start.
+    pub offset: Vec<u32>,
+    /// Per op: a second number of the scheme's (`prf`: the mask byte's offset).
+    pub extra: Vec<u32>,
     /// Per wave: `ops[crypto]` are its crypto gates, `ops[crypto.end..free_end]` the others.
     pub waves: Vec<(Range<u32>, u32)>,
     pub windows: Vec<Window>,
@@ -95,19 +136,22 @@ pub(crate) struct Schedule {
 impl Schedule {
     /// Plans `circuit`. `kind(gate)` classifies a gate and `crypto(kind)` says whether it
     /// needs AES; `table_len(kind, ands)` gives its bytes in the stream when `ands` AND gates
-    /// precede it; `aux(kind, ands, offset, pos)` the scheme's number for it, with `offset`
-    /// its byte offset in its window and `pos` its position there (0 for the first gate).
+    /// precede it; `aux(kind, gate, ands, offset, pos)` the scheme's two numbers for it
+    /// ([`Op::aux`], [`Schedule::extra`]), with `gate` its index, `offset` its byte offset in
+    /// its window and `pos` its position there (0 for the first gate).
     pub(crate) fn build(
         circuit: &Circuit,
         kind: impl Fn(&Gate) -> OpKind,
         crypto: impl Fn(OpKind) -> bool,
         table_len: impl Fn(OpKind, u64) -> usize,
-        mut aux: impl FnMut(OpKind, u64, usize, usize) -> u32,
+        mut aux: impl FnMut(OpKind, usize, u64, usize, usize) -> (u32, u32),
     ) -> Schedule {
         let gates = circuit.gates();
         let wires = circuit.num_wires() as usize;
         let mut s = Schedule {
             ops: Vec::with_capacity(gates.len()),
+            offset: Vec::with_capacity(gates.len()),
+            extra: Vec::with_capacity(gates.len()),
             waves: Vec::new(),
             windows: Vec::with_capacity(gates.len().div_ceil(WINDOW)),
             slots: 0,
@@ -118,7 +162,8 @@ impl Schedule {
         let mut ready = vec![0u32; wires];
         let mut epoch = 1u32;
         let mut keys: Vec<u32> = Vec::with_capacity(WINDOW);
-        let mut staged: Vec<Op> = Vec::with_capacity(WINDOW);
+        // The window's ops in circuit order, with their offsets and extras.
+        let mut staged: Vec<(Op, u32, u32)> = Vec::with_capacity(WINDOW);
         let mut counts: Vec<u32> = Vec::new();
         let mut ands = 0u64;
         for start in (0..gates.len()).step_by(WINDOW) {
@@ -131,15 +176,9 @@ impl Schedule {
             for (pos, gate) in window.iter().enumerate() {
                 let k = kind(gate);
                 let (a, b) = gate.inputs();
-                staged.push(Op {
-                    kind: k,
-                    a,
-                    b: b.unwrap_or(a),
-                    out: gate.output(),
-                    gate: (start + pos) as u32,
-                    offset: offset as u32,
-                    aux: aux(k, ands, offset, pos),
-                });
+                let (x, extra) = aux(k, start + pos, ands, offset, pos);
+                let op = Op::new(k, a, b.unwrap_or(a), gate.output(), x);
+                staged.push((op, offset as u32, extra));
                 offset += table_len(k, ands);
                 if matches!(gate, Gate::And { .. }) {
                     ands += 1;
@@ -173,17 +212,19 @@ impl Schedule {
                 counts[k] += counts[k - 1];
             }
             let base = s.ops.len() as u32;
-            let placeholder = staged.first().copied();
-            s.ops.resize(
-                s.ops.len() + window.len(),
-                placeholder.expect("a window has gates"),
-            );
+            let (first_op, _, _) = staged.first().copied().expect("a window has gates");
+            s.ops.resize(s.ops.len() + window.len(), first_op);
+            s.offset.resize(s.ops.len(), 0);
+            s.extra.resize(s.ops.len(), 0);
             let mut last_and_op = None;
-            for (pos, (&k, op)) in keys.iter().zip(&staged).enumerate() {
+            for (pos, (&k, &(op, offset, extra))) in keys.iter().zip(&staged).enumerate() {
                 let slot = &mut counts[k as usize];
-                s.ops[(base + *slot) as usize] = *op;
+                let i = (base + *slot) as usize;
+                s.ops[i] = op;
+                s.offset[i] = offset;
+                s.extra[i] = extra;
                 if Some(pos) == last_and {
-                    last_and_op = Some((base + *slot) as usize);
+                    last_and_op = Some(i);
                 }
                 *slot += 1;
             }
@@ -236,9 +277,7 @@ impl Schedule {
         }
         let mut next = n_inputs;
         for (i, op) in self.ops.iter_mut().enumerate() {
-            let (a, b, out) = (op.a, op.b, op.out);
-            op.a = slot_of[a as usize];
-            op.b = slot_of[b as usize];
+            let (a, b, out) = (op.a, op.b, op.out());
             if REUSE_SLOTS {
                 let inputs = [a, b];
                 let distinct = if a == b { &inputs[..1] } else { &inputs[..] };
@@ -256,8 +295,8 @@ impl Schedule {
             } else {
                 out
             };
+            op.set_slots(slot_of[a as usize], slot_of[b as usize], slot);
             slot_of[out as usize] = slot;
-            op.out = slot;
             if REUSE_SLOTS && last_read[out as usize] == NEVER - 1 && !is_output[out as usize] {
                 free.push(slot);
             }
@@ -310,7 +349,7 @@ mod tests {
             },
             is_and,
             |k, _| if is_and(k) { 32 } else { 0 },
-            |_, ands, _, _| ands as u32,
+            |_, _, ands, _, _| (ands as u32, 0),
         )
     }
 
@@ -330,11 +369,14 @@ mod tests {
             vec![5, 6],
         );
         let s = half_gates(&c);
-        let order: Vec<u32> = s.ops.iter().map(|op| op.gate).collect();
-        assert_eq!(order, vec![4, 0, 2, 1, 3]);
+        // Without slot reuse (unit tests) slots are wires: the order shows in the outputs.
+        let order: Vec<u32> = s.ops.iter().map(|op| op.out()).collect();
+        assert_eq!(order, vec![6, 2, 4, 3, 5]);
+        let kinds: Vec<OpKind> = s.ops.iter().map(|op| op.kind()).collect();
+        use OpKind::{And, Inv, Xor};
+        assert_eq!(kinds, vec![Inv, And, And, Xor, And]);
         assert_eq!(s.waves, vec![(0..0, 1), (1..3, 4), (4..5, 5)]);
-        let offsets: Vec<u32> = s.ops.iter().map(|op| op.offset).collect();
-        assert_eq!(offsets, vec![96, 0, 32, 32, 64]);
+        assert_eq!(s.offset, vec![96, 0, 32, 32, 64]);
         let aux: Vec<u32> = s.ops.iter().map(|op| op.aux).collect();
         assert_eq!(aux, vec![3, 0, 1, 1, 2]);
         assert_eq!(s.windows[0].bytes, 96);
