@@ -142,7 +142,7 @@ fn and_kind(roots: &[u32], a: WireId, b: WireId) -> AndKind {
 
 /// Where the mask of the `n`-th AND gate goes: a new byte before even gates.
 fn mask_byte_first(n: u64) -> bool {
-    n % 2 == 0
+    n.is_multiple_of(2)
 }
 
 /// Marks an AND gate whose mask byte is in an earlier window (`aux` of the program).
