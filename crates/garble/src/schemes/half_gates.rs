@@ -39,7 +39,6 @@ pub trait HalfGateHash: Send + Sync {
 /// GKWY20's TCCR hash with fixed-key AES; see the module documentation.
 pub struct Tccr {
     pi: FixedKeyAes,
-    scratch: std::sync::Mutex<Vec<Block>>,
 }
 
 impl Tccr {
@@ -53,7 +52,6 @@ impl Tccr {
     pub fn new(backend: Backend) -> Tccr {
         Tccr {
             pi: FixedKeyAes::with_backend(Tccr::KEY, backend),
-            scratch: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -66,17 +64,23 @@ impl Tccr {
 
 impl HalfGateHash for Tccr {
     fn hash(&self, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
-        // u = π(X); out = π(u ⊕ t) ⊕ u.
-        let mut u = self.scratch.lock().expect("not poisoned");
-        u.clear();
-        u.extend_from_slice(xs);
-        self.pi.encrypt_blocks(&mut u);
-        for ((o, &ui), &t) in out.iter_mut().zip(u.iter()).zip(tweaks) {
-            *o = ui ^ Tccr::tweak(t);
-        }
-        self.pi.encrypt_blocks(out);
-        for (o, &ui) in out.iter_mut().zip(u.iter()) {
-            *o ^= ui;
+        // u = π(X); out = π(u ⊕ t) ⊕ u, in chunks that stay in L1.
+        let mut u = [Block::ZERO; HASH_CHUNK];
+        for ((xs, tweaks), out) in xs
+            .chunks(HASH_CHUNK)
+            .zip(tweaks.chunks(HASH_CHUNK))
+            .zip(out.chunks_mut(HASH_CHUNK))
+        {
+            let u = &mut u[..xs.len()];
+            u.copy_from_slice(xs);
+            self.pi.encrypt_blocks(u);
+            for ((o, &ui), &t) in out.iter_mut().zip(u.iter()).zip(tweaks) {
+                *o = ui ^ Tccr::tweak(t);
+            }
+            self.pi.encrypt_blocks(out);
+            for (o, &ui) in out.iter_mut().zip(u.iter()) {
+                *o ^= ui;
+            }
         }
     }
 }
@@ -144,6 +148,10 @@ fn schedule(circuit: &Circuit) -> Schedule {
     )
 }
 
+/// Hash inputs per call: small enough that a chunk's inputs, hashes and scratch stay in
+/// the L1 cache, large enough to keep the AES pipeline full.
+const HASH_CHUNK: usize = 128;
+
 /// The tweaks `(j, j')` of the AND gate with the given index (module documentation).
 #[inline(always)]
 fn tweaks(and_index: u32) -> (u64, u64) {
@@ -190,11 +198,14 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
         self.delta
     }
 
-    /// Garbles the AND gates `ops[range]` in one batch into their window's bytes.
+    /// Garbles the AND gates `ops[range]` into their window's bytes, a chunk at a time.
     fn and_batch(&mut self, range: Range<usize>, window: &mut [u8]) {
-        if range.is_empty() {
-            return;
+        for start in range.clone().step_by(HASH_CHUNK / 4) {
+            self.and_chunk(start..(start + HASH_CHUNK / 4).min(range.end), window);
         }
+    }
+
+    fn and_chunk(&mut self, range: Range<usize>, window: &mut [u8]) {
         let ops = &self.schedule.ops[range.clone()];
         let offsets = &self.schedule.offset[range];
         self.xs.clear();
@@ -309,11 +320,14 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         }
     }
 
-    /// Evaluates the AND gates `ops[range]` in one batch from their window's bytes.
+    /// Evaluates the AND gates `ops[range]` from their window's bytes, a chunk at a time.
     fn and_batch(&mut self, range: Range<usize>, window: &[u8]) {
-        if range.is_empty() {
-            return;
+        for start in range.clone().step_by(HASH_CHUNK / 2) {
+            self.and_chunk(start..(start + HASH_CHUNK / 2).min(range.end), window);
         }
+    }
+
+    fn and_chunk(&mut self, range: Range<usize>, window: &[u8]) {
         let ops = &self.schedule.ops[range.clone()];
         let offsets = &self.schedule.offset[range];
         self.xs.clear();
