@@ -1,0 +1,70 @@
+//! End-to-end tests of `transputation garble-bench`.
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_transputation"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn reports_every_key_with_exact_table_bytes() {
+    for (scheme, table, mask) in [
+        ("prf", 32 * 6400 + 16 * 24040, 3200),
+        ("glnp15", 32 * 6400 + 16 * 24040, 3200),
+        ("circular", 32 * 6400, 0),
+        ("ideal", 32 * 6400, 0),
+        ("justgarble", 32 * 6400, 0),
+    ] {
+        let out = run(&[
+            "garble-bench",
+            "--circuit",
+            "aes128",
+            "--scheme",
+            scheme,
+            "--repeat",
+            "1",
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["and_gates"], 6400, "{scheme}");
+        assert_eq!(v["xor_gates"], 24040, "{scheme}");
+        assert_eq!(v["table_bytes"], table, "{scheme}");
+        assert_eq!(v["mask_bytes"], mask, "{scheme}");
+        for key in ["garble_ns_per_and", "eval_ns_per_and"] {
+            assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{scheme}: {key}");
+        }
+        assert!(v["peak_rss_bytes"].as_u64().is_some(), "{scheme}");
+    }
+}
+
+#[test]
+fn names_a_bad_scheme_or_backend() {
+    let out = run(&["garble-bench", "--circuit", "aes128", "--scheme", "rot13"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("unknown garbling scheme 'rot13'"),
+        "{err}"
+    );
+    let out = run(&[
+        "garble-bench",
+        "--circuit",
+        "aes128",
+        "--scheme",
+        "ideal",
+        "--backend",
+        "quantum",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("'quantum' is not available"),
+        "{err}"
+    );
+}
