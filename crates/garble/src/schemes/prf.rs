@@ -145,6 +145,9 @@ fn mask_byte_first(n: u64) -> bool {
     n.is_multiple_of(2)
 }
 
+/// Crypto gates per AES call: their keys, inputs and outputs stay in the L1 cache.
+const CHUNK: usize = 32;
+
 /// Marks an AND gate whose mask byte is in an earlier window (`aux` of the program).
 const CARRIED: u32 = u32::MAX;
 
@@ -268,12 +271,16 @@ impl<'c> PrfGarbler<'c> {
         l[s ^ usize::from(l[0].lsb())]
     }
 
-    /// Garbles the crypto ops `ops[range]` in one batch; the window starts at `base` of
-    /// `out` and its first gate is `first`.
+    /// Garbles the crypto ops `ops[range]`, a chunk at a time; the window starts at `base`
+    /// of `out` and its first gate is `first`.
     fn crypto_batch(&mut self, range: Range<usize>, out: &mut [u8], base: usize, first: usize) {
-        if range.is_empty() {
-            return;
+        for start in range.clone().step_by(CHUNK) {
+            let chunk = start..(start + CHUNK).min(range.end);
+            self.crypto_chunk(chunk, out, base, first);
         }
+    }
+
+    fn crypto_chunk(&mut self, range: Range<usize>, out: &mut [u8], base: usize, first: usize) {
         self.and_keys.clear();
         self.and_blocks.clear();
         self.xor_keys.clear();
@@ -499,11 +506,14 @@ impl<'c> PrfEvaluator<'c> {
         }
     }
 
-    /// Evaluates the crypto ops `ops[range]` in one batch from their window's bytes.
+    /// Evaluates the crypto ops `ops[range]` from their window's bytes, a chunk at a time.
     fn crypto_batch(&mut self, range: Range<usize>, window: &[u8]) {
-        if range.is_empty() {
-            return;
+        for start in range.clone().step_by(CHUNK) {
+            self.crypto_chunk(start..(start + CHUNK).min(range.end), window);
         }
+    }
+
+    fn crypto_chunk(&mut self, range: Range<usize>, window: &[u8]) {
         self.and_keys.clear();
         self.and_blocks.clear();
         self.xor_keys.clear();
