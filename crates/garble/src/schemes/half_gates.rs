@@ -154,7 +154,7 @@ const HASH_CHUNK: usize = 128;
 
 /// The tweaks `(j, j')` of the AND gate with the given index (module documentation).
 #[inline(always)]
-fn tweaks(and_index: u32) -> (u64, u64) {
+fn tweaks_of(and_index: u32) -> (u64, u64) {
     let n = u64::from(and_index);
     (2 * n + 1, 2 * n + 2)
 }
@@ -187,9 +187,9 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             zero,
             schedule,
             next_window: 0,
-            xs: Vec::new(),
-            tweaks: Vec::new(),
-            hashes: Vec::new(),
+            xs: vec![Block::ZERO; HASH_CHUNK],
+            tweaks: vec![0; HASH_CHUNK],
+            hashes: vec![Block::ZERO; HASH_CHUNK],
         }
     }
 
@@ -208,22 +208,25 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     fn and_chunk(&mut self, range: Range<usize>, window: &mut [u8]) {
         let ops = &self.schedule.ops[range.clone()];
         let offsets = &self.schedule.offset[range];
-        self.xs.clear();
-        self.tweaks.clear();
-        for op in ops {
+        let n = 4 * ops.len();
+        let (xs, tweaks) = (&mut self.xs[..n], &mut self.tweaks[..n]);
+        for ((op, x), t) in ops
+            .iter()
+            .zip(xs.chunks_exact_mut(4))
+            .zip(tweaks.chunks_exact_mut(4))
+        {
             let (a0, b0) = (self.zero[op.a as usize], self.zero[op.b as usize]);
-            let (j, j2) = tweaks(op.aux);
-            self.xs
-                .extend_from_slice(&[a0, a0 ^ self.delta, b0, b0 ^ self.delta]);
-            self.tweaks.extend_from_slice(&[j, j, j2, j2]);
+            let (j, j2) = tweaks_of(op.aux);
+            x.copy_from_slice(&[a0, a0 ^ self.delta, b0, b0 ^ self.delta]);
+            t.copy_from_slice(&[j, j, j2, j2]);
         }
-        self.hashes.resize(self.xs.len(), Block::ZERO);
-        self.hash.hash(&self.xs, &self.tweaks, &mut self.hashes);
+        let hashes = &mut self.hashes[..n];
+        self.hash.hash(xs, tweaks, hashes);
         for (((op, &pos), h), x) in ops
             .iter()
             .zip(offsets)
-            .zip(self.hashes.chunks_exact(4))
-            .zip(self.xs.chunks_exact(4))
+            .zip(hashes.chunks_exact(4))
+            .zip(xs.chunks_exact(4))
         {
             let (tg, te, c0) = garble_and(x[0], x[2], self.delta, [h[0], h[1], h[2], h[3]]);
             let pos = pos as usize;
@@ -314,9 +317,9 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
             labels,
             schedule,
             next_window: 0,
-            xs: Vec::new(),
-            tweaks: Vec::new(),
-            hashes: Vec::new(),
+            xs: vec![Block::ZERO; HASH_CHUNK],
+            tweaks: vec![0; HASH_CHUNK],
+            hashes: vec![Block::ZERO; HASH_CHUNK],
         }
     }
 
@@ -330,21 +333,24 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
     fn and_chunk(&mut self, range: Range<usize>, window: &[u8]) {
         let ops = &self.schedule.ops[range.clone()];
         let offsets = &self.schedule.offset[range];
-        self.xs.clear();
-        self.tweaks.clear();
-        for op in ops {
-            let (j, j2) = tweaks(op.aux);
-            self.xs
-                .extend_from_slice(&[self.labels[op.a as usize], self.labels[op.b as usize]]);
-            self.tweaks.extend_from_slice(&[j, j2]);
+        let n = 2 * ops.len();
+        let (xs, tweaks) = (&mut self.xs[..n], &mut self.tweaks[..n]);
+        for ((op, x), t) in ops
+            .iter()
+            .zip(xs.chunks_exact_mut(2))
+            .zip(tweaks.chunks_exact_mut(2))
+        {
+            let (j, j2) = tweaks_of(op.aux);
+            x.copy_from_slice(&[self.labels[op.a as usize], self.labels[op.b as usize]]);
+            t.copy_from_slice(&[j, j2]);
         }
-        self.hashes.resize(self.xs.len(), Block::ZERO);
-        self.hash.hash(&self.xs, &self.tweaks, &mut self.hashes);
+        let hashes = &mut self.hashes[..n];
+        self.hash.hash(xs, tweaks, hashes);
         for (((op, &pos), h), x) in ops
             .iter()
             .zip(offsets)
-            .zip(self.hashes.chunks_exact(2))
-            .zip(self.xs.chunks_exact(2))
+            .zip(hashes.chunks_exact(2))
+            .zip(xs.chunks_exact(2))
         {
             let pos = pos as usize;
             let (tg, te) = (
