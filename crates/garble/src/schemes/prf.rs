@@ -146,7 +146,7 @@ fn mask_byte_first(n: u64) -> bool {
 }
 
 /// Crypto gates per AES call: their keys, inputs and outputs stay in the L1 cache.
-const CHUNK: usize = 32;
+const CHUNK: usize = 128;
 
 /// Marks an AND gate whose mask byte is in an earlier window (`aux` of the program).
 const CARRIED: u32 = u32::MAX;
