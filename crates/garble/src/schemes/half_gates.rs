@@ -16,7 +16,7 @@
 //! session, which the security of both hashes requires (§2.7, §3.8).
 //!
 //! Tables are written in circuit order, but the hashes of AND gates are computed in batches
-//! of independent gates planned over windows of the circuit ([`super::waves`]). Batching
+//! of independent gates planned over windows of the circuit (module `waves`). Batching
 //! changes when hashes are computed, never which, so garbler and evaluator need not batch
 //! alike.
 
