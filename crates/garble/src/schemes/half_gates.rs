@@ -20,6 +20,7 @@
 //! changes when hashes are computed, never which, so garbler and evaluator need not batch
 //! alike.
 
+use std::marker::PhantomData;
 use std::ops::Range;
 
 use transputation_circuits::{Circuit, Gate, WireId};
@@ -159,9 +160,10 @@ fn tweaks_of(and_index: u32) -> (u64, u64) {
     (2 * n + 1, 2 * n + 2)
 }
 
-/// The half-gates garbler over any [`HalfGateHash`].
+/// The half-gates garbler over any [`HalfGateHash`]. It borrows the circuit for as long as it
+/// garbles, though it only reads it while planning.
 pub struct HalfGatesGarbler<'c, H> {
-    circuit: &'c Circuit,
+    circuit: PhantomData<&'c Circuit>,
     hash: H,
     delta: Block,
     /// The 0-label in every slot (input wire `i` is slot `i`).
@@ -181,7 +183,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
         let mut zero = wire_table(schedule.slots as usize, Block::ZERO);
         prg.fill_blocks(&mut zero[..circuit.n_inputs()]);
         HalfGatesGarbler {
-            circuit,
+            circuit: PhantomData,
             hash,
             delta,
             zero,
@@ -282,12 +284,8 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
             self.schedule.windows.len(),
             "garbling finished"
         );
-        let _ = self.circuit;
-        self.schedule
-            .outputs
-            .iter()
-            .map(|&slot| self.zero[slot as usize].lsb())
-            .collect()
+        let zero = self.schedule.outputs_of(&self.zero);
+        zero.iter().map(|w| w.lsb()).collect()
     }
 }
 
@@ -399,20 +397,12 @@ impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
     }
 
     fn gates_done(&self) -> usize {
-        self.schedule
-            .windows
-            .get(self.next_window)
-            .map_or(self.circuit.gates().len(), |w| w.gates.start)
+        self.schedule.gates_before(self.next_window)
     }
 
     fn output_labels(&self) -> Result<Vec<Block>, EvalError> {
         self.check_done(self.circuit)?;
-        Ok(self
-            .schedule
-            .outputs
-            .iter()
-            .map(|&slot| self.labels[slot as usize])
-            .collect())
+        Ok(self.schedule.outputs_of(&self.labels))
     }
 }
 

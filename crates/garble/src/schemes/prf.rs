@@ -22,6 +22,7 @@
 //! the value is public); the mask nibble is 0. Same-label-set XOR gates need nothing special:
 //! their output label is the public constant's, and the other label stays hidden.
 
+use std::marker::PhantomData;
 use std::ops::Range;
 
 use rand::RngCore;
@@ -215,7 +216,7 @@ fn table_and_mask(schedule: &Schedule, i: usize) -> (usize, u32, bool) {
 
 /// The `prf` garbler.
 pub struct PrfGarbler<'c> {
-    circuit: &'c Circuit,
+    circuit: PhantomData<&'c Circuit>,
     backend: Backend,
     prg: Prg,
     /// `[k^0, k^1]` in every slot (input wire `i` is slot `i`).
@@ -247,7 +248,7 @@ impl<'c> PrfGarbler<'c> {
             *l = [k0, k1];
         }
         PrfGarbler {
-            circuit,
+            circuit: PhantomData,
             backend,
             prg: own,
             labels,
@@ -460,12 +461,8 @@ impl Garble for PrfGarbler<'_> {
             self.schedule.windows.len(),
             "garbling finished"
         );
-        let _ = self.circuit;
-        self.schedule
-            .outputs
-            .iter()
-            .map(|&slot| self.labels[slot as usize][0].lsb())
-            .collect()
+        let labels = self.schedule.outputs_of(&self.labels);
+        labels.iter().map(|[k0, _]| k0.lsb()).collect()
     }
 }
 
@@ -625,20 +622,12 @@ impl Evaluate for PrfEvaluator<'_> {
     }
 
     fn gates_done(&self) -> usize {
-        self.schedule
-            .windows
-            .get(self.next_window)
-            .map_or(self.circuit.gates().len(), |w| w.gates.start)
+        self.schedule.gates_before(self.next_window)
     }
 
     fn output_labels(&self) -> Result<Vec<Block>, EvalError> {
         self.check_done(self.circuit)?;
-        Ok(self
-            .schedule
-            .outputs
-            .iter()
-            .map(|&slot| self.labels[slot as usize])
-            .collect())
+        Ok(self.schedule.outputs_of(&self.labels))
     }
 }
 

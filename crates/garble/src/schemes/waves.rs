@@ -249,6 +249,22 @@ impl Schedule {
         s
     }
 
+    /// Gates of the circuit before window `window` (all of them past the last window).
+    pub(crate) fn gates_before(&self, window: usize) -> usize {
+        self.windows.get(window).map_or_else(
+            || self.windows.last().map_or(0, |w| w.gates.end),
+            |w| w.gates.start,
+        )
+    }
+
+    /// The entries of a per-slot table for the output bits, groups in order.
+    pub(crate) fn outputs_of<T: Copy>(&self, table: &[T]) -> Vec<T> {
+        self.outputs
+            .iter()
+            .map(|&slot| table[slot as usize])
+            .collect()
+    }
+
     /// Replaces wire numbers by slots; `scratch` is a per-wire table to reuse.
     fn assign_slots(&mut self, circuit: &Circuit, mut scratch: Vec<u32>) {
         const NEVER: u32 = u32::MAX;
