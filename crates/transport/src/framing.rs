@@ -66,11 +66,13 @@ impl<C: Channel> Framed<C> {
             let mut header = [0u8; 8];
             c.recv(&mut header)?;
             let len = u64::from_be_bytes(header);
+            let too_large = Error::MessageTooLarge { len, max };
             if len > max {
-                return Err(Error::MessageTooLarge { len, max });
+                return Err(too_large);
             }
+            let len = usize::try_from(len).map_err(|_| too_large)?;
             buf.clear();
-            buf.resize(len as usize, 0);
+            buf.resize(len, 0);
             c.recv(buf)
         })
     }

@@ -12,6 +12,10 @@
 //! leaves when it is full or on flush. One thread drives all connections: a blocked
 //! connection stalls the others once their socket buffers are full or empty, which is
 //! what keeps the stream in order.
+//!
+//! A server serves one client per [`crate::Listener::accept`]: a stray connection that
+//! arrives first (a port scanner, a client of another session) makes that accept fail with
+//! an error, after at most the I/O timeout.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};

@@ -456,3 +456,91 @@ fn congestion_control_is_set_or_clearly_refused() {
         Err(e) => eprintln!("skipping: this kernel lacks bbr: {e}"),
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Whatever bytes a hostile peer sends, receiving ends in messages or a clear error,
+    /// never a panic or a hang (the peer then closes, or stays silent past the timeout).
+    #[test]
+    fn hostile_bytes_give_messages_or_an_error(
+        garbage in prop::collection::vec(any::<u8>(), 0..300),
+        mtcp in any::<bool>(),
+        stay_silent in any::<bool>(),
+    ) {
+        let spec = if mtcp { "mtcp:streams=1" } else { "tcp" };
+        let cfg = Config { io_timeout: Duration::from_millis(150), ..quick() };
+        let spec: TransportSpec = spec.parse().unwrap();
+        let listener = spec.listen(any_port(), &cfg).unwrap();
+        let addr = listener.local_addr();
+        let peer = thread::spawn(move || {
+            let mut s = TcpStream::connect(addr).unwrap();
+            if mtcp {
+                let mut hello = b"TPMT\x01\x00\x01\x00\x00".to_vec();
+                hello.extend_from_slice(&7u64.to_be_bytes());
+                s.write_all(&hello).unwrap();
+                let mut answer = [0; 7];
+                s.read_exact(&mut answer).unwrap();
+            }
+            let _ = s.write_all(&garbage);
+            if stay_silent {
+                thread::sleep(Duration::from_millis(400));
+            }
+        });
+        let start = Instant::now();
+        let mut ch = Framed::with_max_message(listener.accept().unwrap(), 100);
+        let mut messages = 0;
+        let err = loop {
+            match ch.recv_message() {
+                Ok(m) => {
+                    prop_assert!(m.len() <= 100);
+                    messages += 1;
+                }
+                Err(e) => break e,
+            }
+        };
+        prop_assert!(messages <= 300 / 8 + 1);
+        prop_assert!(
+            matches!(
+                err,
+                Error::Closed { .. }
+                    | Error::Timeout { .. }
+                    | Error::MessageTooLarge { .. }
+                    | Error::Malformed { .. }
+            ),
+            "{}", err
+        );
+        prop_assert!(start.elapsed() < Duration::from_secs(3));
+        peer.join().unwrap();
+    }
+}
+
+#[test]
+fn a_peer_that_never_reads_makes_sending_time_out() {
+    for spec in ["tcp", "mtcp:streams=2"] {
+        let spec: TransportSpec = spec.parse().unwrap();
+        let listener = spec.listen(any_port(), &quick()).unwrap();
+        let addr = listener.local_addr();
+        // The server accepts, then neither reads nor closes until the sender gave up.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let h = thread::spawn(move || {
+            let ch = listener.accept().unwrap();
+            let _ = rx.recv();
+            drop(ch);
+        });
+        let mut ch = spec.connect(addr, &quick()).unwrap();
+        let chunk = vec![0u8; 1 << 20];
+        let start = Instant::now();
+        let e = (0..1024)
+            .try_for_each(|_| ch.send(&chunk).and_then(|()| ch.flush()))
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("the peer was silent for 400ms while "),
+            "{spec}: {e}"
+        );
+        assert!(start.elapsed() < Duration::from_secs(5), "{spec}");
+        tx.send(()).unwrap();
+        h.join().unwrap();
+    }
+}
