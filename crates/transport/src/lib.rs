@@ -28,6 +28,9 @@
 //! # Ok::<(), transputation_transport::Error>(())
 //! ```
 //!
+//! For tests of 2PC code, [`memory_pair`] gives two connected in-process channels under the
+//! same contract, without sockets.
+//!
 //! # Flushing
 //!
 //! [`Channel::send`] may keep bytes in a user-space buffer. They are guaranteed to be on
@@ -67,6 +70,7 @@
 mod channel;
 mod error;
 mod framing;
+mod memory;
 mod mtcp;
 mod spec;
 mod tcp;
@@ -74,6 +78,7 @@ mod tcp;
 pub use channel::{ByteCounts, Channel};
 pub use error::{Error, Result};
 pub use framing::{Framed, DEFAULT_MAX_MESSAGE};
+pub use memory::{memory_pair, MemoryChannel};
 pub use spec::{
     available_congestion_controls, check_congestion_control, transports, Config, Listener,
     TransportInfo, TransportSpec,

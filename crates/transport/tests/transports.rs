@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use transputation_transport::{
-    check_congestion_control, Channel, Config, Error, Framed, TransportSpec,
+    check_congestion_control, memory_pair, Channel, Config, Error, Framed, TransportSpec,
 };
 
 fn any_port() -> SocketAddr {
@@ -543,4 +543,41 @@ fn a_peer_that_never_reads_makes_sending_time_out() {
         tx.send(()).unwrap();
         h.join().unwrap();
     }
+}
+
+#[test]
+fn the_memory_pair_keeps_the_same_contract() {
+    let (a, b) = memory_pair(Duration::from_secs(10));
+    let server = thread::spawn(move || {
+        let mut ch = Framed::new(b);
+        let all: Vec<Vec<u8>> = SIZES.iter().map(|_| ch.recv_message().unwrap()).collect();
+        for m in &all {
+            ch.send_message(m).unwrap();
+        }
+        ch.close().unwrap();
+        // The peer closed after its last message: the end of the stream.
+        assert!(matches!(ch.recv_message(), Err(Error::Closed { .. })));
+        ch.stats()
+    });
+    let mut ch = Framed::new(a);
+    for (i, &n) in SIZES.iter().enumerate() {
+        ch.send_message(&pattern(n, i as u64)).unwrap();
+    }
+    for (i, &n) in SIZES.iter().enumerate() {
+        assert!(
+            ch.recv_message().unwrap() == pattern(n, i as u64),
+            "message {i}"
+        );
+    }
+    ch.close().unwrap();
+    assert!(matches!(ch.recv_message(), Err(Error::Closed { .. })));
+    let (s, c) = (server.join().unwrap(), ch.stats());
+    assert_eq!((c.sent, c.received), (s.received, s.sent));
+
+    // A silent peer times out; a dropped one closes.
+    let (mut a, b) = memory_pair(Duration::from_millis(50));
+    let mut one = [0u8; 1];
+    assert!(matches!(a.recv(&mut one), Err(Error::Timeout { .. })));
+    drop(b);
+    assert!(matches!(a.recv(&mut one), Err(Error::Closed { .. })));
 }
