@@ -325,7 +325,7 @@ fn silent_peer_times_out() {
             e.to_string().starts_with("the peer was silent for 400ms"),
             "{e}"
         );
-        assert!(took < Duration::from_millis(1100), "{spec}: {took:?}");
+        assert!(took < Duration::from_secs(3), "{spec}: {took:?}");
     }
     // Nobody connects at all.
     let listener = TransportSpec::Tcp { cc: None }
