@@ -6,6 +6,7 @@
 mod circuit_cmd;
 mod garble_cmd;
 mod report;
+mod transport_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -24,6 +25,10 @@ enum Command {
     Circuit(circuit_cmd::CircuitCommand),
     /// Garbling and evaluation speed of a scheme on one thread, in memory.
     GarbleBench(garble_cmd::GarbleBenchArgs),
+    /// List the transports with their options and whether they work on this machine.
+    Transports(transport_cmd::TransportsArgs),
+    /// Time moving N bytes over a transport as 2PC does (one way, many large messages).
+    TransportBench(transport_cmd::TransportBenchArgs),
 }
 
 fn main() {
@@ -31,6 +36,8 @@ fn main() {
     let result = match cli.command {
         Command::Circuit(cmd) => circuit_cmd::run(cmd),
         Command::GarbleBench(args) => garble_cmd::run(args),
+        Command::Transports(args) => transport_cmd::list(args),
+        Command::TransportBench(args) => transport_cmd::bench(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -1,0 +1,85 @@
+//! Pluggable, measured transports for garbled-circuit 2PC.
+//!
+//! 2PC code talks to a [`Channel`] (send raw bytes, receive raw bytes, flush, close, count
+//! bytes) or, on top of any channel, to [`Framed`] messages, and never learns which transport
+//! carries them. The transport is picked at run time by a string parsed into a
+//! [`TransportSpec`]: `NAME` or `NAME:key=value,...`, for example `tcp`, `tcp-bbr`,
+//! `tcp:cc=bbr` or `mtcp:streams=4`. Adding a transport touches no 2PC code. This is the
+//! wrapper of the Transputation paper (§3): set up a server ([`TransportSpec::listen`],
+//! [`Listener::accept`]), set up a client ([`TransportSpec::connect`], with a timeout and
+//! retries), send raw bytes, receive raw bytes; and message framing so that N messages sent
+//! are N messages received, in order, any size, the length in network byte order.
+//!
+//! ```
+//! use transputation_transport::{Config, Framed, TransportSpec};
+//!
+//! let spec: TransportSpec = "mtcp:streams=3".parse()?;
+//! let cfg = Config::default();
+//! let listener = spec.listen("127.0.0.1:0".parse().unwrap(), &cfg)?;
+//! let addr = listener.local_addr();
+//! let server = std::thread::spawn(move || -> transputation_transport::Result<Vec<u8>> {
+//!     let mut ch = Framed::new(listener.accept()?);
+//!     ch.recv_message()
+//! });
+//! let mut ch = Framed::new(spec.connect(addr, &cfg)?);
+//! ch.send_message(b"garbled tables")?;
+//! ch.close()?;
+//! assert_eq!(server.join().unwrap()?, b"garbled tables");
+//! # Ok::<(), transputation_transport::Error>(())
+//! ```
+//!
+//! For tests of 2PC code, [`memory_pair`] gives two connected in-process channels under the
+//! same contract, without sockets.
+//!
+//! # Flushing
+//!
+//! [`Channel::send`] may keep bytes in a user-space buffer. They are guaranteed to be on
+//! their way to the peer only after [`Channel::flush`] (or [`Channel::close`]) returns.
+//! To rule out the deadlock in which both parties wait for bytes the other still buffers
+//! (emp-tool's documented one), every receive flushes this side's pending output first:
+//! a party that sends a request and then waits for the answer needs no explicit flush.
+//! A party that sends and then does something other than receive on the same channel
+//! (computes, sleeps, waits on another channel) must flush.
+//!
+//! # Closing
+//!
+//! [`Channel::close`] flushes, then shuts down the sending direction: the peer reads what
+//! was sent, then sees the end of the stream. Receiving is still possible after `close`.
+//! Dropping a channel without `close` flushes on a best-effort basis and drops any error;
+//! call `close` to learn whether the last bytes left. Neither waits for the peer to have
+//! read them: for that, the protocol needs an acknowledgement (as `transport-bench` does).
+//!
+//! # Errors and hostile peers
+//!
+//! Peer input is untrusted. A malformed or oversized frame, a connection closed or reset
+//! early, or a peer silent for longer than [`Config::io_timeout`] gives an [`Error`] naming
+//! what happened ([`Error::Malformed`], [`Error::MessageTooLarge`], [`Error::Closed`],
+//! [`Error::Timeout`]); no peer input makes this crate panic or block forever, and an
+//! announced length is checked against the maximum before anything is allocated. The
+//! timeout bounds each wait for progress, not a whole transfer: a peer that keeps
+//! trickling bytes keeps the channel alive. After an error the channel is in an unknown
+//! state (a frame may be half read or half written): the only safe step is to drop it;
+//! [`Framed`] enforces this by answering [`Error::Poisoned`].
+//!
+//! # Byte counters
+//!
+//! [`Channel::stats`] counts the bytes this channel handed to and took from its sockets
+//! after connection set-up, per direction: payload plus framing headers plus the
+//! transport's own per-chunk headers (`mtcp`), without TCP/IP headers or handshakes.
+
+mod channel;
+mod error;
+mod framing;
+mod memory;
+mod mtcp;
+mod spec;
+mod tcp;
+
+pub use channel::{ByteCounts, Channel};
+pub use error::{Error, Result};
+pub use framing::{Framed, DEFAULT_MAX_MESSAGE};
+pub use memory::{memory_pair, MemoryChannel};
+pub use spec::{
+    available_congestion_controls, check_congestion_control, transports, Config, Listener,
+    TransportInfo, TransportSpec,
+};

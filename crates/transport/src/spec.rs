@@ -1,0 +1,435 @@
+//! Choosing a transport by name, and the server/client constructors behind the name.
+
+use std::fmt;
+use std::io;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use crate::{mtcp, tcp, Channel, Error, Result};
+
+/// Timeouts and retries shared by every transport.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Longest wait for any progress when sending, receiving or accepting (default 30 s).
+    pub io_timeout: Duration,
+    /// Longest wait for one connection attempt (default 5 s).
+    pub connect_timeout: Duration,
+    /// Connection attempts before giving up (default 50); a refused attempt is retried
+    /// after [`Config::retry_delay`], so a client may start before its server.
+    pub connect_attempts: u32,
+    /// Pause between connection attempts (default 100 ms).
+    pub retry_delay: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            io_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(5),
+            connect_attempts: 50,
+            retry_delay: Duration::from_millis(100),
+        }
+    }
+}
+
+/// A transport and its options, parsed from `NAME` or `NAME:key=value,...`.
+///
+/// Names: `tcp` (options `cc`), `tcp-bbr` (= `tcp:cc=bbr`), `mtcp` (options `streams`,
+/// `chunk`, `cc`). [`TransportSpec`]'s `Display` gives the canonical string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransportSpec {
+    /// Kernel TCP with Nagle's algorithm off.
+    Tcp {
+        /// The congestion control algorithm (`None`: the system's default).
+        cc: Option<String>,
+    },
+    /// Several TCP connections carrying one ordered byte stream, striped in chunks.
+    Mtcp {
+        /// Number of connections.
+        streams: u16,
+        /// Bytes per chunk.
+        chunk: u32,
+        /// The congestion control algorithm (`None`: the system's default).
+        cc: Option<String>,
+    },
+}
+
+/// One transport as `transputation transports` lists it.
+#[derive(Debug)]
+pub struct TransportInfo {
+    /// The name to pass.
+    pub name: &'static str,
+    /// Its options, `key=meaning (default)`.
+    pub options: &'static str,
+    /// One line on what it is.
+    pub description: &'static str,
+    /// `Ok` if it works on this machine, else why not.
+    pub available: Result<()>,
+}
+
+const NAMES: &str = "tcp, tcp-bbr, mtcp";
+const TCP_OPTIONS: &str = "cc";
+const MTCP_OPTIONS: &str = "streams, chunk, cc";
+/// Default mtcp connection count.
+const DEFAULT_STREAMS: u16 = 4;
+/// Default mtcp chunk size.
+const DEFAULT_CHUNK: u32 = 128 << 10;
+
+/// Every transport this build has, with whether it works on this machine.
+pub fn transports() -> Vec<TransportInfo> {
+    vec![
+        TransportInfo {
+            name: "tcp",
+            options: "cc=ALGORITHM (system default)",
+            description: "kernel TCP, TCP_NODELAY, the system's congestion control",
+            available: Ok(()),
+        },
+        TransportInfo {
+            name: "tcp-bbr",
+            options: "(same as tcp:cc=bbr)",
+            description: "kernel TCP with BBR congestion control",
+            available: check_congestion_control("bbr"),
+        },
+        TransportInfo {
+            name: "mtcp",
+            options: "streams=N (4), chunk=BYTES (131072), cc=ALGORITHM (system default)",
+            description:
+                "N parallel TCP connections carrying one ordered stream, striped in chunks",
+            available: Ok(()),
+        },
+    ]
+}
+
+/// The kernel's congestion control algorithms, as listed in
+/// /proc/sys/net/ipv4/tcp_available_congestion_control ("unknown" if unreadable).
+pub fn available_congestion_controls() -> String {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Checks that sockets can use congestion control `algorithm`, by setting it on a
+/// throw-away socket.
+pub fn check_congestion_control(algorithm: &str) -> Result<()> {
+    let l = TcpListener::bind("127.0.0.1:0").map_err(|source| Error::Io {
+        during: "binding a probe socket",
+        source,
+    })?;
+    set_congestion(&l, algorithm)
+}
+
+/// Sets TCP_CONGESTION on a socket, and reads it back.
+pub(crate) fn set_congestion(fd: impl std::os::fd::AsFd, algorithm: &str) -> Result<()> {
+    let fail = |source: io::Error| Error::CongestionControl {
+        algorithm: algorithm.to_string(),
+        available: available_congestion_controls(),
+        source,
+    };
+    rustix::net::sockopt::set_tcp_congestion(&fd, algorithm).map_err(|e| fail(e.into()))?;
+    let got = rustix::net::sockopt::tcp_congestion(&fd).map_err(|e| fail(e.into()))?;
+    if got != algorithm {
+        return Err(fail(io::Error::other(format!(
+            "the kernel reports '{got}' after setting it"
+        ))));
+    }
+    Ok(())
+}
+
+impl TransportSpec {
+    /// The transport's name, without options.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TransportSpec::Tcp { .. } => "tcp",
+            TransportSpec::Mtcp { .. } => "mtcp",
+        }
+    }
+
+    /// The congestion control algorithm asked for, if any.
+    pub fn congestion_control(&self) -> Option<&str> {
+        match self {
+            TransportSpec::Tcp { cc } | TransportSpec::Mtcp { cc, .. } => cc.as_deref(),
+        }
+    }
+
+    /// Sets up a server on `addr` (port 0: any free port; see [`Listener::local_addr`]).
+    /// Fails at once if the congestion control asked for is missing.
+    pub fn listen(&self, addr: SocketAddr, cfg: &Config) -> Result<Listener> {
+        if let Some(cc) = self.congestion_control() {
+            check_congestion_control(cc)?;
+        }
+        let inner = TcpListener::bind(addr).map_err(|source| Error::Io {
+            during: "binding the server socket",
+            source,
+        })?;
+        inner.set_nonblocking(true).map_err(|source| Error::Io {
+            during: "configuring the server socket",
+            source,
+        })?;
+        let local_addr = inner.local_addr().map_err(|source| Error::Io {
+            during: "reading the server's address",
+            source,
+        })?;
+        Ok(Listener {
+            spec: self.clone(),
+            inner,
+            local_addr,
+            cfg: cfg.clone(),
+        })
+    }
+
+    /// Sets up a client: connects to a server at `addr`, retrying as [`Config`] says.
+    pub fn connect(&self, addr: SocketAddr, cfg: &Config) -> Result<Box<dyn Channel>> {
+        match self {
+            TransportSpec::Tcp { cc } => {
+                let s = connect_tcp(addr, cfg, cc.as_deref())?;
+                Ok(Box::new(tcp::TcpChannel::new(s, cfg)?))
+            }
+            TransportSpec::Mtcp { streams, chunk, cc } => {
+                let mut conns = Vec::with_capacity(usize::from(*streams));
+                for _ in 0..*streams {
+                    conns.push(connect_tcp(addr, cfg, cc.as_deref())?);
+                }
+                Ok(Box::new(mtcp::MtcpChannel::client(conns, *chunk, cfg)?))
+            }
+        }
+    }
+}
+
+/// One TCP connection with retries, TCP_NODELAY and the congestion control set.
+fn connect_tcp(addr: SocketAddr, cfg: &Config, cc: Option<&str>) -> Result<TcpStream> {
+    let attempts = cfg.connect_attempts.max(1);
+    let mut last = None;
+    for i in 0..attempts {
+        if i > 0 {
+            std::thread::sleep(cfg.retry_delay);
+        }
+        match TcpStream::connect_timeout(&addr, cfg.connect_timeout) {
+            Ok(s) => return prepare(s, cfg, cc),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(Error::Connect {
+        addr,
+        attempts,
+        source: last.unwrap_or_else(|| io::Error::other("no attempt made")),
+    })
+}
+
+/// Options every TCP connection gets, on both ends.
+pub(crate) fn prepare(s: TcpStream, cfg: &Config, cc: Option<&str>) -> Result<TcpStream> {
+    let io = |source| Error::Io {
+        during: "configuring a connection",
+        source,
+    };
+    s.set_nonblocking(false).map_err(io)?;
+    s.set_nodelay(true).map_err(io)?;
+    s.set_read_timeout(Some(cfg.io_timeout)).map_err(io)?;
+    s.set_write_timeout(Some(cfg.io_timeout)).map_err(io)?;
+    if let Some(cc) = cc {
+        set_congestion(&s, cc)?;
+    }
+    Ok(s)
+}
+
+/// A server waiting for one peer.
+#[derive(Debug)]
+pub struct Listener {
+    spec: TransportSpec,
+    inner: TcpListener,
+    local_addr: SocketAddr,
+    cfg: Config,
+}
+
+impl Listener {
+    /// The address clients connect to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Waits (at most [`Config::io_timeout`] per connection) for a client and sets up the
+    /// channel to it.
+    pub fn accept(&self) -> Result<Box<dyn Channel>> {
+        match &self.spec {
+            TransportSpec::Tcp { cc } => {
+                let s = self.accept_tcp(cc.as_deref())?;
+                Ok(Box::new(tcp::TcpChannel::new(s, &self.cfg)?))
+            }
+            TransportSpec::Mtcp { streams, chunk, cc } => Ok(Box::new(mtcp::MtcpChannel::server(
+                || self.accept_tcp(cc.as_deref()),
+                *streams,
+                *chunk,
+                &self.cfg,
+            )?)),
+        }
+    }
+
+    /// One TCP connection, polling the non-blocking listener until the timeout.
+    fn accept_tcp(&self, cc: Option<&str>) -> Result<TcpStream> {
+        let start = Instant::now();
+        loop {
+            match self.inner.accept() {
+                Ok((s, _)) => return prepare(s, &self.cfg, cc),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if start.elapsed() >= self.cfg.io_timeout {
+                        return Err(Error::Timeout {
+                            during: "waiting for a client to connect",
+                            after: self.cfg.io_timeout,
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(source) => {
+                    return Err(Error::Io {
+                        during: "accepting a connection",
+                        source,
+                    })
+                }
+            }
+        }
+    }
+}
+
+impl FromStr for TransportSpec {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let (name, opts) = match s.split_once(':') {
+            Some((n, o)) => (n.trim(), o),
+            None => (s.trim(), ""),
+        };
+        let pairs = opts
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| p.split_once('=').unwrap_or((p, "")));
+        let bad = |transport, option: &str, value: &str, reason| Error::BadOption {
+            transport,
+            option: option.to_string(),
+            value: value.to_string(),
+            reason,
+        };
+        let cc_value = |transport, v: &str| {
+            if !v.is_empty()
+                && v.len() < 16
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            {
+                Ok(v.to_string())
+            } else {
+                Err(bad(
+                    transport,
+                    "cc",
+                    v,
+                    "a kernel congestion control name such as cubic, reno or bbr",
+                ))
+            }
+        };
+        match name {
+            "tcp" | "tcp-bbr" => {
+                let mut cc = (name == "tcp-bbr").then(|| "bbr".to_string());
+                for (k, v) in pairs {
+                    match k {
+                        "cc" => cc = Some(cc_value("tcp", v)?),
+                        _ => {
+                            return Err(Error::UnknownOption {
+                                transport: "tcp",
+                                option: k.to_string(),
+                                valid: TCP_OPTIONS,
+                            })
+                        }
+                    }
+                }
+                Ok(TransportSpec::Tcp { cc })
+            }
+            "mtcp" => {
+                let (mut streams, mut chunk, mut cc) = (DEFAULT_STREAMS, DEFAULT_CHUNK, None);
+                for (k, v) in pairs {
+                    match k {
+                        "streams" => {
+                            streams = v
+                                .parse()
+                                .ok()
+                                .filter(|n| (1..=mtcp::MAX_STREAMS).contains(n))
+                                .ok_or_else(|| bad("mtcp", k, v, "a whole number from 1 to 64"))?
+                        }
+                        "chunk" => {
+                            chunk = v
+                                .parse()
+                                .ok()
+                                .filter(|n| (1024..=mtcp::MAX_CHUNK).contains(n))
+                                .ok_or_else(|| bad("mtcp", k, v, "bytes, from 1024 to 16777216"))?
+                        }
+                        "cc" => cc = Some(cc_value("mtcp", v)?),
+                        _ => {
+                            return Err(Error::UnknownOption {
+                                transport: "mtcp",
+                                option: k.to_string(),
+                                valid: MTCP_OPTIONS,
+                            })
+                        }
+                    }
+                }
+                Ok(TransportSpec::Mtcp { streams, chunk, cc })
+            }
+            _ => Err(Error::UnknownTransport {
+                name: name.to_string(),
+                valid: NAMES.to_string(),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for TransportSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TransportSpec::Tcp { cc: None } => write!(f, "tcp"),
+            TransportSpec::Tcp { cc: Some(cc) } => write!(f, "tcp:cc={cc}"),
+            TransportSpec::Mtcp { streams, chunk, cc } => {
+                write!(f, "mtcp:streams={streams}")?;
+                if *chunk != DEFAULT_CHUNK {
+                    write!(f, ",chunk={chunk}")?;
+                }
+                if let Some(cc) = cc {
+                    write!(f, ",cc={cc}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_names_and_options() {
+        let p = |s: &str| s.parse::<TransportSpec>().unwrap().to_string();
+        assert_eq!(p("tcp"), "tcp");
+        assert_eq!(p("tcp-bbr"), "tcp:cc=bbr");
+        assert_eq!(p("tcp:cc=bbr"), "tcp:cc=bbr");
+        assert_eq!(p("mtcp"), "mtcp:streams=4");
+        assert_eq!(p("mtcp:streams=8,cc=bbr"), "mtcp:streams=8,cc=bbr");
+        assert_eq!(p("mtcp:chunk=4096, streams=2"), "mtcp:streams=2,chunk=4096");
+    }
+
+    #[test]
+    fn names_what_is_wrong() {
+        let e = |s: &str| s.parse::<TransportSpec>().unwrap_err().to_string();
+        assert_eq!(
+            e("udt"),
+            "unknown transport 'udt' (valid: tcp, tcp-bbr, mtcp)"
+        );
+        assert_eq!(
+            e("tcp:streams=2"),
+            "transport 'tcp' has no option 'streams' (valid: cc)"
+        );
+        assert!(e("mtcp:streams=0").contains("a whole number from 1 to 64"));
+        assert!(e("mtcp:streams=x").contains("bad value 'x' for option 'streams'"));
+        assert!(e("mtcp:chunk=1").contains("from 1024"));
+        assert!(e("tcp:cc=").contains("congestion control name"));
+        assert!(e("tcp:cc=a/b").contains("bad value 'a/b'"));
+    }
+}
