@@ -103,6 +103,13 @@ pub enum Error {
         /// What was wrong.
         what: String,
     },
+    /// A datagram transport (`udp`) saw loss, duplication or reordering, which it does not
+    /// repair; nothing after the gap was delivered.
+    #[error("the network lost or reordered data, which this transport does not repair: {what}")]
+    Unreliable {
+        /// What was missing or out of order.
+        what: String,
+    },
     /// Both ends were configured differently (for example mtcp stream counts).
     #[error("the two ends disagree: {what}")]
     Mismatch {

@@ -4,11 +4,12 @@
 //! bytes) or, on top of any channel, to [`Framed`] messages, and never learns which transport
 //! carries them. The transport is picked at run time by a string parsed into a
 //! [`TransportSpec`]: `NAME` or `NAME:key=value,...`, for example `tcp`, `tcp-bbr`,
-//! `tcp:cc=bbr` or `mtcp:streams=4`. Adding a transport touches no 2PC code. This is the
-//! wrapper of the Transputation paper (§3): set up a server ([`TransportSpec::listen`],
-//! [`Listener::accept`]), set up a client ([`TransportSpec::connect`], with a timeout and
-//! retries), send raw bytes, receive raw bytes; and message framing so that N messages sent
-//! are N messages received, in order, any size, the length in network byte order.
+//! `tcp:cc=bbr`, `mtcp:streams=4` or `udp:rate=500mbit`. Adding a transport touches no 2PC
+//! code. This is the wrapper of the Transputation paper (§3): set up a server
+//! ([`TransportSpec::listen`], [`Listener::accept`]), set up a client
+//! ([`TransportSpec::connect`], with a timeout and retries), send raw bytes, receive raw
+//! bytes; and message framing so that N messages sent are N messages received, in order,
+//! any size, the length in network byte order.
 //!
 //! ```
 //! use transputation_transport::{Config, Framed, TransportSpec};
@@ -54,8 +55,9 @@
 //! Peer input is untrusted. A malformed or oversized frame, a connection closed or reset
 //! early, or a peer silent for longer than [`Config::io_timeout`] gives an [`Error`] naming
 //! what happened ([`Error::Malformed`], [`Error::MessageTooLarge`], [`Error::Closed`],
-//! [`Error::Timeout`]); no peer input makes this crate panic or block forever, and an
-//! announced length is checked against the maximum before anything is allocated. The
+//! [`Error::Timeout`]), and for `udp` lost, duplicated or reordered datagrams
+//! ([`Error::Unreliable`]) and damaged ones ([`Error::Malformed`]); no peer input makes this
+//! crate panic or block forever, and an announced length is checked against the maximum before anything is allocated. The
 //! timeout bounds each wait for progress, not a whole transfer: a peer that keeps
 //! trickling bytes keeps the channel alive. After an error the channel is in an unknown
 //! state (a frame may be half read or half written): the only safe step is to drop it;
@@ -65,7 +67,8 @@
 //!
 //! [`Channel::stats`] counts the bytes this channel handed to and took from its sockets
 //! after connection set-up, per direction: payload plus framing headers plus the
-//! transport's own per-chunk headers (`mtcp`), without TCP/IP headers or handshakes.
+//! transport's own per-chunk headers (`mtcp`) or per-datagram headers (`udp`, which counts
+//! data datagrams only), without TCP/IP or UDP/IP headers, handshakes or FINs.
 
 mod channel;
 mod error;
@@ -74,6 +77,7 @@ mod memory;
 mod mtcp;
 mod spec;
 mod tcp;
+mod udp;
 
 pub use channel::{ByteCounts, Channel};
 pub use error::{Error, Result};

@@ -6,7 +6,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use crate::{mtcp, tcp, Channel, Error, Result};
+use crate::{mtcp, tcp, udp, Channel, Error, Result};
 
 /// Timeouts and retries shared by every transport.
 #[derive(Debug, Clone)]
@@ -36,7 +36,7 @@ impl Default for Config {
 /// A transport and its options, parsed from `NAME` or `NAME:key=value,...`.
 ///
 /// Names: `tcp` (options `cc`), `tcp-bbr` (= `tcp:cc=bbr`), `mtcp` (options `streams`,
-/// `chunk`, `cc`). [`TransportSpec`]'s `Display` gives the canonical string.
+/// `chunk`, `cc`), `udp` (options `mtu`, `rate`). [`TransportSpec`]'s `Display` gives the canonical string.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransportSpec {
     /// Kernel TCP with Nagle's algorithm off.
@@ -53,6 +53,13 @@ pub enum TransportSpec {
         /// The congestion control algorithm (`None`: the system's default).
         cc: Option<String>,
     },
+    /// Sequence-numbered, paced UDP datagrams without retransmission: loss is an error.
+    Udp {
+        /// The path MTU: IP packet bytes per datagram (1500: 1448 data bytes over IPv4).
+        mtu: u32,
+        /// Pacing rate in bits per second (0: unlimited).
+        rate: u64,
+    },
 }
 
 /// One transport as `transputation transports` lists it.
@@ -68,9 +75,10 @@ pub struct TransportInfo {
     pub available: Result<()>,
 }
 
-const NAMES: &str = "tcp, tcp-bbr, mtcp";
+const NAMES: &str = "tcp, tcp-bbr, mtcp, udp";
 const TCP_OPTIONS: &str = "cc";
 const MTCP_OPTIONS: &str = "streams, chunk, cc";
+const UDP_OPTIONS: &str = "mtu, rate";
 /// Default mtcp connection count.
 const DEFAULT_STREAMS: u16 = 4;
 /// Default mtcp chunk size.
@@ -96,6 +104,13 @@ pub fn transports() -> Vec<TransportInfo> {
             options: "streams=N (4), chunk=BYTES (131072), cc=ALGORITHM (system default)",
             description:
                 "N parallel TCP connections carrying one ordered stream, striped in chunks",
+            available: Ok(()),
+        },
+        TransportInfo {
+            name: "udp",
+            options: "mtu=BYTES path MTU (1500), rate=RATE e.g. 500mbit, 1gbit, unlimited (1gbit)",
+            description: "paced, sequence-numbered UDP datagrams, no retransmission: \
+                          loss or reordering is an error",
             available: Ok(()),
         },
     ]
@@ -142,6 +157,7 @@ impl TransportSpec {
         match self {
             TransportSpec::Tcp { .. } => "tcp",
             TransportSpec::Mtcp { .. } => "mtcp",
+            TransportSpec::Udp { .. } => "udp",
         }
     }
 
@@ -149,6 +165,7 @@ impl TransportSpec {
     pub fn congestion_control(&self) -> Option<&str> {
         match self {
             TransportSpec::Tcp { cc } | TransportSpec::Mtcp { cc, .. } => cc.as_deref(),
+            TransportSpec::Udp { .. } => None,
         }
     }
 
@@ -158,18 +175,25 @@ impl TransportSpec {
         if let Some(cc) = self.congestion_control() {
             check_congestion_control(cc)?;
         }
-        let inner = TcpListener::bind(addr).map_err(|source| Error::Io {
-            during: "binding the server socket",
-            source,
-        })?;
-        inner.set_nonblocking(true).map_err(|source| Error::Io {
-            during: "configuring the server socket",
-            source,
-        })?;
-        let local_addr = inner.local_addr().map_err(|source| Error::Io {
-            during: "reading the server's address",
-            source,
-        })?;
+        let (inner, local_addr) = if let TransportSpec::Udp { .. } = self {
+            let l = udp::UdpListener::bind(addr)?;
+            let a = l.local_addr()?;
+            (ServerSocket::Udp(l), a)
+        } else {
+            let inner = TcpListener::bind(addr).map_err(|source| Error::Io {
+                during: "binding the server socket",
+                source,
+            })?;
+            inner.set_nonblocking(true).map_err(|source| Error::Io {
+                during: "configuring the server socket",
+                source,
+            })?;
+            let a = inner.local_addr().map_err(|source| Error::Io {
+                during: "reading the server's address",
+                source,
+            })?;
+            (ServerSocket::Tcp(inner), a)
+        };
         Ok(Listener {
             spec: self.clone(),
             inner,
@@ -192,6 +216,7 @@ impl TransportSpec {
                 }
                 Ok(Box::new(mtcp::MtcpChannel::client(conns, *chunk, cfg)?))
             }
+            TransportSpec::Udp { mtu, rate } => Ok(Box::new(udp::connect(addr, *mtu, *rate, cfg)?)),
         }
     }
 }
@@ -236,9 +261,16 @@ pub(crate) fn prepare(s: TcpStream, cfg: &Config, cc: Option<&str>) -> Result<Tc
 #[derive(Debug)]
 pub struct Listener {
     spec: TransportSpec,
-    inner: TcpListener,
+    inner: ServerSocket,
     local_addr: SocketAddr,
     cfg: Config,
+}
+
+/// The socket a server listens on.
+#[derive(Debug)]
+enum ServerSocket {
+    Tcp(TcpListener),
+    Udp(udp::UdpListener),
 }
 
 impl Listener {
@@ -261,14 +293,23 @@ impl Listener {
                 *chunk,
                 &self.cfg,
             )?)),
+            TransportSpec::Udp { mtu, rate } => {
+                let ServerSocket::Udp(l) = &self.inner else {
+                    unreachable!("a udp listener has a udp socket")
+                };
+                Ok(Box::new(l.accept(*mtu, *rate, &self.cfg)?))
+            }
         }
     }
 
     /// One TCP connection, polling the non-blocking listener until the timeout.
     fn accept_tcp(&self, cc: Option<&str>) -> Result<TcpStream> {
+        let ServerSocket::Tcp(inner) = &self.inner else {
+            unreachable!("a tcp listener has a tcp socket")
+        };
         let start = Instant::now();
         loop {
-            match self.inner.accept() {
+            match inner.accept() {
                 Ok((s, _)) => return prepare(s, &self.cfg, cc),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if start.elapsed() >= self.cfg.io_timeout {
@@ -373,6 +414,39 @@ impl FromStr for TransportSpec {
                 }
                 Ok(TransportSpec::Mtcp { streams, chunk, cc })
             }
+            "udp" => {
+                let (mut mtu, mut rate) = (udp::DEFAULT_MTU, udp::DEFAULT_RATE);
+                for (k, v) in pairs {
+                    match k {
+                        "mtu" => {
+                            mtu = v
+                                .parse()
+                                .ok()
+                                .filter(|n| (udp::MIN_MTU..=udp::MAX_MTU).contains(n))
+                                .ok_or_else(|| bad("udp", k, v, "bytes, from 576 to 65535"))?
+                        }
+                        "rate" => {
+                            rate = parse_rate(v).ok_or_else(|| {
+                                bad(
+                                    "udp",
+                                    k,
+                                    v,
+                                    "bits per second with an optional unit (kbit, mbit, gbit), \
+                                     e.g. 500mbit, or unlimited",
+                                )
+                            })?
+                        }
+                        _ => {
+                            return Err(Error::UnknownOption {
+                                transport: "udp",
+                                option: k.to_string(),
+                                valid: UDP_OPTIONS,
+                            })
+                        }
+                    }
+                }
+                Ok(TransportSpec::Udp { mtu, rate })
+            }
             _ => Err(Error::UnknownTransport {
                 name: name.to_string(),
                 valid: NAMES.to_string(),
@@ -396,8 +470,41 @@ impl fmt::Display for TransportSpec {
                 }
                 Ok(())
             }
+            TransportSpec::Udp { mtu, rate } => {
+                write!(f, "udp:mtu={mtu},rate=")?;
+                match *rate {
+                    0 => write!(f, "unlimited"),
+                    r if r % 1_000_000_000 == 0 => write!(f, "{}gbit", r / 1_000_000_000),
+                    r if r % 1_000_000 == 0 => write!(f, "{}mbit", r / 1_000_000),
+                    r if r % 1_000 == 0 => write!(f, "{}kbit", r / 1_000),
+                    r => write!(f, "{r}bit"),
+                }
+            }
         }
     }
+}
+
+/// A rate in bits per second: `unlimited` (0), or digits with an optional unit `bit`,
+/// `kbit`, `mbit` or `gbit` (decimal, as in tc).
+fn parse_rate(v: &str) -> Option<u64> {
+    let v = v.trim().to_ascii_lowercase();
+    if v == "unlimited" || v == "0" {
+        return Some(0);
+    }
+    let i = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (digits, unit) = v.split_at(i);
+    let mult: u64 = match unit {
+        "" | "bit" => 1,
+        "kbit" => 1_000,
+        "mbit" => 1_000_000,
+        "gbit" => 1_000_000_000,
+        _ => return None,
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .filter(|&r| (8_000..=1_000_000_000_000).contains(&r))
 }
 
 #[cfg(test)]
@@ -413,6 +520,11 @@ mod tests {
         assert_eq!(p("mtcp"), "mtcp:streams=4");
         assert_eq!(p("mtcp:streams=8,cc=bbr"), "mtcp:streams=8,cc=bbr");
         assert_eq!(p("mtcp:chunk=4096, streams=2"), "mtcp:streams=2,chunk=4096");
+        assert_eq!(p("udp"), "udp:mtu=1500,rate=1gbit");
+        assert_eq!(p("udp:rate=500mbit,mtu=9000"), "udp:mtu=9000,rate=500mbit");
+        assert_eq!(p("udp:rate=unlimited"), "udp:mtu=1500,rate=unlimited");
+        assert_eq!(p("udp:rate=2500kbit"), "udp:mtu=1500,rate=2500kbit");
+        assert_eq!(p("udp:rate=123456"), "udp:mtu=1500,rate=123456bit");
     }
 
     #[test]
@@ -420,7 +532,7 @@ mod tests {
         let e = |s: &str| s.parse::<TransportSpec>().unwrap_err().to_string();
         assert_eq!(
             e("udt"),
-            "unknown transport 'udt' (valid: tcp, tcp-bbr, mtcp)"
+            "unknown transport 'udt' (valid: tcp, tcp-bbr, mtcp, udp)"
         );
         assert_eq!(
             e("tcp:streams=2"),
@@ -431,5 +543,12 @@ mod tests {
         assert!(e("mtcp:chunk=1").contains("from 1024"));
         assert!(e("tcp:cc=").contains("congestion control name"));
         assert!(e("tcp:cc=a/b").contains("bad value 'a/b'"));
+        assert_eq!(
+            e("udp:cc=bbr"),
+            "transport 'udp' has no option 'cc' (valid: mtu, rate)"
+        );
+        assert!(e("udp:mtu=100").contains("from 576 to 65535"));
+        assert!(e("udp:rate=fast").contains("e.g. 500mbit"));
+        assert!(e("udp:rate=1tbit").contains("bad value '1tbit'"));
     }
 }

@@ -31,6 +31,9 @@ fn specs() -> Vec<&'static str> {
         "mtcp:streams=1",
         "mtcp:streams=4,chunk=1024",
         "mtcp:streams=7",
+        "udp",
+        "udp:mtu=9000,rate=2gbit",
+        "udp:mtu=576,rate=200mbit",
     ];
     match check_congestion_control("bbr") {
         Ok(()) => v.push("tcp-bbr"),
@@ -152,9 +155,9 @@ proptest! {
     fn raw_bytes_survive_any_cut(
         sends in prop::collection::vec(0usize..5000, 1..20),
         recvs in prop::collection::vec(1usize..7000, 1..20),
-        which in 0usize..3,
+        which in 0usize..4,
     ) {
-        let spec = ["tcp", "mtcp:streams=3,chunk=1024", "mtcp:streams=2"][which];
+        let spec = ["tcp", "mtcp:streams=3,chunk=1024", "mtcp:streams=2", "udp"][which];
         let total: usize = sends.iter().sum();
         let data = pattern(total, 9);
         let expect = data.clone();
@@ -191,9 +194,9 @@ proptest! {
     #[test]
     fn n_messages_in_n_messages_out(
         sizes in prop::collection::vec(0usize..20000, 0..30),
-        which in 0usize..2,
+        which in 0usize..3,
     ) {
-        let spec = ["tcp", "mtcp:streams=4,chunk=1024"][which];
+        let spec = ["tcp", "mtcp:streams=4,chunk=1024", "udp:mtu=1000"][which];
         let want = sizes.clone();
         let n = sizes.len();
         let (count, _) = pair(
@@ -409,6 +412,78 @@ fn connect_retries_then_names_the_address() {
 }
 
 #[test]
+fn udp_reports_a_server_that_never_answers_and_a_silent_peer() {
+    // Nothing listens: the hello goes unanswered.
+    let addr = std::net::UdpSocket::bind(any_port())
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let cfg = Config {
+        connect_timeout: Duration::from_millis(200),
+        ..quick()
+    };
+    let start = Instant::now();
+    let e = "udp"
+        .parse::<TransportSpec>()
+        .unwrap()
+        .connect(addr, &cfg)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with(&format!("could not connect to {addr} after ")),
+        "{e}"
+    );
+    assert!(start.elapsed() < Duration::from_secs(3));
+    // A connected peer that says nothing: the receiver times out.
+    let (e, _) = pair(
+        "udp",
+        &quick(),
+        |mut ch| {
+            let mut b = [0u8; 1];
+            ch.recv(&mut b).unwrap_err()
+        },
+        |ch| {
+            thread::sleep(Duration::from_millis(700));
+            drop(ch);
+            Error::Poisoned
+        },
+    );
+    assert_eq!(
+        e.to_string(),
+        "the peer was silent for 400ms while receiving"
+    );
+}
+
+#[test]
+fn udp_close_is_the_end_of_the_stream_and_counters_agree() {
+    let (s, c) = pair(
+        "udp:mtu=1200",
+        &Config::default(),
+        |ch| {
+            let mut ch = Framed::new(ch);
+            for i in 0..50u64 {
+                assert_eq!(ch.recv_message().unwrap(), pattern(i as usize * 300, i));
+            }
+            assert!(matches!(ch.recv_message(), Err(Error::Closed { .. })));
+            ch.stats()
+        },
+        |ch| {
+            let mut ch = Framed::new(ch);
+            for i in 0..50u64 {
+                ch.send_message(&pattern(i as usize * 300, i)).unwrap();
+            }
+            ch.close().unwrap();
+            ch.stats()
+        },
+    );
+    assert_eq!(c.sent, s.received);
+    let payload: u64 = (0..50u64).map(|i| i * 300 + 8).sum();
+    // 1200 - 28 - 24 = 1148 data bytes per datagram, each with a 24-byte header.
+    assert_eq!(c.sent, payload + payload.div_ceil(1148) * 24);
+}
+
+#[test]
 fn a_client_may_start_before_its_server() {
     let addr = std::net::TcpListener::bind(any_port())
         .unwrap()
@@ -419,18 +494,28 @@ fn a_client_may_start_before_its_server() {
         retry_delay: Duration::from_millis(10),
         ..Config::default()
     };
-    let spec: TransportSpec = "mtcp:streams=2".parse().unwrap();
-    let (s2, c2) = (spec.clone(), cfg.clone());
-    let client = thread::spawn(move || {
-        let mut ch = Framed::new(s2.connect(addr, &c2).unwrap());
-        ch.recv_message().unwrap()
-    });
-    thread::sleep(Duration::from_millis(150));
-    let listener = spec.listen(addr, &cfg).unwrap();
-    let mut ch = Framed::new(listener.accept().unwrap());
-    ch.send_message(b"late").unwrap();
-    ch.flush().unwrap();
-    assert_eq!(client.join().unwrap(), b"late");
+    for spec in ["mtcp:streams=2", "udp"] {
+        let spec: TransportSpec = spec.parse().unwrap();
+        let addr = if spec.name() == "udp" {
+            std::net::UdpSocket::bind(any_port())
+                .unwrap()
+                .local_addr()
+                .unwrap()
+        } else {
+            addr
+        };
+        let (s2, c2) = (spec.clone(), cfg.clone());
+        let client = thread::spawn(move || {
+            let mut ch = Framed::new(s2.connect(addr, &c2).unwrap());
+            ch.recv_message().unwrap()
+        });
+        thread::sleep(Duration::from_millis(150));
+        let listener = spec.listen(addr, &cfg).unwrap();
+        let mut ch = Framed::new(listener.accept().unwrap());
+        ch.send_message(b"late").unwrap();
+        ch.flush().unwrap();
+        assert_eq!(client.join().unwrap(), b"late", "{spec}");
+    }
 }
 
 #[test]
