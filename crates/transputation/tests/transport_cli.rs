@@ -14,7 +14,7 @@ fn lists_every_transport_with_its_availability() {
     let out = run(&["transports"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for name in ["tcp ", "tcp-bbr", "mtcp", "streams=N"] {
+    for name in ["tcp ", "tcp-bbr", "mtcp", "streams=N", "udp", "rate=RATE"] {
         assert!(text.contains(name), "{name}: {text}");
     }
     let out = run(&["transports", "--json"]);
@@ -25,7 +25,7 @@ fn lists_every_transport_with_its_availability() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["tcp", "tcp-bbr", "mtcp"]);
+    assert_eq!(names, ["tcp", "tcp-bbr", "mtcp", "udp"]);
     assert_eq!(v[0]["available"], true);
     let bbr = &v[1];
     if bbr["available"] == false {
@@ -40,6 +40,7 @@ fn benches_each_transport_over_loopback() {
         ("tcp", "tcp"),
         ("mtcp:streams=3", "mtcp:streams=3"),
         ("tcp:cc=cubic", "tcp:cc=cubic"),
+        ("udp", "udp:mtu=1500,rate=1gbit"),
     ] {
         let out = run(&[
             "transport-bench",
@@ -80,7 +81,7 @@ fn names_a_bad_transport_or_option() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success()
-            && err.contains("unknown transport 'udt' (valid: tcp, tcp-bbr, mtcp)"),
+            && err.contains("unknown transport 'udt' (valid: tcp, tcp-bbr, mtcp, udp)"),
         "{err}"
     );
     let out = run(&[
@@ -109,18 +110,32 @@ fn names_a_bad_transport_or_option() {
 
 #[test]
 fn separate_sender_and_receiver_processes() {
+    for transport in ["mtcp:streams=2", "udp:rate=500mbit"] {
+        separate_processes(transport);
+    }
+}
+
+fn separate_processes(transport: &str) {
     // Find a free port, then run the receiver in one process and the sender in another.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = if transport.starts_with("udp") {
+        std::net::UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    } else {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
     let addr = format!("127.0.0.1:{port}");
     let receiver = Command::new(env!("CARGO_BIN_EXE_transputation"))
         .args([
             "transport-bench",
             "--transport",
-            "mtcp:streams=2",
+            transport,
             "--listen",
             &addr,
             "--timeout",
@@ -132,7 +147,7 @@ fn separate_sender_and_receiver_processes() {
     let out = run(&[
         "transport-bench",
         "--transport",
-        "mtcp:streams=2",
+        transport,
         "--bytes",
         "3MiB",
         "--connect",
