@@ -5,6 +5,7 @@
 
 mod circuit_cmd;
 mod garble_cmd;
+mod probe_cmd;
 mod report;
 mod transport_cmd;
 
@@ -29,6 +30,8 @@ enum Command {
     Transports(transport_cmd::TransportsArgs),
     /// Time moving N bytes over a transport as 2PC does (one way, many large messages).
     TransportBench(transport_cmd::TransportBenchArgs),
+    /// Measure a path with UDP: round-trip time, loss rate, bottleneck bandwidth.
+    Probe(probe_cmd::ProbeArgs),
 }
 
 fn main() {
@@ -38,6 +41,7 @@ fn main() {
         Command::GarbleBench(args) => garble_cmd::run(args),
         Command::Transports(args) => transport_cmd::list(args),
         Command::TransportBench(args) => transport_cmd::bench(args),
+        Command::Probe(args) => probe_cmd::run(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");
