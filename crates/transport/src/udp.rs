@@ -26,6 +26,11 @@
 //! once it has every datagram before the FIN. Dropping a channel sends pending bytes and
 //! FIN on a best-effort basis.
 //!
+//! There is no flow control either: a sender never waits for its receiver, and a receiver
+//! that falls behind by more than its socket buffer (32 MiB asked for; without the right to
+//! force it, at most net.core.rmem_max) loses datagrams and reports the loss. Pace below
+//! what the receiver sustains.
+//!
 //! Pacing: a token bucket counting IP packet bytes (datagram plus 28 bytes of IPv4 and UDP
 //! headers, 48 for IPv6), refilled at the configured rate, holding up to 4 ms worth (at
 //! least two datagrams); the sender sleeps in slices of at least 1 ms when it is empty.

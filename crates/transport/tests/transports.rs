@@ -32,7 +32,7 @@ fn specs() -> Vec<&'static str> {
         "mtcp:streams=4,chunk=1024",
         "mtcp:streams=7",
         "udp",
-        "udp:mtu=9000,rate=2gbit",
+        "udp:mtu=9000,rate=1gbit",
         "udp:mtu=576,rate=200mbit",
     ];
     match check_congestion_control("bbr") {
