@@ -214,6 +214,18 @@ fn probe(addr: SocketAddr, args: &ProbeArgs) -> Result<()> {
             }
         }
     };
+    // Wait for the server (it may start after us), then measure.
+    let patience = Duration::from_secs(args.timeout.max(1));
+    let start = Instant::now();
+    loop {
+        let _ = sock.send(&packet(PING, session, u32::MAX, 0, 64));
+        if await_packet(PONG, u32::MAX, Duration::from_millis(200), &mut buf)? {
+            break;
+        }
+        if start.elapsed() >= patience {
+            bail!("no answer from a probe server at {addr} for {patience:?}");
+        }
+    }
     let ping_wait = Duration::from_secs(1);
     let mut rtts = Vec::new();
     for i in 0..args.pings {

@@ -41,9 +41,26 @@ fn probe_measures_loopback_with_both_ends() {
     assert!(f("bandwidth_mbps") > 0.0, "{v}");
     assert_eq!(v["train_sent"], 1000);
 
+    // The prober may start first: it waits for the server.
+    let client = Command::new(env!("CARGO_BIN_EXE_transputation"))
+        .args(["probe", "--connect", &addr, "--json", "--timeout", "20"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let server = Command::new(env!("CARGO_BIN_EXE_transputation"))
+        .args(["probe", "--listen", &addr, "--timeout", "20"])
+        .output()
+        .unwrap();
+    let out = client.wait_with_output().unwrap();
+    assert!(out.status.success() && server.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["pings_answered"], 20, "{v}");
+
     // Nobody there: a clear error, not a hang.
     let out = Command::new(env!("CARGO_BIN_EXE_transputation"))
-        .args(["probe", "--connect", &addr, "--pings", "2"])
+        .args(["probe", "--connect", &addr, "--timeout", "1"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
