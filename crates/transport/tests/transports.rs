@@ -244,7 +244,9 @@ fn oversized_messages_are_refused_on_both_sides() {
                 let mut ch = Framed::with_max_message(ch, 1_000_000);
                 ch.send_message(&[1; 1000]).unwrap();
                 ch.send_message(&[2; 1001]).unwrap();
-                ch.flush().unwrap();
+                // The receiver may already have refused the message and dropped its end,
+                // so the flush may fail: only the refusals are under test here.
+                ch.flush().ok();
                 let mut small = Framed::with_max_message(ch.into_inner(), 10);
                 let e = small.send_message(&[0; 11]).unwrap_err();
                 assert_eq!(
