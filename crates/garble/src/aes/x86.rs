@@ -105,6 +105,14 @@ impl AesNi {
             }),
         }
     }
+
+    /// The TCCR hash `π(π(x) ⊕ tw(t)) ⊕ π(x)` of every `(xs[i], tweaks[i])` into `out[i]`,
+    /// `π` encryption under `rk` (see `FixedKeyAes::tccr`); the slices have equal lengths.
+    pub(super) fn tccr(self, rk: &RoundKeys, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
+        debug_assert!(xs.len() == tweaks.len() && xs.len() == out.len());
+        // SAFETY: the token proves that the CPU has the kernel's target features.
+        unsafe { ni::tccr(rk, xs, tweaks, out) }
+    }
 }
 
 impl Vaes {
@@ -145,6 +153,16 @@ impl Vaes {
                 self.encrypt_blocks(&self.expand(k), b)
             }),
         }
+    }
+
+    /// As [`AesNi::tccr`].
+    pub(super) fn tccr(self, rk: &RoundKeys, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
+        debug_assert!(xs.len() == tweaks.len() && xs.len() == out.len());
+        if xs.len() <= SMALL_BLOCKS {
+            return self.0.tccr(rk, xs, tweaks, out);
+        }
+        // SAFETY: the token proves that the CPU has the kernel's target features.
+        unsafe { vaes::tccr(rk, xs, tweaks, out) }
     }
 }
 
@@ -335,6 +353,59 @@ mod ni {
                 2 => blocks_part::<2>(&rk, c),
                 _ => blocks_part::<4>(&rk, c),
             }
+        }
+    }
+
+    /// The tweak block of `t`: the 128-bit big-endian integer `t` (`super::tccr_tweak`), i.e.
+    /// `t` byte-reversed in the high 64-bit half and zero in the low one.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn tweak(t: u64) -> __m128i {
+        _mm_set_epi64x(t.swap_bytes() as i64, 0)
+    }
+
+    /// TCCR of `N` blocks: `u = π(x)` stays in registers between the two passes, and the
+    /// final `⊕ u` is folded into the last round key (`AESENCLAST` ends with `⊕ key`).
+    #[inline]
+    #[target_feature(enable = "aes,sse2,ssse3")]
+    fn tccr_core<const N: usize>(rk: &[__m128i; 11], x: &mut [__m128i; N], t: &[__m128i; N]) {
+        let mut u = *x;
+        blocks_core(rk, &mut u);
+        let (rk, mut s) = (*rk, [_mm_setzero_si128(); N]);
+        for ((s, &u), &t) in s.iter_mut().zip(&u).zip(t) {
+            *s = _mm_xor_si128(_mm_xor_si128(u, t), rk[0]);
+        }
+        for &k in &rk[1..10] {
+            for s in s.iter_mut() {
+                *s = _mm_aesenc_si128(*s, k);
+            }
+        }
+        for (s, &u) in s.iter_mut().zip(&u) {
+            *s = _mm_aesenclast_si128(*s, _mm_xor_si128(rk[10], u));
+        }
+        *x = s;
+    }
+
+    /// Fused TCCR, `WIDTH` blocks at a time, then one at a time.
+    #[target_feature(enable = "aes,sse2,ssse3")]
+    pub(super) fn tccr(rk: &RoundKeys, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
+        let rk = load_n(rk);
+        let (xc, xt) = xs.as_chunks::<WIDTH>();
+        let (tc, tt) = tweaks.as_chunks::<WIDTH>();
+        let (oc, ot) = out.as_chunks_mut::<WIDTH>();
+        for ((x, t), o) in xc.iter().zip(tc).zip(oc.iter_mut()) {
+            let mut s = load_n(x);
+            let mut tw = [_mm_setzero_si128(); WIDTH];
+            for (tw, &t) in tw.iter_mut().zip(t) {
+                *tw = tweak(t);
+            }
+            tccr_core(&rk, &mut s, &tw);
+            store_part(o, &s);
+        }
+        for ((x, &t), o) in xt.iter().zip(tt).zip(ot.iter_mut()) {
+            let mut s = [load(x)];
+            tccr_core(&rk, &mut s, &[tweak(t)]);
+            store(o, s[0]);
         }
     }
 
@@ -584,6 +655,109 @@ mod vaes {
                 1 => blocks_part::<1>(&k, c),
                 2 => blocks_part::<2>(&k, c),
                 _ => blocks_part::<4>(&k, c),
+            }
+        }
+    }
+
+    /// The tweak blocks of the first `min(t.len(), 4)` tweaks, zero for the rest: each the
+    /// 128-bit big-endian integer `t` (`super::tccr_tweak`), `t` byte-reversed in the high 64-bit
+    /// half of its block and zero in the low one.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn tweaks4(t: &[u64]) -> __m512i {
+        // The tweaks of the blocks present go to the odd (high) 64-bit lanes.
+        let mask = 0xaa & lanes(t.len());
+        // SAFETY: an expanding load reads only as many consecutive `u64`s from the pointer as
+        // the mask has bits set, here `min(t.len(), 4)`, all in `t`; disabled lanes neither
+        // read nor fault, and there is no alignment requirement.
+        let v = unsafe { _mm512_maskz_expandloadu_epi64(mask, t.as_ptr().cast()) };
+        // Reverse the bytes of each 64-bit lane (the zero lanes stay zero).
+        let rev = _mm512_set4_epi64(
+            0x0809_0a0b_0c0d_0e0f,
+            0x0001_0203_0405_0607,
+            0x0809_0a0b_0c0d_0e0f,
+            0x0001_0203_0405_0607,
+        );
+        _mm512_shuffle_epi8(v, rev)
+    }
+
+    /// TCCR of `N` registers of four blocks, as `ni::tccr_core`: `u = π(x)` stays in
+    /// registers, the final `⊕ u` is folded into the last round key.
+    #[inline]
+    #[target_feature(enable = "aes,sse2,ssse3,vaes,avx512f,avx512bw")]
+    fn tccr_core<const N: usize>(rk: &[__m512i; 11], x: &mut [__m512i; N], t: &[__m512i; N]) {
+        let mut u = *x;
+        blocks_core(rk, &mut u);
+        let (rk, mut s) = (*rk, [_mm512_setzero_si512(); N]);
+        for ((s, &u), &t) in s.iter_mut().zip(&u).zip(t) {
+            *s = _mm512_ternarylogic_epi64::<0x96>(u, t, rk[0]);
+        }
+        for &k in &rk[1..10] {
+            for s in s.iter_mut() {
+                *s = _mm512_aesenc_epi128(*s, k);
+            }
+        }
+        for (s, &u) in s.iter_mut().zip(&u) {
+            *s = _mm512_aesenclast_epi128(*s, _mm512_xor_si512(rk[10], u));
+        }
+        *x = s;
+    }
+
+    /// The fused TCCR of the at most `4 * N` blocks of `xs`, `N` registers together.
+    #[inline]
+    #[target_feature(enable = "aes,sse2,ssse3,vaes,avx512f,avx512bw")]
+    fn tccr_part<const N: usize>(
+        rk: &[__m512i; 11],
+        xs: &[Block],
+        tweaks: &[u64],
+        out: &mut [Block],
+    ) {
+        let (mut s, mut t) = ([_mm512_setzero_si512(); N], [_mm512_setzero_si512(); N]);
+        for (i, (s, t)) in s.iter_mut().zip(t.iter_mut()).enumerate() {
+            *s = load_part(from(xs, 4 * i));
+            *t = tweaks4(&tweaks[(4 * i).min(tweaks.len())..]);
+        }
+        tccr_core(rk, &mut s, &t);
+        for (i, &x) in s.iter().enumerate() {
+            store_part(from_mut(out, 4 * i), x);
+        }
+    }
+
+    /// Fused TCCR, `WIDTH` registers (32 blocks) at a time: 8 registers of `u`, 8 of state
+    /// and 11 round keys fit the 32 AVX-512 registers.
+    #[target_feature(enable = "aes,sse2,ssse3,vaes,avx512f,avx512bw")]
+    pub(super) fn tccr(rk: &RoundKeys, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
+        let mut k = [_mm512_setzero_si512(); 11];
+        for (x, b) in k.iter_mut().zip(rk) {
+            *x = _mm512_broadcast_i32x4(ni::load(b));
+        }
+        let n = xs.len().min(tweaks.len()).min(out.len());
+        let (xs, tweaks, out) = (&xs[..n], &tweaks[..n], &mut out[..n]);
+        let (xc, _) = xs.as_chunks::<4>().0.as_chunks::<WIDTH>();
+        let (tc, _) = tweaks.as_chunks::<4>().0.as_chunks::<WIDTH>();
+        let (oc, _) = out.as_chunks_mut::<4>().0.as_chunks_mut::<WIDTH>();
+        let done = xc.len() * 4 * WIDTH;
+        for ((x, t), o) in xc.iter().zip(tc).zip(oc.iter_mut()) {
+            let (mut s, mut tw) = (
+                [_mm512_setzero_si512(); WIDTH],
+                [_mm512_setzero_si512(); WIDTH],
+            );
+            for (((s, tw), x), t) in s.iter_mut().zip(tw.iter_mut()).zip(x).zip(t) {
+                *s = load4(x);
+                *tw = tweaks4(t);
+            }
+            tccr_core(&k, &mut s, &tw);
+            for (o, &s) in o.iter_mut().zip(&s) {
+                store4(o, s);
+            }
+        }
+        // At most 31 blocks left, as in `encrypt_blocks`.
+        let (xs, tweaks, out) = (&xs[done..], &tweaks[done..], &mut out[done..]);
+        for ((x, t), o) in xs.chunks(16).zip(tweaks.chunks(16)).zip(out.chunks_mut(16)) {
+            match x.len().div_ceil(4) {
+                1 => tccr_part::<1>(&k, x, t, o),
+                2 => tccr_part::<2>(&k, x, t, o),
+                _ => tccr_part::<4>(&k, x, t, o),
             }
         }
     }

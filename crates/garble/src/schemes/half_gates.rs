@@ -54,34 +54,12 @@ impl Tccr {
             pi: FixedKeyAes::with_backend(Tccr::KEY, backend),
         }
     }
-
-    /// The tweak as a 128-bit big-endian integer in the 16 bytes (GARBLING.md §3.7).
-    #[inline(always)]
-    fn tweak(t: u64) -> Block {
-        Block(u128::from(t).swap_bytes())
-    }
 }
 
 impl HalfGateHash for Tccr {
     fn hash(&self, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
-        // u = π(X); out = π(u ⊕ t) ⊕ u, in chunks that stay in L1.
-        let mut u = [Block::ZERO; HASH_CHUNK];
-        for ((xs, tweaks), out) in xs
-            .chunks(HASH_CHUNK)
-            .zip(tweaks.chunks(HASH_CHUNK))
-            .zip(out.chunks_mut(HASH_CHUNK))
-        {
-            let u = &mut u[..xs.len()];
-            u.copy_from_slice(xs);
-            self.pi.encrypt_blocks(u);
-            for ((o, &ui), &t) in out.iter_mut().zip(u.iter()).zip(tweaks) {
-                *o = ui ^ Tccr::tweak(t);
-            }
-            self.pi.encrypt_blocks(out);
-            for (o, &ui) in out.iter_mut().zip(u.iter()) {
-                *o ^= ui;
-            }
-        }
+        // u = π(X); out = π(u ⊕ t) ⊕ u, fused in the AES backend.
+        self.pi.tccr(xs, tweaks, out);
     }
 }
 
