@@ -164,6 +164,20 @@ impl Vaes {
         // SAFETY: the token proves that the CPU has the kernel's target features.
         unsafe { vaes::tccr(rk, xs, tweaks, out) }
     }
+
+    /// The four TCCR hashes of each half-gates AND gate (see `FixedKeyAes::tccr_and_gates`).
+    pub(super) fn tccr_and_gates(
+        self,
+        rk: &RoundKeys,
+        delta: Block,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 4]],
+    ) {
+        debug_assert!(inputs.len() == and_index.len() && inputs.len() == out.len());
+        // SAFETY: the token proves that the CPU has the kernel's target features.
+        unsafe { vaes::tccr_and_gates(rk, delta, inputs, and_index, out) }
+    }
 }
 
 /// Any `per_key` other than 1 and 2 (unused by the schemes): one key schedule, then the
@@ -672,13 +686,7 @@ mod vaes {
         // read nor fault, and there is no alignment requirement.
         let v = unsafe { _mm512_maskz_expandloadu_epi64(mask, t.as_ptr().cast()) };
         // Reverse the bytes of each 64-bit lane (the zero lanes stay zero).
-        let rev = _mm512_set4_epi64(
-            0x0809_0a0b_0c0d_0e0f,
-            0x0001_0203_0405_0607,
-            0x0809_0a0b_0c0d_0e0f,
-            0x0001_0203_0405_0607,
-        );
-        _mm512_shuffle_epi8(v, rev)
+        _mm512_shuffle_epi8(v, byte_reverse_64())
     }
 
     /// TCCR of `N` registers of four blocks, as `ni::tccr_core`: `u = π(x)` stays in
@@ -759,6 +767,78 @@ mod vaes {
                 2 => tccr_part::<2>(&k, x, t, o),
                 _ => tccr_part::<4>(&k, x, t, o),
             }
+        }
+    }
+
+    /// The TCCR inputs and tweaks of one AND gate in one register each: blocks
+    /// `(a0, a0 ⊕ Δ, b0, b0 ⊕ Δ)` from `[a0, b0]` and `dmask = (0, Δ, 0, Δ)`, and tweaks
+    /// `(j, j, j', j')` with `j = 2n + 1`, `j' = 2n + 2` for the AND index `n`.
+    #[inline]
+    #[target_feature(enable = "avx,avx2,avx512f,avx512bw")]
+    fn and_gate_inputs(ab: &[Block; 2], n: u32, dmask: __m512i) -> (__m512i, __m512i) {
+        // SAFETY: `ab` points to 32 readable bytes (two transparent `u128`s), and
+        // `_mm256_loadu_si256` has no alignment requirement.
+        let ab = unsafe { _mm256_loadu_si256(ab.as_ptr().cast()) };
+        let ab = _mm512_castsi256_si512(ab);
+        // 128-bit lanes (a0, a0, b0, b0), then Δ XORed into lanes 1 and 3.
+        let x = _mm512_xor_si512(_mm512_shuffle_i64x2::<0x50>(ab, ab), dmask);
+        // 2n + (1, 1, 2, 2) in the high 64-bit half of each block, zero in the low half,
+        // then byte-reversed within each half: the 128-bit big-endian tweak (`tccr_tweak`).
+        let two_n = _mm512_slli_epi64::<1>(_mm512_set1_epi64(i64::from(n)));
+        let t = _mm512_maskz_add_epi64(0xaa, two_n, _mm512_set_epi64(2, 0, 2, 0, 1, 0, 1, 0));
+        (x, _mm512_shuffle_epi8(t, byte_reverse_64()))
+    }
+
+    /// The `VPSHUFB` control reversing the bytes of each 64-bit lane.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn byte_reverse_64() -> __m512i {
+        _mm512_set4_epi64(
+            0x0809_0a0b_0c0d_0e0f,
+            0x0001_0203_0405_0607,
+            0x0809_0a0b_0c0d_0e0f,
+            0x0001_0203_0405_0607,
+        )
+    }
+
+    /// The four TCCR hashes of each half-gates AND gate, one register per gate, `WIDTH`
+    /// gates at a time: inputs and tweaks are made in registers from the two 0-labels and
+    /// the AND index, never staged in memory.
+    #[target_feature(enable = "aes,sse2,ssse3,avx,avx2,vaes,avx512f,avx512bw")]
+    pub(super) fn tccr_and_gates(
+        rk: &RoundKeys,
+        delta: Block,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 4]],
+    ) {
+        let mut k = [_mm512_setzero_si512(); 11];
+        for (x, b) in k.iter_mut().zip(rk) {
+            *x = _mm512_broadcast_i32x4(ni::load(b));
+        }
+        let dmask = _mm512_maskz_broadcast_i32x4(0xf0f0, ni::load(&delta));
+        let (ic, it) = inputs.as_chunks::<WIDTH>();
+        let (nc, nt) = and_index.as_chunks::<WIDTH>();
+        let (oc, ot) = out.as_chunks_mut::<WIDTH>();
+        for ((ab, n), o) in ic.iter().zip(nc).zip(oc.iter_mut()) {
+            let (mut s, mut t) = (
+                [_mm512_setzero_si512(); WIDTH],
+                [_mm512_setzero_si512(); WIDTH],
+            );
+            for (((s, t), ab), &n) in s.iter_mut().zip(t.iter_mut()).zip(ab).zip(n) {
+                (*s, *t) = and_gate_inputs(ab, n, dmask);
+            }
+            tccr_core(&k, &mut s, &t);
+            for (o, &s) in o.iter_mut().zip(&s) {
+                store4(o, s);
+            }
+        }
+        // At most 7 gates left, one register each.
+        for ((ab, &n), o) in it.iter().zip(nt).zip(ot.iter_mut()) {
+            let (s, t) = and_gate_inputs(ab, n, dmask);
+            let mut s = [s];
+            tccr_core(&k, &mut s, &[t]);
+            store4(o, s[0]);
         }
     }
 
