@@ -311,6 +311,50 @@ impl FixedKeyAes {
     }
 }
 
+impl FixedKeyAes {
+    /// The evaluator's two TCCR hashes of each half-gates AND gate: for labels
+    /// `[a, b] = inputs[i]` and AND index `n = and_index[i]`, `out[i]` is
+    /// `[H(a, 2n + 1), H(b, 2n + 2)]` with `H` = [`FixedKeyAes::tccr`].
+    ///
+    /// The VAES backend makes the tweaks in registers; the others stage them and call
+    /// [`FixedKeyAes::tccr`].
+    ///
+    /// # Panics
+    /// If the three slices differ in length.
+    pub fn tccr_eval_gates(
+        &self,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 2]],
+    ) {
+        assert!(
+            inputs.len() == and_index.len() && inputs.len() == out.len(),
+            "one AND index and one output per gate"
+        );
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        if let Expanded::Vaes(t, rk) = &self.expanded {
+            return t.tccr_eval_gates(rk, inputs, and_index, out);
+        }
+        const GATES: usize = CHUNK / 2;
+        let mut tweaks = [[0u64; 2]; GATES];
+        for ((inputs, and_index), out) in inputs
+            .chunks(GATES)
+            .zip(and_index.chunks(GATES))
+            .zip(out.chunks_mut(GATES))
+        {
+            let tweaks = &mut tweaks[..inputs.len()];
+            for (t, &i) in tweaks.iter_mut().zip(and_index) {
+                *t = [2 * u64::from(i) + 1, 2 * u64::from(i) + 2];
+            }
+            self.tccr(
+                inputs.as_flattened(),
+                tweaks.as_flattened(),
+                out.as_flattened_mut(),
+            );
+        }
+    }
+}
+
 /// The TCCR tweak block of `t`: `t` as a 128-bit big-endian integer in the 16 bytes
 /// (GARBLING.md §3.7).
 #[inline(always)]
@@ -541,6 +585,53 @@ mod tests {
                 FixedKeyAes::with_backend(key, backend)
                     .tccr_and_gates(delta, &inputs, &idx, &mut got);
                 assert_eq!(got, expect, "{backend:?}, {n} gates");
+            }
+        }
+    }
+
+    /// The evaluator's AND-gate TCCR of every backend equals the plain TCCR.
+    #[test]
+    fn tccr_eval_gates_matches_tccr_on_every_backend() {
+        let mut rng = ChaCha8Rng::seed_from_u64(757);
+        let key = Block(rng.gen());
+        let pi = FixedKeyAes::with_backend(key, Backend::Portable);
+        for n in (0..=40).chain([127, 128, 129, 203]) {
+            let inputs: Vec<[Block; 2]> = (0..n)
+                .map(|_| [Block(rng.gen()), Block(rng.gen())])
+                .collect();
+            let idx: Vec<u32> = (0..n)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        u32::MAX - i as u32
+                    } else {
+                        rng.gen()
+                    }
+                })
+                .collect();
+            let mut expect = Vec::new();
+            for (&[a, b], &i) in inputs.iter().zip(&idx) {
+                let mut h = [Block::ZERO; 2];
+                pi.tccr(
+                    &[a, b],
+                    &[2 * u64::from(i) + 1, 2 * u64::from(i) + 2],
+                    &mut h,
+                );
+                expect.push(h);
+            }
+            for backend in Backend::available() {
+                const GUARD: Block = Block(0x5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a);
+                let mut got = vec![[GUARD; 2]; n + 2];
+                FixedKeyAes::with_backend(key, backend).tccr_eval_gates(
+                    &inputs,
+                    &idx,
+                    &mut got[1..n + 1],
+                );
+                assert_eq!(got[1..n + 1], expect[..], "{backend:?}, {n} gates");
+                assert_eq!(
+                    [got[0], got[n + 1]],
+                    [[GUARD; 2]; 2],
+                    "{backend:?}, {n} gates"
+                );
             }
         }
     }

@@ -178,6 +178,19 @@ impl Vaes {
         // SAFETY: the token proves that the CPU has the kernel's target features.
         unsafe { vaes::tccr_and_gates(rk, delta, inputs, and_index, out) }
     }
+
+    /// The two TCCR hashes of each evaluated AND gate (see `FixedKeyAes::tccr_eval_gates`).
+    pub(super) fn tccr_eval_gates(
+        self,
+        rk: &RoundKeys,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 2]],
+    ) {
+        debug_assert!(inputs.len() == and_index.len() && inputs.len() == out.len());
+        // SAFETY: the token proves that the CPU has the kernel's target features.
+        unsafe { vaes::tccr_eval_gates(rk, inputs, and_index, out) }
+    }
 }
 
 /// Any `per_key` other than 1 and 2 (unused by the schemes): one key schedule, then the
@@ -839,6 +852,69 @@ mod vaes {
             let mut s = [s];
             tccr_core(&k, &mut s, &[t]);
             store4(o, s[0]);
+        }
+    }
+
+    /// The tweaks of two evaluated AND gates with AND indices `n0`, `n1` in one register:
+    /// `(2n0 + 1, 2n0 + 2, 2n1 + 1, 2n1 + 2)`, each the 128-bit big-endian integer.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn eval_tweaks(n0: u32, n1: u32) -> __m512i {
+        let n = _mm512_castsi128_si512(_mm_set_epi32(0, 0, n1 as i32, n0 as i32));
+        // n0 to the low 32 bits of 64-bit lanes 1 and 3, n1 to those of lanes 5 and 7, zero
+        // elsewhere (mask 0x4444: 32-bit lanes 2, 6, 10, 14).
+        let pick = _mm512_set_epi32(0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        let n = _mm512_maskz_permutexvar_epi32(0x4444, pick, n);
+        let two_n = _mm512_slli_epi64::<1>(n);
+        let t = _mm512_maskz_add_epi64(0xaa, two_n, _mm512_set_epi64(2, 0, 1, 0, 2, 0, 1, 0));
+        _mm512_shuffle_epi8(t, byte_reverse_64())
+    }
+
+    /// The two TCCR hashes `[H(a, j), H(b, j')]` of each evaluated AND gate from its labels
+    /// `[a, b]` and AND index, two gates per register and `WIDTH` registers at a time; the
+    /// tweaks are made in registers.
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,vaes,avx512f,avx512bw")]
+    pub(super) fn tccr_eval_gates(
+        rk: &RoundKeys,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 2]],
+    ) {
+        let mut k = [_mm512_setzero_si512(); 11];
+        for (x, b) in k.iter_mut().zip(rk) {
+            *x = _mm512_broadcast_i32x4(ni::load(b));
+        }
+        let (xs, out) = (inputs.as_flattened(), out.as_flattened_mut());
+        let (xc, _) = xs.as_chunks::<4>().0.as_chunks::<WIDTH>();
+        let (nc, _) = and_index.as_chunks::<2>().0.as_chunks::<WIDTH>();
+        let (oc, _) = out.as_chunks_mut::<4>().0.as_chunks_mut::<WIDTH>();
+        let done = xc.len() * 2 * WIDTH;
+        for ((x, n), o) in xc.iter().zip(nc).zip(oc.iter_mut()) {
+            let (mut s, mut t) = (
+                [_mm512_setzero_si512(); WIDTH],
+                [_mm512_setzero_si512(); WIDTH],
+            );
+            for (((s, t), x), &[n0, n1]) in s.iter_mut().zip(t.iter_mut()).zip(x).zip(n) {
+                *s = load4(x);
+                *t = eval_tweaks(n0, n1);
+            }
+            tccr_core(&k, &mut s, &t);
+            for (o, &s) in o.iter_mut().zip(&s) {
+                store4(o, s);
+            }
+        }
+        // At most 15 gates left: two per register, the last possibly alone (masked loads
+        // and stores).
+        let (xs, out) = (&xs[2 * done..], &mut out[2 * done..]);
+        for ((x, n), o) in xs
+            .chunks(4)
+            .zip(and_index[done..].chunks(2))
+            .zip(out.chunks_mut(4))
+        {
+            let mut s = [load_part(x)];
+            let t = eval_tweaks(n[0], n.get(1).copied().unwrap_or(0));
+            tccr_core(&k, &mut s, &[t]);
+            store_part(o, s[0]);
         }
     }
 

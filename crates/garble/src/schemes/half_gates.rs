@@ -70,6 +70,30 @@ pub trait HalfGateHash: Send + Sync {
             );
         }
     }
+
+    /// The evaluator's two hashes of each AND gate: for labels `[a, b] = inputs[i]` and AND
+    /// index `and_index[i]`, `out[i] = [H(a, j), H(b, j')]`. The default stages the tweaks
+    /// for [`HalfGateHash::hash`].
+    fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
+        const GATES: usize = HASH_CHUNK / 2;
+        let mut tweaks = [[0u64; 2]; GATES];
+        for ((inputs, and_index), out) in inputs
+            .chunks(GATES)
+            .zip(and_index.chunks(GATES))
+            .zip(out.chunks_mut(GATES))
+        {
+            let tweaks = &mut tweaks[..inputs.len()];
+            for (t, &i) in tweaks.iter_mut().zip(and_index) {
+                let (j, j2) = tweaks_of(i);
+                *t = [j, j2];
+            }
+            self.hash(
+                inputs.as_flattened(),
+                tweaks.as_flattened(),
+                out.as_flattened_mut(),
+            );
+        }
+    }
 }
 
 /// GKWY20's TCCR hash with fixed-key AES; see the module documentation.
@@ -107,6 +131,11 @@ impl HalfGateHash for Tccr {
     ) {
         // Inputs and tweaks made in registers (VAES) from the 0-labels and AND indices.
         self.pi.tccr_and_gates(delta, inputs, and_index, out);
+    }
+
+    fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
+        // Tweaks made in registers (VAES) from the AND indices.
+        self.pi.tccr_eval_gates(inputs, and_index, out);
     }
 }
 
@@ -179,6 +208,9 @@ const HASH_CHUNK: usize = 128;
 
 /// AND gates per garbler chunk (four hashes each).
 const GARBLE_CHUNK: usize = HASH_CHUNK / 4;
+
+/// AND gates per evaluator chunk (two hashes each).
+const EVAL_CHUNK: usize = HASH_CHUNK / 2;
 
 /// The tweaks `(j, j')` of the AND gate with the given index (module documentation).
 #[inline(always)]
@@ -324,9 +356,10 @@ pub struct HalfGatesEvaluator<'c, H> {
     labels: Vec<Block>,
     schedule: Schedule,
     next_window: usize,
-    xs: Vec<Block>,
-    tweaks: Vec<u64>,
-    hashes: Vec<Block>,
+    /// Per AND gate of a chunk: the input labels `[a, b]`, the AND index, the two hashes.
+    inputs: Vec<[Block; 2]>,
+    and_index: Vec<u32>,
+    hashes: Vec<[Block; 2]>,
 }
 
 impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
@@ -342,47 +375,40 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
             labels,
             schedule,
             next_window: 0,
-            xs: vec![Block::ZERO; HASH_CHUNK],
-            tweaks: vec![0; HASH_CHUNK],
-            hashes: vec![Block::ZERO; HASH_CHUNK],
+            inputs: vec![[Block::ZERO; 2]; EVAL_CHUNK],
+            and_index: vec![0; EVAL_CHUNK],
+            hashes: vec![[Block::ZERO; 2]; EVAL_CHUNK],
         }
     }
 
     /// Evaluates the AND gates `ops[range]` from their window's bytes, a chunk at a time.
     fn and_batch(&mut self, range: Range<usize>, window: &[u8]) {
-        for start in range.clone().step_by(HASH_CHUNK / 2) {
-            self.and_chunk(start..(start + HASH_CHUNK / 2).min(range.end), window);
+        for start in range.clone().step_by(EVAL_CHUNK) {
+            self.and_chunk(start..(start + EVAL_CHUNK).min(range.end), window);
         }
     }
 
     fn and_chunk(&mut self, range: Range<usize>, window: &[u8]) {
         let ops = &self.schedule.ops[range.clone()];
         let offsets = &self.schedule.offset[range];
-        let n = 2 * ops.len();
-        let (xs, tweaks) = (&mut self.xs[..n], &mut self.tweaks[..n]);
-        for ((op, x), t) in ops
-            .iter()
-            .zip(xs.chunks_exact_mut(2))
-            .zip(tweaks.chunks_exact_mut(2))
-        {
-            let (j, j2) = tweaks_of(op.aux);
-            x.copy_from_slice(&[self.labels[op.a as usize], self.labels[op.b as usize]]);
-            t.copy_from_slice(&[j, j2]);
+        let n = ops.len();
+        let (inputs, and_index) = (&mut self.inputs[..n], &mut self.and_index[..n]);
+        for ((op, ab), i) in ops.iter().zip(inputs.iter_mut()).zip(and_index.iter_mut()) {
+            *ab = [self.labels[op.a as usize], self.labels[op.b as usize]];
+            *i = op.aux;
         }
         let hashes = &mut self.hashes[..n];
-        self.hash.hash(xs, tweaks, hashes);
-        for (((op, &pos), h), x) in ops
+        self.hash.hash_eval_gates(inputs, and_index, hashes);
+        for (((op, &pos), &[ha, hb]), &[a, b]) in ops
             .iter()
             .zip(offsets)
-            .zip(hashes.chunks_exact(2))
-            .zip(xs.chunks_exact(2))
+            .zip(hashes.iter())
+            .zip(inputs.iter())
         {
             let pos = pos as usize;
-            let (tg, te) = (
-                Block::read(&window[pos..pos + 16]),
-                Block::read(&window[pos + 16..pos + 32]),
-            );
-            self.labels[op.out() as usize] = eval_and(x[0], x[1], h[0], h[1], tg, te);
+            let table: &[u8; 32] = window[pos..pos + 32].try_into().expect("32 bytes");
+            let (tg, te) = (Block::read(&table[..16]), Block::read(&table[16..]));
+            self.labels[op.out() as usize] = eval_and(a, b, ha, hb, tg, te);
         }
     }
 
