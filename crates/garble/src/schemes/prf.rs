@@ -102,6 +102,14 @@ pub fn eval_xor(la: Block, lb: Block, fa: Block, fb: Block, t: Block) -> Block {
     (fa ^ fb ^ t.select(lb.lsb())).with_lsb(la.lsb() ^ lb.lsb())
 }
 
+/// The labels `[k^0, k^1]` of a wire ordered by signal bit: `[k with lsb 0, k with lsb 1]`,
+/// without a branch on the (random) permute bit.
+#[inline(always)]
+fn by_signals([k0, k1]: [Block; 2]) -> [Block; 2] {
+    let swap = (k0 ^ k1).select(k0.lsb());
+    [k0 ^ swap, k1 ^ swap]
+}
+
 /// How an AND gate's inputs relate: independent, or the same label set.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum AndKind {
@@ -229,10 +237,13 @@ pub struct PrfGarbler<'c> {
     kinds: Vec<Option<OpKind>>,
     pcs: Vec<bool>,
     fresh: Vec<[Block; 2]>,
-    and_keys: Vec<Block>,
-    and_blocks: Vec<Block>,
-    xor_keys: Vec<Block>,
-    xor_blocks: Vec<Block>,
+    /// Per crypto gate of a chunk (`CHUNK` entries, filled from the front): an AND gate's
+    /// four keys `[ka^α=0, ka^α=1, kb^β=0, kb^β=1]` (by signal bit) with two PRF inputs
+    /// each, an XOR gate's four keys with one each.
+    and_keys: Vec<[Block; 4]>,
+    and_blocks: Vec<[Block; 8]>,
+    xor_keys: Vec<[Block; 4]>,
+    xor_blocks: Vec<[Block; 4]>,
 }
 
 impl<'c> PrfGarbler<'c> {
@@ -257,15 +268,15 @@ impl<'c> PrfGarbler<'c> {
             kinds: Vec::with_capacity(WINDOW),
             pcs: Vec::with_capacity(WINDOW),
             fresh: Vec::with_capacity(WINDOW),
-            and_keys: Vec::new(),
-            and_blocks: Vec::new(),
-            xor_keys: Vec::new(),
-            xor_blocks: Vec::new(),
+            and_keys: vec![[Block::ZERO; 4]; CHUNK],
+            and_blocks: vec![[Block::ZERO; 8]; CHUNK],
+            xor_keys: vec![[Block::ZERO; 4]; CHUNK],
+            xor_blocks: vec![[Block::ZERO; 4]; CHUNK],
         }
     }
 
-    /// The label in slot `w` whose lsb is `s`.
-    #[inline(always)]
+    /// The label in slot `w` whose lsb is `s` (for tests; garbling uses [`by_signals`]).
+    #[cfg(test)]
     fn by_signal(&self, w: u32, s: usize) -> Block {
         let l = self.labels[w as usize];
         l[s ^ usize::from(l[0].lsb())]
@@ -281,44 +292,42 @@ impl<'c> PrfGarbler<'c> {
     }
 
     fn crypto_chunk(&mut self, range: Range<usize>, out: &mut [u8], base: usize, first: usize) {
-        self.and_keys.clear();
-        self.and_blocks.clear();
-        self.xor_keys.clear();
-        self.xor_blocks.clear();
+        let (mut na, mut nx) = (0, 0);
         for op in &self.schedule.ops[range.clone()] {
             let g = u64::from(op.aux);
+            // Each input's two labels loaded once, ordered by signal bit.
+            let [ka0, ka1] = by_signals(self.labels[op.a as usize]);
+            let [kb0, kb1] = by_signals(self.labels[op.b as usize]);
             match op.kind() {
                 OpKind::And => {
-                    for alpha in 0..2 {
-                        self.and_keys.push(self.by_signal(op.a, alpha));
-                        let r = 2 * alpha as u32;
-                        self.and_blocks
-                            .extend_from_slice(&[blk(g, r), blk(g, r + 1)]);
-                    }
-                    for beta in 0..2 {
-                        self.and_keys.push(self.by_signal(op.b, beta));
-                        let r = beta as u32;
-                        self.and_blocks
-                            .extend_from_slice(&[blk(g, r), blk(g, 2 + r)]);
-                    }
+                    // AES_{ka[α]} on blk(g, 2α + β) and AES_{kb[β]} on blk(g, 2α + β), β
+                    // resp. α = 0, 1 (`garble_and`).
+                    self.and_keys[na] = [ka0, ka1, kb0, kb1];
+                    self.and_blocks[na] = [0, 1, 2, 3, 0, 2, 1, 3].map(|r| blk(g, r));
+                    na += 1;
                 }
                 OpKind::Xor => {
-                    for w in [op.a, op.b] {
-                        for s in 0..2 {
-                            self.xor_keys.push(self.by_signal(w, s));
-                            self.xor_blocks.push(blk(g, s as u32));
-                        }
-                    }
+                    self.xor_keys[nx] = [ka0, ka1, kb0, kb1];
+                    self.xor_blocks[nx] = [0, 1, 0, 1].map(|r| blk(g, r));
+                    nx += 1;
                 }
                 _ => unreachable!("only AND and XOR gates need AES"),
             }
         }
+        let (and_keys, and_blocks) = (
+            self.and_keys[..na].as_flattened(),
+            self.and_blocks[..na].as_flattened_mut(),
+        );
+        let (xor_keys, xor_blocks) = (
+            self.xor_keys[..nx].as_flattened(),
+            self.xor_blocks[..nx].as_flattened_mut(),
+        );
         #[cfg(test)]
-        tests::record(&self.and_keys, &self.and_blocks, 2);
+        tests::record(and_keys, and_blocks, 2);
         #[cfg(test)]
-        tests::record(&self.xor_keys, &self.xor_blocks, 1);
-        encrypt_under_keys(self.backend, &self.and_keys, &mut self.and_blocks, 2);
-        encrypt_under_keys(self.backend, &self.xor_keys, &mut self.xor_blocks, 1);
+        tests::record(xor_keys, xor_blocks, 1);
+        encrypt_under_keys(self.backend, and_keys, and_blocks, 2);
+        encrypt_under_keys(self.backend, xor_keys, xor_blocks, 1);
         let (mut ia, mut ix) = (0, 0);
         for i in range {
             let op = self.schedule.ops[i];
@@ -329,7 +338,7 @@ impl<'c> PrfGarbler<'c> {
             let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
             match op.kind() {
                 OpKind::And => {
-                    let f = &self.and_blocks[8 * ia..8 * ia + 8];
+                    let f = &self.and_blocks[ia];
                     ia += 1;
                     let (t1, t2, m, kc) = garble_and(
                         la,
@@ -349,7 +358,7 @@ impl<'c> PrfGarbler<'c> {
                     self.labels[op.out() as usize] = kc;
                 }
                 OpKind::Xor => {
-                    let f = &self.xor_blocks[4 * ix..4 * ix + 4];
+                    let f = &self.xor_blocks[ix];
                     ix += 1;
                     let (t, kc) = garble_xor(la[0].lsb(), lb[0].lsb(), [f[0], f[1]], [f[2], f[3]]);
                     out[pos..pos + 16].copy_from_slice(&t.to_bytes());
