@@ -488,10 +488,12 @@ pub struct PrfEvaluator<'c> {
     next_window: usize,
     /// The high nibble of the mask byte of an AND pair split by a window.
     carried_mask: u8,
-    and_keys: Vec<Block>,
-    and_blocks: Vec<Block>,
-    xor_keys: Vec<Block>,
-    xor_blocks: Vec<Block>,
+    /// Per crypto gate of a chunk (`CHUNK` entries, filled from the front): the two input
+    /// labels, the keys, and one PRF input under each.
+    and_keys: Vec<[Block; 2]>,
+    and_blocks: Vec<[Block; 2]>,
+    xor_keys: Vec<[Block; 2]>,
+    xor_blocks: Vec<[Block; 2]>,
 }
 
 impl<'c> PrfEvaluator<'c> {
@@ -508,10 +510,10 @@ impl<'c> PrfEvaluator<'c> {
             schedule,
             next_window: 0,
             carried_mask: 0,
-            and_keys: Vec::new(),
-            and_blocks: Vec::new(),
-            xor_keys: Vec::new(),
-            xor_blocks: Vec::new(),
+            and_keys: vec![[Block::ZERO; 2]; CHUNK],
+            and_blocks: vec![[Block::ZERO; 2]; CHUNK],
+            xor_keys: vec![[Block::ZERO; 2]; CHUNK],
+            xor_blocks: vec![[Block::ZERO; 2]; CHUNK],
         }
     }
 
@@ -523,43 +525,48 @@ impl<'c> PrfEvaluator<'c> {
     }
 
     fn crypto_chunk(&mut self, range: Range<usize>, window: &[u8]) {
-        self.and_keys.clear();
-        self.and_blocks.clear();
-        self.xor_keys.clear();
-        self.xor_blocks.clear();
+        let (mut na, mut nx) = (0, 0);
         for op in &self.schedule.ops[range.clone()] {
             let g = u64::from(op.aux);
             let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
             match op.kind() {
                 OpKind::And => {
                     let r = 2 * u32::from(la.lsb()) + u32::from(lb.lsb());
-                    self.and_keys.extend_from_slice(&[la, lb]);
-                    self.and_blocks.extend_from_slice(&[blk(g, r), blk(g, r)]);
+                    self.and_keys[na] = [la, lb];
+                    self.and_blocks[na] = [blk(g, r), blk(g, r)];
+                    na += 1;
                 }
                 OpKind::Xor => {
-                    self.xor_keys.extend_from_slice(&[la, lb]);
-                    self.xor_blocks.extend_from_slice(&[
-                        blk(g, u32::from(la.lsb())),
-                        blk(g, u32::from(lb.lsb())),
-                    ]);
+                    self.xor_keys[nx] = [la, lb];
+                    self.xor_blocks[nx] =
+                        [blk(g, u32::from(la.lsb())), blk(g, u32::from(lb.lsb()))];
+                    nx += 1;
                 }
                 _ => unreachable!("only AND and XOR gates need AES"),
             }
         }
+        let (and_keys, and_blocks) = (
+            self.and_keys[..na].as_flattened(),
+            self.and_blocks[..na].as_flattened_mut(),
+        );
+        let (xor_keys, xor_blocks) = (
+            self.xor_keys[..nx].as_flattened(),
+            self.xor_blocks[..nx].as_flattened_mut(),
+        );
         #[cfg(test)]
-        tests::record(&self.and_keys, &self.and_blocks, 1);
+        tests::record(and_keys, and_blocks, 1);
         #[cfg(test)]
-        tests::record(&self.xor_keys, &self.xor_blocks, 1);
-        encrypt_under_keys(self.backend, &self.and_keys, &mut self.and_blocks, 1);
-        encrypt_under_keys(self.backend, &self.xor_keys, &mut self.xor_blocks, 1);
+        tests::record(xor_keys, xor_blocks, 1);
+        encrypt_under_keys(self.backend, and_keys, and_blocks, 1);
+        encrypt_under_keys(self.backend, xor_keys, xor_blocks, 1);
         let (mut ia, mut ix) = (0, 0);
         for i in range {
             let op = self.schedule.ops[i];
             let (pos, mask, high) = table_and_mask(&self.schedule, i);
             match op.kind() {
                 OpKind::And => {
-                    let (la, lb) = (self.and_keys[2 * ia], self.and_keys[2 * ia + 1]);
-                    let k = self.and_blocks[2 * ia] ^ self.and_blocks[2 * ia + 1];
+                    let ([la, lb], [fa, fb]) = (self.and_keys[ia], self.and_blocks[ia]);
+                    let k = fa ^ fb;
                     ia += 1;
                     let (t1, t2) = (
                         Block::read(&window[pos..pos + 16]),
@@ -574,8 +581,7 @@ impl<'c> PrfEvaluator<'c> {
                     self.labels[op.out() as usize] = eval_and(la, lb, k, t1, t2, m);
                 }
                 OpKind::Xor => {
-                    let (la, lb) = (self.xor_keys[2 * ix], self.xor_keys[2 * ix + 1]);
-                    let (fa, fb) = (self.xor_blocks[2 * ix], self.xor_blocks[2 * ix + 1]);
+                    let ([la, lb], [fa, fb]) = (self.xor_keys[ix], self.xor_blocks[ix]);
                     ix += 1;
                     let t = Block::read(&window[pos..pos + 16]);
                     self.labels[op.out() as usize] = eval_xor(la, lb, fa, fb, t);
