@@ -193,6 +193,19 @@ impl Vaes {
     }
 }
 
+/// Hints the CPU to fetch the cache line of `x` into all cache levels.
+#[inline(always)]
+pub(crate) fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it neither reads into the program's state nor faults,
+    // and `x` is a valid reference anyway. SSE is part of the x86-64 baseline.
+    unsafe {
+        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 /// Any `per_key` other than 1 and 2 (unused by the schemes): one key schedule, then the
 /// fixed-key kernel, per key.
 fn one_key_at_a_time(

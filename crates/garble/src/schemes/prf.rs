@@ -156,6 +156,9 @@ fn mask_byte_first(n: u64) -> bool {
 /// Crypto gates per AES call: their keys, inputs and outputs stay in the L1 cache.
 const CHUNK: usize = 128;
 
+/// How many ops ahead the garbler prefetches input labels.
+const PREFETCH_AHEAD: usize = 8;
+
 /// Marks an AND gate whose mask byte is in an earlier window (`aux` of the program).
 const CARRIED: u32 = u32::MAX;
 
@@ -293,7 +296,13 @@ impl<'c> PrfGarbler<'c> {
 
     fn crypto_chunk(&mut self, range: Range<usize>, out: &mut [u8], base: usize, first: usize) {
         let (mut na, mut nx) = (0, 0);
-        for op in &self.schedule.ops[range.clone()] {
+        let ops = &self.schedule.ops;
+        for (i, op) in ops[range.clone()].iter().enumerate() {
+            // The labels of a gate a few ahead, in random slots, fetched while this one runs.
+            if let Some(ahead) = ops.get(range.start + i + PREFETCH_AHEAD) {
+                crate::aes::prefetch(&self.labels[ahead.a as usize]);
+                crate::aes::prefetch(&self.labels[ahead.b as usize]);
+            }
             let g = u64::from(op.aux);
             // Each input's two labels loaded once, ordered by signal bit.
             let [ka0, ka1] = by_signals(self.labels[op.a as usize]);
