@@ -158,6 +158,50 @@ impl HalfGateHash for LabelKeyed {
         }
         encrypt_under_keys(self.backend, xs, out, 1);
     }
+
+    // The two below write the PRF inputs straight into `out` and the keys into one staging
+    // array, instead of staging tweaks for `hash` as the defaults do.
+
+    fn hash_and_gates(
+        &self,
+        delta: Block,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 4]],
+    ) {
+        const GATES: usize = HASH_CHUNK / 4;
+        let mut keys = [[Block::ZERO; 4]; GATES];
+        for ((inputs, and_index), out) in inputs
+            .chunks(GATES)
+            .zip(and_index.chunks(GATES))
+            .zip(out.chunks_mut(GATES))
+        {
+            let keys = &mut keys[..inputs.len()];
+            for ((k, o), (&[a0, b0], &i)) in keys
+                .iter_mut()
+                .zip(out.iter_mut())
+                .zip(inputs.iter().zip(and_index))
+            {
+                let (j, j2) = tweaks_of(i);
+                *k = [a0, a0 ^ delta, b0, b0 ^ delta];
+                *o = [j, j, j2, j2].map(|t| Block(u128::from(t)));
+            }
+            encrypt_under_keys(self.backend, keys.as_flattened(), out.as_flattened_mut(), 1);
+        }
+    }
+
+    fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
+        for (o, &i) in out.iter_mut().zip(and_index) {
+            let (j, j2) = tweaks_of(i);
+            *o = [Block(u128::from(j)), Block(u128::from(j2))];
+        }
+        encrypt_under_keys(
+            self.backend,
+            inputs.as_flattened(),
+            out.as_flattened_mut(),
+            1,
+        );
+    }
 }
 
 /// Garbles one AND gate from the four hashes `H(A0,j), H(A1,j), H(B0,j'), H(B1,j')`:
