@@ -717,9 +717,17 @@ mod vaes {
 
     /// TCCR of `N` registers of four blocks, as `ni::tccr_core`: `u = π(x)` stays in
     /// registers, the final `⊕ u` is folded into the last round key.
+    ///
+    /// `SITE` only tells the callers' instances apart: an instance with one caller is
+    /// inlined, one with several is not, and then its registers go through memory and the
+    /// round keys are reloaded after every call.
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,vaes,avx512f,avx512bw")]
-    fn tccr_core<const N: usize>(rk: &[__m512i; 11], x: &mut [__m512i; N], t: &[__m512i; N]) {
+    fn tccr_core<const N: usize, const SITE: u8>(
+        rk: &[__m512i; 11],
+        x: &mut [__m512i; N],
+        t: &[__m512i; N],
+    ) {
         let mut u = *x;
         blocks_core(rk, &mut u);
         let (rk, mut s) = (*rk, [_mm512_setzero_si512(); N]);
@@ -751,7 +759,7 @@ mod vaes {
             *s = load_part(from(xs, 4 * i));
             *t = tweaks4(&tweaks[(4 * i).min(tweaks.len())..]);
         }
-        tccr_core(rk, &mut s, &t);
+        tccr_core::<_, 1>(rk, &mut s, &t);
         for (i, &x) in s.iter().enumerate() {
             store_part(from_mut(out, 4 * i), x);
         }
@@ -780,7 +788,7 @@ mod vaes {
                 *s = load4(x);
                 *tw = tweaks4(t);
             }
-            tccr_core(&k, &mut s, &tw);
+            tccr_core::<_, 2>(&k, &mut s, &tw);
             for (o, &s) in o.iter_mut().zip(&s) {
                 store4(o, s);
             }
@@ -854,7 +862,7 @@ mod vaes {
             for (((s, t), ab), &n) in s.iter_mut().zip(t.iter_mut()).zip(ab).zip(n) {
                 (*s, *t) = and_gate_inputs(ab, n, dmask);
             }
-            tccr_core(&k, &mut s, &t);
+            tccr_core::<_, 3>(&k, &mut s, &t);
             for (o, &s) in o.iter_mut().zip(&s) {
                 store4(o, s);
             }
@@ -863,7 +871,7 @@ mod vaes {
         for ((ab, &n), o) in it.iter().zip(nt).zip(ot.iter_mut()) {
             let (s, t) = and_gate_inputs(ab, n, dmask);
             let mut s = [s];
-            tccr_core(&k, &mut s, &[t]);
+            tccr_core::<_, 4>(&k, &mut s, &[t]);
             store4(o, s[0]);
         }
     }
@@ -911,7 +919,7 @@ mod vaes {
                 *s = load4(x);
                 *t = eval_tweaks(n0, n1);
             }
-            tccr_core(&k, &mut s, &t);
+            tccr_core::<_, 5>(&k, &mut s, &t);
             for (o, &s) in o.iter_mut().zip(&s) {
                 store4(o, s);
             }
@@ -926,7 +934,7 @@ mod vaes {
         {
             let mut s = [load_part(x)];
             let t = eval_tweaks(n[0], n.get(1).copied().unwrap_or(0));
-            tccr_core(&k, &mut s, &[t]);
+            tccr_core::<_, 6>(&k, &mut s, &[t]);
             store_part(o, s[0]);
         }
     }
