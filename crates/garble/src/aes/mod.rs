@@ -39,9 +39,17 @@
 //! backend regroups the blocks of four keys into a register of first blocks and one of
 //! second blocks, so both use the key register as it is.
 //!
+//! # The TCCR hash
+//!
+//! [`FixedKeyAes::tccr`] computes the `ideal` scheme's hash `π(π(X) ⊕ t) ⊕ π(X)` in one
+//! pass over its inputs: the x86 kernels keep `π(X)` in registers between the two
+//! encryptions (8 + 8 state registers and 11 round keys fit the 32 AVX-512 registers) and
+//! fold the final XOR into the last round key, since `AESENCLAST` ends with `⊕ key`.
+//!
 //! Known answers: FIPS-197 Appendix C.1 for every backend, fixed-key and per-key paths, at
 //! lengths that hit every remainder of the wide loops; Appendix A.1 for the key schedules;
-//! and every backend equals the portable one on random keys and blocks.
+//! and every backend equals the portable one on random keys and blocks, and its TCCR the
+//! unfused formula.
 
 use crate::block::Block;
 use aes::cipher::{Array, BlockCipherEncrypt, KeyInit};
@@ -207,6 +215,161 @@ impl FixedKeyAes {
             Expanded::Vaes(t, rk) => t.encrypt_blocks(rk, blocks),
         }
     }
+
+    /// The tweakable circular correlation-robust hash of Guo–Katz–Wang–Yu with this cipher
+    /// as `π`: `out[i] = π(π(xs[i]) ⊕ tw(tweaks[i])) ⊕ π(xs[i])`, where `tw(t)` is `t` as a
+    /// 128-bit big-endian integer in the 16 bytes (the `ideal` scheme's hash).
+    ///
+    /// The x86 backends fuse the two passes: `π(x)` stays in registers between them (and the
+    /// final XOR is folded into the last round key), instead of going through memory.
+    ///
+    /// # Panics
+    /// If the three slices differ in length.
+    pub fn tccr(&self, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
+        assert!(
+            xs.len() == tweaks.len() && xs.len() == out.len(),
+            "one tweak and one output per input"
+        );
+        match &self.expanded {
+            Expanded::Portable(_) => {
+                // The unfused formula, in chunks that stay in L1.
+                let mut u = [Block::ZERO; CHUNK];
+                for ((xs, tweaks), out) in xs
+                    .chunks(CHUNK)
+                    .zip(tweaks.chunks(CHUNK))
+                    .zip(out.chunks_mut(CHUNK))
+                {
+                    let u = &mut u[..xs.len()];
+                    u.copy_from_slice(xs);
+                    self.encrypt_blocks(u);
+                    for ((o, &ui), &t) in out.iter_mut().zip(u.iter()).zip(tweaks) {
+                        *o = ui ^ tccr_tweak(t);
+                    }
+                    self.encrypt_blocks(out);
+                    for (o, &ui) in out.iter_mut().zip(u.iter()) {
+                        *o ^= ui;
+                    }
+                }
+            }
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            Expanded::AesNi(t, rk) => t.tccr(rk, xs, tweaks, out),
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            Expanded::Vaes(t, rk) => t.tccr(rk, xs, tweaks, out),
+        }
+    }
+}
+
+impl FixedKeyAes {
+    /// The four TCCR hashes of each half-gates AND gate: for gate `i` with 0-labels
+    /// `[a0, b0] = inputs[i]` and AND index `n = and_index[i]`, `out[i]` is
+    /// `[H(a0, j), H(a0 ⊕ Δ, j), H(b0, j'), H(b0 ⊕ Δ, j')]` with `H` = [`FixedKeyAes::tccr`],
+    /// `j = 2n + 1` and `j' = 2n + 2`.
+    ///
+    /// The VAES backend makes the inputs and tweaks in registers; the others stage them and
+    /// call [`FixedKeyAes::tccr`].
+    ///
+    /// # Panics
+    /// If the three slices differ in length.
+    pub fn tccr_and_gates(
+        &self,
+        delta: Block,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 4]],
+    ) {
+        assert!(
+            inputs.len() == and_index.len() && inputs.len() == out.len(),
+            "one AND index and one output per gate"
+        );
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        if let Expanded::Vaes(t, rk) = &self.expanded {
+            return t.tccr_and_gates(rk, delta, inputs, and_index, out);
+        }
+        const GATES: usize = CHUNK / 4;
+        let (mut xs, mut tweaks) = ([[Block::ZERO; 4]; GATES], [[0u64; 4]; GATES]);
+        for ((inputs, and_index), out) in inputs
+            .chunks(GATES)
+            .zip(and_index.chunks(GATES))
+            .zip(out.chunks_mut(GATES))
+        {
+            let n = inputs.len();
+            for ((x, t), (&[a0, b0], &i)) in xs
+                .iter_mut()
+                .zip(tweaks.iter_mut())
+                .zip(inputs.iter().zip(and_index))
+            {
+                let (j, j2) = (2 * u64::from(i) + 1, 2 * u64::from(i) + 2);
+                *x = [a0, a0 ^ delta, b0, b0 ^ delta];
+                *t = [j, j, j2, j2];
+            }
+            self.tccr(
+                xs[..n].as_flattened(),
+                tweaks[..n].as_flattened(),
+                out.as_flattened_mut(),
+            );
+        }
+    }
+}
+
+impl FixedKeyAes {
+    /// The evaluator's two TCCR hashes of each half-gates AND gate: for labels
+    /// `[a, b] = inputs[i]` and AND index `n = and_index[i]`, `out[i]` is
+    /// `[H(a, 2n + 1), H(b, 2n + 2)]` with `H` = [`FixedKeyAes::tccr`].
+    ///
+    /// The VAES backend makes the tweaks in registers; the others stage them and call
+    /// [`FixedKeyAes::tccr`].
+    ///
+    /// # Panics
+    /// If the three slices differ in length.
+    pub fn tccr_eval_gates(
+        &self,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 2]],
+    ) {
+        assert!(
+            inputs.len() == and_index.len() && inputs.len() == out.len(),
+            "one AND index and one output per gate"
+        );
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        if let Expanded::Vaes(t, rk) = &self.expanded {
+            return t.tccr_eval_gates(rk, inputs, and_index, out);
+        }
+        const GATES: usize = CHUNK / 2;
+        let mut tweaks = [[0u64; 2]; GATES];
+        for ((inputs, and_index), out) in inputs
+            .chunks(GATES)
+            .zip(and_index.chunks(GATES))
+            .zip(out.chunks_mut(GATES))
+        {
+            let tweaks = &mut tweaks[..inputs.len()];
+            for (t, &i) in tweaks.iter_mut().zip(and_index) {
+                *t = [2 * u64::from(i) + 1, 2 * u64::from(i) + 2];
+            }
+            self.tccr(
+                inputs.as_flattened(),
+                tweaks.as_flattened(),
+                out.as_flattened_mut(),
+            );
+        }
+    }
+}
+
+/// Hints the CPU to bring the cache line holding `x` into the cache (a no-op off x86-64):
+/// for label tables read in an order the hardware prefetchers cannot predict.
+#[inline(always)]
+pub(crate) fn prefetch<T>(x: &T) {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    x86::prefetch(x);
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    let _ = x;
+}
+
+/// The TCCR tweak block of `t`: `t` as a 128-bit big-endian integer in the 16 bytes
+/// (GARBLING.md §3.7).
+#[inline(always)]
+pub fn tccr_tweak(t: u64) -> Block {
+    Block(u128::from(t).swap_bytes())
 }
 
 /// Encrypts `blocks[i]` in place under `keys[i / per_key]`: one key schedule per key.
@@ -359,6 +522,134 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The fused TCCR of every backend equals the two-pass formula on the portable cipher,
+    /// at lengths hitting every remainder, with tweaks using all 64 bits.
+    #[test]
+    fn tccr_matches_unfused_formula_on_every_backend() {
+        let mut rng = ChaCha8Rng::seed_from_u64(74);
+        let key = Block(rng.gen());
+        let pi = FixedKeyAes::with_backend(key, Backend::Portable);
+        for n in (0..=70).chain([127, 128, 129, 203, 513]) {
+            let xs = random_blocks(&mut rng, n);
+            let tweaks: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+            let expect: Vec<Block> = xs
+                .iter()
+                .zip(&tweaks)
+                .map(|(&x, &t)| {
+                    let u = pi.encrypt(x);
+                    pi.encrypt(u ^ tccr_tweak(t)) ^ u
+                })
+                .collect();
+            for backend in Backend::available() {
+                const GUARD: Block = Block(0x5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a);
+                let mut buf = vec![GUARD; n + 8];
+                FixedKeyAes::with_backend(key, backend).tccr(&xs, &tweaks, &mut buf[4..4 + n]);
+                assert_eq!(buf[4..4 + n], expect[..], "{backend:?}, {n} blocks");
+                assert!(buf[..4].iter().chain(&buf[4 + n..]).all(|&b| b == GUARD));
+            }
+        }
+    }
+
+    /// The tweak block layout: the 128-bit big-endian integer `t` (GARBLING.md §3.7).
+    #[test]
+    fn tccr_tweak_is_big_endian() {
+        assert_eq!(
+            tccr_tweak(0x0102_0304_0506_0708).to_bytes(),
+            [0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]
+        );
+    }
+
+    /// The AND-gate TCCR of every backend equals the plain TCCR of the staged inputs.
+    #[test]
+    fn tccr_and_gates_matches_tccr_on_every_backend() {
+        let mut rng = ChaCha8Rng::seed_from_u64(756);
+        let key = Block(rng.gen());
+        let pi = FixedKeyAes::with_backend(key, Backend::Portable);
+        for n in (0..=40).chain([127, 128, 129, 203]) {
+            let delta = Block(rng.gen()).with_lsb(true);
+            let inputs: Vec<[Block; 2]> = (0..n)
+                .map(|_| [Block(rng.gen()), Block(rng.gen())])
+                .collect();
+            // AND indices up to the largest u32 (tweaks above 2^32).
+            let idx: Vec<u32> = (0..n)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        u32::MAX - i as u32
+                    } else {
+                        rng.gen()
+                    }
+                })
+                .collect();
+            let mut expect = Vec::new();
+            for (&[a0, b0], &i) in inputs.iter().zip(&idx) {
+                let (j, j2) = (2 * u64::from(i) + 1, 2 * u64::from(i) + 2);
+                let xs = [a0, a0 ^ delta, b0, b0 ^ delta];
+                let mut h = [Block::ZERO; 4];
+                pi.tccr(&xs, &[j, j, j2, j2], &mut h);
+                expect.push(h);
+            }
+            for backend in Backend::available() {
+                let mut got = vec![[Block::ZERO; 4]; n];
+                FixedKeyAes::with_backend(key, backend)
+                    .tccr_and_gates(delta, &inputs, &idx, &mut got);
+                assert_eq!(got, expect, "{backend:?}, {n} gates");
+            }
+        }
+    }
+
+    /// The evaluator's AND-gate TCCR of every backend equals the plain TCCR.
+    #[test]
+    fn tccr_eval_gates_matches_tccr_on_every_backend() {
+        let mut rng = ChaCha8Rng::seed_from_u64(757);
+        let key = Block(rng.gen());
+        let pi = FixedKeyAes::with_backend(key, Backend::Portable);
+        for n in (0..=40).chain([127, 128, 129, 203]) {
+            let inputs: Vec<[Block; 2]> = (0..n)
+                .map(|_| [Block(rng.gen()), Block(rng.gen())])
+                .collect();
+            let idx: Vec<u32> = (0..n)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        u32::MAX - i as u32
+                    } else {
+                        rng.gen()
+                    }
+                })
+                .collect();
+            let mut expect = Vec::new();
+            for (&[a, b], &i) in inputs.iter().zip(&idx) {
+                let mut h = [Block::ZERO; 2];
+                pi.tccr(
+                    &[a, b],
+                    &[2 * u64::from(i) + 1, 2 * u64::from(i) + 2],
+                    &mut h,
+                );
+                expect.push(h);
+            }
+            for backend in Backend::available() {
+                const GUARD: Block = Block(0x5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a);
+                let mut got = vec![[GUARD; 2]; n + 2];
+                FixedKeyAes::with_backend(key, backend).tccr_eval_gates(
+                    &inputs,
+                    &idx,
+                    &mut got[1..n + 1],
+                );
+                assert_eq!(got[1..n + 1], expect[..], "{backend:?}, {n} gates");
+                assert_eq!(
+                    [got[0], got[n + 1]],
+                    [[GUARD; 2]; 2],
+                    "{backend:?}, {n} gates"
+                );
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "one tweak and one output per input")]
+    fn tccr_length_mismatch_panics() {
+        FixedKeyAes::new(Block(1)).tccr(&[Block(1)], &[1, 2], &mut [Block(0)]);
     }
 
     #[test]

@@ -105,6 +105,14 @@ impl AesNi {
             }),
         }
     }
+
+    /// The TCCR hash `π(π(x) ⊕ tw(t)) ⊕ π(x)` of every `(xs[i], tweaks[i])` into `out[i]`,
+    /// `π` encryption under `rk` (see `FixedKeyAes::tccr`); the slices have equal lengths.
+    pub(super) fn tccr(self, rk: &RoundKeys, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
+        debug_assert!(xs.len() == tweaks.len() && xs.len() == out.len());
+        // SAFETY: the token proves that the CPU has the kernel's target features.
+        unsafe { ni::tccr(rk, xs, tweaks, out) }
+    }
 }
 
 impl Vaes {
@@ -146,6 +154,56 @@ impl Vaes {
             }),
         }
     }
+
+    /// As [`AesNi::tccr`].
+    pub(super) fn tccr(self, rk: &RoundKeys, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
+        debug_assert!(xs.len() == tweaks.len() && xs.len() == out.len());
+        if xs.len() <= SMALL_BLOCKS {
+            return self.0.tccr(rk, xs, tweaks, out);
+        }
+        // SAFETY: the token proves that the CPU has the kernel's target features.
+        unsafe { vaes::tccr(rk, xs, tweaks, out) }
+    }
+
+    /// The four TCCR hashes of each half-gates AND gate (see `FixedKeyAes::tccr_and_gates`).
+    pub(super) fn tccr_and_gates(
+        self,
+        rk: &RoundKeys,
+        delta: Block,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 4]],
+    ) {
+        debug_assert!(inputs.len() == and_index.len() && inputs.len() == out.len());
+        // SAFETY: the token proves that the CPU has the kernel's target features.
+        unsafe { vaes::tccr_and_gates(rk, delta, inputs, and_index, out) }
+    }
+
+    /// The two TCCR hashes of each evaluated AND gate (see `FixedKeyAes::tccr_eval_gates`).
+    pub(super) fn tccr_eval_gates(
+        self,
+        rk: &RoundKeys,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 2]],
+    ) {
+        debug_assert!(inputs.len() == and_index.len() && inputs.len() == out.len());
+        // SAFETY: the token proves that the CPU has the kernel's target features.
+        unsafe { vaes::tccr_eval_gates(rk, inputs, and_index, out) }
+    }
+}
+
+/// Hints the CPU to fetch the cache line of `x` into all cache levels.
+#[inline(always)]
+pub(crate) fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it neither reads into the program's state nor faults,
+    // and `x` is a valid reference anyway. SSE is part of the x86-64 baseline.
+    unsafe {
+        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 /// Any `per_key` other than 1 and 2 (unused by the schemes): one key schedule, then the
@@ -335,6 +393,59 @@ mod ni {
                 2 => blocks_part::<2>(&rk, c),
                 _ => blocks_part::<4>(&rk, c),
             }
+        }
+    }
+
+    /// The tweak block of `t`: the 128-bit big-endian integer `t` (`super::tccr_tweak`), i.e.
+    /// `t` byte-reversed in the high 64-bit half and zero in the low one.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn tweak(t: u64) -> __m128i {
+        _mm_set_epi64x(t.swap_bytes() as i64, 0)
+    }
+
+    /// TCCR of `N` blocks: `u = π(x)` stays in registers between the two passes, and the
+    /// final `⊕ u` is folded into the last round key (`AESENCLAST` ends with `⊕ key`).
+    #[inline]
+    #[target_feature(enable = "aes,sse2,ssse3")]
+    fn tccr_core<const N: usize>(rk: &[__m128i; 11], x: &mut [__m128i; N], t: &[__m128i; N]) {
+        let mut u = *x;
+        blocks_core(rk, &mut u);
+        let (rk, mut s) = (*rk, [_mm_setzero_si128(); N]);
+        for ((s, &u), &t) in s.iter_mut().zip(&u).zip(t) {
+            *s = _mm_xor_si128(_mm_xor_si128(u, t), rk[0]);
+        }
+        for &k in &rk[1..10] {
+            for s in s.iter_mut() {
+                *s = _mm_aesenc_si128(*s, k);
+            }
+        }
+        for (s, &u) in s.iter_mut().zip(&u) {
+            *s = _mm_aesenclast_si128(*s, _mm_xor_si128(rk[10], u));
+        }
+        *x = s;
+    }
+
+    /// Fused TCCR, `WIDTH` blocks at a time, then one at a time.
+    #[target_feature(enable = "aes,sse2,ssse3")]
+    pub(super) fn tccr(rk: &RoundKeys, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
+        let rk = load_n(rk);
+        let (xc, xt) = xs.as_chunks::<WIDTH>();
+        let (tc, tt) = tweaks.as_chunks::<WIDTH>();
+        let (oc, ot) = out.as_chunks_mut::<WIDTH>();
+        for ((x, t), o) in xc.iter().zip(tc).zip(oc.iter_mut()) {
+            let mut s = load_n(x);
+            let mut tw = [_mm_setzero_si128(); WIDTH];
+            for (tw, &t) in tw.iter_mut().zip(t) {
+                *tw = tweak(t);
+            }
+            tccr_core(&rk, &mut s, &tw);
+            store_part(o, &s);
+        }
+        for ((x, &t), o) in xt.iter().zip(tt).zip(ot.iter_mut()) {
+            let mut s = [load(x)];
+            tccr_core(&rk, &mut s, &[tweak(t)]);
+            store(o, s[0]);
         }
     }
 
@@ -585,6 +696,246 @@ mod vaes {
                 2 => blocks_part::<2>(&k, c),
                 _ => blocks_part::<4>(&k, c),
             }
+        }
+    }
+
+    /// The tweak blocks of the first `min(t.len(), 4)` tweaks, zero for the rest: each the
+    /// 128-bit big-endian integer `t` (`super::tccr_tweak`), `t` byte-reversed in the high 64-bit
+    /// half of its block and zero in the low one.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn tweaks4(t: &[u64]) -> __m512i {
+        // The tweaks of the blocks present go to the odd (high) 64-bit lanes.
+        let mask = 0xaa & lanes(t.len());
+        // SAFETY: an expanding load reads only as many consecutive `u64`s from the pointer as
+        // the mask has bits set, here `min(t.len(), 4)`, all in `t`; disabled lanes neither
+        // read nor fault, and there is no alignment requirement.
+        let v = unsafe { _mm512_maskz_expandloadu_epi64(mask, t.as_ptr().cast()) };
+        // Reverse the bytes of each 64-bit lane (the zero lanes stay zero).
+        _mm512_shuffle_epi8(v, byte_reverse_64())
+    }
+
+    /// TCCR of `N` registers of four blocks, as `ni::tccr_core`: `u = π(x)` stays in
+    /// registers, the final `⊕ u` is folded into the last round key.
+    ///
+    /// `SITE` only tells the callers' instances apart: an instance with one caller is
+    /// inlined, one with several is not, and then its registers go through memory and the
+    /// round keys are reloaded after every call.
+    #[inline]
+    #[target_feature(enable = "aes,sse2,ssse3,vaes,avx512f,avx512bw")]
+    fn tccr_core<const N: usize, const SITE: u8>(
+        rk: &[__m512i; 11],
+        x: &mut [__m512i; N],
+        t: &[__m512i; N],
+    ) {
+        let mut u = *x;
+        blocks_core(rk, &mut u);
+        let (rk, mut s) = (*rk, [_mm512_setzero_si512(); N]);
+        for ((s, &u), &t) in s.iter_mut().zip(&u).zip(t) {
+            *s = _mm512_ternarylogic_epi64::<0x96>(u, t, rk[0]);
+        }
+        for &k in &rk[1..10] {
+            for s in s.iter_mut() {
+                *s = _mm512_aesenc_epi128(*s, k);
+            }
+        }
+        for (s, &u) in s.iter_mut().zip(&u) {
+            *s = _mm512_aesenclast_epi128(*s, _mm512_xor_si512(rk[10], u));
+        }
+        *x = s;
+    }
+
+    /// The fused TCCR of the at most `4 * N` blocks of `xs`, `N` registers together.
+    #[inline]
+    #[target_feature(enable = "aes,sse2,ssse3,vaes,avx512f,avx512bw")]
+    fn tccr_part<const N: usize>(
+        rk: &[__m512i; 11],
+        xs: &[Block],
+        tweaks: &[u64],
+        out: &mut [Block],
+    ) {
+        let (mut s, mut t) = ([_mm512_setzero_si512(); N], [_mm512_setzero_si512(); N]);
+        for (i, (s, t)) in s.iter_mut().zip(t.iter_mut()).enumerate() {
+            *s = load_part(from(xs, 4 * i));
+            *t = tweaks4(&tweaks[(4 * i).min(tweaks.len())..]);
+        }
+        tccr_core::<_, 1>(rk, &mut s, &t);
+        for (i, &x) in s.iter().enumerate() {
+            store_part(from_mut(out, 4 * i), x);
+        }
+    }
+
+    /// Fused TCCR, `WIDTH` registers (32 blocks) at a time: 8 registers of `u`, 8 of state
+    /// and 11 round keys fit the 32 AVX-512 registers.
+    #[target_feature(enable = "aes,sse2,ssse3,vaes,avx512f,avx512bw")]
+    pub(super) fn tccr(rk: &RoundKeys, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
+        let mut k = [_mm512_setzero_si512(); 11];
+        for (x, b) in k.iter_mut().zip(rk) {
+            *x = _mm512_broadcast_i32x4(ni::load(b));
+        }
+        let n = xs.len().min(tweaks.len()).min(out.len());
+        let (xs, tweaks, out) = (&xs[..n], &tweaks[..n], &mut out[..n]);
+        let (xc, _) = xs.as_chunks::<4>().0.as_chunks::<WIDTH>();
+        let (tc, _) = tweaks.as_chunks::<4>().0.as_chunks::<WIDTH>();
+        let (oc, _) = out.as_chunks_mut::<4>().0.as_chunks_mut::<WIDTH>();
+        let done = xc.len() * 4 * WIDTH;
+        for ((x, t), o) in xc.iter().zip(tc).zip(oc.iter_mut()) {
+            let (mut s, mut tw) = (
+                [_mm512_setzero_si512(); WIDTH],
+                [_mm512_setzero_si512(); WIDTH],
+            );
+            for (((s, tw), x), t) in s.iter_mut().zip(tw.iter_mut()).zip(x).zip(t) {
+                *s = load4(x);
+                *tw = tweaks4(t);
+            }
+            tccr_core::<_, 2>(&k, &mut s, &tw);
+            for (o, &s) in o.iter_mut().zip(&s) {
+                store4(o, s);
+            }
+        }
+        // At most 31 blocks left, as in `encrypt_blocks`.
+        let (xs, tweaks, out) = (&xs[done..], &tweaks[done..], &mut out[done..]);
+        for ((x, t), o) in xs.chunks(16).zip(tweaks.chunks(16)).zip(out.chunks_mut(16)) {
+            match x.len().div_ceil(4) {
+                1 => tccr_part::<1>(&k, x, t, o),
+                2 => tccr_part::<2>(&k, x, t, o),
+                _ => tccr_part::<4>(&k, x, t, o),
+            }
+        }
+    }
+
+    /// The TCCR inputs and tweaks of one AND gate in one register each: blocks
+    /// `(a0, a0 ⊕ Δ, b0, b0 ⊕ Δ)` from `[a0, b0]` and `dmask = (0, Δ, 0, Δ)`, and tweaks
+    /// `(j, j, j', j')` with `j = 2n + 1`, `j' = 2n + 2` for the AND index `n`.
+    #[inline]
+    #[target_feature(enable = "avx,avx2,avx512f,avx512bw")]
+    fn and_gate_inputs(ab: &[Block; 2], n: u32, dmask: __m512i) -> (__m512i, __m512i) {
+        // SAFETY: `ab` points to 32 readable bytes (two transparent `u128`s), and
+        // `_mm256_loadu_si256` has no alignment requirement.
+        let ab = unsafe { _mm256_loadu_si256(ab.as_ptr().cast()) };
+        let ab = _mm512_castsi256_si512(ab);
+        // 128-bit lanes (a0, a0, b0, b0), then Δ XORed into lanes 1 and 3.
+        let x = _mm512_xor_si512(_mm512_shuffle_i64x2::<0x50>(ab, ab), dmask);
+        // 2n + (1, 1, 2, 2) in the high 64-bit half of each block, zero in the low half,
+        // then byte-reversed within each half: the 128-bit big-endian tweak (`tccr_tweak`).
+        let two_n = _mm512_slli_epi64::<1>(_mm512_set1_epi64(i64::from(n)));
+        let t = _mm512_maskz_add_epi64(0xaa, two_n, _mm512_set_epi64(2, 0, 2, 0, 1, 0, 1, 0));
+        (x, _mm512_shuffle_epi8(t, byte_reverse_64()))
+    }
+
+    /// The `VPSHUFB` control reversing the bytes of each 64-bit lane.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn byte_reverse_64() -> __m512i {
+        _mm512_set4_epi64(
+            0x0809_0a0b_0c0d_0e0f,
+            0x0001_0203_0405_0607,
+            0x0809_0a0b_0c0d_0e0f,
+            0x0001_0203_0405_0607,
+        )
+    }
+
+    /// The four TCCR hashes of each half-gates AND gate, one register per gate, `WIDTH`
+    /// gates at a time: inputs and tweaks are made in registers from the two 0-labels and
+    /// the AND index, never staged in memory.
+    #[target_feature(enable = "aes,sse2,ssse3,avx,avx2,vaes,avx512f,avx512bw")]
+    pub(super) fn tccr_and_gates(
+        rk: &RoundKeys,
+        delta: Block,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 4]],
+    ) {
+        let mut k = [_mm512_setzero_si512(); 11];
+        for (x, b) in k.iter_mut().zip(rk) {
+            *x = _mm512_broadcast_i32x4(ni::load(b));
+        }
+        let dmask = _mm512_maskz_broadcast_i32x4(0xf0f0, ni::load(&delta));
+        let (ic, it) = inputs.as_chunks::<WIDTH>();
+        let (nc, nt) = and_index.as_chunks::<WIDTH>();
+        let (oc, ot) = out.as_chunks_mut::<WIDTH>();
+        for ((ab, n), o) in ic.iter().zip(nc).zip(oc.iter_mut()) {
+            let (mut s, mut t) = (
+                [_mm512_setzero_si512(); WIDTH],
+                [_mm512_setzero_si512(); WIDTH],
+            );
+            for (((s, t), ab), &n) in s.iter_mut().zip(t.iter_mut()).zip(ab).zip(n) {
+                (*s, *t) = and_gate_inputs(ab, n, dmask);
+            }
+            tccr_core::<_, 3>(&k, &mut s, &t);
+            for (o, &s) in o.iter_mut().zip(&s) {
+                store4(o, s);
+            }
+        }
+        // At most 7 gates left, one register each.
+        for ((ab, &n), o) in it.iter().zip(nt).zip(ot.iter_mut()) {
+            let (s, t) = and_gate_inputs(ab, n, dmask);
+            let mut s = [s];
+            tccr_core::<_, 4>(&k, &mut s, &[t]);
+            store4(o, s[0]);
+        }
+    }
+
+    /// The tweaks of two evaluated AND gates with AND indices `n0`, `n1` in one register:
+    /// `(2n0 + 1, 2n0 + 2, 2n1 + 1, 2n1 + 2)`, each the 128-bit big-endian integer.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn eval_tweaks(n0: u32, n1: u32) -> __m512i {
+        let n = _mm512_castsi128_si512(_mm_set_epi32(0, 0, n1 as i32, n0 as i32));
+        // n0 to the low 32 bits of 64-bit lanes 1 and 3, n1 to those of lanes 5 and 7, zero
+        // elsewhere (mask 0x4444: 32-bit lanes 2, 6, 10, 14).
+        let pick = _mm512_set_epi32(0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        let n = _mm512_maskz_permutexvar_epi32(0x4444, pick, n);
+        let two_n = _mm512_slli_epi64::<1>(n);
+        let t = _mm512_maskz_add_epi64(0xaa, two_n, _mm512_set_epi64(2, 0, 1, 0, 2, 0, 1, 0));
+        _mm512_shuffle_epi8(t, byte_reverse_64())
+    }
+
+    /// The two TCCR hashes `[H(a, j), H(b, j')]` of each evaluated AND gate from its labels
+    /// `[a, b]` and AND index, two gates per register and `WIDTH` registers at a time; the
+    /// tweaks are made in registers.
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,vaes,avx512f,avx512bw")]
+    pub(super) fn tccr_eval_gates(
+        rk: &RoundKeys,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 2]],
+    ) {
+        let mut k = [_mm512_setzero_si512(); 11];
+        for (x, b) in k.iter_mut().zip(rk) {
+            *x = _mm512_broadcast_i32x4(ni::load(b));
+        }
+        let (xs, out) = (inputs.as_flattened(), out.as_flattened_mut());
+        let (xc, _) = xs.as_chunks::<4>().0.as_chunks::<WIDTH>();
+        let (nc, _) = and_index.as_chunks::<2>().0.as_chunks::<WIDTH>();
+        let (oc, _) = out.as_chunks_mut::<4>().0.as_chunks_mut::<WIDTH>();
+        let done = xc.len() * 2 * WIDTH;
+        for ((x, n), o) in xc.iter().zip(nc).zip(oc.iter_mut()) {
+            let (mut s, mut t) = (
+                [_mm512_setzero_si512(); WIDTH],
+                [_mm512_setzero_si512(); WIDTH],
+            );
+            for (((s, t), x), &[n0, n1]) in s.iter_mut().zip(t.iter_mut()).zip(x).zip(n) {
+                *s = load4(x);
+                *t = eval_tweaks(n0, n1);
+            }
+            tccr_core::<_, 5>(&k, &mut s, &t);
+            for (o, &s) in o.iter_mut().zip(&s) {
+                store4(o, s);
+            }
+        }
+        // At most 15 gates left: two per register, the last possibly alone (masked loads
+        // and stores).
+        let (xs, out) = (&xs[2 * done..], &mut out[2 * done..]);
+        for ((x, n), o) in xs
+            .chunks(4)
+            .zip(and_index[done..].chunks(2))
+            .zip(out.chunks_mut(4))
+        {
+            let mut s = [load_part(x)];
+            let t = eval_tweaks(n[0], n.get(1).copied().unwrap_or(0));
+            tccr_core::<_, 6>(&k, &mut s, &[t]);
+            store_part(o, s[0]);
         }
     }
 

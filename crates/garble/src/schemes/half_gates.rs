@@ -35,6 +35,66 @@ use crate::prg::Prg;
 pub trait HalfGateHash: Send + Sync {
     /// Writes `H(xs[i], tweaks[i])` to `out[i]`.
     fn hash(&self, xs: &[Block], tweaks: &[u64], out: &mut [Block]);
+
+    /// The garbler's four hashes of each AND gate: for 0-labels `[a0, b0] = inputs[i]` and
+    /// AND index `and_index[i]` with tweaks `(j, j')` ([`tweaks_of`]), `out[i]` is
+    /// `[H(a0, j), H(a0 ⊕ Δ, j), H(b0, j'), H(b0 ⊕ Δ, j')]`. The default stages the inputs
+    /// and tweaks for [`HalfGateHash::hash`]; a hash may make them on the fly.
+    fn hash_and_gates(
+        &self,
+        delta: Block,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 4]],
+    ) {
+        const GATES: usize = HASH_CHUNK / 4;
+        let (mut xs, mut tweaks) = ([[Block::ZERO; 4]; GATES], [[0u64; 4]; GATES]);
+        for ((inputs, and_index), out) in inputs
+            .chunks(GATES)
+            .zip(and_index.chunks(GATES))
+            .zip(out.chunks_mut(GATES))
+        {
+            let n = inputs.len();
+            for ((x, t), (&[a0, b0], &i)) in xs
+                .iter_mut()
+                .zip(tweaks.iter_mut())
+                .zip(inputs.iter().zip(and_index))
+            {
+                let (j, j2) = tweaks_of(i);
+                *x = [a0, a0 ^ delta, b0, b0 ^ delta];
+                *t = [j, j, j2, j2];
+            }
+            self.hash(
+                xs[..n].as_flattened(),
+                tweaks[..n].as_flattened(),
+                out.as_flattened_mut(),
+            );
+        }
+    }
+
+    /// The evaluator's two hashes of each AND gate: for labels `[a, b] = inputs[i]` and AND
+    /// index `and_index[i]`, `out[i] = [H(a, j), H(b, j')]`. The default stages the tweaks
+    /// for [`HalfGateHash::hash`].
+    fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
+        const GATES: usize = HASH_CHUNK / 2;
+        let mut tweaks = [[0u64; 2]; GATES];
+        for ((inputs, and_index), out) in inputs
+            .chunks(GATES)
+            .zip(and_index.chunks(GATES))
+            .zip(out.chunks_mut(GATES))
+        {
+            let tweaks = &mut tweaks[..inputs.len()];
+            for (t, &i) in tweaks.iter_mut().zip(and_index) {
+                let (j, j2) = tweaks_of(i);
+                *t = [j, j2];
+            }
+            self.hash(
+                inputs.as_flattened(),
+                tweaks.as_flattened(),
+                out.as_flattened_mut(),
+            );
+        }
+    }
 }
 
 /// GKWY20's TCCR hash with fixed-key AES; see the module documentation.
@@ -55,34 +115,28 @@ impl Tccr {
             pi: FixedKeyAes::with_backend(Tccr::KEY, backend),
         }
     }
-
-    /// The tweak as a 128-bit big-endian integer in the 16 bytes (GARBLING.md §3.7).
-    #[inline(always)]
-    fn tweak(t: u64) -> Block {
-        Block(u128::from(t).swap_bytes())
-    }
 }
 
 impl HalfGateHash for Tccr {
     fn hash(&self, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
-        // u = π(X); out = π(u ⊕ t) ⊕ u, in chunks that stay in L1.
-        let mut u = [Block::ZERO; HASH_CHUNK];
-        for ((xs, tweaks), out) in xs
-            .chunks(HASH_CHUNK)
-            .zip(tweaks.chunks(HASH_CHUNK))
-            .zip(out.chunks_mut(HASH_CHUNK))
-        {
-            let u = &mut u[..xs.len()];
-            u.copy_from_slice(xs);
-            self.pi.encrypt_blocks(u);
-            for ((o, &ui), &t) in out.iter_mut().zip(u.iter()).zip(tweaks) {
-                *o = ui ^ Tccr::tweak(t);
-            }
-            self.pi.encrypt_blocks(out);
-            for (o, &ui) in out.iter_mut().zip(u.iter()) {
-                *o ^= ui;
-            }
-        }
+        // u = π(X); out = π(u ⊕ t) ⊕ u, fused in the AES backend.
+        self.pi.tccr(xs, tweaks, out);
+    }
+
+    fn hash_and_gates(
+        &self,
+        delta: Block,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 4]],
+    ) {
+        // Inputs and tweaks made in registers (VAES) from the 0-labels and AND indices.
+        self.pi.tccr_and_gates(delta, inputs, and_index, out);
+    }
+
+    fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
+        // Tweaks made in registers (VAES) from the AND indices.
+        self.pi.tccr_eval_gates(inputs, and_index, out);
     }
 }
 
@@ -104,6 +158,50 @@ impl HalfGateHash for LabelKeyed {
             *o = Block(u128::from(t));
         }
         encrypt_under_keys(self.backend, xs, out, 1);
+    }
+
+    // The two below write the PRF inputs straight into `out` and the keys into one staging
+    // array, instead of staging tweaks for `hash` as the defaults do.
+
+    fn hash_and_gates(
+        &self,
+        delta: Block,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 4]],
+    ) {
+        const GATES: usize = HASH_CHUNK / 4;
+        let mut keys = [[Block::ZERO; 4]; GATES];
+        for ((inputs, and_index), out) in inputs
+            .chunks(GATES)
+            .zip(and_index.chunks(GATES))
+            .zip(out.chunks_mut(GATES))
+        {
+            let keys = &mut keys[..inputs.len()];
+            for ((k, o), (&[a0, b0], &i)) in keys
+                .iter_mut()
+                .zip(out.iter_mut())
+                .zip(inputs.iter().zip(and_index))
+            {
+                let (j, j2) = tweaks_of(i);
+                *k = [a0, a0 ^ delta, b0, b0 ^ delta];
+                *o = [j, j, j2, j2].map(|t| Block(u128::from(t)));
+            }
+            encrypt_under_keys(self.backend, keys.as_flattened(), out.as_flattened_mut(), 1);
+        }
+    }
+
+    fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
+        for (o, &i) in out.iter_mut().zip(and_index) {
+            let (j, j2) = tweaks_of(i);
+            *o = [Block(u128::from(j)), Block(u128::from(j2))];
+        }
+        encrypt_under_keys(
+            self.backend,
+            inputs.as_flattened(),
+            out.as_flattened_mut(),
+            1,
+        );
     }
 }
 
@@ -153,6 +251,12 @@ fn schedule(circuit: &Circuit) -> Schedule {
 /// the L1 cache, large enough to keep the AES pipeline full.
 const HASH_CHUNK: usize = 128;
 
+/// AND gates per garbler chunk (four hashes each).
+const GARBLE_CHUNK: usize = HASH_CHUNK / 4;
+
+/// AND gates per evaluator chunk (two hashes each).
+const EVAL_CHUNK: usize = HASH_CHUNK / 2;
+
 /// The tweaks `(j, j')` of the AND gate with the given index (module documentation).
 #[inline(always)]
 fn tweaks_of(and_index: u32) -> (u64, u64) {
@@ -170,9 +274,10 @@ pub struct HalfGatesGarbler<'c, H> {
     zero: Vec<Block>,
     schedule: Schedule,
     next_window: usize,
-    xs: Vec<Block>,
-    tweaks: Vec<u64>,
-    hashes: Vec<Block>,
+    /// Per AND gate of a chunk: the 0-labels `[a0, b0]`, the AND index, the four hashes.
+    inputs: Vec<[Block; 2]>,
+    and_index: Vec<u32>,
+    hashes: Vec<[Block; 4]>,
 }
 
 impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
@@ -189,9 +294,9 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             zero,
             schedule,
             next_window: 0,
-            xs: vec![Block::ZERO; HASH_CHUNK],
-            tweaks: vec![0; HASH_CHUNK],
-            hashes: vec![Block::ZERO; HASH_CHUNK],
+            inputs: vec![[Block::ZERO; 2]; GARBLE_CHUNK],
+            and_index: vec![0; GARBLE_CHUNK],
+            hashes: vec![[Block::ZERO; 4]; GARBLE_CHUNK],
         }
     }
 
@@ -202,38 +307,34 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
 
     /// Garbles the AND gates `ops[range]` into their window's bytes, a chunk at a time.
     fn and_batch(&mut self, range: Range<usize>, window: &mut [u8]) {
-        for start in range.clone().step_by(HASH_CHUNK / 4) {
-            self.and_chunk(start..(start + HASH_CHUNK / 4).min(range.end), window);
+        for start in range.clone().step_by(GARBLE_CHUNK) {
+            self.and_chunk(start..(start + GARBLE_CHUNK).min(range.end), window);
         }
     }
 
     fn and_chunk(&mut self, range: Range<usize>, window: &mut [u8]) {
         let ops = &self.schedule.ops[range.clone()];
         let offsets = &self.schedule.offset[range];
-        let n = 4 * ops.len();
-        let (xs, tweaks) = (&mut self.xs[..n], &mut self.tweaks[..n]);
-        for ((op, x), t) in ops
-            .iter()
-            .zip(xs.chunks_exact_mut(4))
-            .zip(tweaks.chunks_exact_mut(4))
-        {
-            let (a0, b0) = (self.zero[op.a as usize], self.zero[op.b as usize]);
-            let (j, j2) = tweaks_of(op.aux);
-            x.copy_from_slice(&[a0, a0 ^ self.delta, b0, b0 ^ self.delta]);
-            t.copy_from_slice(&[j, j, j2, j2]);
+        let n = ops.len();
+        let (inputs, and_index) = (&mut self.inputs[..n], &mut self.and_index[..n]);
+        for ((op, ab), i) in ops.iter().zip(inputs.iter_mut()).zip(and_index.iter_mut()) {
+            *ab = [self.zero[op.a as usize], self.zero[op.b as usize]];
+            *i = op.aux;
         }
         let hashes = &mut self.hashes[..n];
-        self.hash.hash(xs, tweaks, hashes);
-        for (((op, &pos), h), x) in ops
+        self.hash
+            .hash_and_gates(self.delta, inputs, and_index, hashes);
+        for (((op, &pos), &h), &[a0, b0]) in ops
             .iter()
             .zip(offsets)
-            .zip(hashes.chunks_exact(4))
-            .zip(xs.chunks_exact(4))
+            .zip(hashes.iter())
+            .zip(inputs.iter())
         {
-            let (tg, te, c0) = garble_and(x[0], x[2], self.delta, [h[0], h[1], h[2], h[3]]);
+            let (tg, te, c0) = garble_and(a0, b0, self.delta, h);
             let pos = pos as usize;
-            window[pos..pos + 16].copy_from_slice(&tg.to_bytes());
-            window[pos + 16..pos + 32].copy_from_slice(&te.to_bytes());
+            let table: &mut [u8; 32] = (&mut window[pos..pos + 32]).try_into().expect("32 bytes");
+            table[..16].copy_from_slice(&tg.to_bytes());
+            table[16..].copy_from_slice(&te.to_bytes());
             self.zero[op.out() as usize] = c0;
         }
     }
@@ -297,9 +398,10 @@ pub struct HalfGatesEvaluator<'c, H> {
     labels: Vec<Block>,
     schedule: Schedule,
     next_window: usize,
-    xs: Vec<Block>,
-    tweaks: Vec<u64>,
-    hashes: Vec<Block>,
+    /// Per AND gate of a chunk: the input labels `[a, b]`, the AND index, the two hashes.
+    inputs: Vec<[Block; 2]>,
+    and_index: Vec<u32>,
+    hashes: Vec<[Block; 2]>,
 }
 
 impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
@@ -315,47 +417,40 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
             labels,
             schedule,
             next_window: 0,
-            xs: vec![Block::ZERO; HASH_CHUNK],
-            tweaks: vec![0; HASH_CHUNK],
-            hashes: vec![Block::ZERO; HASH_CHUNK],
+            inputs: vec![[Block::ZERO; 2]; EVAL_CHUNK],
+            and_index: vec![0; EVAL_CHUNK],
+            hashes: vec![[Block::ZERO; 2]; EVAL_CHUNK],
         }
     }
 
     /// Evaluates the AND gates `ops[range]` from their window's bytes, a chunk at a time.
     fn and_batch(&mut self, range: Range<usize>, window: &[u8]) {
-        for start in range.clone().step_by(HASH_CHUNK / 2) {
-            self.and_chunk(start..(start + HASH_CHUNK / 2).min(range.end), window);
+        for start in range.clone().step_by(EVAL_CHUNK) {
+            self.and_chunk(start..(start + EVAL_CHUNK).min(range.end), window);
         }
     }
 
     fn and_chunk(&mut self, range: Range<usize>, window: &[u8]) {
         let ops = &self.schedule.ops[range.clone()];
         let offsets = &self.schedule.offset[range];
-        let n = 2 * ops.len();
-        let (xs, tweaks) = (&mut self.xs[..n], &mut self.tweaks[..n]);
-        for ((op, x), t) in ops
-            .iter()
-            .zip(xs.chunks_exact_mut(2))
-            .zip(tweaks.chunks_exact_mut(2))
-        {
-            let (j, j2) = tweaks_of(op.aux);
-            x.copy_from_slice(&[self.labels[op.a as usize], self.labels[op.b as usize]]);
-            t.copy_from_slice(&[j, j2]);
+        let n = ops.len();
+        let (inputs, and_index) = (&mut self.inputs[..n], &mut self.and_index[..n]);
+        for ((op, ab), i) in ops.iter().zip(inputs.iter_mut()).zip(and_index.iter_mut()) {
+            *ab = [self.labels[op.a as usize], self.labels[op.b as usize]];
+            *i = op.aux;
         }
         let hashes = &mut self.hashes[..n];
-        self.hash.hash(xs, tweaks, hashes);
-        for (((op, &pos), h), x) in ops
+        self.hash.hash_eval_gates(inputs, and_index, hashes);
+        for (((op, &pos), &[ha, hb]), &[a, b]) in ops
             .iter()
             .zip(offsets)
-            .zip(hashes.chunks_exact(2))
-            .zip(xs.chunks_exact(2))
+            .zip(hashes.iter())
+            .zip(inputs.iter())
         {
             let pos = pos as usize;
-            let (tg, te) = (
-                Block::read(&window[pos..pos + 16]),
-                Block::read(&window[pos + 16..pos + 32]),
-            );
-            self.labels[op.out() as usize] = eval_and(x[0], x[1], h[0], h[1], tg, te);
+            let table: &[u8; 32] = window[pos..pos + 32].try_into().expect("32 bytes");
+            let (tg, te) = (Block::read(&table[..16]), Block::read(&table[16..]));
+            self.labels[op.out() as usize] = eval_and(a, b, ha, hb, tg, te);
         }
     }
 

@@ -103,6 +103,14 @@ pub fn eval_xor(la: Block, lb: Block, fa: Block, fb: Block, t: Block) -> Block {
     (fa ^ fb ^ t.select(lb.lsb())).with_lsb(la.lsb() ^ lb.lsb())
 }
 
+/// The labels `[k^0, k^1]` of a wire ordered by signal bit: `[k with lsb 0, k with lsb 1]`,
+/// without a branch on the (random) permute bit.
+#[inline(always)]
+fn by_signals([k0, k1]: [Block; 2]) -> [Block; 2] {
+    let swap = (k0 ^ k1).select(k0.lsb());
+    [k0 ^ swap, k1 ^ swap]
+}
+
 /// How an AND gate's inputs relate: independent, or the same label set.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum AndKind {
@@ -148,6 +156,9 @@ fn mask_byte_first(n: u64) -> bool {
 
 /// Crypto gates per AES call: their keys, inputs and outputs stay in the L1 cache.
 const CHUNK: usize = 128;
+
+/// How many ops ahead the garbler prefetches input labels.
+const PREFETCH_AHEAD: usize = 8;
 
 /// Marks an AND gate whose mask byte is in an earlier window (`aux` of the program).
 const CARRIED: u32 = u32::MAX;
@@ -230,10 +241,13 @@ pub struct PrfGarbler<'c> {
     kinds: Vec<Option<OpKind>>,
     pcs: Vec<bool>,
     fresh: Vec<[Block; 2]>,
-    and_keys: Vec<Block>,
-    and_blocks: Vec<Block>,
-    xor_keys: Vec<Block>,
-    xor_blocks: Vec<Block>,
+    /// Per crypto gate of a chunk (`CHUNK` entries, filled from the front): an AND gate's
+    /// four keys `[ka^α=0, ka^α=1, kb^β=0, kb^β=1]` (by signal bit) with two PRF inputs
+    /// each, an XOR gate's four keys with one each.
+    and_keys: Vec<[Block; 4]>,
+    and_blocks: Vec<[Block; 8]>,
+    xor_keys: Vec<[Block; 4]>,
+    xor_blocks: Vec<[Block; 4]>,
 }
 
 impl<'c> PrfGarbler<'c> {
@@ -258,15 +272,15 @@ impl<'c> PrfGarbler<'c> {
             kinds: Vec::with_capacity(WINDOW),
             pcs: Vec::with_capacity(WINDOW),
             fresh: Vec::with_capacity(WINDOW),
-            and_keys: Vec::new(),
-            and_blocks: Vec::new(),
-            xor_keys: Vec::new(),
-            xor_blocks: Vec::new(),
+            and_keys: vec![[Block::ZERO; 4]; CHUNK],
+            and_blocks: vec![[Block::ZERO; 8]; CHUNK],
+            xor_keys: vec![[Block::ZERO; 4]; CHUNK],
+            xor_blocks: vec![[Block::ZERO; 4]; CHUNK],
         }
     }
 
-    /// The label in slot `w` whose lsb is `s`.
-    #[inline(always)]
+    /// The label in slot `w` whose lsb is `s` (for tests; garbling uses [`by_signals`]).
+    #[cfg(test)]
     fn by_signal(&self, w: u32, s: usize) -> Block {
         let l = self.labels[w as usize];
         l[s ^ usize::from(l[0].lsb())]
@@ -282,44 +296,48 @@ impl<'c> PrfGarbler<'c> {
     }
 
     fn crypto_chunk(&mut self, range: Range<usize>, out: &mut [u8], base: usize, first: usize) {
-        self.and_keys.clear();
-        self.and_blocks.clear();
-        self.xor_keys.clear();
-        self.xor_blocks.clear();
-        for op in &self.schedule.ops[range.clone()] {
+        let (mut na, mut nx) = (0, 0);
+        let ops = &self.schedule.ops;
+        for (i, op) in ops[range.clone()].iter().enumerate() {
+            // The labels of a gate a few ahead, in random slots, fetched while this one runs.
+            if let Some(ahead) = ops.get(range.start + i + PREFETCH_AHEAD) {
+                crate::aes::prefetch(&self.labels[ahead.a as usize]);
+                crate::aes::prefetch(&self.labels[ahead.b as usize]);
+            }
             let g = u64::from(op.aux);
+            // Each input's two labels loaded once, ordered by signal bit.
+            let [ka0, ka1] = by_signals(self.labels[op.a as usize]);
+            let [kb0, kb1] = by_signals(self.labels[op.b as usize]);
             match op.kind() {
                 OpKind::And => {
-                    for alpha in 0..2 {
-                        self.and_keys.push(self.by_signal(op.a, alpha));
-                        let r = 2 * alpha as u32;
-                        self.and_blocks
-                            .extend_from_slice(&[blk(g, r), blk(g, r + 1)]);
-                    }
-                    for beta in 0..2 {
-                        self.and_keys.push(self.by_signal(op.b, beta));
-                        let r = beta as u32;
-                        self.and_blocks
-                            .extend_from_slice(&[blk(g, r), blk(g, 2 + r)]);
-                    }
+                    // AES_{ka[α]} on blk(g, 2α + β) and AES_{kb[β]} on blk(g, 2α + β), β
+                    // resp. α = 0, 1 (`garble_and`).
+                    self.and_keys[na] = [ka0, ka1, kb0, kb1];
+                    self.and_blocks[na] = [0, 1, 2, 3, 0, 2, 1, 3].map(|r| blk(g, r));
+                    na += 1;
                 }
                 OpKind::Xor => {
-                    for w in [op.a, op.b] {
-                        for s in 0..2 {
-                            self.xor_keys.push(self.by_signal(w, s));
-                            self.xor_blocks.push(blk(g, s as u32));
-                        }
-                    }
+                    self.xor_keys[nx] = [ka0, ka1, kb0, kb1];
+                    self.xor_blocks[nx] = [0, 1, 0, 1].map(|r| blk(g, r));
+                    nx += 1;
                 }
                 _ => unreachable!("only AND and XOR gates need AES"),
             }
         }
+        let (and_keys, and_blocks) = (
+            self.and_keys[..na].as_flattened(),
+            self.and_blocks[..na].as_flattened_mut(),
+        );
+        let (xor_keys, xor_blocks) = (
+            self.xor_keys[..nx].as_flattened(),
+            self.xor_blocks[..nx].as_flattened_mut(),
+        );
         #[cfg(test)]
-        tests::record(&self.and_keys, &self.and_blocks, 2);
+        tests::record(and_keys, and_blocks, 2);
         #[cfg(test)]
-        tests::record(&self.xor_keys, &self.xor_blocks, 1);
-        encrypt_under_keys(self.backend, &self.and_keys, &mut self.and_blocks, 2);
-        encrypt_under_keys(self.backend, &self.xor_keys, &mut self.xor_blocks, 1);
+        tests::record(xor_keys, xor_blocks, 1);
+        encrypt_under_keys(self.backend, and_keys, and_blocks, 2);
+        encrypt_under_keys(self.backend, xor_keys, xor_blocks, 1);
         let (mut ia, mut ix) = (0, 0);
         for i in range {
             let op = self.schedule.ops[i];
@@ -330,7 +348,7 @@ impl<'c> PrfGarbler<'c> {
             let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
             match op.kind() {
                 OpKind::And => {
-                    let f = &self.and_blocks[8 * ia..8 * ia + 8];
+                    let f = &self.and_blocks[ia];
                     ia += 1;
                     let (t1, t2, m, kc) = garble_and(
                         la,
@@ -350,7 +368,7 @@ impl<'c> PrfGarbler<'c> {
                     self.labels[op.out() as usize] = kc;
                 }
                 OpKind::Xor => {
-                    let f = &self.xor_blocks[4 * ix..4 * ix + 4];
+                    let f = &self.xor_blocks[ix];
                     ix += 1;
                     let (t, kc) = garble_xor(la[0].lsb(), lb[0].lsb(), [f[0], f[1]], [f[2], f[3]]);
                     out[pos..pos + 16].copy_from_slice(&t.to_bytes());
@@ -476,10 +494,12 @@ pub struct PrfEvaluator<'c> {
     next_window: usize,
     /// The high nibble of the mask byte of an AND pair split by a window.
     carried_mask: u8,
-    and_keys: Vec<Block>,
-    and_blocks: Vec<Block>,
-    xor_keys: Vec<Block>,
-    xor_blocks: Vec<Block>,
+    /// Per crypto gate of a chunk (`CHUNK` entries, filled from the front): the two input
+    /// labels, the keys, and one PRF input under each.
+    and_keys: Vec<[Block; 2]>,
+    and_blocks: Vec<[Block; 2]>,
+    xor_keys: Vec<[Block; 2]>,
+    xor_blocks: Vec<[Block; 2]>,
 }
 
 impl<'c> PrfEvaluator<'c> {
@@ -496,10 +516,10 @@ impl<'c> PrfEvaluator<'c> {
             schedule,
             next_window: 0,
             carried_mask: 0,
-            and_keys: Vec::new(),
-            and_blocks: Vec::new(),
-            xor_keys: Vec::new(),
-            xor_blocks: Vec::new(),
+            and_keys: vec![[Block::ZERO; 2]; CHUNK],
+            and_blocks: vec![[Block::ZERO; 2]; CHUNK],
+            xor_keys: vec![[Block::ZERO; 2]; CHUNK],
+            xor_blocks: vec![[Block::ZERO; 2]; CHUNK],
         }
     }
 
@@ -511,43 +531,48 @@ impl<'c> PrfEvaluator<'c> {
     }
 
     fn crypto_chunk(&mut self, range: Range<usize>, window: &[u8]) {
-        self.and_keys.clear();
-        self.and_blocks.clear();
-        self.xor_keys.clear();
-        self.xor_blocks.clear();
+        let (mut na, mut nx) = (0, 0);
         for op in &self.schedule.ops[range.clone()] {
             let g = u64::from(op.aux);
             let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
             match op.kind() {
                 OpKind::And => {
                     let r = 2 * u32::from(la.lsb()) + u32::from(lb.lsb());
-                    self.and_keys.extend_from_slice(&[la, lb]);
-                    self.and_blocks.extend_from_slice(&[blk(g, r), blk(g, r)]);
+                    self.and_keys[na] = [la, lb];
+                    self.and_blocks[na] = [blk(g, r), blk(g, r)];
+                    na += 1;
                 }
                 OpKind::Xor => {
-                    self.xor_keys.extend_from_slice(&[la, lb]);
-                    self.xor_blocks.extend_from_slice(&[
-                        blk(g, u32::from(la.lsb())),
-                        blk(g, u32::from(lb.lsb())),
-                    ]);
+                    self.xor_keys[nx] = [la, lb];
+                    self.xor_blocks[nx] =
+                        [blk(g, u32::from(la.lsb())), blk(g, u32::from(lb.lsb()))];
+                    nx += 1;
                 }
                 _ => unreachable!("only AND and XOR gates need AES"),
             }
         }
+        let (and_keys, and_blocks) = (
+            self.and_keys[..na].as_flattened(),
+            self.and_blocks[..na].as_flattened_mut(),
+        );
+        let (xor_keys, xor_blocks) = (
+            self.xor_keys[..nx].as_flattened(),
+            self.xor_blocks[..nx].as_flattened_mut(),
+        );
         #[cfg(test)]
-        tests::record(&self.and_keys, &self.and_blocks, 1);
+        tests::record(and_keys, and_blocks, 1);
         #[cfg(test)]
-        tests::record(&self.xor_keys, &self.xor_blocks, 1);
-        encrypt_under_keys(self.backend, &self.and_keys, &mut self.and_blocks, 1);
-        encrypt_under_keys(self.backend, &self.xor_keys, &mut self.xor_blocks, 1);
+        tests::record(xor_keys, xor_blocks, 1);
+        encrypt_under_keys(self.backend, and_keys, and_blocks, 1);
+        encrypt_under_keys(self.backend, xor_keys, xor_blocks, 1);
         let (mut ia, mut ix) = (0, 0);
         for i in range {
             let op = self.schedule.ops[i];
             let (pos, mask, high) = table_and_mask(&self.schedule, i);
             match op.kind() {
                 OpKind::And => {
-                    let (la, lb) = (self.and_keys[2 * ia], self.and_keys[2 * ia + 1]);
-                    let k = self.and_blocks[2 * ia] ^ self.and_blocks[2 * ia + 1];
+                    let ([la, lb], [fa, fb]) = (self.and_keys[ia], self.and_blocks[ia]);
+                    let k = fa ^ fb;
                     ia += 1;
                     let (t1, t2) = (
                         Block::read(&window[pos..pos + 16]),
@@ -562,8 +587,7 @@ impl<'c> PrfEvaluator<'c> {
                     self.labels[op.out() as usize] = eval_and(la, lb, k, t1, t2, m);
                 }
                 OpKind::Xor => {
-                    let (la, lb) = (self.xor_keys[2 * ix], self.xor_keys[2 * ix + 1]);
-                    let (fa, fb) = (self.xor_blocks[2 * ix], self.xor_blocks[2 * ix + 1]);
+                    let ([la, lb], [fa, fb]) = (self.xor_keys[ix], self.xor_blocks[ix]);
                     ix += 1;
                     let t = Block::read(&window[pos..pos + 16]);
                     self.labels[op.out() as usize] = eval_xor(la, lb, fa, fb, t);
