@@ -37,7 +37,7 @@ pub trait HalfGateHash: Send + Sync {
     fn hash(&self, xs: &[Block], tweaks: &[u64], out: &mut [Block]);
 
     /// The garbler's four hashes of each AND gate: for 0-labels `[a0, b0] = inputs[i]` and
-    /// AND index `and_index[i]` with tweaks `(j, j')` ([`tweaks_of`]), `out[i]` is
+    /// AND index `n = and_index[i]` with tweaks `(j, j') = (2n + 1, 2n + 2)`, `out[i]` is
     /// `[H(a0, j), H(a0 ⊕ Δ, j), H(b0, j'), H(b0 ⊕ Δ, j')]`. The default stages the inputs
     /// and tweaks for [`HalfGateHash::hash`]; a hash may make them on the fly.
     fn hash_and_gates(
