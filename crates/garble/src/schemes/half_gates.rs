@@ -47,53 +47,75 @@ pub trait HalfGateHash: Send + Sync {
         and_index: &[u32],
         out: &mut [[Block; 4]],
     ) {
-        const GATES: usize = HASH_CHUNK / 4;
-        let (mut xs, mut tweaks) = ([[Block::ZERO; 4]; GATES], [[0u64; 4]; GATES]);
-        for ((inputs, and_index), out) in inputs
-            .chunks(GATES)
-            .zip(and_index.chunks(GATES))
-            .zip(out.chunks_mut(GATES))
-        {
-            let n = inputs.len();
-            for ((x, t), (&[a0, b0], &i)) in xs
-                .iter_mut()
-                .zip(tweaks.iter_mut())
-                .zip(inputs.iter().zip(and_index))
-            {
-                let (j, j2) = tweaks_of(i);
-                *x = [a0, a0 ^ delta, b0, b0 ^ delta];
-                *t = [j, j, j2, j2];
-            }
-            self.hash(
-                xs[..n].as_flattened(),
-                tweaks[..n].as_flattened(),
-                out.as_flattened_mut(),
-            );
-        }
+        stage_and_gates(self, delta, inputs, and_index, out);
     }
 
     /// The evaluator's two hashes of each AND gate: for labels `[a, b] = inputs[i]` and AND
     /// index `and_index[i]`, `out[i] = [H(a, j), H(b, j')]`. The default stages the tweaks
     /// for [`HalfGateHash::hash`].
     fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
-        const GATES: usize = HASH_CHUNK / 2;
-        let mut tweaks = [[0u64; 2]; GATES];
-        for ((inputs, and_index), out) in inputs
-            .chunks(GATES)
-            .zip(and_index.chunks(GATES))
-            .zip(out.chunks_mut(GATES))
+        stage_eval_gates(self, inputs, and_index, out);
+    }
+}
+
+/// [`HalfGateHash::hash_and_gates`] by staging the inputs and tweaks for
+/// [`HalfGateHash::hash`].
+fn stage_and_gates<H: HalfGateHash + ?Sized>(
+    hash: &H,
+    delta: Block,
+    inputs: &[[Block; 2]],
+    and_index: &[u32],
+    out: &mut [[Block; 4]],
+) {
+    const GATES: usize = HASH_CHUNK / 4;
+    let (mut xs, mut tweaks) = ([[Block::ZERO; 4]; GATES], [[0u64; 4]; GATES]);
+    for ((inputs, and_index), out) in inputs
+        .chunks(GATES)
+        .zip(and_index.chunks(GATES))
+        .zip(out.chunks_mut(GATES))
+    {
+        let n = inputs.len();
+        for ((x, t), (&[a0, b0], &i)) in xs
+            .iter_mut()
+            .zip(tweaks.iter_mut())
+            .zip(inputs.iter().zip(and_index))
         {
-            let tweaks = &mut tweaks[..inputs.len()];
-            for (t, &i) in tweaks.iter_mut().zip(and_index) {
-                let (j, j2) = tweaks_of(i);
-                *t = [j, j2];
-            }
-            self.hash(
-                inputs.as_flattened(),
-                tweaks.as_flattened(),
-                out.as_flattened_mut(),
-            );
+            let (j, j2) = tweaks_of(i);
+            *x = [a0, a0 ^ delta, b0, b0 ^ delta];
+            *t = [j, j, j2, j2];
         }
+        hash.hash(
+            xs[..n].as_flattened(),
+            tweaks[..n].as_flattened(),
+            out.as_flattened_mut(),
+        );
+    }
+}
+
+/// [`HalfGateHash::hash_eval_gates`] by staging the tweaks for [`HalfGateHash::hash`].
+fn stage_eval_gates<H: HalfGateHash + ?Sized>(
+    hash: &H,
+    inputs: &[[Block; 2]],
+    and_index: &[u32],
+    out: &mut [[Block; 2]],
+) {
+    const GATES: usize = HASH_CHUNK / 2;
+    let mut tweaks = [[0u64; 2]; GATES];
+    for ((inputs, and_index), out) in inputs
+        .chunks(GATES)
+        .zip(and_index.chunks(GATES))
+        .zip(out.chunks_mut(GATES))
+    {
+        let tweaks = &mut tweaks[..inputs.len()];
+        for (t, &i) in tweaks.iter_mut().zip(and_index) {
+            let (j, j2) = tweaks_of(i);
+            *t = [j, j2];
+        }
+        hash.hash(
+            inputs.as_flattened(),
+            tweaks.as_flattened(),
+            out.as_flattened_mut(),
+        );
     }
 }
 
@@ -130,13 +152,17 @@ impl HalfGateHash for Tccr {
         and_index: &[u32],
         out: &mut [[Block; 4]],
     ) {
-        // Inputs and tweaks made in registers (VAES) from the 0-labels and AND indices.
-        self.pi.tccr_and_gates(delta, inputs, and_index, out);
+        // Inputs and tweaks made in registers where the backend can (VAES), else staged.
+        if !self.pi.tccr_and_gates(delta, inputs, and_index, out) {
+            stage_and_gates(self, delta, inputs, and_index, out);
+        }
     }
 
     fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
-        // Tweaks made in registers (VAES) from the AND indices.
-        self.pi.tccr_eval_gates(inputs, and_index, out);
+        // Tweaks made in registers where the backend can (VAES), else staged.
+        if !self.pi.tccr_eval_gates(inputs, and_index, out) {
+            stage_eval_gates(self, inputs, and_index, out);
+        }
     }
 }
 
