@@ -509,12 +509,8 @@ impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
             used += window.bytes;
             self.next_window += 1;
         }
-        if self.next_window == self.schedule.windows.len() && used < bytes.len() {
-            return Err(EvalError::TrailingBytes {
-                extra: bytes.len() - used,
-            });
-        }
-        Ok(used)
+        self.schedule
+            .check_trailing(self.next_window, used, bytes.len())
     }
 
     fn gates_done(&self) -> usize {

@@ -637,12 +637,8 @@ impl Evaluate for PrfEvaluator<'_> {
             used += window.bytes;
             self.next_window += 1;
         }
-        if self.next_window == self.schedule.windows.len() && used < bytes.len() {
-            return Err(EvalError::TrailingBytes {
-                extra: bytes.len() - used,
-            });
-        }
-        Ok(used)
+        self.schedule
+            .check_trailing(self.next_window, used, bytes.len())
     }
 
     fn gates_done(&self) -> usize {

@@ -257,6 +257,20 @@ impl Schedule {
         )
     }
 
+    /// What `Evaluate::feed` returns after using `used` of `len` bytes and reaching window
+    /// `window`: bytes past the last window are an error.
+    pub(crate) fn check_trailing(
+        &self,
+        window: usize,
+        used: usize,
+        len: usize,
+    ) -> Result<usize, super::EvalError> {
+        if window == self.windows.len() && used < len {
+            return Err(super::EvalError::TrailingBytes { extra: len - used });
+        }
+        Ok(used)
+    }
+
     /// The entries of a per-slot table for the output bits, groups in order.
     pub(crate) fn outputs_of<T: Copy>(&self, table: &[T]) -> Vec<T> {
         self.outputs
