@@ -82,6 +82,16 @@ pub fn hex_to_bits(hex: &str, len: usize, order: BitOrder) -> Result<Vec<bool>, 
     Ok(bits)
 }
 
+/// Parses exactly `n` bytes of hex, first byte first (`_` may separate digits): the bytes of
+/// an MSB-first group of `8n` bits.
+pub fn hex_to_bytes(hex: &str, n: usize) -> Result<Vec<u8>, String> {
+    let bits = hex_to_bits(hex, 8 * n, BitOrder::MsbFirst)?;
+    Ok(bits
+        .chunks(8)
+        .map(|byte| byte.iter().fold(0u8, |v, &b| (v << 1) | u8::from(b)))
+        .collect())
+}
+
 /// Writes `bits` (in wire order) as hex in the given order.
 pub fn bits_to_hex(bits: &[bool], order: BitOrder) -> String {
     // Bit of weight `k`, for k < len.
@@ -228,6 +238,12 @@ mod tests {
         assert!(hex_to_bits("xz", 8, BitOrder::LsbFirst)
             .unwrap_err()
             .contains("'x' at position 1"));
+    }
+
+    #[test]
+    fn bytes_are_msb_first_groups() {
+        assert_eq!(hex_to_bytes("00_ff10", 3).unwrap(), vec![0x00, 0xff, 0x10]);
+        assert!(hex_to_bytes("0ff", 2).is_err());
     }
 
     proptest! {

@@ -1,9 +1,11 @@
 //! Garble, encode, evaluate and decode equals plain evaluation, for every scheme and AES
 //! backend: on every built-in circuit, the reference circuits, and random circuits.
 
+mod common;
+
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
-use transputation_circuits::{library, BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party};
+use transputation_circuits::{library, Circuit, Gate};
 use transputation_garble::aes::Backend;
 use transputation_garble::{decode, prg::Prg, Block, Scheme};
 
@@ -108,30 +110,7 @@ fn random_circuit(seed: u64, inputs: u32, gates: usize) -> Circuit {
         next += 1;
     }
     let outs: Vec<u32> = (0..8.min(next)).map(|i| next - 1 - i).collect();
-    Circuit::new(
-        u64::from(next),
-        vec![
-            InputGroup {
-                party: Party::Garbler,
-                len: inputs / 2,
-                order: BitOrder::MsbFirst,
-                name: String::new(),
-            },
-            InputGroup {
-                party: Party::Evaluator,
-                len: inputs - inputs / 2,
-                order: BitOrder::MsbFirst,
-                name: String::new(),
-            },
-        ],
-        vec![OutputGroup {
-            wires: outs,
-            order: BitOrder::MsbFirst,
-            name: String::new(),
-        }],
-        list,
-    )
-    .unwrap()
+    common::circuit(inputs, list, outs)
 }
 
 proptest! {

@@ -51,7 +51,7 @@ impl MtcpChannel {
     /// The client side: sends the hellos on `streams`, checks the server's answer.
     pub(crate) fn client(mut streams: Vec<TcpStream>, chunk: u32, cfg: &Config) -> Result<Self> {
         let n = streams.len() as u16;
-        let session = session_number();
+        let session = crate::spec::session_number();
         let t = cfg.io_timeout;
         for (i, s) in streams.iter_mut().enumerate() {
             let mut hello = Vec::with_capacity(HELLO_LEN);
@@ -247,17 +247,4 @@ impl Drop for MtcpChannel {
         // Best effort, as the crate docs say; `close` reports errors.
         let _ = self.emit();
     }
-}
-
-/// A number that tells this client's connections from another's.
-fn session_number() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.write_u32(std::process::id());
-    h.finish()
 }

@@ -134,6 +134,20 @@ pub fn check_congestion_control(algorithm: &str) -> Result<()> {
     set_congestion(&l, algorithm)
 }
 
+/// A random, non-zero number that tells one client's session (its connections, its
+/// datagrams) from another's; unpredictable enough for that, not a secret.
+pub(crate) fn session_number() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.write_u32(std::process::id());
+    h.finish().max(1)
+}
+
 /// Sets TCP_CONGESTION on a socket, and reads it back.
 pub(crate) fn set_congestion(fd: impl std::os::fd::AsFd, algorithm: &str) -> Result<()> {
     let fail = |source: io::Error| Error::CongestionControl {

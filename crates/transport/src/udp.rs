@@ -159,19 +159,6 @@ fn from_io(e: io::Error, during: &'static str, timeout: Duration) -> Error {
     Error::from_io(e, during, timeout)
 }
 
-/// A random, non-zero session number.
-fn session_number() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.write_u32(std::process::id());
-    h.finish().max(1)
-}
-
 /// A token bucket in bytes.
 #[derive(Debug)]
 struct Pacer {
@@ -296,7 +283,7 @@ pub(crate) fn connect(addr: SocketAddr, mtu: u32, rate: u64, cfg: &Config) -> Re
     };
     let sock = UdpSocket::bind(any).map_err(io_err("binding the client socket"))?;
     configure(&sock);
-    let session = session_number();
+    let session = crate::spec::session_number();
     let hello = datagram(HELLO, session, 0, &[]);
     let interval = cfg
         .retry_delay

@@ -33,6 +33,7 @@
 use super::{Builtin, Params};
 use crate::builder::{Bit, Builder};
 use crate::circuit::{Circuit, Party};
+use crate::encoding::hex_to_bytes;
 
 pub(crate) static AES128: Builtin = Builtin {
     name: "aes128",
@@ -80,25 +81,13 @@ fn build(_: &Params) -> Circuit {
 
 fn reference(_: &Params, garbler: &str, evaluator: &str) -> String {
     use aes::cipher::{BlockCipherEncrypt, KeyInit};
-    let key: [u8; 16] = hex_bytes(garbler);
-    let mut block = hex_bytes::<16>(evaluator).into();
-    aes::Aes128::new(&key.into()).encrypt_block(&mut block);
+    let bytes = |hex| -> [u8; 16] {
+        let v = hex_to_bytes(hex, 16).expect("128 bits of hex");
+        v.try_into().expect("16 bytes")
+    };
+    let mut block = bytes(evaluator).into();
+    aes::Aes128::new(&bytes(garbler).into()).encrypt_block(&mut block);
     block.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
-/// Parses exactly `N` bytes of hex (`_` allowed between digits).
-fn hex_bytes<const N: usize>(hex: &str) -> [u8; N] {
-    let digits: Vec<u8> = hex
-        .chars()
-        .filter(|&c| c != '_')
-        .map(|c| c.to_digit(16).expect("a hex digit") as u8)
-        .collect();
-    assert_eq!(digits.len(), 2 * N, "expected {} hex digits", 2 * N);
-    let mut out = [0u8; N];
-    for (byte, pair) in out.iter_mut().zip(digits.chunks(2)) {
-        *byte = (pair[0] << 4) | pair[1];
-    }
-    out
 }
 
 fn to_block(bits: &[Bit]) -> Block {

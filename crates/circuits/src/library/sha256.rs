@@ -28,6 +28,7 @@
 use super::{Builtin, Params};
 use crate::builder::{Bit, Builder, Uint, Word};
 use crate::circuit::{Circuit, Party};
+use crate::encoding::hex_to_bytes;
 
 pub(crate) static SHA256: Builtin = Builtin {
     name: "sha256",
@@ -113,15 +114,7 @@ fn build(_: &Params) -> Circuit {
 
 fn reference(_: &Params, garbler: &str, evaluator: &str) -> String {
     use sha2::digest::generic_array::GenericArray;
-    let hex: String = [garbler, evaluator]
-        .concat()
-        .chars()
-        .filter(|&c| c != '_')
-        .collect();
-    assert_eq!(hex.len(), 128, "a 512-bit block is 128 hex digits");
-    let block: Vec<u8> = (0..64)
-        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("hex"))
-        .collect();
+    let block = hex_to_bytes(&[garbler, evaluator].concat(), 64).expect("512 bits of hex");
     let mut state = IV;
     // compress256 adds the input state back in (the feed-forward) itself.
     sha2::compress256(&mut state, &[GenericArray::clone_from_slice(&block)]);

@@ -176,12 +176,18 @@ impl LabelKeyed {
     pub fn new(backend: Backend) -> LabelKeyed {
         LabelKeyed { backend }
     }
+
+    /// The plaintext `tw(t)`: LE64(t) in bytes 0..7, zeros after.
+    #[inline(always)]
+    fn tw(t: u64) -> Block {
+        Block(u128::from(t))
+    }
 }
 
 impl HalfGateHash for LabelKeyed {
     fn hash(&self, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
         for (o, &t) in out.iter_mut().zip(tweaks) {
-            *o = Block(u128::from(t));
+            *o = LabelKeyed::tw(t);
         }
         encrypt_under_keys(self.backend, xs, out, 1);
     }
@@ -211,7 +217,7 @@ impl HalfGateHash for LabelKeyed {
             {
                 let (j, j2) = tweaks_of(i);
                 *k = [a0, a0 ^ delta, b0, b0 ^ delta];
-                *o = [j, j, j2, j2].map(|t| Block(u128::from(t)));
+                *o = [j, j, j2, j2].map(LabelKeyed::tw);
             }
             encrypt_under_keys(self.backend, keys.as_flattened(), out.as_flattened_mut(), 1);
         }
@@ -220,7 +226,7 @@ impl HalfGateHash for LabelKeyed {
     fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
         for (o, &i) in out.iter_mut().zip(and_index) {
             let (j, j2) = tweaks_of(i);
-            *o = [Block(u128::from(j)), Block(u128::from(j2))];
+            *o = [LabelKeyed::tw(j), LabelKeyed::tw(j2)];
         }
         encrypt_under_keys(
             self.backend,
@@ -395,9 +401,8 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
             let base = out.len();
             out.resize(base + window.bytes, 0);
             for k in window.waves {
-                let (crypto, free_end) = self.schedule.waves[k].clone();
-                let free = crypto.end as usize..free_end as usize;
-                self.and_batch(crypto.start as usize..crypto.end as usize, &mut out[base..]);
+                let (crypto, free) = self.schedule.wave(k);
+                self.and_batch(crypto, &mut out[base..]);
                 self.free_gates(free);
             }
             self.next_window += 1;
@@ -501,9 +506,8 @@ impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
             }
             let tables = &bytes[used..used + window.bytes];
             for k in window.waves {
-                let (crypto, free_end) = self.schedule.waves[k].clone();
-                let free = crypto.end as usize..free_end as usize;
-                self.and_batch(crypto.start as usize..crypto.end as usize, tables);
+                let (crypto, free) = self.schedule.wave(k);
+                self.and_batch(crypto, tables);
                 self.free_gates(free);
             }
             used += window.bytes;

@@ -180,9 +180,9 @@ fn is_and(kind: OpKind) -> bool {
 
 /// The program of `prf`: normal AND gates and XOR gates are the crypto gates; `aux` is the
 /// gate index (the PRF inputs' `g`); `extra` of an AND gate is the offset of its mask byte
-/// in the window: its own offset for the first gate
-/// of a pair (the byte precedes its table), the first gate's for the second, or
-/// [`CARRIED`] when the pair is split by a window boundary.
+/// in the window: its own offset for the first gate of a pair (the byte precedes its table),
+/// the first gate's for the second, or [`CARRIED`] when the pair is split by a window
+/// boundary.
 fn schedule(circuit: &Circuit) -> Schedule {
     let roots = label_roots(circuit);
     let mut last_even = CARRIED;
@@ -407,8 +407,8 @@ impl<'c> PrfGarbler<'c> {
         self.kinds.clear();
         self.kinds.resize(window.gates.len(), None);
         for k in window.waves.clone() {
-            let (crypto, free_end) = self.schedule.waves[k].clone();
-            for op in &self.schedule.ops[crypto.start as usize..free_end as usize] {
+            let (crypto, free) = self.schedule.wave(k);
+            for op in &self.schedule.ops[crypto.start..free.end] {
                 self.kinds[op.aux as usize - first] = Some(op.kind());
             }
         }
@@ -454,9 +454,7 @@ impl Garble for PrfGarbler<'_> {
             out.resize(base + window.bytes, 0);
             let first = window.gates.start;
             for k in window.waves.clone() {
-                let (crypto, free_end) = self.schedule.waves[k].clone();
-                let free = crypto.end as usize..free_end as usize;
-                let crypto = crypto.start as usize..crypto.end as usize;
+                let (crypto, free) = self.schedule.wave(k);
                 self.crypto_batch(crypto, out, base, first);
                 self.free_gates(free, out, base, first);
             }
@@ -622,9 +620,8 @@ impl Evaluate for PrfEvaluator<'_> {
             }
             let tables = &bytes[used..used + window.bytes];
             for k in window.waves.clone() {
-                let (crypto, free_end) = self.schedule.waves[k].clone();
-                let free = crypto.end as usize..free_end as usize;
-                self.crypto_batch(crypto.start as usize..crypto.end as usize, tables);
+                let (crypto, free) = self.schedule.wave(k);
+                self.crypto_batch(crypto, tables);
                 self.free_gates(free, tables);
             }
             // If the window's last AND gate opened a pair, keep the partner's nibble.

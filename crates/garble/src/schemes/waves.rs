@@ -249,6 +249,15 @@ impl Schedule {
         s
     }
 
+    /// The ops of wave `k`: its crypto gates and its other gates, as ranges of [`Self::ops`].
+    pub(crate) fn wave(&self, k: usize) -> (Range<usize>, Range<usize>) {
+        let (crypto, free_end) = self.waves[k].clone();
+        (
+            crypto.start as usize..crypto.end as usize,
+            crypto.end as usize..free_end as usize,
+        )
+    }
+
     /// Gates of the circuit before window `window` (all of them past the last window).
     pub(crate) fn gates_before(&self, window: usize) -> usize {
         self.windows.get(window).map_or_else(
