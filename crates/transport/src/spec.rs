@@ -20,6 +20,12 @@ pub struct Config {
     pub connect_attempts: u32,
     /// Pause between connection attempts (default 100 ms).
     pub retry_delay: Duration,
+    /// Bytes of buffering each transport should give one direction of a connection
+    /// (kernel socket buffers for `tcp`, `mtcp` and `udp`; the library's buffers for `udt`;
+    /// flow-control windows for `quic`), normally sized from the path's bandwidth-delay
+    /// product (paper §4.2). `None`: the transport's own default. An option in the
+    /// transport's name that sets a buffer wins over this.
+    pub buffer_bytes: Option<usize>,
 }
 
 impl Default for Config {
@@ -29,6 +35,7 @@ impl Default for Config {
             connect_timeout: Duration::from_secs(5),
             connect_attempts: 50,
             retry_delay: Duration::from_millis(100),
+            buffer_bytes: None,
         }
     }
 }
