@@ -355,6 +355,65 @@ impl Circuit {
             .collect()
     }
 
+    /// SHA-256 of the circuit's canonical encoding: what two parties compare before a 2PC
+    /// session starts, so that different circuits (or input/output layouts) are caught
+    /// before any input is used. Two circuits have the same digest exactly when they have
+    /// the same wires, input groups (length, owner, bit order), output groups (wires, bit
+    /// order) and gates in the same order; names are not included.
+    ///
+    /// Encoding (all integers little-endian): the tag `transputation-circuit-v1`, the wire
+    /// count (u32), the input group count (u32) and per group its length (u32), owner (u8:
+    /// 0 garbler, 1 evaluator) and bit order (u8: 0 MSB first, 1 LSB first); the output
+    /// group count (u32) and per group its bit order (u8), wire count (u32) and wires
+    /// (u32 each); the gate count (u64) and per gate a tag (u8: 0 XOR, 1 AND, 2 INV) and its
+    /// wires `a`, [`b`,] `out` (u32 each).
+    pub fn digest(&self) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        let order = |o: BitOrder| match o {
+            BitOrder::MsbFirst => 0u8,
+            BitOrder::LsbFirst => 1,
+        };
+        let mut h = Sha256::new();
+        h.update(b"transputation-circuit-v1");
+        h.update(self.num_wires.to_le_bytes());
+        h.update((self.inputs.len() as u32).to_le_bytes());
+        for g in &self.inputs {
+            h.update(g.len.to_le_bytes());
+            h.update([u8::from(g.party == Party::Evaluator), order(g.order)]);
+        }
+        h.update((self.outputs.len() as u32).to_le_bytes());
+        for o in &self.outputs {
+            h.update([order(o.order)]);
+            h.update((o.wires.len() as u32).to_le_bytes());
+            for w in &o.wires {
+                h.update(w.to_le_bytes());
+            }
+        }
+        h.update((self.gates.len() as u64).to_le_bytes());
+        // Hash the gates through a buffer: one update per gate would dominate the time.
+        let mut buf = Vec::with_capacity(13 * 4096);
+        for chunk in self.gates.chunks(4096) {
+            buf.clear();
+            for g in chunk {
+                match *g {
+                    Gate::Xor { a, b, out } | Gate::And { a, b, out } => {
+                        buf.push(u8::from(matches!(g, Gate::And { .. })));
+                        buf.extend_from_slice(&a.to_le_bytes());
+                        buf.extend_from_slice(&b.to_le_bytes());
+                        buf.extend_from_slice(&out.to_le_bytes());
+                    }
+                    Gate::Inv { a, out } => {
+                        buf.push(2);
+                        buf.extend_from_slice(&a.to_le_bytes());
+                        buf.extend_from_slice(&out.to_le_bytes());
+                    }
+                }
+            }
+            h.update(&buf);
+        }
+        h.finalize().into()
+    }
+
     /// Plain evaluation on hex inputs, as `circuit eval` does: each party's input is one hex
     /// string per group it owns, separated by commas; the output is one hex string per output
     /// group, separated by commas. See [`crate::encoding`].
@@ -455,5 +514,41 @@ mod tests {
             Circuit::new(1, ins(), vec![], vec![]),
             Err(CircuitError::InputsExceedWires { .. })
         ));
+    }
+
+    #[test]
+    fn the_digest_sees_every_part_but_names() {
+        let build = |party: Party, order: BitOrder, gate: Gate, name: &str| {
+            let mut g = group(party, 2);
+            g.order = order;
+            g.name = name.to_string();
+            Circuit::new(3, vec![g], vec![out(vec![2])], vec![gate]).unwrap()
+        };
+        let and = Gate::And { a: 0, b: 1, out: 2 };
+        let base = build(Party::Garbler, BitOrder::MsbFirst, and, "x");
+        let d = base.digest();
+        assert_eq!(d, base.digest());
+        assert_eq!(
+            d,
+            build(Party::Garbler, BitOrder::MsbFirst, and, "renamed").digest()
+        );
+        assert_ne!(
+            d,
+            build(Party::Evaluator, BitOrder::MsbFirst, and, "x").digest()
+        );
+        assert_ne!(
+            d,
+            build(Party::Garbler, BitOrder::LsbFirst, and, "x").digest()
+        );
+        let xor = Gate::Xor { a: 0, b: 1, out: 2 };
+        assert_ne!(
+            d,
+            build(Party::Garbler, BitOrder::MsbFirst, xor, "x").digest()
+        );
+        let swapped = Gate::And { a: 1, b: 0, out: 2 };
+        assert_ne!(
+            d,
+            build(Party::Garbler, BitOrder::MsbFirst, swapped, "x").digest()
+        );
     }
 }

@@ -117,44 +117,54 @@ pub fn encode_inputs(
     garbler: &str,
     evaluator: &str,
 ) -> Result<Vec<bool>, EncodingError> {
-    let mut parts = [
-        (Party::Garbler, split_groups(garbler)),
-        (Party::Evaluator, split_groups(evaluator)),
+    let mut own = [
+        encode_party_input(circuit, Party::Garbler, garbler)?.into_iter(),
+        encode_party_input(circuit, Party::Evaluator, evaluator)?.into_iter(),
     ];
-    for (party, strings) in &parts {
-        let owned = circuit
-            .inputs()
-            .iter()
-            .filter(|g| g.party == *party)
-            .count();
-        // A party without groups (or with one empty group) may give an empty string.
-        let given = if strings.len() == 1 && strings[0].is_empty() && owned == 0 {
-            0
-        } else {
-            strings.len()
-        };
-        if given != owned {
-            return Err(EncodingError {
-                party: *party,
-                group: None,
-                name: String::new(),
-                problem: format!(
-                    "{given} comma-separated value(s) given but this party owns {owned} input group(s) ({})",
-                    describe_groups(circuit, *party)
-                ),
-            });
-        }
-    }
     let mut bits = Vec::with_capacity(circuit.n_inputs());
-    let mut next = [0usize; 2];
     for g in circuit.inputs() {
         let p = usize::from(g.party == Party::Evaluator);
-        let (party, strings) = &mut parts[p];
-        let i = next[p];
-        next[p] += 1;
+        bits.extend(own[p].by_ref().take(g.len as usize));
+    }
+    Ok(bits)
+}
+
+/// Encodes one party's hex input (one string per group it owns, comma-separated) into one
+/// bit per input wire it owns, in wire order. This is all a party of a 2PC session knows.
+pub fn encode_party_input(
+    circuit: &Circuit,
+    party: Party,
+    hex: &str,
+) -> Result<Vec<bool>, EncodingError> {
+    let strings = split_groups(hex);
+    let owned: Vec<_> = circuit
+        .inputs()
+        .iter()
+        .filter(|g| g.party == party)
+        .collect();
+    // A party without groups (or with one empty group) may give an empty string.
+    let given = if strings.len() == 1 && strings[0].is_empty() && owned.is_empty() {
+        0
+    } else {
+        strings.len()
+    };
+    if given != owned.len() {
+        return Err(EncodingError {
+            party,
+            group: None,
+            name: String::new(),
+            problem: format!(
+                "{given} comma-separated value(s) given but this party owns {} input group(s) ({})",
+                owned.len(),
+                describe_groups(circuit, party)
+            ),
+        });
+    }
+    let mut bits = Vec::with_capacity(circuit.party_input_bits(party));
+    for (i, (g, s)) in owned.iter().zip(strings).enumerate() {
         let group_bits =
-            hex_to_bits(strings[i], g.len as usize, g.order).map_err(|problem| EncodingError {
-                party: *party,
+            hex_to_bits(s, g.len as usize, g.order).map_err(|problem| EncodingError {
+                party,
                 group: Some(i),
                 name: g.name.clone(),
                 problem,

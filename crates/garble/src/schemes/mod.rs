@@ -167,6 +167,14 @@ pub trait Evaluate: Send {
     /// One label per output bit, groups in order; an error if gates remain.
     fn output_labels(&self) -> Result<Vec<Block>, EvalError>;
 
+    /// Replaces the labels of the input wires `first .. first + labels.len()`. A 2PC
+    /// evaluator is built (its schedule planned) before its labels exist, since they arrive
+    /// over the network, and is handed them here before the first [`Evaluate::feed`].
+    ///
+    /// # Panics
+    /// If evaluation has begun or a wire is not an input wire (caller bugs, not peer input).
+    fn set_input_labels(&mut self, first: WireId, labels: &[Block]);
+
     /// An error unless every gate of `circuit` was evaluated.
     fn check_done(&self, circuit: &Circuit) -> Result<(), EvalError> {
         let total = circuit.gates().len();

@@ -612,6 +612,20 @@ impl<'c> PrfEvaluator<'c> {
 }
 
 impl Evaluate for PrfEvaluator<'_> {
+    fn set_input_labels(&mut self, first: WireId, labels: &[Block]) {
+        assert_eq!(
+            self.next_window, 0,
+            "input labels are set before evaluation"
+        );
+        let first = first as usize;
+        let end = first + labels.len();
+        assert!(
+            end <= self.circuit.n_inputs(),
+            "wires {first}..{end} are not all inputs"
+        );
+        self.labels[first..end].copy_from_slice(labels);
+    }
+
     fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {
         let mut used = 0;
         while let Some(window) = self.schedule.windows.get(self.next_window).cloned() {
