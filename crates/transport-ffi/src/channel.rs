@@ -27,24 +27,51 @@ pub struct tp_channel {
 }
 
 /// A borrowed channel, so that [`Framed`] can work on the channel a `tp_channel` owns for
-/// the length of one call; poisoning is tracked by `tp_channel` itself.
-struct ByRef<'a>(&'a mut dyn Channel);
+/// the length of one call (poisoning is tracked by `tp_channel` itself), with a byte
+/// already received to hand out first.
+struct ByRef<'a> {
+    inner: &'a mut dyn Channel,
+    pending: Option<u8>,
+}
 
 impl Channel for ByRef<'_> {
     fn send(&mut self, bytes: &[u8]) -> transputation_transport::Result<()> {
-        self.0.send(bytes)
+        self.inner.send(bytes)
     }
     fn recv(&mut self, buf: &mut [u8]) -> transputation_transport::Result<()> {
-        self.0.recv(buf)
+        match (buf.split_first_mut(), self.pending.take()) {
+            (Some((first, rest)), Some(b)) => {
+                *first = b;
+                self.inner.recv(rest)
+            }
+            (_, pending) => {
+                self.pending = pending;
+                self.inner.recv(buf)
+            }
+        }
     }
     fn flush(&mut self) -> transputation_transport::Result<()> {
-        self.0.flush()
+        self.inner.flush()
     }
     fn close(&mut self) -> transputation_transport::Result<()> {
-        self.0.close()
+        self.inner.close()
     }
     fn stats(&self) -> ByteCounts {
-        self.0.stats()
+        self.inner.stats()
+    }
+}
+
+/// Why an operation stopped, and whether the channel is still in a known state.
+struct Stop {
+    error: Error,
+    usable: bool,
+}
+
+impl From<Error> for Stop {
+    fn from(error: Error) -> Stop {
+        // A message refused for its size was not sent at all.
+        let usable = matches!(error, Error::SendTooLarge { .. });
+        Stop { error, usable }
     }
 }
 
@@ -58,24 +85,34 @@ impl tp_channel {
     }
 
     /// Runs one operation, refusing it on a poisoned channel and poisoning the channel if
-    /// it fails in a way that may leave a message half sent or half read.
+    /// it stops in a way that may leave a message half sent or half read.
     fn run<T>(
         &mut self,
-        op: impl FnOnce(&mut dyn Channel, u64) -> transputation_transport::Result<T>,
+        op: impl FnOnce(&mut dyn Channel, u64) -> Result<T, Stop>,
     ) -> Result<T, Failure> {
         if self.poisoned {
             return Err(Error::Poisoned.into());
         }
         self.poisoned = true;
         let r = op(&mut *self.inner, self.max_message);
-        // A message refused for its size was not sent at all.
-        self.poisoned = matches!(&r, Err(e) if !matches!(e, Error::SendTooLarge { .. }));
-        r.map_err(Failure::from)
+        self.poisoned = matches!(&r, Err(stop) if !stop.usable);
+        r.map_err(|stop| stop.error.into())
     }
 }
 
-fn framed(c: &mut dyn Channel, max_message: u64) -> Framed<ByRef<'_>> {
-    Framed::with_max_message(ByRef(c), max_message)
+/// Receives the first byte of what the caller asked for, alone: if the stream ends there,
+/// the peer ended its direction between two requests, nothing is half read, and the
+/// channel is still usable for sending and closing.
+fn recv_first(c: &mut dyn Channel) -> Result<u8, Stop> {
+    let mut first = [0u8; 1];
+    match c.recv(&mut first) {
+        Ok(()) => Ok(first[0]),
+        Err(error @ Error::Closed { .. }) => Err(Stop {
+            error,
+            usable: true,
+        }),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The settings behind a `tp_config` pointer (NULL: the defaults).
@@ -286,13 +323,14 @@ pub unsafe extern "C" fn tp_send(
         let ch = unsafe { handle_mut(channel, "channel") }?;
         // SAFETY: forwarded caller guarantee.
         let data = unsafe { bytes_arg(data, len, "data") }?;
-        ch.run(|c, _| c.send(data))
+        ch.run(|c, _| Ok(c.send(data)?))
     })
 }
 
 /// Receives exactly `len` raw bytes into `buf`, flushing this side's pending output first.
-/// Fails with `TP_ERR_CLOSED` if the stream ends before `buf` is full, `TP_ERR_TIMEOUT` if
-/// the peer is silent for the I/O timeout.
+/// Fails with `TP_ERR_CLOSED` if the stream ends before `buf` is full (the channel stays
+/// usable for sending and `tp_close` when it ended before the first byte),
+/// `TP_ERR_TIMEOUT` if the peer is silent for the I/O timeout.
 ///
 /// # Safety
 /// `channel` must be NULL or a live channel used by no other thread during the call;
@@ -304,7 +342,13 @@ pub unsafe extern "C" fn tp_recv(channel: *mut tp_channel, buf: *mut u8, len: us
         let ch = unsafe { handle_mut(channel, "channel") }?;
         // SAFETY: forwarded caller guarantee.
         let buf = unsafe { bytes_mut_arg(buf, len, "buf") }?;
-        ch.run(|c, _| c.recv(buf))
+        ch.run(|c, _| match buf.split_first_mut() {
+            Some((first, rest)) => {
+                *first = recv_first(c)?;
+                Ok(c.recv(rest)?)
+            }
+            None => Ok(c.recv(buf)?),
+        })
     })
 }
 
@@ -326,14 +370,22 @@ pub unsafe extern "C" fn tp_send_message(
         let ch = unsafe { handle_mut(channel, "channel") }?;
         // SAFETY: forwarded caller guarantee.
         let data = unsafe { bytes_arg(data, len, "data") }?;
-        ch.run(|c, max| framed(c, max).send_message(data))
+        ch.run(|c, max| {
+            let inner = ByRef {
+                inner: c,
+                pending: None,
+            };
+            Ok(Framed::with_max_message(inner, max).send_message(data)?)
+        })
     })
 }
 
 /// Receives the next message (flushing this side's pending output first). On success
 /// `*data` points to its bytes and `*len` is its length; free the bytes with
 /// `tp_free_buffer(*data, *len)`. An empty message gives `*data == NULL`, `*len == 0`.
-/// On failure `*data` is NULL and `*len` 0; a message longer than `max_message` gives
+/// On failure `*data` is NULL and `*len` 0. `TP_ERR_CLOSED` before the first byte of a
+/// message means the peer closed cleanly between messages: the channel stays usable for
+/// sending and `tp_close`. A message longer than `max_message` gives
 /// `TP_ERR_MESSAGE_TOO_LARGE` before anything is allocated.
 ///
 /// # Safety
@@ -354,7 +406,10 @@ pub unsafe extern "C" fn tp_recv_message(
         *len = 0;
         // SAFETY: forwarded caller guarantee.
         let ch = unsafe { handle_mut(channel, "channel") }?;
-        let msg = ch.run(|c, max| framed(c, max).recv_message())?;
+        let msg = ch.run(|c, max| {
+            let pending = Some(recv_first(c)?);
+            Ok(Framed::with_max_message(ByRef { inner: c, pending }, max).recv_message()?)
+        })?;
         if !msg.is_empty() {
             *len = msg.len();
             *data = Box::into_raw(msg.into_boxed_slice()).cast::<u8>();
@@ -393,7 +448,7 @@ pub unsafe extern "C" fn tp_flush(channel: *mut tp_channel) -> tp_status {
     guard_status("tp_flush", || {
         // SAFETY: forwarded caller guarantee.
         let ch = unsafe { handle_mut(channel, "channel") }?;
-        ch.run(|c, _| c.flush())
+        ch.run(|c, _| Ok(c.flush()?))
     })
 }
 
@@ -409,7 +464,7 @@ pub unsafe extern "C" fn tp_close(channel: *mut tp_channel) -> tp_status {
     guard_status("tp_close", || {
         // SAFETY: forwarded caller guarantee.
         let ch = unsafe { handle_mut(channel, "channel") }?;
-        ch.run(|c, _| c.close())
+        ch.run(|c, _| Ok(c.close()?))
     })
 }
 

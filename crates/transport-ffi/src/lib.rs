@@ -34,16 +34,18 @@
 //! - **Errors.** Functions return a [`tp_status`] (`TP_OK` or an error code naming what
 //!   happened) or a handle (`NULL` on failure). After a failure, `tp_last_error()` gives a
 //!   message for people, valid on this thread until its next failing call, and
-//!   `tp_last_status()` its code. Invalid
-//!   arguments (`NULL` where a pointer is required, strings that are not UTF-8, bad
-//!   addresses) give `TP_ERR_INVALID_ARGUMENT`, never undefined behaviour; a Rust panic
-//!   (a bug) is caught at the boundary and gives `TP_ERR_PANIC`.
-//! - **Failed channels.** After any error on a channel other than `TP_ERR_SEND_TOO_LARGE`
-//!   (nothing was sent) and `TP_ERR_INVALID_ARGUMENT`, the channel is in an unknown state
+//!   `tp_last_status()` its code. Invalid arguments (`NULL` where a pointer is required,
+//!   strings that are not UTF-8, bad addresses) give `TP_ERR_INVALID_ARGUMENT`, never
+//!   undefined behaviour; a Rust panic (a bug) is caught at the boundary and gives
+//!   `TP_ERR_PANIC`.
+//! - **Failed channels.** After an error on a channel the channel is in an unknown state
 //!   (a message may be half sent or half read) and answers `TP_ERR_POISONED` from then on:
-//!   free it. Peer input is untrusted: a malformed or oversized message, a closed
-//!   connection or a peer silent for longer than the I/O timeout gives an error code,
-//!   never a hang or a crash.
+//!   free it. Three errors leave it usable: `TP_ERR_INVALID_ARGUMENT` and
+//!   `TP_ERR_SEND_TOO_LARGE` (nothing happened), and `TP_ERR_CLOSED` from a receive that got
+//!   no byte at all, which is how a peer's `tp_close` between messages shows up (this end
+//!   may still send and close). Peer input is untrusted: a malformed or oversized message,
+//!   a connection closed early or a peer silent for longer than the I/O timeout gives an
+//!   error code, never a hang or a crash.
 //! - **Flushing and closing** follow `transputation-transport`: sends may be buffered until
 //!   `tp_flush`, `tp_close` or the next receive on the same channel.
 

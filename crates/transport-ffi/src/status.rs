@@ -27,7 +27,9 @@ pub enum tp_status {
     TP_ERR_CONNECT = 4,
     /// The peer sent or accepted nothing for the I/O timeout (or no client came).
     TP_ERR_TIMEOUT = 5,
-    /// The peer closed (or reset) the connection before the call was done.
+    /// The peer closed (or reset) the connection before the call was done. From a receive
+    /// that got no byte at all, the peer's clean end of stream: the channel stays usable
+    /// for sending and closing.
     TP_ERR_CLOSED = 6,
     /// The peer announced a message longer than this end's maximum; nothing was allocated.
     TP_ERR_MESSAGE_TOO_LARGE = 7,

@@ -249,8 +249,9 @@ fn bytes_and_messages_round_trip() {
     // The server closed: the end of the stream.
     assert_eq!(recv_message(ch), Err(TP_ERR_CLOSED));
     assert!(last_error().contains("closed"), "{}", last_error());
+    // A clean end between messages leaves the channel usable: this end can still close.
     // SAFETY: live channel.
-    assert_eq!(unsafe { tp_close(ch) }, TP_ERR_POISONED);
+    assert_eq!(unsafe { tp_close(ch) }, TP_OK);
     let (sent, received) = stats(ch);
     free(ch);
 
@@ -308,6 +309,31 @@ fn limits_and_poisoning() {
     free(ch);
     server.join().unwrap();
     // SAFETY: `l` is live and no longer used by the joined thread.
+    unsafe { tp_listener_free(l) };
+}
+
+#[test]
+fn a_stream_ending_inside_a_message_poisons_the_channel() {
+    use std::io::Write;
+    let l = listen(c"tcp", &quick());
+    // SAFETY: `l` is live until freed below.
+    let port = unsafe { tp_listener_port(l) };
+    let mut peer = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // SAFETY: `l` is live.
+    let ch = unsafe { tp_accept(l) };
+    assert!(!ch.is_null(), "{}", last_error());
+    // A message announced as 10 bytes, 3 sent, then the end of the stream.
+    peer.write_all(&10u64.to_be_bytes()).unwrap();
+    peer.write_all(b"abc").unwrap();
+    peer.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(recv_message(ch), Err(TP_ERR_CLOSED));
+    assert_eq!(send_message(ch, b"x"), TP_ERR_POISONED);
+    assert_eq!(
+        last_error(),
+        "tp_send_message: the channel failed earlier and cannot be used again"
+    );
+    free(ch);
+    // SAFETY: `l` is live, not used afterwards.
     unsafe { tp_listener_free(l) };
 }
 
