@@ -173,9 +173,9 @@ uint16_t tp_listener_port(const struct tp_listener *listener);
  * `"[::1]:40123"`) into `buf`, like `snprintf`: at most `len` bytes including the
  * terminating NUL, always NUL-terminated when `len > 0`.
  *
- * Returns the length of the whole address without the NUL (at most 47), so a return value
- * `>= len` means the text was cut short; returns 0 if `listener` is NULL, or if `buf` is NULL
- * while `len > 0`.
+ * Returns the length of the whole address without the NUL (at most 58, so a 64-byte
+ * buffer always suffices); a return value `>= len` means the text was cut short. Returns
+ * 0 if `listener` is NULL, or if `buf` is NULL while `len > 0`.
  *
  * # Safety
  * `listener` must be NULL or a live listener from `tp_listen`; `buf` must be NULL or

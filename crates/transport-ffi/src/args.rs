@@ -131,10 +131,8 @@ mod tests {
             "TRANSPORT is not valid UTF-8 (bad byte at offset 2)"
         );
         // SAFETY: as above.
-        assert_eq!(
-            unsafe { str_arg(c"tcp".as_ptr(), "TRANSPORT") }.unwrap(),
-            "tcp"
-        );
+        let good = unsafe { str_arg(c"tcp".as_ptr(), "TRANSPORT") };
+        assert_eq!(good.unwrap(), "tcp");
     }
 
     #[test]

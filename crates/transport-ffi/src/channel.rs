@@ -104,6 +104,9 @@ impl tp_channel {
 /// the peer ended its direction between two requests, nothing is half read, and the
 /// channel is still usable for sending and closing.
 fn recv_first(c: &mut dyn Channel) -> Result<u8, Stop> {
+    // Flushed apart, so that an end of stream met while flushing (output half sent)
+    // poisons.
+    c.flush()?;
     let mut first = [0u8; 1];
     match c.recv(&mut first) {
         Ok(()) => Ok(first[0]),
@@ -162,21 +165,17 @@ pub unsafe extern "C" fn tp_listen(
     addr: *const c_char,
     cfg: *const tp_config,
 ) -> *mut tp_listener {
-    guard(
-        "tp_listen",
-        |_| ptr::null_mut(),
-        || {
-            // SAFETY: forwarded caller guarantees on the three pointers.
-            let (spec, addr) = unsafe { endpoint(transport, addr) }?;
-            // SAFETY: as above.
-            let s = unsafe { settings(cfg) }?;
-            let inner = spec.listen(addr, &s.config)?;
-            Ok(Box::into_raw(Box::new(tp_listener {
-                inner,
-                max_message: s.max_message,
-            })))
-        },
-    )
+    guard("tp_listen", || {
+        // SAFETY: forwarded caller guarantees on the three pointers.
+        let (spec, addr) = unsafe { endpoint(transport, addr) }?;
+        // SAFETY: as above.
+        let s = unsafe { settings(cfg) }?;
+        let inner = spec.listen(addr, &s.config)?;
+        Ok(Box::into_raw(Box::new(tp_listener {
+            inner,
+            max_message: s.max_message,
+        })))
+    })
 }
 
 /// The port the listener is bound to (the one chosen when `tp_listen` was given port 0),
@@ -186,24 +185,20 @@ pub unsafe extern "C" fn tp_listen(
 /// `listener` must be NULL or a live listener from `tp_listen`.
 #[no_mangle]
 pub unsafe extern "C" fn tp_listener_port(listener: *const tp_listener) -> u16 {
-    guard(
-        "tp_listener_port",
-        |_| 0,
-        || {
-            // SAFETY: forwarded caller guarantee.
-            let l = unsafe { handle_ref(listener, "listener") }?;
-            Ok(l.inner.local_addr().port())
-        },
-    )
+    guard("tp_listener_port", || {
+        // SAFETY: forwarded caller guarantee.
+        let l = unsafe { handle_ref(listener, "listener") }?;
+        Ok(l.inner.local_addr().port())
+    })
 }
 
 /// Writes the listener's address as `"HOST:PORT"` (e.g. `"127.0.0.1:40123"`,
 /// `"[::1]:40123"`) into `buf`, like `snprintf`: at most `len` bytes including the
 /// terminating NUL, always NUL-terminated when `len > 0`.
 ///
-/// Returns the length of the whole address without the NUL (at most 47), so a return value
-/// `>= len` means the text was cut short; returns 0 if `listener` is NULL, or if `buf` is NULL
-/// while `len > 0`.
+/// Returns the length of the whole address without the NUL (at most 58, so a 64-byte
+/// buffer always suffices); a return value `>= len` means the text was cut short. Returns
+/// 0 if `listener` is NULL, or if `buf` is NULL while `len > 0`.
 ///
 /// # Safety
 /// `listener` must be NULL or a live listener from `tp_listen`; `buf` must be NULL or
@@ -214,23 +209,19 @@ pub unsafe extern "C" fn tp_listener_addr(
     buf: *mut c_char,
     len: usize,
 ) -> usize {
-    guard(
-        "tp_listener_addr",
-        |_| 0,
-        || {
-            // SAFETY: forwarded caller guarantee.
-            let l = unsafe { handle_ref(listener, "listener") }?;
-            // SAFETY: forwarded caller guarantee.
-            let out = unsafe { bytes_mut_arg(buf.cast::<u8>(), len, "buf") }?;
-            let text = l.inner.local_addr().to_string();
-            if let Some(room) = out.len().checked_sub(1) {
-                let n = text.len().min(room);
-                out[..n].copy_from_slice(&text.as_bytes()[..n]);
-                out[n] = 0;
-            }
-            Ok(text.len())
-        },
-    )
+    guard("tp_listener_addr", || {
+        // SAFETY: forwarded caller guarantee.
+        let l = unsafe { handle_ref(listener, "listener") }?;
+        // SAFETY: forwarded caller guarantee.
+        let out = unsafe { bytes_mut_arg(buf.cast::<u8>(), len, "buf") }?;
+        let text = l.inner.local_addr().to_string();
+        if let Some(room) = out.len().checked_sub(1) {
+            let n = text.len().min(room);
+            out[..n].copy_from_slice(&text.as_bytes()[..n]);
+            out[n] = 0;
+        }
+        Ok(text.len())
+    })
 }
 
 /// Waits for a client (at most the listener's I/O timeout for each connection the
@@ -244,16 +235,12 @@ pub unsafe extern "C" fn tp_listener_addr(
 /// during the call.
 #[no_mangle]
 pub unsafe extern "C" fn tp_accept(listener: *mut tp_listener) -> *mut tp_channel {
-    guard(
-        "tp_accept",
-        |_| ptr::null_mut(),
-        || {
-            // SAFETY: forwarded caller guarantee.
-            let l = unsafe { handle_mut(listener, "listener") }?;
-            let ch = l.inner.accept()?;
-            Ok(Box::into_raw(Box::new(tp_channel::new(ch, l.max_message))))
-        },
-    )
+    guard("tp_accept", || {
+        // SAFETY: forwarded caller guarantee.
+        let l = unsafe { handle_mut(listener, "listener") }?;
+        let ch = l.inner.accept()?;
+        Ok(Box::into_raw(Box::new(tp_channel::new(ch, l.max_message))))
+    })
 }
 
 /// Frees a listener; NULL is ignored. Channels it accepted stay usable.
@@ -262,18 +249,14 @@ pub unsafe extern "C" fn tp_accept(listener: *mut tp_listener) -> *mut tp_channe
 /// `listener` must be NULL or a live listener from `tp_listen`, not used again afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn tp_listener_free(listener: *mut tp_listener) {
-    guard(
-        "tp_listener_free",
-        |_| (),
-        || {
-            if !listener.is_null() {
-                // SAFETY: a live listener from tp_listen is a Box::into_raw pointer, freed
-                // only here and, by the caller's guarantee, only once.
-                drop(unsafe { Box::from_raw(listener) });
-            }
-            Ok(())
-        },
-    )
+    guard("tp_listener_free", || {
+        if !listener.is_null() {
+            // SAFETY: a live listener from tp_listen is a Box::into_raw pointer, freed
+            // only here and, by the caller's guarantee, only once.
+            drop(unsafe { Box::from_raw(listener) });
+        }
+        Ok(())
+    })
 }
 
 /// Sets up a client: connects to the server at `addr` (`"HOST:PORT"`) over the transport
@@ -292,18 +275,14 @@ pub unsafe extern "C" fn tp_connect(
     addr: *const c_char,
     cfg: *const tp_config,
 ) -> *mut tp_channel {
-    guard(
-        "tp_connect",
-        |_| ptr::null_mut(),
-        || {
-            // SAFETY: forwarded caller guarantees on the three pointers.
-            let (spec, addr) = unsafe { endpoint(transport, addr) }?;
-            // SAFETY: as above.
-            let s = unsafe { settings(cfg) }?;
-            let ch = spec.connect(addr, &s.config)?;
-            Ok(Box::into_raw(Box::new(tp_channel::new(ch, s.max_message))))
-        },
-    )
+    guard("tp_connect", || {
+        // SAFETY: forwarded caller guarantees on the three pointers.
+        let (spec, addr) = unsafe { endpoint(transport, addr) }?;
+        // SAFETY: as above.
+        let s = unsafe { settings(cfg) }?;
+        let ch = spec.connect(addr, &s.config)?;
+        Ok(Box::into_raw(Box::new(tp_channel::new(ch, s.max_message))))
+    })
 }
 
 /// Queues `len` raw bytes for the peer (no framing: the peer must know how many to
@@ -425,18 +404,14 @@ pub unsafe extern "C" fn tp_recv_message(
 /// alongside, not freed before and not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn tp_free_buffer(data: *mut u8, len: usize) {
-    guard(
-        "tp_free_buffer",
-        |_| (),
-        || {
-            if !data.is_null() {
-                // SAFETY: tp_recv_message made (data, len) from Box::into_raw of a boxed slice
-                // of exactly `len` bytes; the caller guarantees it is freed once.
-                drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(data, len)) });
-            }
-            Ok(())
-        },
-    )
+    guard("tp_free_buffer", || {
+        if !data.is_null() {
+            // SAFETY: tp_recv_message made (data, len) from Box::into_raw of a boxed slice
+            // of exactly `len` bytes; the caller guarantees it is freed once.
+            drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(data, len)) });
+        }
+        Ok(())
+    })
 }
 
 /// Pushes every queued byte to the operating system.
@@ -506,16 +481,12 @@ pub unsafe extern "C" fn tp_stats(
 /// again afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn tp_channel_free(channel: *mut tp_channel) {
-    guard(
-        "tp_channel_free",
-        |_| (),
-        || {
-            if !channel.is_null() {
-                // SAFETY: a live channel is a Box::into_raw pointer, freed only here and, by
-                // the caller's guarantee, only once.
-                drop(unsafe { Box::from_raw(channel) });
-            }
-            Ok(())
-        },
-    )
+    guard("tp_channel_free", || {
+        if !channel.is_null() {
+            // SAFETY: a live channel is a Box::into_raw pointer, freed only here and, by
+            // the caller's guarantee, only once.
+            drop(unsafe { Box::from_raw(channel) });
+        }
+        Ok(())
+    })
 }

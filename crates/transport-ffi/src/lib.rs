@@ -22,8 +22,9 @@
 //! tp_channel_free(ch);
 //! ```
 //!
-//! `examples/c/echo.c` is a complete echo client and server; the crate's README section
-//! "Using the transports from C/C++" (in the repository's README) gives the build commands.
+//! `examples/c/echo.c` is a complete echo client and server, built by the `Makefile` next
+//! to it; the repository README's section "Using the transports from C/C++" gives the
+//! build and link commands.
 //!
 //! # Contracts
 //!
@@ -51,10 +52,12 @@
 
 // This crate is the project's FFI boundary: exporting unmangled functions and reading
 // caller-provided pointers cannot be done without `unsafe`. The workspace denies
-// `unsafe_code`; it is allowed here only, every unsafe block carries a SAFETY comment, and
-// `unsafe_op_in_unsafe_fn` keeps each unsafe operation inside such a block.
+// `unsafe_code`; it is allowed here only, every unsafe block must carry a SAFETY comment
+// (clippy checks), and `unsafe_op_in_unsafe_fn` keeps each unsafe operation inside such a
+// block.
 #![allow(unsafe_code)]
 #![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 // The exported types keep their C names (`tp_channel`, `tp_status`, `TP_ERR_CLOSED`), so
 // the header and these docs speak the same language.
 #![allow(non_camel_case_types)]

@@ -206,20 +206,50 @@ impl From<Error> for Failure {
     }
 }
 
-/// Runs the body of an exported function: its failure or panic becomes the value `fail`
-/// returns, with the message recorded for `tp_last_error`.
-pub(crate) fn guard<T>(
-    what: &str,
-    fail: impl FnOnce(tp_status) -> T,
-    body: impl FnOnce() -> Result<T, Failure>,
-) -> T {
+/// What an exported function returns when it fails: NULL for a handle, 0 for a number,
+/// the status itself for a status.
+pub(crate) trait OnFailure {
+    fn on_failure(status: tp_status) -> Self;
+}
+
+impl<T> OnFailure for *mut T {
+    fn on_failure(_: tp_status) -> Self {
+        std::ptr::null_mut()
+    }
+}
+
+impl OnFailure for u16 {
+    fn on_failure(_: tp_status) -> Self {
+        0
+    }
+}
+
+impl OnFailure for usize {
+    fn on_failure(_: tp_status) -> Self {
+        0
+    }
+}
+
+impl OnFailure for () {
+    fn on_failure(_: tp_status) -> Self {}
+}
+
+impl OnFailure for tp_status {
+    fn on_failure(status: tp_status) -> Self {
+        status
+    }
+}
+
+/// Runs the body of the exported function `what`: its failure or panic becomes the
+/// function's failure value, with the message recorded for `tp_last_error`.
+pub(crate) fn guard<T: OnFailure>(what: &str, body: impl FnOnce() -> Result<T, Failure>) -> T {
     // AssertUnwindSafe: after a panic the handle involved is poisoned (channels) or
     // documented as unusable except for freeing, so no broken invariant is observed.
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(v)) => v,
         Ok(Err(f)) => {
             set_last_error(f.status, &format!("{what}: {}", f.message));
-            fail(f.status)
+            T::on_failure(f.status)
         }
         Err(panic) => {
             let msg = panic
@@ -231,14 +261,14 @@ pub(crate) fn guard<T>(
                 tp_status::TP_ERR_PANIC,
                 &format!("{what}: internal error (a bug): {msg}"),
             );
-            fail(tp_status::TP_ERR_PANIC)
+            T::on_failure(tp_status::TP_ERR_PANIC)
         }
     }
 }
 
 /// [`guard`] for functions that return a status.
 pub(crate) fn guard_status(what: &str, body: impl FnOnce() -> Result<(), Failure>) -> tp_status {
-    guard(what, |s| s, || body().map(|()| tp_status::TP_OK))
+    guard(what, || body().map(|()| tp_status::TP_OK))
 }
 
 #[cfg(test)]
