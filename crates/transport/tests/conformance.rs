@@ -101,7 +101,7 @@ conformance!(mtcp_4_small_chunks, "mtcp:streams=4,chunk=1024");
 conformance!(mtcp_7, "mtcp:streams=7");
 conformance!(udp, "udp", lossy_ok);
 conformance!(udp_jumbo, "udp:mtu=9000,rate=1gbit", lossy_ok);
-conformance!(udp_small_mtu, "udp:mtu=576,rate=1gbit", lossy_ok);
+conformance!(udp_small_mtu, "udp:mtu=576,rate=500mbit", lossy_ok);
 
 /// The cases, each a function of the transport string.
 mod cases {
@@ -271,26 +271,28 @@ mod cases {
         let _alone = LARGE.write().unwrap_or_else(|p| p.into_inner());
         let max = len as u64;
         let start = Instant::now();
+        // Both buffers are ready, every page touched, before the transfer: `udp` has no
+        // flow control, and a receiver stalled by page faults would lose datagrams.
+        let mut received = vec![1u8; len];
+        let sent = pattern(len, 2);
         let Some(((), took)) = pair_unlocked(
             spec,
             &cfg(),
             None,
             move |ch| {
                 let mut ch = Framed::with_max_message(ch, max);
-                let mut m = Vec::new();
-                ch.recv_message_into(&mut m).unwrap();
-                assert_eq!(m.len(), len);
-                check(&m, 2, "the received message");
-                drop(m);
+                ch.recv_message_into(&mut received).unwrap();
+                assert_eq!(received.len(), len);
+                check(&received, 2, "the received message");
+                drop(received);
                 ch.send_message(b"ok").unwrap();
                 ch.close().unwrap();
             },
             |ch| {
                 let mut ch = Framed::with_max_message(ch, max);
-                let m = pattern(len, 2);
                 let sending = Instant::now();
-                ch.send_message(&m).unwrap();
-                drop(m);
+                ch.send_message(&sent).unwrap();
+                drop(sent);
                 assert_eq!(ch.recv_message().unwrap(), b"ok");
                 sending.elapsed()
             },

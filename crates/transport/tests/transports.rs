@@ -561,3 +561,56 @@ fn the_memory_pair_keeps_the_same_contract() {
     drop(b);
     assert!(matches!(a.recv(&mut one), Err(Error::Closed { .. })));
 }
+
+#[test]
+fn the_kernel_gets_the_buffer_size_asked_for_on_both_ends() {
+    // Linux reads back twice what was set (its bookkeeping half), capped at
+    // net.core.{r,w}mem_max first unless this process may force more (CAP_NET_ADMIN).
+    let caps = transputation_transport::sizing::kernel_buffer_caps();
+    for (spec, asked, per_socket) in [
+        ("tcp", 192 << 10, 192 << 10),
+        ("mtcp:streams=3", 3 << 20, 1 << 20),
+        ("udp", 1 << 20, 1 << 20),
+        ("tcp", 8 << 20, 8 << 20),
+    ] {
+        let cfg = Config {
+            buffer_bytes: Some(asked),
+            ..quick()
+        };
+        let (server, client) = pair(
+            spec,
+            &cfg,
+            |ch| {
+                let b = ch.socket_buffers();
+                // Move some bytes through the resized sockets too.
+                let mut ch = Framed::new(ch);
+                assert!(ch.recv_message().unwrap() == pattern(4 << 20, 5));
+                ch.send_message(b"ok").unwrap();
+                ch.close().unwrap();
+                b.unwrap()
+            },
+            |ch| {
+                let b = ch.socket_buffers();
+                let mut ch = Framed::new(ch);
+                ch.send_message(&pattern(4 << 20, 5)).unwrap();
+                assert_eq!(ch.recv_message().unwrap(), b"ok");
+                b.unwrap()
+            },
+        );
+        for (end, got) in [("server", server), ("client", client)] {
+            for (dir, got, cap) in [
+                ("send", got.send, caps.map(|c| c.1)),
+                ("recv", got.recv, caps.map(|c| c.0)),
+            ] {
+                let capped = cap.is_some_and(|c| c < per_socket as u64 && got as u64 == 2 * c);
+                assert!(
+                    got >= per_socket || capped,
+                    "{spec} {end} {dir}: asked {per_socket}, got {got} (cap {cap:?})"
+                );
+                if capped {
+                    eprintln!("{spec} {end} {dir}: capped at the system's {cap:?}");
+                }
+            }
+        }
+    }
+}
