@@ -11,6 +11,19 @@ pub struct ByteCounts {
     pub received: u64,
 }
 
+/// Kernel socket buffer sizes of a channel, as `getsockopt` reads them back.
+///
+/// Linux doubles the value a program sets (the other half is its bookkeeping) and, unless
+/// the program may force it (CAP_NET_ADMIN), caps it at net.core.wmem_max / rmem_max
+/// first: asking for `b` bytes reads back `2 × min(b, cap)`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SocketBuffers {
+    /// SO_SNDBUF, bytes.
+    pub send: usize,
+    /// SO_RCVBUF, bytes.
+    pub recv: usize,
+}
+
 /// A reliable, ordered, bidirectional byte stream to one peer.
 ///
 /// See the crate docs for the flush, close and error contracts. Implementations are
@@ -27,6 +40,11 @@ pub trait Channel: Send {
     fn close(&mut self) -> Result<()>;
     /// Bytes moved so far, per direction.
     fn stats(&self) -> ByteCounts;
+    /// The kernel socket buffers of this channel (of its first connection, for `mtcp`),
+    /// or `None` for a transport without kernel sockets or one that does not tell.
+    fn socket_buffers(&self) -> Option<SocketBuffers> {
+        None
+    }
 }
 
 impl<C: Channel + ?Sized> Channel for Box<C> {
@@ -45,4 +63,30 @@ impl<C: Channel + ?Sized> Channel for Box<C> {
     fn stats(&self) -> ByteCounts {
         (**self).stats()
     }
+    fn socket_buffers(&self) -> Option<SocketBuffers> {
+        (**self).socket_buffers()
+    }
+}
+
+/// Reads SO_SNDBUF and SO_RCVBUF of a socket.
+pub(crate) fn read_socket_buffers(fd: impl std::os::fd::AsFd) -> Option<SocketBuffers> {
+    use rustix::net::sockopt;
+    Some(SocketBuffers {
+        send: sockopt::socket_send_buffer_size(&fd).ok()?,
+        recv: sockopt::socket_recv_buffer_size(&fd).ok()?,
+    })
+}
+
+/// Asks for `bytes` of send and receive buffer on a socket: forced past the system's cap
+/// where this process may (CAP_NET_ADMIN), else up to net.core.wmem_max / rmem_max. Setting
+/// either also turns off the kernel's buffer auto-tuning for that socket.
+pub(crate) fn set_socket_buffers(fd: impl std::os::fd::AsFd, bytes: usize) -> std::io::Result<()> {
+    use rustix::net::sockopt;
+    if sockopt::set_socket_recv_buffer_size_force(&fd, bytes).is_err() {
+        sockopt::set_socket_recv_buffer_size(&fd, bytes)?;
+    }
+    if sockopt::set_socket_send_buffer_size_force(&fd, bytes).is_err() {
+        sockopt::set_socket_send_buffer_size(&fd, bytes)?;
+    }
+    Ok(())
 }

@@ -63,6 +63,13 @@
 //! state (a frame may be half read or half written): the only safe step is to drop it;
 //! [`Framed`] enforces this by answering [`Error::Poisoned`].
 //!
+//! # Buffers
+//!
+//! [`Config::buffer_bytes`] sets the buffering of one direction (kernel socket buffers for
+//! `tcp`, `mtcp` and `udp`), normally chosen by [`sizing::size_buffers`] from the path's
+//! round-trip time and bandwidth and the volume to send (paper §4.2);
+//! [`Channel::socket_buffers`] reads back what the kernel granted.
+//!
 //! # Byte counters
 //!
 //! [`Channel::stats`] counts the bytes this channel handed to and took from its sockets
@@ -75,11 +82,12 @@ mod error;
 mod framing;
 mod memory;
 mod mtcp;
+pub mod sizing;
 mod spec;
 mod tcp;
 mod udp;
 
-pub use channel::{ByteCounts, Channel};
+pub use channel::{ByteCounts, Channel, SocketBuffers};
 pub use error::{Error, Result};
 pub use framing::{Framed, DEFAULT_MAX_MESSAGE};
 pub use memory::{memory_pair, MemoryChannel};

@@ -21,7 +21,7 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::Duration;
 
-use crate::{ByteCounts, Channel, Config, Error, Result};
+use crate::{ByteCounts, Channel, Config, Error, Result, SocketBuffers};
 
 /// Most connections one channel may have.
 pub(crate) const MAX_STREAMS: u16 = 64;
@@ -239,6 +239,10 @@ impl Channel for MtcpChannel {
 
     fn stats(&self) -> ByteCounts {
         self.counts
+    }
+
+    fn socket_buffers(&self) -> Option<SocketBuffers> {
+        crate::channel::read_socket_buffers(self.streams.first()?)
     }
 }
 

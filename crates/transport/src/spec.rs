@@ -23,8 +23,10 @@ pub struct Config {
     /// Bytes of buffering each transport should give one direction of a connection
     /// (kernel socket buffers for `tcp`, `mtcp` and `udp`; the library's buffers for `udt`;
     /// flow-control windows for `quic`), normally sized from the path's bandwidth-delay
-    /// product (paper §4.2). `None`: the transport's own default. An option in the
-    /// transport's name that sets a buffer wins over this.
+    /// product (paper §4.2, [`crate::sizing`]). `mtcp` gives each of its N connections an
+    /// N-th. Set before connecting and listening, so TCP's window scale can use it.
+    /// `None`: the transport's own default (kernel auto-tuning for TCP, 32 MiB for `udp`).
+    /// An option in the transport's name that sets a buffer wins over this.
     pub buffer_bytes: Option<usize>,
 }
 
@@ -201,10 +203,7 @@ impl TransportSpec {
             let a = l.local_addr()?;
             (ServerSocket::Udp(l), a)
         } else {
-            let inner = TcpListener::bind(addr).map_err(|source| Error::Io {
-                during: "binding the server socket",
-                source,
-            })?;
+            let inner = tcp_listener(addr, self.tcp_buffer(cfg))?;
             inner.set_nonblocking(true).map_err(|source| Error::Io {
                 during: "configuring the server socket",
                 source,
@@ -223,17 +222,28 @@ impl TransportSpec {
         })
     }
 
+    /// The socket buffer each TCP connection gets from [`Config::buffer_bytes`]: all of it
+    /// for `tcp`; for `mtcp` an equal share per connection (rounded up), since the
+    /// connections together carry one direction.
+    fn tcp_buffer(&self, cfg: &Config) -> Option<usize> {
+        let b = cfg.buffer_bytes?;
+        Some(match self {
+            TransportSpec::Mtcp { streams, .. } => b.div_ceil(usize::from(*streams).max(1)),
+            _ => b,
+        })
+    }
+
     /// Sets up a client: connects to a server at `addr`, retrying as [`Config`] says.
     pub fn connect(&self, addr: SocketAddr, cfg: &Config) -> Result<Box<dyn Channel>> {
         match self {
             TransportSpec::Tcp { cc } => {
-                let s = connect_tcp(addr, cfg, cc.as_deref())?;
+                let s = connect_tcp(addr, cfg, cc.as_deref(), self.tcp_buffer(cfg))?;
                 Ok(Box::new(tcp::TcpChannel::new(s, cfg)?))
             }
             TransportSpec::Mtcp { streams, chunk, cc } => {
                 let mut conns = Vec::with_capacity(usize::from(*streams));
                 for _ in 0..*streams {
-                    conns.push(connect_tcp(addr, cfg, cc.as_deref())?);
+                    conns.push(connect_tcp(addr, cfg, cc.as_deref(), self.tcp_buffer(cfg))?);
                 }
                 Ok(Box::new(mtcp::MtcpChannel::client(conns, *chunk, cfg)?))
             }
@@ -242,16 +252,58 @@ impl TransportSpec {
     }
 }
 
-/// One TCP connection with retries, TCP_NODELAY and the congestion control set.
-fn connect_tcp(addr: SocketAddr, cfg: &Config, cc: Option<&str>) -> Result<TcpStream> {
+/// A TCP socket for `addr`'s address family, with `buffer` bytes of socket buffers if
+/// given. Buffers are set before connect or listen: the kernel picks a connection's TCP
+/// window scale from the receive buffer when it sends or answers the SYN, and accepted
+/// sockets inherit the listener's buffers.
+fn tcp_socket(addr: &SocketAddr, buffer: Option<usize>) -> io::Result<socket2::Socket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(
+        Domain::for_address(*addr),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )?;
+    if let Some(b) = buffer {
+        crate::channel::set_socket_buffers(&s, b)?;
+    }
+    Ok(s)
+}
+
+/// A listening TCP socket (SO_REUSEADDR, as std's `TcpListener::bind` sets it).
+fn tcp_listener(addr: SocketAddr, buffer: Option<usize>) -> Result<TcpListener> {
+    let listen = || -> io::Result<TcpListener> {
+        let s = tcp_socket(&addr, buffer)?;
+        s.set_reuse_address(true)?;
+        s.bind(&addr.into())?;
+        s.listen(128)?;
+        Ok(s.into())
+    };
+    listen().map_err(|source| Error::Io {
+        during: "binding the server socket",
+        source,
+    })
+}
+
+/// One TCP connection with retries, TCP_NODELAY, the congestion control and the buffers
+/// set.
+fn connect_tcp(
+    addr: SocketAddr,
+    cfg: &Config,
+    cc: Option<&str>,
+    buffer: Option<usize>,
+) -> Result<TcpStream> {
     let attempts = cfg.connect_attempts.max(1);
     let mut last = None;
     for i in 0..attempts {
         if i > 0 {
             std::thread::sleep(cfg.retry_delay);
         }
-        match TcpStream::connect_timeout(&addr, cfg.connect_timeout) {
-            Ok(s) => return prepare(s, cfg, cc),
+        let s = tcp_socket(&addr, buffer).map_err(|source| Error::Io {
+            during: "creating a socket",
+            source,
+        })?;
+        match s.connect_timeout(&addr.into(), cfg.connect_timeout) {
+            Ok(()) => return prepare(s.into(), cfg, cc),
             Err(e) => last = Some(e),
         }
     }
@@ -507,7 +559,7 @@ impl fmt::Display for TransportSpec {
 
 /// A rate in bits per second: `unlimited` (0), or digits with an optional unit `bit`,
 /// `kbit`, `mbit` or `gbit` (decimal, as in tc).
-fn parse_rate(v: &str) -> Option<u64> {
+pub(crate) fn parse_rate(v: &str) -> Option<u64> {
     let v = v.trim().to_ascii_lowercase();
     if v == "unlimited" || v == "0" {
         return Some(0);

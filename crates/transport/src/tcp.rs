@@ -4,7 +4,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::Duration;
 
-use crate::{ByteCounts, Channel, Config, Error, Result};
+use crate::{ByteCounts, Channel, Config, Error, Result, SocketBuffers};
 
 /// User-space buffer per direction.
 const BUF: usize = 64 << 10;
@@ -69,5 +69,9 @@ impl Channel for TcpChannel {
 
     fn stats(&self) -> ByteCounts {
         self.counts
+    }
+
+    fn socket_buffers(&self) -> Option<SocketBuffers> {
+        crate::channel::read_socket_buffers(self.writer.get_ref())
     }
 }

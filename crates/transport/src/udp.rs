@@ -27,9 +27,9 @@
 //! FIN on a best-effort basis.
 //!
 //! There is no flow control either: a sender never waits for its receiver, and a receiver
-//! that falls behind by more than its socket buffer (32 MiB asked for; without the right to
-//! force it, at most net.core.rmem_max) loses datagrams and reports the loss. Pace below
-//! what the receiver sustains.
+//! that falls behind by more than its socket buffer ([`crate::Config::buffer_bytes`], by
+//! default 32 MiB; without the right to force it, at most net.core.rmem_max) loses
+//! datagrams and reports the loss. Pace below what the receiver sustains.
 //!
 //! Pacing: a token bucket counting IP packet bytes (datagram plus 28 bytes of IPv4 and UDP
 //! headers, 48 for IPv6), refilled at the configured rate, holding up to 4 ms worth (at
@@ -44,7 +44,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::{ByteCounts, Channel, Config, Error, Result};
+use crate::{ByteCounts, Channel, Config, Error, Result, SocketBuffers};
 
 /// Bytes of this transport's header in every datagram.
 pub(crate) const HEADER: usize = 24;
@@ -63,7 +63,8 @@ pub(crate) const MIN_MTU: u32 = 576;
 pub(crate) const MAX_MTU: u32 = 65535;
 /// The default pacing rate, bits per second.
 pub(crate) const DEFAULT_RATE: u64 = 1_000_000_000;
-/// Socket buffers asked for, per direction (forced if allowed, else up to the system's cap).
+/// Socket buffers asked for per direction without [`Config::buffer_bytes`] (forced if
+/// allowed, else up to the system's cap).
 const SOCKET_BUFFER: usize = 32 << 20;
 /// The largest datagram received.
 const MAX_DATAGRAM: usize = 65536;
@@ -132,16 +133,12 @@ pub(crate) fn open(d: &[u8]) -> Result<(u8, u64, u64)> {
     Ok((d[0], session, seq))
 }
 
-/// Large socket buffers (best effort), and no IP fragmentation: a datagram larger than the
-/// path MTU fails to send instead of being fragmented.
-fn configure(sock: &UdpSocket) {
+/// Socket buffers of [`Config::buffer_bytes`] or [`SOCKET_BUFFER`] (best effort), and no
+/// IP fragmentation: a datagram larger than the path MTU fails to send instead of being
+/// fragmented.
+fn configure(sock: &UdpSocket, cfg: &Config) {
     use rustix::net::sockopt;
-    if sockopt::set_socket_recv_buffer_size_force(sock, SOCKET_BUFFER).is_err() {
-        let _ = sockopt::set_socket_recv_buffer_size(sock, SOCKET_BUFFER);
-    }
-    if sockopt::set_socket_send_buffer_size_force(sock, SOCKET_BUFFER).is_err() {
-        let _ = sockopt::set_socket_send_buffer_size(sock, SOCKET_BUFFER);
-    }
+    let _ = crate::channel::set_socket_buffers(sock, cfg.buffer_bytes.unwrap_or(SOCKET_BUFFER));
     let _ = sockopt::set_ip_mtu_discover(sock, sockopt::Ipv4PathMtuDiscovery::DO);
     let _ = sockopt::set_ipv6_mtu_discover(sock, sockopt::Ipv6PathMtuDiscovery::DO);
 }
@@ -264,7 +261,7 @@ impl UdpListener {
             let mut local = self.local_addr()?;
             local.set_port(0);
             let sock = UdpSocket::bind(local).map_err(io_err("binding a connection socket"))?;
-            configure(&sock);
+            configure(&sock, cfg);
             sock.connect(from)
                 .map_err(io_err("connecting to the client"))?;
             sock.send(&datagram(WELCOME, session, 0, &[]))
@@ -282,7 +279,7 @@ pub(crate) fn connect(addr: SocketAddr, mtu: u32, rate: u64, cfg: &Config) -> Re
         "[::]:0".parse().expect("an address")
     };
     let sock = UdpSocket::bind(any).map_err(io_err("binding the client socket"))?;
-    configure(&sock);
+    configure(&sock, cfg);
     let session = crate::spec::session_number();
     let hello = datagram(HELLO, session, 0, &[]);
     let interval = cfg
@@ -547,6 +544,10 @@ impl Channel for UdpChannel {
 
     fn stats(&self) -> ByteCounts {
         self.counts
+    }
+
+    fn socket_buffers(&self) -> Option<SocketBuffers> {
+        crate::channel::read_socket_buffers(&self.sock)
     }
 }
 

@@ -3,11 +3,19 @@
 //! Wire protocol (UDP, every packet starts with the same 24 bytes): `b"TPPR"`, a kind byte
 //! (1 ping, 2 pong, 3 train packet, 4 report request, 5 report), three zero bytes, the
 //! client's session number (u64), a sequence number (u32) and a count (u32), big-endian.
-//! The server echoes a ping as a pong, counts the train packets of the current session with
-//! their arrival times, and answers a report request with the number of train packets it
-//! got (u32), the time from the first to the last arrival (u64 ns) and the bytes that
-//! arrived after the first packet (u64). Bandwidth is those bytes over that span (train
-//! dispersion): the rate of the narrowest link, if the sender is faster than it.
+//! The server echoes a ping as a pong, records the train packets of the current session
+//! with their arrival times, and answers a report request with the number of train packets
+//! it got (u32), a span of arrival times (u64 ns) and the IP bytes (UDP payload plus IP and
+//! UDP headers) that arrived in it after its first packet (u64). Bandwidth is those bytes
+//! over that span (train dispersion): the rate of the narrowest link, if the sender is
+//! faster than it.
+//!
+//! The span runs from the arrival at index ⌊n/4⌋ to the last of the n arrivals: the first
+//! quarter is left out because a rate limiter with a token bucket (a shaper such as tbf,
+//! or a policer) lets its bucket's worth through at the sender's speed before it holds the
+//! rate, and that burst would inflate the estimate. The train (1000 packets of 1200 bytes
+//! by default, sent as fast as the host can) overruns such a bucket; where the bottleneck's
+//! queue is shorter than the train, the packets it drops count as loss.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
@@ -25,6 +33,8 @@ const TRAIN: u8 = 3;
 const ASK: u8 = 4;
 const REPORT: u8 = 5;
 const HEADER: usize = 24;
+/// Train packets whose arrival a server records (16 MiB of records).
+const MAX_ARRIVALS: usize = 1 << 20;
 
 #[derive(Args, Debug)]
 pub struct ProbeArgs {
@@ -101,7 +111,10 @@ fn serve(addr: SocketAddr, timeout: Duration) -> Result<()> {
     big_buffers(&sock);
     eprintln!("probe server on {}", sock.local_addr()?);
     let mut buf = vec![0u8; 65536];
-    let (mut session, mut got, mut first, mut last, mut bytes) = (0u64, 0u32, None, None, 0u64);
+    let ip_overhead = if addr.is_ipv4() { 28 } else { 48 };
+    let (mut session, mut got) = (0u64, 0u32);
+    // Arrival time and IP bytes of each train packet (at most MAX_ARRIVALS).
+    let mut arrivals: Vec<(Instant, u64)> = Vec::new();
     let mut reported = false;
     loop {
         let wait = if reported {
@@ -132,7 +145,8 @@ fn serve(addr: SocketAddr, timeout: Duration) -> Result<()> {
             continue;
         };
         if s != session && kind != REPORT && kind != PONG {
-            (session, got, first, last, bytes) = (s, 0, None, None, 0);
+            (session, got) = (s, 0);
+            arrivals.clear();
         }
         match kind {
             PING => {
@@ -140,19 +154,13 @@ fn serve(addr: SocketAddr, timeout: Duration) -> Result<()> {
                 let _ = sock.send_to(&buf[..n], from);
             }
             TRAIN => {
-                got += 1;
-                if first.is_none() {
-                    first = Some(now);
-                } else {
-                    bytes += n as u64;
+                got = got.saturating_add(1);
+                if arrivals.len() < MAX_ARRIVALS {
+                    arrivals.push((now, (n + ip_overhead) as u64));
                 }
-                last = Some(now);
             }
             ASK => {
-                let span = match (first, last) {
-                    (Some(f), Some(l)) => l.duration_since(f).as_nanos() as u64,
-                    _ => 0,
-                };
+                let (span, bytes) = steady_rate(&arrivals);
                 let mut p = packet(REPORT, s, seq, count, HEADER + 20);
                 p[24..28].copy_from_slice(&got.to_be_bytes());
                 p[28..36].copy_from_slice(&span.to_be_bytes());
@@ -163,6 +171,19 @@ fn serve(addr: SocketAddr, timeout: Duration) -> Result<()> {
             _ => {}
         }
     }
+}
+
+/// The span (ns) from the arrival at index ⌊n/4⌋ to the last, and the bytes that arrived
+/// in it after its first packet; (0, 0) for fewer than two arrivals.
+fn steady_rate(arrivals: &[(Instant, u64)]) -> (u64, u64) {
+    let n = arrivals.len();
+    if n < 2 {
+        return (0, 0);
+    }
+    let from = (n / 4).min(n - 2);
+    let span = arrivals[n - 1].0.duration_since(arrivals[from].0);
+    let bytes = arrivals[from + 1..].iter().map(|a| a.1).sum();
+    (u64::try_from(span.as_nanos()).unwrap_or(u64::MAX), bytes)
 }
 
 fn probe(addr: SocketAddr, args: &ProbeArgs) -> Result<()> {
@@ -320,4 +341,25 @@ fn probe(addr: SocketAddr, args: &ProbeArgs) -> Result<()> {
     ];
     print!("{}", table(&["", ""], &rows));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rate_leaves_out_the_first_quarter() {
+        let t0 = Instant::now();
+        let at = |us: u64| t0 + Duration::from_micros(us);
+        // A burst of 4 packets at once, then 1 packet every 100 µs: 12 packets, the
+        // span starts at index 3 (still in the burst) and ends 800 µs later.
+        let mut arrivals: Vec<(Instant, u64)> = (0..4).map(|_| (at(0), 1000)).collect();
+        arrivals.extend((1..=8).map(|i| (at(i * 100), 1000)));
+        assert_eq!(steady_rate(&arrivals), (800_000, 8000));
+        // Two packets: first to last.
+        assert_eq!(steady_rate(&arrivals[..2]), (0, 1000));
+        assert_eq!(steady_rate(&arrivals[4..6]), (100_000, 1000));
+        assert_eq!(steady_rate(&arrivals[..1]), (0, 0));
+        assert_eq!(steady_rate(&[]), (0, 0));
+    }
 }

@@ -6,6 +6,11 @@
 //! then the data messages; the receiver answers with a 1-byte message once it has the last
 //! byte. The sender's clock runs from the first data byte to that answer, so the time
 //! includes the bytes' flight to the receiver, which the last write does not.
+//!
+//! With `--rtt-ms` and `--bandwidth` (a probe's figures, or the link's), both ends size
+//! their socket buffers with [`transputation_transport::sizing`] (paper §4.2) for the
+//! volume to send (`--volume`, by default `--bytes`), and `-v` and `--json` show the
+//! chosen sizes, the paper's bound, and what the kernel granted.
 
 use std::net::SocketAddr;
 use std::thread;
@@ -14,8 +19,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::json;
+use transputation_transport::sizing::{self, PathEstimate, Sizing};
 use transputation_transport::{
-    transports, Channel, Config, Framed, TransportSpec, DEFAULT_MAX_MESSAGE,
+    transports, Channel, Config, Framed, SocketBuffers, TransportSpec, DEFAULT_MAX_MESSAGE,
 };
 
 use crate::report::{table, thousands};
@@ -52,10 +58,37 @@ pub struct TransportBenchArgs {
     /// Seconds a silent peer is waited for before giving up.
     #[arg(long, default_value_t = 30)]
     timeout: u64,
+    /// The path's round-trip time in milliseconds; with --bandwidth, sizes the socket
+    /// buffers (paper §4.2).
+    #[arg(long, requires = "bandwidth")]
+    rtt_ms: Option<f64>,
+    /// The path's bottleneck bandwidth, e.g. 100mbit or 1gbit; with --rtt-ms, sizes the
+    /// socket buffers.
+    #[arg(long, value_parser = parse_rate, requires = "rtt_ms")]
+    bandwidth: Option<u64>,
+    /// The bytes the computation will send, for sizing (default: --bytes; unknown with
+    /// --listen).
+    #[arg(long, value_parser = parse_bytes)]
+    volume: Option<u64>,
+    /// The rate the receiver reads at (R_read), e.g. 2gbit: adds the paper's bound
+    /// L = B / (1 - R_arrival/R_read), with R_arrival the bandwidth.
+    #[arg(long, value_parser = parse_rate, requires = "bandwidth")]
+    read_rate: Option<u64>,
+    /// Also show the buffer sizing and the socket buffers the kernel granted.
+    #[arg(short, long)]
+    verbose: bool,
     /// Print JSON (keys: transport, bytes, seconds, mbit_per_s, messages, message_bytes,
-    /// connect_seconds, wire_bytes_sent, wire_bytes_received).
+    /// connect_seconds, wire_bytes_sent, wire_bytes_received; and for the buffers:
+    /// buffer_bytes, bdp_bytes, paper_bound_bytes, fill_bound_bytes, sizing_limited_by,
+    /// rtt_ms, bandwidth_bps, volume_bytes, read_bps, socket_send_buffer_bytes,
+    /// socket_recv_buffer_bytes, rmem_max, wmem_max; null where not known).
     #[arg(long)]
     json: bool,
+}
+
+fn parse_rate(s: &str) -> Result<u64, String> {
+    sizing::parse_rate(s)
+        .ok_or_else(|| format!("'{s}' is not a rate (bits per second, e.g. 100mbit, 1gbit)"))
 }
 
 fn parse_spec(s: &str) -> Result<TransportSpec, String> {
@@ -128,19 +161,127 @@ struct Measured {
     connect_seconds: f64,
     messages: u64,
     wire: transputation_transport::ByteCounts,
+    /// The sender's socket buffers, as the kernel reports them.
+    buffers: Option<SocketBuffers>,
+}
+
+/// The buffer sizing asked for by --rtt-ms and --bandwidth, for `volume` bytes.
+fn sizing_of(args: &TransportBenchArgs, volume: Option<u64>) -> Result<Option<Sizing>> {
+    let (Some(rtt_ms), Some(bandwidth_bps)) = (args.rtt_ms, args.bandwidth) else {
+        return Ok(None);
+    };
+    if !(0.0..=1e6).contains(&rtt_ms) {
+        bail!("--rtt-ms must be from 0 to 1000000");
+    }
+    let path = PathEstimate {
+        rtt: Duration::from_secs_f64(rtt_ms / 1e3),
+        bandwidth_bps,
+        arrival_bps: None,
+        read_bps: args.read_rate,
+    };
+    Ok(Some(sizing::size_buffers(
+        &path,
+        volume.unwrap_or(u64::MAX),
+    )))
+}
+
+/// Table rows on the sizing and the granted buffers, for -v.
+fn sizing_rows(sizing: Option<&Sizing>, buffers: Option<SocketBuffers>) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    if let Some(s) = sizing {
+        let volume = if s.volume_bytes == u64::MAX {
+            "unknown".to_string()
+        } else {
+            format!("{} bytes", thousands(s.volume_bytes))
+        };
+        rows.push(vec![
+            "path (input)".into(),
+            format!(
+                "{:.3} ms round trip, {:.1} Mbit/s, volume {volume}",
+                s.rtt_ms,
+                s.bandwidth_bps as f64 / 1e6
+            ),
+        ]);
+        rows.push(vec![
+            "bandwidth-delay product".into(),
+            format!("{} bytes", thousands(s.bdp_bytes)),
+        ]);
+        rows.push(vec![
+            "buffer per direction".into(),
+            format!(
+                "{} bytes (set by: {}; {} x BDP = {})",
+                thousands(s.buffer_bytes),
+                s.limited_by.as_str(),
+                sizing::HEADROOM,
+                thousands(s.wanted_bytes)
+            ),
+        ]);
+        let bound = |b: Option<u64>, none: &str| {
+            b.map_or(none.to_string(), |b| format!("{} bytes", thousands(b)))
+        };
+        let (paper, fill) = match s.read_bps {
+            None => ("needs --read-rate".into(), "needs --read-rate".into()),
+            Some(_) => (
+                bound(
+                    s.paper_bound_bytes,
+                    "none (R_read <= R_arrival: the series diverges)",
+                ),
+                bound(s.fill_bound_bytes, "never (R_read >= R_arrival)"),
+            ),
+        };
+        rows.push(vec!["paper's bound L = B/(1-Ra/Rr)".into(), paper]);
+        rows.push(vec!["buffer overflows after".into(), fill]);
+    } else {
+        rows.push(vec![
+            "buffer per direction".into(),
+            "the transport's default (give --rtt-ms and --bandwidth to size it)".into(),
+        ]);
+    }
+    if let Some(b) = buffers {
+        rows.push(vec![
+            "sender's socket buffers (kernel)".into(),
+            format!(
+                "send {} / receive {} bytes (Linux reports twice what was set)",
+                thousands(b.send as u64),
+                thousands(b.recv as u64)
+            ),
+        ]);
+    }
+    if let Some((rmem, wmem)) = sizing::kernel_buffer_caps() {
+        let asked = sizing.map(|s| s.buffer_bytes);
+        let note = match asked {
+            Some(a) if a > rmem.min(wmem) => match buffers {
+                Some(b) if (b.recv as u64) < 2 * a || (b.send as u64) < 2 * a => {
+                    " (the buffer asked for was capped: raise them to get it)"
+                }
+                _ => " (exceeded: forced with CAP_NET_ADMIN)",
+            },
+            _ => "",
+        };
+        rows.push(vec![
+            "system caps rmem_max / wmem_max".into(),
+            format!("{} / {} bytes{note}", thousands(rmem), thousands(wmem)),
+        ]);
+    }
+    rows
 }
 
 pub fn bench(args: TransportBenchArgs) -> Result<()> {
     if args.message_bytes == 0 {
         bail!("--message-bytes must be at least 1");
     }
+    let sizing = sizing_of(&args, args.volume.or(args.bytes))?;
     let cfg = Config {
         io_timeout: Duration::from_secs(args.timeout.max(1)),
+        buffer_bytes: sizing.map(|s| usize::try_from(s.buffer_bytes).unwrap_or(usize::MAX)),
         ..Config::default()
     };
     let spec = &args.transport;
     let max_message = args.message_bytes.max(16);
     if let Some(addr) = args.listen {
+        if args.verbose {
+            eprint!("{}", table(&["", ""], &sizing_rows(sizing.as_ref(), None)));
+        }
         let listener = spec
             .listen(addr, &cfg)
             .with_context(|| format!("setting up a {spec} server on {addr}"))?;
@@ -183,6 +324,7 @@ pub fn bench(args: TransportBenchArgs) -> Result<()> {
         0.0
     };
     if args.json {
+        let caps = sizing::kernel_buffer_caps();
         let v = json!({
             "transport": spec.to_string(),
             "bytes": total,
@@ -193,11 +335,24 @@ pub fn bench(args: TransportBenchArgs) -> Result<()> {
             "connect_seconds": m.connect_seconds,
             "wire_bytes_sent": m.wire.sent,
             "wire_bytes_received": m.wire.received,
+            "buffer_bytes": sizing.map(|s| s.buffer_bytes),
+            "bdp_bytes": sizing.map(|s| s.bdp_bytes),
+            "paper_bound_bytes": sizing.and_then(|s| s.paper_bound_bytes),
+            "fill_bound_bytes": sizing.and_then(|s| s.fill_bound_bytes),
+            "sizing_limited_by": sizing.map(|s| s.limited_by.as_str()),
+            "rtt_ms": sizing.map(|s| s.rtt_ms),
+            "bandwidth_bps": sizing.map(|s| s.bandwidth_bps),
+            "volume_bytes": sizing.map(|s| s.volume_bytes),
+            "read_bps": sizing.and_then(|s| s.read_bps),
+            "socket_send_buffer_bytes": m.buffers.map(|b| b.send),
+            "socket_recv_buffer_bytes": m.buffers.map(|b| b.recv),
+            "rmem_max": caps.map(|c| c.0),
+            "wmem_max": caps.map(|c| c.1),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    let rows = vec![
+    let mut rows = vec![
         vec!["transport".into(), spec.to_string()],
         vec![
             "moved".into(),
@@ -225,6 +380,9 @@ pub fn bench(args: TransportBenchArgs) -> Result<()> {
             ),
         ],
     ];
+    if args.verbose {
+        rows.extend(sizing_rows(sizing.as_ref(), m.buffers));
+    }
     print!("{}", table(&["", ""], &rows));
     Ok(())
 }
@@ -242,6 +400,7 @@ fn send(
         .connect(addr, cfg)
         .with_context(|| format!("connecting with {spec} to {addr}"))?;
     let connect_seconds = start.elapsed().as_secs_f64();
+    let buffers = ch.socket_buffers();
     let mut ch = Framed::with_max_message(ch, message_bytes.max(16));
     let mut header = bytes.to_be_bytes().to_vec();
     header.extend_from_slice(&message_bytes.to_be_bytes());
@@ -271,6 +430,7 @@ fn send(
         connect_seconds,
         messages,
         wire: ch.stats(),
+        buffers,
     })
 }
 

@@ -190,3 +190,122 @@ fn a_silent_receiver_gives_a_timeout_not_a_hang() {
     assert!(start.elapsed().as_secs() < 10);
     drop(silent);
 }
+
+#[test]
+fn sizes_socket_buffers_from_the_path_and_reports_them() {
+    // 100 Mbit/s x 20 ms: a BDP of 250,000 bytes, a buffer of twice that.
+    let out = run(&[
+        "transport-bench",
+        "--transport",
+        "tcp",
+        "--bytes",
+        "4MiB",
+        "--rtt-ms",
+        "20",
+        "--bandwidth",
+        "100mbit",
+        "--read-rate",
+        "400mbit",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["bdp_bytes"], 250_000, "{v}");
+    assert_eq!(v["buffer_bytes"], 500_000, "{v}");
+    assert_eq!(v["volume_bytes"], 4 << 20, "{v}");
+    assert_eq!(v["sizing_limited_by"], "bdp", "{v}");
+    // L = 500,000 / (1 - 100/400), rounded up.
+    assert_eq!(v["paper_bound_bytes"], 666_667, "{v}");
+    assert_eq!(v["fill_bound_bytes"], serde_json::Value::Null, "{v}");
+    // The kernel reports twice what was set (capped at rmem_max/wmem_max without the
+    // right to force more: 500,000 is below the usual caps either way).
+    for key in ["socket_send_buffer_bytes", "socket_recv_buffer_bytes"] {
+        let got = v[key].as_u64().unwrap_or_else(|| panic!("{key}: {v}"));
+        let cap = v["rmem_max"]
+            .as_u64()
+            .unwrap_or(u64::MAX)
+            .min(v["wmem_max"].as_u64().unwrap_or(u64::MAX));
+        assert!(got >= 500_000 || got == 2 * cap, "{key}: {v}");
+    }
+    for key in ["transport", "bytes", "seconds", "mbit_per_s"] {
+        assert!(!v[key].is_null(), "{key}: {v}");
+    }
+
+    // --volume caps the buffer; -v shows the sizing.
+    let out = run(&[
+        "transport-bench",
+        "--transport",
+        "mtcp:streams=2",
+        "--bytes",
+        "1MiB",
+        "--volume",
+        "100000",
+        "--rtt-ms",
+        "100",
+        "--bandwidth",
+        "1gbit",
+        "-v",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for want in [
+        "bandwidth-delay product           12,500,000 bytes",
+        "165,536 bytes (set by: volume",
+        "paper's bound L = B/(1-Ra/Rr)     needs --read-rate",
+        "sender's socket buffers (kernel)",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+
+    // Without a path, the JSON says so with nulls.
+    let out = run(&[
+        "transport-bench",
+        "--transport",
+        "tcp",
+        "--bytes",
+        "1000",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["buffer_bytes"].is_null() && v["bdp_bytes"].is_null(),
+        "{v}"
+    );
+
+    // Bad or half-given paths are refused clearly.
+    let out = run(&[
+        "transport-bench",
+        "--transport",
+        "tcp",
+        "--bytes",
+        "10",
+        "--rtt-ms",
+        "5",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--bandwidth"),
+        "{err}"
+    );
+    let out = run(&[
+        "transport-bench",
+        "--transport",
+        "tcp",
+        "--bytes",
+        "10",
+        "--rtt-ms",
+        "5",
+        "--bandwidth",
+        "fast",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("'fast' is not a rate"), "{err}");
+}

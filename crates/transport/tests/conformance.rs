@@ -1,0 +1,720 @@
+//! The transport contract (crate docs; issue 4, "Done when"), one suite run for every
+//! transport, over 127.0.0.1 only.
+//!
+//! Each `conformance!` line below generates one `#[test]` per case for one transport
+//! string, in a module named by the first argument, so a failure names both (`cargo test
+//! -p transputation-transport --test conformance udp_jumbo::` runs one transport). Adding a
+//! transport is one line:
+//!
+//! - `conformance!(name, "spec");` for a transport over TCP (or anything that is not UDP);
+//! - `conformance!(name, "spec", datagrams);` for a reliable transport over UDP (`quic`,
+//!   `udt`): it also gets a case in which a relay drops one datagram, which must be repaired;
+//! - `conformance!(name, "spec", lossy_ok);` for a datagram transport that does not repair
+//!   loss (`udp`): there the dropped datagram must be reported as [`Error::Unreliable`], and
+//!   no byte of the damaged message may be delivered.
+//!
+//! A transport whose listener fails with [`Error::CongestionControl`] (a kernel without
+//! bbr) is skipped with a message on stderr; every other failure fails the test.
+
+use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use transputation_transport::{Channel, Config, Error, Framed, TransportSpec};
+
+/// One module of tests per transport string; see the file's docs for the forms.
+macro_rules! conformance {
+    ($name:ident, $spec:literal $(, $kind:ident)?) => {
+        mod $name {
+            use super::cases;
+            const SPEC: &str = $spec;
+
+            #[test]
+            fn message_of_0_bytes() {
+                cases::one_message(SPEC, 0);
+            }
+            #[test]
+            fn message_of_1_byte() {
+                cases::one_message(SPEC, 1);
+            }
+            #[test]
+            fn message_of_64_kib() {
+                cases::one_message(SPEC, 64 << 10);
+            }
+            #[test]
+            fn message_of_1_mib() {
+                cases::one_message(SPEC, 1 << 20);
+            }
+            #[test]
+            fn message_of_256_mib() {
+                cases::huge_message(SPEC, 256 << 20);
+            }
+            #[test]
+            fn messages_of_sizes_around_boundaries() {
+                cases::boundary_sizes(SPEC);
+            }
+            #[test]
+            fn many_small_messages_in_order() {
+                cases::many_small(SPEC, 100_000);
+            }
+            #[test]
+            fn both_directions_at_once() {
+                cases::both_directions(SPEC, 32 << 20);
+            }
+            #[test]
+            fn peer_closing_mid_message_is_an_error() {
+                cases::peer_closes_mid_message(SPEC);
+            }
+            #[test]
+            fn connecting_to_a_closed_port_fails_in_time() {
+                cases::closed_port(SPEC);
+            }
+            #[test]
+            fn oversized_messages_are_refused_on_both_sides() {
+                cases::oversized(SPEC);
+            }
+            $(conformance!(@loss $kind);)?
+        }
+    };
+    (@loss lossy_ok) => {
+        #[test]
+        fn one_lost_datagram_is_reported_not_delivered() {
+            cases::lost_datagram(SPEC, cases::Loss::Reported);
+        }
+    };
+    (@loss datagrams) => {
+        #[test]
+        fn one_lost_datagram_is_repaired() {
+            cases::lost_datagram(SPEC, cases::Loss::Repaired);
+        }
+    };
+}
+
+// The transports under test: one line each (see the file docs for the three forms).
+conformance!(tcp, "tcp");
+conformance!(tcp_cubic, "tcp:cc=cubic");
+conformance!(tcp_bbr, "tcp-bbr");
+conformance!(mtcp_1, "mtcp:streams=1");
+conformance!(mtcp_4_small_chunks, "mtcp:streams=4,chunk=1024");
+conformance!(mtcp_7, "mtcp:streams=7");
+conformance!(udp, "udp", lossy_ok);
+conformance!(udp_jumbo, "udp:mtu=9000,rate=1gbit", lossy_ok);
+conformance!(udp_small_mtu, "udp:mtu=576,rate=500mbit", lossy_ok);
+
+/// The cases, each a function of the transport string.
+mod cases {
+    use super::*;
+
+    /// How a transport over UDP must treat a lost datagram.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Loss {
+        /// Deliver everything intact anyway (it retransmits).
+        #[allow(dead_code, reason = "for the reliable transports over UDP (quic, udt)")]
+        Repaired,
+        /// Fail with [`Error::Unreliable`], delivering nothing of the damaged message.
+        Reported,
+    }
+
+    /// Bounds every wait in a case, so a broken transport fails instead of hanging.
+    fn cfg() -> Config {
+        Config {
+            io_timeout: Duration::from_secs(10),
+            connect_attempts: 20,
+            retry_delay: Duration::from_millis(20),
+            ..Config::default()
+        }
+    }
+
+    /// The 256 MiB cases take this for writing, every other case for reading: a huge case
+    /// runs alone (two buffers of 256 MiB, CPU-bound, and `udp` has no flow control, so a
+    /// receiver starved of CPU loses datagrams).
+    static LARGE: RwLock<()> = RwLock::new(());
+
+    /// Listens on 127.0.0.1 with `spec`, or `None` (and a note) where this machine lacks
+    /// what the spec needs.
+    fn listen(
+        spec: &str,
+        cfg: &Config,
+    ) -> Option<(TransportSpec, transputation_transport::Listener)> {
+        let parsed: TransportSpec = spec.parse().unwrap();
+        match parsed.listen("127.0.0.1:0".parse().unwrap(), cfg) {
+            Ok(l) => Some((parsed, l)),
+            Err(e @ Error::CongestionControl { .. }) => {
+                eprintln!("skipping {spec}: {e}");
+                None
+            }
+            Err(e) => panic!("{spec}: listening failed: {e}"),
+        }
+    }
+
+    /// Runs `server` on an accepted channel in a thread and `client` on a connected one
+    /// (through `relay` instead of directly, when given one), beside other cases.
+    fn pair<S, C, A, B>(
+        spec: &str,
+        cfg: &Config,
+        relay: Option<&Relay>,
+        server: S,
+        client: C,
+    ) -> Option<(A, B)>
+    where
+        S: FnOnce(Box<dyn Channel>) -> A + Send + 'static,
+        C: FnOnce(Box<dyn Channel>) -> B,
+        A: Send + 'static,
+    {
+        let _shared = LARGE.read().unwrap_or_else(|p| p.into_inner());
+        pair_unlocked(spec, cfg, relay, server, client)
+    }
+
+    /// [`pair`] for a caller that holds [`LARGE`] already.
+    fn pair_unlocked<S, C, A, B>(
+        spec: &str,
+        cfg: &Config,
+        relay: Option<&Relay>,
+        server: S,
+        client: C,
+    ) -> Option<(A, B)>
+    where
+        S: FnOnce(Box<dyn Channel>) -> A + Send + 'static,
+        C: FnOnce(Box<dyn Channel>) -> B,
+        A: Send + 'static,
+    {
+        let (parsed, listener) = listen(spec, cfg)?;
+        let addr = match relay {
+            Some(r) => r.start(listener.local_addr()),
+            None => listener.local_addr(),
+        };
+        let h = thread::spawn(move || server(listener.accept().expect("accept")));
+        let c = client(parsed.connect(addr, cfg).expect("connect"));
+        let s = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        Some((s, c))
+    }
+
+    /// Byte `i` of the test pattern `seed`: 8-byte words of a multiplicative hash of the
+    /// word's position, so shifted, repeated or swapped data does not match.
+    fn fill(buf: &mut [u8], seed: u64, offset: u64) {
+        debug_assert!(offset.is_multiple_of(8));
+        let word = |w: u64| {
+            (w ^ seed.rotate_left(29))
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                .to_le_bytes()
+        };
+        let mut chunks = buf.chunks_exact_mut(8);
+        let mut w = offset / 8;
+        for c in &mut chunks {
+            c.copy_from_slice(&word(w));
+            w += 1;
+        }
+        let tail = chunks.into_remainder();
+        let n = tail.len();
+        tail.copy_from_slice(&word(w)[..n]);
+    }
+
+    pub(super) fn pattern(len: usize, seed: u64) -> Vec<u8> {
+        let mut v = vec![0; len];
+        fill(&mut v, seed, 0);
+        v
+    }
+
+    /// Checks `got` against the pattern without a second buffer of its size; names the
+    /// first differing byte.
+    fn check(got: &[u8], seed: u64, what: &str) {
+        const BLOCK: usize = 1 << 20;
+        let mut want = vec![0u8; BLOCK];
+        for (i, block) in got.chunks(BLOCK).enumerate() {
+            let want = &mut want[..block.len()];
+            fill(want, seed, (i * BLOCK) as u64);
+            if block != &*want {
+                let at = block.iter().zip(want.iter()).position(|(a, b)| a != b);
+                panic!("{what}: wrong content at byte {}", i * BLOCK + at.unwrap());
+            }
+        }
+    }
+
+    /// One message each way (sent, then echoed back), content and byte counters checked.
+    pub fn one_message(spec: &str, len: usize) {
+        let Some((s, c)) = pair(
+            spec,
+            &cfg(),
+            None,
+            move |ch| {
+                let mut ch = Framed::new(ch);
+                let m = ch.recv_message().unwrap();
+                assert_eq!(m.len(), len);
+                ch.send_message(&m).unwrap();
+                ch.close().unwrap();
+                // The client closes after the echo: the end of the stream, nothing more.
+                assert!(matches!(ch.recv_message(), Err(Error::Closed { .. })));
+                (m, ch.stats())
+            },
+            |ch| {
+                let mut ch = Framed::new(ch);
+                ch.send_message(&pattern(len, 1)).unwrap();
+                let echo = ch.recv_message().unwrap();
+                ch.close().unwrap();
+                (echo, ch.stats())
+            },
+        ) else {
+            return;
+        };
+        check(&s.0, 1, &format!("{spec}: the server's copy"));
+        assert_eq!(c.0.len(), len, "{spec}");
+        check(&c.0, 1, &format!("{spec}: the echo"));
+        let (s, c) = (s.1, c.1);
+        assert_eq!((c.sent, c.received), (s.received, s.sent), "{spec}");
+        assert!(c.sent >= len as u64 + 8, "{spec}: {c:?}");
+    }
+
+    /// One message of `len` bytes one way, checked block by block, then a one-byte answer.
+    pub fn huge_message(spec: &str, len: usize) {
+        let _alone = LARGE.write().unwrap_or_else(|p| p.into_inner());
+        let max = len as u64;
+        let start = Instant::now();
+        // Both buffers are ready, every page touched, before the transfer: `udp` has no
+        // flow control, and a receiver stalled by page faults would lose datagrams.
+        let mut received = vec![1u8; len];
+        let sent = pattern(len, 2);
+        let Some(((), took)) = pair_unlocked(
+            spec,
+            &cfg(),
+            None,
+            move |ch| {
+                let mut ch = Framed::with_max_message(ch, max);
+                ch.recv_message_into(&mut received).unwrap();
+                assert_eq!(received.len(), len);
+                check(&received, 2, "the received message");
+                drop(received);
+                ch.send_message(b"ok").unwrap();
+                ch.close().unwrap();
+            },
+            |ch| {
+                let mut ch = Framed::with_max_message(ch, max);
+                let sending = Instant::now();
+                ch.send_message(&sent).unwrap();
+                drop(sent);
+                assert_eq!(ch.recv_message().unwrap(), b"ok");
+                sending.elapsed()
+            },
+        ) else {
+            return;
+        };
+        eprintln!(
+            "{spec}: {} MiB in {:.2} s ({:.2} s with generating and checking)",
+            len >> 20,
+            took.as_secs_f64(),
+            start.elapsed().as_secs_f64()
+        );
+    }
+
+    /// Sizes at the edges of frame headers, buffers, chunks and datagrams, echoed after all
+    /// arrived.
+    pub fn boundary_sizes(spec: &str) {
+        const SIZES: [usize; 12] = [
+            0,
+            1,
+            7,
+            8,
+            1023,
+            1024,
+            65535,
+            65536,
+            65537,
+            1 << 20,
+            (1 << 20) + 13,
+            3 << 20,
+        ];
+        let Some((s, c)) = pair(
+            spec,
+            &cfg(),
+            None,
+            |ch| {
+                // Receive everything before echoing, so that no buffer size can make both
+                // ends block on sending.
+                let mut ch = Framed::new(ch);
+                let all: Vec<Vec<u8>> = SIZES.iter().map(|_| ch.recv_message().unwrap()).collect();
+                for m in &all {
+                    ch.send_message(m).unwrap();
+                }
+                ch.close().unwrap();
+                ch.stats()
+            },
+            |ch| {
+                let mut ch = Framed::new(ch);
+                for (i, &n) in SIZES.iter().enumerate() {
+                    ch.send_message(&pattern(n, 10 + i as u64)).unwrap();
+                }
+                for (i, &n) in SIZES.iter().enumerate() {
+                    let m = ch.recv_message().unwrap();
+                    assert_eq!(m.len(), n, "{spec}: message {i}");
+                    check(&m, 10 + i as u64, &format!("{spec}: message {i}"));
+                }
+                ch.close().unwrap();
+                ch.stats()
+            },
+        ) else {
+            return;
+        };
+        let payload: u64 = SIZES.iter().map(|&n| n as u64 + 8).sum();
+        assert_eq!((c.sent, c.received), (s.received, s.sent), "{spec}");
+        assert!(c.sent >= payload, "{spec}: {c:?}");
+    }
+
+    /// `n` messages of 0 to 40 bytes, each naming its index, arrive all and in order.
+    pub fn many_small(spec: &str, n: u32) {
+        let msg = |i: u32| {
+            let mut m = i.to_be_bytes().to_vec();
+            m.resize((i % 41) as usize, (i % 251) as u8);
+            m
+        };
+        let Some((got, ())) = pair(
+            spec,
+            &cfg(),
+            None,
+            move |ch| {
+                let mut ch = Framed::new(ch);
+                let mut buf = Vec::new();
+                for i in 0..n {
+                    ch.recv_message_into(&mut buf).unwrap();
+                    assert!(buf == msg(i), "message {i}: {buf:?}");
+                }
+                ch.send_message(b"ok").unwrap();
+                ch.close().unwrap();
+                n
+            },
+            move |ch| {
+                let mut ch = Framed::new(ch);
+                for i in 0..n {
+                    ch.send_message(&msg(i)).unwrap();
+                }
+                assert_eq!(ch.recv_message().unwrap(), b"ok");
+            },
+        ) else {
+            return;
+        };
+        assert_eq!(got, n, "{spec}");
+    }
+
+    /// Both ends send `volume` bytes in messages of up to 16 KiB while receiving the
+    /// other's. Each keeps at most `AHEAD` messages ahead of what it received, so at any
+    /// moment one direction has at most 64 KiB unread: that fits the smallest socket
+    /// buffers, so neither end can block both.
+    pub fn both_directions(spec: &str, volume: usize) {
+        const AHEAD: usize = 4;
+        const MAX: usize = 16 << 10;
+        let sizes: Vec<usize> = {
+            let mut v = Vec::new();
+            let (mut left, mut i) = (volume, 0usize);
+            while left > 0 {
+                let n = ((i * 7919) % MAX + 1).min(left);
+                v.push(n);
+                left -= n;
+                i += 1;
+            }
+            v
+        };
+        let talk = move |ch: Box<dyn Channel>, mine: u64, theirs: u64, sizes: Vec<usize>| {
+            let mut ch = Framed::new(ch);
+            let mut buf = Vec::new();
+            for i in 0..sizes.len() + AHEAD {
+                if let Some(&n) = sizes.get(i) {
+                    ch.send_message(&pattern(n, mine + i as u64)).unwrap();
+                }
+                if i >= AHEAD {
+                    let j = i - AHEAD;
+                    ch.recv_message_into(&mut buf).unwrap();
+                    assert_eq!(buf.len(), sizes[j], "message {j}");
+                    check(&buf, theirs + j as u64, &format!("message {j}"));
+                }
+            }
+            ch.close().unwrap();
+            ch.stats()
+        };
+        let s_sizes = sizes.clone();
+        let start = Instant::now();
+        let Some((s, c)) = pair(
+            spec,
+            &cfg(),
+            None,
+            move |ch| talk(ch, 1 << 32, 1 << 40, s_sizes),
+            move |ch| talk(ch, 1 << 40, 1 << 32, sizes),
+        ) else {
+            return;
+        };
+        assert_eq!((c.sent, c.received), (s.received, s.sent), "{spec}");
+        assert!(c.sent >= volume as u64 && s.sent >= volume as u64, "{spec}");
+        eprintln!(
+            "{spec}: {} MiB each way in {:.2} s",
+            volume >> 20,
+            start.elapsed().as_secs_f64()
+        );
+    }
+
+    /// The peer announces 1 MiB, sends 1000 bytes of it and goes away: the receiver gets an
+    /// error (closed, or silent past the timeout), never a short or padded message.
+    pub fn peer_closes_mid_message(spec: &str) {
+        let cfg = Config {
+            io_timeout: Duration::from_secs(2),
+            ..cfg()
+        };
+        let Some(((e, took), ())) = pair(
+            spec,
+            &cfg,
+            None,
+            |ch| {
+                let mut ch = Framed::new(ch);
+                let start = Instant::now();
+                let e = ch.recv_message().unwrap_err();
+                (e, start.elapsed())
+            },
+            |mut ch| {
+                ch.send(&(1u64 << 20).to_be_bytes()).unwrap();
+                ch.send(&[7; 1000]).unwrap();
+                ch.flush().unwrap();
+                drop(ch);
+            },
+        ) else {
+            return;
+        };
+        assert!(
+            matches!(e, Error::Closed { .. } | Error::Timeout { .. }),
+            "{spec}: {e}"
+        );
+        assert!(
+            took < cfg.io_timeout + Duration::from_secs(1),
+            "{spec}: {took:?}"
+        );
+    }
+
+    /// A port where nothing listens, neither TCP nor UDP (free a moment ago).
+    fn free_port() -> SocketAddr {
+        loop {
+            let t = TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = t.local_addr().unwrap();
+            if UdpSocket::bind(addr).is_ok() {
+                return addr;
+            }
+        }
+    }
+
+    /// Connecting where nobody listens fails, within the configured attempts and timeouts.
+    pub fn closed_port(spec: &str) {
+        let cfg = Config {
+            connect_timeout: Duration::from_millis(500),
+            connect_attempts: 3,
+            retry_delay: Duration::from_millis(50),
+            io_timeout: Duration::from_secs(2),
+            ..Config::default()
+        };
+        let parsed: TransportSpec = spec.parse().unwrap();
+        let addr = free_port();
+        let start = Instant::now();
+        let e = parsed.connect(addr, &cfg).map(|_| ()).unwrap_err();
+        let took = start.elapsed();
+        if let Error::CongestionControl { .. } = e {
+            eprintln!("skipping {spec}: {e}");
+            return;
+        }
+        assert!(
+            matches!(e, Error::Connect { addr: a, .. } if a == addr),
+            "{spec}: {e}"
+        );
+        let bound =
+            (cfg.connect_timeout + cfg.retry_delay) * cfg.connect_attempts + Duration::from_secs(1);
+        assert!(took < bound, "{spec}: {took:?} (bound {bound:?})");
+    }
+
+    /// A receiver refuses a message over its maximum ([`Error::MessageTooLarge`]) after
+    /// taking one at the maximum; a sender refuses to send one over its own
+    /// ([`Error::SendTooLarge`]) and sends nothing.
+    pub fn oversized(spec: &str) {
+        let Some((err, ())) = pair(
+            spec,
+            &cfg(),
+            None,
+            |ch| {
+                let mut ch = Framed::with_max_message(ch, 1000);
+                assert_eq!(ch.recv_message().unwrap(), pattern(1000, 3));
+                let err = ch.recv_message().unwrap_err();
+                // After an error the channel is poisoned.
+                assert!(matches!(ch.recv_message(), Err(Error::Poisoned)));
+                err
+            },
+            |ch| {
+                let mut small = Framed::with_max_message(ch, 10);
+                let before = small.stats();
+                let e = small.send_message(&[0; 11]).unwrap_err();
+                assert!(matches!(e, Error::SendTooLarge { len: 11, max: 10 }), "{e}");
+                assert_eq!(
+                    e.to_string(),
+                    "refusing to send a message of 11 bytes, more than the maximum of 10 bytes"
+                );
+                assert_eq!(small.stats(), before, "nothing was sent");
+                let mut ch = Framed::with_max_message(small.into_inner(), 1_000_000);
+                ch.send_message(&pattern(1000, 3)).unwrap();
+                ch.send_message(&[2; 1001]).unwrap();
+                // The receiver may already have refused the message and dropped its end,
+                // so the flush may fail: only the refusals are under test here.
+                ch.flush().ok();
+            },
+        ) else {
+            return;
+        };
+        assert!(
+            matches!(
+                err,
+                Error::MessageTooLarge {
+                    len: 1001,
+                    max: 1000
+                }
+            ),
+            "{spec}: {err}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "the peer announced a message of 1001 bytes, more than the maximum of 1000 bytes"
+        );
+    }
+
+    /// The client sends 1 MiB through a relay that drops its 100th datagram of at least
+    /// 200 bytes (a data datagram for `udp` at any MTU; its handshakes and FINs have 24). The relay must have dropped exactly one.
+    pub fn lost_datagram(spec: &str, loss: Loss) {
+        let relay = Relay::new(100);
+        let Some((got, ())) = pair(
+            spec,
+            &cfg(),
+            Some(&relay),
+            |ch| {
+                let mut ch = Framed::new(ch);
+                ch.recv_message()
+            },
+            |ch| {
+                let mut ch = Framed::new(ch);
+                ch.send_message(&pattern(1 << 20, 4)).unwrap();
+                // Wait for the receiver (a reliable transport answers, a lossy one does
+                // not), then finish the stream.
+                let _ = ch.recv_message();
+                let _ = ch.close();
+            },
+        ) else {
+            return;
+        };
+        assert_eq!(relay.dropped(), 1, "{spec}: the relay dropped no datagram");
+        match (loss, got) {
+            (Loss::Reported, Err(e)) => {
+                assert!(matches!(e, Error::Unreliable { .. }), "{spec}: {e}");
+            }
+            (Loss::Reported, Ok(m)) => {
+                panic!(
+                    "{spec}: a message of {} bytes was delivered despite the loss",
+                    m.len()
+                )
+            }
+            (Loss::Repaired, Ok(m)) => {
+                assert_eq!(m.len(), 1 << 20, "{spec}");
+                check(&m, 4, spec);
+            }
+            (Loss::Repaired, Err(e)) => panic!("{spec}: the loss was not repaired: {e}"),
+        }
+    }
+}
+
+/// A UDP relay on 127.0.0.1 between a client and a server, which drops the `drop_nth`
+/// (1-based) datagram of at least [`Relay::DATA_BYTES`] bytes from the client.
+///
+/// The client talks to the relay's one socket; the relay forwards its datagrams from a
+/// second socket to the server's address, which it updates to wherever the server last
+/// answered from (`udp` answers from a new socket per connection, see udp.rs), and
+/// forwards everything the server sends back to the client. It stops when dropped.
+struct Relay {
+    drop_nth: u64,
+    dropped: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    threads: Mutex<Vec<thread::JoinHandle<()>>>,
+}
+
+impl Relay {
+    const DATA_BYTES: usize = 200;
+
+    fn new(drop_nth: u64) -> Self {
+        Relay {
+            drop_nth,
+            dropped: Arc::default(),
+            stop: Arc::default(),
+            threads: Mutex::default(),
+        }
+    }
+
+    /// Starts relaying to `server`; gives the address for the client.
+    fn start(&self, server: SocketAddr) -> SocketAddr {
+        let outer = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let inner = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for s in [&outer, &inner] {
+            s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+            // Room for bursts, so that the relay itself loses nothing.
+            use rustix::net::sockopt;
+            if sockopt::set_socket_recv_buffer_size_force(s, 16 << 20).is_err() {
+                let _ = sockopt::set_socket_recv_buffer_size(s, 16 << 20);
+            }
+        }
+        let addr = outer.local_addr().unwrap();
+        let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
+        let target = Arc::new(Mutex::new(server));
+        // Client to server, dropping one data datagram.
+        let up = {
+            let (outer, inner) = (outer.try_clone().unwrap(), inner.try_clone().unwrap());
+            let (client, target, stop) = (client.clone(), target.clone(), self.stop.clone());
+            let (dropped, nth) = (self.dropped.clone(), self.drop_nth);
+            thread::spawn(move || {
+                let mut buf = vec![0u8; 65536];
+                let mut data = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok((n, from)) = outer.recv_from(&mut buf) else {
+                        continue;
+                    };
+                    *client.lock().unwrap() = Some(from);
+                    if n >= Relay::DATA_BYTES {
+                        data += 1;
+                        if data == nth {
+                            dropped.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        }
+                    }
+                    let to = *target.lock().unwrap();
+                    let _ = inner.send_to(&buf[..n], to);
+                }
+            })
+        };
+        // Server to client.
+        let down = {
+            let stop = self.stop.clone();
+            thread::spawn(move || {
+                let mut buf = vec![0u8; 65536];
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok((n, from)) = inner.recv_from(&mut buf) else {
+                        continue;
+                    };
+                    *target.lock().unwrap() = from;
+                    if let Some(c) = *client.lock().unwrap() {
+                        let _ = outer.send_to(&buf[..n], c);
+                    }
+                }
+            })
+        };
+        self.threads.lock().unwrap().extend([up, down]);
+        addr
+    }
+
+    fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.get_mut().unwrap().drain(..) {
+            let _ = t.join();
+        }
+    }
+}
