@@ -78,6 +78,7 @@ mod mtcp;
 mod spec;
 mod tcp;
 mod udp;
+mod udt;
 
 pub use channel::{ByteCounts, Channel};
 pub use error::{Error, Result};
