@@ -295,11 +295,10 @@ impl Socket {
         Ok(())
     }
 
-    fn set_blocking_recv(&self, blocking: bool) -> Result<()> {
+    fn set_blocking_recv(&self, blocking: bool) -> std::result::Result<(), Failure> {
         // SAFETY: integer arguments and a valid error record pointer.
         call(|e| unsafe { ffi::tp_udt_set_blocking_recv(self.id, c_int::from(blocking), e) })
-            .map_err(|f| f.io("configuring a UDT socket"))?;
-        Ok(())
+            .map(drop)
     }
 
     /// The options in force (after connecting: the negotiated MSS).
@@ -375,7 +374,9 @@ impl UdtListener {
         let socket = Socket::new(family)?;
         socket.configure(&opts.for_socket(cfg))?;
         // Non-blocking accept, so that accept can give up after the I/O timeout.
-        socket.set_blocking_recv(false)?;
+        socket
+            .set_blocking_recv(false)
+            .map_err(|f| f.io("configuring a UDT socket"))?;
         // SAFETY: `ip` is a live 16-byte array; the other arguments are integers.
         call(|e| unsafe { ffi::tp_udt_bind(socket.id, family, ip.as_ptr(), addr.port(), e) })
             .map_err(|f| f.io("binding the UDT server socket"))?;
@@ -405,8 +406,17 @@ impl UdtListener {
                         _library: library,
                     };
                     // Accepted sockets inherit the listener's options, non-blocking
-                    // receiving included.
-                    socket.set_blocking_recv(true)?;
+                    // receiving included. UDT refuses options on a connection the client
+                    // already closed (it may have sent everything and left before this
+                    // accept): that socket stays non-blocking, which is harmless because
+                    // it has nothing left to wait for; its buffered bytes are still read,
+                    // then the end of the stream.
+                    match socket.set_blocking_recv(true) {
+                        Err(f) if f.kind != ffi::KIND_CLOSED => {
+                            return Err(f.io("configuring a UDT connection"))
+                        }
+                        _ => {}
+                    }
                     return Ok(UdtChannel::new(socket, cfg));
                 }
                 Err(f) if f.kind == ffi::KIND_WOULD_BLOCK => {
@@ -668,9 +678,13 @@ impl Channel for UdtChannel {
             return Ok(());
         }
         self.flush()?;
-        self.send_all(&[0; 4])?;
         self.closed = true;
-        Ok(())
+        match self.send_all(&[0; 4]) {
+            // The peer closed its socket already (as TCP's shutdown succeeds then): there
+            // is no one left to tell that the stream ends.
+            Err(Error::Closed { .. }) => Ok(()),
+            r => r,
+        }
     }
 
     fn stats(&self) -> ByteCounts {
