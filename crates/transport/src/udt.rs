@@ -92,9 +92,9 @@ impl Options {
             .map(|b| b.clamp(BUF_RANGE.0 as usize, BUF_RANGE.1 as usize) as u32);
         let sndbuf = self.sndbuf.or(from_config);
         let rcvbuf = self.rcvbuf.or(from_config);
-        let fc = self.fc.or_else(|| {
-            rcvbuf.map(|r| (r / (self.mss - IP_UDP_HEADERS) + 1).max(UDT_DEFAULT_FC))
-        });
+        let fc = self
+            .fc
+            .or_else(|| rcvbuf.map(|r| (r / (self.mss - IP_UDP_HEADERS) + 1).max(UDT_DEFAULT_FC)));
         let timeout = millis(cfg.io_timeout);
         let int = |v: Option<u32>| v.map_or(0, |v| v as c_int);
         ffi::Options {
@@ -149,8 +149,7 @@ mod ffi {
         pub(super) fn tp_udt_socket(family: c_int, err: *mut Error) -> c_int;
         pub(super) fn tp_udt_configure(u: c_int, o: *const Options, err: *mut Error) -> c_int;
         #[cfg(test)]
-        pub(super) fn tp_udt_options_in_force(u: c_int, o: *mut Options, err: *mut Error)
-            -> c_int;
+        pub(super) fn tp_udt_options_in_force(u: c_int, o: *mut Options, err: *mut Error) -> c_int;
         pub(super) fn tp_udt_set_blocking_recv(u: c_int, blocking: c_int, err: *mut Error)
             -> c_int;
         pub(super) fn tp_udt_bind(

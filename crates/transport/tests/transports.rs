@@ -693,7 +693,11 @@ fn udt_reports_a_closed_port_a_silent_peer_and_a_vanished_one() {
         e.to_string(),
         format!("could not connect to {addr} after 3 attempts")
     );
-    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
     // Nobody connects to a listener.
     let listener = "udt:mss=9000"
         .parse::<TransportSpec>()
@@ -713,7 +717,10 @@ fn udt_reports_a_closed_port_a_silent_peer_and_a_vanished_one() {
             let start = Instant::now();
             let mut b = [0u8; 1];
             let e = ch.recv(&mut b).unwrap_err();
-            assert_eq!(e.to_string(), "the peer was silent for 400ms while receiving");
+            assert_eq!(
+                e.to_string(),
+                "the peer was silent for 400ms while receiving"
+            );
             start.elapsed()
         },
         |ch| {
