@@ -138,9 +138,8 @@ pub fn transports() -> Vec<TransportInfo> {
         },
         TransportInfo {
             name: "udt",
-            options: "mss=BYTES (1500), sndbuf=BYTES, rcvbuf=BYTES (the configured buffer size, \
-                      else UDT's 8192 packets), fc=PACKETS flow window (25600, or what rcvbuf \
-                      needs), udpbuf=BYTES UDP socket buffers (UDT's)",
+            options: "mss=BYTES (1500), sndbuf=BYTES, rcvbuf=BYTES (8192 packets), \
+                      fc=PACKETS flow window (25600), udpbuf=BYTES",
             description: "UDT4 (libudt, the successor of SABUL): reliable, rate-based \
                           congestion control over UDP",
             available: udt::check(),

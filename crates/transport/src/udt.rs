@@ -40,6 +40,10 @@
 //!
 //! The library is started (`UDT::startup`) for every socket and cleaned up when it is
 //! closed; UDT counts these calls and stops its threads after the last cleanup.
+//!
+//! Linking libudt costs every process that links this crate 100 ms at start, `udt` used or
+//! not: a static initializer of the library measures the CPU's clock rate by sleeping
+//! 100 ms (`CTimer::readCPUFrequency`).
 
 // FFI to the shim needs unsafe calls; each block says why it is sound.
 #![allow(unsafe_code)]
@@ -780,6 +784,27 @@ mod tests {
         let ch = connect(addr, &options(1500), &cfg).unwrap();
         assert_eq!(ch.socket.options_in_force().unwrap().mss, 1500);
         assert_eq!(h.join().unwrap(), 1500);
+    }
+
+    #[test]
+    fn ipv6_works_where_the_machine_has_it() {
+        let any6: SocketAddr = "[::1]:0".parse().unwrap();
+        if std::net::UdpSocket::bind(any6).is_err() {
+            eprintln!("skipping: no IPv6 loopback here");
+            return;
+        }
+        let cfg = quick();
+        let l = UdtListener::bind(any6, &options(1500), &cfg).unwrap();
+        let addr = l.local_addr();
+        assert!(addr.is_ipv6() && addr.port() != 0, "{addr}");
+        let h = std::thread::spawn(move || {
+            let mut ch = Framed::new(l.accept(&quick()).unwrap());
+            ch.recv_message().unwrap()
+        });
+        let mut ch = Framed::new(connect(addr, &options(1500), &cfg).unwrap());
+        ch.send_message(b"over ::1").unwrap();
+        ch.close().unwrap();
+        assert_eq!(h.join().unwrap(), b"over ::1");
     }
 
     /// A raw UDT peer: connects and sends `bytes` as they are, outside the chunk format.
