@@ -287,8 +287,20 @@ impl TransportSpec {
                 Ok(Box::new(mtcp::MtcpChannel::client(conns, *chunk, cfg)?))
             }
             TransportSpec::Udp { mtu, rate } => Ok(Box::new(udp::connect(addr, *mtu, *rate, cfg)?)),
-            TransportSpec::Udt { .. } => {
-                let opts = self.udt_options().expect("a udt spec has udt options");
+            TransportSpec::Udt {
+                mss,
+                sndbuf,
+                rcvbuf,
+                fc,
+                udpbuf,
+            } => {
+                let opts = udt::Options {
+                    mss: *mss,
+                    sndbuf: *sndbuf,
+                    rcvbuf: *rcvbuf,
+                    fc: *fc,
+                    udpbuf: *udpbuf,
+                };
                 Ok(Box::new(udt::connect(addr, &opts, cfg)?))
             }
         }
