@@ -4,7 +4,9 @@
 //! bytes) or, on top of any channel, to [`Framed`] messages, and never learns which transport
 //! carries them. The transport is picked at run time by a string parsed into a
 //! [`TransportSpec`]: `NAME` or `NAME:key=value,...`, for example `tcp`, `tcp-bbr`,
-//! `tcp:cc=bbr`, `mtcp:streams=4` or `udp:rate=500mbit`. Adding a transport touches no 2PC
+//! `tcp:cc=bbr`, `mtcp:streams=4`, `udp:rate=500mbit` or `udt:mss=9000` (the reference UDT4
+//! library, libudt, which the build links: install the Debian package libudt-dev).
+//! [`transports`] lists every name with its options. Adding a transport touches no 2PC
 //! code. This is the wrapper of the Transputation paper (§3): set up a server
 //! ([`TransportSpec::listen`], [`Listener::accept`]), set up a client
 //! ([`TransportSpec::connect`], with a timeout and retries), send raw bytes, receive raw
@@ -49,6 +51,10 @@
 //! Dropping a channel without `close` flushes on a best-effort basis and drops any error;
 //! call `close` to learn whether the last bytes left. Neither waits for the peer to have
 //! read them: for that, the protocol needs an acknowledgement (as `transport-bench` does).
+//! One exception: `udt` sends from the library's threads inside this process, so dropping
+//! a `udt` channel waits until the peer's library has acknowledged every byte (each wait
+//! for progress bounded by [`Config::io_timeout`]); otherwise an exiting process would
+//! lose the tail.
 //!
 //! # Errors and hostile peers
 //!
@@ -74,8 +80,9 @@
 //!
 //! [`Channel::stats`] counts the bytes this channel handed to and took from its sockets
 //! after connection set-up, per direction: payload plus framing headers plus the
-//! transport's own per-chunk headers (`mtcp`) or per-datagram headers (`udp`, which counts
-//! data datagrams only), without TCP/IP or UDP/IP headers, handshakes or FINs.
+//! transport's own per-chunk headers (`mtcp`, `udt`) or per-datagram headers (`udp`, which
+//! counts data datagrams only), without TCP/IP or UDP/IP headers, UDT's packet headers,
+//! handshakes or FINs (nor `udt`'s end-of-stream marker, its FIN).
 
 mod channel;
 mod error;
@@ -86,6 +93,7 @@ pub mod sizing;
 mod spec;
 mod tcp;
 mod udp;
+mod udt;
 
 pub use channel::{ByteCounts, Channel, SocketBuffers};
 pub use error::{Error, Result};

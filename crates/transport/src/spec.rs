@@ -6,7 +6,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use crate::{mtcp, tcp, udp, Channel, Error, Result};
+use crate::{mtcp, tcp, udp, udt, Channel, Error, Result};
 
 /// Timeouts and retries shared by every transport.
 #[derive(Debug, Clone)]
@@ -45,7 +45,8 @@ impl Default for Config {
 /// A transport and its options, parsed from `NAME` or `NAME:key=value,...`.
 ///
 /// Names: `tcp` (options `cc`), `tcp-bbr` (= `tcp:cc=bbr`), `mtcp` (options `streams`,
-/// `chunk`, `cc`), `udp` (options `mtu`, `rate`). [`TransportSpec`]'s `Display` gives the canonical string.
+/// `chunk`, `cc`), `udp` (options `mtu`, `rate`), `udt` (options `mss`, `sndbuf`, `rcvbuf`,
+/// `fc`, `udpbuf`). [`TransportSpec`]'s `Display` gives the canonical string.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransportSpec {
     /// Kernel TCP with Nagle's algorithm off.
@@ -69,6 +70,20 @@ pub enum TransportSpec {
         /// Pacing rate in bits per second (0: unlimited).
         rate: u64,
     },
+    /// The reference UDT4 library (libudt): reliable, rate-based congestion control over UDP.
+    Udt {
+        /// The largest IP packet, in bytes (UDT_MSS); the two ends use the smaller value.
+        mss: u32,
+        /// UDT's send buffer in bytes (`None`: [`Config::buffer_bytes`], else UDT's default).
+        sndbuf: Option<u32>,
+        /// UDT's receive buffer in bytes (`None`: [`Config::buffer_bytes`], else UDT's
+        /// default).
+        rcvbuf: Option<u32>,
+        /// The flow window in packets (`None`: UDT's 25600, or enough for the receive buffer).
+        fc: Option<u32>,
+        /// The kernel buffers of UDT's UDP socket in bytes (`None`: UDT's defaults).
+        udpbuf: Option<u32>,
+    },
 }
 
 /// One transport as `transputation transports` lists it.
@@ -84,10 +99,11 @@ pub struct TransportInfo {
     pub available: Result<()>,
 }
 
-const NAMES: &str = "tcp, tcp-bbr, mtcp, udp";
+const NAMES: &str = "tcp, tcp-bbr, mtcp, udp, udt";
 const TCP_OPTIONS: &str = "cc";
 const MTCP_OPTIONS: &str = "streams, chunk, cc";
 const UDP_OPTIONS: &str = "mtu, rate";
+const UDT_OPTIONS: &str = "mss, sndbuf, rcvbuf, fc, udpbuf";
 /// Default mtcp connection count.
 const DEFAULT_STREAMS: u16 = 4;
 /// Default mtcp chunk size.
@@ -121,6 +137,14 @@ pub fn transports() -> Vec<TransportInfo> {
             description: "paced, sequence-numbered UDP datagrams, no retransmission: \
                           loss or reordering is an error",
             available: Ok(()),
+        },
+        TransportInfo {
+            name: "udt",
+            options: "mss=BYTES (1500), sndbuf=BYTES, rcvbuf=BYTES (8192 packets), \
+                      fc=PACKETS flow window (25600), udpbuf=BYTES",
+            description: "UDT4 (libudt, the successor of SABUL): reliable, rate-based \
+                          congestion control over UDP",
+            available: udt::check(),
         },
     ]
 }
@@ -181,6 +205,7 @@ impl TransportSpec {
             TransportSpec::Tcp { .. } => "tcp",
             TransportSpec::Mtcp { .. } => "mtcp",
             TransportSpec::Udp { .. } => "udp",
+            TransportSpec::Udt { .. } => "udt",
         }
     }
 
@@ -188,7 +213,27 @@ impl TransportSpec {
     pub fn congestion_control(&self) -> Option<&str> {
         match self {
             TransportSpec::Tcp { cc } | TransportSpec::Mtcp { cc, .. } => cc.as_deref(),
-            TransportSpec::Udp { .. } => None,
+            TransportSpec::Udp { .. } | TransportSpec::Udt { .. } => None,
+        }
+    }
+
+    /// The `udt` options, for a `udt` spec.
+    fn udt_options(&self) -> Option<udt::Options> {
+        match *self {
+            TransportSpec::Udt {
+                mss,
+                sndbuf,
+                rcvbuf,
+                fc,
+                udpbuf,
+            } => Some(udt::Options {
+                mss,
+                sndbuf,
+                rcvbuf,
+                fc,
+                udpbuf,
+            }),
+            _ => None,
         }
     }
 
@@ -202,6 +247,10 @@ impl TransportSpec {
             let l = udp::UdpListener::bind(addr)?;
             let a = l.local_addr()?;
             (ServerSocket::Udp(l), a)
+        } else if let Some(opts) = self.udt_options() {
+            let l = udt::UdtListener::bind(addr, &opts, cfg)?;
+            let a = l.local_addr();
+            (ServerSocket::Udt(l), a)
         } else {
             let inner = tcp_listener(addr, self.tcp_buffer(cfg))?;
             inner.set_nonblocking(true).map_err(|source| Error::Io {
@@ -248,6 +297,22 @@ impl TransportSpec {
                 Ok(Box::new(mtcp::MtcpChannel::client(conns, *chunk, cfg)?))
             }
             TransportSpec::Udp { mtu, rate } => Ok(Box::new(udp::connect(addr, *mtu, *rate, cfg)?)),
+            TransportSpec::Udt {
+                mss,
+                sndbuf,
+                rcvbuf,
+                fc,
+                udpbuf,
+            } => {
+                let opts = udt::Options {
+                    mss: *mss,
+                    sndbuf: *sndbuf,
+                    rcvbuf: *rcvbuf,
+                    fc: *fc,
+                    udpbuf: *udpbuf,
+                };
+                Ok(Box::new(udt::connect(addr, &opts, cfg)?))
+            }
         }
     }
 }
@@ -344,6 +409,7 @@ pub struct Listener {
 enum ServerSocket {
     Tcp(TcpListener),
     Udp(udp::UdpListener),
+    Udt(udt::UdtListener),
 }
 
 impl Listener {
@@ -371,6 +437,12 @@ impl Listener {
                     unreachable!("a udp listener has a udp socket")
                 };
                 Ok(Box::new(l.accept(*mtu, *rate, &self.cfg)?))
+            }
+            TransportSpec::Udt { .. } => {
+                let ServerSocket::Udt(l) = &self.inner else {
+                    unreachable!("a udt listener has a udt socket")
+                };
+                Ok(Box::new(l.accept(&self.cfg)?))
             }
         }
     }
@@ -520,6 +592,42 @@ impl FromStr for TransportSpec {
                 }
                 Ok(TransportSpec::Udp { mtu, rate })
             }
+            "udt" => {
+                let mut mss = udt::DEFAULT_MSS;
+                let (mut sndbuf, mut rcvbuf, mut fc, mut udpbuf) = (None, None, None, None);
+                let number = |k: &str, v: &str, (lo, hi): (u32, u32), reason| {
+                    v.parse()
+                        .ok()
+                        .filter(|n| (lo..=hi).contains(n))
+                        .ok_or_else(|| bad("udt", k, v, reason))
+                };
+                const BYTES: &str = "bytes, from 65536 to 1073741824";
+                for (k, v) in pairs {
+                    match k {
+                        "mss" => mss = number(k, v, udt::MSS_RANGE, "bytes, from 576 to 65535")?,
+                        "sndbuf" => sndbuf = Some(number(k, v, udt::BUF_RANGE, BYTES)?),
+                        "rcvbuf" => rcvbuf = Some(number(k, v, udt::BUF_RANGE, BYTES)?),
+                        "udpbuf" => udpbuf = Some(number(k, v, udt::BUF_RANGE, BYTES)?),
+                        "fc" => {
+                            fc = Some(number(k, v, udt::FC_RANGE, "packets, from 32 to 4194304")?)
+                        }
+                        _ => {
+                            return Err(Error::UnknownOption {
+                                transport: "udt",
+                                option: k.to_string(),
+                                valid: UDT_OPTIONS,
+                            })
+                        }
+                    }
+                }
+                Ok(TransportSpec::Udt {
+                    mss,
+                    sndbuf,
+                    rcvbuf,
+                    fc,
+                    udpbuf,
+                })
+            }
             _ => Err(Error::UnknownTransport {
                 name: name.to_string(),
                 valid: NAMES.to_string(),
@@ -552,6 +660,27 @@ impl fmt::Display for TransportSpec {
                     r if r % 1_000 == 0 => write!(f, "{}kbit", r / 1_000),
                     r => write!(f, "{r}bit"),
                 }
+            }
+            TransportSpec::Udt {
+                mss,
+                sndbuf,
+                rcvbuf,
+                fc,
+                udpbuf,
+            } => {
+                write!(f, "udt:mss={mss}")?;
+                let named = [
+                    ("sndbuf", sndbuf),
+                    ("rcvbuf", rcvbuf),
+                    ("fc", fc),
+                    ("udpbuf", udpbuf),
+                ];
+                for (k, v) in named {
+                    if let Some(v) = v {
+                        write!(f, ",{k}={v}")?;
+                    }
+                }
+                Ok(())
             }
         }
     }
@@ -598,14 +727,30 @@ mod tests {
         assert_eq!(p("udp:rate=unlimited"), "udp:mtu=1500,rate=unlimited");
         assert_eq!(p("udp:rate=2500kbit"), "udp:mtu=1500,rate=2500kbit");
         assert_eq!(p("udp:rate=123456"), "udp:mtu=1500,rate=123456bit");
+        assert_eq!(p("udt"), "udt:mss=1500");
+        assert_eq!(p("udt:mss=9000"), "udt:mss=9000");
+        assert_eq!(
+            p("udt:udpbuf=65536, fc=32,rcvbuf=1073741824,sndbuf=100000,mss=576"),
+            "udt:mss=576,sndbuf=100000,rcvbuf=1073741824,fc=32,udpbuf=65536"
+        );
+        assert_eq!(
+            "udt:fc=50000".parse::<TransportSpec>().unwrap(),
+            TransportSpec::Udt {
+                mss: 1500,
+                sndbuf: None,
+                rcvbuf: None,
+                fc: Some(50000),
+                udpbuf: None
+            }
+        );
     }
 
     #[test]
     fn names_what_is_wrong() {
         let e = |s: &str| s.parse::<TransportSpec>().unwrap_err().to_string();
         assert_eq!(
-            e("udt"),
-            "unknown transport 'udt' (valid: tcp, tcp-bbr, mtcp, udp)"
+            e("sabul"),
+            "unknown transport 'sabul' (valid: tcp, tcp-bbr, mtcp, udp, udt)"
         );
         assert_eq!(
             e("tcp:streams=2"),
@@ -623,5 +768,19 @@ mod tests {
         assert!(e("udp:mtu=100").contains("from 576 to 65535"));
         assert!(e("udp:rate=fast").contains("e.g. 500mbit"));
         assert!(e("udp:rate=1tbit").contains("bad value '1tbit'"));
+        assert_eq!(
+            e("udt:mtu=1500"),
+            "transport 'udt' has no option 'mtu' (valid: mss, sndbuf, rcvbuf, fc, udpbuf)"
+        );
+        assert_eq!(
+            e("udt:mss=100"),
+            "transport 'udt': bad value '100' for option 'mss': bytes, from 576 to 65535"
+        );
+        assert!(e("udt:mss=65536").contains("from 576 to 65535"));
+        assert!(e("udt:sndbuf=1k").contains("bad value '1k' for option 'sndbuf'"));
+        assert!(e("udt:rcvbuf=65535").contains("for option 'rcvbuf': bytes, from 65536"));
+        assert!(e("udt:udpbuf=2147483648").contains("option 'udpbuf'"));
+        assert!(e("udt:fc=31").contains("for option 'fc': packets, from 32 to 4194304"));
+        assert!(e("udt:fc=").contains("bad value '' for option 'fc'"));
     }
 }

@@ -102,6 +102,8 @@ conformance!(mtcp_7, "mtcp:streams=7");
 conformance!(udp, "udp", lossy_ok);
 conformance!(udp_jumbo, "udp:mtu=9000,rate=1gbit", lossy_ok);
 conformance!(udp_small_mtu, "udp:mtu=576,rate=500mbit", lossy_ok);
+conformance!(udt, "udt", datagrams);
+conformance!(udt_jumbo, "udt:mss=9000");
 
 /// The cases, each a function of the transport string.
 mod cases {

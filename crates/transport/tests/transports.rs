@@ -83,9 +83,9 @@ proptest! {
     fn raw_bytes_survive_any_cut(
         sends in prop::collection::vec(0usize..5000, 1..20),
         recvs in prop::collection::vec(1usize..7000, 1..20),
-        which in 0usize..4,
+        which in 0usize..5,
     ) {
-        let spec = ["tcp", "mtcp:streams=3,chunk=1024", "mtcp:streams=2", "udp"][which];
+        let spec = ["tcp", "mtcp:streams=3,chunk=1024", "mtcp:streams=2", "udp", "udt"][which];
         let total: usize = sends.iter().sum();
         let data = pattern(total, 9);
         let expect = data.clone();
@@ -122,9 +122,9 @@ proptest! {
     #[test]
     fn n_messages_in_n_messages_out(
         sizes in prop::collection::vec(0usize..20000, 0..30),
-        which in 0usize..3,
+        which in 0usize..4,
     ) {
-        let spec = ["tcp", "mtcp:streams=4,chunk=1024", "udp:mtu=1000"][which];
+        let spec = ["tcp", "mtcp:streams=4,chunk=1024", "udp:mtu=1000", "udt:mss=9000"][which];
         let want = sizes.clone();
         let n = sizes.len();
         let (count, _) = pair(
@@ -613,4 +613,132 @@ fn the_kernel_gets_the_buffer_size_asked_for_on_both_ends() {
             }
         }
     }
+}
+
+#[test]
+fn udt_reports_a_closed_port_a_silent_peer_and_a_vanished_one() {
+    // Nothing listens: each attempt gives up after the connect timeout, not UDT's own 3 s.
+    let addr = std::net::UdpSocket::bind(any_port())
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let cfg = Config {
+        connect_timeout: Duration::from_millis(200),
+        ..quick()
+    };
+    let start = Instant::now();
+    let e = "udt"
+        .parse::<TransportSpec>()
+        .unwrap()
+        .connect(addr, &cfg)
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("could not connect to {addr} after 3 attempts")
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    // Nobody connects to a listener.
+    let listener = "udt:mss=9000"
+        .parse::<TransportSpec>()
+        .unwrap()
+        .listen(any_port(), &quick())
+        .unwrap();
+    let e = listener.accept().map(|_| ()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the peer was silent for 400ms while waiting for a client to connect"
+    );
+    // A connected peer that says nothing: the receiver times out, in about the timeout.
+    let (took, _) = pair(
+        "udt",
+        &quick(),
+        |mut ch| {
+            let start = Instant::now();
+            let mut b = [0u8; 1];
+            let e = ch.recv(&mut b).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "the peer was silent for 400ms while receiving"
+            );
+            start.elapsed()
+        },
+        |ch| {
+            thread::sleep(Duration::from_millis(900));
+            drop(ch);
+            Duration::ZERO
+        },
+    );
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    // A peer that drops its channel in the middle of a message.
+    let (e, _) = pair(
+        "udt",
+        &quick(),
+        |ch| Framed::new(ch).recv_message().unwrap_err(),
+        |mut ch| {
+            ch.send(&1000u64.to_be_bytes()).unwrap();
+            ch.send(&[7; 300]).unwrap();
+            ch.flush().unwrap();
+            drop(ch);
+            Error::Poisoned
+        },
+    );
+    assert!(matches!(e, Error::Closed { .. }), "{e}");
+}
+
+#[test]
+fn udt_close_ends_one_direction_and_the_tail_arrives() {
+    // The client sends 8 MiB and closes at once, then still receives the server's answer;
+    // the server reads every byte, then sees the end of the stream.
+    let total = 8 << 20;
+    let (got, answer) = pair(
+        "udt",
+        &Config::default(),
+        move |mut ch| {
+            let mut all = vec![0u8; total];
+            ch.recv(&mut all).unwrap();
+            let mut more = [0u8; 1];
+            assert!(matches!(ch.recv(&mut more), Err(Error::Closed { .. })));
+            ch.send(b"thanks").unwrap();
+            ch.close().unwrap();
+            all
+        },
+        move |mut ch| {
+            ch.send(&pattern(total, 5)).unwrap();
+            ch.close().unwrap();
+            assert!(ch.send(b"late").is_err());
+            let mut answer = vec![0u8; 6];
+            ch.recv(&mut answer).unwrap();
+            answer
+        },
+    );
+    assert!(got == pattern(total, 5));
+    assert_eq!(answer, b"thanks");
+}
+
+#[test]
+fn udt_a_peer_that_never_reads_makes_sending_time_out() {
+    let spec: TransportSpec = "udt:sndbuf=1048576,rcvbuf=1048576".parse().unwrap();
+    let listener = spec.listen(any_port(), &quick()).unwrap();
+    let addr = listener.local_addr();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let h = thread::spawn(move || {
+        let ch = listener.accept().unwrap();
+        let _ = rx.recv();
+        drop(ch);
+    });
+    let mut ch = spec.connect(addr, &quick()).unwrap();
+    let chunk = vec![0u8; 1 << 20];
+    let start = Instant::now();
+    let e = (0..64)
+        .try_for_each(|_| ch.send(&chunk).and_then(|()| ch.flush()))
+        .unwrap_err();
+    assert_eq!(e.to_string(), "the peer was silent for 400ms while sending");
+    assert!(start.elapsed() < Duration::from_secs(5));
+    tx.send(()).unwrap();
+    h.join().unwrap();
 }

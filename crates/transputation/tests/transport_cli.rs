@@ -14,7 +14,16 @@ fn lists_every_transport_with_its_availability() {
     let out = run(&["transports"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for name in ["tcp ", "tcp-bbr", "mtcp", "streams=N", "udp", "rate=RATE"] {
+    for name in [
+        "tcp ",
+        "tcp-bbr",
+        "mtcp",
+        "streams=N",
+        "udp",
+        "rate=RATE",
+        "udt",
+        "mss=BYTES",
+    ] {
         assert!(text.contains(name), "{name}: {text}");
     }
     let out = run(&["transports", "--json"]);
@@ -25,7 +34,7 @@ fn lists_every_transport_with_its_availability() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["tcp", "tcp-bbr", "mtcp", "udp"]);
+    assert_eq!(names, ["tcp", "tcp-bbr", "mtcp", "udp", "udt"]);
     assert_eq!(v[0]["available"], true);
     let bbr = &v[1];
     if bbr["available"] == false {
@@ -41,6 +50,7 @@ fn benches_each_transport_over_loopback() {
         ("mtcp:streams=3", "mtcp:streams=3"),
         ("tcp:cc=cubic", "tcp:cc=cubic"),
         ("udp", "udp:mtu=1500,rate=1gbit"),
+        ("udt", "udt:mss=1500"),
     ] {
         let out = run(&[
             "transport-bench",
@@ -77,11 +87,11 @@ fn benches_each_transport_over_loopback() {
 
 #[test]
 fn names_a_bad_transport_or_option() {
-    let out = run(&["transport-bench", "--transport", "udt", "--bytes", "10"]);
+    let out = run(&["transport-bench", "--transport", "sabul", "--bytes", "10"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success()
-            && err.contains("unknown transport 'udt' (valid: tcp, tcp-bbr, mtcp, udp)"),
+            && err.contains("unknown transport 'sabul' (valid: tcp, tcp-bbr, mtcp, udp, udt)"),
         "{err}"
     );
     let out = run(&[

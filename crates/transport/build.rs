@@ -1,0 +1,59 @@
+//! Builds the C++ shim over the UDT4 library (udt_shim/shim.cpp) for the `udt` transport,
+//! and links libudt. Without libudt's headers and library the build stops with a message
+//! that says how to install them.
+
+use std::path::{Path, PathBuf};
+
+fn main() {
+    println!("cargo:rerun-if-changed=udt_shim/shim.cpp");
+    println!("cargo:rerun-if-env-changed=UDT_INCLUDE_DIR");
+    println!("cargo:rerun-if-env-changed=UDT_LIB_DIR");
+
+    let include = find(
+        "UDT_INCLUDE_DIR",
+        &["/usr/include", "/usr/local/include"],
+        &["udt/udt.h"],
+    );
+    let lib = find(
+        "UDT_LIB_DIR",
+        &[
+            "/usr/lib",
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu",
+            "/usr/local/lib",
+        ],
+        &["libudt.so", "libudt.a"],
+    );
+    let (Some(include), Some(lib)) = (include, lib) else {
+        eprintln!(
+            "error: the `udt` transport needs the UDT4 library (udt/udt.h and libudt), which \
+             was not found.\n\
+             Install the Debian package libudt-dev (`sudo apt-get install libudt-dev`) or run \
+             ./scripts/setup.sh; for a library elsewhere set UDT_INCLUDE_DIR (the directory \
+             holding udt/udt.h) and UDT_LIB_DIR."
+        );
+        std::process::exit(1);
+    };
+
+    cc::Build::new()
+        .cpp(true)
+        .file("udt_shim/shim.cpp")
+        .include(&include)
+        .flag_if_supported("-std=c++11")
+        .warnings(true)
+        .compile("transputation_udt_shim");
+    println!("cargo:rustc-link-search=native={}", lib.display());
+    println!("cargo:rustc-link-lib=udt");
+    println!("cargo:rustc-link-lib=pthread");
+}
+
+/// The first directory (the environment variable's, else one of `defaults`) that holds one
+/// of `files`.
+fn find(var: &str, defaults: &[&str], files: &[&str]) -> Option<PathBuf> {
+    let dirs: Vec<PathBuf> = match std::env::var_os(var) {
+        Some(d) => vec![PathBuf::from(d)],
+        None => defaults.iter().map(PathBuf::from).collect(),
+    };
+    dirs.into_iter()
+        .find(|d| files.iter().any(|f| Path::new(d).join(f).exists()))
+}
