@@ -75,6 +75,7 @@ mod error;
 mod framing;
 mod memory;
 mod mtcp;
+mod quic;
 mod spec;
 mod tcp;
 mod udp;
@@ -83,6 +84,7 @@ pub use channel::{ByteCounts, Channel};
 pub use error::{Error, Result};
 pub use framing::{Framed, DEFAULT_MAX_MESSAGE};
 pub use memory::{memory_pair, MemoryChannel};
+pub use quic::QuicCongestion;
 pub use spec::{
     available_congestion_controls, check_congestion_control, transports, Config, Listener,
     TransportInfo, TransportSpec,

@@ -6,6 +6,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
+use crate::quic::{self, QuicCongestion};
 use crate::{mtcp, tcp, udp, Channel, Error, Result};
 
 /// Timeouts and retries shared by every transport.
@@ -43,7 +44,8 @@ impl Default for Config {
 /// A transport and its options, parsed from `NAME` or `NAME:key=value,...`.
 ///
 /// Names: `tcp` (options `cc`), `tcp-bbr` (= `tcp:cc=bbr`), `mtcp` (options `streams`,
-/// `chunk`, `cc`), `udp` (options `mtu`, `rate`). [`TransportSpec`]'s `Display` gives the canonical string.
+/// `chunk`, `cc`), `udp` (options `mtu`, `rate`), `quic` (options `cc`, `window`, `mtu`).
+/// [`TransportSpec`]'s `Display` gives the canonical string.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransportSpec {
     /// Kernel TCP with Nagle's algorithm off.
@@ -67,6 +69,19 @@ pub enum TransportSpec {
         /// Pacing rate in bits per second (0: unlimited).
         rate: u64,
     },
+    /// One QUIC connection (quinn) with one bidirectional stream; TLS 1.3 encrypted, the
+    /// server not yet authenticated (issue 6 adds authenticated sessions).
+    Quic {
+        /// quinn's congestion controller.
+        cc: QuicCongestion,
+        /// The flow-control windows (stream and connection receive windows, send window)
+        /// in bytes; `None`: [`Config::buffer_bytes`] if set, else 32 MiB, twice the
+        /// bandwidth-delay product of 1 Gbit/s × 100 ms.
+        window: Option<u64>,
+        /// The path MTU in IP bytes, which QUIC packets start from (`None`: quinn's default,
+        /// 1200-byte UDP payloads, probing up to 1452). Both ends should name the same.
+        mtu: Option<u32>,
+    },
 }
 
 /// One transport as `transputation transports` lists it.
@@ -82,10 +97,11 @@ pub struct TransportInfo {
     pub available: Result<()>,
 }
 
-const NAMES: &str = "tcp, tcp-bbr, mtcp, udp";
+const NAMES: &str = "tcp, tcp-bbr, mtcp, udp, quic";
 const TCP_OPTIONS: &str = "cc";
 const MTCP_OPTIONS: &str = "streams, chunk, cc";
 const UDP_OPTIONS: &str = "mtu, rate";
+const QUIC_OPTIONS: &str = "cc, window, mtu";
 /// Default mtcp connection count.
 const DEFAULT_STREAMS: u16 = 4;
 /// Default mtcp chunk size.
@@ -118,6 +134,16 @@ pub fn transports() -> Vec<TransportInfo> {
             options: "mtu=BYTES path MTU (1500), rate=RATE e.g. 500mbit, 1gbit, unlimited (1gbit)",
             description: "paced, sequence-numbered UDP datagrams, no retransmission: \
                           loss or reordering is an error",
+            available: Ok(()),
+        },
+        TransportInfo {
+            name: "quic",
+            options: "cc=cubic|bbr|newreno (cubic), window=BYTES flow-control windows \
+                      (buffer size from the config, else 33554432), mtu=BYTES path MTU \
+                      to start from (quinn's 1200-byte packets, probing up to 1452)",
+            description: "QUIC (quinn), one connection, one stream, user-space congestion \
+                          control; encrypted, not yet authenticated; issue 6 adds \
+                          authenticated sessions",
             available: Ok(()),
         },
     ]
@@ -179,14 +205,16 @@ impl TransportSpec {
             TransportSpec::Tcp { .. } => "tcp",
             TransportSpec::Mtcp { .. } => "mtcp",
             TransportSpec::Udp { .. } => "udp",
+            TransportSpec::Quic { .. } => "quic",
         }
     }
 
-    /// The congestion control algorithm asked for, if any.
+    /// The kernel TCP congestion control algorithm asked for, if any (`quic`'s
+    /// controllers run in user space: see [`TransportSpec::Quic`]).
     pub fn congestion_control(&self) -> Option<&str> {
         match self {
             TransportSpec::Tcp { cc } | TransportSpec::Mtcp { cc, .. } => cc.as_deref(),
-            TransportSpec::Udp { .. } => None,
+            TransportSpec::Udp { .. } | TransportSpec::Quic { .. } => None,
         }
     }
 
@@ -200,6 +228,10 @@ impl TransportSpec {
             let l = udp::UdpListener::bind(addr)?;
             let a = l.local_addr()?;
             (ServerSocket::Udp(l), a)
+        } else if let TransportSpec::Quic { cc, window, mtu } = self {
+            let l = quic::QuicListener::bind(addr, &quic_params(*cc, *window, *mtu, cfg), cfg)?;
+            let a = l.local_addr();
+            (ServerSocket::Quic(l), a)
         } else {
             let inner = TcpListener::bind(addr).map_err(|source| Error::Io {
                 during: "binding the server socket",
@@ -238,7 +270,27 @@ impl TransportSpec {
                 Ok(Box::new(mtcp::MtcpChannel::client(conns, *chunk, cfg)?))
             }
             TransportSpec::Udp { mtu, rate } => Ok(Box::new(udp::connect(addr, *mtu, *rate, cfg)?)),
+            TransportSpec::Quic { cc, window, mtu } => Ok(Box::new(quic::connect(
+                addr,
+                &quic_params(*cc, *window, *mtu, cfg),
+                cfg,
+            )?)),
         }
+    }
+}
+
+/// A `quic` endpoint's parameters: the options, with the window chosen as
+/// [`TransportSpec::Quic`] says.
+fn quic_params(
+    cc: QuicCongestion,
+    window: Option<u64>,
+    mtu: Option<u32>,
+    cfg: &Config,
+) -> quic::Params {
+    quic::Params {
+        cc,
+        window: quic::window_for(window, cfg),
+        mtu,
     }
 }
 
@@ -292,6 +344,7 @@ pub struct Listener {
 enum ServerSocket {
     Tcp(TcpListener),
     Udp(udp::UdpListener),
+    Quic(quic::QuicListener),
 }
 
 impl Listener {
@@ -319,6 +372,12 @@ impl Listener {
                     unreachable!("a udp listener has a udp socket")
                 };
                 Ok(Box::new(l.accept(*mtu, *rate, &self.cfg)?))
+            }
+            TransportSpec::Quic { .. } => {
+                let ServerSocket::Quic(l) = &self.inner else {
+                    unreachable!("a quic listener has a quic endpoint")
+                };
+                Ok(Box::new(l.accept(&self.cfg)?))
             }
         }
     }
@@ -468,6 +527,43 @@ impl FromStr for TransportSpec {
                 }
                 Ok(TransportSpec::Udp { mtu, rate })
             }
+            "quic" => {
+                let (mut cc, mut window, mut mtu) = (QuicCongestion::default(), None, None);
+                for (k, v) in pairs {
+                    match k {
+                        "cc" => {
+                            cc = QuicCongestion::from_name(v)
+                                .ok_or_else(|| bad("quic", k, v, "cubic, bbr or newreno"))?
+                        }
+                        "window" => {
+                            window = Some(
+                                v.parse()
+                                    .ok()
+                                    .filter(|n| (quic::MIN_WINDOW..=quic::MAX_WINDOW).contains(n))
+                                    .ok_or_else(|| {
+                                        bad("quic", k, v, "bytes, from 16384 to 4294967296")
+                                    })?,
+                            )
+                        }
+                        "mtu" => {
+                            mtu = Some(
+                                v.parse()
+                                    .ok()
+                                    .filter(|n| (quic::MIN_MTU..=quic::MAX_MTU).contains(n))
+                                    .ok_or_else(|| bad("quic", k, v, "bytes, from 1280 to 65535"))?,
+                            )
+                        }
+                        _ => {
+                            return Err(Error::UnknownOption {
+                                transport: "quic",
+                                option: k.to_string(),
+                                valid: QUIC_OPTIONS,
+                            })
+                        }
+                    }
+                }
+                Ok(TransportSpec::Quic { cc, window, mtu })
+            }
             _ => Err(Error::UnknownTransport {
                 name: name.to_string(),
                 valid: NAMES.to_string(),
@@ -500,6 +596,16 @@ impl fmt::Display for TransportSpec {
                     r if r % 1_000 == 0 => write!(f, "{}kbit", r / 1_000),
                     r => write!(f, "{r}bit"),
                 }
+            }
+            TransportSpec::Quic { cc, window, mtu } => {
+                write!(f, "quic:cc={cc}")?;
+                if let Some(w) = window {
+                    write!(f, ",window={w}")?;
+                }
+                if let Some(m) = mtu {
+                    write!(f, ",mtu={m}")?;
+                }
+                Ok(())
             }
         }
     }
@@ -546,6 +652,15 @@ mod tests {
         assert_eq!(p("udp:rate=unlimited"), "udp:mtu=1500,rate=unlimited");
         assert_eq!(p("udp:rate=2500kbit"), "udp:mtu=1500,rate=2500kbit");
         assert_eq!(p("udp:rate=123456"), "udp:mtu=1500,rate=123456bit");
+        assert_eq!(p("quic"), "quic:cc=cubic");
+        assert_eq!(p("quic:cc=bbr"), "quic:cc=bbr");
+        assert_eq!(
+            p("quic:mtu=9000, window=1048576,cc=newreno"),
+            "quic:cc=newreno,window=1048576,mtu=9000"
+        );
+        for s in ["quic:cc=bbr,window=16384,mtu=1280", "quic:window=4294967296"] {
+            assert_eq!(p(&p(s)), p(s), "{s}");
+        }
     }
 
     #[test]
@@ -553,7 +668,7 @@ mod tests {
         let e = |s: &str| s.parse::<TransportSpec>().unwrap_err().to_string();
         assert_eq!(
             e("udt"),
-            "unknown transport 'udt' (valid: tcp, tcp-bbr, mtcp, udp)"
+            "unknown transport 'udt' (valid: tcp, tcp-bbr, mtcp, udp, quic)"
         );
         assert_eq!(
             e("tcp:streams=2"),
@@ -571,5 +686,18 @@ mod tests {
         assert!(e("udp:mtu=100").contains("from 576 to 65535"));
         assert!(e("udp:rate=fast").contains("e.g. 500mbit"));
         assert!(e("udp:rate=1tbit").contains("bad value '1tbit'"));
+        assert_eq!(
+            e("quic:streams=2"),
+            "transport 'quic' has no option 'streams' (valid: cc, window, mtu)"
+        );
+        assert_eq!(
+            e("quic:cc=reno"),
+            "transport 'quic': bad value 'reno' for option 'cc': cubic, bbr or newreno"
+        );
+        assert!(e("quic:window=1000").contains("bad value '1000' for option 'window'"));
+        assert!(e("quic:window=8589934592").contains("from 16384 to 4294967296"));
+        assert!(e("quic:window=").contains("option 'window'"));
+        assert!(e("quic:mtu=1200").contains("bad value '1200' for option 'mtu'"));
+        assert!(e("quic:mtu=70000").contains("from 1280 to 65535"));
     }
 }

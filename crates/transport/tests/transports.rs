@@ -34,6 +34,10 @@ fn specs() -> Vec<&'static str> {
         "udp",
         "udp:mtu=9000,rate=1gbit",
         "udp:mtu=576,rate=200mbit",
+        "quic",
+        "quic:cc=bbr",
+        "quic:cc=newreno,window=1048576",
+        "quic:window=1048576,mtu=9000",
     ];
     match check_congestion_control("bbr") {
         Ok(()) => v.push("tcp-bbr"),
