@@ -87,6 +87,10 @@ const ALPN: &[u8] = b"transputation/1";
 const SERVER_NAME: &str = "transputation";
 /// The set-up hello on the stream.
 const HELLO: [u8; 8] = *b"TPQC\x01\x00\x00\x00";
+/// The application close code of a channel dropped in good order.
+const DONE: VarInt = VarInt::from_u32(0);
+/// The application close code of a channel dropped after an error.
+const FAILED: VarInt = VarInt::from_u32(1);
 /// Bytes gathered before they are handed to quinn; also the piece size of large sends.
 const BUF: usize = 256 << 10;
 /// Chunks taken from quinn per lock of the connection.
@@ -292,7 +296,9 @@ impl Driver {
 impl Drop for Driver {
     fn drop(&mut self) {
         let endpoint = self.endpoint.clone();
-        let _ = self.block_on(tokio::time::timeout(LINGER, endpoint.wait_idle()));
+        self.block_on(async move {
+            let _ = tokio::time::timeout(LINGER, endpoint.wait_idle()).await;
+        });
         if let Some(rt) = self.rt.take() {
             rt.shutdown_background();
         }
@@ -328,7 +334,10 @@ fn block_on<F: Future>(handle: &tokio::runtime::Handle, fut: F) -> F::Output {
 }
 
 /// Awaits `fut`, or gives `None` once `sleep` fires.
-async fn before<F: Future>(fut: F, sleep: &mut std::pin::Pin<&mut tokio::time::Sleep>) -> Option<F::Output> {
+async fn before<F: Future>(
+    fut: F,
+    sleep: &mut std::pin::Pin<&mut tokio::time::Sleep>,
+) -> Option<F::Output> {
     let mut fut = pin!(fut);
     std::future::poll_fn(|cx| {
         if let Poll::Ready(v) = fut.as_mut().poll(cx) {
@@ -651,6 +660,8 @@ pub(crate) struct QuicChannel {
     finished: bool,
     /// An operation failed: drop closes at once instead of lingering.
     failed: bool,
+    /// The peer acknowledged the whole finished stream (or went away in good order).
+    acked: bool,
     /// Declared last: the runtime outlives the streams and the connection.
     driver: Arc<Driver>,
 }
@@ -683,6 +694,7 @@ impl QuicChannel {
             counts: ByteCounts::default(),
             finished: false,
             failed: false,
+            acked: false,
             driver,
         }
     }
@@ -773,12 +785,17 @@ impl QuicChannel {
                 Ok(Ok(None)) => Ok(()),
                 // The peer stopped reading before the end.
                 Ok(Ok(Some(_))) => Err(Error::Closed { during }),
+                // The peer dropped its channel normally: it has all it chose to read.
+                Ok(Err(quinn::StoppedError::ConnectionLost(
+                    ConnectionError::ApplicationClosed(c),
+                ))) if c.error_code == DONE => Ok(()),
                 Ok(Err(quinn::StoppedError::ConnectionLost(e))) => Err(lost(e, during, t)),
                 Ok(Err(quinn::StoppedError::ZeroRttRejected)) => Err(Error::Closed { during }),
                 Err(_) => Err(Error::Timeout { during, after: t }),
             }
         });
         self.failed |= r.is_err();
+        self.acked = r.is_ok();
         r
     }
 }
@@ -837,10 +854,18 @@ impl Drop for QuicChannel {
     fn drop(&mut self) {
         // Best effort, as the crate docs say; `close` reports errors. Closing the connection
         // before the peer acknowledged the stream's tail would lose it, hence the wait.
-        if !self.failed {
+        if !self.failed && !self.acked {
             let _ = self.flush().and_then(|()| self.finish());
         }
-        self.conn.close(VarInt::from_u32(0), b"done");
+        if self.acked {
+            self.conn.close(DONE, b"done");
+        } else {
+            // Unacknowledged stream data left in quinn's buffers keeps it from sending the
+            // close (it is held back by congestion control, and the peer would wait out the
+            // idle timeout): drop that data first.
+            let _ = self.send.reset(FAILED);
+            self.conn.close(FAILED, b"failed");
+        }
     }
 }
 

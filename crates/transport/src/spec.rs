@@ -550,7 +550,9 @@ impl FromStr for TransportSpec {
                                 v.parse()
                                     .ok()
                                     .filter(|n| (quic::MIN_MTU..=quic::MAX_MTU).contains(n))
-                                    .ok_or_else(|| bad("quic", k, v, "bytes, from 1280 to 65535"))?,
+                                    .ok_or_else(|| {
+                                        bad("quic", k, v, "bytes, from 1280 to 65535")
+                                    })?,
                             )
                         }
                         _ => {
@@ -658,7 +660,10 @@ mod tests {
             p("quic:mtu=9000, window=1048576,cc=newreno"),
             "quic:cc=newreno,window=1048576,mtu=9000"
         );
-        for s in ["quic:cc=bbr,window=16384,mtu=1280", "quic:window=4294967296"] {
+        for s in [
+            "quic:cc=bbr,window=16384,mtu=1280",
+            "quic:window=4294967296",
+        ] {
             assert_eq!(p(&p(s)), p(s), "{s}");
         }
     }
