@@ -4,8 +4,11 @@
 //! bytes) or, on top of any channel, to [`Framed`] messages, and never learns which transport
 //! carries them. The transport is picked at run time by a string parsed into a
 //! [`TransportSpec`]: `NAME` or `NAME:key=value,...`, for example `tcp`, `tcp-bbr`,
-//! `tcp:cc=bbr`, `mtcp:streams=4` or `udp:rate=500mbit`. Adding a transport touches no 2PC
-//! code. This is the wrapper of the Transputation paper (§3): set up a server
+//! `tcp:cc=bbr`, `mtcp:streams=4`, `udp:rate=500mbit` or `quic:cc=bbr`. Adding a transport
+//! touches no 2PC code. The names: `tcp` and `tcp-bbr` (kernel TCP), `mtcp` (N TCP
+//! connections, one stream), `udp` (paced datagrams, no retransmission), `quic` (quinn;
+//! encrypted with TLS 1.3 but the server not yet authenticated); [`transports`] lists them
+//! with their options. This is the wrapper of the Transputation paper (§3): set up a server
 //! ([`TransportSpec::listen`], [`Listener::accept`]), set up a client
 //! ([`TransportSpec::connect`], with a timeout and retries), send raw bytes, receive raw
 //! bytes; and message framing so that N messages sent are N messages received, in order,
@@ -49,6 +52,8 @@
 //! Dropping a channel without `close` flushes on a best-effort basis and drops any error;
 //! call `close` to learn whether the last bytes left. Neither waits for the peer to have
 //! read them: for that, the protocol needs an acknowledgement (as `transport-bench` does).
+//! (`quic` does wait, at most the I/O timeout, until the peer's QUIC stack has acknowledged
+//! them, because quinn discards unacknowledged data when a connection closes.)
 //!
 //! # Errors and hostile peers
 //!
@@ -68,7 +73,9 @@
 //! [`Channel::stats`] counts the bytes this channel handed to and took from its sockets
 //! after connection set-up, per direction: payload plus framing headers plus the
 //! transport's own per-chunk headers (`mtcp`) or per-datagram headers (`udp`, which counts
-//! data datagrams only), without TCP/IP or UDP/IP headers, handshakes or FINs.
+//! data datagrams only), without TCP/IP or UDP/IP headers, handshakes or FINs. For `quic`
+//! they count the stream's bytes only: QUIC packet and frame headers, encryption overhead,
+//! acknowledgements and retransmissions are not counted.
 
 mod channel;
 mod error;

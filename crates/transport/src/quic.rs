@@ -43,12 +43,17 @@
 //! is buffered to the QUIC connection, whose send buffer (the window) then drains in the
 //! background as congestion and flow control allow, like a kernel socket buffer.
 //! [`Channel::close`] flushes, finishes the stream (the peer reads everything, then sees
-//! the end of the stream) and waits, at most the I/O timeout, until the peer has
-//! acknowledged every byte: quinn discards unacknowledged data when a connection closes,
-//! and this wait is what keeps the tail of the stream from being lost. Dropping a channel
-//! does the same on a best-effort basis, then closes the connection; data the peer had
-//! received stays readable there. A peer that closes the stream or the connection early
-//! gives [`Error::Closed`].
+//! the end of the stream) and waits, at most the I/O timeout, until the peer's QUIC stack
+//! has acknowledged every byte: quinn discards unacknowledged data when a connection
+//! closes, and this wait is what keeps the tail of the stream from being lost. `close`
+//! errs with [`Error::Closed`] if the peer stopped reading first or the connection broke,
+//! and succeeds if the peer dropped its channel in good order meanwhile (it has all it
+//! chose to read, as with a TCP peer that closed its socket). Dropping a channel does the
+//! same on a best-effort basis, then closes the connection (application code 0); data the
+//! peer has received stays readable there, then it sees the end of the stream. A channel
+//! dropped after an error, or whose peer did not acknowledge the tail in time, resets the
+//! stream and closes with code 1 at once: the peer gets [`Error::Closed`] without waiting
+//! (quinn would otherwise hold the close back behind the unsent data).
 //!
 //! The connection's idle timeout is the I/O timeout and each end sends keep-alives every
 //! third of it, so a live but busy peer keeps the connection, while a vanished one gives
@@ -98,6 +103,7 @@ const READ_BATCH: usize = 32;
 /// The default window: twice the bandwidth-delay product of a 1 Gbit/s, 100 ms path
 /// (2 × 12.5 MB), rounded up to a power of two.
 pub(crate) const DEFAULT_WINDOW: u64 = 32 << 20;
+const _: () = assert!(DEFAULT_WINDOW >= 2 * (1_000_000_000 / 8) / 10);
 /// The smallest window accepted.
 pub(crate) const MIN_WINDOW: u64 = 16 << 10;
 /// The largest window accepted.
@@ -105,8 +111,9 @@ pub(crate) const MAX_WINDOW: u64 = 4 << 30;
 /// The smallest path MTU accepted: the IPv6 minimum, which leaves QUIC's 1200-byte
 /// minimum UDP payload.
 pub(crate) const MIN_MTU: u32 = 1280;
-/// The largest path MTU accepted.
-pub(crate) const MAX_MTU: u32 = 65535;
+/// The largest path MTU accepted: jumbo frames. (With quinn 0.11, 16384 and more made
+/// the handshake fail on loopback.)
+pub(crate) const MAX_MTU: u32 = 9216;
 /// quinn's default largest UDP payload accepted from peers.
 const DEFAULT_MAX_UDP_PAYLOAD: u16 = 1472;
 /// Kernel UDP socket buffers asked for, per direction (forced if allowed, else up to the
@@ -191,7 +198,7 @@ impl Params {
     fn udp_payload(&self, addr: &SocketAddr) -> Option<u16> {
         self.mtu.map(|m| {
             let overhead = if addr.is_ipv4() { 28 } else { 48 };
-            u16::try_from(m - overhead).unwrap_or(u16::MAX).min(65_527)
+            u16::try_from(m.saturating_sub(overhead)).unwrap_or(u16::MAX)
         })
     }
 
@@ -890,8 +897,6 @@ mod tests {
     fn the_window_comes_from_the_option_then_the_config_then_the_default() {
         let cfg = Config::default();
         assert_eq!(window_for(None, &cfg), 32 << 20);
-        // The default covers twice the BDP of 1 Gbit/s × 100 ms.
-        assert!(DEFAULT_WINDOW >= 2 * 1_000_000_000 / 8 / 10);
         let sized = Config {
             buffer_bytes: Some(75_000_000),
             ..Config::default()
@@ -918,7 +923,7 @@ mod tests {
         assert_eq!(p(Some(1500)).udp_payload(&v4), Some(1472));
         assert_eq!(p(Some(1500)).udp_payload(&v6), Some(1452));
         assert_eq!(p(Some(MIN_MTU)).udp_payload(&v6), Some(1232));
-        assert_eq!(p(Some(MAX_MTU)).udp_payload(&v4), Some(65_507));
+        assert_eq!(p(Some(MAX_MTU)).udp_payload(&v4), Some(9188));
         // Building the configurations checks quinn's ranges.
         for mtu in [None, Some(MIN_MTU), Some(9000), Some(MAX_MTU)] {
             for a in [v4, v6] {

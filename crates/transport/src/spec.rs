@@ -550,9 +550,7 @@ impl FromStr for TransportSpec {
                                 v.parse()
                                     .ok()
                                     .filter(|n| (quic::MIN_MTU..=quic::MAX_MTU).contains(n))
-                                    .ok_or_else(|| {
-                                        bad("quic", k, v, "bytes, from 1280 to 65535")
-                                    })?,
+                                    .ok_or_else(|| bad("quic", k, v, "bytes, from 1280 to 9216"))?,
                             )
                         }
                         _ => {
@@ -703,6 +701,6 @@ mod tests {
         assert!(e("quic:window=8589934592").contains("from 16384 to 4294967296"));
         assert!(e("quic:window=").contains("option 'window'"));
         assert!(e("quic:mtu=1200").contains("bad value '1200' for option 'mtu'"));
-        assert!(e("quic:mtu=70000").contains("from 1280 to 65535"));
+        assert!(e("quic:mtu=9217").contains("from 1280 to 9216"));
     }
 }
