@@ -4,10 +4,13 @@
 //! bytes) or, on top of any channel, to [`Framed`] messages, and never learns which transport
 //! carries them. The transport is picked at run time by a string parsed into a
 //! [`TransportSpec`]: `NAME` or `NAME:key=value,...`, for example `tcp`, `tcp-bbr`,
-//! `tcp:cc=bbr`, `mtcp:streams=4`, `udp:rate=500mbit` or `udt:mss=9000` (the reference UDT4
-//! library, libudt, which the build links: install the Debian package libudt-dev).
-//! [`transports`] lists every name with its options. Adding a transport touches no 2PC
-//! code. This is the wrapper of the Transputation paper (§3): set up a server
+//! `tcp:cc=bbr`, `mtcp:streams=4`, `udp:rate=500mbit`, `udt:mss=9000` or `quic:cc=bbr`.
+//! Adding a transport touches no 2PC code. The names: `tcp` and `tcp-bbr` (kernel TCP),
+//! `mtcp` (N TCP connections, one stream), `udp` (paced datagrams, no retransmission),
+//! `udt` (the reference UDT4 library, libudt, which the build links: install the Debian
+//! package libudt-dev), `quic` (quinn; encrypted with TLS 1.3 but the server not yet
+//! authenticated); [`transports`] lists them with their options. This is the wrapper of the
+//! Transputation paper (§3): set up a server
 //! ([`TransportSpec::listen`], [`Listener::accept`]), set up a client
 //! ([`TransportSpec::connect`], with a timeout and retries), send raw bytes, receive raw
 //! bytes; and message framing so that N messages sent are N messages received, in order,
@@ -54,7 +57,8 @@
 //! One exception: `udt` sends from the library's threads inside this process, so dropping
 //! a `udt` channel waits until the peer's library has acknowledged every byte (each wait
 //! for progress bounded by [`Config::io_timeout`]); otherwise an exiting process would
-//! lose the tail.
+//! lose the tail. `quic` too waits, at most the I/O timeout, until the peer's QUIC stack has
+//! acknowledged them, because quinn discards unacknowledged data when a connection closes.
 //!
 //! # Errors and hostile peers
 //!
@@ -82,13 +86,16 @@
 //! after connection set-up, per direction: payload plus framing headers plus the
 //! transport's own per-chunk headers (`mtcp`, `udt`) or per-datagram headers (`udp`, which
 //! counts data datagrams only), without TCP/IP or UDP/IP headers, UDT's packet headers,
-//! handshakes or FINs (nor `udt`'s end-of-stream marker, its FIN).
+//! handshakes or FINs (nor `udt`'s end-of-stream marker, its FIN). For `quic` they count
+//! the stream's bytes only: QUIC packet and frame headers, encryption overhead,
+//! acknowledgements and retransmissions are not counted.
 
 mod channel;
 mod error;
 mod framing;
 mod memory;
 mod mtcp;
+mod quic;
 pub mod sizing;
 mod spec;
 mod tcp;
@@ -99,6 +106,7 @@ pub use channel::{ByteCounts, Channel, SocketBuffers};
 pub use error::{Error, Result};
 pub use framing::{Framed, DEFAULT_MAX_MESSAGE};
 pub use memory::{memory_pair, MemoryChannel};
+pub use quic::QuicCongestion;
 pub use spec::{
     available_congestion_controls, check_congestion_control, transports, Config, Listener,
     TransportInfo, TransportSpec,

@@ -6,6 +6,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
+use crate::quic::{self, QuicCongestion};
 use crate::{mtcp, tcp, udp, udt, Channel, Error, Result};
 
 /// Timeouts and retries shared by every transport.
@@ -46,7 +47,8 @@ impl Default for Config {
 ///
 /// Names: `tcp` (options `cc`), `tcp-bbr` (= `tcp:cc=bbr`), `mtcp` (options `streams`,
 /// `chunk`, `cc`), `udp` (options `mtu`, `rate`), `udt` (options `mss`, `sndbuf`, `rcvbuf`,
-/// `fc`, `udpbuf`). [`TransportSpec`]'s `Display` gives the canonical string.
+/// `fc`, `udpbuf`), `quic` (options `cc`, `window`, `mtu`). [`TransportSpec`]'s `Display`
+/// gives the canonical string.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransportSpec {
     /// Kernel TCP with Nagle's algorithm off.
@@ -84,6 +86,19 @@ pub enum TransportSpec {
         /// The kernel buffers of UDT's UDP socket in bytes (`None`: UDT's defaults).
         udpbuf: Option<u32>,
     },
+    /// One QUIC connection (quinn) with one bidirectional stream; TLS 1.3 encrypted, the
+    /// server not yet authenticated (issue 6 adds authenticated sessions).
+    Quic {
+        /// quinn's congestion controller.
+        cc: QuicCongestion,
+        /// The flow-control windows (stream and connection receive windows, send window)
+        /// in bytes; `None`: [`Config::buffer_bytes`] if set, else 32 MiB, twice the
+        /// bandwidth-delay product of 1 Gbit/s × 100 ms.
+        window: Option<u64>,
+        /// The path MTU in IP bytes, which QUIC packets start from (`None`: quinn's default,
+        /// 1200-byte UDP payloads, probing up to 1452). Both ends should name the same.
+        mtu: Option<u32>,
+    },
 }
 
 /// One transport as `transputation transports` lists it.
@@ -99,11 +114,12 @@ pub struct TransportInfo {
     pub available: Result<()>,
 }
 
-const NAMES: &str = "tcp, tcp-bbr, mtcp, udp, udt";
+const NAMES: &str = "tcp, tcp-bbr, mtcp, udp, udt, quic";
 const TCP_OPTIONS: &str = "cc";
 const MTCP_OPTIONS: &str = "streams, chunk, cc";
 const UDP_OPTIONS: &str = "mtu, rate";
 const UDT_OPTIONS: &str = "mss, sndbuf, rcvbuf, fc, udpbuf";
+const QUIC_OPTIONS: &str = "cc, window, mtu";
 /// Default mtcp connection count.
 const DEFAULT_STREAMS: u16 = 4;
 /// Default mtcp chunk size.
@@ -145,6 +161,16 @@ pub fn transports() -> Vec<TransportInfo> {
             description: "UDT4 (libudt, the successor of SABUL): reliable, rate-based \
                           congestion control over UDP",
             available: udt::check(),
+        },
+        TransportInfo {
+            name: "quic",
+            options: "cc=cubic|bbr|newreno (cubic), window=BYTES flow-control windows \
+                      (buffer size from the config, else 33554432), mtu=BYTES path MTU \
+                      to start from (quinn's 1200-byte packets, probing up to 1452)",
+            description: "QUIC (quinn), one connection, one stream, user-space congestion \
+                          control; encrypted, not yet authenticated; issue 6 adds \
+                          authenticated sessions",
+            available: Ok(()),
         },
     ]
 }
@@ -206,14 +232,18 @@ impl TransportSpec {
             TransportSpec::Mtcp { .. } => "mtcp",
             TransportSpec::Udp { .. } => "udp",
             TransportSpec::Udt { .. } => "udt",
+            TransportSpec::Quic { .. } => "quic",
         }
     }
 
-    /// The congestion control algorithm asked for, if any.
+    /// The kernel TCP congestion control algorithm asked for, if any (`quic`'s
+    /// controllers run in user space: see [`TransportSpec::Quic`]).
     pub fn congestion_control(&self) -> Option<&str> {
         match self {
             TransportSpec::Tcp { cc } | TransportSpec::Mtcp { cc, .. } => cc.as_deref(),
-            TransportSpec::Udp { .. } | TransportSpec::Udt { .. } => None,
+            TransportSpec::Udp { .. } | TransportSpec::Udt { .. } | TransportSpec::Quic { .. } => {
+                None
+            }
         }
     }
 
@@ -251,6 +281,10 @@ impl TransportSpec {
             let l = udt::UdtListener::bind(addr, &opts, cfg)?;
             let a = l.local_addr();
             (ServerSocket::Udt(l), a)
+        } else if let TransportSpec::Quic { cc, window, mtu } = self {
+            let l = quic::QuicListener::bind(addr, &quic_params(*cc, *window, *mtu, cfg), cfg)?;
+            let a = l.local_addr();
+            (ServerSocket::Quic(l), a)
         } else {
             let inner = tcp_listener(addr, self.tcp_buffer(cfg))?;
             inner.set_nonblocking(true).map_err(|source| Error::Io {
@@ -313,7 +347,27 @@ impl TransportSpec {
                 };
                 Ok(Box::new(udt::connect(addr, &opts, cfg)?))
             }
+            TransportSpec::Quic { cc, window, mtu } => Ok(Box::new(quic::connect(
+                addr,
+                &quic_params(*cc, *window, *mtu, cfg),
+                cfg,
+            )?)),
         }
+    }
+}
+
+/// A `quic` endpoint's parameters: the options, with the window chosen as
+/// [`TransportSpec::Quic`] says.
+fn quic_params(
+    cc: QuicCongestion,
+    window: Option<u64>,
+    mtu: Option<u32>,
+    cfg: &Config,
+) -> quic::Params {
+    quic::Params {
+        cc,
+        window: quic::window_for(window, cfg),
+        mtu,
     }
 }
 
@@ -410,6 +464,7 @@ enum ServerSocket {
     Tcp(TcpListener),
     Udp(udp::UdpListener),
     Udt(udt::UdtListener),
+    Quic(quic::QuicListener),
 }
 
 impl Listener {
@@ -441,6 +496,12 @@ impl Listener {
             TransportSpec::Udt { .. } => {
                 let ServerSocket::Udt(l) = &self.inner else {
                     unreachable!("a udt listener has a udt socket")
+                };
+                Ok(Box::new(l.accept(&self.cfg)?))
+            }
+            TransportSpec::Quic { .. } => {
+                let ServerSocket::Quic(l) = &self.inner else {
+                    unreachable!("a quic listener has a quic endpoint")
                 };
                 Ok(Box::new(l.accept(&self.cfg)?))
             }
@@ -628,6 +689,43 @@ impl FromStr for TransportSpec {
                     udpbuf,
                 })
             }
+            "quic" => {
+                let (mut cc, mut window, mut mtu) = (QuicCongestion::default(), None, None);
+                for (k, v) in pairs {
+                    match k {
+                        "cc" => {
+                            cc = QuicCongestion::from_name(v)
+                                .ok_or_else(|| bad("quic", k, v, "cubic, bbr or newreno"))?
+                        }
+                        "window" => {
+                            window = Some(
+                                v.parse()
+                                    .ok()
+                                    .filter(|n| (quic::MIN_WINDOW..=quic::MAX_WINDOW).contains(n))
+                                    .ok_or_else(|| {
+                                        bad("quic", k, v, "bytes, from 16384 to 4294967296")
+                                    })?,
+                            )
+                        }
+                        "mtu" => {
+                            mtu = Some(
+                                v.parse()
+                                    .ok()
+                                    .filter(|n| (quic::MIN_MTU..=quic::MAX_MTU).contains(n))
+                                    .ok_or_else(|| bad("quic", k, v, "bytes, from 1280 to 9216"))?,
+                            )
+                        }
+                        _ => {
+                            return Err(Error::UnknownOption {
+                                transport: "quic",
+                                option: k.to_string(),
+                                valid: QUIC_OPTIONS,
+                            })
+                        }
+                    }
+                }
+                Ok(TransportSpec::Quic { cc, window, mtu })
+            }
             _ => Err(Error::UnknownTransport {
                 name: name.to_string(),
                 valid: NAMES.to_string(),
@@ -679,6 +777,16 @@ impl fmt::Display for TransportSpec {
                     if let Some(v) = v {
                         write!(f, ",{k}={v}")?;
                     }
+                }
+                Ok(())
+            }
+            TransportSpec::Quic { cc, window, mtu } => {
+                write!(f, "quic:cc={cc}")?;
+                if let Some(w) = window {
+                    write!(f, ",window={w}")?;
+                }
+                if let Some(m) = mtu {
+                    write!(f, ",mtu={m}")?;
                 }
                 Ok(())
             }
@@ -743,6 +851,18 @@ mod tests {
                 udpbuf: None
             }
         );
+        assert_eq!(p("quic"), "quic:cc=cubic");
+        assert_eq!(p("quic:cc=bbr"), "quic:cc=bbr");
+        assert_eq!(
+            p("quic:mtu=9000, window=1048576,cc=newreno"),
+            "quic:cc=newreno,window=1048576,mtu=9000"
+        );
+        for s in [
+            "quic:cc=bbr,window=16384,mtu=1280",
+            "quic:window=4294967296",
+        ] {
+            assert_eq!(p(&p(s)), p(s), "{s}");
+        }
     }
 
     #[test]
@@ -750,7 +870,7 @@ mod tests {
         let e = |s: &str| s.parse::<TransportSpec>().unwrap_err().to_string();
         assert_eq!(
             e("sabul"),
-            "unknown transport 'sabul' (valid: tcp, tcp-bbr, mtcp, udp, udt)"
+            "unknown transport 'sabul' (valid: tcp, tcp-bbr, mtcp, udp, udt, quic)"
         );
         assert_eq!(
             e("tcp:streams=2"),
@@ -782,5 +902,18 @@ mod tests {
         assert!(e("udt:udpbuf=2147483648").contains("option 'udpbuf'"));
         assert!(e("udt:fc=31").contains("for option 'fc': packets, from 32 to 4194304"));
         assert!(e("udt:fc=").contains("bad value '' for option 'fc'"));
+        assert_eq!(
+            e("quic:streams=2"),
+            "transport 'quic' has no option 'streams' (valid: cc, window, mtu)"
+        );
+        assert_eq!(
+            e("quic:cc=reno"),
+            "transport 'quic': bad value 'reno' for option 'cc': cubic, bbr or newreno"
+        );
+        assert!(e("quic:window=1000").contains("bad value '1000' for option 'window'"));
+        assert!(e("quic:window=8589934592").contains("from 16384 to 4294967296"));
+        assert!(e("quic:window=").contains("option 'window'"));
+        assert!(e("quic:mtu=1200").contains("bad value '1200' for option 'mtu'"));
+        assert!(e("quic:mtu=9217").contains("from 1280 to 9216"));
     }
 }

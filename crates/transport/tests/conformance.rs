@@ -104,6 +104,10 @@ conformance!(udp_jumbo, "udp:mtu=9000,rate=1gbit", lossy_ok);
 conformance!(udp_small_mtu, "udp:mtu=576,rate=500mbit", lossy_ok);
 conformance!(udt, "udt", datagrams);
 conformance!(udt_jumbo, "udt:mss=9000");
+conformance!(quic, "quic", datagrams);
+conformance!(quic_bbr, "quic:cc=bbr");
+conformance!(quic_newreno_small_window, "quic:cc=newreno,window=1048576");
+conformance!(quic_jumbo, "quic:window=1048576,mtu=9000");
 
 /// The cases, each a function of the transport string.
 mod cases {

@@ -386,9 +386,9 @@ fn a_client_may_start_before_its_server() {
         retry_delay: Duration::from_millis(10),
         ..Config::default()
     };
-    for spec in ["mtcp:streams=2", "udp"] {
+    for spec in ["mtcp:streams=2", "udp", "quic"] {
         let spec: TransportSpec = spec.parse().unwrap();
-        let addr = if spec.name() == "udp" {
+        let addr = if matches!(spec.name(), "udp" | "quic") {
             std::net::UdpSocket::bind(any_port())
                 .unwrap()
                 .local_addr()
@@ -494,7 +494,7 @@ proptest! {
 
 #[test]
 fn a_peer_that_never_reads_makes_sending_time_out() {
-    for spec in ["tcp", "mtcp:streams=2"] {
+    for spec in ["tcp", "mtcp:streams=2", "quic:window=1048576"] {
         let spec: TransportSpec = spec.parse().unwrap();
         let listener = spec.listen(any_port(), &quick()).unwrap();
         let addr = listener.local_addr();
@@ -741,4 +741,130 @@ fn udt_a_peer_that_never_reads_makes_sending_time_out() {
     assert!(start.elapsed() < Duration::from_secs(5));
     tx.send(()).unwrap();
     h.join().unwrap();
+}
+
+/// A UDP port where nothing listens.
+fn closed_udp_port() -> SocketAddr {
+    std::net::UdpSocket::bind(any_port())
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+#[test]
+fn quic_connecting_to_a_closed_port_fails_within_the_timeout() {
+    let addr = closed_udp_port();
+    let cfg = Config {
+        connect_timeout: Duration::from_millis(300),
+        ..quick()
+    };
+    let start = Instant::now();
+    let e = "quic"
+        .parse::<TransportSpec>()
+        .unwrap()
+        .connect(addr, &cfg)
+        .map(|_| ())
+        .unwrap_err();
+    let took = start.elapsed();
+    assert!(matches!(e, Error::Connect { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with(&format!("could not connect to {addr} after ")),
+        "{e}"
+    );
+    assert!(took >= Duration::from_millis(250), "{took:?}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+#[test]
+fn quic_silent_peer_times_out() {
+    let (e, _) = pair(
+        "quic",
+        &quick(),
+        |mut ch| {
+            let start = Instant::now();
+            let mut b = [0u8; 1];
+            let e = ch.recv(&mut b).unwrap_err();
+            assert!(start.elapsed() < Duration::from_secs(2));
+            e
+        },
+        |ch| {
+            thread::sleep(Duration::from_millis(900));
+            drop(ch);
+            Error::Poisoned
+        },
+    );
+    assert_eq!(
+        e.to_string(),
+        "the peer was silent for 400ms while receiving"
+    );
+    // Nobody connects, and garbage datagrams are not a client.
+    let listener = "quic"
+        .parse::<TransportSpec>()
+        .unwrap()
+        .listen(any_port(), &quick())
+        .unwrap();
+    let udp = std::net::UdpSocket::bind(any_port()).unwrap();
+    for n in [0, 1, 20, 1200, 1500] {
+        udp.send_to(&vec![0xc3; n], listener.local_addr()).unwrap();
+    }
+    let e = listener.accept().map(|_| ()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the peer was silent for 400ms while waiting for a client to connect"
+    );
+}
+
+#[test]
+fn quic_peer_closing_mid_message_is_reported() {
+    let (e, _) = pair(
+        "quic",
+        &quick(),
+        |ch| {
+            let start = Instant::now();
+            let e = Framed::new(ch).recv_message().unwrap_err();
+            assert!(start.elapsed() < Duration::from_secs(2));
+            e
+        },
+        |mut ch| {
+            ch.send(&100u64.to_be_bytes()).unwrap();
+            ch.send(&[7; 10]).unwrap();
+            drop(ch);
+            Error::Poisoned
+        },
+    );
+    assert_eq!(
+        e.to_string(),
+        "the peer closed the connection while receiving"
+    );
+}
+
+#[test]
+fn quic_keeps_the_tail_when_the_sender_drops_at_once() {
+    // The sender drops its channel right after the last send, without close; the receiver
+    // starts reading only later, after the connection is closed.
+    let big = pattern(6 << 20, 3);
+    let want = big.clone();
+    let (s, c) = pair(
+        "quic:window=16777216",
+        &Config::default(),
+        move |ch| {
+            thread::sleep(Duration::from_millis(300));
+            let mut ch = Framed::with_max_message(ch, 8 << 20);
+            assert!(ch.recv_message().unwrap() == want);
+            assert_eq!(ch.recv_message().unwrap(), b"last");
+            assert!(matches!(ch.recv_message(), Err(Error::Closed { .. })));
+            ch.stats()
+        },
+        move |ch| {
+            let mut ch = Framed::with_max_message(ch, 8 << 20);
+            ch.send_message(&big).unwrap();
+            ch.send_message(b"last").unwrap();
+            let stats = ch.stats();
+            drop(ch);
+            stats
+        },
+    );
+    assert_eq!(s.received, c.sent);
+    assert_eq!(c.sent, (6 << 20) + 8 + 4 + 8);
 }

@@ -23,6 +23,8 @@ fn lists_every_transport_with_its_availability() {
         "rate=RATE",
         "udt",
         "mss=BYTES",
+        "quic",
+        "not yet authenticated",
     ] {
         assert!(text.contains(name), "{name}: {text}");
     }
@@ -34,7 +36,7 @@ fn lists_every_transport_with_its_availability() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["tcp", "tcp-bbr", "mtcp", "udp", "udt"]);
+    assert_eq!(names, ["tcp", "tcp-bbr", "mtcp", "udp", "udt", "quic"]);
     assert_eq!(v[0]["available"], true);
     let bbr = &v[1];
     if bbr["available"] == false {
@@ -51,6 +53,7 @@ fn benches_each_transport_over_loopback() {
         ("tcp:cc=cubic", "tcp:cc=cubic"),
         ("udp", "udp:mtu=1500,rate=1gbit"),
         ("udt", "udt:mss=1500"),
+        ("quic:cc=bbr", "quic:cc=bbr"),
     ] {
         let out = run(&[
             "transport-bench",
@@ -91,7 +94,8 @@ fn names_a_bad_transport_or_option() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success()
-            && err.contains("unknown transport 'sabul' (valid: tcp, tcp-bbr, mtcp, udp, udt)"),
+            && err
+                .contains("unknown transport 'sabul' (valid: tcp, tcp-bbr, mtcp, udp, udt, quic)"),
         "{err}"
     );
     let out = run(&[
@@ -120,14 +124,14 @@ fn names_a_bad_transport_or_option() {
 
 #[test]
 fn separate_sender_and_receiver_processes() {
-    for transport in ["mtcp:streams=2", "udp:rate=500mbit"] {
+    for transport in ["mtcp:streams=2", "udp:rate=500mbit", "quic"] {
         separate_processes(transport);
     }
 }
 
 fn separate_processes(transport: &str) {
     // Find a free port, then run the receiver in one process and the sender in another.
-    let port = if transport.starts_with("udp") {
+    let port = if transport.starts_with("udp") || transport.starts_with("quic") {
         std::net::UdpSocket::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
