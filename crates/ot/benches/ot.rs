@@ -46,55 +46,45 @@ fn iknp(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("ot/{m}"));
         group.throughput(Throughput::Elements(m as u64));
         group.sample_size(10);
-        // Each party's whole share of the protocol, base OT included.
-        let (r, msg_a) = ot::Receiver::start(&mut rng);
-        let (s, msg_b) = ot::Sender::respond(&msg_a, &mut rng).unwrap();
-        let (chosen, msg_u) = r.choose(&msg_b, &choices).unwrap();
+        // One run of the protocol provides each step's input; each step is timed alone, on
+        // a fresh state from the setup closure (untimed). choose includes the base-OT
+        // sender's key derivation, respond the base-OT receiver.
+        let (_, msg_a) = ot::Receiver::start(&mut rng);
+        let (_, msg_b) = ot::Sender::respond(&msg_a, &mut rng).unwrap();
+        let setup = || {
+            let mut rng = ChaCha20Rng::seed_from_u64(3);
+            let (r, msg_a) = ot::Receiver::start(&mut rng);
+            let (s, msg_b) = ot::Sender::respond(&msg_a, &mut rng).unwrap();
+            (r, s, msg_b)
+        };
+        let (r, s, msg_b_fresh) = setup();
+        let (chosen, msg_u) = r.choose(&msg_b_fresh, &choices).unwrap();
         let msg_y = s.send(&msg_u, &pairs).unwrap();
-        group.bench_function(BenchmarkId::new("evaluator", "start+choose+receive"), |b| {
-            b.iter_batched(
-                || ChaCha20Rng::seed_from_u64(3),
-                |mut rng| {
-                    let (r, _) = ot::Receiver::start(&mut rng);
-                    let (chosen, _) = r.choose(&msg_b, &choices).unwrap();
-                    // Labels are garbage (the msg_y is for another run) but the work is
-                    // the same.
-                    chosen.receive(&msg_y).unwrap()
-                },
-                criterion::BatchSize::SmallInput,
-            )
-        });
-        group.bench_function(BenchmarkId::new("garbler", "respond+send"), |b| {
-            b.iter_batched(
-                || ChaCha20Rng::seed_from_u64(4),
-                |mut rng| {
-                    let (s, _) = ot::Sender::respond(&msg_a, &mut rng).unwrap();
-                    s.send(&msg_u, &pairs).unwrap()
-                },
-                criterion::BatchSize::SmallInput,
-            )
-        });
-        // The extension alone, base OTs excluded.
-        group.bench_function(
-            BenchmarkId::new("extension", "choose-iknp+send+receive"),
-            |b| {
-                b.iter_batched(
-                    || {
-                        let mut rng = ChaCha20Rng::seed_from_u64(5);
-                        let (r, msg_a) = ot::Receiver::start(&mut rng);
-                        let (s, msg_b) = ot::Sender::respond(&msg_a, &mut rng).unwrap();
-                        (r, s, msg_b)
-                    },
-                    |(r, s, msg_b)| {
-                        let (chosen, msg_u) = r.choose(&msg_b, &choices).unwrap();
-                        let msg_y = s.send(&msg_u, &pairs).unwrap();
-                        chosen.receive(&msg_y).unwrap()
-                    },
-                    criterion::BatchSize::SmallInput,
-                )
-            },
-        );
         drop(chosen);
+        let small = criterion::BatchSize::SmallInput;
+        group.bench_function(BenchmarkId::new("garbler", "respond"), |b| {
+            b.iter(|| ot::Sender::respond(&msg_a, &mut rng).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("evaluator", "choose"), |b| {
+            b.iter_batched(
+                || ot::Receiver::start(&mut ChaCha20Rng::seed_from_u64(4)).0,
+                |r| r.choose(&msg_b, &choices).unwrap(),
+                small,
+            )
+        });
+        group.bench_function(BenchmarkId::new("garbler", "send"), |b| {
+            b.iter_batched(|| setup().1, |s| s.send(&msg_u, &pairs).unwrap(), small)
+        });
+        group.bench_function(BenchmarkId::new("evaluator", "receive"), |b| {
+            b.iter_batched(
+                || {
+                    let (r, _, msg_b) = setup();
+                    r.choose(&msg_b, &choices).unwrap().0
+                },
+                |chosen| chosen.receive(&msg_y).unwrap(),
+                small,
+            )
+        });
         group.finish();
     }
 }

@@ -134,10 +134,15 @@ impl BaseSender {
     /// encoding or is the identity.
     pub fn keys(self, msg_b: &[u8], n: usize) -> Result<Vec<[Block; 2]>, Error> {
         check_len(Message::B, msg_b, n * POINT_LEN)?;
-        // Halves of a·B_i and a·B_i − a·A, interleaved, for one batch compression.
+        // Halves of a·B_i and a·B_i − a·A, for one batch compression; the variable-base
+        // multiplications, the bulk of the work, on all threads.
+        let encoded: Vec<&[u8]> = msg_b.chunks_exact(POINT_LEN).collect();
+        let products = par_map(&encoded, threads(), |i, b| {
+            decode(b, Message::B, i).map(|p| p * self.a_half)
+        });
         let mut halves = Vec::with_capacity(2 * n);
-        for (i, b) in msg_b.chunks_exact(POINT_LEN).enumerate() {
-            let x = decode(b, Message::B, i)? * self.a_half;
+        for x in products {
+            let x = x?;
             halves.push(x);
             halves.push(x - self.aa_half);
         }
@@ -170,18 +175,42 @@ pub fn receive<R: RngCore + CryptoRng>(
 ) -> Result<(Vec<u8>, Vec<Block>), Error> {
     check_len(Message::A, msg_a, POINT_LEN)?;
     let big_a = decode(msg_a, Message::A, 0)?;
-    let table_a = RistrettoBasepointTable::create(&big_a);
+    let cs: Vec<Scalar> = choices.iter().map(|_| Scalar::random(rng)).collect();
+    let threads = threads();
+    // The table for A costs about as much as 80 multiplications with it: on two or more
+    // threads, one builds it and then does the first TABLE_SHARE of the c_i·G while the
+    // calling thread does the rest.
+    const TABLE_SHARE: usize = 24;
+    let (table_a, c_g) = if threads >= 2 {
+        let (low, high) = cs.split_at(TABLE_SHARE.min(cs.len()));
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(|| {
+                let table = RistrettoBasepointTable::create(&big_a);
+                let low: Vec<RistrettoPoint> =
+                    low.iter().map(|c| RISTRETTO_BASEPOINT_TABLE * c).collect();
+                (table, low)
+            });
+            let high: Vec<RistrettoPoint> =
+                high.iter().map(|c| RISTRETTO_BASEPOINT_TABLE * c).collect();
+            let (table, mut c_g) = join(worker);
+            c_g.extend(high);
+            (table, c_g)
+        })
+    } else {
+        let c_g = cs.iter().map(|c| RISTRETTO_BASEPOINT_TABLE * c).collect();
+        (RistrettoBasepointTable::create(&big_a), c_g)
+    };
+    let c_a = par_map(&cs, threads, |_, c| &table_a * c);
     let a_half = &table_a * &half();
     let identity = RistrettoPoint::identity();
     // Halves of B_i = 2c_i·G + s_i·A and of b_i·A = 2c_i·A, with c_i random (so b_i = 2c_i
     // is uniform too), interleaved for one batch compression.
     let mut halves = Vec::with_capacity(2 * choices.len());
-    for &choice in choices {
-        let c = Scalar::random(rng);
+    for ((&choice, c_g), c_a) in choices.iter().zip(c_g).zip(c_a) {
         let offset =
             RistrettoPoint::conditional_select(&identity, &a_half, Choice::from(choice as u8));
-        halves.push(RISTRETTO_BASEPOINT_TABLE * &c + offset);
-        halves.push(&table_a * &c);
+        halves.push(c_g + offset);
+        halves.push(c_a);
     }
     let points = RistrettoPoint::double_and_compress_batch(&halves);
     let mut a_bytes = [0u8; POINT_LEN];
@@ -195,6 +224,57 @@ pub fn receive<R: RngCore + CryptoRng>(
         keys.push(kdf(&prefix, b, i, &p[1]));
     }
     Ok((msg_b, keys))
+}
+
+/// Threads for the group operations: the machine's parallelism, at most four (the work
+/// is 128 multiplications; more threads cost more to start than they save).
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
+/// `f(i, &items[i])` for every item, in order, on up to `threads` threads (the calling
+/// thread included).
+fn par_map<T: Sync, U: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(usize, &T) -> U + Sync,
+) -> Vec<U> {
+    let chunk = items.len().div_ceil(threads.max(1)).max(1);
+    if threads <= 1 || items.len() <= chunk {
+        return items.iter().enumerate().map(|(i, x)| f(i, x)).collect();
+    }
+    let f = &f;
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = items
+            .chunks(chunk)
+            .enumerate()
+            .skip(1)
+            .map(|(c, xs)| {
+                scope.spawn(move || {
+                    xs.iter()
+                        .enumerate()
+                        .map(|(k, x)| f(c * chunk + k, x))
+                        .collect::<Vec<U>>()
+                })
+            })
+            .collect();
+        let mut out: Vec<U> = items[..chunk]
+            .iter()
+            .enumerate()
+            .map(|(i, x)| f(i, x))
+            .collect();
+        for w in workers {
+            out.extend(join(w));
+        }
+        out
+    })
+}
+
+/// A scoped thread's result; a panic in it (a bug: the work cannot fail) is passed on.
+fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// `Ok` if `bytes` has exactly `expected` bytes.
