@@ -12,7 +12,7 @@ use transputation_garble::prg::Prg;
 use transputation_garble::Block;
 
 use crate::base::{self, check_len, BaseSender};
-use crate::transpose::{columns_to_rows, transpose128};
+use crate::transpose::transpose128;
 use crate::{msg_u_len, msg_y_len, Error, Message, BASE_OTS};
 
 /// The public fixed AES key of the OT hash `π`: the 16 ASCII bytes `transputation/ot`,
@@ -60,15 +60,21 @@ impl Receiver {
         let mut g0: Vec<Prg> = keys.iter().map(|k| Prg::new(k[0])).collect();
         let mut g1: Vec<Prg> = keys.iter().map(|k| Prg::new(k[1])).collect();
         let mut t = Vec::with_capacity(blocks * BASE_OTS);
-        let mut msg_u = Vec::with_capacity(msg_u_len(m));
-        for &r_b in &r {
-            for (p0, p1) in g0.iter_mut().zip(g1.iter_mut()) {
-                let t_i = p0.block().0;
-                t.push(t_i);
-                msg_u.extend_from_slice(&(t_i ^ p1.block().0 ^ r_b).to_le_bytes());
+        let mut msg_u = vec![0u8; msg_u_len(m)];
+        let mut block = [0u128; BASE_OTS];
+        for (b, (&r_b, u)) in r.iter().zip(msg_u.chunks_exact_mut(U_BLOCK)).enumerate() {
+            for (((t_i, u_i), p0), p1) in block
+                .iter_mut()
+                .zip(u.chunks_exact_mut(16))
+                .zip(&mut g0)
+                .zip(&mut g1)
+            {
+                *t_i = p0.block().0;
+                u_i.copy_from_slice(&(*t_i ^ p1.block().0 ^ r_b).to_le_bytes());
             }
+            transpose128(&mut block);
+            t.extend_from_slice(&block[..(m - b * BASE_OTS).min(BASE_OTS)]);
         }
-        let t = columns_to_rows(&t, m);
         Ok((Chosen { r, t }, msg_u))
     }
 }
@@ -179,14 +185,15 @@ impl Sender {
         check_len(Message::U, msg_u, msg_u_len(m))?;
         let aes = FixedKeyAes::new(HASH_KEY);
         let mut prgs: Vec<Prg> = self.seeds.iter().map(|&k| Prg::new(k)).collect();
-        let mut msg_y = Vec::with_capacity(msg_y_len(m));
+        let mut msg_y = vec![0u8; msg_y_len(m)];
         let mut q = [0u128; BASE_OTS];
         let mut xs = [Block::ZERO; HASH_BATCH];
         let mut tweaks = [0u64; HASH_BATCH];
         let mut h = [Block::ZERO; HASH_BATCH];
-        for (b, (u, pairs)) in msg_u
+        for (b, ((u, pairs), y)) in msg_u
             .chunks_exact(U_BLOCK)
             .zip(pairs.chunks(BASE_OTS))
+            .zip(msg_y.chunks_mut(32 * BASE_OTS))
             .enumerate()
         {
             // q_i = G(k_i^{s_i}) ⊕ s_i·u_i, masked rather than branched on the secret s_i.
@@ -204,9 +211,13 @@ impl Sender {
             }
             let n = 2 * pairs.len();
             aes.tccr(&xs[..n], &tweaks[..n], &mut h[..n]);
-            for (pair, h) in pairs.iter().zip(h.chunks_exact(2)) {
-                msg_y.extend_from_slice(&(pair[0] ^ h[0]).to_bytes());
-                msg_y.extend_from_slice(&(pair[1] ^ h[1]).to_bytes());
+            for ((pair, h), y) in pairs
+                .iter()
+                .zip(h.chunks_exact(2))
+                .zip(y.chunks_exact_mut(32))
+            {
+                y[..16].copy_from_slice(&(pair[0] ^ h[0]).to_bytes());
+                y[16..].copy_from_slice(&(pair[1] ^ h[1]).to_bytes());
             }
         }
         Ok(msg_y)

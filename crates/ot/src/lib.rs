@@ -107,8 +107,8 @@ pub const MSG_A_LEN: usize = base::POINT_LEN;
 /// Bytes of msg_b (the points `B_0..B_127`).
 pub const MSG_B_LEN: usize = BASE_OTS * base::POINT_LEN;
 
-/// `m` rounded up to a multiple of 128: the rows of the IKNP matrix (saturating at the
-/// largest multiple of 128 for absurd `m`, which no message can match).
+/// `m` rounded up to a multiple of 128: the rows of the IKNP matrix (saturating at
+/// `usize::MAX` for absurd `m`, a length no message can have).
 pub const fn padded(m: usize) -> usize {
     m.div_ceil(BASE_OTS).saturating_mul(BASE_OTS)
 }

@@ -51,8 +51,12 @@ pub fn transpose128(block: &mut [u128; 128]) {
 /// words, word `128·b + i` being bits `128·b .. 128·b + 128` of column `i`; row `j` of the
 /// result has bit `i` = bit `j` of column `i`. Padding rows past `m` are dropped.
 ///
+/// The IKNP parties do the same block by block as they go; this whole-matrix form is the
+/// one the tests check against the definition.
+///
 /// # Panics
 /// If `cols.len()` is not `128·⌈m/128⌉`.
+#[cfg(test)]
 pub fn columns_to_rows(cols: &[u128], m: usize) -> Vec<u128> {
     assert_eq!(
         cols.len(),

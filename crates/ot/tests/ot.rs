@@ -116,7 +116,10 @@ fn same_seed_same_transcript_and_pinned_digest() {
     assert_eq!(digest(42), digest(42));
     assert_ne!(digest(42), digest(43));
     // Pinned: any change to the wire format, the KDF, the PRG or the hash changes it.
-    assert_eq!(digest(42), "0603dd25da2f4bbcb2994c8cce9266f444315f13f3c8b6a58f404a5370542c29");
+    assert_eq!(
+        digest(42),
+        "0603dd25da2f4bbcb2994c8cce9266f444315f13f3c8b6a58f404a5370542c29"
+    );
 }
 
 #[test]
