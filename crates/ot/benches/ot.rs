@@ -23,6 +23,16 @@ fn base_ot(c: &mut Criterion) {
     group.bench_function("receiver (garbler, msg_b)", |b| {
         b.iter(|| base::receive(&msg_a, &choices, &mut rng).unwrap())
     });
+    group.bench_function("receiver-precompute (garbler, before msg_a)", |b| {
+        b.iter(|| base::Precomputed::new(ot::BASE_OTS, &mut rng))
+    });
+    group.bench_function("receiver-after-precompute (garbler, msg_b)", |b| {
+        b.iter_batched(
+            || base::Precomputed::new(ot::BASE_OTS, &mut ChaCha20Rng::seed_from_u64(6)),
+            |pre| pre.receive(&msg_a, &choices).unwrap(),
+            criterion::BatchSize::SmallInput,
+        )
+    });
     let (sender, msg_a) = base::BaseSender::new(&mut rng);
     let (msg_b, _) = base::receive(&msg_a, &choices, &mut rng).unwrap();
     group.bench_function("sender-keys (evaluator, on msg_b)", |b| {

@@ -41,6 +41,23 @@ fn main() {
         "base OT (128): garbler receive      {}",
         ms(best(runs, || base::receive(&msg_a, &choices, &mut rng).unwrap()))
     );
+    println!(
+        "base OT (128): garbler precompute   {}",
+        ms(best(runs, || base::Precomputed::new(
+            ot::BASE_OTS,
+            &mut rng
+        )))
+    );
+    let pres: Vec<_> = (0..runs)
+        .map(|_| base::Precomputed::new(ot::BASE_OTS, &mut rng))
+        .collect();
+    let mut pres = pres.into_iter();
+    println!(
+        "base OT (128): garbler receive after precompute {}",
+        ms(best(runs, || {
+            pres.next().unwrap().receive(&msg_a, &choices).unwrap()
+        }))
+    );
     let senders: Vec<_> = (0..runs)
         .map(|_| base::BaseSender::new(&mut rng).0)
         .collect();

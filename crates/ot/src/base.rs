@@ -202,6 +202,81 @@ pub fn receive<R: RngCore + CryptoRng>(
     };
     let c_a = par_map(&cs, threads, |_, c| &table_a * c);
     let a_half = &table_a * &half();
+    Ok(finish(msg_a, choices, &c_g, &c_a, a_half))
+}
+
+/// The base-OT receiver's work that does not need `A`: the scalars `c_i` and the points
+/// `c_i·G`, computed before msg_a arrives (e.g. while the connection is set up), so that
+/// only the multiplications by `A` remain on the critical path
+/// ([`Precomputed::receive`]).
+pub struct Precomputed {
+    cs: Vec<Scalar>,
+    c_g: Vec<RistrettoPoint>,
+}
+
+impl Precomputed {
+    /// Draws `n` scalars and multiplies each by `G`. The draws are those [`receive`] makes,
+    /// so both paths give the same messages and keys from the same randomness.
+    pub fn new<R: RngCore + CryptoRng>(n: usize, rng: &mut R) -> Precomputed {
+        let cs: Vec<Scalar> = (0..n).map(|_| Scalar::random(rng)).collect();
+        let c_g = par_map(&cs, threads(), |_, c| RISTRETTO_BASEPOINT_TABLE * c);
+        Precomputed { cs, c_g }
+    }
+
+    /// The number of OTs prepared.
+    pub fn len(&self) -> usize {
+        self.cs.len()
+    }
+
+    /// Whether no OT is prepared.
+    pub fn is_empty(&self) -> bool {
+        self.cs.is_empty()
+    }
+
+    /// [`receive`] with the precomputed half. Multiplications by `A` are variable-base
+    /// here: once the `c_i·G` are done, a table for `A` no longer pays for itself on two
+    /// threads or more.
+    ///
+    /// # Errors
+    /// As [`receive`].
+    ///
+    /// # Panics
+    /// If `choices.len()` is not [`Precomputed::len`].
+    pub fn receive(self, msg_a: &[u8], choices: &[bool]) -> Result<(Vec<u8>, Vec<Block>), Error> {
+        assert_eq!(
+            choices.len(),
+            self.cs.len(),
+            "one choice per precomputed OT"
+        );
+        check_len(Message::A, msg_a, POINT_LEN)?;
+        let big_a = decode(msg_a, Message::A, 0)?;
+        let threads = threads();
+        let c_a = if threads >= 2 {
+            par_map(&self.cs, threads, |_, c| big_a * c)
+        } else {
+            let table_a = RistrettoBasepointTable::create(&big_a);
+            self.cs.iter().map(|c| &table_a * c).collect()
+        };
+        Ok(finish(msg_a, choices, &self.c_g, &c_a, big_a * half()))
+    }
+}
+
+impl std::fmt::Debug for Precomputed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Precomputed")
+            .field("n", &self.cs.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The receiver's message and keys from `c_i·G`, `c_i·A` and `A/2`.
+fn finish(
+    msg_a: &[u8],
+    choices: &[bool],
+    c_g: &[RistrettoPoint],
+    c_a: &[RistrettoPoint],
+    a_half: RistrettoPoint,
+) -> (Vec<u8>, Vec<Block>) {
     let identity = RistrettoPoint::identity();
     // Halves of B_i = 2c_i·G + s_i·A and of b_i·A = 2c_i·A, with c_i random (so b_i = 2c_i
     // is uniform too), interleaved for one batch compression.
@@ -210,7 +285,7 @@ pub fn receive<R: RngCore + CryptoRng>(
         let offset =
             RistrettoPoint::conditional_select(&identity, &a_half, Choice::from(choice as u8));
         halves.push(c_g + offset);
-        halves.push(c_a);
+        halves.push(*c_a);
     }
     let points = RistrettoPoint::double_and_compress_batch(&halves);
     let mut a_bytes = [0u8; POINT_LEN];
@@ -223,7 +298,7 @@ pub fn receive<R: RngCore + CryptoRng>(
         msg_b.extend_from_slice(b);
         keys.push(kdf(&prefix, b, i, &p[1]));
     }
-    Ok((msg_b, keys))
+    (msg_b, keys)
 }
 
 /// Threads for the group operations: the machine's parallelism, at most four (the work
@@ -336,6 +411,27 @@ mod tests {
         assert_eq!(got[0], (big_b * a).compress());
         assert_eq!(got[1], (big_b * a - big_a * a).compress());
         assert_eq!(got[1], (big_a * b).compress());
+    }
+
+    /// The precomputed path gives the same message and keys from the same randomness,
+    /// and checks msg_a the same way.
+    #[test]
+    fn precomputed_path_equals_direct_path() {
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        let choices: Vec<bool> = (0..128).map(|_| rng.gen()).collect();
+        let (_, msg_a) = BaseSender::new(&mut rng);
+        let direct = receive(&msg_a, &choices, &mut ChaCha20Rng::seed_from_u64(8)).unwrap();
+        let pre = Precomputed::new(128, &mut ChaCha20Rng::seed_from_u64(8));
+        assert_eq!(pre.len(), 128);
+        assert_eq!(pre.receive(&msg_a, &choices).unwrap(), direct);
+        let pre = Precomputed::new(1, &mut rng);
+        assert_eq!(
+            pre.receive(&[0; 32], &[true]).unwrap_err(),
+            Error::IdentityPoint {
+                msg: Message::A,
+                index: 0
+            }
+        );
     }
 
     #[test]

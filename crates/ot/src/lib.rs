@@ -25,6 +25,9 @@
 //! | msg_u | evaluator | [`msg_u_len`]`(m)` = `16·m'` | IKNP matrix `u`, 128 columns of `m'` bits |
 //! | msg_y | garbler | [`msg_y_len`]`(m)` = `32·m` | the masked pairs `y_j^0 ‖ y_j^1` |
 //!
+//! The garbler may call [`Sender::setup`] before msg_a arrives and [`SenderSetup::respond`]
+//! on it, which moves half of its base-OT work off the critical path (same messages).
+//!
 //! A party reads exactly these many bytes; any other length is an [`Error::Length`]. The
 //! padding rows carry choice 0 and are dropped by both sides, so msg_u tells the garbler
 //! `m` only up to a multiple of 128: a garbler with a different `m` in the same multiple
@@ -98,7 +101,7 @@ pub mod base;
 mod iknp;
 mod transpose;
 
-pub use iknp::{Chosen, Receiver, Sender, HASH_KEY};
+pub use iknp::{Chosen, Receiver, Sender, SenderSetup, HASH_KEY};
 
 /// Base OTs, and so the IKNP security parameter and matrix width.
 pub const BASE_OTS: usize = 128;

@@ -249,6 +249,57 @@ fn invalid_and_identity_points_are_errors() {
     }
 }
 
+/// `Sender::setup(rng).respond(msg_a)` is `Sender::respond(msg_a, rng)`, message for
+/// message, and its errors are the same.
+#[test]
+fn setup_path_equals_respond_path() {
+    let mut rng = ChaCha20Rng::seed_from_u64(10);
+    let (r, msg_a) = ot::Receiver::start(&mut rng);
+    let (s1, b1) = ot::Sender::respond(&msg_a, &mut ChaCha20Rng::seed_from_u64(11)).unwrap();
+    let setup = ot::Sender::setup(&mut ChaCha20Rng::seed_from_u64(11));
+    let (s2, b2) = setup.respond(&msg_a).unwrap();
+    assert_eq!(b1, b2);
+    let choices: Vec<bool> = (0..200).map(|_| rng.gen()).collect();
+    let pairs: Vec<[Block; 2]> = (0..200)
+        .map(|_| [Block(rng.gen()), Block(rng.gen())])
+        .collect();
+    let (chosen, msg_u) = r.choose(&b1, &choices).unwrap();
+    let y1 = s1.send(&msg_u, &pairs).unwrap();
+    assert_eq!(y1, s2.send(&msg_u, &pairs).unwrap());
+    let labels = chosen.receive(&y1).unwrap();
+    assert!(labels
+        .iter()
+        .zip(&pairs)
+        .zip(&choices)
+        .all(|((l, p), &c)| *l == p[c as usize]));
+    for (bad, err) in [
+        (
+            vec![0u8; 32],
+            Error::IdentityPoint {
+                msg: Message::A,
+                index: 0,
+            },
+        ),
+        (
+            vec![0xff; 32],
+            Error::InvalidPoint {
+                msg: Message::A,
+                index: 0,
+            },
+        ),
+        (
+            vec![1; 33],
+            Error::Length {
+                msg: Message::A,
+                expected: 32,
+                got: 33,
+            },
+        ),
+    ] {
+        assert_eq!(ot::Sender::setup(&mut rng).respond(&bad).unwrap_err(), err);
+    }
+}
+
 /// Debug output never shows a secret.
 #[test]
 fn debug_hides_secrets() {
