@@ -1,10 +1,5 @@
-//! IKNP OT extension: the receiver's and sender's states and their steps (see the crate
-//! documentation for the flow, the wire formats and the security argument).
-//!
-//! msg_u is laid out block by block, so that the sender can process it 128 OTs at a time
-//! in cache: for each block `b` of 128 OTs and each column `i` in `0..128`, the 16 bytes of
-//! `u_i` for OTs `128·b .. 128·b + 128`, little-endian (bit `k` of the `u128` is OT
-//! `128·b + k`). msg_y is `y_j^0 ‖ y_j^1` for `j = 0..m`, 16 bytes each.
+//! IKNP OT extension: the receiver's and sender's states and their steps (the crate
+//! documentation gives the flow, the wire formats and the security argument).
 
 use rand::{CryptoRng, Rng, RngCore};
 use transputation_garble::aes::FixedKeyAes;

@@ -25,6 +25,28 @@
 //! | msg_u | evaluator | [`msg_u_len`]`(m)` = `16·m'` | IKNP matrix `u`, 128 columns of `m'` bits |
 //! | msg_y | garbler | [`msg_y_len`]`(m)` = `32·m` | the masked pairs `y_j^0 ‖ y_j^1` |
 //!
+//! # Wire formats
+//!
+//! - msg_a: the canonical Ristretto255 encoding of `A`.
+//! - msg_b: the encodings of `B_0, …, B_127`, in order.
+//! - msg_u: block by block, so that the garbler can work through it 128 OTs at a time in
+//!   cache: for each block `b` of 128 OTs and each column `i = 0..128`, the 16 bytes of
+//!   `u_i` for OTs `128·b .. 128·b + 128` as a little-endian `u128` (bit `k` is OT
+//!   `128·b + k`).
+//! - msg_y: `y_j^0 ‖ y_j^1` for `j = 0..m`, 16 bytes each ([`transputation_garble::Block::to_bytes`]).
+//!
+//! The base-OT keys and the per-column PRGs are described in [`base`] and above; the test
+//! suite pins a digest of a seeded transcript, so any change to these formats shows.
+//!
+//! # Cost and threads
+//!
+//! The base OTs dominate for small `m`: per side about 128 scalar multiplications
+//! (variable-base on the evaluator, fixed-base on the garbler). They run on up to four
+//! threads ([`std::thread::available_parallelism`]); everything else is single-threaded
+//! and linear in `m` (two AES-CTR blocks per column per 128 OTs for the evaluator, one for
+//! the garbler, one 128×128 transpose per 128 OTs each, and two TMMO hashes per OT for the
+//! garbler, one for the evaluator).
+//!
 //! The garbler may call [`Sender::setup`] before msg_a arrives and [`SenderSetup::respond`]
 //! on it, which moves half of its base-OT work off the critical path (same messages).
 //!
