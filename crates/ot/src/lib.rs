@@ -1,0 +1,207 @@
+//! Oblivious transfer for Yao's protocol, semi-honest, without I/O.
+//!
+//! The garbler is the OT *sender* (it holds a pair of 16-byte wire labels per input bit of
+//! the evaluator), the evaluator the OT *receiver* (its choice bits are its input bits and
+//! it learns one label of each pair). The cores are state machines that take and return
+//! byte messages; the caller moves the bytes over whatever transport it uses, and each
+//! state is consumed by the step that leaves it, so no step can run twice.
+//!
+//! # Protocol flow
+//!
+//! `m` OTs (any `m ≥ 0`), padded internally to `m' = ⌈m / 128⌉ · 128` ([`padded`]):
+//!
+//! ```text
+//! evaluator (Receiver)                                   garbler (Sender)
+//! Receiver::start                ── msg_a:   32 B ──────▶ Sender::respond
+//! Receiver::choose (choices)     ◀─ msg_b:   128·32 B ─── (4096 B)
+//!                                ── msg_u:   16·m' B ────▶ Sender::send (label pairs)
+//! Chosen::receive                ◀─ msg_y:   32·m B ─────
+//! ```
+//!
+//! | message | from | bytes | content |
+//! |---|---|---|---|
+//! | msg_a | evaluator | [`MSG_A_LEN`] = 32 | base-OT point `A` |
+//! | msg_b | garbler | [`MSG_B_LEN`] = 4096 | base-OT points `B_0..B_127` |
+//! | msg_u | evaluator | [`msg_u_len`]`(m)` = `16·m'` | IKNP matrix `u`, 128 columns of `m'` bits |
+//! | msg_y | garbler | [`msg_y_len`]`(m)` = `32·m` | the masked pairs `y_j^0 ‖ y_j^1` |
+//!
+//! # Wire formats
+//!
+//! - msg_a: the canonical Ristretto255 encoding of `A`.
+//! - msg_b: the encodings of `B_0, …, B_127`, in order.
+//! - msg_u: block by block, so that the garbler can work through it 128 OTs at a time in
+//!   cache: for each block `b` of 128 OTs and each column `i = 0..128`, the 16 bytes of
+//!   `u_i` for OTs `128·b .. 128·b + 128` as a little-endian `u128` (bit `k` is OT
+//!   `128·b + k`).
+//! - msg_y: `y_j^0 ‖ y_j^1` for `j = 0..m`, 16 bytes each ([`transputation_garble::Block::to_bytes`]).
+//!
+//! The base-OT keys and the per-column PRGs are described in [`base`] and above; the test
+//! suite pins a digest of a seeded transcript, so any change to these formats shows.
+//!
+//! # Cost and threads
+//!
+//! The base OTs dominate for small `m`: per side about 128 scalar multiplications
+//! (variable-base on the evaluator, fixed-base on the garbler). They run on up to four
+//! threads ([`std::thread::available_parallelism`]); everything else is single-threaded
+//! and linear in `m` (two AES-CTR blocks per column per 128 OTs for the evaluator, one for
+//! the garbler, one 128×128 transpose per 128 OTs each, and two TMMO hashes per OT for the
+//! garbler, one for the evaluator).
+//!
+//! The garbler may call [`Sender::setup`] before msg_a arrives and [`SenderSetup::respond`]
+//! on it, which moves half of its base-OT work off the critical path (same messages).
+//!
+//! A party reads exactly these many bytes; any other length is an [`Error::Length`]. The
+//! padding rows carry choice 0 and are dropped by both sides, so msg_u tells the garbler
+//! `m` only up to a multiple of 128: a garbler with a different `m` in the same multiple
+//! of 128 is caught by the evaluator, whose msg_y length check is exact.
+//!
+//! # The two layers and why their roles are reversed
+//!
+//! 1. **Base OT** ([`base`]): 128 OTs of random 16-byte keys by Chou–Orlandi over
+//!    Ristretto255, the only public-key step.
+//! 2. **OT extension**: IKNP (Ishai, Kilian, Nissim, Petrank, "Extending Oblivious
+//!    Transfers Efficiently", CRYPTO 2003) turns those 128 into `m` OTs of labels with
+//!    symmetric crypto only. The extension *receiver* (evaluator) is the base-OT *sender*:
+//!    it holds both seeds `k_i^0, k_i^1` of each column and stretches them with AES-CTR
+//!    ([`transputation_garble::prg::Prg`]) into `t_i = G(k_i^0)` and sends
+//!    `u_i = t_i ⊕ G(k_i^1) ⊕ r` (`r` = its choices). The extension *sender* (garbler) is
+//!    the base-OT *receiver* with a secret random choice string `s ∈ {0,1}^128`: it gets
+//!    `k_i^{s_i}` and computes `q_i = G(k_i^{s_i}) ⊕ s_i·u_i = t_i ⊕ s_i·r`, whose rows
+//!    after the transpose are `q_j = t_j ⊕ r_j·s`.
+//!
+//! The garbler sends `y_j^0 = x_j^0 ⊕ H(q_j, j)` and `y_j^1 = x_j^1 ⊕ H(q_j ⊕ s, j)`; the
+//! evaluator knows `t_j = q_j ⊕ r_j·s` and recovers `x_j^{r_j} = y_j^{r_j} ⊕ H(t_j, j)`.
+//!
+//! # Security (semi-honest)
+//!
+//! - The garbler sees `u_i = G(k_i^{s_i}) ⊕ …`: for its own columns the other seed
+//!   `k_i^{1−s_i}` is hidden by the base OT, so `G(k_i^{1-s_i})` is pseudorandom and each
+//!   `u_i` a one-time pad of `r` — it learns nothing of the choices.
+//! - The evaluator knows `t_j`; the message it did not choose is masked by
+//!   `H(t_j ⊕ s, j)` with `s` uniform and hidden by the base OT (the evaluator, as the
+//!   base-OT sender, learns nothing of the garbler's choices `s`). That needs `H` to be
+//!   *correlation robust* for the secret offset `s`: `H(w_j ⊕ s, j)` looks random given
+//!   the `w_j`. Per index `j` exactly one hash involves `s`, under its own tweak `j`.
+//! - `H` is the TMMO hash of Guo, Katz, Wang and Yu ("Efficient and Secure Multiparty
+//!   Computation from Fixed-Key Block Ciphers", S&P 2020, eprint 2019/074, §7.4),
+//!   `H(x, j) = π(π(x) ⊕ j) ⊕ π(x)` with `π` AES-128 under the public fixed key
+//!   [`HASH_KEY`]: proven tweakable circular correlation robust (TCCR, hence TCR) when `π`
+//!   is an ideal permutation. IKNP needs only TCR, not the circular variant, since the
+//!   label pairs do not depend on `s`. The one-call forms `π(x ⊕ j) ⊕ x ⊕ j` and
+//!   `π(σ(x) ⊕ j) ⊕ σ(x)` were considered and rejected: two queries `(x, j)`,
+//!   `(x ⊕ j ⊕ j', j')` hit the same `π` input and give related outputs, so they are not
+//!   TCR in the GKWY20 sense (GARBLING.md §3.1 records the same distinguisher); the
+//!   tweak would buy nothing. TMMO costs two AES calls per hash, which is cheap next to
+//!   the rest (see the `ot` bench).
+//! - `HASH_KEY` differs from the garbling schemes' fixed key, so the OT hashes and the
+//!   garbling hashes are separate domains.
+//!
+//! # Example
+//!
+//! ```
+//! use rand::{Rng, SeedableRng};
+//! use transputation_garble::Block;
+//! use transputation_ot as ot;
+//!
+//! let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
+//! let pairs: Vec<[Block; 2]> = (0..200).map(|_| [Block(rng.gen()), Block(rng.gen())]).collect();
+//! let choices: Vec<bool> = (0..200).map(|_| rng.gen()).collect();
+//!
+//! let (receiver, msg_a) = ot::Receiver::start(&mut rng); // evaluator
+//! let (sender, msg_b) = ot::Sender::respond(&msg_a, &mut rng)?; // garbler
+//! let (chosen, msg_u) = receiver.choose(&msg_b, &choices)?; // evaluator
+//! assert_eq!(msg_u.len(), ot::msg_u_len(200));
+//! let msg_y = sender.send(&msg_u, &pairs)?; // garbler
+//! let labels = chosen.receive(&msg_y)?; // evaluator
+//! for ((label, pair), &c) in labels.iter().zip(&pairs).zip(&choices) {
+//!     assert_eq!(*label, pair[c as usize]);
+//! }
+//! # Ok::<(), ot::Error>(())
+//! ```
+
+pub mod base;
+mod iknp;
+mod transpose;
+
+pub use iknp::{Chosen, Receiver, Sender, SenderSetup, HASH_KEY};
+
+/// Base OTs, and so the IKNP security parameter and matrix width.
+pub const BASE_OTS: usize = 128;
+/// Bytes of msg_a (the point `A`).
+pub const MSG_A_LEN: usize = base::POINT_LEN;
+/// Bytes of msg_b (the points `B_0..B_127`).
+pub const MSG_B_LEN: usize = BASE_OTS * base::POINT_LEN;
+
+/// `m` rounded up to a multiple of 128: the rows of the IKNP matrix (saturating at
+/// `usize::MAX` for absurd `m`, a length no message can have).
+pub const fn padded(m: usize) -> usize {
+    m.div_ceil(BASE_OTS).saturating_mul(BASE_OTS)
+}
+
+/// Bytes of msg_u for `m` OTs: `16·m'` with `m' = `[`padded`]`(m)` (saturating).
+pub const fn msg_u_len(m: usize) -> usize {
+    padded(m).saturating_mul(BASE_OTS / 8)
+}
+
+/// Bytes of msg_y for `m` OTs: `32·m` (saturating).
+pub const fn msg_y_len(m: usize) -> usize {
+    m.saturating_mul(32)
+}
+
+/// An OT message, as named in the crate documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Message {
+    /// msg_a, the evaluator's base-OT point.
+    A,
+    /// msg_b, the garbler's base-OT points.
+    B,
+    /// msg_u, the evaluator's IKNP matrix.
+    U,
+    /// msg_y, the garbler's masked label pairs.
+    Y,
+}
+
+impl std::fmt::Display for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Message::A => "msg_a (the evaluator's base-OT point)",
+            Message::B => "msg_b (the garbler's base-OT points)",
+            Message::U => "msg_u (the evaluator's IKNP matrix)",
+            Message::Y => "msg_y (the garbler's masked label pairs)",
+        })
+    }
+}
+
+/// What went wrong in an OT step: each one is the peer's fault (a malformed message or a
+/// different number of OTs), never a local state.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A message has the wrong length (a truncated or oversized message, or the parties
+    /// disagree on the number of OTs).
+    #[error("OT {msg} has {got} bytes, expected {expected}")]
+    Length {
+        /// Which message.
+        msg: Message,
+        /// The length the protocol requires.
+        expected: usize,
+        /// The length received.
+        got: usize,
+    },
+    /// A 32-byte string is not the canonical encoding of a Ristretto255 point.
+    #[error("point {index} of OT {msg} is not a valid Ristretto255 encoding")]
+    InvalidPoint {
+        /// Which message.
+        msg: Message,
+        /// The point's position in the message, from 0.
+        index: usize,
+    },
+    /// A point is the identity element, which would make keys independent of a secret.
+    #[error("point {index} of OT {msg} is the identity element")]
+    IdentityPoint {
+        /// Which message.
+        msg: Message,
+        /// The point's position in the message, from 0.
+        index: usize,
+    },
+}
