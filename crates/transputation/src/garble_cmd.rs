@@ -44,7 +44,7 @@ pub struct GarbleBenchArgs {
     json: bool,
 }
 
-fn parse_scheme(s: &str) -> Result<Scheme, String> {
+pub(crate) fn parse_scheme(s: &str) -> Result<Scheme, String> {
     s.parse()
 }
 

@@ -5,6 +5,7 @@
 
 mod circuit_cmd;
 mod garble_cmd;
+mod party_cmd;
 mod probe_cmd;
 mod report;
 mod transport_cmd;
@@ -32,6 +33,12 @@ enum Command {
     TransportBench(transport_cmd::TransportBenchArgs),
     /// Measure a path with UDP: round-trip time, loss rate, bottleneck bandwidth.
     Probe(probe_cmd::ProbeArgs),
+    /// Be the garbler of a 2PC session: listen for the evaluator, compute, print the output.
+    Garbler(party_cmd::GarblerArgs),
+    /// Be the evaluator of a 2PC session: connect to the garbler, compute, print the output.
+    Evaluator(party_cmd::EvaluatorArgs),
+    /// Run both parties of a 2PC session as two processes over 127.0.0.1.
+    Run(party_cmd::RunArgs),
 }
 
 fn main() {
@@ -42,6 +49,9 @@ fn main() {
         Command::Transports(args) => transport_cmd::list(args),
         Command::TransportBench(args) => transport_cmd::bench(args),
         Command::Probe(args) => probe_cmd::run(args),
+        Command::Garbler(args) => party_cmd::garbler(args),
+        Command::Evaluator(args) => party_cmd::evaluator(args),
+        Command::Run(args) => party_cmd::run(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

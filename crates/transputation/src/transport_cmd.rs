@@ -86,12 +86,12 @@ pub struct TransportBenchArgs {
     json: bool,
 }
 
-fn parse_rate(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_rate(s: &str) -> Result<u64, String> {
     sizing::parse_rate(s)
         .ok_or_else(|| format!("'{s}' is not a rate (bits per second, e.g. 100mbit, 1gbit)"))
 }
 
-fn parse_spec(s: &str) -> Result<TransportSpec, String> {
+pub(crate) fn parse_spec(s: &str) -> Result<TransportSpec, String> {
     s.parse()
         .map_err(|e: transputation_transport::Error| e.to_string())
 }

@@ -1,0 +1,481 @@
+//! `transputation garbler`, `evaluator` and `run`: Yao's protocol between two processes.
+//!
+//! `garbler` listens, `evaluator` connects; both load the circuit and prepare before the
+//! connection, so protocol time (`total_ms`) runs from the established connection until
+//! both hold the output, and loading (`load_ms`) and preparation (`setup_ms`) are reported
+//! apart. `run` starts both as child processes of this binary over 127.0.0.1: the garbler
+//! on a free port, which it announces on its standard error as `listening on ADDR`, then
+//! the evaluator; it merges their JSON reports.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use serde_json::{json, Value};
+use transputation_2pc::{ByteParts, Evaluator, Garbler, Options, OutputMode, Report};
+use transputation_circuits::encoding::{decode_outputs, encode_party_input};
+use transputation_circuits::{library, Circuit, Party, Stats};
+use transputation_garble::Scheme;
+use transputation_transport::sizing::{self, PathEstimate, Sizing};
+use transputation_transport::{Config, TransportSpec};
+
+use crate::garble_cmd::parse_scheme;
+use crate::transport_cmd::{parse_rate, parse_spec};
+
+/// What both parties are told the same way.
+#[derive(Args, Debug, Clone)]
+pub struct SessionArgs {
+    /// The circuit: a Bristol / Bristol Fashion file or a built-in such as `aes128` (see
+    /// `circuit list`).
+    #[arg(long)]
+    circuit: String,
+    /// For circuit files: the owner of each input group, in order, e.g. `evaluator,garbler`.
+    #[arg(long, value_delimiter = ',', value_name = "PARTY,...")]
+    parties: Option<Vec<Party>>,
+    /// The garbling scheme: prf, circular or ideal (aliases glnp15, half-gates-rekeyed,
+    /// half-gates-fixed-key, justgarble).
+    #[arg(long, value_parser = parse_scheme, default_value = "ideal")]
+    scheme: Scheme,
+    /// The transport: NAME or NAME:key=value,... (see `transports`).
+    #[arg(long, value_parser = parse_spec, default_value = "tcp")]
+    transport: TransportSpec,
+    /// Who learns the output: both (the evaluator sends it to the garbler) or evaluator.
+    #[arg(long, default_value = "both")]
+    output: OutputMode,
+    /// Seconds a silent peer is waited for before giving up.
+    #[arg(long, default_value_t = 30.0)]
+    timeout: f64,
+    /// The path's round-trip time in milliseconds; with --bandwidth, sizes the transport's
+    /// buffers for the bytes this circuit and scheme send (paper §4.2).
+    #[arg(long, requires = "bandwidth")]
+    rtt_ms: Option<f64>,
+    /// The path's bottleneck bandwidth, e.g. 100mbit or 1gbit; with --rtt-ms, sizes the
+    /// transport's buffers.
+    #[arg(long, value_parser = parse_rate, requires = "rtt_ms")]
+    bandwidth: Option<u64>,
+    /// Print JSON (keys: output, total_ms, ot_ms, garble_ms, eval_ms,
+    /// bytes_garbler_to_evaluator, bytes_evaluator_to_garbler, scheme, transport, circuit,
+    /// and_gates, load_ms, setup_ms, the bytes by part, and with --rtt-ms and --bandwidth
+    /// the buffer sizing: buffer_bytes, bdp_bytes, paper_bound_bytes, volume_bytes).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct GarblerArgs {
+    /// The address to listen on for the evaluator (port 0: any free port, announced on
+    /// standard error).
+    #[arg(long, default_value = "127.0.0.1:7766")]
+    listen: SocketAddr,
+    /// The garbler's input: one hex string per input group it owns, comma-separated.
+    #[arg(long, default_value = "")]
+    input: String,
+    #[command(flatten)]
+    session: SessionArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct EvaluatorArgs {
+    /// The garbler's address.
+    #[arg(long, default_value = "127.0.0.1:7766")]
+    connect: SocketAddr,
+    /// The evaluator's input: one hex string per input group it owns, comma-separated.
+    #[arg(long, default_value = "")]
+    input: String,
+    #[command(flatten)]
+    session: SessionArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The garbler's input: one hex string per input group it owns, comma-separated.
+    #[arg(long, default_value = "")]
+    garbler_input: String,
+    /// The evaluator's input: one hex string per input group it owns, comma-separated.
+    #[arg(long, default_value = "")]
+    evaluator_input: String,
+    #[command(flatten)]
+    session: SessionArgs,
+}
+
+/// A loaded circuit with the times it took, and the transport's buffer sizing for it.
+struct Loaded {
+    circuit: Circuit,
+    and_gates: u64,
+    load_ms: f64,
+    sizing: Option<Sizing>,
+}
+
+impl SessionArgs {
+    fn load(&self) -> Result<Loaded> {
+        let start = Instant::now();
+        let circuit = library::load_with_parties(&self.circuit, self.parties.as_deref())?;
+        let stats = Stats::of(&circuit);
+        let load_ms = ms(start.elapsed());
+        let sizing = match (self.rtt_ms, self.bandwidth) {
+            (Some(rtt_ms), Some(bandwidth_bps)) => {
+                if !(0.0..=1e6).contains(&rtt_ms) {
+                    bail!("--rtt-ms must be from 0 to 1000000, not {rtt_ms}");
+                }
+                // The garbler's volume: tables dominate; labels and OT ciphertexts add
+                // 16 bytes per garbler input bit and 32 per evaluator input bit.
+                let volume = self.scheme.table_bytes(&stats)
+                    + self.scheme.mask_bytes(&stats)
+                    + 16 * circuit.party_input_bits(Party::Garbler) as u64
+                    + 32 * circuit.party_input_bits(Party::Evaluator) as u64;
+                let path = PathEstimate {
+                    rtt: Duration::from_secs_f64(rtt_ms / 1e3),
+                    bandwidth_bps,
+                    arrival_bps: None,
+                    read_bps: None,
+                };
+                Some(sizing::size_buffers(&path, volume))
+            }
+            _ => None,
+        };
+        Ok(Loaded {
+            circuit,
+            and_gates: stats.and,
+            load_ms,
+            sizing,
+        })
+    }
+
+    fn config(&self, loaded: &Loaded) -> Result<Config> {
+        if !(self.timeout.is_finite() && self.timeout > 0.0) {
+            bail!(
+                "--timeout must be a positive number of seconds, not {}",
+                self.timeout
+            );
+        }
+        Ok(Config {
+            io_timeout: Duration::from_secs_f64(self.timeout),
+            buffer_bytes: loaded
+                .sizing
+                .map(|s| usize::try_from(s.buffer_bytes).unwrap_or(usize::MAX)),
+            ..Config::default()
+        })
+    }
+
+    fn options(&self) -> Options {
+        Options {
+            output: self.output,
+            ..Options::new(self.scheme)
+        }
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn parts_json(p: &ByteParts) -> Value {
+    json!({
+        "header": p.header, "ot": p.ot, "labels": p.labels, "tables": p.tables,
+        "decoding": p.decoding, "output": p.output, "framing": p.framing,
+    })
+}
+
+/// One party's JSON report.
+fn report_json(args: &SessionArgs, loaded: &Loaded, setup_ms: f64, r: &Report) -> Value {
+    let (g2e, e2g, g2e_parts, e2g_parts) = match r.role {
+        Party::Garbler => (r.channel.sent, r.channel.received, r.sent, r.received),
+        Party::Evaluator => (r.channel.received, r.channel.sent, r.received, r.sent),
+    };
+    json!({
+        "role": r.role.name(),
+        "output": r.output.as_ref().map(|bits| decode_outputs(&loaded.circuit, bits)),
+        "total_ms": ms(r.total),
+        "ot_ms": ms(r.ot),
+        "garble_ms": ms(r.garble),
+        "eval_ms": ms(r.eval),
+        "bytes_garbler_to_evaluator": g2e,
+        "bytes_evaluator_to_garbler": e2g,
+        "parts_garbler_to_evaluator": parts_json(&g2e_parts),
+        "parts_evaluator_to_garbler": parts_json(&e2g_parts),
+        "scheme": args.scheme.name(),
+        "transport": args.transport.to_string(),
+        "circuit": args.circuit,
+        "and_gates": loaded.and_gates,
+        "load_ms": loaded.load_ms,
+        "setup_ms": setup_ms,
+        "buffer_bytes": loaded.sizing.map(|s| s.buffer_bytes),
+        "bdp_bytes": loaded.sizing.map(|s| s.bdp_bytes),
+        "paper_bound_bytes": loaded.sizing.and_then(|s| s.paper_bound_bytes),
+        "volume_bytes": loaded.sizing.map(|s| s.volume_bytes),
+    })
+}
+
+fn print_report(args: &SessionArgs, loaded: &Loaded, setup_ms: f64, r: &Report) -> Result<()> {
+    let v = report_json(args, loaded, setup_ms, r);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    match v["output"].as_str() {
+        Some(out) => println!("output: {out}"),
+        None => println!("output: (only the evaluator learns it)"),
+    }
+    eprintln!(
+        "{}: {} over {}, {} on {}: protocol {:.2} ms (OT {:.2} ms), {} bytes garbler→evaluator, \
+         {} bytes evaluator→garbler; loading {:.1} ms, set-up {:.1} ms",
+        r.role,
+        args.circuit,
+        args.transport,
+        args.scheme,
+        loaded.and_gates,
+        ms(r.total),
+        ms(r.ot),
+        v["bytes_garbler_to_evaluator"],
+        v["bytes_evaluator_to_garbler"],
+        loaded.load_ms,
+        setup_ms,
+    );
+    if let Some(z) = &loaded.sizing {
+        eprintln!(
+            "buffers: {} bytes each way (bandwidth-delay product {} bytes, volume {} bytes, \
+             limited by {})",
+            z.buffer_bytes,
+            z.bdp_bytes,
+            z.volume_bytes,
+            z.limited_by.as_str()
+        );
+    }
+    Ok(())
+}
+
+pub fn garbler(args: GarblerArgs) -> Result<()> {
+    let s = &args.session;
+    let loaded = s.load()?;
+    let cfg = s.config(&loaded)?;
+    let input = encode_party_input(&loaded.circuit, Party::Garbler, &args.input)?;
+    let start = Instant::now();
+    let garbler = Garbler::new(&loaded.circuit, s.options(), &input)?;
+    let setup_ms = ms(start.elapsed());
+    let listener = s
+        .transport
+        .listen(args.listen, &cfg)
+        .with_context(|| format!("listening on {} with {}", args.listen, s.transport))?;
+    eprintln!("listening on {}", listener.local_addr());
+    let ch = listener
+        .accept()
+        .with_context(|| format!("waiting for the evaluator on {}", listener.local_addr()))?;
+    eprintln!("evaluator connected");
+    let report = garbler.run(ch).context("the 2PC session failed")?;
+    print_report(s, &loaded, setup_ms, &report)
+}
+
+pub fn evaluator(args: EvaluatorArgs) -> Result<()> {
+    let s = &args.session;
+    let loaded = s.load()?;
+    let cfg = s.config(&loaded)?;
+    let input = encode_party_input(&loaded.circuit, Party::Evaluator, &args.input)?;
+    let start = Instant::now();
+    let evaluator = Evaluator::new(&loaded.circuit, s.options(), &input)?;
+    let setup_ms = ms(start.elapsed());
+    let ch = s.transport.connect(args.connect, &cfg).with_context(|| {
+        format!(
+            "connecting to the garbler at {} with {}",
+            args.connect, s.transport
+        )
+    })?;
+    let report = evaluator.run(ch).context("the 2PC session failed")?;
+    print_report(s, &loaded, setup_ms, &report)
+}
+
+/// The flags that pass `args` on to a party process.
+fn session_flags(s: &SessionArgs) -> Vec<String> {
+    let mut v = vec![
+        "--circuit".to_string(),
+        s.circuit.clone(),
+        "--scheme".into(),
+        s.scheme.name().into(),
+        "--transport".into(),
+        s.transport.to_string(),
+        "--output".into(),
+        s.output.to_string(),
+        "--timeout".into(),
+        s.timeout.to_string(),
+        "--json".into(),
+    ];
+    if let (Some(rtt), Some(bw)) = (s.rtt_ms, s.bandwidth) {
+        v.extend([
+            "--rtt-ms".into(),
+            rtt.to_string(),
+            "--bandwidth".into(),
+            bw.to_string(),
+        ]);
+    }
+    if let Some(p) = &s.parties {
+        v.push("--parties".into());
+        v.push(p.iter().map(|p| p.name()).collect::<Vec<_>>().join(","));
+    }
+    v
+}
+
+/// A party process whose standard error is collected by a thread (and, for the garbler,
+/// scanned for the announced address).
+struct PartyProcess {
+    name: &'static str,
+    child: Child,
+    stderr: Option<thread::JoinHandle<String>>,
+}
+
+impl PartyProcess {
+    fn spawn(
+        name: &'static str,
+        args: Vec<String>,
+        announce: Option<mpsc::Sender<String>>,
+    ) -> Result<Self> {
+        let exe = std::env::current_exe().context("finding this program to start the parties")?;
+        let mut child = Command::new(exe)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting the {name}"))?;
+        let err = child.stderr.take().expect("piped");
+        let stderr = thread::spawn(move || {
+            let mut all = String::new();
+            for line in BufReader::new(err).lines().map_while(|l| l.ok()) {
+                if let (Some(tx), Some(addr)) = (&announce, line.strip_prefix("listening on ")) {
+                    let _ = tx.send(addr.trim().to_string());
+                }
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        });
+        Ok(PartyProcess {
+            name,
+            child,
+            stderr: Some(stderr),
+        })
+    }
+
+    /// Waits for the process; its JSON report, or an error with what it printed.
+    fn finish(mut self) -> Result<Value> {
+        let mut out = String::new();
+        if let Some(mut o) = self.child.stdout.take() {
+            o.read_to_string(&mut out)
+                .context("reading a party's report")?;
+        }
+        let status = self.child.wait().context("waiting for a party")?;
+        let err = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        if !status.success() {
+            bail!("the {} failed ({status}):\n{}", self.name, err.trim_end());
+        }
+        serde_json::from_str(&out)
+            .with_context(|| format!("the {}'s report is not JSON: {out:?}", self.name))
+    }
+}
+
+impl Drop for PartyProcess {
+    fn drop(&mut self) {
+        // Never leave a party behind (after an error the other may still wait).
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+pub fn run(args: RunArgs) -> Result<()> {
+    let s = &args.session;
+    // Check the flags and inputs here, so that a typo is reported once and before any process starts.
+    let loaded = s.load()?;
+    s.config(&loaded)?;
+    encode_party_input(&loaded.circuit, Party::Garbler, &args.garbler_input)?;
+    encode_party_input(&loaded.circuit, Party::Evaluator, &args.evaluator_input)?;
+
+    let (tx, rx) = mpsc::channel();
+    let mut g_args = vec![
+        "garbler".to_string(),
+        "--listen".into(),
+        "127.0.0.1:0".into(),
+    ];
+    g_args.extend(["--input".to_string(), args.garbler_input.clone()]);
+    g_args.extend(session_flags(s));
+    let garbler = PartyProcess::spawn("garbler", g_args, Some(tx))?;
+    // Loading a large circuit takes the garbler a while; wait for its address as long as
+    // loading took here, plus the timeout.
+    let wait =
+        Duration::from_secs_f64(s.timeout) + Duration::from_secs_f64(loaded.load_ms / 1e3 * 4.0);
+    let addr = match rx.recv_timeout(wait) {
+        Ok(a) => a,
+        Err(_) => {
+            return Err(garbler
+                .finish()
+                .err()
+                .unwrap_or_else(|| anyhow!("the garbler never announced its address")))
+        }
+    };
+    let mut e_args = vec!["evaluator".to_string(), "--connect".into(), addr];
+    e_args.extend(["--input".to_string(), args.evaluator_input.clone()]);
+    e_args.extend(session_flags(s));
+    let evaluator = PartyProcess::spawn("evaluator", e_args, None)?;
+    let e = evaluator.finish();
+    let g = garbler.finish();
+    let (g, e) = match (g, e) {
+        (Ok(g), Ok(e)) => (g, e),
+        (Err(ge), Err(ee)) => bail!("{ge:#}\n{ee:#}"),
+        (Err(x), _) | (_, Err(x)) => return Err(x),
+    };
+    if s.output == OutputMode::Both && g["output"] != e["output"] {
+        bail!(
+            "the parties disagree on the output: garbler {}, evaluator {}",
+            g["output"],
+            e["output"]
+        );
+    }
+    let merged = json!({
+        "output": e["output"],
+        "total_ms": g["total_ms"],
+        "ot_ms": e["ot_ms"],
+        "garble_ms": g["garble_ms"],
+        "eval_ms": e["eval_ms"],
+        "bytes_garbler_to_evaluator": g["bytes_garbler_to_evaluator"],
+        "bytes_evaluator_to_garbler": g["bytes_evaluator_to_garbler"],
+        "scheme": s.scheme.name(),
+        "transport": s.transport.to_string(),
+        "circuit": s.circuit,
+        "and_gates": loaded.and_gates,
+        "load_ms": g["load_ms"],
+        "setup_ms": g["setup_ms"],
+        "buffer_bytes": g["buffer_bytes"],
+        "bdp_bytes": g["bdp_bytes"],
+        "paper_bound_bytes": g["paper_bound_bytes"],
+        "garbler": g,
+        "evaluator": e,
+    });
+    if s.json {
+        println!("{}", serde_json::to_string_pretty(&merged)?);
+        return Ok(());
+    }
+    println!("output: {}", merged["output"].as_str().unwrap_or("?"));
+    let f = |k: &str| merged[k].as_f64().unwrap_or(f64::NAN);
+    eprintln!(
+        "{} with {} over {}: protocol {:.2} ms (OT {:.2} ms, garbling {:.2} ms, evaluation \
+         {:.2} ms), {} bytes garbler→evaluator, {} bytes evaluator→garbler",
+        s.circuit,
+        s.scheme,
+        s.transport,
+        f("total_ms"),
+        f("ot_ms"),
+        f("garble_ms"),
+        f("eval_ms"),
+        merged["bytes_garbler_to_evaluator"],
+        merged["bytes_evaluator_to_garbler"],
+    );
+    Ok(())
+}

@@ -1,0 +1,325 @@
+//! End-to-end tests of `transputation run`, `garbler` and `evaluator`: real processes over
+//! 127.0.0.1, every scheme and every reliable transport.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const AES_KEY: &str = "000102030405060708090a0b0c0d0e0f";
+const AES_PT: &str = "00112233445566778899aabbccddeeff";
+const AES_CT: &str = "69c4e0d86a7b0430d8cdb78070b4c55a";
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_transputation"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("the binary runs")
+}
+
+fn run_json(args: &[&str]) -> Value {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The transports that deliver everything: every one this build lists as available, but
+/// `udp` (no retransmission).
+fn reliable_transports() -> Vec<String> {
+    let v = run_json(&["transports", "--json"]);
+    let mut names: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["available"].as_bool() == Some(true) && t["name"] != "udp")
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    names.push("mtcp:streams=2".into());
+    names
+}
+
+fn two_pc(circuit: &str, scheme: &str, transport: &str, g: &str, e: &str) -> Value {
+    run_json(&[
+        "run",
+        "--circuit",
+        circuit,
+        "--scheme",
+        scheme,
+        "--transport",
+        transport,
+        "--garbler-input",
+        g,
+        "--evaluator-input",
+        e,
+        "--json",
+    ])
+}
+
+#[test]
+fn aes128_over_every_scheme_and_reliable_transport() {
+    let transports = reliable_transports();
+    let xor = run_json(&["circuit", "stats", "aes128", "--json"])["xor"]
+        .as_u64()
+        .unwrap();
+    assert!(transports.iter().any(|t| t == "tcp"));
+    for transport in &transports {
+        for scheme in ["prf", "circular", "ideal"] {
+            let v = two_pc("aes128", scheme, transport, AES_KEY, AES_PT);
+            assert_eq!(v["output"], AES_CT, "{scheme} over {transport}");
+            assert_eq!(v["garbler"]["output"], AES_CT);
+            assert_eq!(v["and_gates"], 6400);
+            for key in [
+                "total_ms",
+                "ot_ms",
+                "garble_ms",
+                "eval_ms",
+                "load_ms",
+                "setup_ms",
+            ] {
+                assert!(v[key].as_f64().unwrap() >= 0.0, "{key}: {v}");
+            }
+            let g2e = v["bytes_garbler_to_evaluator"].as_u64().unwrap();
+            let tables = v["garbler"]["parts_garbler_to_evaluator"]["tables"]
+                .as_u64()
+                .unwrap();
+            let want = if scheme == "prf" {
+                32 * 6400 + 16 * xor + 3200
+            } else {
+                32 * 6400
+            };
+            assert_eq!(tables, want, "{scheme}");
+            assert!(g2e > tables, "{v}");
+            assert_eq!(v["scheme"], scheme);
+            assert_eq!(v["circuit"], "aes128");
+        }
+    }
+}
+
+#[test]
+fn sha256_abc_under_every_scheme() {
+    let g = format!("616263{}", "8".to_string() + &"0".repeat(57));
+    let e = format!("{}18", "0".repeat(62));
+    for scheme in ["prf", "circular", "ideal"] {
+        let v = two_pc("sha256", scheme, "tcp", &g, &e);
+        assert_eq!(
+            v["output"], "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            "{scheme}"
+        );
+    }
+}
+
+#[test]
+fn a_reference_bristol_file_with_its_vector() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/circuits/bristol/AES-non-expanded.txt");
+    let file = file.to_str().unwrap();
+    // As in the paper: the key is the garbler's (input 2 of the file).
+    let v = run_json(&[
+        "run",
+        "--circuit",
+        file,
+        "--parties",
+        "evaluator,garbler",
+        "--scheme",
+        "prf",
+        "--garbler-input",
+        AES_KEY,
+        "--evaluator-input",
+        AES_PT,
+        "--json",
+    ]);
+    assert_eq!(v["output"], AES_CT);
+    // The paper's Table 3 bytes, plus prf's signal masks (half a byte per AND gate).
+    assert_eq!(
+        v["garbler"]["parts_garbler_to_evaluator"]["tables"],
+        619_584 + 3_400
+    );
+}
+
+/// A garbler process and the thread collecting its standard error.
+struct Party {
+    child: Child,
+    stderr: thread::JoinHandle<String>,
+    lines: mpsc::Receiver<String>,
+}
+
+/// Starts a garbler on a free port; returns it and its address.
+fn garbler(args: &[&str]) -> (Party, String) {
+    let mut child = bin()
+        .args(["garbler", "--listen", "127.0.0.1:0", "--timeout", "3"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("{line}"));
+    let addr = addr.to_string();
+    // Keep reading stderr so the child never blocks on it; pass each line on as well.
+    let (tx, lines) = mpsc::channel();
+    let stderr = thread::spawn(move || {
+        let mut all = String::new();
+        for line in err.lines().map_while(|l| l.ok()) {
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    (
+        Party {
+            child,
+            stderr,
+            lines,
+        },
+        addr,
+    )
+}
+
+/// Waits for the party: whether it succeeded, its standard error, how long it took.
+fn finish(p: Party) -> (bool, String, Duration) {
+    let start = Instant::now();
+    let out = p.child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        p.stderr.join().unwrap(),
+        start.elapsed(),
+    )
+}
+
+#[test]
+fn different_circuits_or_schemes_stop_both_parties_clearly() {
+    for (e_circuit, e_scheme, what) in [
+        ("sha256", "ideal", "circuit"),
+        ("aes128", "prf", "garbling scheme"),
+    ] {
+        let (g, addr) = garbler(&["--circuit", "aes128", "--input", AES_KEY]);
+        let e_input = if e_circuit == "aes128" {
+            AES_PT.to_string()
+        } else {
+            "0".repeat(64)
+        };
+        let e = run(&[
+            "evaluator",
+            "--connect",
+            &addr,
+            "--circuit",
+            e_circuit,
+            "--scheme",
+            e_scheme,
+            "--input",
+            &e_input,
+            "--timeout",
+            "3",
+        ]);
+        assert!(!e.status.success());
+        let e_err = String::from_utf8_lossy(&e.stderr);
+        assert!(
+            e_err.contains("different session") && e_err.contains(what),
+            "{e_err}"
+        );
+        let (ok, g_err, _) = finish(g);
+        assert!(!ok);
+        assert!(
+            g_err.contains("different session") && g_err.contains(what),
+            "{g_err}"
+        );
+    }
+}
+
+#[test]
+fn a_peer_killed_mid_run_is_reported_within_the_timeout() {
+    // A circuit that takes a while, an evaluator killed once it has started.
+    let circuit = "synthetic:and=3000000,xor=3000000,inputs=1000,depth=100";
+    let (g, addr) = garbler(&["--circuit", circuit, "--input", &"0".repeat(250)]);
+    let mut e = bin()
+        .args([
+            "evaluator",
+            "--connect",
+            &addr,
+            "--circuit",
+            circuit,
+            "--input",
+            &"0".repeat(250),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill the evaluator as soon as the session has started.
+    loop {
+        let line = g
+            .lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the garbler goes on");
+        if line.contains("evaluator connected") {
+            break;
+        }
+    }
+    e.kill().unwrap();
+    e.wait().unwrap();
+    let (ok, err, waited) = finish(g);
+    assert!(!ok, "the garbler should fail");
+    assert!(waited < Duration::from_secs(8), "{waited:?}");
+    assert!(err.contains("2PC session failed"), "{err}");
+}
+
+#[test]
+fn garbage_from_a_fake_peer_is_a_clear_error() {
+    // A fake garbler: accepts and sends bytes that are no session header.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let fake = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.write_all(&[0, 0, 0, 0, 0, 0, 0, 72]).unwrap();
+        s.write_all(&[0xab; 72]).unwrap();
+        let mut sink = Vec::new();
+        let _ = s.read_to_end(&mut sink);
+    });
+    let e = run(&[
+        "evaluator",
+        "--connect",
+        &addr,
+        "--circuit",
+        "aes128",
+        "--input",
+        AES_PT,
+        "--timeout",
+        "3",
+    ]);
+    assert!(!e.status.success());
+    let err = String::from_utf8_lossy(&e.stderr);
+    assert!(err.contains("not a Transputation party"), "{err}");
+    fake.join().unwrap();
+}
+
+#[test]
+fn bad_inputs_name_the_problem() {
+    let out = run(&[
+        "run",
+        "--circuit",
+        "aes128",
+        "--garbler-input",
+        "xyz",
+        "--evaluator-input",
+        AES_PT,
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("garbler input"), "{err}");
+}

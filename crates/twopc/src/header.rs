@@ -1,0 +1,289 @@
+//! The session header: the first message each party sends, so that two parties with
+//! different circuits or settings stop with a clear error before any input is used.
+//!
+//! Wire format (72 bytes, integers big-endian):
+//!
+//! | bytes | field |
+//! |-------|-------|
+//! | 0..8   | magic `TPUT2PC\0` |
+//! | 8..10  | protocol version ([`PROTOCOL_VERSION`]) |
+//! | 10     | role of the sender: 0 garbler, 1 evaluator |
+//! | 11     | garbling scheme: 0 `prf`, 1 `circular`, 2 `ideal` |
+//! | 12     | who learns the output: 0 both, 1 the evaluator only |
+//! | 13..16 | zero |
+//! | 16..48 | SHA-256 digest of the circuit ([`Circuit::digest`]) |
+//! | 48..56 | the garbler's input bits |
+//! | 56..64 | the evaluator's input bits |
+//! | 64..72 | output bits |
+
+use transputation_circuits::{Circuit, Party};
+use transputation_garble::Scheme;
+
+use crate::{Error, OutputMode};
+
+/// The version of the message flow in the crate documentation; bumped on any change.
+pub const PROTOCOL_VERSION: u16 = 1;
+
+/// Bytes of an encoded header.
+pub const HEADER_LEN: usize = 72;
+
+const MAGIC: [u8; 8] = *b"TPUT2PC\0";
+
+/// What one party states about the session it is about to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionHeader {
+    /// The protocol version.
+    pub version: u16,
+    /// The sender's role.
+    pub role: Party,
+    /// The garbling scheme.
+    pub scheme: Scheme,
+    /// Who learns the output.
+    pub output: OutputMode,
+    /// The circuit's digest.
+    pub digest: [u8; 32],
+    /// Input bits of the garbler.
+    pub garbler_bits: u64,
+    /// Input bits of the evaluator.
+    pub evaluator_bits: u64,
+    /// Output bits.
+    pub output_bits: u64,
+}
+
+impl SessionHeader {
+    /// The header `role` sends for this circuit and these settings.
+    pub fn new(role: Party, circuit: &Circuit, scheme: Scheme, output: OutputMode) -> Self {
+        SessionHeader {
+            version: PROTOCOL_VERSION,
+            role,
+            scheme,
+            output,
+            digest: circuit.digest(),
+            garbler_bits: circuit.party_input_bits(Party::Garbler) as u64,
+            evaluator_bits: circuit.party_input_bits(Party::Evaluator) as u64,
+            output_bits: circuit.n_outputs() as u64,
+        }
+    }
+
+    /// The wire form.
+    pub fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut b = [0u8; HEADER_LEN];
+        b[..8].copy_from_slice(&MAGIC);
+        b[8..10].copy_from_slice(&self.version.to_be_bytes());
+        b[10] = match self.role {
+            Party::Garbler => 0,
+            Party::Evaluator => 1,
+        };
+        b[11] = match self.scheme {
+            Scheme::Prf => 0,
+            Scheme::Circular => 1,
+            Scheme::Ideal => 2,
+        };
+        b[12] = match self.output {
+            OutputMode::Both => 0,
+            OutputMode::Evaluator => 1,
+        };
+        b[16..48].copy_from_slice(&self.digest);
+        b[48..56].copy_from_slice(&self.garbler_bits.to_be_bytes());
+        b[56..64].copy_from_slice(&self.evaluator_bits.to_be_bytes());
+        b[64..72].copy_from_slice(&self.output_bits.to_be_bytes());
+        b
+    }
+
+    /// Parses a peer's header. Anything but a well-formed header of a version this build
+    /// speaks is an error.
+    pub fn decode(b: &[u8]) -> Result<SessionHeader, Error> {
+        let bad = |what: String| Error::Malformed {
+            what: "the session header",
+            problem: what,
+        };
+        if b.len() != HEADER_LEN {
+            return Err(bad(format!("{} bytes instead of {HEADER_LEN}", b.len())));
+        }
+        if b[..8] != MAGIC {
+            return Err(bad(
+                "it does not start with the magic bytes TPUT2PC: the peer is not a \
+                 Transputation party (or speaks another protocol)"
+                    .to_string(),
+            ));
+        }
+        let version = u16::from_be_bytes([b[8], b[9]]);
+        if version != PROTOCOL_VERSION {
+            return Err(Error::Mismatch {
+                field: "protocol version",
+                ours: PROTOCOL_VERSION.to_string(),
+                theirs: version.to_string(),
+            });
+        }
+        let role = match b[10] {
+            0 => Party::Garbler,
+            1 => Party::Evaluator,
+            r => return Err(bad(format!("unknown role {r}"))),
+        };
+        let scheme = match b[11] {
+            0 => Scheme::Prf,
+            1 => Scheme::Circular,
+            2 => Scheme::Ideal,
+            s => return Err(bad(format!("unknown garbling scheme {s}"))),
+        };
+        let output = match b[12] {
+            0 => OutputMode::Both,
+            1 => OutputMode::Evaluator,
+            o => return Err(bad(format!("unknown output mode {o}"))),
+        };
+        if b[13..16] != [0, 0, 0] {
+            return Err(bad("reserved bytes are not zero".to_string()));
+        }
+        let u64_at = |i: usize| u64::from_be_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        Ok(SessionHeader {
+            version,
+            role,
+            scheme,
+            output,
+            digest: b[16..48].try_into().expect("32 bytes"),
+            garbler_bits: u64_at(48),
+            evaluator_bits: u64_at(56),
+            output_bits: u64_at(64),
+        })
+    }
+
+    /// Checks that `theirs`, the peer's header, describes the same session as `self` from
+    /// the other side; the error names the first field that differs.
+    pub fn check_peer(&self, theirs: &SessionHeader) -> Result<(), Error> {
+        let mismatch = |field, ours: String, theirs: String| {
+            Err(Error::Mismatch {
+                field,
+                ours,
+                theirs,
+            })
+        };
+        if theirs.role == self.role {
+            return mismatch(
+                "role (both parties are the same party)",
+                self.role.to_string(),
+                theirs.role.to_string(),
+            );
+        }
+        if theirs.scheme != self.scheme {
+            return mismatch(
+                "garbling scheme",
+                self.scheme.to_string(),
+                theirs.scheme.to_string(),
+            );
+        }
+        if theirs.digest != self.digest {
+            return mismatch(
+                "circuit (SHA-256 of the circuit)",
+                hex(&self.digest),
+                hex(&theirs.digest),
+            );
+        }
+        for (field, a, b) in [
+            ("garbler input bits", self.garbler_bits, theirs.garbler_bits),
+            (
+                "evaluator input bits",
+                self.evaluator_bits,
+                theirs.evaluator_bits,
+            ),
+            ("output bits", self.output_bits, theirs.output_bits),
+        ] {
+            if a != b {
+                return mismatch(field, a.to_string(), b.to_string());
+            }
+        }
+        if theirs.output != self.output {
+            return mismatch(
+                "who learns the output (--output)",
+                self.output.to_string(),
+                theirs.output.to_string(),
+            );
+        }
+        Ok(())
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use transputation_circuits::library;
+
+    fn pair() -> (SessionHeader, SessionHeader) {
+        let c = library::load("millionaires").unwrap();
+        (
+            SessionHeader::new(Party::Garbler, &c, Scheme::Ideal, OutputMode::Both),
+            SessionHeader::new(Party::Evaluator, &c, Scheme::Ideal, OutputMode::Both),
+        )
+    }
+
+    #[test]
+    fn headers_round_trip_and_agree() {
+        let (g, e) = pair();
+        assert_eq!(SessionHeader::decode(&g.encode()).unwrap(), g);
+        assert_eq!(SessionHeader::decode(&e.encode()).unwrap(), e);
+        g.check_peer(&e).unwrap();
+        e.check_peer(&g).unwrap();
+    }
+
+    #[test]
+    fn each_difference_is_named() {
+        let (g, e) = pair();
+        let field = |theirs: SessionHeader| match g.check_peer(&theirs) {
+            Err(Error::Mismatch { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        assert!(field(g.clone()).starts_with("role"));
+        assert_eq!(
+            field(SessionHeader {
+                scheme: Scheme::Prf,
+                ..e.clone()
+            }),
+            "garbling scheme"
+        );
+        let other = library::load("aes128").unwrap();
+        let aes = SessionHeader::new(Party::Evaluator, &other, Scheme::Ideal, OutputMode::Both);
+        assert!(field(aes).starts_with("circuit"));
+        assert_eq!(
+            field(SessionHeader {
+                output: OutputMode::Evaluator,
+                ..e.clone()
+            }),
+            "who learns the output (--output)"
+        );
+        assert_eq!(
+            field(SessionHeader {
+                output_bits: 3,
+                ..e
+            }),
+            "output bits"
+        );
+    }
+
+    #[test]
+    fn garbage_is_refused_never_parsed() {
+        let (g, _) = pair();
+        let good = g.encode();
+        assert!(SessionHeader::decode(&good[..71]).is_err());
+        assert!(SessionHeader::decode(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").is_err());
+        for (i, v) in [(10, 2u8), (11, 3), (12, 2), (14, 1)] {
+            let mut b = good;
+            b[i] = v;
+            assert!(
+                matches!(SessionHeader::decode(&b), Err(Error::Malformed { .. })),
+                "{i}"
+            );
+        }
+        let mut b = good;
+        b[9] = 2;
+        assert!(matches!(
+            SessionHeader::decode(&b),
+            Err(Error::Mismatch {
+                field: "protocol version",
+                ..
+            })
+        ));
+    }
+}

@@ -1,0 +1,514 @@
+//! The two parties: set-up without a peer, then the message flow of the crate docs.
+
+use std::time::{Duration, Instant};
+
+use transputation_circuits::{Circuit, Party, Stats, WireId};
+use transputation_garble::aes::Backend;
+use transputation_garble::prg::Prg;
+use transputation_garble::{decode, Block, Evaluate, Garble, Scheme};
+use transputation_transport::{ByteCounts, Channel, Framed};
+
+use crate::header::{SessionHeader, HEADER_LEN};
+use crate::{Error, OutputMode};
+
+/// The largest frame an OT message is cut into.
+pub const OT_CHUNK: usize = 4 << 20;
+
+/// Settings both parties must agree on (checked through the session header), and local
+/// tuning.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The garbling scheme.
+    pub scheme: Scheme,
+    /// Who learns the output.
+    pub output: OutputMode,
+    /// The garbler's batch of tables per message (default 256 KiB): small enough for the
+    /// evaluator to start early, large enough to keep per-message costs low. Batches end at
+    /// the garbling windows, so a message may be up to one window larger.
+    pub batch_bytes: usize,
+    /// Tables the garbler produces ahead while it waits for the evaluator's OT message
+    /// (default 16 MiB), sent once the OT is done; bounds the memory this costs.
+    pub prefetch_bytes: usize,
+    /// The AES implementation.
+    pub backend: Backend,
+}
+
+impl Options {
+    /// Default settings for a scheme.
+    pub fn new(scheme: Scheme) -> Self {
+        Options {
+            scheme,
+            output: OutputMode::Both,
+            batch_bytes: 256 << 10,
+            prefetch_bytes: 16 << 20,
+            backend: Backend::detect(),
+        }
+    }
+}
+
+/// Bytes of one direction of a session, by part (payload of the messages in the crate
+/// docs; `framing` is their 8-byte length prefixes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ByteParts {
+    /// Message 1.
+    pub header: u64,
+    /// Messages 2–5 of this direction.
+    pub ot: u64,
+    /// The garbler's input labels (message 3).
+    pub labels: u64,
+    /// Garbled tables and masks (message 6).
+    pub tables: u64,
+    /// Decoding bits (message 7).
+    pub decoding: u64,
+    /// The output sent back (message 8).
+    pub output: u64,
+    /// 8 bytes per frame.
+    pub framing: u64,
+}
+
+impl ByteParts {
+    /// Every part together: what the framed messages took, before the transport's own
+    /// headers.
+    pub fn total(&self) -> u64 {
+        self.header
+            + self.ot
+            + self.labels
+            + self.tables
+            + self.decoding
+            + self.output
+            + self.framing
+    }
+}
+
+/// What one party measured in a session.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The party.
+    pub role: Party,
+    /// The output bits, groups in order; `None` for a garbler under
+    /// [`OutputMode::Evaluator`].
+    pub output: Option<Vec<bool>>,
+    /// Protocol time: from the call to `run` on a connected channel until this party holds
+    /// its output (the garbler: until the evaluator's last message arrived).
+    pub total: Duration,
+    /// Oblivious transfer: the evaluator from sending its first OT message until it holds
+    /// its labels; the garbler its own OT computation (answering the base OT, then the
+    /// ciphertexts), not the wait in between, in which it garbles ahead.
+    pub ot: Duration,
+    /// Time inside the garbling scheme (the garbler).
+    pub garble: Duration,
+    /// Time inside evaluation (the evaluator).
+    pub eval: Duration,
+    /// Bytes this party sent, by part.
+    pub sent: ByteParts,
+    /// Bytes this party received, by part.
+    pub received: ByteParts,
+    /// The channel's own counts (framed messages plus any transport headers).
+    pub channel: ByteCounts,
+}
+
+/// Counts payload and frames while sending and receiving.
+struct Wire<C: Channel> {
+    ch: Framed<C>,
+    sent: ByteParts,
+    received: ByteParts,
+    buf: Vec<u8>,
+}
+
+/// Which part a message belongs to, for [`ByteParts`].
+#[derive(Clone, Copy)]
+enum Part {
+    Header,
+    Ot,
+    Labels,
+    Tables,
+    Decoding,
+    Output,
+}
+
+fn add(parts: &mut ByteParts, part: Part, n: usize) {
+    let n = n as u64;
+    match part {
+        Part::Header => parts.header += n,
+        Part::Ot => parts.ot += n,
+        Part::Labels => parts.labels += n,
+        Part::Tables => parts.tables += n,
+        Part::Decoding => parts.decoding += n,
+        Part::Output => parts.output += n,
+    }
+    parts.framing += 8;
+}
+
+impl<C: Channel> Wire<C> {
+    fn new(ch: C) -> Self {
+        Wire {
+            ch: Framed::new(ch),
+            sent: ByteParts::default(),
+            received: ByteParts::default(),
+            buf: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, part: Part, msg: &[u8]) -> Result<(), Error> {
+        self.ch.send_message(msg)?;
+        add(&mut self.sent, part, msg.len());
+        Ok(())
+    }
+
+    /// Sends `msg` in frames of at most [`OT_CHUNK`] bytes (one frame if empty).
+    fn send_chunked(&mut self, part: Part, msg: &[u8]) -> Result<(), Error> {
+        if msg.is_empty() {
+            return self.send(part, msg);
+        }
+        for piece in msg.chunks(OT_CHUNK) {
+            self.send(part, piece)?;
+        }
+        Ok(())
+    }
+
+    /// Receives one message into `self.buf` and checks that it has exactly `len` bytes.
+    fn recv_exact(&mut self, part: Part, what: &'static str, len: usize) -> Result<(), Error> {
+        self.ch.recv_message_into(&mut self.buf)?;
+        add(&mut self.received, part, self.buf.len());
+        if self.buf.len() != len {
+            return Err(Error::Malformed {
+                what,
+                problem: format!("{} bytes instead of {len}", self.buf.len()),
+            });
+        }
+        Ok(())
+    }
+
+    /// Receives a message sent by [`Wire::send_chunked`] of `len` bytes in all.
+    fn recv_chunked(
+        &mut self,
+        part: Part,
+        what: &'static str,
+        len: usize,
+    ) -> Result<Vec<u8>, Error> {
+        let mut all = Vec::with_capacity(len);
+        loop {
+            let want = (len - all.len()).min(OT_CHUNK);
+            self.recv_exact(part, what, want)?;
+            all.extend_from_slice(&self.buf);
+            if all.len() == len {
+                return Ok(all);
+            }
+        }
+    }
+}
+
+/// Bits packed eight to a byte, bit `i` in byte `i / 8` at weight `2^(i % 8)`.
+fn pack(bits: &[bool]) -> Vec<u8> {
+    let mut out = vec![0u8; bits.len().div_ceil(8)];
+    for (i, &b) in bits.iter().enumerate() {
+        out[i / 8] |= u8::from(b) << (i % 8);
+    }
+    out
+}
+
+/// The inverse of [`pack`]; padding bits must be zero.
+fn unpack(bytes: &[u8], n: usize, what: &'static str) -> Result<Vec<bool>, Error> {
+    let bits: Vec<bool> = (0..n).map(|i| bytes[i / 8] >> (i % 8) & 1 == 1).collect();
+    if pack(&bits) != bytes {
+        return Err(Error::Malformed {
+            what,
+            problem: "padding bits are not zero".to_string(),
+        });
+    }
+    Ok(bits)
+}
+
+/// The input wires of `party`, in wire order, as ranges.
+fn wires_of(circuit: &Circuit, party: Party) -> Vec<std::ops::Range<WireId>> {
+    circuit
+        .input_ranges()
+        .filter(|(g, _)| g.party == party)
+        .map(|(_, r)| r)
+        .collect()
+}
+
+fn check_input(circuit: &Circuit, party: Party, bits: &[bool]) -> Result<(), Error> {
+    let want = circuit.party_input_bits(party);
+    if bits.len() != want {
+        return Err(Error::Input(format!(
+            "the {party} has {want} input bits in this circuit, {} given",
+            bits.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The garbler, ready to run once connected.
+pub struct Garbler<'c> {
+    circuit: &'c Circuit,
+    options: Options,
+    header: SessionHeader,
+    garble: Box<dyn Garble + 'c>,
+    /// The labels of the garbler's input values, wire order, 16 bytes each.
+    own_labels: Vec<u8>,
+    /// Both labels of each of the evaluator's input wires, wire order.
+    pairs: Vec<[Block; 2]>,
+    /// The half of the base OT that needs no message from the evaluator.
+    ot_setup: transputation_ot::SenderSetup,
+}
+
+impl<'c> Garbler<'c> {
+    /// Plans the garbling of `circuit`, draws the labels, and encodes `input` (one bit per
+    /// input wire the garbler owns, in wire order).
+    pub fn new(circuit: &'c Circuit, options: Options, input: &[bool]) -> Result<Self, Error> {
+        check_input(circuit, Party::Garbler, input)?;
+        let mut prg = Prg::from_entropy();
+        let garble = options.scheme.garbler(circuit, &mut prg, options.backend);
+        let mut own_labels = Vec::with_capacity(16 * input.len());
+        let mut bits = input.iter();
+        for r in wires_of(circuit, Party::Garbler) {
+            for w in r {
+                let bit = *bits.next().expect("checked length");
+                own_labels.extend_from_slice(&garble.input_labels(w)[usize::from(bit)].to_bytes());
+            }
+        }
+        let pairs = wires_of(circuit, Party::Evaluator)
+            .into_iter()
+            .flatten()
+            .map(|w| garble.input_labels(w))
+            .collect();
+        let header = SessionHeader::new(Party::Garbler, circuit, options.scheme, options.output);
+        let ot_setup = transputation_ot::Sender::setup(&mut rand::thread_rng());
+        Ok(Garbler {
+            circuit,
+            options,
+            header,
+            garble,
+            own_labels,
+            pairs,
+            ot_setup,
+        })
+    }
+
+    /// Runs the protocol on a connected channel; see the crate docs for the messages.
+    pub fn run<C: Channel>(mut self, ch: C) -> Result<Report, Error> {
+        let start = Instant::now();
+        let mut wire = Wire::new(ch);
+        wire.send(Part::Header, &self.header.encode())?;
+        wire.recv_exact(Part::Header, "session header", HEADER_LEN)?;
+        self.header.check_peer(&SessionHeader::decode(&wire.buf)?)?;
+
+        wire.recv_exact(Part::Ot, "OT message", transputation_ot::MSG_A_LEN)?;
+        let ot_start = Instant::now();
+        let (sender, msg_b) = self.ot_setup.respond(&wire.buf)?;
+        wire.send(Part::Ot, &msg_b)?;
+        wire.send(Part::Labels, &self.own_labels)?;
+        wire.ch.flush()?;
+        let mut ot = ot_start.elapsed();
+
+        // The rest of the OT runs on a second thread: it waits for the evaluator's
+        // extension matrix, computes and sends the ciphertexts. Meanwhile this thread
+        // garbles ahead (the tables do not depend on the OT), holding at most
+        // `prefetch_bytes`, which bounds the memory this costs; they are sent after the OT.
+        let m = self.pairs.len();
+        let pairs = &self.pairs;
+        let mut garble = Duration::ZERO;
+        let mut ahead: Vec<Vec<u8>> = Vec::new();
+        let mut ahead_bytes = 0;
+        let mut more = true;
+        let ot_rest = std::thread::scope(|scope| {
+            let wire = &mut wire;
+            let ot_thread = scope.spawn(move || -> Result<Duration, Error> {
+                let len = transputation_ot::msg_u_len(m);
+                let msg_u = wire.recv_chunked(Part::Ot, "OT extension matrix", len)?;
+                let t = Instant::now();
+                let msg_y = sender.send(&msg_u, pairs)?;
+                wire.send_chunked(Part::Ot, &msg_y)?;
+                Ok(t.elapsed())
+            });
+            while more && ahead_bytes < self.options.prefetch_bytes && !ot_thread.is_finished() {
+                let mut batch = Vec::with_capacity(self.options.batch_bytes + (1 << 20));
+                let t = Instant::now();
+                more = self.garble.garble(&mut batch, self.options.batch_bytes);
+                garble += t.elapsed();
+                ahead_bytes += batch.len();
+                if !batch.is_empty() {
+                    ahead.push(batch);
+                }
+            }
+            ot_thread.join().expect("the OT thread does not panic")
+        })?;
+        ot += ot_rest;
+
+        for batch in &ahead {
+            wire.send(Part::Tables, batch)?;
+        }
+        drop(ahead);
+        let mut batch = Vec::with_capacity(self.options.batch_bytes + (1 << 20));
+        while more {
+            batch.clear();
+            let t = Instant::now();
+            more = self.garble.garble(&mut batch, self.options.batch_bytes);
+            garble += t.elapsed();
+            if !batch.is_empty() {
+                wire.send(Part::Tables, &batch)?;
+            }
+        }
+        wire.send(Part::Decoding, &pack(&self.garble.decoding()))?;
+
+        let n_out = self.circuit.n_outputs();
+        let output = match self.options.output {
+            OutputMode::Both => {
+                wire.recv_exact(Part::Output, "output", n_out.div_ceil(8))?;
+                Some(unpack(&wire.buf, n_out, "output")?)
+            }
+            OutputMode::Evaluator => {
+                wire.recv_exact(Part::Output, "end of session", 0)?;
+                None
+            }
+        };
+        let total = start.elapsed();
+        wire.ch.close()?;
+        Ok(Report {
+            role: Party::Garbler,
+            output,
+            total,
+            ot,
+            garble,
+            eval: Duration::ZERO,
+            sent: wire.sent,
+            received: wire.received,
+            channel: wire.ch.stats(),
+        })
+    }
+}
+
+/// The evaluator, ready to run once connected.
+pub struct Evaluator<'c> {
+    circuit: &'c Circuit,
+    options: Options,
+    header: SessionHeader,
+    evaluate: Box<dyn Evaluate + 'c>,
+    /// The evaluator's input, one bit per input wire it owns, wire order: its OT choices.
+    choices: Vec<bool>,
+    /// Bytes of tables and masks the garbler will send.
+    table_bytes: usize,
+    /// The OT receiver's first step (it needs no message from the garbler).
+    ot_start: (transputation_ot::Receiver, Vec<u8>),
+}
+
+impl<'c> Evaluator<'c> {
+    /// Plans the evaluation of `circuit` for `input` (one bit per input wire the evaluator
+    /// owns, in wire order).
+    pub fn new(circuit: &'c Circuit, options: Options, input: &[bool]) -> Result<Self, Error> {
+        check_input(circuit, Party::Evaluator, input)?;
+        let placeholder = vec![Block::ZERO; circuit.n_inputs()];
+        let evaluate = options
+            .scheme
+            .evaluator(circuit, &placeholder, options.backend);
+        let header = SessionHeader::new(Party::Evaluator, circuit, options.scheme, options.output);
+        let stats = Stats::of(circuit);
+        let table_bytes = options.scheme.table_bytes(&stats) + options.scheme.mask_bytes(&stats);
+        Ok(Evaluator {
+            circuit,
+            options,
+            header,
+            evaluate,
+            choices: input.to_vec(),
+            ot_start: transputation_ot::Receiver::start(&mut rand::thread_rng()),
+            table_bytes: usize::try_from(table_bytes).map_err(|_| {
+                Error::Input("the garbled circuit is too large for this machine".into())
+            })?,
+        })
+    }
+
+    /// Runs the protocol on a connected channel; see the crate docs for the messages.
+    pub fn run<C: Channel>(mut self, ch: C) -> Result<Report, Error> {
+        let start = Instant::now();
+        let mut wire = Wire::new(ch);
+        wire.send(Part::Header, &self.header.encode())?;
+        let (receiver, msg_a) = self.ot_start;
+        wire.send(Part::Ot, &msg_a)?;
+        let ot_start = Instant::now();
+        wire.recv_exact(Part::Header, "session header", HEADER_LEN)?;
+        self.header.check_peer(&SessionHeader::decode(&wire.buf)?)?;
+
+        wire.recv_exact(Part::Ot, "OT message", transputation_ot::MSG_B_LEN)?;
+        let (receiver, msg_u) = receiver.choose(&wire.buf, &self.choices)?;
+        wire.send_chunked(Part::Ot, &msg_u)?;
+
+        let garbler_wires = wires_of(self.circuit, Party::Garbler);
+        let n_g = self.circuit.party_input_bits(Party::Garbler);
+        wire.recv_exact(Part::Labels, "garbler's input labels", 16 * n_g)?;
+        let own: Vec<Block> = wire.buf.chunks_exact(16).map(Block::read).collect();
+        let mut rest = &own[..];
+        for r in garbler_wires {
+            let (now, later) = rest.split_at(r.len());
+            self.evaluate.set_input_labels(r.start, now);
+            rest = later;
+        }
+
+        let m = self.choices.len();
+        let msg_y =
+            wire.recv_chunked(Part::Ot, "OT ciphertexts", transputation_ot::msg_y_len(m))?;
+        let labels = receiver.receive(&msg_y)?;
+        let mut rest = &labels[..];
+        for r in wires_of(self.circuit, Party::Evaluator) {
+            let (now, later) = rest.split_at(r.len());
+            self.evaluate.set_input_labels(r.start, now);
+            rest = later;
+        }
+        let ot = ot_start.elapsed();
+
+        let expected = self.table_bytes;
+        let mut eval = Duration::ZERO;
+        let mut received = 0usize;
+        let mut pending: Vec<u8> = Vec::new();
+        let mut msg = Vec::new();
+        while received < expected {
+            wire.ch.recv_message_into(&mut msg)?;
+            add(&mut wire.received, Part::Tables, msg.len());
+            received += msg.len();
+            if received > expected {
+                return Err(Error::Malformed {
+                    what: "garbled tables",
+                    problem: format!("more than the {expected} bytes this circuit and scheme have"),
+                });
+            }
+            // Evaluate every complete window; keep the rest for the next batch.
+            let t = Instant::now();
+            if pending.is_empty() {
+                let used = self.evaluate.feed(&msg)?;
+                pending.extend_from_slice(&msg[used..]);
+            } else {
+                pending.extend_from_slice(&msg);
+                let used = self.evaluate.feed(&pending)?;
+                pending.drain(..used);
+            }
+            eval += t.elapsed();
+        }
+        let t = Instant::now();
+        self.evaluate.feed(&pending)?;
+        self.evaluate.check_done(self.circuit)?;
+        let labels = self.evaluate.output_labels()?;
+        eval += t.elapsed();
+
+        let n_out = self.circuit.n_outputs();
+        wire.recv_exact(Part::Decoding, "decoding bits", n_out.div_ceil(8))?;
+        let decoding = unpack(&wire.buf, n_out, "decoding bits")?;
+        let output = decode(&labels, &decoding);
+        let total = start.elapsed();
+        match self.options.output {
+            OutputMode::Both => wire.send(Part::Output, &pack(&output))?,
+            OutputMode::Evaluator => wire.send(Part::Output, &[])?,
+        }
+        wire.ch.close()?;
+        Ok(Report {
+            role: Party::Evaluator,
+            output: Some(output),
+            total,
+            ot,
+            garble: Duration::ZERO,
+            eval,
+            sent: wire.sent,
+            received: wire.received,
+            channel: wire.ch.stats(),
+        })
+    }
+}

@@ -1,0 +1,330 @@
+//! Both parties in one process over in-memory channels and loopback TCP: outputs, byte
+//! accounting, and what a mismatched, vanished or hostile peer does.
+
+use std::net::TcpListener;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use transputation_2pc::{
+    Error, Evaluator, Garbler, Options, OutputMode, Report, SessionHeader, HEADER_LEN,
+};
+use transputation_circuits::encoding::{decode_outputs, encode_party_input};
+use transputation_circuits::{library, Circuit, Gate, Party, Stats};
+use transputation_garble::Scheme;
+use transputation_transport::{memory_pair, Config, Framed, TransportSpec};
+
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+fn inputs(c: &Circuit, g: &str, e: &str) -> (Vec<bool>, Vec<bool>) {
+    (
+        encode_party_input(c, Party::Garbler, g).unwrap(),
+        encode_party_input(c, Party::Evaluator, e).unwrap(),
+    )
+}
+
+/// Runs a session over a memory pair; the garbler's and the evaluator's results.
+fn session(
+    c: &Circuit,
+    g_opts: Options,
+    e_opts: Options,
+    g_in: &[bool],
+    e_in: &[bool],
+) -> (Result<Report, Error>, Result<Report, Error>) {
+    let (a, b) = memory_pair(TIMEOUT);
+    let garbler = Garbler::new(c, g_opts, g_in).unwrap();
+    let evaluator = Evaluator::new(c, e_opts, e_in).unwrap();
+    thread::scope(|s| {
+        let g = s.spawn(move || garbler.run(a));
+        let e = evaluator.run(b);
+        (g.join().unwrap(), e)
+    })
+}
+
+fn check_accounting(c: &Circuit, scheme: Scheme, g: &Report, e: &Report) {
+    let stats = Stats::of(c);
+    let tables = scheme.table_bytes(&stats) + scheme.mask_bytes(&stats);
+    assert_eq!(g.sent.tables, tables, "{scheme}: table bytes");
+    assert_eq!(e.received, g.sent, "{scheme}: garbler→evaluator parts");
+    assert_eq!(g.received, e.sent, "{scheme}: evaluator→garbler parts");
+    let n_g = c.party_input_bits(Party::Garbler) as u64;
+    assert_eq!(g.sent.labels, 16 * n_g);
+    assert_eq!(g.sent.header, HEADER_LEN as u64);
+    let m = c.party_input_bits(Party::Evaluator);
+    assert_eq!(
+        g.sent.ot,
+        (transputation_ot::MSG_B_LEN + transputation_ot::msg_y_len(m)) as u64
+    );
+    assert_eq!(
+        e.sent.ot,
+        (transputation_ot::MSG_A_LEN + transputation_ot::msg_u_len(m)) as u64
+    );
+    assert_eq!(g.sent.decoding, c.n_outputs().div_ceil(8) as u64);
+    // Over memory channels the channel moves exactly the framed messages.
+    assert_eq!(g.channel.sent, g.sent.total(), "{scheme}");
+    assert_eq!(g.channel.received, g.received.total(), "{scheme}");
+}
+
+#[test]
+fn aes_sha_and_millionaires_under_every_scheme() {
+    let cases = [
+        (
+            "aes128",
+            "000102030405060708090a0b0c0d0e0f",
+            "00112233445566778899aabbccddeeff",
+            "69c4e0d86a7b0430d8cdb78070b4c55a",
+        ),
+        (
+            "sha256",
+            "6162638000000000000000000000000000000000000000000000000000000000",
+            "0000000000000000000000000000000000000000000000000000000000000018",
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        ),
+    ];
+    for (name, gx, ex, want) in cases {
+        let c = library::load(name).unwrap();
+        let (g_in, e_in) = inputs(&c, gx, ex);
+        for scheme in Scheme::ALL {
+            let (g, e) = session(&c, Options::new(scheme), Options::new(scheme), &g_in, &e_in);
+            let (g, e) = (g.unwrap(), e.unwrap());
+            assert_eq!(
+                decode_outputs(&c, e.output.as_ref().unwrap()),
+                want,
+                "{name} {scheme}"
+            );
+            assert_eq!(g.output, e.output, "{name} {scheme}");
+            check_accounting(&c, scheme, &g, &e);
+        }
+    }
+}
+
+#[test]
+fn random_inputs_agree_with_plain_evaluation() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
+    for name in [
+        "millionaires",
+        "add:n=3,bits=16",
+        "min:n=4,bits=8",
+        "sort:n=4,bits=6",
+    ] {
+        let c = library::load(name).unwrap();
+        for scheme in Scheme::ALL {
+            let g_in: Vec<bool> = (0..c.party_input_bits(Party::Garbler))
+                .map(|_| rng.gen())
+                .collect();
+            let e_in: Vec<bool> = (0..c.party_input_bits(Party::Evaluator))
+                .map(|_| rng.gen())
+                .collect();
+            let mut all = Vec::new();
+            let (mut gi, mut ei) = (g_in.iter(), e_in.iter());
+            for g in c.inputs() {
+                let it = if g.party == Party::Garbler {
+                    &mut gi
+                } else {
+                    &mut ei
+                };
+                all.extend(it.by_ref().take(g.len as usize).copied());
+            }
+            let (g, e) = session(&c, Options::new(scheme), Options::new(scheme), &g_in, &e_in);
+            assert_eq!(
+                e.unwrap().output.unwrap(),
+                c.eval_bits(&all),
+                "{name} {scheme}"
+            );
+            assert!(g.is_ok());
+        }
+    }
+}
+
+#[test]
+fn the_evaluator_alone_may_learn_the_output() {
+    let c = library::load("millionaires").unwrap();
+    let (g_in, e_in) = inputs(&c, "00000064", "00000063");
+    let opts = Options {
+        output: OutputMode::Evaluator,
+        ..Options::new(Scheme::Ideal)
+    };
+    let (g, e) = session(&c, opts.clone(), opts, &g_in, &e_in);
+    let (g, e) = (g.unwrap(), e.unwrap());
+    assert_eq!(g.output, None);
+    assert_eq!(g.received.output, 0);
+    assert_eq!(
+        decode_outputs(&c, &e.output.unwrap()),
+        c.eval_hex("00000064", "00000063").unwrap()
+    );
+}
+
+#[test]
+fn mismatched_sessions_stop_both_parties() {
+    let aes = library::load("aes128").unwrap();
+    let (g_in, e_in) = inputs(&aes, &"0".repeat(32), &"0".repeat(32));
+    // Different schemes.
+    let (g, e) = session(
+        &aes,
+        Options::new(Scheme::Ideal),
+        Options::new(Scheme::Prf),
+        &g_in,
+        &e_in,
+    );
+    for r in [g, e] {
+        assert!(
+            matches!(
+                r,
+                Err(Error::Mismatch {
+                    field: "garbling scheme",
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+    }
+    // Different output modes.
+    let only = Options {
+        output: OutputMode::Evaluator,
+        ..Options::new(Scheme::Ideal)
+    };
+    let (g, e) = session(&aes, Options::new(Scheme::Ideal), only, &g_in, &e_in);
+    for r in [g, e] {
+        assert!(matches!(r, Err(Error::Mismatch { .. })), "{r:?}");
+    }
+    // Circuits that differ only in the order of one gate's inputs (the same function, the
+    // same sizes) are still different sessions: caught by the digest.
+    let mut gates = aes.gates().to_vec();
+    let i = gates
+        .iter()
+        .position(|g| matches!(g, Gate::And { .. }))
+        .unwrap();
+    if let Gate::And { a, b, out } = gates[i] {
+        gates[i] = Gate::And { a: b, b: a, out };
+    }
+    let swapped = Circuit::new(
+        u64::from(aes.num_wires()),
+        aes.inputs().to_vec(),
+        aes.outputs().to_vec(),
+        gates,
+    )
+    .unwrap();
+    let (a, b) = memory_pair(TIMEOUT);
+    let garbler = Garbler::new(&aes, Options::new(Scheme::Ideal), &g_in).unwrap();
+    let evaluator = Evaluator::new(&swapped, Options::new(Scheme::Ideal), &e_in).unwrap();
+    let (g, e) = thread::scope(|s| {
+        let g = s.spawn(move || garbler.run(a));
+        let e = evaluator.run(b);
+        (g.join().unwrap(), e)
+    });
+    for r in [g, e] {
+        assert!(
+            matches!(
+                r,
+                Err(Error::Mismatch {
+                    field: "circuit (SHA-256 of the circuit)",
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+    }
+}
+
+#[test]
+fn a_vanished_peer_is_an_error_not_a_hang() {
+    let c = library::load("aes128").unwrap();
+    let (g_in, e_in) = inputs(&c, &"0".repeat(32), &"0".repeat(32));
+    // The garbler's peer sends its header, then disappears.
+    let (a, b) = memory_pair(Duration::from_millis(500));
+    let garbler = Garbler::new(&c, Options::new(Scheme::Ideal), &g_in).unwrap();
+    let header = SessionHeader::new(Party::Evaluator, &c, Scheme::Ideal, OutputMode::Both);
+    let mut fake = Framed::new(b);
+    fake.send_message(&header.encode()).unwrap();
+    fake.close().unwrap();
+    drop(fake);
+    let r = garbler.run(a);
+    assert!(matches!(r, Err(Error::Transport(_))), "{r:?}");
+    // The evaluator's peer stays connected but silent: a timeout.
+    let (a, b) = memory_pair(Duration::from_millis(300));
+    let evaluator = Evaluator::new(&c, Options::new(Scheme::Ideal), &e_in).unwrap();
+    let start = Instant::now();
+    let r = evaluator.run(a);
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert!(r.unwrap_err().to_string().contains("transport"));
+    drop(b);
+}
+
+#[test]
+fn garbage_from_a_fake_peer_is_refused() {
+    let c = library::load("aes128").unwrap();
+    let (g_in, e_in) = inputs(&c, &"0".repeat(32), &"0".repeat(32));
+    // A TCP peer that answers with an HTTP request.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let peer = thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut s, _) = listener.accept().unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut sink = Vec::new();
+        let _ = s.read_to_end(&mut sink);
+    });
+    let cfg = Config {
+        io_timeout: Duration::from_secs(2),
+        ..Config::default()
+    };
+    let ch = TransportSpec::Tcp { cc: None }.connect(addr, &cfg).unwrap();
+    let evaluator = Evaluator::new(&c, Options::new(Scheme::Ideal), &e_in).unwrap();
+    let err = evaluator.run(ch).unwrap_err();
+    // "GET / HT" read as a frame length is far beyond the limit.
+    assert!(err.to_string().contains("transport"), "{err}");
+    peer.join().unwrap();
+
+    // A well-framed header with the wrong magic, and wrong-sized messages after a good one.
+    let (a, b) = memory_pair(TIMEOUT);
+    let garbler = Garbler::new(&c, Options::new(Scheme::Ideal), &g_in).unwrap();
+    let mut fake = Framed::new(b);
+    fake.send_message(&[0x42; HEADER_LEN]).unwrap();
+    fake.flush().unwrap();
+    let r = garbler.run(a);
+    assert!(
+        matches!(
+            r,
+            Err(Error::Malformed {
+                what: "the session header",
+                ..
+            })
+        ),
+        "{r:?}"
+    );
+
+    let (a, b) = memory_pair(TIMEOUT);
+    let garbler = Garbler::new(&c, Options::new(Scheme::Ideal), &g_in).unwrap();
+    let mut fake = Framed::new(b);
+    let header = SessionHeader::new(Party::Evaluator, &c, Scheme::Ideal, OutputMode::Both);
+    fake.send_message(&header.encode()).unwrap();
+    fake.send_message(&[1, 2, 3]).unwrap();
+    fake.flush().unwrap();
+    let r = garbler.run(a);
+    assert!(matches!(r, Err(Error::Malformed { .. })), "{r:?}");
+
+    // An invalid point where the base-OT point belongs.
+    let (a, b) = memory_pair(TIMEOUT);
+    let garbler = Garbler::new(&c, Options::new(Scheme::Ideal), &g_in).unwrap();
+    let mut fake = Framed::new(b);
+    fake.send_message(&header.encode()).unwrap();
+    fake.send_message(&[0xff; transputation_ot::MSG_A_LEN])
+        .unwrap();
+    fake.flush().unwrap();
+    let r = garbler.run(a);
+    assert!(matches!(r, Err(Error::Ot(_))), "{r:?}");
+    let _ = fake.stats();
+}
+
+#[test]
+fn bad_local_input_is_refused_before_any_connection() {
+    let c = library::load("aes128").unwrap();
+    assert!(matches!(
+        Garbler::new(&c, Options::new(Scheme::Ideal), &[true; 3]),
+        Err(Error::Input(_))
+    ));
+    assert!(matches!(
+        Evaluator::new(&c, Options::new(Scheme::Ideal), &[]),
+        Err(Error::Input(_))
+    ));
+}
