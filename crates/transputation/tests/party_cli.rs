@@ -106,15 +106,17 @@ fn aes128_over_every_scheme_and_reliable_transport() {
 }
 
 #[test]
-fn sha256_abc_under_every_scheme() {
+fn sha256_abc_over_every_scheme_and_reliable_transport() {
     let g = format!("616263{}", "8".to_string() + &"0".repeat(57));
     let e = format!("{}18", "0".repeat(62));
-    for scheme in ["prf", "circular", "ideal"] {
-        let v = two_pc("sha256", scheme, "tcp", &g, &e);
-        assert_eq!(
-            v["output"], "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
-            "{scheme}"
-        );
+    for transport in &reliable_transports() {
+        for scheme in ["prf", "circular", "ideal"] {
+            let v = two_pc("sha256", scheme, transport, &g, &e);
+            assert_eq!(
+                v["output"], "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                "{scheme} over {transport}"
+            );
+        }
     }
 }
 
