@@ -366,7 +366,7 @@ impl Circuit {
     /// 0 garbler, 1 evaluator) and bit order (u8: 0 MSB first, 1 LSB first); the output
     /// group count (u32) and per group its bit order (u8), wire count (u32) and wires
     /// (u32 each); the gate count (u64) and per gate a tag (u8: 0 XOR, 1 AND, 2 INV) and its
-    /// wires `a`, [`b`,] `out` (u32 each).
+    /// wires `a`, `b` (not for INV) and `out` (u32 each).
     pub fn digest(&self) -> [u8; 32] {
         use sha2::{Digest, Sha256};
         let order = |o: BitOrder| match o {
