@@ -123,7 +123,7 @@ pub mod base;
 mod iknp;
 mod transpose;
 
-pub use iknp::{Chosen, Receiver, Sender, SenderSetup, HASH_KEY};
+pub use iknp::{Chosen, Receiver, ReceiverExtension, Sender, SenderSetup, HASH_KEY};
 
 /// Base OTs, and so the IKNP security parameter and matrix width.
 pub const BASE_OTS: usize = 128;
@@ -203,5 +203,12 @@ pub enum Error {
         msg: Message,
         /// The point's position in the message, from 0.
         index: usize,
+    },
+    /// A message arrived that no step is waiting for: a msg_y when every chunk of OTs has
+    /// already been received (the peer sent more chunks than the evaluator extended).
+    #[error("OT {msg} arrived, but no chunk of OTs is waiting for one")]
+    NothingPending {
+        /// Which message.
+        msg: Message,
     },
 }
