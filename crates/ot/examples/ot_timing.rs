@@ -76,14 +76,9 @@ fn main() {
             .map(|_| [Block(rng.gen()), Block(rng.gen())])
             .collect();
         let choices: Vec<bool> = (0..m).map(|_| rng.gen()).collect();
-        let run = |rng: &mut ChaCha20Rng| {
-            let (r, msg_a) = ot::Receiver::start(rng);
-            let (s, msg_b) = ot::Sender::respond(&msg_a, rng).unwrap();
-            (r, s, msg_b)
-        };
         let (mut choose, mut send, mut receive) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..runs {
-            let (r, s, msg_b) = run(&mut rng);
+            let (r, s, msg_b) = session(&mut rng);
             let t = Instant::now();
             let (chosen, msg_u) = r.choose(&msg_b, &choices).unwrap();
             choose.push(t.elapsed());
@@ -95,10 +90,63 @@ fn main() {
             receive.push(t.elapsed());
             assert_eq!(labels[m - 1], pairs[m - 1][choices[m - 1] as usize]);
         }
-        let min = |v: &[Duration]| v.iter().min().copied().unwrap_or_default();
         println!(
             "m = {m:>7}: evaluator choose {} (base keys + IKNP), garbler send {}, evaluator receive {}",
             ms(min(&choose)),
+            ms(min(&send)),
+            ms(min(&receive))
+        );
+    }
+    chunked(runs.min(10), &mut rng);
+}
+
+/// A fresh session up to msg_b: the receiver, the sender and msg_b.
+fn session(rng: &mut ChaCha20Rng) -> (ot::Receiver, ot::Sender, Vec<u8>) {
+    let (r, msg_a) = ot::Receiver::start(rng);
+    let (s, msg_b) = ot::Sender::respond(&msg_a, rng).unwrap();
+    (r, s, msg_b)
+}
+
+fn min(v: &[Duration]) -> Duration {
+    v.iter().min().copied().unwrap_or_default()
+}
+
+/// 250,000 OTs (the MinCut-size circuit's evaluator input) in one chunk and in chunks of
+/// 32,768 and 8,192: each side's total compute over all chunks (base OT excluded), best of
+/// `runs`. All msg_u are made before the first msg_y is taken, as when the evaluator runs
+/// ahead of the garbler.
+fn chunked(runs: usize, rng: &mut ChaCha20Rng) {
+    let m = 250_000;
+    let pairs: Vec<[Block; 2]> = (0..m)
+        .map(|_| [Block(rng.gen()), Block(rng.gen())])
+        .collect();
+    let choices: Vec<bool> = (0..m).map(|_| rng.gen()).collect();
+    for chunk in [m, 32_768, 8_192] {
+        let (mut extend, mut send, mut receive) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let (r, mut s, msg_b) = session(rng);
+            let mut ext = r.base(&msg_b).unwrap();
+            let t = Instant::now();
+            let msg_us: Vec<Vec<u8>> = choices.chunks(chunk).map(|c| ext.extend(c)).collect();
+            extend.push(t.elapsed());
+            let t = Instant::now();
+            let msg_ys: Vec<Vec<u8>> = msg_us
+                .iter()
+                .zip(pairs.chunks(chunk))
+                .map(|(u, p)| s.extend(u, p).unwrap())
+                .collect();
+            send.push(t.elapsed());
+            let t = Instant::now();
+            let mut labels = Vec::with_capacity(m);
+            for y in &msg_ys {
+                ext.receive_into(y, &mut labels).unwrap();
+            }
+            receive.push(t.elapsed());
+            assert_eq!(labels[m - 1], pairs[m - 1][choices[m - 1] as usize]);
+        }
+        println!(
+            "m = {m}, chunks of {chunk:>6}: evaluator extend {}, garbler extend {}, evaluator receive {}",
+            ms(min(&extend)),
             ms(min(&send)),
             ms(min(&receive))
         );

@@ -63,6 +63,18 @@ impl Columns {
     }
 }
 
+/// The little-endian `u128` in the first 16 bytes of `bytes` (as `Block::read`, inlined
+/// into the hot loops).
+///
+/// # Panics
+/// If `bytes` is shorter than 16 (the callers index whole, length-checked messages).
+#[inline(always)]
+fn read_u128(bytes: &[u8]) -> u128 {
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&bytes[..16]);
+    u128::from_le_bytes(b)
+}
+
 /// The tweak of the first OT of the next chunk after `done` OTs and a chunk of `m`.
 ///
 /// # Panics

@@ -8,7 +8,7 @@ use rand::{CryptoRng, RngCore};
 use transputation_garble::aes::FixedKeyAes;
 use transputation_garble::Block;
 
-use super::{next_index, Columns, HASH_KEY, SUB_BLOCKS};
+use super::{next_index, read_u128, Columns, HASH_KEY, SUB_BLOCKS};
 use crate::base::{check_len, BaseSender};
 use crate::transpose::transpose128;
 use crate::{msg_u_len, msg_y_len, Error, Message, BASE_OTS};
@@ -214,7 +214,7 @@ impl ReceiverExtension {
             for (k, (y, h)) in ys.chunks_exact(32).zip(&h).enumerate() {
                 let j = c * HASH_BATCH + k;
                 let bit = (chunk.r[j / BASE_OTS] >> (j % BASE_OTS)) & 1 == 1;
-                let (y0, y1) = (Block::read(&y[..16]), Block::read(&y[16..]));
+                let (y0, y1) = (Block(read_u128(y)), Block(read_u128(&y[16..])));
                 // y_j^{r_j}, selected without a branch on the secret choice.
                 labels.push(y0 ^ (y0 ^ y1).select(bit) ^ *h);
             }

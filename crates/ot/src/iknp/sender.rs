@@ -5,7 +5,7 @@ use rand::{CryptoRng, Rng, RngCore};
 use transputation_garble::aes::FixedKeyAes;
 use transputation_garble::Block;
 
-use super::{next_index, Columns, HASH_KEY, SUB_BLOCKS, U_BLOCK};
+use super::{next_index, read_u128, Columns, HASH_KEY, SUB_BLOCKS, U_BLOCK};
 use crate::base::{self, check_len, Precomputed};
 use crate::transpose::transpose128;
 use crate::{msg_u_len, msg_y_len, Error, Message, BASE_OTS};
@@ -116,7 +116,7 @@ impl Sender {
                 self.cols.fill(i, sb * SUB_BLOCKS, &mut p[..n]);
                 for (k, g) in p[..n].iter().enumerate() {
                     let w = k * BASE_OTS + i;
-                    self.q[w] = g.0 ^ (Block::read(&u[16 * w..]).0 & mask);
+                    self.q[w] = g.0 ^ (read_u128(&u[16 * w..]) & mask);
                 }
             }
             for (b, (q, pairs)) in self
