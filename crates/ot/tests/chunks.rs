@@ -192,7 +192,11 @@ fn fifo_misuse_and_wrong_lengths_are_errors() {
     }
     let mut labels = vec![Block(9)];
     assert!(ext.receive_into(&y2, &mut labels).is_err());
-    assert_eq!(labels, [Block(9)], "a failed receive_into leaves the labels alone");
+    assert_eq!(
+        labels,
+        [Block(9)],
+        "a failed receive_into leaves the labels alone"
+    );
     check_labels(&ext.receive(&y1).unwrap(), &p1, &c1, "chunk 1");
     check_labels(&ext.receive(&y2).unwrap(), &p2, &c2, "chunk 2");
     assert_eq!(
