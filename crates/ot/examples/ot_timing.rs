@@ -1,6 +1,6 @@
 //! Each party's OT steps timed alone, best of N runs (robust on a shared machine, where
-//! criterion's means include other jobs): `cargo run --release -p transputation-ot
-//! --example ot_timing [-- RUNS]`.
+//! criterion's means include other jobs), one-shot and in chunks: `cargo run --release -p
+//! transputation-ot --example ot_timing [-- RUNS]`.
 
 use std::time::{Duration, Instant};
 
@@ -76,14 +76,9 @@ fn main() {
             .map(|_| [Block(rng.gen()), Block(rng.gen())])
             .collect();
         let choices: Vec<bool> = (0..m).map(|_| rng.gen()).collect();
-        let run = |rng: &mut ChaCha20Rng| {
-            let (r, msg_a) = ot::Receiver::start(rng);
-            let (s, msg_b) = ot::Sender::respond(&msg_a, rng).unwrap();
-            (r, s, msg_b)
-        };
         let (mut choose, mut send, mut receive) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..runs {
-            let (r, s, msg_b) = run(&mut rng);
+            let (r, s, msg_b) = session(&mut rng);
             let t = Instant::now();
             let (chosen, msg_u) = r.choose(&msg_b, &choices).unwrap();
             choose.push(t.elapsed());
@@ -95,12 +90,96 @@ fn main() {
             receive.push(t.elapsed());
             assert_eq!(labels[m - 1], pairs[m - 1][choices[m - 1] as usize]);
         }
-        let min = |v: &[Duration]| v.iter().min().copied().unwrap_or_default();
         println!(
             "m = {m:>7}: evaluator choose {} (base keys + IKNP), garbler send {}, evaluator receive {}",
             ms(min(&choose)),
             ms(min(&send)),
             ms(min(&receive))
+        );
+    }
+    chunked(runs.min(10), &mut rng);
+}
+
+/// A fresh session up to msg_b: the receiver, the sender and msg_b.
+fn session(rng: &mut ChaCha20Rng) -> (ot::Receiver, ot::Sender, Vec<u8>) {
+    let (r, msg_a) = ot::Receiver::start(rng);
+    let (s, msg_b) = ot::Sender::respond(&msg_a, rng).unwrap();
+    (r, s, msg_b)
+}
+
+fn min(v: &[Duration]) -> Duration {
+    v.iter().min().copied().unwrap_or_default()
+}
+
+/// 250,000 OTs (the MinCut-size circuit's evaluator input) in one chunk and in chunks of
+/// 32,768 and 8,192: each side's total compute over all chunks (base OT excluded), best of
+/// `runs`. "fresh": every msg_u and msg_y is a new vector, all made before the first msg_y
+/// is taken (the evaluator running ahead of the garbler); "reused": each side writes every
+/// chunk into one buffer with the `_into` forms, chunk after chunk.
+fn chunked(runs: usize, rng: &mut ChaCha20Rng) {
+    let m = 250_000;
+    let pairs: Vec<[Block; 2]> = (0..m)
+        .map(|_| [Block(rng.gen()), Block(rng.gen())])
+        .collect();
+    let choices: Vec<bool> = (0..m).map(|_| rng.gen()).collect();
+    for chunk in [m, 32_768, 8_192] {
+        let (mut extend, mut send, mut receive) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let (r, mut s, msg_b) = session(rng);
+            let mut ext = r.base(&msg_b).unwrap();
+            let t = Instant::now();
+            let msg_us: Vec<Vec<u8>> = choices.chunks(chunk).map(|c| ext.extend(c)).collect();
+            extend.push(t.elapsed());
+            let t = Instant::now();
+            let msg_ys: Vec<Vec<u8>> = msg_us
+                .iter()
+                .zip(pairs.chunks(chunk))
+                .map(|(u, p)| s.extend(u, p).unwrap())
+                .collect();
+            send.push(t.elapsed());
+            let t = Instant::now();
+            let mut labels = Vec::with_capacity(m);
+            for y in &msg_ys {
+                ext.receive_into(y, &mut labels).unwrap();
+            }
+            receive.push(t.elapsed());
+            assert_eq!(labels[m - 1], pairs[m - 1][choices[m - 1] as usize]);
+        }
+        println!(
+            "m = {m}, chunks of {chunk:>6}, fresh : evaluator extend {}, garbler extend {}, evaluator receive {}",
+            ms(min(&extend)),
+            ms(min(&send)),
+            ms(min(&receive))
+        );
+        let (mut extend, mut send, mut receive) = (Vec::new(), Vec::new(), Vec::new());
+        let (r, mut s, msg_b) = session(rng);
+        let mut ext = r.base(&msg_b).unwrap();
+        let (mut u, mut y, mut labels) = (Vec::new(), Vec::new(), Vec::with_capacity(m));
+        // One untimed round first, so that the buffers exist (as in a long session).
+        for _ in 0..=runs {
+            let (mut te, mut ts, mut tr) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+            labels.clear();
+            for (c, p) in choices.chunks(chunk).zip(pairs.chunks(chunk)) {
+                let t = Instant::now();
+                ext.extend_into(c, &mut u);
+                te += t.elapsed();
+                let t = Instant::now();
+                s.extend_into(&u, p, &mut y).unwrap();
+                ts += t.elapsed();
+                let t = Instant::now();
+                ext.receive_into(&y, &mut labels).unwrap();
+                tr += t.elapsed();
+            }
+            assert_eq!(labels[m - 1], pairs[m - 1][choices[m - 1] as usize]);
+            extend.push(te);
+            send.push(ts);
+            receive.push(tr);
+        }
+        println!(
+            "m = {m}, chunks of {chunk:>6}, reused: evaluator extend {}, garbler extend {}, evaluator receive {}",
+            ms(min(&extend[1..])),
+            ms(min(&send[1..])),
+            ms(min(&receive[1..]))
         );
     }
 }

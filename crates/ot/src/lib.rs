@@ -8,32 +8,60 @@
 //!
 //! # Protocol flow
 //!
-//! `m` OTs (any `m ≥ 0`), padded internally to `m' = ⌈m / 128⌉ · 128` ([`padded`]):
+//! After the base OTs (one round trip, msg_a and msg_b), the extension runs in *chunks*:
+//! the evaluator commits to a chunk of choices and sends its msg_u, the garbler answers
+//! with that chunk's msg_y, and the evaluator unmasks it. Chunks let the two parties
+//! pipeline: the evaluator computes chunk k+1's matrix while the garbler hashes chunk k,
+//! and unmasks chunk k while later ones are in flight. A chunk of `m` OTs (any `m ≥ 0`) is
+//! padded on its own to `m' = ⌈m / 128⌉ · 128` rows ([`padded`]):
 //!
 //! ```text
-//! evaluator (Receiver)                                   garbler (Sender)
-//! Receiver::start                ── msg_a:   32 B ──────▶ Sender::respond
-//! Receiver::choose (choices)     ◀─ msg_b:   128·32 B ─── (4096 B)
-//!                                ── msg_u:   16·m' B ────▶ Sender::send (label pairs)
-//! Chosen::receive                ◀─ msg_y:   32·m B ─────
+//! evaluator                                                  garbler
+//! Receiver::start                  ── msg_a: 32 B ─────────▶ Sender::respond
+//! Receiver::base                   ◀─ msg_b: 128·32 B ────── (or Sender::setup + respond)
+//!   → ReceiverExtension
+//! for each chunk k (choices_k, m_k OTs)                      for each chunk k (pairs_k)
+//!   ReceiverExtension::extend      ── msg_u_k: 16·m_k' B ──▶ Sender::extend
+//!   ReceiverExtension::receive     ◀─ msg_y_k: 32·m_k B ────
+//! ```
+//!
+//! **Both parties must process the same chunks in the same order with the same sizes.**
+//! The sizes are not sent: the garbler's are the lengths of the pair slices it passes to
+//! [`Sender::extend`], checked against each msg_u's length; the evaluator's are the lengths
+//! of its choice slices, and [`ReceiverExtension::receive`] takes the msg_y of the *oldest*
+//! chunk not yet received (first in, first out), checking its exact length. The evaluator
+//! may extend any number of chunks before receiving the first. Each chunk advances both
+//! sides' column PRGs by `m'/128` blocks (padding rows included), and its OTs take the
+//! next `m` *session-wide indices*: the `j`-th OT of a chunk preceded by `n` OTs has index
+//! `n + j`, which is its hash tweak, so no two hashes of a session share a tweak. Chunks
+//! whose sizes are multiples of 128 therefore give exactly the bytes of one chunk of their
+//! total size; other sizes differ only through where the padding falls.
+//!
+//! The one-shot API is the special case of a single chunk, with the same messages:
+//!
+//! ```text
+//! Receiver::choose (msg_b, all choices) = Receiver::base + one extend → (Chosen, msg_u)
+//! Sender::send (msg_u, all pairs)       = one Sender::extend          → msg_y
+//! Chosen::receive (msg_y)               = one ReceiverExtension::receive
 //! ```
 //!
 //! | message | from | bytes | content |
 //! |---|---|---|---|
 //! | msg_a | evaluator | [`MSG_A_LEN`] = 32 | base-OT point `A` |
 //! | msg_b | garbler | [`MSG_B_LEN`] = 4096 | base-OT points `B_0..B_127` |
-//! | msg_u | evaluator | [`msg_u_len`]`(m)` = `16·m'` | IKNP matrix `u`, 128 columns of `m'` bits |
-//! | msg_y | garbler | [`msg_y_len`]`(m)` = `32·m` | the masked pairs `y_j^0 ‖ y_j^1` |
+//! | msg_u | evaluator | [`msg_u_len`]`(m)` = `16·m'` | IKNP matrix `u` of a chunk, 128 columns of `m'` bits |
+//! | msg_y | garbler | [`msg_y_len`]`(m)` = `32·m` | the masked pairs `y_j^0 ‖ y_j^1` of a chunk |
 //!
 //! # Wire formats
 //!
 //! - msg_a: the canonical Ristretto255 encoding of `A`.
 //! - msg_b: the encodings of `B_0, …, B_127`, in order.
-//! - msg_u: block by block, so that the garbler can work through it 128 OTs at a time in
-//!   cache: for each block `b` of 128 OTs and each column `i = 0..128`, the 16 bytes of
-//!   `u_i` for OTs `128·b .. 128·b + 128` as a little-endian `u128` (bit `k` is OT
-//!   `128·b + k`).
-//! - msg_y: `y_j^0 ‖ y_j^1` for `j = 0..m`, 16 bytes each ([`transputation_garble::Block::to_bytes`]).
+//! - msg_u (per chunk): block by block, so that the garbler can work through it 128 OTs at
+//!   a time in cache: for each block `b` of 128 OTs of the chunk and each column
+//!   `i = 0..128`, the 16 bytes of `u_i` for the chunk's OTs `128·b .. 128·b + 128` as a
+//!   little-endian `u128` (bit `k` is the chunk's OT `128·b + k`).
+//! - msg_y (per chunk): `y_j^0 ‖ y_j^1` for the chunk's OTs `j = 0..m`, 16 bytes each
+//!   ([`transputation_garble::Block::to_bytes`]).
 //!
 //! The base-OT keys and the per-column PRGs are described in [`base`] and above; the test
 //! suite pins a digest of a seeded transcript, so any change to these formats shows.
@@ -45,15 +73,20 @@
 //! threads ([`std::thread::available_parallelism`]); everything else is single-threaded
 //! and linear in `m` (two AES-CTR blocks per column per 128 OTs for the evaluator, one for
 //! the garbler, one 128×128 transpose per 128 OTs each, and two TMMO hashes per OT for the
-//! garbler, one for the evaluator).
+//! garbler, one for the evaluator). A chunk costs no more per OT than one large chunk; chunks
+//! of a few thousand OTs or more keep the padding negligible, and their messages and rows
+//! stay in cache. The `_into` forms ([`ReceiverExtension::extend_into`],
+//! [`Sender::extend_into`], [`ReceiverExtension::receive_into`]) write into the caller's
+//! buffers, so a pipeline need not allocate (and fault in) fresh memory per chunk.
 //!
 //! The garbler may call [`Sender::setup`] before msg_a arrives and [`SenderSetup::respond`]
 //! on it, which moves half of its base-OT work off the critical path (same messages).
 //!
-//! A party reads exactly these many bytes; any other length is an [`Error::Length`]. The
-//! padding rows carry choice 0 and are dropped by both sides, so msg_u tells the garbler
-//! `m` only up to a multiple of 128: a garbler with a different `m` in the same multiple
-//! of 128 is caught by the evaluator, whose msg_y length check is exact.
+//! A party reads exactly these many bytes; any other length is an [`Error::Length`] (and the
+//! state is left as it was). The padding rows carry choice 0 and are dropped by both
+//! sides, so msg_u tells the garbler a chunk's `m` only up to a multiple of 128: a garbler
+//! with a different `m` in the same multiple of 128 is caught by the evaluator, whose msg_y
+//! length check is exact. A msg_y with no chunk pending is an [`Error::NothingPending`].
 //!
 //! # The two layers and why their roles are reversed
 //!
@@ -81,7 +114,10 @@
 //!   `H(t_j ⊕ s, j)` with `s` uniform and hidden by the base OT (the evaluator, as the
 //!   base-OT sender, learns nothing of the garbler's choices `s`). That needs `H` to be
 //!   *correlation robust* for the secret offset `s`: `H(w_j ⊕ s, j)` looks random given
-//!   the `w_j`. Per index `j` exactly one hash involves `s`, under its own tweak `j`.
+//!   the `w_j`. Per index `j` exactly one hash involves `s`, under its own tweak `j`; the
+//!   indices count on across chunks, so this holds for the whole session. The padding rows
+//!   of a chunk are never hashed, and their PRG output is never reused (the next chunk
+//!   starts after it), so chunking changes nothing in this argument.
 //! - `H` is the TMMO hash of Guo, Katz, Wang and Yu ("Efficient and Secure Multiparty
 //!   Computation from Fixed-Key Block Ciphers", S&P 2020, eprint 2019/074, §7.4),
 //!   `H(x, j) = π(π(x) ⊕ j) ⊕ π(x)` with `π` AES-128 under the public fixed key
@@ -96,7 +132,9 @@
 //! - `HASH_KEY` differs from the garbling schemes' fixed key, so the OT hashes and the
 //!   garbling hashes are separate domains.
 //!
-//! # Example
+//! # Examples
+//!
+//! One shot:
 //!
 //! ```
 //! use rand::{Rng, SeedableRng};
@@ -118,12 +156,50 @@
 //! }
 //! # Ok::<(), ot::Error>(())
 //! ```
+//!
+//! In chunks of 4096, with up to two chunks' msg_y in flight before the evaluator unmasks
+//! the oldest (in a real session each side runs its steps on its own host and the messages
+//! travel in between):
+//!
+//! ```
+//! use std::collections::VecDeque;
+//! use rand::{Rng, SeedableRng};
+//! use transputation_garble::Block;
+//! use transputation_ot as ot;
+//!
+//! let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(2);
+//! let m = 10_000;
+//! let pairs: Vec<[Block; 2]> = (0..m).map(|_| [Block(rng.gen()), Block(rng.gen())]).collect();
+//! let choices: Vec<bool> = (0..m).map(|_| rng.gen()).collect();
+//!
+//! let (receiver, msg_a) = ot::Receiver::start(&mut rng); // evaluator
+//! let (mut sender, msg_b) = ot::Sender::respond(&msg_a, &mut rng)?; // garbler
+//! let mut ext = receiver.base(&msg_b)?; // evaluator
+//!
+//! let (mut in_flight, mut labels) = (VecDeque::new(), Vec::new());
+//! for (choices_k, pairs_k) in choices.chunks(4096).zip(pairs.chunks(4096)) {
+//!     let msg_u = ext.extend(choices_k); // evaluator: chunk k's matrix
+//!     in_flight.push_back(sender.extend(&msg_u, pairs_k)?); // garbler: chunk k's msg_y
+//!     if in_flight.len() > 2 {
+//!         // evaluator: the oldest pending chunk
+//!         ext.receive_into(&in_flight.pop_front().unwrap(), &mut labels)?;
+//!     }
+//! }
+//! for msg_y in in_flight {
+//!     ext.receive_into(&msg_y, &mut labels)?;
+//! }
+//! assert_eq!(ext.pending(), 0);
+//! for ((label, pair), &c) in labels.iter().zip(&pairs).zip(&choices) {
+//!     assert_eq!(*label, pair[c as usize]);
+//! }
+//! # Ok::<(), ot::Error>(())
+//! ```
 
 pub mod base;
 mod iknp;
 mod transpose;
 
-pub use iknp::{Chosen, Receiver, Sender, SenderSetup, HASH_KEY};
+pub use iknp::{Chosen, Receiver, ReceiverExtension, Sender, SenderSetup, HASH_KEY};
 
 /// Base OTs, and so the IKNP security parameter and matrix width.
 pub const BASE_OTS: usize = 128;
@@ -172,8 +248,9 @@ impl std::fmt::Display for Message {
     }
 }
 
-/// What went wrong in an OT step: each one is the peer's fault (a malformed message or a
-/// different number of OTs), never a local state.
+/// What went wrong in an OT step: a malformed message, a different number of OTs, or a
+/// message nothing waits for — the peer's fault, or a driver that passed the wrong
+/// message (a failed step leaves the state unchanged).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -203,5 +280,12 @@ pub enum Error {
         msg: Message,
         /// The point's position in the message, from 0.
         index: usize,
+    },
+    /// A message arrived that no step is waiting for: a msg_y when every chunk of OTs has
+    /// already been received (the peer sent more chunks than the evaluator extended).
+    #[error("OT {msg} arrived, but no chunk of OTs is waiting for one")]
+    NothingPending {
+        /// Which message.
+        msg: Message,
     },
 }

@@ -23,27 +23,30 @@ pub fn transpose128(block: &mut [u128; 128]) {
     for r in 0..64 {
         h.swap(2 * r + 1, 2 * (r + 64));
     }
-    for (shift, mask) in [
-        (32, 0x0000_0000_ffff_ffff_u64),
-        (16, 0x0000_ffff_0000_ffff),
-        (8, 0x00ff_00ff_00ff_00ff),
-        (4, 0x0f0f_0f0f_0f0f_0f0f),
-        (2, 0x3333_3333_3333_3333),
-        (1, 0x5555_5555_5555_5555),
-    ] {
-        // Rows base..base+shift (upper) pair with base+shift..base+2·shift (lower); their
-        // halves are the contiguous runs 2·base..2·(base+shift) and the next 2·shift.
-        for chunk in h.chunks_exact_mut(4 * shift) {
-            let (upper, lower) = chunk.split_at_mut(2 * shift);
-            for (x, y) in upper.iter_mut().zip(lower.iter_mut()) {
-                let t = ((*x >> shift) ^ *y) & mask;
-                *y ^= t;
-                *x ^= t << shift;
-            }
-        }
-    }
+    round::<32>(&mut h, 0x0000_0000_ffff_ffff);
+    round::<16>(&mut h, 0x0000_ffff_0000_ffff);
+    round::<8>(&mut h, 0x00ff_00ff_00ff_00ff);
+    round::<4>(&mut h, 0x0f0f_0f0f_0f0f_0f0f);
+    round::<2>(&mut h, 0x3333_3333_3333_3333);
+    round::<1>(&mut h, 0x5555_5555_5555_5555);
     for (r, w) in block.iter_mut().enumerate() {
         *w = u128::from(h[2 * r]) | (u128::from(h[2 * r + 1]) << 64);
+    }
+}
+
+/// One round of the block swap for `w = SHIFT < 64`: rows `base..base + SHIFT` (upper)
+/// pair with `base + SHIFT..base + 2·SHIFT` (lower); their halves are the contiguous runs
+/// `2·base..2·(base + SHIFT)` and the next `2·SHIFT`. The shift is a constant so that each
+/// round compiles to its own unrolled, vectorised loop.
+#[inline(always)]
+fn round<const SHIFT: usize>(h: &mut [u64; 256], mask: u64) {
+    for chunk in h.chunks_exact_mut(4 * SHIFT) {
+        let (upper, lower) = chunk.split_at_mut(2 * SHIFT);
+        for (x, y) in upper.iter_mut().zip(lower.iter_mut()) {
+            let t = ((*x >> SHIFT) ^ *y) & mask;
+            *y ^= t;
+            *x ^= t << SHIFT;
+        }
     }
 }
 
