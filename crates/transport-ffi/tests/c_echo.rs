@@ -84,9 +84,12 @@ fn echo_binaries() -> &'static (PathBuf, PathBuf) {
         let stat = out.join("echo-static");
         let mut cmd = Command::new(cc());
         common(&mut cmd);
-        // The same libraries as the Makefile: `rustc --print native-static-libs`.
+        // The same libraries as the Makefile: the UDT4 library and the C++ runtime the
+        // `udt` transport's shim needs, then `rustc --print native-static-libs`.
         cmd.arg(lib.join("libtransputation_ffi.a"))
             .args([
+                "-ludt",
+                "-lstdc++",
                 "-lgcc_s",
                 "-lutil",
                 "-lrt",

@@ -11,8 +11,10 @@ use transputation_transport::{ByteCounts, Channel, Framed};
 use crate::header::{SessionHeader, HEADER_LEN};
 use crate::{Error, OutputMode};
 
-/// The largest frame an OT message is cut into.
-pub const OT_CHUNK: usize = 4 << 20;
+/// OTs per chunk of the OT extension (messages 4 and 5 of the crate docs): small enough
+/// that the garbler starts on the ciphertexts while the evaluator still extends, large
+/// enough that per-message costs vanish.
+pub const OT_CHUNK: usize = 8192;
 
 /// Settings both parties must agree on (checked through the session header), and local
 /// tuning.
@@ -155,17 +157,6 @@ impl<C: Channel> Wire<C> {
         Ok(())
     }
 
-    /// Sends `msg` in frames of at most [`OT_CHUNK`] bytes (one frame if empty).
-    fn send_chunked(&mut self, part: Part, msg: &[u8]) -> Result<(), Error> {
-        if msg.is_empty() {
-            return self.send(part, msg);
-        }
-        for piece in msg.chunks(OT_CHUNK) {
-            self.send(part, piece)?;
-        }
-        Ok(())
-    }
-
     /// Receives one message into `self.buf` and checks that it has exactly `len` bytes.
     fn recv_exact(&mut self, part: Part, what: &'static str, len: usize) -> Result<(), Error> {
         self.ch.recv_message_into(&mut self.buf)?;
@@ -177,24 +168,6 @@ impl<C: Channel> Wire<C> {
             });
         }
         Ok(())
-    }
-
-    /// Receives a message sent by [`Wire::send_chunked`] of `len` bytes in all.
-    fn recv_chunked(
-        &mut self,
-        part: Part,
-        what: &'static str,
-        len: usize,
-    ) -> Result<Vec<u8>, Error> {
-        let mut all = Vec::with_capacity(len);
-        loop {
-            let want = (len - all.len()).min(OT_CHUNK);
-            self.recv_exact(part, what, want)?;
-            all.extend_from_slice(&self.buf);
-            if all.len() == len {
-                return Ok(all);
-            }
-        }
     }
 }
 
@@ -217,6 +190,18 @@ fn unpack(bytes: &[u8], n: usize, what: &'static str) -> Result<Vec<bool>, Error
         });
     }
     Ok(bits)
+}
+
+/// The evaluator's label pairs in OT chunks.
+fn pairs_chunks(pairs: &[[Block; 2]]) -> impl Iterator<Item = &[[Block; 2]]> {
+    pairs.chunks(OT_CHUNK)
+}
+
+/// An empty buffer of `capacity` bytes whose pages are already mapped.
+fn touched(capacity: usize) -> Vec<u8> {
+    let mut v = vec![1u8; capacity];
+    v.clear();
+    v
 }
 
 /// The input wires of `party`, in wire order, as ranges.
@@ -251,6 +236,9 @@ pub struct Garbler<'c> {
     pairs: Vec<[Block; 2]>,
     /// The half of the base OT that needs no message from the evaluator.
     ot_setup: transputation_ot::SenderSetup,
+    /// One buffer per OT chunk for its ciphertexts, allocated and touched before the
+    /// session so that the protocol does not pay for page faults.
+    ot_out: Vec<Vec<u8>>,
 }
 
 impl<'c> Garbler<'c> {
@@ -268,13 +256,16 @@ impl<'c> Garbler<'c> {
                 own_labels.extend_from_slice(&garble.input_labels(w)[usize::from(bit)].to_bytes());
             }
         }
-        let pairs = wires_of(circuit, Party::Evaluator)
+        let pairs: Vec<[Block; 2]> = wires_of(circuit, Party::Evaluator)
             .into_iter()
             .flatten()
             .map(|w| garble.input_labels(w))
             .collect();
         let header = SessionHeader::new(Party::Garbler, circuit, options.scheme, options.output);
         let ot_setup = transputation_ot::Sender::setup(&mut rand::thread_rng());
+        let ot_out = pairs_chunks(&pairs)
+            .map(|c| touched(transputation_ot::msg_y_len(c.len())))
+            .collect();
         Ok(Garbler {
             circuit,
             options,
@@ -283,6 +274,7 @@ impl<'c> Garbler<'c> {
             own_labels,
             pairs,
             ot_setup,
+            ot_out,
         })
     }
 
@@ -306,7 +298,6 @@ impl<'c> Garbler<'c> {
         // extension matrix, computes and sends the ciphertexts. Meanwhile this thread
         // garbles ahead (the tables do not depend on the OT), holding at most
         // `prefetch_bytes`, which bounds the memory this costs; they are sent after the OT.
-        let m = self.pairs.len();
         let pairs = &self.pairs;
         let mut garble = Duration::ZERO;
         let mut ahead: Vec<Vec<u8>> = Vec::new();
@@ -314,13 +305,25 @@ impl<'c> Garbler<'c> {
         let mut more = true;
         let ot_rest = std::thread::scope(|scope| {
             let wire = &mut wire;
+            let ot_out = &mut self.ot_out;
             let ot_thread = scope.spawn(move || -> Result<Duration, Error> {
-                let len = transputation_ot::msg_u_len(m);
-                let msg_u = wire.recv_chunked(Part::Ot, "OT extension matrix", len)?;
-                let t = Instant::now();
-                let msg_y = sender.send(&msg_u, pairs)?;
-                wire.send_chunked(Part::Ot, &msg_y)?;
-                Ok(t.elapsed())
+                // Every chunk's matrix before any ciphertext: the evaluator sends them all
+                // before it reads, so answering early could fill both directions' buffers
+                // and deadlock. The work still overlaps: this side answers chunk k while
+                // the evaluator extends chunk k + 1.
+                let mut sender = sender;
+                let mut work = Duration::ZERO;
+                for (pairs, out) in pairs_chunks(pairs).zip(ot_out.iter_mut()) {
+                    let len = transputation_ot::msg_u_len(pairs.len());
+                    wire.recv_exact(Part::Ot, "OT extension matrix", len)?;
+                    let t = Instant::now();
+                    sender.extend_into(&wire.buf, pairs, out)?;
+                    work += t.elapsed();
+                }
+                for out in ot_out.iter() {
+                    wire.send(Part::Ot, out)?;
+                }
+                Ok(work)
             });
             while more && ahead_bytes < self.options.prefetch_bytes && !ot_thread.is_finished() {
                 let mut batch = Vec::with_capacity(self.options.batch_bytes + (1 << 20));
@@ -430,8 +433,14 @@ impl<'c> Evaluator<'c> {
         self.header.check_peer(&SessionHeader::decode(&wire.buf)?)?;
 
         wire.recv_exact(Part::Ot, "OT message", transputation_ot::MSG_B_LEN)?;
-        let (receiver, msg_u) = receiver.choose(&wire.buf, &self.choices)?;
-        wire.send_chunked(Part::Ot, &msg_u)?;
+        let mut receiver = receiver.base(&wire.buf)?;
+        let mut msg_u = Vec::new();
+        for choices in self.choices.chunks(OT_CHUNK) {
+            receiver.extend_into(choices, &mut msg_u);
+            wire.send(Part::Ot, &msg_u)?;
+            // Let the garbler start on this chunk while the next is extended.
+            wire.ch.flush()?;
+        }
 
         let garbler_wires = wires_of(self.circuit, Party::Garbler);
         let n_g = self.circuit.party_input_bits(Party::Garbler);
@@ -444,10 +453,12 @@ impl<'c> Evaluator<'c> {
             rest = later;
         }
 
-        let m = self.choices.len();
-        let msg_y =
-            wire.recv_chunked(Part::Ot, "OT ciphertexts", transputation_ot::msg_y_len(m))?;
-        let labels = receiver.receive(&msg_y)?;
+        let mut labels = Vec::with_capacity(self.choices.len());
+        while let Some(k) = receiver.next_pending() {
+            let len = transputation_ot::msg_y_len(k);
+            wire.recv_exact(Part::Ot, "OT ciphertexts", len)?;
+            receiver.receive_into(&wire.buf, &mut labels)?;
+        }
         let mut rest = &labels[..];
         for r in wires_of(self.circuit, Party::Evaluator) {
             let (now, later) = rest.split_at(r.len());
