@@ -177,6 +177,8 @@ pub struct LinkStats {
     pub queue_drops: u64,
     /// Packets dropped for other reasons (oversized, refused by the receiving stack).
     pub errors: u64,
+    /// The latest delivery after its due time, µs: how far the emulator fell behind.
+    pub max_late_us: u64,
 }
 
 /// What a backend needs to know about the namespaces it wires up.

@@ -99,9 +99,12 @@ pub(crate) fn add(name: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Deletes the namespace `name` (with every device in it); quiet if it is already gone.
+/// Deletes the namespace `name` (with every device in it), after killing the processes still
+/// running in it (parties started there; they cannot outlive their network); quiet if it is
+/// already gone.
 pub(crate) fn delete(name: &str) {
     if Path::new(NETNS_DIR).join(name).exists() {
+        kill_processes_in(name);
         let _ = ip(&["netns", "del", name]);
     }
     LIVE.lock().unwrap_or_else(|e| e.into_inner()).remove(name);
@@ -129,6 +132,7 @@ pub fn remove_stale() -> Vec<String> {
     for name in list() {
         match owner_pid(&name) {
             Some(pid) if pid != me && !alive(pid) => {
+                kill_processes_in(&name);
                 if ip(&["netns", "del", &name]).is_ok() {
                     removed.push(name);
                 }
@@ -137,6 +141,25 @@ pub fn remove_stale() -> Vec<String> {
         }
     }
     removed
+}
+
+/// Sends SIGKILL to every process in namespace `name` (`ip netns pids`), never to this one.
+fn kill_processes_in(name: &str) {
+    let me = std::process::id();
+    let Ok(pids) = ip(&["netns", "pids", name]) else {
+        return;
+    };
+    for pid in pids
+        .split_whitespace()
+        .filter_map(|p| p.parse::<i32>().ok())
+    {
+        if pid as u32 == me {
+            continue;
+        }
+        if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+    }
 }
 
 /// Deletes every namespace this process created and has not deleted yet.
