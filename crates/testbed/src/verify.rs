@@ -1,4 +1,4 @@
-//! Measuring what a topology delivers and comparing it with its [`LinkSpec`].
+//! Measuring what a topology delivers and comparing it with its [`LinkSpec`](crate::LinkSpec).
 //!
 //! [`measure`] runs `transputation probe` (whose path the caller gives: this crate does not
 //! depend on the binary) as a server in B and a prober in A: 20 pings for the round trip,
