@@ -8,6 +8,7 @@ mod garble_cmd;
 mod party_cmd;
 mod probe_cmd;
 mod report;
+mod testbed_cmd;
 mod transport_cmd;
 
 use clap::{Parser, Subcommand};
@@ -39,6 +40,9 @@ enum Command {
     Evaluator(party_cmd::EvaluatorArgs),
     /// Run both parties of a 2PC session as two processes over 127.0.0.1.
     Run(party_cmd::RunArgs),
+    /// Emulated links between two network namespaces: check one, run commands across one.
+    #[command(subcommand)]
+    Testbed(testbed_cmd::TestbedCommand),
 }
 
 fn main() {
@@ -52,6 +56,7 @@ fn main() {
         Command::Garbler(args) => party_cmd::garbler(args),
         Command::Evaluator(args) => party_cmd::evaluator(args),
         Command::Run(args) => party_cmd::run(args),
+        Command::Testbed(cmd) => testbed_cmd::run(cmd),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");
