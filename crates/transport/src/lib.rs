@@ -96,6 +96,7 @@ mod framing;
 mod memory;
 mod mtcp;
 mod quic;
+pub mod secure;
 pub mod sizing;
 mod spec;
 mod tcp;
@@ -107,6 +108,7 @@ pub use error::{Error, Result};
 pub use framing::{Framed, DEFAULT_MAX_MESSAGE};
 pub use memory::{memory_pair, MemoryChannel};
 pub use quic::QuicCongestion;
+pub use secure::{Credentials, SecureChannel};
 pub use spec::{
     available_congestion_controls, check_congestion_control, transports, Config, Listener,
     TransportInfo, TransportSpec,

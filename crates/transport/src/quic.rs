@@ -855,6 +855,10 @@ impl Channel for QuicChannel {
     fn stats(&self) -> ByteCounts {
         self.counts
     }
+
+    fn peer_addr(&self) -> Option<SocketAddr> {
+        Some(self.conn.remote_address())
+    }
 }
 
 impl Drop for QuicChannel {
