@@ -8,6 +8,7 @@ mod garble_cmd;
 mod party_cmd;
 mod probe_cmd;
 mod report;
+mod secure_cmd;
 mod transport_cmd;
 
 use clap::{Parser, Subcommand};
@@ -39,6 +40,8 @@ enum Command {
     Evaluator(party_cmd::EvaluatorArgs),
     /// Run both parties of a 2PC session as two processes over 127.0.0.1.
     Run(party_cmd::RunArgs),
+    /// Write a static key pair (or with --psk a pre-shared key) for protected sessions.
+    Keygen(secure_cmd::KeygenArgs),
 }
 
 fn main() {
@@ -52,6 +55,7 @@ fn main() {
         Command::Garbler(args) => party_cmd::garbler(args),
         Command::Evaluator(args) => party_cmd::evaluator(args),
         Command::Run(args) => party_cmd::run(args),
+        Command::Keygen(args) => secure_cmd::keygen(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

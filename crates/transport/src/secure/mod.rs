@@ -50,16 +50,21 @@
 //!
 //! # The records
 //!
-//! After the handshake, the Noise split gives one 32-byte key per direction, which seal
-//! records with AES-256-GCM through `ring` directly (not through `snow`'s transport mode,
-//! whose messages stop at 65,535 bytes and cost a copy each): see `record.rs` for the format.
+//! After the handshake, the Noise split gives one 32-byte key per direction, from which
+//! an AES-128-GCM key is derived to seal records through `ring` directly (not through
+//! `snow`'s transport mode, whose messages stop at 65,535 bytes and cost a copy each; `snow`'s
+//! `risky-raw-split` feature hands out the split for this): see `record.rs` for the format
+//! and the key derivation.
 //! In short: an implicit per-direction record counter is the nonce, so replayed, reordered
 //! or dropped records fail; each record's header (kind, length) is sealed on its own, so a
 //! damaged length is caught before the body is read; a `close` record authenticates the
 //! end of the stream, so a stream cut short is an error, not a short read. Records hold up
 //! to 256 KiB; plaintext is copied once into the send buffer and encrypted in place there,
 //! and a record that fits in what the caller asked for is read and decrypted in place in
-//! the caller's buffer.
+//! the caller's buffer. To make that the common case, a large `send` (at least
+//! [`ALIGN_SENDS`] bytes, like a batch of garbled tables) starts a new record and ends its
+//! last one: a peer receiving the same message (a length, then the bytes, as
+//! [`crate::Framed`] does) then decrypts every record of it in place, without a copy.
 //!
 //! Any failure is final: a record that fails its check gives [`Error::Integrity`] naming
 //! it, and the channel answers [`Error::Poisoned`] from then on.
@@ -72,6 +77,7 @@
 
 pub mod keys;
 mod record;
+mod sealer_thread;
 
 use std::net::SocketAddr;
 
@@ -81,7 +87,14 @@ use zeroize::Zeroizing;
 use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
 use keys::{Psk, PublicKey, StaticKeypair};
 pub use record::MAX_RECORD;
+
+/// A `send` of at least this many bytes gets records of its own (see the module docs).
+pub const ALIGN_SENDS: usize = 16 << 10;
 use record::{Kind, Opener, RecordError, Sealer, SEALED_HEADER, TAG};
+use sealer_thread::SealerThread;
+
+/// Capacity of a record buffer.
+const RECORD_BUFFER: usize = SEALED_HEADER + MAX_RECORD + TAG;
 
 const PSK_PATTERN: &str = "Noise_NNpsk0_25519_AESGCM_SHA256";
 const KK_PATTERN: &str = "Noise_KK_25519_AESGCM_SHA256";
@@ -160,7 +173,7 @@ impl Credentials {
 /// A channel whose bytes are authenticated and encrypted; see the module docs.
 pub struct SecureChannel<C: Channel> {
     inner: C,
-    sealer: Sealer,
+    sealing: SealerThread,
     opener: Opener,
     protection: &'static str,
     /// The record being filled: room for the sealed header, then plaintext.
@@ -265,12 +278,12 @@ impl<C: Channel> SecureChannel<C> {
         } else {
             (&r2i, &i2r)
         };
-        let mut out = Vec::with_capacity(SEALED_HEADER + MAX_RECORD + TAG);
-        out.resize(SEALED_HEADER, 0);
+        let mut sealing = SealerThread::new(Sealer::new(send));
+        let out = sealing.buffer(RECORD_BUFFER);
         Ok(SecureChannel {
             base: inner.stats(),
             inner,
-            sealer: Sealer::new(send),
+            sealing,
             opener: Opener::new(recv),
             protection: creds.protection(),
             out,
@@ -287,14 +300,41 @@ impl<C: Channel> SecureChannel<C> {
         self.protection
     }
 
-    /// Seals what `out` holds as one record of `kind` and hands it to the channel below.
+    /// Seals what `out` holds as one record of `kind` (on the sealing thread if it is
+    /// large) and hands the records sealed so far to the channel below, in order.
     fn seal_and_send(&mut self, kind: Kind) -> Result<()> {
-        self.sealer
-            .seal(kind, &mut self.out)
+        let large = self.out.len() - SEALED_HEADER >= ALIGN_SENDS;
+        let fresh = self.sealing.buffer(RECORD_BUFFER);
+        let record = std::mem::replace(&mut self.out, fresh);
+        let sealed = self
+            .sealing
+            .submit(kind, record, large)
             .map_err(|e| integrity(e, "sending"))?;
-        let r = self.inner.send(&self.out);
-        self.out.truncate(SEALED_HEADER);
-        r
+        if let Some(sealed) = sealed {
+            let r = self.inner.send(&sealed);
+            self.sealing.recycle(sealed);
+            r?;
+        }
+        self.send_sealed(false)
+    }
+
+    /// Hands sealed records to the channel below: those ready, or with `wait` all.
+    fn send_sealed(&mut self, wait: bool) -> Result<()> {
+        while let Some(done) = self.sealing.next(wait) {
+            let sealed = done.map_err(|e| integrity(e, "sending"))?;
+            let r = self.inner.send(&sealed);
+            self.sealing.recycle(sealed);
+            r?;
+        }
+        Ok(())
+    }
+
+    /// Seals what is buffered and hands every record to the channel below.
+    fn seal_all(&mut self) -> Result<()> {
+        if self.out.len() > SEALED_HEADER {
+            self.seal_and_send(Kind::Data)?;
+        }
+        self.send_sealed(true)
     }
 
     fn guard<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
@@ -345,13 +385,17 @@ impl<C: Channel> SecureChannel<C> {
 impl<C: Channel> Channel for SecureChannel<C> {
     fn send(&mut self, bytes: &[u8]) -> Result<()> {
         self.guard(|s| {
+            let align = bytes.len() >= ALIGN_SENDS;
+            if align && s.out.len() > SEALED_HEADER {
+                s.seal_and_send(Kind::Data)?;
+            }
             let mut rest = bytes;
             while !rest.is_empty() {
                 let room = SEALED_HEADER + MAX_RECORD - s.out.len();
                 let (now, later) = rest.split_at(room.min(rest.len()));
                 s.out.extend_from_slice(now);
                 rest = later;
-                if s.out.len() == SEALED_HEADER + MAX_RECORD {
+                if s.out.len() == SEALED_HEADER + MAX_RECORD || (align && rest.is_empty()) {
                     s.seal_and_send(Kind::Data)?;
                 }
             }
@@ -361,9 +405,7 @@ impl<C: Channel> Channel for SecureChannel<C> {
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
         self.guard(|s| {
-            if s.out.len() > SEALED_HEADER {
-                s.seal_and_send(Kind::Data)?;
-            }
+            s.seal_all()?;
             let mut filled = 0;
             while filled < buf.len() {
                 let have = s.inbuf.len() - s.in_pos;
@@ -388,9 +430,7 @@ impl<C: Channel> Channel for SecureChannel<C> {
 
     fn flush(&mut self) -> Result<()> {
         self.guard(|s| {
-            if s.out.len() > SEALED_HEADER {
-                s.seal_and_send(Kind::Data)?;
-            }
+            s.seal_all()?;
             s.inner.flush()
         })
     }
@@ -400,10 +440,9 @@ impl<C: Channel> Channel for SecureChannel<C> {
             return Ok(());
         }
         self.guard(|s| {
-            if s.out.len() > SEALED_HEADER {
-                s.seal_and_send(Kind::Data)?;
-            }
+            s.seal_all()?;
             s.seal_and_send(Kind::Close)?;
+            s.send_sealed(true)?;
             s.closed = true;
             s.inner.close()
         })
@@ -430,8 +469,8 @@ impl<C: Channel> Drop for SecureChannel<C> {
     fn drop(&mut self) {
         // As the contract asks of a dropped channel: best-effort flush of what is buffered.
         // No close record: a peer reading on learns that the stream was cut short.
-        if !self.poisoned && !self.closed && self.out.len() > SEALED_HEADER {
-            let _ = self.seal_and_send(Kind::Data);
+        if !self.poisoned && !self.closed {
+            let _ = self.seal_all();
         }
     }
 }
@@ -527,6 +566,7 @@ fn integrity(e: RecordError, during: &str) -> Error {
         }
         RecordError::Format(f) => format!("the peer broke the record format: {f}"),
         RecordError::Exhausted => format!("2^64 records while {during}: the session must end"),
+        RecordError::Worker => format!("the record sealing thread stopped while {during}"),
     };
     Error::Integrity { what }
 }

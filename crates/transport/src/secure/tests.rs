@@ -280,33 +280,42 @@ fn an_unprotected_peer_is_told_apart() {
 
 #[test]
 fn a_flipped_bit_anywhere_in_a_record_aborts_the_receiver() {
-    // The client's first record after the handshake: 20 header bytes, then the first
-    // length prefix and payload bytes, then the tag.
+    // The client's first record after the handshake holds the small messages and their
+    // length prefixes (1,049 bytes); the second the first large message alone (a large
+    // send gets records of its own). Flip bytes of the sealed header, body and tag of each.
     let first = HANDSHAKE_SENDS;
-    for at in [
-        0,
-        3,
-        4,
-        19,
-        20,
-        25,
-        1000,
-        20 + MAX_RECORD,
-        20 + MAX_RECORD + 15,
+    let small = 20 + 1049 + 16;
+    let large = 20 + MAX_RECORD - 1 + 16;
+    for (call, at) in [
+        (first, 0),
+        (first, 3),
+        (first, 4),
+        (first, 19),
+        (first, 20),
+        (first, 25),
+        (first, 1000),
+        (first, small - 1),
+        (first + 1, 0),
+        (first + 1, 20),
+        (first + 1, 5000),
+        (first + 1, large - 1),
     ] {
-        let (cli, srv, _) = session(psk(1), psk(1), Fault::Flip { call: first, at });
+        let (cli, srv, _) = session(psk(1), psk(1), Fault::Flip { call, at });
         let e = srv.unwrap_err();
-        assert!(matches!(e, Error::Integrity { .. }), "byte {at}: {e}");
+        assert!(
+            matches!(e, Error::Integrity { .. }),
+            "call {call} byte {at}: {e}"
+        );
         assert!(e.to_string().contains("failed its check"), "{e}");
         assert!(cli.is_err(), "the sender learns the session ended");
     }
-    // A later record too.
+    // A later record too: the 8-byte length prefix of a large message, alone.
     let (_, srv, _) = session(
         psk(1),
         psk(1),
         Fault::Flip {
-            call: first + 3,
-            at: 50,
+            call: first + 4,
+            at: 22,
         },
     );
     assert!(matches!(srv.unwrap_err(), Error::Integrity { .. }));
