@@ -106,7 +106,10 @@ enum Edit {
     /// Flip bit 0 of the byte at this offset.
     Flip(u64),
     /// After bytes `start..start + len` have passed, send them once more.
-    Replay { start: u64, len: u64 },
+    Replay {
+        start: u64,
+        len: u64,
+    },
 }
 
 /// A TCP relay on 127.0.0.1 for one connection, to `to`; counts the bytes going each way.
@@ -124,7 +127,12 @@ fn relay(to: String, garbler_to_evaluator: Edit, evaluator_to_garbler: Edit) -> 
     let main = thread::spawn(move || {
         let (e, _) = listener.accept().unwrap();
         let g = TcpStream::connect(&to).unwrap();
-        let a = pump(g.try_clone().unwrap(), e.try_clone().unwrap(), garbler_to_evaluator, count);
+        let a = pump(
+            g.try_clone().unwrap(),
+            e.try_clone().unwrap(),
+            garbler_to_evaluator,
+            count,
+        );
         let b = pump(e, g, evaluator_to_garbler, Arc::new(AtomicU64::new(0)));
         a.join().unwrap();
         b.join().unwrap();
@@ -202,7 +210,10 @@ fn keygen_writes_a_private_key_0600_and_its_public_key() {
     let k = dir.path().join("garbler.key");
     let out = run(&["keygen", "--out", k.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let public = String::from_utf8(out.stdout.clone()).unwrap().trim().to_string();
+    let public = String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .trim()
+        .to_string();
     assert_eq!(public.len(), 64);
     let mode = std::fs::metadata(&k).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
@@ -263,7 +274,11 @@ fn a_wrong_key_or_none_gets_no_byte_from_the_garbler() {
     assert!(!e.status.success());
     let e_err = stderr(&e);
     assert!(e_err.contains("protected session refused"), "{e_err}");
-    assert_eq!(r.done(), 0, "the garbler sent bytes to a peer with the wrong key");
+    assert_eq!(
+        r.done(),
+        0,
+        "the garbler sent bytes to a peer with the wrong key"
+    );
 
     // A peer without protection: it sends its session header; it gets nothing back.
     let r = relay(addr.clone(), Edit::None, Edit::None);
@@ -275,7 +290,11 @@ fn a_wrong_key_or_none_gets_no_byte_from_the_garbler() {
     assert_eq!(e["output"], AES_CT);
     let (out, err) = finish(g);
     assert_eq!(json(&out)["protection"], "noise-psk");
-    assert_eq!(err.matches("refused a peer at 127.0.0.1:").count(), 2, "{err}");
+    assert_eq!(
+        err.matches("refused a peer at 127.0.0.1:").count(),
+        2,
+        "{err}"
+    );
     assert!(err.contains("--insecure"), "{err}");
 }
 
