@@ -79,7 +79,10 @@
 //!
 //! [`Channel::stats`] counts the bytes of the channel underneath after the handshake:
 //! record headers and tags included, the handshake not. Keys are zeroed when dropped
-//! ([`keys`]); ring's expanded AES key schedules are the exception (ring does not wipe them).
+//! ([`keys`]; the split's two keys right after the record keys are derived from them). Two
+//! exceptions this crate cannot reach: ring's expanded AES key schedules, and the copies
+//! `snow` keeps in its handshake state (the pre-shared or static private key, the chaining
+//! key) until the state is dropped after the handshake; neither library wipes them.
 
 pub mod keys;
 mod record;
