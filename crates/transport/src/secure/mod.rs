@@ -69,8 +69,9 @@
 //! sending party's own thread only copies; small records (protocol messages the peer waits
 //! for) are sealed on the caller's thread when no large one is in flight.
 //!
-//! On the MinCut-size circuit (44 MB garbler → evaluator) over loopback `tcp`, this costs
-//! a few per cent of the protocol time; docs/BENCHMARKS.md has the measurement.
+//! Over loopback `tcp`, 44 MB in 256 KiB messages take about 6–10 ms longer protected
+//! than not on the 2-vCPU machine class; docs/BENCHMARKS.md has the measurements on the
+//! MinCut-size circuit.
 //!
 //! Any failure is final: a record that fails its check gives [`Error::Integrity`] naming
 //! it, and the channel answers [`Error::Poisoned`] from then on.
