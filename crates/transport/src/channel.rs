@@ -1,5 +1,7 @@
 //! The interface every transport implements.
 
+use std::net::SocketAddr;
+
 use crate::Result;
 
 /// Bytes a channel moved, per direction.
@@ -45,6 +47,11 @@ pub trait Channel: Send {
     fn socket_buffers(&self) -> Option<SocketBuffers> {
         None
     }
+    /// The peer's address (of the first connection, for `mtcp`), or `None` where the
+    /// transport does not tell; for logs, not for authentication.
+    fn peer_addr(&self) -> Option<SocketAddr> {
+        None
+    }
 }
 
 impl<C: Channel + ?Sized> Channel for Box<C> {
@@ -65,6 +72,9 @@ impl<C: Channel + ?Sized> Channel for Box<C> {
     }
     fn socket_buffers(&self) -> Option<SocketBuffers> {
         (**self).socket_buffers()
+    }
+    fn peer_addr(&self) -> Option<SocketAddr> {
+        (**self).peer_addr()
     }
 }
 

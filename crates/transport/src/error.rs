@@ -116,6 +116,20 @@ pub enum Error {
         /// What differs.
         what: String,
     },
+    /// The authenticated key exchange of a protected session failed: the peer could not
+    /// prove the expected key, or does not protect its session, or broke the handshake.
+    #[error("protected session refused: {what}")]
+    Handshake {
+        /// What went wrong.
+        what: String,
+    },
+    /// A protected record failed its check (altered, replayed, reordered, dropped or cut
+    /// short): the session is aborted.
+    #[error("protected session aborted: {what}")]
+    Integrity {
+        /// What went wrong.
+        what: String,
+    },
     /// A channel used after an earlier error.
     #[error("the channel failed earlier and cannot be used again")]
     Poisoned,

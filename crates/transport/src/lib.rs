@@ -8,8 +8,8 @@
 //! Adding a transport touches no 2PC code. The names: `tcp` and `tcp-bbr` (kernel TCP),
 //! `mtcp` (N TCP connections, one stream), `udp` (paced datagrams, no retransmission),
 //! `udt` (the reference UDT4 library, libudt, which the build links: install the Debian
-//! package libudt-dev), `quic` (quinn; encrypted with TLS 1.3 but the server not yet
-//! authenticated); [`transports`] lists them with their options. This is the wrapper of the
+//! package libudt-dev), `quic` (quinn; encrypted with TLS 1.3, the server not authenticated
+//! by QUIC); [`transports`] lists them with their options. This is the wrapper of the
 //! Transputation paper (§3): set up a server
 //! ([`TransportSpec::listen`], [`Listener::accept`]), set up a client
 //! ([`TransportSpec::connect`], with a timeout and retries), send raw bytes, receive raw
@@ -36,6 +36,13 @@
 //!
 //! For tests of 2PC code, [`memory_pair`] gives two connected in-process channels under the
 //! same contract, without sockets.
+//!
+//! # Protected sessions
+//!
+//! [`SecureChannel`] wraps any channel (of any transport) after it is connected: a Noise
+//! handshake authenticates the peer by a pre-shared key or a pinned static key, then every
+//! byte travels in AES-GCM records, and replayed, reordered, altered or truncated data is
+//! an error ([`Error::Integrity`]). See the [`secure`] module.
 //!
 //! # Flushing
 //!
@@ -96,6 +103,7 @@ mod framing;
 mod memory;
 mod mtcp;
 mod quic;
+pub mod secure;
 pub mod sizing;
 mod spec;
 mod tcp;
@@ -107,6 +115,7 @@ pub use error::{Error, Result};
 pub use framing::{Framed, DEFAULT_MAX_MESSAGE};
 pub use memory::{memory_pair, MemoryChannel};
 pub use quic::QuicCongestion;
+pub use secure::{Credentials, SecureChannel};
 pub use spec::{
     available_congestion_controls, check_congestion_control, transports, Config, Listener,
     TransportInfo, TransportSpec,

@@ -244,6 +244,10 @@ impl Channel for MtcpChannel {
     fn socket_buffers(&self) -> Option<SocketBuffers> {
         crate::channel::read_socket_buffers(self.streams.first()?)
     }
+
+    fn peer_addr(&self) -> Option<std::net::SocketAddr> {
+        self.streams.first()?.peer_addr().ok()
+    }
 }
 
 impl Drop for MtcpChannel {

@@ -5,15 +5,16 @@
 //! quinn's controllers), and flow-control windows sized to the bandwidth-delay product
 //! (`window=BYTES`; see [`window_for`]).
 //!
-//! # Security: encrypted, not yet authenticated
+//! # Security: encrypted, authenticated only by the layer above
 //!
 //! Every byte is protected by TLS 1.3 (ALPN `transputation/1`), but the client does **not**
 //! authenticate the server: a server makes a fresh self-signed certificate when it starts
 //! listening, and the client accepts any certificate. It still checks that the server holds
 //! the key of the certificate it presented (the handshake signature), which proves nothing
 //! about who the server is. An active attacker on the path can therefore stand in the
-//! middle; a passive one learns nothing but sizes and timing. Issue 6 adds authenticated
-//! sessions.
+//! middle; a passive one learns nothing but sizes and timing. Sessions are authenticated
+//! by [`crate::SecureChannel`] on top of this channel, as on every other transport (its
+//! module docs say why rather than pinning keys in QUIC's TLS).
 //!
 //! # Threads and blocking
 //!
@@ -854,6 +855,10 @@ impl Channel for QuicChannel {
 
     fn stats(&self) -> ByteCounts {
         self.counts
+    }
+
+    fn peer_addr(&self) -> Option<SocketAddr> {
+        Some(self.conn.remote_address())
     }
 }
 

@@ -87,7 +87,8 @@ pub enum TransportSpec {
         udpbuf: Option<u32>,
     },
     /// One QUIC connection (quinn) with one bidirectional stream; TLS 1.3 encrypted, the
-    /// server not yet authenticated (issue 6 adds authenticated sessions).
+    /// server not authenticated by QUIC itself ([`crate::SecureChannel`] authenticates the
+    /// session on top, as on every transport).
     Quic {
         /// quinn's congestion controller.
         cc: QuicCongestion,
@@ -168,8 +169,8 @@ pub fn transports() -> Vec<TransportInfo> {
                       (buffer size from the config, else 33554432), mtu=BYTES path MTU \
                       to start from (quinn's 1200-byte packets, probing up to 1452)",
             description: "QUIC (quinn), one connection, one stream, user-space congestion \
-                          control; encrypted, not yet authenticated; issue 6 adds \
-                          authenticated sessions",
+                          control; TLS 1.3 encrypted, not authenticated by QUIC itself \
+                          (protected sessions authenticate on top, as on every transport)",
             available: Ok(()),
         },
     ]

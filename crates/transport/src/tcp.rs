@@ -74,4 +74,8 @@ impl Channel for TcpChannel {
     fn socket_buffers(&self) -> Option<SocketBuffers> {
         crate::channel::read_socket_buffers(self.writer.get_ref())
     }
+
+    fn peer_addr(&self) -> Option<std::net::SocketAddr> {
+        self.writer.get_ref().peer_addr().ok()
+    }
 }

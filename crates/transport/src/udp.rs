@@ -549,6 +549,10 @@ impl Channel for UdpChannel {
     fn socket_buffers(&self) -> Option<SocketBuffers> {
         crate::channel::read_socket_buffers(&self.sock)
     }
+
+    fn peer_addr(&self) -> Option<std::net::SocketAddr> {
+        self.sock.peer_addr().ok()
+    }
 }
 
 impl Drop for UdpChannel {

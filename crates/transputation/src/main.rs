@@ -8,6 +8,7 @@ mod garble_cmd;
 mod party_cmd;
 mod probe_cmd;
 mod report;
+mod secure_cmd;
 mod testbed_cmd;
 mod transport_cmd;
 
@@ -43,6 +44,8 @@ enum Command {
     /// Emulated links between two network namespaces: check one, run commands across one.
     #[command(subcommand)]
     Testbed(testbed_cmd::TestbedCommand),
+    /// Write a static key pair (or with --psk a pre-shared key) for protected sessions.
+    Keygen(secure_cmd::KeygenArgs),
 }
 
 fn main() {
@@ -57,6 +60,7 @@ fn main() {
         Command::Evaluator(args) => party_cmd::evaluator(args),
         Command::Run(args) => party_cmd::run(args),
         Command::Testbed(cmd) => testbed_cmd::run(cmd),
+        Command::Keygen(args) => secure_cmd::keygen(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -6,6 +6,9 @@
 //! apart. `run` starts both as child processes of this binary over 127.0.0.1: the garbler
 //! on a free port, which it announces on its standard error as `listening on ADDR`, then
 //! the evaluator; it merges their JSON reports.
+//!
+//! Every session is protected (authenticated and encrypted, `crate::secure_cmd`) unless
+//! `--insecure` says otherwise; `run` makes a one-time pre-shared key for its two parties.
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
@@ -25,6 +28,7 @@ use transputation_transport::sizing::{self, PathEstimate, Sizing};
 use transputation_transport::{Config, TransportSpec};
 
 use crate::garble_cmd::parse_scheme;
+use crate::secure_cmd::{self, Protection, ProtectionArgs};
 use crate::transport_cmd::{parse_rate, parse_spec};
 
 /// What both parties are told the same way.
@@ -61,7 +65,8 @@ pub struct SessionArgs {
     /// Print JSON (keys: output, total_ms, ot_ms, garble_ms, eval_ms,
     /// bytes_garbler_to_evaluator, bytes_evaluator_to_garbler, scheme, transport, circuit,
     /// and_gates, load_ms, setup_ms, the bytes by part, and with --rtt-ms and --bandwidth
-    /// the buffer sizing: buffer_bytes, bdp_bytes, paper_bound_bytes, volume_bytes).
+    /// the buffer sizing: buffer_bytes, bdp_bytes, paper_bound_bytes, volume_bytes;
+    /// protection: none, noise-psk or noise-kk, and handshake_ms, not part of total_ms).
     #[arg(long)]
     json: bool,
 }
@@ -76,6 +81,8 @@ pub struct GarblerArgs {
     #[arg(long, default_value = "")]
     input: String,
     #[command(flatten)]
+    protection: ProtectionArgs,
+    #[command(flatten)]
     session: SessionArgs,
 }
 
@@ -88,6 +95,8 @@ pub struct EvaluatorArgs {
     #[arg(long, default_value = "")]
     input: String,
     #[command(flatten)]
+    protection: ProtectionArgs,
+    #[command(flatten)]
     session: SessionArgs,
 }
 
@@ -99,6 +108,10 @@ pub struct RunArgs {
     /// The evaluator's input: one hex string per input group it owns, comma-separated.
     #[arg(long, default_value = "")]
     evaluator_input: String,
+    /// Run both parties without authentication or encryption (by default they share a
+    /// one-time pre-shared key made for this run).
+    #[arg(long)]
+    insecure: bool,
     #[command(flatten)]
     session: SessionArgs,
 }
@@ -182,7 +195,13 @@ fn parts_json(p: &ByteParts) -> Value {
 }
 
 /// One party's JSON report.
-fn report_json(args: &SessionArgs, loaded: &Loaded, setup_ms: f64, r: &Report) -> Value {
+fn report_json(
+    args: &SessionArgs,
+    loaded: &Loaded,
+    setup_ms: f64,
+    r: &Report,
+    protection: &Protection,
+) -> Value {
     let (g2e, e2g, g2e_parts, e2g_parts) = match r.role {
         Party::Garbler => (r.channel.sent, r.channel.received, r.sent, r.received),
         Party::Evaluator => (r.channel.received, r.channel.sent, r.received, r.sent),
@@ -208,11 +227,19 @@ fn report_json(args: &SessionArgs, loaded: &Loaded, setup_ms: f64, r: &Report) -
         "bdp_bytes": loaded.sizing.map(|s| s.bdp_bytes),
         "paper_bound_bytes": loaded.sizing.and_then(|s| s.paper_bound_bytes),
         "volume_bytes": loaded.sizing.map(|s| s.volume_bytes),
+        "protection": protection.name,
+        "handshake_ms": protection.handshake_ms,
     })
 }
 
-fn print_report(args: &SessionArgs, loaded: &Loaded, setup_ms: f64, r: &Report) -> Result<()> {
-    let v = report_json(args, loaded, setup_ms, r);
+fn print_report(
+    args: &SessionArgs,
+    loaded: &Loaded,
+    setup_ms: f64,
+    r: &Report,
+    protection: &Protection,
+) -> Result<()> {
+    let v = report_json(args, loaded, setup_ms, r, protection);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
@@ -236,6 +263,7 @@ fn print_report(args: &SessionArgs, loaded: &Loaded, setup_ms: f64, r: &Report) 
         loaded.load_ms,
         setup_ms,
     );
+    print_protection(protection);
     if let Some(z) = &loaded.sizing {
         eprintln!(
             "buffers: {} bytes each way (bandwidth-delay product {} bytes, volume {} bytes, \
@@ -249,8 +277,19 @@ fn print_report(args: &SessionArgs, loaded: &Loaded, setup_ms: f64, r: &Report) 
     Ok(())
 }
 
+fn print_protection(p: &Protection) {
+    match p.name {
+        "none" => eprintln!("protection: none (--insecure): not authenticated, not encrypted"),
+        name => eprintln!(
+            "protection: {name}, authenticated and encrypted (handshake {:.2} ms)",
+            p.handshake_ms
+        ),
+    }
+}
+
 pub fn garbler(args: GarblerArgs) -> Result<()> {
     let s = &args.session;
+    let creds = args.protection.credentials()?;
     let loaded = s.load()?;
     let cfg = s.config(&loaded)?;
     let input = encode_party_input(&loaded.circuit, Party::Garbler, &args.input)?;
@@ -262,16 +301,15 @@ pub fn garbler(args: GarblerArgs) -> Result<()> {
         .listen(args.listen, &cfg)
         .with_context(|| format!("listening on {} with {}", args.listen, s.transport))?;
     eprintln!("listening on {}", listener.local_addr());
-    let ch = listener
-        .accept()
-        .with_context(|| format!("waiting for the evaluator on {}", listener.local_addr()))?;
-    eprintln!("evaluator connected");
+    let (ch, protection) = secure_cmd::accept(&listener, creds.as_ref())?;
+    eprintln!("evaluator connected (protection: {})", protection.name);
     let report = garbler.run(ch).context("the 2PC session failed")?;
-    print_report(s, &loaded, setup_ms, &report)
+    print_report(s, &loaded, setup_ms, &report, &protection)
 }
 
 pub fn evaluator(args: EvaluatorArgs) -> Result<()> {
     let s = &args.session;
+    let creds = args.protection.credentials()?;
     let loaded = s.load()?;
     let cfg = s.config(&loaded)?;
     let input = encode_party_input(&loaded.circuit, Party::Evaluator, &args.input)?;
@@ -284,8 +322,14 @@ pub fn evaluator(args: EvaluatorArgs) -> Result<()> {
             args.connect, s.transport
         )
     })?;
+    let (ch, protection) = secure_cmd::connect(ch, creds.as_ref()).with_context(|| {
+        format!(
+            "protecting the session with the garbler at {}",
+            args.connect
+        )
+    })?;
     let report = evaluator.run(ch).context("the 2PC session failed")?;
-    print_report(s, &loaded, setup_ms, &report)
+    print_report(s, &loaded, setup_ms, &report, &protection)
 }
 
 /// The flags that pass `args` on to a party process.
@@ -398,6 +442,13 @@ pub fn run(args: RunArgs) -> Result<()> {
     encode_party_input(&loaded.circuit, Party::Garbler, &args.garbler_input)?;
     encode_party_input(&loaded.circuit, Party::Evaluator, &args.evaluator_input)?;
 
+    // The parties' one-time key: a 0600 file in a 0700 directory, removed when `run` ends.
+    let (_key_dir, protection) = if args.insecure {
+        (None, vec!["--insecure".to_string()])
+    } else {
+        let (dir, path) = secure_cmd::one_time_psk()?;
+        (Some(dir), ProtectionArgs::psk_flags(&path))
+    };
     let (tx, rx) = mpsc::channel();
     let mut g_args = vec![
         "garbler".to_string(),
@@ -405,6 +456,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         "127.0.0.1:0".into(),
     ];
     g_args.extend(["--input".to_string(), args.garbler_input.clone()]);
+    g_args.extend(protection.iter().cloned());
     g_args.extend(session_flags(s));
     let garbler = PartyProcess::spawn("garbler", g_args, Some(tx))?;
     // Loading a large circuit takes the garbler a while; wait for its address as long as
@@ -422,6 +474,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     };
     let mut e_args = vec!["evaluator".to_string(), "--connect".into(), addr];
     e_args.extend(["--input".to_string(), args.evaluator_input.clone()]);
+    e_args.extend(protection);
     e_args.extend(session_flags(s));
     let evaluator = PartyProcess::spawn("evaluator", e_args, None)?;
     let e = evaluator.finish();
@@ -455,6 +508,8 @@ pub fn run(args: RunArgs) -> Result<()> {
         "buffer_bytes": g["buffer_bytes"],
         "bdp_bytes": g["bdp_bytes"],
         "paper_bound_bytes": g["paper_bound_bytes"],
+        "protection": g["protection"],
+        "handshake_ms": g["handshake_ms"],
         "garbler": g,
         "evaluator": e,
     });
@@ -476,6 +531,11 @@ pub fn run(args: RunArgs) -> Result<()> {
         f("eval_ms"),
         merged["bytes_garbler_to_evaluator"],
         merged["bytes_evaluator_to_garbler"],
+    );
+    eprintln!(
+        "protection: {} (handshake {:.2} ms, not in the protocol time)",
+        merged["protection"].as_str().unwrap_or("?"),
+        f("handshake_ms")
     );
     Ok(())
 }

@@ -159,6 +159,8 @@ struct Party {
 fn garbler(args: &[&str]) -> (Party, String) {
     let mut child = bin()
         .args(["garbler", "--listen", "127.0.0.1:0", "--timeout", "3"])
+        // These tests are about the 2PC layer; protected sessions: secure_cli.rs.
+        .arg("--insecure")
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -218,6 +220,7 @@ fn different_circuits_or_schemes_stop_both_parties_clearly() {
         };
         let e = run(&[
             "evaluator",
+            "--insecure",
             "--connect",
             &addr,
             "--circuit",
@@ -252,6 +255,7 @@ fn a_peer_killed_mid_run_is_reported_within_the_timeout() {
     let mut e = bin()
         .args([
             "evaluator",
+            "--insecure",
             "--connect",
             &addr,
             "--circuit",
@@ -295,6 +299,7 @@ fn garbage_from_a_fake_peer_is_a_clear_error() {
     });
     let e = run(&[
         "evaluator",
+        "--insecure",
         "--connect",
         &addr,
         "--circuit",

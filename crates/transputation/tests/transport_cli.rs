@@ -24,7 +24,7 @@ fn lists_every_transport_with_its_availability() {
         "udt",
         "mss=BYTES",
         "quic",
-        "not yet authenticated",
+        "not authenticated by QUIC itself",
     ] {
         assert!(text.contains(name), "{name}: {text}");
     }

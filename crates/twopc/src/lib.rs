@@ -46,7 +46,9 @@
 //! Semi-honest security: each party follows the protocol and learns only the output (and
 //! the circuit, sizes and timings). The garbler's labels reveal nothing about its input
 //! (point and permute); the evaluator's labels come through OT (Chou–Orlandi base OT, IKNP
-//! extension, see `transputation-ot`). Channels are not yet authenticated or encrypted.
+//! extension, see `transputation-ot`). Authenticating the peer and encrypting the channel
+//! is the caller's: wrap the channel in `transputation_transport::SecureChannel` before
+//! `run` (the `transputation` binary does, unless `--insecure`).
 
 mod header;
 mod session;

@@ -1,0 +1,408 @@
+//! Tests of the secure channel against a tampering network: a wrapped channel that flips,
+//! drops, replays or reorders whole `send` calls (the secure channel hands each record to
+//! the channel below in one call; the handshake uses three calls per side).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::{memory_pair, MemoryChannel};
+
+/// Send calls of one side's handshake: hello, length, message.
+const HANDSHAKE_SENDS: usize = 3;
+
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    None,
+    /// Flip bit 0 of byte `at` of send call `call`.
+    Flip {
+        call: usize,
+        at: usize,
+    },
+    /// Send call `call` twice.
+    Replay {
+        call: usize,
+    },
+    /// Send call `call` after call `call + 1`.
+    Swap {
+        call: usize,
+    },
+    /// Leave send call `call` out.
+    Drop {
+        call: usize,
+    },
+}
+
+/// A channel that applies one [`Fault`] to what it sends and counts the bytes it sent.
+struct Tamper {
+    inner: MemoryChannel,
+    fault: Fault,
+    calls: usize,
+    held: Option<Vec<u8>>,
+    sent: Arc<AtomicU64>,
+}
+
+impl Tamper {
+    fn new(inner: MemoryChannel, fault: Fault) -> Self {
+        Tamper {
+            inner,
+            fault,
+            calls: 0,
+            held: None,
+            sent: Arc::new(AtomicU64::new(0)),
+        }
+    }
+}
+
+impl Channel for Tamper {
+    fn send(&mut self, bytes: &[u8]) -> Result<()> {
+        let call = self.calls;
+        self.calls += 1;
+        self.sent.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        match self.fault {
+            Fault::Flip { call: c, at } if c == call => {
+                let mut b = bytes.to_vec();
+                b[at] ^= 1;
+                self.inner.send(&b)
+            }
+            Fault::Replay { call: c } if c == call => {
+                self.inner.send(bytes)?;
+                self.inner.send(bytes)
+            }
+            Fault::Swap { call: c } if c == call => {
+                self.held = Some(bytes.to_vec());
+                Ok(())
+            }
+            Fault::Swap { call: c } if c + 1 == call => {
+                self.inner.send(bytes)?;
+                let held = self.held.take().expect("held");
+                self.inner.send(&held)
+            }
+            Fault::Drop { call: c } if c == call => Ok(()),
+            _ => self.inner.send(bytes),
+        }
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.inner.recv(buf)
+    }
+    fn flush(&mut self) -> Result<()> {
+        self.inner.flush()
+    }
+    fn close(&mut self) -> Result<()> {
+        self.inner.close()
+    }
+    fn stats(&self) -> ByteCounts {
+        self.inner.stats()
+    }
+}
+
+fn psk(b: u8) -> Credentials {
+    Credentials::Psk(Psk::from_bytes([b; 32]))
+}
+
+fn kk_pair() -> (Credentials, Credentials, PublicKey) {
+    let a = StaticKeypair::generate().unwrap();
+    let b = StaticKeypair::generate().unwrap();
+    let (pa, pb) = (a.public(), b.public());
+    (
+        Credentials::Pinned { own: a, peer: pb },
+        Credentials::Pinned { own: b, peer: pa },
+        pa,
+    )
+}
+
+/// The payload the client sends: sizes around the record boundary and a large one.
+fn payload() -> Vec<Vec<u8>> {
+    let mut v = Vec::new();
+    for (i, len) in [
+        0,
+        1,
+        8,
+        1000,
+        MAX_RECORD - 1,
+        MAX_RECORD,
+        MAX_RECORD + 1,
+        3 * MAX_RECORD + 17,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        v.push((0..len).map(|j| (j * 31 + i) as u8).collect());
+    }
+    v
+}
+
+/// A client and a server over a faulty network: the client sends [`payload`] (framed by
+/// lengths), the server answers with the byte sum; returns both results.
+fn session(
+    client: Credentials,
+    server: Credentials,
+    client_fault: Fault,
+) -> (Result<u64>, Result<u64>, u64) {
+    let (a, b) = memory_pair(Duration::from_secs(5));
+    let a = Tamper::new(a, client_fault);
+    let b = Tamper::new(b, Fault::None);
+    let server_sent = b.sent.clone();
+    let srv = thread::spawn(move || -> Result<u64> {
+        let mut ch = SecureChannel::server(b, &server)?;
+        let mut sum = 0u64;
+        let mut total = 0u64;
+        for _ in 0..payload().len() {
+            let mut len = [0u8; 8];
+            ch.recv(&mut len)?;
+            let mut msg = vec![0u8; u64::from_be_bytes(len) as usize];
+            // Read in uneven pieces, to cross record boundaries every way.
+            let mut at = 0;
+            let mut piece = 1;
+            while at < msg.len() {
+                let n = piece.min(msg.len() - at);
+                ch.recv(&mut msg[at..at + n])?;
+                at += n;
+                piece = piece * 7 + 3;
+            }
+            sum += msg.iter().map(|&b| u64::from(b)).sum::<u64>();
+            total += msg.len() as u64;
+        }
+        ch.send(&sum.to_be_bytes())?;
+        ch.close()?;
+        // The client's authenticated close: Closed, not an integrity error.
+        match ch.recv(&mut [0u8; 1]) {
+            Err(Error::Closed { .. }) => Ok(total),
+            other => panic!("after the close: {other:?}"),
+        }
+    });
+    let cli = (|| -> Result<u64> {
+        let mut ch = SecureChannel::client(a, &client)?;
+        for m in payload() {
+            ch.send(&(m.len() as u64).to_be_bytes())?;
+            ch.send(&m)?;
+        }
+        let mut sum = [0u8; 8];
+        ch.recv(&mut sum)?;
+        ch.close()?;
+        Ok(u64::from_be_bytes(sum))
+    })();
+    let srv = srv.join().unwrap();
+    (cli, srv, server_sent.load(Ordering::Relaxed))
+}
+
+fn expected_sum() -> u64 {
+    payload()
+        .iter()
+        .flatten()
+        .map(|&b| u64::from(b))
+        .sum::<u64>()
+}
+
+#[test]
+fn psk_and_kk_sessions_carry_every_byte() {
+    let (cli, srv, _) = session(psk(1), psk(1), Fault::None);
+    assert_eq!(cli.unwrap(), expected_sum());
+    let total: usize = payload().iter().map(Vec::len).sum();
+    assert_eq!(srv.unwrap(), total as u64);
+    let (c, s, _) = kk_pair();
+    let (cli, srv, _) = session(c, s, Fault::None);
+    assert_eq!(cli.unwrap(), expected_sum());
+    srv.unwrap();
+}
+
+#[test]
+fn the_wrong_key_gets_no_byte_from_the_server() {
+    let (cli, srv, server_sent) = session(psk(1), psk(2), Fault::None);
+    let e = srv.unwrap_err().to_string();
+    assert!(e.contains("did not prove the expected key"), "{e}");
+    assert_eq!(server_sent, 0, "the server sent bytes to a stranger");
+    let e = cli.unwrap_err().to_string();
+    assert!(e.contains("refused our key"), "{e}");
+
+    // KK: the server pins another client key.
+    let (c, _, _) = kk_pair();
+    let (_, s, _) = kk_pair();
+    let (cli, srv, server_sent) = session(c, s, Fault::None);
+    assert!(srv.unwrap_err().to_string().contains("did not prove"));
+    assert!(cli.is_err());
+    assert_eq!(server_sent, 0);
+
+    // Another method altogether.
+    let (_, s, _) = kk_pair();
+    let (cli, srv, server_sent) = session(psk(1), s, Fault::None);
+    let e = srv.unwrap_err().to_string();
+    assert!(
+        e.contains("pre-shared key (--psk-file), this side with pinned"),
+        "{e}"
+    );
+    assert!(cli.is_err());
+    assert_eq!(server_sent, 0);
+}
+
+#[test]
+fn a_server_with_a_stranger_key_is_not_believed() {
+    // The client pins key P; the server holds another key but pins the client correctly.
+    let a = StaticKeypair::generate().unwrap();
+    let b = StaticKeypair::generate().unwrap();
+    let mallory = StaticKeypair::generate().unwrap();
+    let client = Credentials::Pinned {
+        own: a,
+        peer: b.public(),
+    };
+    let server = Credentials::Pinned {
+        peer: client_public(&client),
+        own: mallory,
+    };
+    let (cli, srv, _) = session(client, server, Fault::None);
+    assert!(srv.is_err());
+    assert!(cli.is_err());
+}
+
+fn client_public(c: &Credentials) -> PublicKey {
+    match c {
+        Credentials::Pinned { own, .. } => own.public(),
+        Credentials::Psk(_) => unreachable!(),
+    }
+}
+
+#[test]
+fn an_unprotected_peer_is_told_apart() {
+    let (a, b) = memory_pair(Duration::from_secs(2));
+    let srv = thread::spawn(move || SecureChannel::server(b, &psk(1)).map(|_| ()));
+    let mut a = a;
+    // What an unprotected 2PC party sends first: a framed 72-byte session header.
+    a.send(&72u64.to_be_bytes()).unwrap();
+    a.send(&[0u8; 72]).unwrap();
+    a.flush().unwrap();
+    let e = srv.join().unwrap().unwrap_err().to_string();
+    assert!(e.contains("--insecure"), "{e}");
+}
+
+#[test]
+fn a_flipped_bit_anywhere_in_a_record_aborts_the_receiver() {
+    // The client's first record after the handshake holds the small messages and their
+    // length prefixes (1,049 bytes); the second the first large message alone (a large
+    // send gets records of its own). Flip bytes of the sealed header, body and tag of each.
+    let first = HANDSHAKE_SENDS;
+    let small = 20 + 1049 + 16;
+    let large = 20 + MAX_RECORD - 1 + 16;
+    for (call, at) in [
+        (first, 0),
+        (first, 3),
+        (first, 4),
+        (first, 19),
+        (first, 20),
+        (first, 25),
+        (first, 1000),
+        (first, small - 1),
+        (first + 1, 0),
+        (first + 1, 20),
+        (first + 1, 5000),
+        (first + 1, large - 1),
+    ] {
+        let (cli, srv, _) = session(psk(1), psk(1), Fault::Flip { call, at });
+        let e = srv.unwrap_err();
+        assert!(
+            matches!(e, Error::Integrity { .. }),
+            "call {call} byte {at}: {e}"
+        );
+        assert!(e.to_string().contains("failed its check"), "{e}");
+        assert!(cli.is_err(), "the sender learns the session ended");
+    }
+    // A later record too: the 8-byte length prefix of a large message, alone.
+    let (_, srv, _) = session(
+        psk(1),
+        psk(1),
+        Fault::Flip {
+            call: first + 4,
+            at: 22,
+        },
+    );
+    assert!(matches!(srv.unwrap_err(), Error::Integrity { .. }));
+    // And in the handshake itself.
+    let (_, srv, _) = session(psk(1), psk(1), Fault::Flip { call: 2, at: 40 });
+    assert!(matches!(srv.unwrap_err(), Error::Handshake { .. }));
+}
+
+#[test]
+fn replayed_reordered_or_dropped_records_are_refused() {
+    let first = HANDSHAKE_SENDS;
+    for fault in [
+        Fault::Replay { call: first },
+        Fault::Replay { call: first + 2 },
+        Fault::Swap { call: first },
+        Fault::Swap { call: first + 1 },
+        Fault::Drop { call: first + 1 },
+    ] {
+        let (_, srv, _) = session(psk(1), psk(1), fault);
+        let e = srv.unwrap_err();
+        assert!(matches!(e, Error::Integrity { .. }), "{fault:?}: {e}");
+    }
+}
+
+#[test]
+fn a_cut_short_stream_is_an_error_and_a_closed_one_is_not() {
+    let (a, b) = memory_pair(Duration::from_secs(2));
+    let cli = thread::spawn(move || {
+        let mut ch = SecureChannel::client(a, &psk(3)).unwrap();
+        ch.send(b"all of it").unwrap();
+        ch.flush().unwrap();
+        // Dropped without close: no authenticated end.
+    });
+    let mut ch = SecureChannel::server(b, &psk(3)).unwrap();
+    let mut buf = [0u8; 9];
+    ch.recv(&mut buf).unwrap();
+    assert_eq!(&buf, b"all of it");
+    cli.join().unwrap();
+    let e = ch.recv(&mut [0u8; 1]).unwrap_err();
+    assert!(e.to_string().contains("cut short"), "{e}");
+    assert!(matches!(ch.recv(&mut [0u8; 1]), Err(Error::Poisoned)));
+}
+
+#[test]
+fn counters_count_records_not_the_handshake() {
+    let (a, b) = memory_pair(Duration::from_secs(2));
+    let srv = thread::spawn(move || {
+        let mut ch = SecureChannel::server(b, &psk(4)).unwrap();
+        let mut buf = [0u8; 100];
+        ch.recv(&mut buf).unwrap();
+        ch.stats()
+    });
+    let mut ch = SecureChannel::client(a, &psk(4)).unwrap();
+    assert_eq!(ch.stats(), ByteCounts::default());
+    ch.send(&[9u8; 100]).unwrap();
+    ch.flush().unwrap();
+    let one_record = (SEALED_HEADER + 100 + TAG) as u64;
+    assert_eq!(ch.stats().sent, one_record);
+    assert_eq!(srv.join().unwrap().received, one_record);
+    assert_eq!(ch.protection(), "noise-psk");
+}
+
+/// Completes a handshake, then lets the server's side of the wire send `bytes` raw.
+fn after_handshake_receive(bytes: &[u8]) -> Result<()> {
+    let (a, b) = memory_pair(Duration::from_millis(200));
+    let srv = thread::spawn(move || SecureChannel::server(b, &psk(5)).unwrap());
+    let mut cli = SecureChannel::client(a, &psk(5)).unwrap();
+    let mut srv = srv.join().unwrap();
+    srv.inner.send(bytes).unwrap();
+    srv.inner.close().unwrap();
+    let mut buf = vec![0u8; 64];
+    cli.recv(&mut buf)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn hostile_records_never_panic_or_pass(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        prop_assert!(after_handshake_receive(&bytes).is_err());
+    }
+
+    #[test]
+    fn hostile_handshakes_never_panic_or_pass(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let (mut a, b) = memory_pair(Duration::from_millis(100));
+        a.send(&bytes).unwrap();
+        a.close().unwrap();
+        prop_assert!(SecureChannel::server(b, &psk(6)).is_err());
+    }
+}

@@ -1,0 +1,180 @@
+//! `transputation keygen`, and the protection of the `garbler`, `evaluator` and `run`
+//! sessions: the key flags, and wrapping the connected channel in a
+//! [`SecureChannel`] before the 2PC code sees it (see `transputation_transport::secure`).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use transputation_transport::secure::keys::{Psk, PublicKey, StaticKeypair};
+use transputation_transport::{Channel, Credentials, Listener, SecureChannel};
+
+#[derive(Args, Debug)]
+pub struct KeygenArgs {
+    /// Where to write the private key (mode 0600, never overwritten); the public key goes
+    /// to FILE.pub and to standard output, as 64 hex digits.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Write a random pre-shared key for --psk-file instead of a key pair.
+    #[arg(long)]
+    psk: bool,
+}
+
+pub fn keygen(args: KeygenArgs) -> Result<()> {
+    if args.psk {
+        Psk::generate()?.write_file(&args.out)?;
+        eprintln!(
+            "wrote a pre-shared key to {} (mode 0600); give a copy to the peer over a safe \
+             path, and pass it to both parties with --psk-file",
+            args.out.display()
+        );
+        return Ok(());
+    }
+    let kp = StaticKeypair::generate()?;
+    let pub_path = kp.write_files(&args.out)?;
+    println!("{}", kp.public());
+    eprintln!(
+        "wrote the private key to {} (mode 0600) and the public key to {}; pass --key {} \
+         here, and give the public key to the peer for its --peer-key",
+        args.out.display(),
+        pub_path.display(),
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// How a party proves itself and checks its peer.
+#[derive(Args, Debug, Clone)]
+pub struct ProtectionArgs {
+    /// A pre-shared key file (`keygen --psk`, mode 0600); both parties pass the same key
+    /// (Noise NNpsk0).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["peer_key", "key", "insecure"])]
+    psk_file: Option<PathBuf>,
+    /// The peer's public key, as 64 hex digits or the FILE.pub `keygen` wrote: only the
+    /// holder of its private key is accepted (Noise KK; needs --key).
+    #[arg(
+        long,
+        value_name = "HEX|FILE",
+        requires = "key",
+        conflicts_with = "insecure"
+    )]
+    peer_key: Option<String>,
+    /// This party's private key file from `keygen` (mode 0600), with --peer-key.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "peer_key",
+        conflicts_with = "insecure"
+    )]
+    key: Option<PathBuf>,
+    /// No authentication and no encryption: anyone who can connect takes part and anyone on
+    /// the path reads along (for measuring the cost of protection).
+    #[arg(long)]
+    insecure: bool,
+}
+
+impl ProtectionArgs {
+    /// The credentials named, `None` with --insecure; reads and checks the key files.
+    pub fn credentials(&self) -> Result<Option<Credentials>> {
+        if self.insecure {
+            return Ok(None);
+        }
+        if let Some(p) = &self.psk_file {
+            return Ok(Some(Credentials::Psk(Psk::read_file(p)?)));
+        }
+        if let (Some(key), Some(peer)) = (&self.key, &self.peer_key) {
+            return Ok(Some(Credentials::Pinned {
+                own: StaticKeypair::read_file(key)?,
+                peer: PublicKey::from_arg(peer)?,
+            }));
+        }
+        bail!(
+            "no key to authenticate the peer with: pass --psk-file FILE (the same pre-shared \
+             key on both sides; make one with `transputation keygen --psk --out FILE`), or \
+             --key FILE and --peer-key HEX|FILE (make each party's key pair with \
+             `transputation keygen --out FILE`), or --insecure to run without \
+             authentication or encryption"
+        )
+    }
+
+    /// The flags that pass a pre-shared key file on to a party process.
+    pub fn psk_flags(path: &Path) -> Vec<String> {
+        vec!["--psk-file".into(), path.display().to_string()]
+    }
+}
+
+/// What protects a session, for the report.
+#[derive(Debug, Clone, Copy)]
+pub struct Protection {
+    /// `none`, `noise-psk` or `noise-kk`.
+    pub name: &'static str,
+    /// Time of the handshake, milliseconds (0 without protection).
+    pub handshake_ms: f64,
+}
+
+impl Protection {
+    const NONE: Protection = Protection {
+        name: "none",
+        handshake_ms: 0.0,
+    };
+}
+
+/// Accepts peers until one proves the expected key (or accepting fails, e.g. times out);
+/// a peer that does not is logged as refused and gets no byte.
+pub fn accept(
+    listener: &Listener,
+    creds: Option<&Credentials>,
+) -> Result<(Box<dyn Channel>, Protection)> {
+    loop {
+        let ch = listener
+            .accept()
+            .with_context(|| format!("waiting for the evaluator on {}", listener.local_addr()))?;
+        let Some(creds) = creds else {
+            return Ok((ch, Protection::NONE));
+        };
+        let peer = ch
+            .peer_addr()
+            .map_or_else(|| "an unknown address".to_string(), |a| a.to_string());
+        let start = Instant::now();
+        match SecureChannel::server(ch, creds) {
+            Ok(ch) => {
+                let p = Protection {
+                    name: creds.protection(),
+                    handshake_ms: start.elapsed().as_secs_f64() * 1e3,
+                };
+                return Ok((Box::new(ch), p));
+            }
+            Err(e) => eprintln!("refused a peer at {peer}: {e}; waiting for the next"),
+        }
+    }
+}
+
+/// Runs the handshake as the connecting party, unless protection is off.
+pub fn connect(
+    ch: Box<dyn Channel>,
+    creds: Option<&Credentials>,
+) -> Result<(Box<dyn Channel>, Protection)> {
+    let Some(creds) = creds else {
+        return Ok((ch, Protection::NONE));
+    };
+    let start = Instant::now();
+    let ch = SecureChannel::client(ch, creds)?;
+    let p = Protection {
+        name: creds.protection(),
+        handshake_ms: start.elapsed().as_secs_f64() * 1e3,
+    };
+    Ok((Box::new(ch), p))
+}
+
+/// A one-time pre-shared key for `run`'s two local parties: a file of mode 0600 in a new
+/// directory of mode 0700, both removed when the returned guard is dropped.
+pub fn one_time_psk() -> Result<(tempfile::TempDir, PathBuf)> {
+    let dir = tempfile::Builder::new()
+        .prefix("transputation-run-")
+        .tempdir()
+        .context("making a directory for the session's one-time key")?;
+    let path = dir.path().join("psk");
+    Psk::generate()?.write_file(&path)?;
+    Ok((dir, path))
+}
