@@ -44,9 +44,13 @@
 //! be added (tried once per process in a throw-away namespace), else emu. The emu relay is
 //! described in [`emu`], the netem set-up in [`netem`].
 
+pub mod db;
 pub mod emu;
+pub mod experiment;
 pub mod netem;
 pub mod ns;
+pub mod report;
+pub mod runner;
 pub mod spec;
 mod topology;
 pub mod verify;
@@ -162,6 +166,20 @@ pub enum Error {
     /// A measurement across the link failed.
     #[error("measuring the link: {0}")]
     Measure(String),
+    /// The results database failed.
+    #[error("{context}: {source}")]
+    Database {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        source: rusqlite::Error,
+    },
+    /// An experiment description is wrong.
+    #[error(transparent)]
+    Experiment(#[from] experiment::ExperimentError),
+    /// An experiment could not go on (its parties cannot be started at all).
+    #[error("{0}")]
+    Run(String),
 }
 
 /// Counters of one direction of a running link.
