@@ -49,6 +49,7 @@ pub mod emu;
 pub mod experiment;
 pub mod netem;
 pub mod ns;
+pub mod plot;
 pub mod report;
 pub mod runner;
 pub mod spec;
