@@ -739,7 +739,8 @@ mod tests {
 
     #[test]
     fn bad_flags_name_their_key() {
-        let cases: Vec<(Box<dyn Fn(&mut ExperimentFile)>, &str)> = vec![
+        type Change = Box<dyn Fn(&mut ExperimentFile)>;
+        let cases: Vec<(Change, &str)> = vec![
             (Box::new(|f| f.runs = 0), "runs"),
             (Box::new(|f| f.timeout = 0), "timeout"),
             (

@@ -43,6 +43,14 @@
 //! Both implement [`Backend`]; [`EmulatorKind::Auto`] picks netem where a netem qdisc can
 //! be added (tried once per process in a throw-away namespace), else emu. The emu relay is
 //! described in [`emu`], the netem set-up in [`netem`].
+//!
+//! # Experiments
+//! On top of the links: [`experiment`] (the matrix of circuits × schemes × transports ×
+//! conditions × repetitions, from flags or TOML), [`runner`] (carries a plan out, one
+//! topology per condition, the parties as process groups with a per-run limit), [`db`] (the
+//! SQLite results database and its schema), [`report`] (the paper's Table 4 shape) and
+//! [`plot`] (time against RTT, loss or rate, as SVG). The parties' command lines come from
+//! the caller through [`runner::Launcher`]; the `transputation` binary starts itself.
 
 pub mod db;
 pub mod emu;
