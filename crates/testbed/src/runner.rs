@@ -21,6 +21,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Mutex;
 use std::thread::{self, JoinHandle};
@@ -116,12 +117,24 @@ fn kill_group(pgid: i32) {
     }
 }
 
+/// Set (first thing) by the interrupt handler: a run whose parties it killed is not a result.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// After an interrupt, waits for the handler to end the process, so that the run the
+/// interrupt cut short is not recorded (a resumed experiment runs it again).
+fn stop_if_interrupted() {
+    while INTERRUPTED.load(Ordering::SeqCst) {
+        thread::sleep(Duration::from_secs(1));
+    }
+}
+
 /// Ctrl-C, SIGTERM, SIGHUP: kill the parties, delete the namespaces, exit 130. (The finished
 /// runs are in the database already; `--resume` continues.)
 fn install_interrupt_handler() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let _ = ctrlc::set_handler(|| {
+            INTERRUPTED.store(true, Ordering::SeqCst);
             let groups = PARTY_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
             for g in groups {
                 kill_group(g);
@@ -344,6 +357,7 @@ impl Runner<'_> {
                 Ok(t) => t,
                 Err(e @ (Error::Privileges(_) | Error::MissingTool { .. })) => return Err(e),
                 Err(e) => {
+                    stop_if_interrupted();
                     // Every run of this condition fails the same way: recorded as such.
                     let link = LinkRecord {
                         rtt_us: u64::try_from(cond.link.rtt().as_micros()).unwrap_or(0),
@@ -409,6 +423,7 @@ impl Runner<'_> {
                 }
                 let port = 20_000 + (index % 20_000) as u16;
                 let record = self.one_run(&topo, &link, p, port);
+                stop_if_interrupted();
                 if record.status != Status::Ok {
                     outcome.failed += 1;
                     if self.progress {
