@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::db::{Environment, ExperimentRow, RunRecord, Status};
+use crate::experiment::PROGRAM_SCHEME;
 
 /// The runs of one cell, summarised.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -364,6 +365,13 @@ impl Report {
              standard deviation; best: lowest mean among transports whose every run succeeded"
                 .into(),
         );
+        if self.rows.iter().any(|r| r.scheme == PROGRAM_SCHEME) {
+            lines.push(
+                "user programs (scheme `program`): wall time from starting the client until \
+                 both sides exited"
+                    .into(),
+            );
+        }
         lines
     }
 

@@ -134,6 +134,19 @@ fn open_db(path: Option<&Path>) -> Result<(Db, PathBuf)> {
     Ok((db, path))
 }
 
+/// The database for reading: it must exist already.
+fn open_existing_db(path: Option<&Path>) -> Result<(Db, PathBuf)> {
+    let path = path.map(Path::to_path_buf).unwrap_or_else(db::default_path);
+    if !path.exists() {
+        bail!(
+            "no results database at {} (run `transputation testbed run` first, or pass --db)",
+            path.display()
+        );
+    }
+    let db = Db::open(&path)?;
+    Ok((db, path))
+}
+
 impl RunArgs {
     /// The experiment as written, from the file or the flags, with the overrides.
     fn experiment_file(&self) -> Result<ExperimentFile> {
@@ -189,9 +202,19 @@ impl RunArgs {
         if let Some(m) = &self.max_rate {
             f.max_rate = Some(m.clone());
         }
-        // Program directories are kept absolute, so that --resume works from anywhere.
+        // Program directories are kept absolute, so that --resume works from anywhere; in a
+        // file they are relative to the file.
+        let base = self
+            .file
+            .as_deref()
+            .and_then(Path::parent)
+            .filter(|p| !p.as_os_str().is_empty());
         for dir in f.programs.values_mut() {
-            if let Ok(abs) = std::fs::canonicalize(&*dir) {
+            let joined = match base {
+                Some(b) if dir.is_relative() => b.join(&*dir),
+                _ => dir.clone(),
+            };
+            if let Ok(abs) = std::fs::canonicalize(&joined) {
                 *dir = abs;
             }
         }
@@ -445,7 +468,7 @@ pub fn run(args: RunArgs) -> Result<()> {
 }
 
 pub fn report_cmd(args: ReportArgs) -> Result<()> {
-    let (db, path) = open_db(args.db.as_deref())?;
+    let (db, path) = open_existing_db(args.db.as_deref())?;
     let row = db
         .find_experiment(args.experiment.as_deref())?
         .ok_or_else(|| match &args.experiment {
@@ -474,7 +497,7 @@ pub fn report_cmd(args: ReportArgs) -> Result<()> {
 }
 
 pub fn list(args: ExperimentsArgs) -> Result<()> {
-    let (db, path) = open_db(args.db.as_deref())?;
+    let (db, path) = open_existing_db(args.db.as_deref())?;
     let rows: Vec<Vec<String>> = db
         .experiments()?
         .iter()
