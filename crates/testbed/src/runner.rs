@@ -135,7 +135,10 @@ fn install_interrupt_handler() {
     ONCE.call_once(|| {
         let _ = ctrlc::set_handler(|| {
             INTERRUPTED.store(true, Ordering::SeqCst);
-            let groups = PARTY_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
+            let groups = PARTY_GROUPS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
             for g in groups {
                 kill_group(g);
             }
@@ -187,9 +190,16 @@ impl Proc {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        // Spawn and register under the lock, so that the interrupt handler (which takes it
+        // after raising INTERRUPTED) either sees this party or prevents it.
+        let mut groups = PARTY_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return Err(std::io::Error::other("interrupted"));
+        }
         let mut child = c.spawn()?;
         let pgid = child.id() as i32;
-        register(pgid, true);
+        groups.push(pgid);
+        drop(groups);
         let stdout = child.stdout.take().map(|o| drain(o, 4 << 20));
         let stderr = child.stderr.take().map(|e| {
             thread::spawn(move || {
