@@ -43,10 +43,23 @@
 //! Both implement [`Backend`]; [`EmulatorKind::Auto`] picks netem where a netem qdisc can
 //! be added (tried once per process in a throw-away namespace), else emu. The emu relay is
 //! described in [`emu`], the netem set-up in [`netem`].
+//!
+//! # Experiments
+//! On top of the links: [`experiment`] (the matrix of circuits × schemes × transports ×
+//! conditions × repetitions, from flags or TOML), [`runner`] (carries a plan out, one
+//! topology per condition, the parties as process groups with a per-run limit), [`db`] (the
+//! SQLite results database and its schema), [`report`] (the paper's Table 4 shape) and
+//! [`plot`] (time against RTT, loss or rate, as SVG). The parties' command lines come from
+//! the caller through [`runner::Launcher`]; the `transputation` binary starts itself.
 
+pub mod db;
 pub mod emu;
+pub mod experiment;
 pub mod netem;
 pub mod ns;
+pub mod plot;
+pub mod report;
+pub mod runner;
 pub mod spec;
 mod topology;
 pub mod verify;
@@ -162,6 +175,20 @@ pub enum Error {
     /// A measurement across the link failed.
     #[error("measuring the link: {0}")]
     Measure(String),
+    /// The results database failed.
+    #[error("{context}: {source}")]
+    Database {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        source: rusqlite::Error,
+    },
+    /// An experiment description is wrong.
+    #[error(transparent)]
+    Experiment(#[from] experiment::ExperimentError),
+    /// An experiment could not go on (its parties cannot be started at all).
+    #[error("{0}")]
+    Run(String),
 }
 
 /// Counters of one direction of a running link.

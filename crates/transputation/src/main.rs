@@ -4,6 +4,7 @@
 //! crates and prints text or JSON. Errors are reported here, once, with their cause chain.
 
 mod circuit_cmd;
+mod experiment_cmd;
 mod garble_cmd;
 mod party_cmd;
 mod probe_cmd;
@@ -41,7 +42,8 @@ enum Command {
     Evaluator(party_cmd::EvaluatorArgs),
     /// Run both parties of a 2PC session as two processes over 127.0.0.1.
     Run(party_cmd::RunArgs),
-    /// Emulated links between two network namespaces: check one, run commands across one.
+    /// Emulated links between two network namespaces: check one, run commands or experiments
+    /// across them, report the results.
     #[command(subcommand)]
     Testbed(testbed_cmd::TestbedCommand),
     /// Write a static key pair (or with --psk a pre-shared key) for protected sessions.

@@ -3,7 +3,8 @@
 //! `check` builds a topology for a named or custom condition, measures it with `probe` (this
 //! binary, run in the two namespaces) and prints expected against measured; `exec` runs a
 //! command in each namespace across such a link; `conditions` lists the named conditions;
-//! `cleanup` removes leftovers of killed runs. The library is `transputation-testbed`.
+//! `cleanup` removes leftovers of killed runs; `run`, `report` and `experiments` are the
+//! experiments (`crate::experiment_cmd`). The library is `transputation-testbed`.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -29,6 +30,13 @@ pub enum TestbedCommand {
     Conditions,
     /// Remove the namespaces of killed testbed runs (done at every start anyway).
     Cleanup,
+    /// Run an experiment: circuits × schemes × transports × conditions × repetitions, each
+    /// run recorded in the results database.
+    Run(Box<crate::experiment_cmd::RunArgs>),
+    /// Print an experiment's results in the shape of the paper's Table 4 (and plots).
+    Report(crate::experiment_cmd::ReportArgs),
+    /// List the experiments in the results database.
+    Experiments(crate::experiment_cmd::ExperimentsArgs),
 }
 
 /// The link: a named condition or custom parameters, and the emulator.
@@ -118,6 +126,9 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
     match cmd {
         TestbedCommand::Check(args) => check(args),
         TestbedCommand::Exec(args) => exec(args),
+        TestbedCommand::Run(args) => crate::experiment_cmd::run(*args),
+        TestbedCommand::Report(args) => crate::experiment_cmd::report_cmd(args),
+        TestbedCommand::Experiments(args) => crate::experiment_cmd::list(args),
         TestbedCommand::Conditions => {
             let rows: Vec<Vec<String>> = CONDITIONS
                 .iter()

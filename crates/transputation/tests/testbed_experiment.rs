@@ -1,0 +1,394 @@
+//! Experiments end to end: `transputation testbed run` over real emulated links, killed
+//! half-way and resumed, then `report` in every format with plots; the sample user program;
+//! a failing and a hanging program recorded as such.
+//!
+//! Needs root (or CAP_NET_ADMIN + CAP_SYS_ADMIN) and iproute2; without them each test says
+//! so on stderr and passes without running.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+use transputation_testbed::ns;
+
+/// The tests build links and measure time: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn exe() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_transputation"))
+}
+
+fn sample_program() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testbed/programs/twopc")
+}
+
+macro_rules! require_root {
+    () => {
+        if let Err(e) = ns::check_privileges() {
+            eprintln!("skipping the testbed experiment test: {e}");
+            return;
+        }
+        if Command::new("ip").arg("-V").output().is_err() {
+            eprintln!("skipping the testbed experiment test: `ip` is missing (iproute2)");
+            return;
+        }
+    };
+}
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn run(args: &[&str]) -> Output {
+    let out = Command::new(exe())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "transputation {args:?}: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn count(db: &Path, sql: &str) -> i64 {
+    let c = Connection::open(db).unwrap();
+    c.busy_timeout(Duration::from_secs(5)).unwrap();
+    c.query_row(sql, [], |r| r.get(0)).unwrap_or(0)
+}
+
+fn failures(db: &Path) -> Vec<String> {
+    let c = Connection::open(db).unwrap();
+    let mut st = c
+        .prepare("SELECT transport, condition, status, error FROM runs WHERE status != 'ok'")
+        .unwrap();
+    st.query_map([], |r| {
+        Ok(format!(
+            "{} @ {}: {}: {}",
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, Option<String>>(3)?.unwrap_or_default()
+        ))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+#[test]
+fn a_small_experiment_is_killed_resumed_and_reported() {
+    require_root!();
+    let _g = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.sqlite");
+    let db_s = db.to_str().unwrap();
+    let program = format!("twopc={}", sample_program().display());
+    // aes128 (ideal) and the sample program × tcp, udt × cw-lan, 10 ms at 100 Mbit/s × 2.
+    let planned = 2 * 2 * 2 * 2;
+    let started = Instant::now();
+    let mut child = Command::new(exe())
+        .args([
+            "testbed",
+            "run",
+            "--name",
+            "e2e",
+            "--circuits",
+            "aes128",
+            "--transports",
+            "tcp,udt",
+            "--conditions",
+            "cw-lan",
+            "--rtt",
+            "10ms",
+            "--rate",
+            "100mbit",
+            "--runs",
+            "2",
+            "--timeout",
+            "30",
+            "--program",
+            &program,
+            "--db",
+            db_s,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it (SIGKILL: no chance to tidy up) once a few runs are in the database.
+    let pid = child.id();
+    loop {
+        if db.exists() && count(&db, "SELECT count(*) FROM runs") >= 3 {
+            break;
+        }
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!("the experiment ended ({st}) before it could be killed");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(40),
+            "no 3 runs recorded in 40 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = count(&db, "SELECT count(*) FROM runs");
+    assert!(
+        before >= 3 && before < planned,
+        "{before} runs before the kill"
+    );
+    let id = count(&db, "SELECT id FROM experiments WHERE name = 'e2e'");
+    assert!(id > 0);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM experiments WHERE finished_at IS NULL"
+        ),
+        1
+    );
+
+    // Resume: the rest runs, nothing twice; the killed run's namespaces and parties go.
+    let out = run(&["testbed", "run", "--resume", &id.to_string(), "--db", db_s]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let stale = format!("{}{pid}-", ns::PREFIX);
+    assert!(
+        ns::list().iter().all(|n| !n.starts_with(&stale)),
+        "{:?}",
+        ns::list()
+    );
+    assert_eq!(count(&db, "SELECT count(*) FROM runs"), planned);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM (SELECT 1 FROM runs GROUP BY circuit, scheme, transport, \
+             condition, repetition HAVING count(*) > 1)"
+        ),
+        0
+    );
+    assert_eq!(failures(&db), Vec::<String>::new());
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM experiments WHERE finished_at IS NOT NULL"
+        ),
+        1
+    );
+    // Measurements and environment are there.
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM runs WHERE scheme = 'ideal' AND total_ms > 0 AND ot_ms > 0 \
+             AND bytes_garbler_to_evaluator > 100000 AND bytes_evaluator_to_garbler > 0 \
+             AND wall_ms >= total_ms"
+        ),
+        8
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM runs WHERE condition = 'rtt 10ms rate 100mbit' AND \
+             rtt_us = 10000 AND rate_bps = 100000000"
+        ),
+        8
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM experiments WHERE emulator IN ('emu', 'netem') AND \
+             kernel != '' AND cpu != '' AND protection IN ('on', 'unsupported')"
+        ),
+        1
+    );
+    // The sample program's output (AES-128 of FIPS-197 C.1) is kept.
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM runs WHERE scheme = 'program' AND evaluator_output LIKE \
+             '%69c4e0d86a7b0430d8cdb78070b4c55a%' AND total_ms > 0"
+        ),
+        8
+    );
+    assert!(text.contains("aes128") && text.contains(" *"), "{text}");
+
+    // The report in every format, and the plots.
+    let csv = run(&["testbed", "report", "e2e", "--db", db_s, "--format", "csv"]);
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 4 * 2, "{csv}");
+    for l in &lines[1..] {
+        assert!(l.contains(",2,2,0,0,"), "{l}");
+    }
+    assert_eq!(
+        lines[1..].iter().filter(|l| l.contains(",true,")).count(),
+        4
+    );
+    let md = run(&["testbed", "report", "--db", db_s, "--format", "markdown"]);
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert_eq!(md.matches("**").count(), 2 * 4, "{md}");
+    let json = run(&[
+        "testbed",
+        "report",
+        &id.to_string(),
+        "--db",
+        db_s,
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["transports"], serde_json::json!(["tcp", "udt"]));
+    assert_eq!(v["rows"].as_array().unwrap().len(), 4);
+    let plots = dir.path().join("plots");
+    run(&[
+        "testbed",
+        "report",
+        "--db",
+        db_s,
+        "--plots",
+        plots.to_str().unwrap(),
+    ]);
+    for f in ["aes128-time-vs-rtt.svg", "twopc-time-vs-rtt.svg"] {
+        let svg = std::fs::read_to_string(plots.join(f)).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("tcp / ideal") | svg.contains("tcp / program")
+        );
+    }
+    eprintln!("end to end in {:?}", started.elapsed());
+}
+
+#[test]
+fn failing_and_hanging_programs_are_recorded_not_dropped() {
+    require_root!();
+    let _g = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let progs = dir.path();
+    let marker = format!("{}", 4000 + std::process::id() % 1000);
+    for (name, server, client) in [
+        (
+            "bad",
+            "echo listening on $2 >&2; sleep 5",
+            "echo no route to $1 >&2; exit 3",
+        ),
+        (
+            "slow",
+            &*format!("sleep 2{marker}"),
+            &*format!("sleep 2{marker}"),
+        ),
+    ] {
+        std::fs::write(progs.join(format!("{name}-server.sh")), server).unwrap();
+        std::fs::write(progs.join(format!("{name}-client.sh")), client).unwrap();
+    }
+    let db = progs.join("r.sqlite");
+    let start = Instant::now();
+    run(&[
+        "testbed",
+        "run",
+        "--program",
+        &format!("bad={}", progs.display()),
+        "--program",
+        &format!("slow={}", progs.display()),
+        "--rtt",
+        "1ms",
+        "--timeout",
+        "3",
+        "--db",
+        db.to_str().unwrap(),
+        "--quiet",
+    ]);
+    // The failure ends early (its server is killed a moment after the client failed), the
+    // hang at the limit.
+    assert!(
+        start.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        start.elapsed()
+    );
+    let f = failures(&db);
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(
+        f.iter().any(|l| l.contains(": failed: ")
+            && l.contains("exit status: 3")
+            && l.contains("no route to")),
+        "{f:?}"
+    );
+    assert!(
+        f.iter()
+            .any(|l| l
+                .contains(": timeout: killed at the 3 s limit (still running: server, client)")),
+        "{f:?}"
+    );
+    // The hanging scripts' children were killed with their process groups.
+    let left = Command::new("pgrep")
+        .args(["-f", &format!("sleep 2{marker}")])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+    let report = run(&["testbed", "report", "--db", db.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.contains("failed") && text.contains("timeout"),
+        "{text}"
+    );
+}
+
+#[test]
+fn ctrl_c_keeps_the_finished_runs_and_records_no_cut_short_one() {
+    require_root!();
+    let _g = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let child = Command::new(exe())
+        .args([
+            "testbed",
+            "run",
+            "--circuits",
+            "aes128",
+            "--transports",
+            "tcp,udt",
+            "--conditions",
+            "cw-wan",
+            "--runs",
+            "20",
+            "--db",
+            db.to_str().unwrap(),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !(db.exists() && count(&db, "SELECT count(*) FROM runs") >= 2) {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no 2 runs in 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // In the middle of a run: AES-128 over 16 Mbit/s and 40 ms takes a few hundred ms.
+    // (Before the handler stopped the runner from recording it, the run cut short here was
+    // recorded as a failure every time.)
+    std::thread::sleep(Duration::from_millis(150));
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    let mine = format!("{}{}-", ns::PREFIX, pid.as_raw_nonzero());
+    assert!(
+        ns::list().iter().all(|n| !n.starts_with(&mine)),
+        "{:?}",
+        ns::list()
+    );
+    let recorded = count(&db, "SELECT count(*) FROM runs");
+    assert!((2..40).contains(&recorded), "{recorded}");
+    assert_eq!(failures(&db), Vec::<String>::new());
+}
