@@ -330,3 +330,34 @@ fn bad_inputs_name_the_problem() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("garbler input"), "{err}");
 }
+
+#[test]
+fn small_buffers_do_not_deadlock_the_parties() {
+    // 100,000 input bits each: 1.6 MB of the garbler's labels and 1.6 MB of OT matrix, far
+    // beyond 64 KiB socket buffers (what --rtt-ms/--bandwidth size here). Were the two sent
+    // at once, both parties would block sending and time out.
+    let circuit = "synthetic:and=2000,xor=2000,inputs=100000,depth=10";
+    let zeros = "0".repeat(25_000);
+    for extra in [&["--insecure"][..], &[][..]] {
+        let mut args = vec![
+            "run",
+            "--circuit",
+            circuit,
+            "--garbler-input",
+            &zeros,
+            "--evaluator-input",
+            &zeros,
+            "--rtt-ms",
+            "0.01",
+            "--bandwidth",
+            "1mbit",
+            "--timeout",
+            "5",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let v = run_json(&args);
+        assert_eq!(v["buffer_bytes"], 65536, "{v}");
+        assert!(v["output"].is_string());
+    }
+}

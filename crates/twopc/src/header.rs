@@ -22,7 +22,7 @@ use transputation_garble::Scheme;
 use crate::{Error, OutputMode};
 
 /// The version of the message flow in the crate documentation; bumped on any change.
-pub const PROTOCOL_VERSION: u16 = 1;
+pub const PROTOCOL_VERSION: u16 = 2;
 
 /// Bytes of an encoded header.
 pub const HEADER_LEN: usize = 72;
@@ -277,7 +277,7 @@ mod tests {
             );
         }
         let mut b = good;
-        b[9] = 2;
+        b[9] = 99;
         assert!(matches!(
             SessionHeader::decode(&b),
             Err(Error::Mismatch {

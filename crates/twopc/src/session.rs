@@ -56,13 +56,13 @@ pub struct ByteParts {
     pub header: u64,
     /// Messages 2–5 of this direction.
     pub ot: u64,
-    /// The garbler's input labels (message 3).
+    /// The garbler's input labels (message 6).
     pub labels: u64,
-    /// Garbled tables and masks (message 6).
+    /// Garbled tables and masks (message 7).
     pub tables: u64,
-    /// Decoding bits (message 7).
+    /// Decoding bits (message 8).
     pub decoding: u64,
-    /// The output sent back (message 8).
+    /// The output sent back (message 9).
     pub output: u64,
     /// 8 bytes per frame.
     pub framing: u64,
@@ -290,7 +290,6 @@ impl<'c> Garbler<'c> {
         let ot_start = Instant::now();
         let (sender, msg_b) = self.ot_setup.respond(&wire.buf)?;
         wire.send(Part::Ot, &msg_b)?;
-        wire.send(Part::Labels, &self.own_labels)?;
         wire.ch.flush()?;
         let mut ot = ot_start.elapsed();
 
@@ -339,6 +338,10 @@ impl<'c> Garbler<'c> {
         })?;
         ot += ot_rest;
 
+        // The garbler's input labels only now: sent before the evaluator has sent its last
+        // OT chunk, they could fill both directions' buffers at once (each party blocked
+        // sending, neither reading) on any path with small buffers or a small window.
+        wire.send(Part::Labels, &self.own_labels)?;
         for batch in &ahead {
             wire.send(Part::Tables, batch)?;
         }
@@ -442,17 +445,6 @@ impl<'c> Evaluator<'c> {
             wire.ch.flush()?;
         }
 
-        let garbler_wires = wires_of(self.circuit, Party::Garbler);
-        let n_g = self.circuit.party_input_bits(Party::Garbler);
-        wire.recv_exact(Part::Labels, "garbler's input labels", 16 * n_g)?;
-        let own: Vec<Block> = wire.buf.chunks_exact(16).map(Block::read).collect();
-        let mut rest = &own[..];
-        for r in garbler_wires {
-            let (now, later) = rest.split_at(r.len());
-            self.evaluate.set_input_labels(r.start, now);
-            rest = later;
-        }
-
         let mut labels = Vec::with_capacity(self.choices.len());
         while let Some(k) = receiver.next_pending() {
             let len = transputation_ot::msg_y_len(k);
@@ -466,6 +458,17 @@ impl<'c> Evaluator<'c> {
             rest = later;
         }
         let ot = ot_start.elapsed();
+
+        let garbler_wires = wires_of(self.circuit, Party::Garbler);
+        let n_g = self.circuit.party_input_bits(Party::Garbler);
+        wire.recv_exact(Part::Labels, "garbler's input labels", 16 * n_g)?;
+        let own: Vec<Block> = wire.buf.chunks_exact(16).map(Block::read).collect();
+        let mut rest = &own[..];
+        for r in garbler_wires {
+            let (now, later) = rest.split_at(r.len());
+            self.evaluate.set_input_labels(r.start, now);
+            rest = later;
+        }
 
         let expected = self.table_bytes;
         let mut eval = Duration::ZERO;
