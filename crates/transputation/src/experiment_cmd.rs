@@ -19,7 +19,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
 use transputation_circuits::{library, Party};
-use transputation_testbed::db::{self, Db, Environment};
+use transputation_testbed::db::{self, Db, Environment, LinkRecord};
 use transputation_testbed::experiment::{Cell, ExperimentFile, SweepFile};
 use transputation_testbed::runner::{Launcher, PartyCommand, Runner};
 use transputation_testbed::{preset, report};
@@ -306,6 +306,8 @@ struct Parties {
     inputs: HashMap<String, (String, String)>,
     /// Protection flags for both parties.
     protection_flags: Vec<String>,
+    /// Whether the parties take --rtt-ms and --bandwidth (buffer sizing, paper §4.2).
+    sizes_buffers: bool,
     /// The one-time key's directory, removed at the end.
     _key_dir: Option<tempfile::TempDir>,
 }
@@ -314,6 +316,7 @@ impl Launcher for Parties {
     fn circuit_parties(
         &self,
         cell: &Cell,
+        link: &LinkRecord,
         server: SocketAddrV4,
         timeout: Duration,
     ) -> Result<(PartyCommand, PartyCommand), String> {
@@ -335,6 +338,7 @@ impl Launcher for Parties {
             "--json".into(),
         ];
         common.extend(self.protection_flags.iter().cloned());
+        common.extend(sizing_flags(self.sizes_buffers, link));
         let party = |role: &str, addr_flag: &str, input: &str| {
             let mut args = vec![
                 role.to_string(),
@@ -363,6 +367,21 @@ impl Launcher for Parties {
     }
 }
 
+/// `--rtt-ms` and `--bandwidth` of the link as emulated, for both parties, so that they size
+/// their buffers for it and the circuit's volume; none for a link of unlimited rate (the
+/// sizing needs both) or parties that do not size buffers.
+fn sizing_flags(supported: bool, link: &LinkRecord) -> Vec<String> {
+    match link.rate_bps {
+        Some(rate) if supported && rate > 0 => vec![
+            "--rtt-ms".into(),
+            format!("{}", link.rtt_us as f64 / 1e3),
+            "--bandwidth".into(),
+            rate.to_string(),
+        ],
+        _ => Vec::new(),
+    }
+}
+
 /// Zero inputs for a party: one hex string of the right length per group it owns.
 fn zero_input(circuit: &transputation_circuits::Circuit, party: Party) -> String {
     circuit
@@ -374,16 +393,21 @@ fn zero_input(circuit: &transputation_circuits::Circuit, party: Party) -> String
         .join(",")
 }
 
+/// The garbler's `--help`: which flags the parties take.
+fn garbler_help(exe: &Path) -> Result<String> {
+    let help = Command::new(exe)
+        .args(["garbler", "--help"])
+        .output()
+        .context("asking the garbler for its flags")?;
+    Ok(String::from_utf8_lossy(&help.stdout).into_owned())
+}
+
 /// What session protection the parties get: (flags, `on|off|unsupported`, key directory).
 fn protection(
     exe: &Path,
     wanted: bool,
 ) -> Result<(Vec<String>, &'static str, Option<tempfile::TempDir>)> {
-    let help = Command::new(exe)
-        .args(["garbler", "--help"])
-        .output()
-        .context("asking the garbler for its flags")?;
-    let help = String::from_utf8_lossy(&help.stdout);
+    let help = garbler_help(exe)?;
     let has_psk = help.contains("--psk-file");
     let has_insecure = help.contains("--insecure");
     match (wanted, has_psk, has_insecure) {
@@ -471,6 +495,7 @@ pub fn run(args: RunArgs) -> Result<()> {
 
     let exe = std::env::current_exe().context("finding this program to start the parties")?;
     let (protection_flags, protection_state, key_dir) = protection(&exe, protection_wanted)?;
+    let sizes_buffers = garbler_help(&exe)?.contains("--rtt-ms");
     let plan_len = experiment.plan().len();
     let id = match id {
         Some(id) => id,
@@ -497,6 +522,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         exe,
         inputs,
         protection_flags,
+        sizes_buffers,
         _key_dir: key_dir,
     };
     let outcome = Runner {
@@ -675,6 +701,25 @@ mod tests {
         let e = file(&["--preset", "paper-table5"]).unwrap_err();
         assert!(e.to_string().contains("no preset \"paper-table5\""), "{e}");
         assert!(file(&["--preset", "paper-table4", "--file", "x.toml"]).is_err());
+    }
+
+    #[test]
+    fn parties_get_the_links_rtt_and_rate() {
+        let link = LinkRecord {
+            rtt_us: 100_500,
+            rate_bps: Some(200_000_000),
+            ..LinkRecord::default()
+        };
+        assert_eq!(
+            sizing_flags(true, &link),
+            ["--rtt-ms", "100.5", "--bandwidth", "200000000"]
+        );
+        assert!(sizing_flags(false, &link).is_empty());
+        let unlimited = LinkRecord {
+            rate_bps: None,
+            ..link
+        };
+        assert!(sizing_flags(true, &unlimited).is_empty());
     }
 
     #[test]
