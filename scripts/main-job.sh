@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# The main job: set up, build, and run real two-party computations. Both parties run as
-# separate processes over 127.0.0.1 (`transputation run`): AES-128 on the FIPS-197 vector
-# over every transport that works here and under every garbling scheme, SHA-256 of "abc",
-# and the paper's MinCut-size circuit; then the transports alone. Emulated wide-area links
-# arrive with the testbed (issue 7).
+# The main job: set up, build, print the benchmark circuits, then a short experiment on an
+# emulated wide-area link (`transputation testbed run`): AES-128 and the paper's MinCut-size
+# circuit over every reliable transport that works here, across one lossy long-distance link
+# (RTT 100 ms, 0.1 % loss, 200 Mbit/s each way), the parties in two network namespaces. It
+# prints the report table and writes the results database and plots under
+# $TRANSPUTATION_RESULTS (default ./results/main-job). The testbed needs root (network
+# namespaces, TUN devices); without it the job says so and runs the parties over 127.0.0.1
+# instead: AES-128 over every transport, SHA-256 of "abc" and the MinCut-size circuit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TRANSPUTATION_SKIP_FUZZ_SETUP=1 ./scripts/setup.sh
 cargo build --release --quiet -p transputation
 bin=target/release/transputation
 shared=../shared/circuits
+mincut=synthetic:and=999960,xor=2524920,inputs=250000
 
 echo
 echo "== The paper's benchmark circuits (Transputation paper, Table 2) and ours =="
-circuits=(aes128 sha256 synthetic:and=999960,xor=2524920,inputs=250000)
+circuits=(aes128 sha256 "$mincut")
 [ -d "$shared" ] && circuits+=("$shared/bristol/AES-non-expanded.txt" "$shared/bristol/sha-256.txt")
 "$bin" circuit stats "${circuits[@]}"
 
@@ -37,6 +41,7 @@ header() {
     "total ms" "OT ms" "garble ms" "eval ms" "bytes G->E" "bytes E->G" "correct"
 }
 
+loopback() {
 key=000102030405060708090a0b0c0d0e0f
 pt=00112233445566778899aabbccddeeff
 ct=69c4e0d86a7b0430d8cdb78070b4c55a
@@ -59,7 +64,6 @@ header
 row sha256 ideal tcp "61626380$(printf '0%.0s' {1..56})" "$(printf '0%.0s' {1..48})0000000000000018" \
   ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
 zeros=$(printf '0%.0s' {1..62500})
-mincut=synthetic:and=999960,xor=2524920,inputs=250000
 want=$("$bin" circuit eval "$mincut" --garbler-input "$zeros" --evaluator-input "$zeros")
 for s in ideal prf; do
   json=$("$bin" run --circuit "$mincut" --scheme "$s" --transport tcp \
@@ -69,15 +73,39 @@ for s in ideal prf; do
     "$s" "$(jq .total_ms <<<"$json")" "$(jq '.and_gates / .total_ms / 1000' <<<"$json")" \
     "$(jq .bytes_garbler_to_evaluator <<<"$json")"
 done
+}
+
+wan() {
+  local results=${TRANSPUTATION_RESULTS:-results/main-job}
+  mkdir -p "$results"
+  rm -f "$results"/results.sqlite*
+  local reliable
+  reliable=$("$bin" transports --json |
+    jq -r '[.[] | select(.available and .name != "udp") | .name] | join(";")')
+  echo
+  echo "== 2PC across an emulated wide-area link: RTT 100 ms, 0.1 % loss, 200 Mbit/s =="
+  echo "   AES-128 and the MinCut-size circuit (ideal scheme) over $reliable;"
+  echo "   each party in its own network namespace, buffers sized for the link (paper §4.2)"
+  local start=$SECONDS
+  "$bin" testbed run --quiet --name main-job --circuits "aes128;$mincut" \
+    --transports "$reliable" --rtt 100ms --loss 0.1% --rate 200mbit --timeout 120 \
+    --db "$results/results.sqlite" >/dev/null
+  "$bin" testbed report main-job --db "$results/results.sqlite" --plots "$results/plots" 2>&1 |
+    sed 's/^/   /'
+  echo "   results database: $results/results.sqlite; plots: $results/plots/ ($((SECONDS - start)) s)"
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo
+  echo "The testbed needs root (it creates network namespaces and TUN devices, and raises"
+  echo "their TCP buffer limits); running the parties over 127.0.0.1 instead."
+  loopback
+elif ! wan; then
+  echo "The emulated link could not be used (see above); running over 127.0.0.1 instead."
+  loopback
+fi
 
 echo
-echo "== The transports alone: 32 MiB (the MinCut circuit's tables) over loopback =="
-for t in $transports mtcp:streams=4; do
-  json=$("$bin" transport-bench --transport "$t" --bytes 32MiB --json)
-  printf '%-15s %8.1f ms  %8.0f Mbit/s\n' "$t" \
-    "$(jq '.seconds * 1000' <<<"$json")" "$(jq .mbit_per_s <<<"$json")"
-done
-
-echo
-echo "Next: \`$bin circuit list\` for every built-in and its inputs, \`$bin transports\`,"
+echo "Next: \`$bin testbed presets\` for the papers' experiments (\`testbed run --preset NAME\`),"
+echo "\`$bin circuit list\` for every built-in and its inputs, \`$bin transports\`, and"
 echo "\`$bin garbler --help\` and \`$bin evaluator --help\` to run the parties on two machines."

@@ -10,8 +10,9 @@ need_root() {
 # System packages: a C/C++ toolchain (the UDT shim and the C interface examples are built
 # with it), the UDT4 library the `udt` transport links (libudt-dev), pkg-config, and the
 # tools the testbed drives (iproute2; ethtool, which turns offloads off for netem; time), and
-# jq, with which the main job reads JSON.
-packages=(build-essential libudt-dev pkg-config curl ca-certificates iproute2 ethtool time jq)
+# jq, with which the main job reads JSON, and a font for the text of the PNG plots.
+packages=(build-essential libudt-dev pkg-config curl ca-certificates iproute2 ethtool time jq
+  fonts-dejavu-core)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -26,6 +26,8 @@
 //!   transfer_ms REAL -- total − OT − garbling − evaluation, at least 0: waiting on the network
 //!   wall_ms REAL     -- from starting the client until both processes exited
 //!   bytes_garbler_to_evaluator INTEGER, bytes_evaluator_to_garbler INTEGER,
+//!   buffer_bytes INTEGER -- the socket / UDT / QUIC buffer the parties sized for the link's
+//!                        -- RTT and rate and the circuit's volume (paper §4.2), if they did
 //!   started_at TEXT, garbler_report TEXT, evaluator_report TEXT (their JSON),
 //!   garbler_output TEXT, evaluator_output TEXT (standard output and error, last 64 KiB),
 //!   UNIQUE(experiment_id, circuit, scheme, transport, condition, repetition))
@@ -33,7 +35,8 @@
 //!
 //! Every run is written in its own transaction, so an interrupted experiment keeps every
 //! finished run, and the unique key makes a resumed one unable to record a run twice. The
-//! file is in WAL mode, so a report can be read while an experiment writes.
+//! file is in WAL mode, so a report can be read while an experiment writes. A version-1 file
+//! (without `buffer_bytes`) gets the column when it is opened.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -45,7 +48,7 @@ use crate::experiment::Cell;
 use crate::Error;
 
 /// The schema version in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS experiments (
@@ -88,6 +91,7 @@ CREATE TABLE IF NOT EXISTS runs (
     wall_ms REAL,
     bytes_garbler_to_evaluator INTEGER,
     bytes_evaluator_to_garbler INTEGER,
+    buffer_bytes INTEGER,
     started_at TEXT NOT NULL DEFAULT (datetime('now')),
     garbler_report TEXT,
     evaluator_report TEXT,
@@ -250,6 +254,8 @@ pub struct RunRecord {
     pub bytes_garbler_to_evaluator: Option<u64>,
     /// Bytes from evaluator to garbler.
     pub bytes_evaluator_to_garbler: Option<u64>,
+    /// The buffer size the parties chose for the link and the circuit, bytes.
+    pub buffer_bytes: Option<u64>,
     /// The garbler's JSON report.
     pub garbler_report: Option<String>,
     /// The evaluator's JSON report.
@@ -283,6 +289,7 @@ impl RunRecord {
             wall_ms: None,
             bytes_garbler_to_evaluator: None,
             bytes_evaluator_to_garbler: None,
+            buffer_bytes: None,
             garbler_report: None,
             evaluator_report: None,
             garbler_output: None,
@@ -358,6 +365,18 @@ impl Db {
             });
         }
         conn.execute_batch(SCHEMA).map_err(db_err(ctx))?;
+        // Version 1 had no buffer_bytes (CREATE TABLE IF NOT EXISTS leaves an old table be).
+        let has_buffer: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'buffer_bytes'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db_err(ctx))?;
+        if has_buffer == 0 {
+            conn.execute_batch("ALTER TABLE runs ADD COLUMN buffer_bytes INTEGER")
+                .map_err(db_err(ctx))?;
+        }
         conn.pragma_update(None, "user_version", SCHEMA_VERSION)
             .map_err(db_err(ctx))?;
         Ok(Db { conn })
@@ -523,9 +542,9 @@ impl Db {
              rtt_us, rate_bps, loss, jitter_us, queue_bytes, emulator, link_note, status, error, \
              total_ms, ot_ms, garble_ms, eval_ms, transfer_ms, wall_ms, \
              bytes_garbler_to_evaluator, bytes_evaluator_to_garbler, garbler_report, \
-             evaluator_report, garbler_output, evaluator_output) VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
-             ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, \
-             ?24, ?25, ?26, ?27)",
+             evaluator_report, garbler_output, evaluator_output, buffer_bytes) VALUES (?1, ?2, \
+             ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
+             ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
             params![
                 experiment_id,
                 r.cell.circuit,
@@ -554,6 +573,7 @@ impl Db {
                 r.evaluator_report,
                 r.garbler_output,
                 r.evaluator_output,
+                r.buffer_bytes.map(to_i64),
             ],
         )
         .map_err(db_err(format!(
@@ -572,7 +592,7 @@ impl Db {
                  jitter_us, queue_bytes, emulator, link_note, status, error, total_ms, ot_ms, \
                  garble_ms, eval_ms, transfer_ms, wall_ms, bytes_garbler_to_evaluator, \
                  bytes_evaluator_to_garbler, garbler_report, evaluator_report, garbler_output, \
-                 evaluator_output FROM runs WHERE experiment_id = ?1 ORDER BY id",
+                 evaluator_output, buffer_bytes FROM runs WHERE experiment_id = ?1 ORDER BY id",
             )
             .map_err(db_err("reading the runs"))?;
         let u = |v: Option<i64>| v.map(|x| u64::try_from(x).unwrap_or(0));
@@ -609,6 +629,7 @@ impl Db {
                     evaluator_report: r.get(23)?,
                     garbler_output: r.get(24)?,
                     evaluator_output: r.get(25)?,
+                    buffer_bytes: u(r.get(26)?),
                 })
             })
             .map_err(db_err("reading the runs"))?;
@@ -635,6 +656,7 @@ mod tests {
             wall_ms: Some(total + 40.0),
             bytes_garbler_to_evaluator: Some(1 << 20),
             bytes_evaluator_to_garbler: Some(4096),
+            buffer_bytes: Some(3 << 20),
             garbler_report: Some("{\"total_ms\": 1}".into()),
             status: Status::Ok,
             error: None,
@@ -715,5 +737,27 @@ mod tests {
         let rec = db.recorded(id).unwrap();
         assert_eq!(rec.len(), 3);
         assert!(rec.contains(&(c.cell.clone(), 1)));
+    }
+
+    #[test]
+    fn a_version_1_file_gets_buffer_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite");
+        {
+            let db = Db::open(&path).unwrap();
+            db.conn
+                .execute_batch("ALTER TABLE runs DROP COLUMN buffer_bytes; PRAGMA user_version = 1")
+                .unwrap();
+        }
+        let mut db = Db::open(&path).unwrap();
+        let id = db.create_experiment("old", "{}", 1, &env()).unwrap();
+        let r = ok_run("tcp", 0, 50.0);
+        db.insert_run(id, &r).unwrap();
+        assert_eq!(db.runs(id).unwrap()[0].buffer_bytes, Some(3 << 20));
+        let v: i64 = db
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
     }
 }

@@ -328,7 +328,9 @@ impl PlannedRun {
 fn check_list(key: &str, v: &[String], what: &str) -> Result<(), ExperimentError> {
     let mut seen = HashSet::new();
     for (i, s) in v.iter().enumerate() {
-        if s.trim().is_empty() || s.contains(',') && what != "transport" {
+        // Transports and circuits have options after a colon, separated by commas.
+        let options_ok = matches!(what, "transport" | "circuit") && s.contains(':');
+        if s.trim().is_empty() || s.contains(',') && !options_ok {
             return Err(err(format!("{key}[{i}]"), format!("{s:?} is not a {what}")));
         }
         if !seen.insert(s) {

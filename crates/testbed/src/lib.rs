@@ -48,7 +48,8 @@
 //! On top of the links: [`experiment`] (the matrix of circuits × schemes × transports ×
 //! conditions × repetitions, from flags or TOML), [`runner`] (carries a plan out, one
 //! topology per condition, the parties as process groups with a per-run limit), [`db`] (the
-//! SQLite results database and its schema), [`report`] (the paper's Table 4 shape) and
+//! SQLite results database and its schema), [`preset`] (the papers' experiments by name),
+//! [`report`] (the paper's Table 4 shape) and
 //! [`plot`] (time against RTT, loss or rate, as SVG). The parties' command lines come from
 //! the caller through [`runner::Launcher`]; the `transputation` binary starts itself.
 
@@ -58,6 +59,7 @@ pub mod experiment;
 pub mod netem;
 pub mod ns;
 pub mod plot;
+pub mod preset;
 pub mod report;
 pub mod runner;
 pub mod spec;

@@ -1,7 +1,9 @@
 //! Plots in the shape of the paper's Figures 5–13: protocol time against RTT, loss or rate,
 //! one line per transport and scheme, each point the mean of the successful runs with an
 //! error bar of ± one standard deviation. Written as self-contained SVG (no font or
-//! library needed to view it).
+//! library needed to view it) and, next to it, as PNG: the same SVG rendered by `resvg` at
+//! twice its size, its text in the system's fonts (DejaVu Sans, Liberation Sans, Noto Sans
+//! or FreeSans, the first installed; without any, the PNG has lines and no text).
 //!
 //! A figure is drawn for each circuit and axis along which the experiment varies (at least
 //! two values with successful runs) while the other two axes stay fixed; an experiment
@@ -10,6 +12,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use resvg::tiny_skia;
+use resvg::usvg::{self, fontdb};
 
 use crate::db::{RunRecord, Status};
 use crate::report::mean_sd;
@@ -321,7 +327,54 @@ impl Figure {
     }
 }
 
-/// Writes every figure of `runs` into `dir` as `CIRCUIT-time-vs-AXIS.svg`; returns the paths.
+/// The system's fonts, loaded once, with a sans-serif family that exists.
+fn fonts() -> Arc<fontdb::Database> {
+    static FONTS: OnceLock<Arc<fontdb::Database>> = OnceLock::new();
+    FONTS
+        .get_or_init(|| {
+            let mut db = fontdb::Database::new();
+            db.load_system_fonts();
+            let installed = |family: &str| {
+                db.faces()
+                    .any(|f| f.families.iter().any(|(name, _)| name == family))
+            };
+            let sans = ["DejaVu Sans", "Liberation Sans", "Noto Sans", "FreeSans"]
+                .into_iter()
+                .find(|f| installed(f));
+            if let Some(f) = sans {
+                db.set_sans_serif_family(f);
+            }
+            Arc::new(db)
+        })
+        .clone()
+}
+
+/// Renders an SVG document as PNG, at `scale` times its size.
+pub fn png(svg: &str, scale: f32) -> Result<Vec<u8>, String> {
+    let opt = usvg::Options {
+        fontdb: fonts(),
+        ..usvg::Options::default()
+    };
+    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| format!("reading the SVG: {e}"))?;
+    let size = tree
+        .size()
+        .to_int_size()
+        .scale_by(scale)
+        .ok_or("the picture's size is out of range")?;
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or("the picture's size is out of range")?;
+    resvg::render(
+        &tree,
+        tiny_skia::Transform::from_scale(scale, scale),
+        &mut pixmap.as_mut(),
+    );
+    pixmap
+        .encode_png()
+        .map_err(|e| format!("encoding the PNG: {e}"))
+}
+
+/// Writes every figure of `runs` into `dir` as `CIRCUIT-time-vs-AXIS.svg` and `.png`;
+/// returns the paths.
 pub fn write_all(runs: &[RunRecord], dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let figs = figures(runs);
     if figs.is_empty() {
@@ -335,6 +388,16 @@ pub fn write_all(runs: &[RunRecord], dir: &Path) -> Result<Vec<PathBuf>, Error> 
     for (name, f) in figs {
         let p = dir.join(format!("{name}.svg"));
         std::fs::write(&p, f.svg()).map_err(|source| Error::Io {
+            context: format!("writing {}", p.display()),
+            source,
+        })?;
+        out.push(p);
+        let p = dir.join(format!("{name}.png"));
+        let bytes = png(&f.svg(), 2.0).map_err(|e| Error::Io {
+            context: format!("drawing {}", p.display()),
+            source: std::io::Error::other(e),
+        })?;
+        std::fs::write(&p, bytes).map_err(|source| Error::Io {
             context: format!("writing {}", p.display()),
             source,
         })?;
@@ -396,6 +459,21 @@ mod tests {
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert_eq!(svg.matches("<circle").count(), 4);
         assert!(svg.contains("udt / ideal") && svg.contains("round-trip time (ms)"));
+        // The PNG: a valid file of twice the size, with more than a blank page in it.
+        let png = png(&svg, 2.0).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert_eq!(&png[12..16], b"IHDR");
+        let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+        let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
+        assert_eq!((width, height), (1520, 920));
+        assert!(png.len() > 10_000, "{} bytes", png.len());
+        // Text is drawn where a font is installed: the title alone changes the picture.
+        if !fonts().is_empty() {
+            let mut g = f.clone();
+            g.title = "another title".into();
+            assert_ne!(super::png(&g.svg(), 2.0).unwrap(), png);
+        }
+        assert!(super::png("<svg", 1.0).is_err());
         // A single condition varies nothing: no figure.
         assert!(figures(&runs[..2]).is_empty());
         assert_eq!(

@@ -56,12 +56,14 @@ pub struct PartyCommand {
 /// What the runner needs from its caller: the parties' command lines for a circuit cell.
 pub trait Launcher {
     /// The garbler (listening on `server`, in namespace A) and the evaluator (connecting to
-    /// it from namespace B) for `cell`; both must print their JSON report on standard
-    /// output and the garbler `listening on ADDR` on standard error. An `Err` is recorded
-    /// as the run's failure.
+    /// it from namespace B) for `cell` across `link` (as emulated, so that the parties can
+    /// size their buffers for it); both must print their JSON report on standard output
+    /// (with `buffer_bytes` if they sized buffers) and the garbler `listening on ADDR` on
+    /// standard error. An `Err` is recorded as the run's failure.
     fn circuit_parties(
         &self,
         cell: &Cell,
+        link: &LinkRecord,
         server: SocketAddrV4,
         timeout: Duration,
     ) -> Result<(PartyCommand, PartyCommand), String>;
@@ -506,7 +508,10 @@ impl Runner<'_> {
             None if p.cell.is_program() => {
                 return fail(Status::Failed, "no such program in the experiment".into())
             }
-            None => match self.launcher.circuit_parties(&p.cell, server_addr, timeout) {
+            None => match self
+                .launcher
+                .circuit_parties(&p.cell, link, server_addr, timeout)
+            {
                 Ok(c) => c,
                 Err(e) => return fail(Status::Failed, e),
             },
@@ -711,6 +716,7 @@ impl Runner<'_> {
             wall_ms: Some(wall_ms),
             bytes_garbler_to_evaluator: u(&g, "bytes_garbler_to_evaluator"),
             bytes_evaluator_to_garbler: u(&g, "bytes_evaluator_to_garbler"),
+            buffer_bytes: u(&g, "buffer_bytes").or_else(|| u(&e, "buffer_bytes")),
             garbler_report: Some(g.to_string()),
             evaluator_report: Some(e.to_string()),
             // Successful parties' standard error only (their stdout is the report).

@@ -6,7 +6,8 @@
 //! of the right lengths. Session protection follows what the parties support: with
 //! `--psk-file` in `garbler --help`, a one-time pre-shared key is made for the experiment
 //! (protection on), or `--insecure` is passed (`--insecure` here); a build without session
-//! protection records `unsupported`. `report` prints the Table-4 shape
+//! protection records `unsupported`. `--preset` starts from one of
+//! `transputation_testbed::preset`'s experiments. `report` prints the Table-4 shape
 //! (`transputation_testbed::report`) and, with `--plots`, SVG figures.
 
 use std::collections::HashMap;
@@ -18,10 +19,10 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
 use transputation_circuits::{library, Party};
-use transputation_testbed::db::{self, Db, Environment};
+use transputation_testbed::db::{self, Db, Environment, LinkRecord};
 use transputation_testbed::experiment::{Cell, ExperimentFile, SweepFile};
-use transputation_testbed::report;
 use transputation_testbed::runner::{Launcher, PartyCommand, Runner};
+use transputation_testbed::{preset, report};
 
 use crate::garble_cmd::parse_scheme;
 use crate::report::table;
@@ -30,14 +31,23 @@ use crate::transport_cmd::parse_spec;
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// An experiment file (TOML; see the README's "Experiments").
-    #[arg(long, conflicts_with_all = ["circuits", "schemes", "transports", "conditions", "rtt", "loss", "rate", "jitter", "queue", "program"])]
+    #[arg(long, conflicts_with_all = ["preset", "circuits", "schemes", "transports", "conditions", "rtt", "loss", "rate", "jitter", "queue", "program"])]
     file: Option<PathBuf>,
+    /// A preset experiment (see `testbed presets`): paper-table4, paper-latency, paper-loss,
+    /// paper-bandwidth or choose-wisely. The other flags override its fields: --conditions
+    /// replaces its named conditions, --rtt/--loss/--rate/--jitter/--queue its lists of the
+    /// same name (a preset's named conditions go when only these are given, and its lists go
+    /// when only --conditions is); transports this build cannot run are left out, with a note.
+    #[arg(long)]
+    preset: Option<String>,
     /// Continue the experiment with this id: run what it has not recorded yet.
-    #[arg(long, conflicts_with_all = ["file", "circuits", "schemes", "transports", "conditions", "rtt", "loss", "rate", "jitter", "queue", "program", "runs", "timeout", "name", "insecure", "emulator", "max_rate"])]
+    #[arg(long, conflicts_with_all = ["file", "preset", "circuits", "schemes", "transports", "conditions", "rtt", "loss", "rate", "jitter", "queue", "program", "runs", "timeout", "name", "insecure", "emulator", "max_rate"])]
     resume: Option<i64>,
-    /// Circuits, comma-separated (built-ins such as aes128, sha256, mincut, or Bristol files).
-    #[arg(long, value_delimiter = ',')]
-    circuits: Vec<String>,
+    /// Circuits, separated by `;` or `,` (built-ins such as aes128, sha256, mincut, with
+    /// options as in `circuit list`, e.g. `aes128;synthetic:and=1000,xor=2000`, or Bristol
+    /// files).
+    #[arg(long)]
+    circuits: Option<String>,
     /// Garbling schemes, comma-separated (default: ideal).
     #[arg(long, value_delimiter = ',')]
     schemes: Vec<String>,
@@ -148,42 +158,63 @@ fn open_existing_db(path: Option<&Path>) -> Result<(Db, PathBuf)> {
 }
 
 impl RunArgs {
-    /// The experiment as written, from the file or the flags, with the overrides.
+    /// The experiment as written, from the file, the preset or the flags, with the overrides.
     fn experiment_file(&self) -> Result<ExperimentFile> {
-        let mut f = match &self.file {
-            Some(p) => {
+        let mut f = match (&self.file, &self.preset) {
+            (Some(p), _) => {
                 let text = std::fs::read_to_string(p)
                     .with_context(|| format!("reading the experiment file {}", p.display()))?;
                 ExperimentFile::from_toml(&text).map_err(|e| anyhow!("{}: {e}", p.display()))?
             }
-            None => {
-                let mut f = ExperimentFile {
-                    circuits: self.circuits.clone(),
-                    conditions: self.conditions.clone(),
-                    sweep: SweepFile {
-                        rtt: self.rtt.clone(),
-                        loss: self.loss.clone(),
-                        rate: self.rate.clone(),
-                        jitter: self.jitter.clone(),
-                        queue: self.queue.clone(),
-                    },
-                    ..ExperimentFile::default()
-                };
-                if !self.schemes.is_empty() {
-                    f.schemes = self.schemes.clone();
-                }
-                if let Some(t) = &self.transports {
-                    f.transports = split_transports(t);
-                }
-                for p in &self.program {
-                    let (name, dir) = p
-                        .split_once('=')
-                        .ok_or_else(|| anyhow!("--program {p:?}: expected NAME=DIR"))?;
-                    f.programs.insert(name.to_string(), PathBuf::from(dir));
+            (None, Some(name)) => {
+                let mut f = preset::preset(name)?;
+                if self.transports.is_none() {
+                    f.transports = usable_transports(&f.transports, |t, why| {
+                        eprintln!("preset {name}: leaving out the transport {t}: {why}")
+                    });
                 }
                 f
             }
+            (None, None) => ExperimentFile::default(),
         };
+        if let Some(c) = &self.circuits {
+            f.circuits = split_options_list(c);
+        }
+        if !self.schemes.is_empty() {
+            f.schemes = self.schemes.clone();
+        }
+        if let Some(t) = &self.transports {
+            f.transports = split_options_list(t);
+        }
+        let sweep_flags = [
+            (&self.rtt, &mut f.sweep.rtt),
+            (&self.loss, &mut f.sweep.loss),
+            (&self.rate, &mut f.sweep.rate),
+            (&self.jitter, &mut f.sweep.jitter),
+            (&self.queue, &mut f.sweep.queue),
+        ];
+        let mut any_sweep_flag = false;
+        for (flag, field) in sweep_flags {
+            if !flag.is_empty() {
+                *field = flag.clone();
+                any_sweep_flag = true;
+            }
+        }
+        match (self.conditions.is_empty(), any_sweep_flag) {
+            (false, false) => {
+                f.conditions = self.conditions.clone();
+                f.sweep = SweepFile::default();
+            }
+            (false, true) => f.conditions = self.conditions.clone(),
+            (true, true) => f.conditions.clear(),
+            (true, false) => {}
+        }
+        for p in &self.program {
+            let (name, dir) = p
+                .split_once('=')
+                .ok_or_else(|| anyhow!("--program {p:?}: expected NAME=DIR"))?;
+            f.programs.insert(name.to_string(), PathBuf::from(dir));
+        }
         if let Some(n) = &self.name {
             f.name = Some(n.clone());
         }
@@ -222,9 +253,33 @@ impl RunArgs {
     }
 }
 
-/// Transports separated by `;`, or by `,` where a comma does not continue a transport's
-/// options (`mtcp:streams=8,chunk=65536` keeps its comma: `chunk=...` is an option).
-fn split_transports(s: &str) -> Vec<String> {
+/// The transports of `wanted` this build can run; `skipped` hears of each one left out and
+/// why.
+fn usable_transports(wanted: &[String], mut skipped: impl FnMut(&str, &str)) -> Vec<String> {
+    let known = transputation_transport::transports();
+    wanted
+        .iter()
+        .filter(|t| {
+            let name = t.split(':').next().unwrap_or(t);
+            match known.iter().find(|k| k.name == name).map(|k| &k.available) {
+                Some(Ok(())) => true,
+                Some(Err(e)) => {
+                    skipped(t, &e.to_string());
+                    false
+                }
+                None => {
+                    skipped(t, "no such transport in this build");
+                    false
+                }
+            }
+        })
+        .cloned()
+        .collect()
+}
+
+/// Transports or circuits separated by `;`, or by `,` where a comma does not continue an
+/// item's options (`mtcp:streams=8,chunk=65536` keeps its comma: `chunk=...` is an option).
+fn split_options_list(s: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for part in s.split(';') {
         for piece in part.split(',') {
@@ -251,6 +306,8 @@ struct Parties {
     inputs: HashMap<String, (String, String)>,
     /// Protection flags for both parties.
     protection_flags: Vec<String>,
+    /// Whether the parties take --rtt-ms and --bandwidth (buffer sizing, paper §4.2).
+    sizes_buffers: bool,
     /// The one-time key's directory, removed at the end.
     _key_dir: Option<tempfile::TempDir>,
 }
@@ -259,6 +316,7 @@ impl Launcher for Parties {
     fn circuit_parties(
         &self,
         cell: &Cell,
+        link: &LinkRecord,
         server: SocketAddrV4,
         timeout: Duration,
     ) -> Result<(PartyCommand, PartyCommand), String> {
@@ -280,6 +338,7 @@ impl Launcher for Parties {
             "--json".into(),
         ];
         common.extend(self.protection_flags.iter().cloned());
+        common.extend(sizing_flags(self.sizes_buffers, link));
         let party = |role: &str, addr_flag: &str, input: &str| {
             let mut args = vec![
                 role.to_string(),
@@ -308,6 +367,21 @@ impl Launcher for Parties {
     }
 }
 
+/// `--rtt-ms` and `--bandwidth` of the link as emulated, for both parties, so that they size
+/// their buffers for it and the circuit's volume; none for a link of unlimited rate (the
+/// sizing needs both) or parties that do not size buffers.
+fn sizing_flags(supported: bool, link: &LinkRecord) -> Vec<String> {
+    match link.rate_bps {
+        Some(rate) if supported && rate > 0 => vec![
+            "--rtt-ms".into(),
+            format!("{}", link.rtt_us as f64 / 1e3),
+            "--bandwidth".into(),
+            rate.to_string(),
+        ],
+        _ => Vec::new(),
+    }
+}
+
 /// Zero inputs for a party: one hex string of the right length per group it owns.
 fn zero_input(circuit: &transputation_circuits::Circuit, party: Party) -> String {
     circuit
@@ -319,16 +393,21 @@ fn zero_input(circuit: &transputation_circuits::Circuit, party: Party) -> String
         .join(",")
 }
 
+/// The garbler's `--help`: which flags the parties take.
+fn garbler_help(exe: &Path) -> Result<String> {
+    let help = Command::new(exe)
+        .args(["garbler", "--help"])
+        .output()
+        .context("asking the garbler for its flags")?;
+    Ok(String::from_utf8_lossy(&help.stdout).into_owned())
+}
+
 /// What session protection the parties get: (flags, `on|off|unsupported`, key directory).
 fn protection(
     exe: &Path,
     wanted: bool,
 ) -> Result<(Vec<String>, &'static str, Option<tempfile::TempDir>)> {
-    let help = Command::new(exe)
-        .args(["garbler", "--help"])
-        .output()
-        .context("asking the garbler for its flags")?;
-    let help = String::from_utf8_lossy(&help.stdout);
+    let help = garbler_help(exe)?;
     let has_psk = help.contains("--psk-file");
     let has_insecure = help.contains("--insecure");
     match (wanted, has_psk, has_insecure) {
@@ -416,6 +495,7 @@ pub fn run(args: RunArgs) -> Result<()> {
 
     let exe = std::env::current_exe().context("finding this program to start the parties")?;
     let (protection_flags, protection_state, key_dir) = protection(&exe, protection_wanted)?;
+    let sizes_buffers = garbler_help(&exe)?.contains("--rtt-ms");
     let plan_len = experiment.plan().len();
     let id = match id {
         Some(id) => id,
@@ -442,6 +522,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         exe,
         inputs,
         protection_flags,
+        sizes_buffers,
         _key_dir: key_dir,
     };
     let outcome = Runner {
@@ -496,6 +577,26 @@ pub fn report_cmd(args: ReportArgs) -> Result<()> {
     Ok(())
 }
 
+pub fn presets() -> Result<()> {
+    let mut rows = Vec::new();
+    for p in preset::PRESETS {
+        let mut f = preset::preset(p.name)?;
+        let mut left_out = Vec::new();
+        f.transports = usable_transports(&f.transports, |t, _| left_out.push(t.to_string()));
+        let runs = match f.resolve() {
+            Ok(e) => e.plan().len().to_string(),
+            Err(e) => format!("unusable here: {e}"),
+        };
+        let mut about = p.description.to_string();
+        if !left_out.is_empty() {
+            about.push_str(&format!(" (left out here: {})", left_out.join(", ")));
+        }
+        rows.push(vec![p.name.to_string(), runs, about]);
+    }
+    print!("{}", table(&["preset", "runs here", "what"], &rows));
+    Ok(())
+}
+
 pub fn list(args: ExperimentsArgs) -> Result<()> {
     let (db, path) = open_existing_db(args.db.as_deref())?;
     let rows: Vec<Vec<String>> = db
@@ -536,15 +637,111 @@ pub fn list(args: ExperimentsArgs) -> Result<()> {
 mod tests {
     use super::*;
 
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    fn file(args: &[&str]) -> Result<ExperimentFile> {
+        use clap::Parser;
+        let cli = Cli::try_parse_from(std::iter::once("run").chain(args.iter().copied()))?;
+        cli.run.experiment_file()
+    }
+
+    #[test]
+    fn flags_override_a_presets_fields() {
+        let f = file(&["--preset", "paper-table4", "--runs", "1"]).unwrap();
+        assert_eq!(f.runs, 1);
+        assert_eq!(f.name.as_deref(), Some("paper-table4"));
+        assert_eq!(f.conditions, ["lan", "eu-us", "eu-aus"]);
+        assert_eq!(f.circuits[2], preset::MINCUT_SIZE);
+        assert!(f.resolve().is_ok());
+
+        let f = file(&[
+            "--preset",
+            "paper-table4",
+            "--circuits",
+            "aes128;synthetic:and=1000,xor=2000,inputs=64",
+            "--schemes",
+            "ideal",
+            "--transports",
+            "tcp,udt",
+        ])
+        .unwrap();
+        assert_eq!(
+            f.circuits,
+            ["aes128", "synthetic:and=1000,xor=2000,inputs=64"]
+        );
+        assert_eq!(f.schemes, ["ideal"]);
+        assert_eq!(f.transports, ["tcp", "udt"]);
+        assert_eq!(f.runs, 3);
+        assert!(f.resolve().is_ok());
+
+        // A sweep list replaces the preset's list of that name, and keeps the others.
+        let f = file(&["--preset", "paper-latency", "--rtt", "5ms,20ms"]).unwrap();
+        assert_eq!(f.sweep.rtt, ["5ms", "20ms"]);
+        assert_eq!(f.sweep.rate, ["500mbit"]);
+        // Custom parameters replace named conditions, and named conditions a sweep.
+        let f = file(&[
+            "--preset",
+            "paper-table4",
+            "--rtt",
+            "100ms",
+            "--loss",
+            "0.1%",
+        ])
+        .unwrap();
+        assert!(f.conditions.is_empty());
+        assert_eq!(f.resolve().unwrap().conditions.len(), 1);
+        let f = file(&["--preset", "paper-loss", "--conditions", "cw-wan"]).unwrap();
+        assert_eq!(f.conditions, ["cw-wan"]);
+        assert!(f.sweep.is_empty());
+
+        let e = file(&["--preset", "paper-table5"]).unwrap_err();
+        assert!(e.to_string().contains("no preset \"paper-table5\""), "{e}");
+        assert!(file(&["--preset", "paper-table4", "--file", "x.toml"]).is_err());
+    }
+
+    #[test]
+    fn parties_get_the_links_rtt_and_rate() {
+        let link = LinkRecord {
+            rtt_us: 100_500,
+            rate_bps: Some(200_000_000),
+            ..LinkRecord::default()
+        };
+        assert_eq!(
+            sizing_flags(true, &link),
+            ["--rtt-ms", "100.5", "--bandwidth", "200000000"]
+        );
+        assert!(sizing_flags(false, &link).is_empty());
+        let unlimited = LinkRecord {
+            rate_bps: None,
+            ..link
+        };
+        assert!(sizing_flags(true, &unlimited).is_empty());
+    }
+
+    #[test]
+    fn unusable_transports_are_left_out_with_a_note() {
+        let mut notes = Vec::new();
+        let kept = usable_transports(
+            &["tcp".into(), "sctp".into(), "mtcp:streams=2".into()],
+            |t, why| notes.push(format!("{t}: {why}")),
+        );
+        assert_eq!(kept, ["tcp", "mtcp:streams=2"]);
+        assert_eq!(notes, ["sctp: no such transport in this build"]);
+    }
+
     #[test]
     fn transports_split_on_semicolons_and_bare_commas() {
-        assert_eq!(split_transports("tcp,udt"), ["tcp", "udt"]);
+        assert_eq!(split_options_list("tcp,udt"), ["tcp", "udt"]);
         assert_eq!(
-            split_transports("tcp;mtcp:streams=8,chunk=65536;udt"),
+            split_options_list("tcp;mtcp:streams=8,chunk=65536;udt"),
             ["tcp", "mtcp:streams=8,chunk=65536", "udt"]
         );
         assert_eq!(
-            split_transports("mtcp:streams=8,chunk=65536,udt"),
+            split_options_list("mtcp:streams=8,chunk=65536,udt"),
             ["mtcp:streams=8,chunk=65536", "udt"]
         );
     }

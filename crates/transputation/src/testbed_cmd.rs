@@ -3,8 +3,8 @@
 //! `check` builds a topology for a named or custom condition, measures it with `probe` (this
 //! binary, run in the two namespaces) and prints expected against measured; `exec` runs a
 //! command in each namespace across such a link; `conditions` lists the named conditions;
-//! `cleanup` removes leftovers of killed runs; `run`, `report` and `experiments` are the
-//! experiments (`crate::experiment_cmd`). The library is `transputation-testbed`.
+//! `cleanup` removes leftovers of killed runs; `run`, `report`, `experiments` and `presets` are
+//! the experiments (`crate::experiment_cmd`). The library is `transputation-testbed`.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -37,6 +37,8 @@ pub enum TestbedCommand {
     Report(crate::experiment_cmd::ReportArgs),
     /// List the experiments in the results database.
     Experiments(crate::experiment_cmd::ExperimentsArgs),
+    /// List the preset experiments (`run --preset NAME`) and how many runs each plans here.
+    Presets,
 }
 
 /// The link: a named condition or custom parameters, and the emulator.
@@ -129,6 +131,7 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
         TestbedCommand::Run(args) => crate::experiment_cmd::run(*args),
         TestbedCommand::Report(args) => crate::experiment_cmd::report_cmd(args),
         TestbedCommand::Experiments(args) => crate::experiment_cmd::list(args),
+        TestbedCommand::Presets => crate::experiment_cmd::presets(),
         TestbedCommand::Conditions => {
             let rows: Vec<Vec<String>> = CONDITIONS
                 .iter()

@@ -198,6 +198,14 @@ fn a_small_experiment_is_killed_resumed_and_reported() {
         ),
         8
     );
+    // Both parties were told the link's RTT and rate and sized their buffers for it.
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM runs WHERE scheme = 'ideal' AND buffer_bytes > 0"
+        ),
+        8
+    );
     assert_eq!(
         count(
             &db,
