@@ -92,7 +92,11 @@ wan() {
     --db "$results/results.sqlite" >/dev/null
   "$bin" testbed report main-job --db "$results/results.sqlite" --plots "$results/plots" 2>&1 |
     sed 's/^/   /'
-  echo "   results database: $results/results.sqlite; plots: $results/plots/ ($((SECONDS - start)) s)"
+  if compgen -G "$results/plots/*.svg" >/dev/null; then
+    echo "   results database: $results/results.sqlite; plots: $results/plots/ ($((SECONDS - start)) s)"
+  else
+    echo "   results database: $results/results.sqlite ($((SECONDS - start)) s)"
+  fi
 }
 
 if [ "$(id -u)" -ne 0 ]; then
