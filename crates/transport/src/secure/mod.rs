@@ -40,13 +40,15 @@
 //! ```text
 //! initiator → responder: hello (8) | len (2, big-endian) | Noise message 1
 //! responder → initiator: hello (8) | len (2, big-endian) | Noise message 2
-//! hello = "TPSC" | version 1 | pattern (1: NNpsk0, 2: KK) | 0 | 0
+//! hello = "TPSC" | version 2 | pattern (1: NNpsk0, 2: KK) | 0 | 0
 //! ```
 //!
 //! The responder checks the hello (a peer without protection, one of another version or
 //! another pattern is told apart in the error) and Noise message 1, and sends nothing at
 //! all if either fails: a peer that cannot prove the expected key gets no byte from it.
 //! Handshake messages longer than 256 bytes are refused unread.
+//! Version 2 allows records of up to 1 MiB; version 1 allowed 256 KiB, so the two are
+//! told apart in the hello rather than by a refused record.
 //!
 //! # The records
 //!
@@ -59,19 +61,22 @@
 //! or dropped records fail; each record's header (kind, length) is sealed on its own, so a
 //! damaged length is caught before the body is read; a `close` record authenticates the
 //! end of the stream, so a stream cut short is an error, not a short read. Records hold up
-//! to 256 KiB; plaintext is copied once into the send buffer and encrypted in place there,
+//! to 1 MiB; plaintext is copied once into the send buffer and encrypted in place there,
 //! and a record that fits in what the caller asked for is read and decrypted in place in
 //! the caller's buffer. To make that the common case, a large `send` (at least
 //! [`ALIGN_SENDS`] bytes, like a batch of garbled tables) starts a new record and ends its
 //! last one: a peer receiving the same message (a length, then the bytes, as
 //! [`crate::Framed`] does) then decrypts every record of it in place, without a copy.
-//! Records of such large sends are sealed on a second thread (`sealer_thread.rs`), so the
-//! sending party's own thread only copies; small records (protocol messages the peer waits
-//! for) are sealed on the caller's thread when no large one is in flight.
 //!
-//! Over loopback `tcp`, 44 MB in 256 KiB messages take about 6–10 ms longer protected
-//! than not on the 2-vCPU machine class; docs/BENCHMARKS.md has the measurements on the
-//! MinCut-size circuit.
+//! Records are sealed on the caller's thread, as they are handed over. A second thread
+//! that sealed large records beside the caller's work was measured and dropped: in a 2PC
+//! session on two cores both parties keep both cores busy, so there is no idle core to
+//! move the encryption to, and the hand-over cost thread switches and, on every flush, a
+//! wait for the other thread (docs/BENCHMARKS.md, "Protected sessions").
+//!
+//! On the MinCut-size circuit over loopback `tcp` (44 MB), protection costs about the CPU
+//! time of AES-GCM over every byte on both sides, plus one copy on the sending side;
+//! docs/BENCHMARKS.md has the measurements.
 //!
 //! Any failure is final: a record that fails its check gives [`Error::Integrity`] naming
 //! it, and the channel answers [`Error::Poisoned`] from then on.
@@ -87,7 +92,6 @@
 
 pub mod keys;
 mod record;
-mod sealer_thread;
 
 use std::net::SocketAddr;
 
@@ -101,7 +105,6 @@ pub use record::MAX_RECORD;
 /// A `send` of at least this many bytes gets records of its own (see the module docs).
 pub const ALIGN_SENDS: usize = 16 << 10;
 use record::{Kind, Opener, RecordError, Sealer, SEALED_HEADER, TAG};
-use sealer_thread::SealerThread;
 
 /// Capacity of a record buffer.
 const RECORD_BUFFER: usize = SEALED_HEADER + MAX_RECORD + TAG;
@@ -109,7 +112,7 @@ const RECORD_BUFFER: usize = SEALED_HEADER + MAX_RECORD + TAG;
 const PSK_PATTERN: &str = "Noise_NNpsk0_25519_AESGCM_SHA256";
 const KK_PATTERN: &str = "Noise_KK_25519_AESGCM_SHA256";
 const MAGIC: &[u8; 4] = b"TPSC";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 const LABEL: &[u8] = b"transputation secure channel v1";
 const MAX_HANDSHAKE_MESSAGE: usize = 256;
 
@@ -183,7 +186,7 @@ impl Credentials {
 /// A channel whose bytes are authenticated and encrypted; see the module docs.
 pub struct SecureChannel<C: Channel> {
     inner: C,
-    sealing: SealerThread,
+    sealer: Sealer,
     opener: Opener,
     protection: &'static str,
     /// The record being filled: room for the sealed header, then plaintext.
@@ -288,12 +291,12 @@ impl<C: Channel> SecureChannel<C> {
         } else {
             (&r2i, &i2r)
         };
-        let mut sealing = SealerThread::new(Sealer::new(send));
-        let out = sealing.buffer(RECORD_BUFFER);
+        let mut out = Vec::with_capacity(RECORD_BUFFER);
+        out.resize(SEALED_HEADER, 0);
         Ok(SecureChannel {
             base: inner.stats(),
             inner,
-            sealing,
+            sealer: Sealer::new(send),
             opener: Opener::new(recv),
             protection: creds.protection(),
             out,
@@ -310,41 +313,24 @@ impl<C: Channel> SecureChannel<C> {
         self.protection
     }
 
-    /// Seals what `out` holds as one record of `kind` (on the sealing thread if it is
-    /// large) and hands the records sealed so far to the channel below, in order.
+    /// Seals what `out` holds as one record of `kind`, hands it to the channel below in
+    /// one piece (header, body and tag contiguous: one write for the channel) and empties
+    /// `out` for the next record.
     fn seal_and_send(&mut self, kind: Kind) -> Result<()> {
-        let large = self.out.len() - SEALED_HEADER >= ALIGN_SENDS;
-        let fresh = self.sealing.buffer(RECORD_BUFFER);
-        let record = std::mem::replace(&mut self.out, fresh);
-        let sealed = self
-            .sealing
-            .submit(kind, record, large)
+        self.sealer
+            .seal(kind, &mut self.out)
             .map_err(|e| integrity(e, "sending"))?;
-        if let Some(sealed) = sealed {
-            let r = self.inner.send(&sealed);
-            self.sealing.recycle(sealed);
-            r?;
-        }
-        self.send_sealed(false)
+        let r = self.inner.send(&self.out);
+        self.out.truncate(SEALED_HEADER);
+        r
     }
 
-    /// Hands sealed records to the channel below: those ready, or with `wait` all.
-    fn send_sealed(&mut self, wait: bool) -> Result<()> {
-        while let Some(done) = self.sealing.next(wait) {
-            let sealed = done.map_err(|e| integrity(e, "sending"))?;
-            let r = self.inner.send(&sealed);
-            self.sealing.recycle(sealed);
-            r?;
-        }
-        Ok(())
-    }
-
-    /// Seals what is buffered and hands every record to the channel below.
+    /// Seals what is buffered and hands it to the channel below.
     fn seal_all(&mut self) -> Result<()> {
         if self.out.len() > SEALED_HEADER {
             self.seal_and_send(Kind::Data)?;
         }
-        self.send_sealed(true)
+        Ok(())
     }
 
     fn guard<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
@@ -452,7 +438,6 @@ impl<C: Channel> Channel for SecureChannel<C> {
         self.guard(|s| {
             s.seal_all()?;
             s.seal_and_send(Kind::Close)?;
-            s.send_sealed(true)?;
             s.closed = true;
             s.inner.close()
         })
@@ -576,7 +561,6 @@ fn integrity(e: RecordError, during: &str) -> Error {
         }
         RecordError::Format(f) => format!("the peer broke the record format: {f}"),
         RecordError::Exhausted => format!("2^64 records while {during}: the session must end"),
-        RecordError::Worker => format!("the record sealing thread stopped while {during}"),
     };
     Error::Integrity { what }
 }
