@@ -552,12 +552,6 @@ impl FromStr for TransportSpec {
             .map(str::trim)
             .filter(|p| !p.is_empty())
             .map(|p| p.split_once('=').unwrap_or((p, "")));
-        let bad = |transport, option: &str, value: &str, reason| Error::BadOption {
-            transport,
-            option: option.to_string(),
-            value: value.to_string(),
-            reason,
-        };
         let cc_value = |transport, v: &str| {
             if !v.is_empty()
                 && v.len() < 16
@@ -596,18 +590,22 @@ impl FromStr for TransportSpec {
                 for (k, v) in pairs {
                     match k {
                         "streams" => {
-                            streams = v
-                                .parse()
-                                .ok()
-                                .filter(|n| (1..=mtcp::MAX_STREAMS).contains(n))
-                                .ok_or_else(|| bad("mtcp", k, v, "a whole number from 1 to 64"))?
+                            streams = number_in(
+                                "mtcp",
+                                k,
+                                v,
+                                1..=mtcp::MAX_STREAMS,
+                                "a whole number from 1 to 64",
+                            )?
                         }
                         "chunk" => {
-                            chunk = v
-                                .parse()
-                                .ok()
-                                .filter(|n| (1024..=mtcp::MAX_CHUNK).contains(n))
-                                .ok_or_else(|| bad("mtcp", k, v, "bytes, from 1024 to 16777216"))?
+                            chunk = number_in(
+                                "mtcp",
+                                k,
+                                v,
+                                1024..=mtcp::MAX_CHUNK,
+                                "bytes, from 1024 to 16777216",
+                            )?
                         }
                         "cc" => cc = Some(cc_value("mtcp", v)?),
                         _ => {
@@ -626,11 +624,13 @@ impl FromStr for TransportSpec {
                 for (k, v) in pairs {
                     match k {
                         "mtu" => {
-                            mtu = v
-                                .parse()
-                                .ok()
-                                .filter(|n| (udp::MIN_MTU..=udp::MAX_MTU).contains(n))
-                                .ok_or_else(|| bad("udp", k, v, "bytes, from 576 to 65535"))?
+                            mtu = number_in(
+                                "udp",
+                                k,
+                                v,
+                                udp::MIN_MTU..=udp::MAX_MTU,
+                                "bytes, from 576 to 65535",
+                            )?
                         }
                         "rate" => {
                             rate = parse_rate(v).ok_or_else(|| {
@@ -658,10 +658,7 @@ impl FromStr for TransportSpec {
                 let mut mss = udt::DEFAULT_MSS;
                 let (mut sndbuf, mut rcvbuf, mut fc, mut udpbuf) = (None, None, None, None);
                 let number = |k: &str, v: &str, (lo, hi): (u32, u32), reason| {
-                    v.parse()
-                        .ok()
-                        .filter(|n| (lo..=hi).contains(n))
-                        .ok_or_else(|| bad("udt", k, v, reason))
+                    number_in("udt", k, v, lo..=hi, reason)
                 };
                 const BYTES: &str = "bytes, from 65536 to 1073741824";
                 for (k, v) in pairs {
@@ -699,22 +696,22 @@ impl FromStr for TransportSpec {
                                 .ok_or_else(|| bad("quic", k, v, "cubic, bbr or newreno"))?
                         }
                         "window" => {
-                            window = Some(
-                                v.parse()
-                                    .ok()
-                                    .filter(|n| (quic::MIN_WINDOW..=quic::MAX_WINDOW).contains(n))
-                                    .ok_or_else(|| {
-                                        bad("quic", k, v, "bytes, from 16384 to 4294967296")
-                                    })?,
-                            )
+                            window = Some(number_in(
+                                "quic",
+                                k,
+                                v,
+                                quic::MIN_WINDOW..=quic::MAX_WINDOW,
+                                "bytes, from 16384 to 4294967296",
+                            )?)
                         }
                         "mtu" => {
-                            mtu = Some(
-                                v.parse()
-                                    .ok()
-                                    .filter(|n| (quic::MIN_MTU..=quic::MAX_MTU).contains(n))
-                                    .ok_or_else(|| bad("quic", k, v, "bytes, from 1280 to 9216"))?,
-                            )
+                            mtu = Some(number_in(
+                                "quic",
+                                k,
+                                v,
+                                quic::MIN_MTU..=quic::MAX_MTU,
+                                "bytes, from 1280 to 9216",
+                            )?)
                         }
                         _ => {
                             return Err(Error::UnknownOption {
@@ -793,6 +790,31 @@ impl fmt::Display for TransportSpec {
             }
         }
     }
+}
+
+/// A transport option's value that is not what the option takes.
+fn bad(transport: &'static str, option: &str, value: &str, reason: &'static str) -> Error {
+    Error::BadOption {
+        transport,
+        option: option.to_string(),
+        value: value.to_string(),
+        reason,
+    }
+}
+
+/// An option's value as a number in `range`, else [`bad`] with `reason`.
+fn number_in<T: FromStr + PartialOrd>(
+    transport: &'static str,
+    option: &str,
+    value: &str,
+    range: std::ops::RangeInclusive<T>,
+    reason: &'static str,
+) -> Result<T> {
+    value
+        .parse()
+        .ok()
+        .filter(|n| range.contains(n))
+        .ok_or_else(|| bad(transport, option, value, reason))
 }
 
 /// A rate in bits per second: `unlimited` (0), or digits with an optional unit `bit`,
