@@ -24,12 +24,12 @@ use transputation_2pc::{ByteParts, Evaluator, Garbler, Options, OutputMode, Repo
 use transputation_circuits::encoding::{decode_outputs, encode_party_input};
 use transputation_circuits::{library, Circuit, Party, Stats};
 use transputation_garble::Scheme;
-use transputation_transport::sizing::{self, PathEstimate, Sizing};
+use transputation_transport::sizing::Sizing;
 use transputation_transport::{Config, TransportSpec};
 
 use crate::garble_cmd::parse_scheme;
 use crate::secure_cmd::{self, Protection, ProtectionArgs};
-use crate::transport_cmd::{parse_rate, parse_spec};
+use crate::transport_cmd::{parse_rate, parse_spec, path_sizing};
 
 /// What both parties are told the same way.
 #[derive(Args, Debug, Clone)]
@@ -132,22 +132,13 @@ impl SessionArgs {
         let load_ms = ms(start.elapsed());
         let sizing = match (self.rtt_ms, self.bandwidth) {
             (Some(rtt_ms), Some(bandwidth_bps)) => {
-                if !(0.0..=1e6).contains(&rtt_ms) {
-                    bail!("--rtt-ms must be from 0 to 1000000, not {rtt_ms}");
-                }
                 // The garbler's volume: tables dominate; labels and OT ciphertexts add
                 // 16 bytes per garbler input bit and 32 per evaluator input bit.
                 let volume = self.scheme.table_bytes(&stats)
                     + self.scheme.mask_bytes(&stats)
                     + 16 * circuit.party_input_bits(Party::Garbler) as u64
                     + 32 * circuit.party_input_bits(Party::Evaluator) as u64;
-                let path = PathEstimate {
-                    rtt: Duration::from_secs_f64(rtt_ms / 1e3),
-                    bandwidth_bps,
-                    arrival_bps: None,
-                    read_bps: None,
-                };
-                Some(sizing::size_buffers(&path, volume))
+                Some(path_sizing(rtt_ms, bandwidth_bps, None, volume)?)
             }
             _ => None,
         };

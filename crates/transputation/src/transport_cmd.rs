@@ -170,19 +170,33 @@ fn sizing_of(args: &TransportBenchArgs, volume: Option<u64>) -> Result<Option<Si
     let (Some(rtt_ms), Some(bandwidth_bps)) = (args.rtt_ms, args.bandwidth) else {
         return Ok(None);
     };
+    path_sizing(
+        rtt_ms,
+        bandwidth_bps,
+        args.read_rate,
+        volume.unwrap_or(u64::MAX),
+    )
+    .map(Some)
+}
+
+/// The buffer sizing (paper §4.2) for a path given as `--rtt-ms` and `--bandwidth`, and
+/// the bytes to send; shared by `transport-bench` and the 2PC commands.
+pub(crate) fn path_sizing(
+    rtt_ms: f64,
+    bandwidth_bps: u64,
+    read_bps: Option<u64>,
+    volume: u64,
+) -> Result<Sizing> {
     if !(0.0..=1e6).contains(&rtt_ms) {
-        bail!("--rtt-ms must be from 0 to 1000000");
+        bail!("--rtt-ms must be from 0 to 1000000, not {rtt_ms}");
     }
     let path = PathEstimate {
         rtt: Duration::from_secs_f64(rtt_ms / 1e3),
         bandwidth_bps,
         arrival_bps: None,
-        read_bps: args.read_rate,
+        read_bps,
     };
-    Ok(Some(sizing::size_buffers(
-        &path,
-        volume.unwrap_or(u64::MAX),
-    )))
+    Ok(sizing::size_buffers(&path, volume))
 }
 
 /// Table rows on the sizing and the granted buffers, for -v.
