@@ -213,6 +213,16 @@ fn wires_of(circuit: &Circuit, party: Party) -> Vec<std::ops::Range<WireId>> {
         .collect()
 }
 
+/// Hands `evaluate` one label per input wire of `party`, in wire order.
+fn set_labels(evaluate: &mut dyn Evaluate, circuit: &Circuit, party: Party, labels: &[Block]) {
+    let mut rest = labels;
+    for r in wires_of(circuit, party) {
+        let (now, later) = rest.split_at(r.len());
+        evaluate.set_input_labels(r.start, now);
+        rest = later;
+    }
+}
+
 fn check_input(circuit: &Circuit, party: Party, bits: &[bool]) -> Result<(), Error> {
     let want = circuit.party_input_bits(party);
     if bits.len() != want {
@@ -451,24 +461,13 @@ impl<'c> Evaluator<'c> {
             wire.recv_exact(Part::Ot, "OT ciphertexts", len)?;
             receiver.receive_into(&wire.buf, &mut labels)?;
         }
-        let mut rest = &labels[..];
-        for r in wires_of(self.circuit, Party::Evaluator) {
-            let (now, later) = rest.split_at(r.len());
-            self.evaluate.set_input_labels(r.start, now);
-            rest = later;
-        }
+        set_labels(&mut *self.evaluate, self.circuit, Party::Evaluator, &labels);
         let ot = ot_start.elapsed();
 
-        let garbler_wires = wires_of(self.circuit, Party::Garbler);
         let n_g = self.circuit.party_input_bits(Party::Garbler);
         wire.recv_exact(Part::Labels, "garbler's input labels", 16 * n_g)?;
         let own: Vec<Block> = wire.buf.chunks_exact(16).map(Block::read).collect();
-        let mut rest = &own[..];
-        for r in garbler_wires {
-            let (now, later) = rest.split_at(r.len());
-            self.evaluate.set_input_labels(r.start, now);
-            rest = later;
-        }
+        set_labels(&mut *self.evaluate, self.circuit, Party::Garbler, &own);
 
         let expected = self.table_bytes;
         let mut eval = Duration::ZERO;
