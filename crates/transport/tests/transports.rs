@@ -306,10 +306,7 @@ fn connect_retries_then_names_the_address() {
 #[test]
 fn udp_reports_a_server_that_never_answers_and_a_silent_peer() {
     // Nothing listens: the hello goes unanswered.
-    let addr = std::net::UdpSocket::bind(any_port())
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let addr = closed_udp_port();
     let cfg = Config {
         connect_timeout: Duration::from_millis(200),
         ..quick()
@@ -389,10 +386,7 @@ fn a_client_may_start_before_its_server() {
     for spec in ["mtcp:streams=2", "udp", "quic"] {
         let spec: TransportSpec = spec.parse().unwrap();
         let addr = if matches!(spec.name(), "udp" | "quic") {
-            std::net::UdpSocket::bind(any_port())
-                .unwrap()
-                .local_addr()
-                .unwrap()
+            closed_udp_port()
         } else {
             addr
         };
@@ -618,10 +612,7 @@ fn the_kernel_gets_the_buffer_size_asked_for_on_both_ends() {
 #[test]
 fn udt_reports_a_closed_port_a_silent_peer_and_a_vanished_one() {
     // Nothing listens: each attempt gives up after the connect timeout, not UDT's own 3 s.
-    let addr = std::net::UdpSocket::bind(any_port())
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let addr = closed_udp_port();
     let cfg = Config {
         connect_timeout: Duration::from_millis(200),
         ..quick()
