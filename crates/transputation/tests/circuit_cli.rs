@@ -1,8 +1,10 @@
 //! End-to-end tests of `transputation circuit ...` on the reference circuits in
 //! ../shared/circuits (their README lists the counts and vectors checked here).
 
+mod common;
+use common::run;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 fn shared(path: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -10,13 +12,6 @@ fn shared(path: &str) -> String {
         .join(path);
     assert!(p.is_file(), "missing reference circuit {}", p.display());
     p.to_string_lossy().into_owned()
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_transputation"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
 }
 
 fn ok(args: &[&str]) -> String {

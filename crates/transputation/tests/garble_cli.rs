@@ -1,13 +1,7 @@
 //! End-to-end tests of `transputation garble-bench`.
 
-use std::process::Command;
-
-fn run(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_transputation"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+mod common;
+use common::run;
 
 #[test]
 fn reports_every_key_with_exact_table_bytes() {

@@ -1,10 +1,13 @@
 //! End-to-end tests of `transputation run`, `garbler` and `evaluator`: real processes over
 //! 127.0.0.1, every scheme and every reliable transport.
 
+mod common;
+use common::{bin, run, run_json};
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -14,24 +17,6 @@ use serde_json::Value;
 const AES_KEY: &str = "000102030405060708090a0b0c0d0e0f";
 const AES_PT: &str = "00112233445566778899aabbccddeeff";
 const AES_CT: &str = "69c4e0d86a7b0430d8cdb78070b4c55a";
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_transputation"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("the binary runs")
-}
-
-fn run_json(args: &[&str]) -> Value {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 /// The transports that deliver everything: every one this build lists as available, but
 /// `udp` (no retransmission).

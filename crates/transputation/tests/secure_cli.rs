@@ -2,11 +2,14 @@
 //! `garbler` and `evaluator`, `run`'s one-time key, and hostile networks (a TCP relay on
 //! 127.0.0.1 between the parties that records, flips or replays bytes).
 
+mod common;
+use common::{bin, run};
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -19,14 +22,6 @@ const AES_CT: &str = "69c4e0d86a7b0430d8cdb78070b4c55a";
 /// Bytes the garbler sends in a pre-shared-key handshake: hello, length, Noise message 2
 /// (an ephemeral key and a tag).
 const PSK_HANDSHAKE_REPLY: usize = 8 + 2 + 32 + 16;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_transputation"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("the binary runs")
-}
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

@@ -1,13 +1,9 @@
 //! End-to-end tests of `transputation transports` and `transputation transport-bench`.
 
-use std::process::{Command, Stdio};
+mod common;
+use common::run;
 
-fn run(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_transputation"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use std::process::{Command, Stdio};
 
 #[test]
 fn lists_every_transport_with_its_availability() {
