@@ -380,7 +380,13 @@ impl<'c> Garbler<'c> {
             }
         };
         let total = start.elapsed();
-        wire.ch.close()?;
+        // The evaluator sent the session's last message and may have closed its end
+        // already (a `udt` socket then refuses further bytes): a peer that is gone can no
+        // longer be told that our stream ends, and it needs nothing more from us.
+        match wire.ch.close() {
+            Ok(()) | Err(transputation_transport::Error::Closed { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
         Ok(Report {
             role: Party::Garbler,
             output,
