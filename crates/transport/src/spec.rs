@@ -99,6 +99,10 @@ pub enum TransportSpec {
         /// The path MTU in IP bytes, which QUIC packets start from (`None`: quinn's default,
         /// 1200-byte UDP payloads, probing up to 1452). Both ends should name the same.
         mtu: Option<u32>,
+        /// The congestion controller's initial window in bytes (`None`: quinn's, 12,000
+        /// bytes, 240,000 for bbr). See [`crate::quic`] for when a larger one pays and what
+        /// it risks.
+        iw: Option<u64>,
     },
 }
 
@@ -120,7 +124,7 @@ const TCP_OPTIONS: &str = "cc";
 const MTCP_OPTIONS: &str = "streams, chunk, cc";
 const UDP_OPTIONS: &str = "mtu, rate";
 const UDT_OPTIONS: &str = "mss, sndbuf, rcvbuf, fc, udpbuf";
-const QUIC_OPTIONS: &str = "cc, window, mtu";
+const QUIC_OPTIONS: &str = "cc, window, mtu, iw";
 /// Default mtcp connection count.
 const DEFAULT_STREAMS: u16 = 4;
 /// Default mtcp chunk size.
@@ -167,7 +171,9 @@ pub fn transports() -> Vec<TransportInfo> {
             name: "quic",
             options: "cc=cubic|bbr|newreno (cubic), window=BYTES flow-control windows \
                       (buffer size from the config, else 33554432), mtu=BYTES path MTU \
-                      to start from (quinn's 1200-byte packets, probing up to 1452)",
+                      to start from (quinn's 1200-byte packets, probing up to 1452), \
+                      iw=BYTES initial congestion window (quinn's: 12000, bbr 240000; \
+                      for a known path: its bandwidth-delay product)",
             description: "QUIC (quinn), one connection, one stream, user-space congestion \
                           control; TLS 1.3 encrypted, not authenticated by QUIC itself \
                           (protected sessions authenticate on top, as on every transport)",
@@ -248,6 +254,25 @@ impl TransportSpec {
         }
     }
 
+    /// A `quic` endpoint's parameters (`None` for other transports): the options, with
+    /// the window chosen as [`TransportSpec::Quic`] says.
+    fn quic_params(&self, cfg: &Config) -> Option<quic::Params> {
+        match self {
+            TransportSpec::Quic {
+                cc,
+                window,
+                mtu,
+                iw,
+            } => Some(quic::Params {
+                cc: *cc,
+                window: quic::window_for(*window, cfg),
+                mtu: *mtu,
+                initial_window: *iw,
+            }),
+            _ => None,
+        }
+    }
+
     /// The `udt` options, for a `udt` spec.
     fn udt_options(&self) -> Option<udt::Options> {
         match *self {
@@ -282,8 +307,8 @@ impl TransportSpec {
             let l = udt::UdtListener::bind(addr, &opts, cfg)?;
             let a = l.local_addr();
             (ServerSocket::Udt(l), a)
-        } else if let TransportSpec::Quic { cc, window, mtu } = self {
-            let l = quic::QuicListener::bind(addr, &quic_params(*cc, *window, *mtu, cfg), cfg)?;
+        } else if let Some(params) = self.quic_params(cfg) {
+            let l = quic::QuicListener::bind(addr, &params, cfg)?;
             let a = l.local_addr();
             (ServerSocket::Quic(l), a)
         } else {
@@ -348,27 +373,11 @@ impl TransportSpec {
                 };
                 Ok(Box::new(udt::connect(addr, &opts, cfg)?))
             }
-            TransportSpec::Quic { cc, window, mtu } => Ok(Box::new(quic::connect(
-                addr,
-                &quic_params(*cc, *window, *mtu, cfg),
-                cfg,
-            )?)),
+            TransportSpec::Quic { .. } => {
+                let params = self.quic_params(cfg).expect("a quic spec");
+                Ok(Box::new(quic::connect(addr, &params, cfg)?))
+            }
         }
-    }
-}
-
-/// A `quic` endpoint's parameters: the options, with the window chosen as
-/// [`TransportSpec::Quic`] says.
-fn quic_params(
-    cc: QuicCongestion,
-    window: Option<u64>,
-    mtu: Option<u32>,
-    cfg: &Config,
-) -> quic::Params {
-    quic::Params {
-        cc,
-        window: quic::window_for(window, cfg),
-        mtu,
     }
 }
 
@@ -688,7 +697,8 @@ impl FromStr for TransportSpec {
                 })
             }
             "quic" => {
-                let (mut cc, mut window, mut mtu) = (QuicCongestion::default(), None, None);
+                let (mut cc, mut window, mut mtu, mut iw) =
+                    (QuicCongestion::default(), None, None, None);
                 for (k, v) in pairs {
                     match k {
                         "cc" => {
@@ -713,6 +723,15 @@ impl FromStr for TransportSpec {
                                 "bytes, from 1280 to 9216",
                             )?)
                         }
+                        "iw" => {
+                            iw = Some(number_in(
+                                "quic",
+                                k,
+                                v,
+                                quic::MIN_INITIAL_WINDOW..=quic::MAX_WINDOW,
+                                "bytes, from 2400 to 4294967296",
+                            )?)
+                        }
                         _ => {
                             return Err(Error::UnknownOption {
                                 transport: "quic",
@@ -722,7 +741,12 @@ impl FromStr for TransportSpec {
                         }
                     }
                 }
-                Ok(TransportSpec::Quic { cc, window, mtu })
+                Ok(TransportSpec::Quic {
+                    cc,
+                    window,
+                    mtu,
+                    iw,
+                })
             }
             _ => Err(Error::UnknownTransport {
                 name: name.to_string(),
@@ -778,13 +802,21 @@ impl fmt::Display for TransportSpec {
                 }
                 Ok(())
             }
-            TransportSpec::Quic { cc, window, mtu } => {
+            TransportSpec::Quic {
+                cc,
+                window,
+                mtu,
+                iw,
+            } => {
                 write!(f, "quic:cc={cc}")?;
                 if let Some(w) = window {
                     write!(f, ",window={w}")?;
                 }
                 if let Some(m) = mtu {
                     write!(f, ",mtu={m}")?;
+                }
+                if let Some(w) = iw {
+                    write!(f, ",iw={w}")?;
                 }
                 Ok(())
             }
@@ -876,6 +908,7 @@ mod tests {
         );
         assert_eq!(p("quic"), "quic:cc=cubic");
         assert_eq!(p("quic:cc=bbr"), "quic:cc=bbr");
+        assert_eq!(p("quic:iw=8388608,cc=bbr"), "quic:cc=bbr,iw=8388608");
         assert_eq!(
             p("quic:mtu=9000, window=1048576,cc=newreno"),
             "quic:cc=newreno,window=1048576,mtu=9000"
@@ -927,7 +960,7 @@ mod tests {
         assert!(e("udt:fc=").contains("bad value '' for option 'fc'"));
         assert_eq!(
             e("quic:streams=2"),
-            "transport 'quic' has no option 'streams' (valid: cc, window, mtu)"
+            "transport 'quic' has no option 'streams' (valid: cc, window, mtu, iw)"
         );
         assert_eq!(
             e("quic:cc=reno"),
@@ -938,5 +971,7 @@ mod tests {
         assert!(e("quic:window=").contains("option 'window'"));
         assert!(e("quic:mtu=1200").contains("bad value '1200' for option 'mtu'"));
         assert!(e("quic:mtu=9217").contains("from 1280 to 9216"));
+        assert!(e("quic:iw=2399").contains("bad value '2399' for option 'iw'"));
+        assert!(e("quic:iw=").contains("option 'iw'"));
     }
 }
