@@ -56,6 +56,7 @@
 pub mod db;
 pub mod emu;
 pub mod experiment;
+pub mod failures;
 pub mod netem;
 pub mod ns;
 pub mod plot;

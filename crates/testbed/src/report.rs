@@ -7,7 +7,8 @@
 //! transport that failed a run is not the one to recommend). A cell with failures says so:
 //! `81.2 ± 3.0 (1 of 3 failed)`, or `failed` / `timeout` when no run succeeded; a cell not
 //! run yet is `–`. Text, Markdown, CSV (one line per cell) and JSON come from the same
-//! [`Report`].
+//! [`Report`]. Where a run failed or timed out, the text and Markdown reports add the
+//! failure table of Choose Wisely ([`crate::failures`]); JSON always has it.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -16,6 +17,7 @@ use serde::Serialize;
 
 use crate::db::{Environment, ExperimentRow, RunRecord, Status};
 use crate::experiment::PROGRAM_SCHEME;
+use crate::failures::FailureTable;
 
 /// The runs of one cell, summarised.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -141,6 +143,8 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// How emulated links differed from their requests (rate caps), per condition.
     pub link_notes: BTreeMap<String, String>,
+    /// Failed and timed-out settings per condition and choice.
+    pub failures: FailureTable,
 }
 
 /// The experiment a report is of.
@@ -249,6 +253,7 @@ pub fn build(experiment: Option<&ExperimentRow>, runs: &[RunRecord]) -> Report {
         transports,
         rows,
         link_notes,
+        failures: FailureTable::build(runs),
     }
 }
 
@@ -278,6 +283,27 @@ pub fn text_table(headers: &[String], rows: &[Vec<String>]) -> String {
     let mut out = line(headers);
     let rule: Vec<String> = w.iter().map(|&n| "-".repeat(n)).collect();
     out.push_str(&line(&rule));
+    for r in rows {
+        out.push_str(&line(r));
+    }
+    out
+}
+
+/// A Markdown table: the first `text_columns` left-aligned, the rest right-aligned.
+fn markdown_table(headers: &[String], rows: &[Vec<String>], text_columns: usize) -> String {
+    let esc = |s: &str| s.replace('|', "\\|");
+    let line = |cells: &[String]| {
+        format!(
+            "| {} |\n",
+            cells.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")
+        )
+    };
+    let mut out = line(headers);
+    out.push('|');
+    for i in 0..headers.len() {
+        out.push_str(if i < text_columns { "---|" } else { "---:|" });
+    }
+    out.push('\n');
     for r in rows {
         out.push_str(&line(r));
     }
@@ -387,6 +413,15 @@ impl Report {
             &self.headers(),
             &self.cells(|t| format!("{t} *")),
         ));
+        if self.failures.any() {
+            out.push('\n');
+            out.push_str(FailureTable::title());
+            out.push_str(" (*)\n\n");
+            out.push_str(&text_table(
+                &self.failures.headers(),
+                &self.failures.cells(|t| format!("{t}*")),
+            ));
+        }
         out
     }
 
@@ -398,23 +433,19 @@ impl Report {
             out.push_str("  \n");
         }
         out.push('\n');
-        let h = self.headers();
-        let esc = |s: &str| s.replace('|', "\\|");
-        out.push_str(&format!(
-            "| {} |\n",
-            h.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")
+        out.push_str(&markdown_table(
+            &self.headers(),
+            &self.cells(|t| format!("**{t}**")),
+            3,
         ));
-        out.push_str(&format!(
-            "|{}\n",
-            h.iter()
-                .enumerate()
-                .map(|(i, _)| if i < 3 { "---|" } else { "---:|" })
-                .collect::<String>()
-        ));
-        for r in self.cells(|t| format!("**{t}**")) {
-            out.push_str(&format!(
-                "| {} |\n",
-                r.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")
+        if self.failures.any() {
+            out.push('\n');
+            out.push_str(FailureTable::title());
+            out.push_str(" (bold):\n\n");
+            out.push_str(&markdown_table(
+                &self.failures.headers(),
+                &self.failures.cells(|t| format!("**{t}**")),
+                1,
             ));
         }
         out
@@ -583,7 +614,22 @@ mod tests {
             lines[6],
             "sha256,ideal,eu-us,udt,2,1,1,0,150.000,,false,,connection refused"
         );
+        // udt failed one sha256 run on eu-us: the failure table follows.
+        assert!(text.contains("condition  tcp          udt\n"), "{text}");
+        assert!(
+            text.contains("eu-us      0.0* / 0.0*  100.0 / 100.0\n"),
+            "{text}"
+        );
+        assert!(
+            md.contains("| condition | tcp | udt |\n|---|---:|---:|\n"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| average | **0.0** / **0.0** | 33.3 / 33.3 |"),
+            "{md}"
+        );
         let j = r.json();
+        assert_eq!(j["failures"]["rows"][1]["cells"][1]["failed"], 1);
         assert_eq!(j["rows"][1]["best"], 1);
         assert_eq!(j["transports"][1], "udt");
     }
