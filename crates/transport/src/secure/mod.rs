@@ -28,8 +28,9 @@
 //!   or IK because both sides already know each other's key: one round trip, nothing to
 //!   look up, and the responder refuses on the first message.
 //!
-//! AES-GCM and SHA-256 because this machine class has AES and SHA instructions (ring uses
-//! them) and AES-GCM is the bulk cipher below; the handshake's own cost is negligible.
+//! AES-GCM and SHA-256 in the handshake because this machine class has AES and SHA
+//! instructions (ring uses them); the handshake's own cost is negligible. The records use
+//! AEGIS-128L (see below).
 //!
 //! The initiator is the connecting party (the evaluator), the responder the listening one
 //! (the garbler). The prologue, which both hash into the handshake, is the label
@@ -40,20 +41,21 @@
 //! ```text
 //! initiator → responder: hello (8) | len (2, big-endian) | Noise message 1
 //! responder → initiator: hello (8) | len (2, big-endian) | Noise message 2
-//! hello = "TPSC" | version 2 | pattern (1: NNpsk0, 2: KK) | 0 | 0
+//! hello = "TPSC" | version 3 | pattern (1: NNpsk0, 2: KK) | 0 | 0
 //! ```
 //!
 //! The responder checks the hello (a peer without protection, one of another version or
 //! another pattern is told apart in the error) and Noise message 1, and sends nothing at
 //! all if either fails: a peer that cannot prove the expected key gets no byte from it.
 //! Handshake messages longer than 256 bytes are refused unread.
-//! Version 2 allows records of up to 1 MiB; version 1 allowed 256 KiB, so the two are
-//! told apart in the hello rather than by a refused record.
+//! Version 3 seals records with AEGIS-128L; version 2 used AES-128-GCM, and version 1 also
+//! allowed only 256 KiB records. They are told apart in the hello rather than by a refused
+//! record.
 //!
 //! # The records
 //!
 //! After the handshake, the Noise split gives one 32-byte key per direction, from which
-//! an AES-128-GCM key is derived to seal records through `ring` directly (not through
+//! an AEGIS-128L key is derived to seal records with the `aegis` crate (not through
 //! `snow`'s transport mode, whose messages stop at 65,535 bytes and cost a copy each; `snow`'s
 //! `risky-raw-split` feature hands out the split for this): see `record.rs` for the format
 //! and the key derivation.
@@ -75,7 +77,7 @@
 //! wait for the other thread (docs/BENCHMARKS.md, "Protected sessions").
 //!
 //! On the MinCut-size circuit over loopback `tcp` (44 MB), protection costs about the CPU
-//! time of AES-GCM over every byte on both sides, plus one copy on the sending side;
+//! time of AEGIS-128L over every byte on both sides, plus one copy on the sending side;
 //! docs/BENCHMARKS.md has the measurements.
 //!
 //! Any failure is final: a record that fails its check gives [`Error::Integrity`] naming
@@ -86,8 +88,8 @@
 //! [`Channel::stats`] counts the bytes of the channel underneath after the handshake:
 //! record headers and tags included, the handshake not. Keys are zeroed when dropped
 //! ([`keys`]; the split's two keys right after the record keys are derived from them). Two
-//! exceptions this crate cannot reach: ring's expanded AES key schedules, and the copies
-//! `snow` keeps in its handshake state (the pre-shared or static private key, the chaining
+//! exceptions this crate cannot reach: the AEGIS state libaegis keeps on the stack while it
+//! seals or opens a record, and the copies `snow` keeps in its handshake state (the pre-shared or static private key, the chaining
 //! key) until the state is dropped after the handshake; neither library wipes them.
 
 pub mod keys;
@@ -112,7 +114,7 @@ const RECORD_BUFFER: usize = SEALED_HEADER + MAX_RECORD + TAG;
 const PSK_PATTERN: &str = "Noise_NNpsk0_25519_AESGCM_SHA256";
 const KK_PATTERN: &str = "Noise_KK_25519_AESGCM_SHA256";
 const MAGIC: &[u8; 4] = b"TPSC";
-const VERSION: u8 = 2;
+const VERSION: u8 = 3;
 const LABEL: &[u8] = b"transputation secure channel v1";
 const MAX_HANDSHAKE_MESSAGE: usize = 256;
 
