@@ -363,6 +363,7 @@ impl Runner<'_> {
             let opts = Options {
                 emulator: self.experiment.emulator,
                 max_rate_bps: self.experiment.max_rate_bps,
+                ..Options::default()
             };
             let topo = Topology::with_options(&cond.link, opts);
             let topo = match topo {
