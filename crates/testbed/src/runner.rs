@@ -405,6 +405,8 @@ impl Runner<'_> {
             if outcome.recorded == 0 {
                 self.db
                     .set_emulator(self.experiment_id, topo.summary().emulator)?;
+                self.db
+                    .set_host_cc(self.experiment_id, &topo.summary().host_cc)?;
             }
             if let Some(cap) = &topo.summary().cap {
                 if self.progress {

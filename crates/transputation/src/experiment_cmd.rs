@@ -524,6 +524,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                 env!("CARGO_PKG_VERSION"),
                 git_commit(&exe),
                 &experiment.emulator.to_string(),
+                &experiment.host_cc.to_string(),
                 protection_state,
             );
             let spec = serde_json::to_string(&file)?;
@@ -630,6 +631,10 @@ pub fn list(args: ExperimentsArgs) -> Result<()> {
                 format!("{}/{}", e.recorded_runs, e.planned_runs),
                 e.finished_at.clone().unwrap_or_else(|| "no".into()),
                 e.environment.emulator.clone(),
+                e.environment
+                    .host_cc
+                    .clone()
+                    .unwrap_or_else(|| "unknown".into()),
                 e.environment.protection.clone(),
             ]
         })
@@ -645,6 +650,7 @@ pub fn list(args: ExperimentsArgs) -> Result<()> {
                 "runs",
                 "finished",
                 "emulator",
+                "host cc",
                 "protection"
             ],
             &rows
