@@ -10,6 +10,9 @@
 //!   planned_runs INTEGER,
 //!   version TEXT, git_commit TEXT, kernel TEXT, cpu TEXT, host TEXT,
 //!   emulator TEXT (the backend actually used: netem or emu; the request until a link is up),
+//!   host_cc TEXT (the default TCP congestion control in force in the parties' namespaces, as
+//!                 read back there: cubic, reno, bbr, ...; the request, `system` included,
+//!                 until a link is up; NULL: recorded before schema version 3, unknown),
 //!   protection TEXT (on: Noise with a pre-shared key; off: --insecure; unsupported: the
 //!                    parties have no session protection))
 //! runs(
@@ -35,8 +38,9 @@
 //!
 //! Every run is written in its own transaction, so an interrupted experiment keeps every
 //! finished run, and the unique key makes a resumed one unable to record a run twice. The
-//! file is in WAL mode, so a report can be read while an experiment writes. A version-1 file
-//! (without `buffer_bytes`) gets the column when it is opened.
+//! file is in WAL mode, so a report can be read while an experiment writes. An older file
+//! gets the columns it lacks when it is opened: `runs.buffer_bytes` (version 1) and
+//! `experiments.host_cc` (versions 1 and 2; NULL in the rows it has).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -48,7 +52,7 @@ use crate::experiment::Cell;
 use crate::Error;
 
 /// The schema version in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS experiments (
@@ -64,7 +68,8 @@ CREATE TABLE IF NOT EXISTS experiments (
     cpu TEXT NOT NULL,
     host TEXT NOT NULL,
     emulator TEXT NOT NULL,
-    protection TEXT NOT NULL
+    protection TEXT NOT NULL,
+    host_cc TEXT
 );
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY,
@@ -117,16 +122,21 @@ pub struct Environment {
     pub host: String,
     /// The link emulator.
     pub emulator: String,
+    /// The default TCP congestion control of the emulated hosts (`cubic`); `None` for an
+    /// experiment recorded before it was.
+    pub host_cc: Option<String>,
     /// `on`, `off` or `unsupported`.
     pub protection: String,
 }
 
 impl Environment {
-    /// This machine's kernel, CPU and host, with what the caller knows.
+    /// This machine's kernel, CPU and host, with what the caller knows (the emulator and the
+    /// hosts' congestion control as requested, until a link is up).
     pub fn detect(
         version: &str,
         git_commit: Option<String>,
         emulator: &str,
+        host_cc: &str,
         protection: &str,
     ) -> Self {
         let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
@@ -149,6 +159,7 @@ impl Environment {
             cpu: format!("{cpu} ({cores} cores)"),
             host: read("/proc/sys/kernel/hostname").trim().to_string(),
             emulator: emulator.into(),
+            host_cc: Some(host_cc.into()),
             protection: protection.into(),
         }
     }
@@ -365,17 +376,23 @@ impl Db {
             });
         }
         conn.execute_batch(SCHEMA).map_err(db_err(ctx))?;
-        // Version 1 had no buffer_bytes (CREATE TABLE IF NOT EXISTS leaves an old table be).
-        let has_buffer: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'buffer_bytes'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(db_err(ctx))?;
-        if has_buffer == 0 {
-            conn.execute_batch("ALTER TABLE runs ADD COLUMN buffer_bytes INTEGER")
+        // Columns added since version 1 (CREATE TABLE IF NOT EXISTS leaves an old table be):
+        // runs.buffer_bytes in version 2, experiments.host_cc in version 3.
+        for (table, column, ty) in [
+            ("runs", "buffer_bytes", "INTEGER"),
+            ("experiments", "host_cc", "TEXT"),
+        ] {
+            let has: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
+                    params![table, column],
+                    |r| r.get(0),
+                )
                 .map_err(db_err(ctx))?;
+            if has == 0 {
+                conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {ty}"))
+                    .map_err(db_err(ctx))?;
+            }
         }
         conn.pragma_update(None, "user_version", SCHEMA_VERSION)
             .map_err(db_err(ctx))?;
@@ -393,7 +410,8 @@ impl Db {
         self.conn
             .execute(
                 "INSERT INTO experiments (name, spec, planned_runs, version, git_commit, kernel, \
-                 cpu, host, emulator, protection) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                 cpu, host, emulator, protection, host_cc) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, \
+                 ?8, ?9, ?10, ?11)",
                 params![
                     name,
                     spec_json,
@@ -404,7 +422,8 @@ impl Db {
                     env.cpu,
                     env.host,
                     env.emulator,
-                    env.protection
+                    env.protection,
+                    env.host_cc
                 ],
             )
             .map_err(db_err("recording the experiment"))?;
@@ -419,6 +438,17 @@ impl Db {
                 params![emulator, id],
             )
             .map_err(db_err("recording the emulator"))?;
+        Ok(())
+    }
+
+    /// Records the default TCP congestion control in force in the parties' namespaces.
+    pub fn set_host_cc(&self, id: i64, host_cc: &str) -> Result<(), Error> {
+        self.conn
+            .execute(
+                "UPDATE experiments SET host_cc = ?1 WHERE id = ?2",
+                params![host_cc, id],
+            )
+            .map_err(db_err("recording the hosts' TCP congestion control"))?;
         Ok(())
     }
 
@@ -443,7 +473,7 @@ impl Db {
         let sql = format!(
             "SELECT e.id, e.name, e.created_at, e.finished_at, e.spec, e.planned_runs, e.version, \
              e.git_commit, e.kernel, e.cpu, e.host, e.emulator, e.protection, \
-             (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id) \
+             (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id), e.host_cc \
              FROM experiments e {filter} ORDER BY e.id"
         );
         let mut st = self
@@ -465,6 +495,7 @@ impl Db {
                     cpu: r.get(9)?,
                     host: r.get(10)?,
                     emulator: r.get(11)?,
+                    host_cc: r.get(14)?,
                     protection: r.get(12)?,
                 },
                 recorded_runs: r.get(13)?,
@@ -643,7 +674,7 @@ mod tests {
     use super::*;
 
     pub(crate) fn env() -> Environment {
-        Environment::detect("0.1.0", Some("abc123".into()), "emu", "on")
+        Environment::detect("0.1.0", Some("abc123".into()), "emu", "system", "on")
     }
 
     pub(crate) fn ok_run(transport: &str, rep: u32, total: f64) -> RunRecord {
@@ -694,6 +725,7 @@ mod tests {
             .create_experiment("small", "{\"runs\":2}", 3, &e)
             .unwrap();
         db.set_emulator(id, "netem").unwrap();
+        db.set_host_cc(id, "cubic").unwrap();
         let a = ok_run("tcp", 0, 120.0);
         let b = ok_run("udt", 0, 80.0);
         let mut c = RunRecord::failed(
@@ -722,6 +754,7 @@ mod tests {
         assert_eq!(row.recorded_runs, 3);
         assert!(row.finished_at.is_some());
         assert_eq!(row.environment.emulator, "netem");
+        assert_eq!(row.environment.host_cc.as_deref(), Some("cubic"));
         assert_eq!(row.environment.git_commit.as_deref(), Some("abc123"));
         assert_eq!(row.environment.kernel, e.kernel);
         assert_eq!(db.find_experiment(Some("small")).unwrap().unwrap().id, id);
@@ -739,25 +772,111 @@ mod tests {
         assert!(rec.contains(&(c.cell.clone(), 1)));
     }
 
+    fn has_column(db: &Db, table: &str, column: &str) -> bool {
+        db.conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
+                params![table, column],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap()
+            == 1
+    }
+
+    fn user_version(db: &Db) -> i64 {
+        db.conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// A file of an older schema: today's tables without the columns added since `version`,
+    /// with one experiment recorded then (by hand, as that version wrote it).
+    fn old_file(path: &Path, version: i64) -> i64 {
+        let db = Db::open(path).unwrap();
+        let mut sql = String::from("ALTER TABLE experiments DROP COLUMN host_cc;");
+        if version < 2 {
+            sql.push_str("ALTER TABLE runs DROP COLUMN buffer_bytes;");
+        }
+        sql.push_str(&format!("PRAGMA user_version = {version};"));
+        db.conn.execute_batch(&sql).unwrap();
+        assert!(!has_column(&db, "experiments", "host_cc"));
+        db.conn
+            .execute(
+                "INSERT INTO experiments (name, spec, planned_runs, version, kernel, cpu, host, \
+                 emulator, protection) VALUES ('before', '{}', 1, '0.1.0', 'k', 'c', 'h', \
+                 'emu', 'on')",
+                [],
+            )
+            .unwrap();
+        db.conn.last_insert_rowid()
+    }
+
     #[test]
-    fn a_version_1_file_gets_buffer_bytes() {
+    fn a_version_1_file_gets_buffer_bytes_and_host_cc() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.sqlite");
-        {
-            let db = Db::open(&path).unwrap();
-            db.conn
-                .execute_batch("ALTER TABLE runs DROP COLUMN buffer_bytes; PRAGMA user_version = 1")
-                .unwrap();
-        }
+        let before = old_file(&path, 1);
         let mut db = Db::open(&path).unwrap();
+        assert!(has_column(&db, "runs", "buffer_bytes"));
+        assert!(has_column(&db, "experiments", "host_cc"));
         let id = db.create_experiment("old", "{}", 1, &env()).unwrap();
         let r = ok_run("tcp", 0, 50.0);
         db.insert_run(id, &r).unwrap();
         assert_eq!(db.runs(id).unwrap()[0].buffer_bytes, Some(3 << 20));
-        let v: i64 = db
+        let old = db.experiment(before).unwrap().unwrap();
+        assert_eq!(old.environment.host_cc, None);
+        assert_eq!(user_version(&db), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_version_2_file_gets_host_cc_unknown_for_its_experiments() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.sqlite");
+        let before = old_file(&path, 2);
+        let db = Db::open(&path).unwrap();
+        assert_eq!(user_version(&db), 3);
+        assert!(has_column(&db, "experiments", "host_cc"));
+        let old = db.experiment(before).unwrap().unwrap();
+        assert_eq!(old.environment.host_cc, None, "unknown, not made up");
+        assert_eq!(old.environment.emulator, "emu");
+        // New experiments record it, and the old row can be given it.
+        let id = db.create_experiment("new", "{}", 1, &env()).unwrap();
+        assert_eq!(
+            db.experiment(id)
+                .unwrap()
+                .unwrap()
+                .environment
+                .host_cc
+                .as_deref(),
+            Some("system")
+        );
+        db.set_host_cc(id, "bbr").unwrap();
+        assert_eq!(
+            db.experiment(id)
+                .unwrap()
+                .unwrap()
+                .environment
+                .host_cc
+                .as_deref(),
+            Some("bbr")
+        );
+        drop(db);
+        // Opening a current file again changes nothing.
+        let db = Db::open(&path).unwrap();
+        assert_eq!(db.experiments().unwrap().len(), 2);
+        assert_eq!(user_version(&db), 3);
+    }
+
+    #[test]
+    fn a_newer_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.sqlite");
+        Db::open(&path)
+            .unwrap()
             .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .execute_batch("PRAGMA user_version = 4")
             .unwrap();
-        assert_eq!(v, SCHEMA_VERSION);
+        let e = Db::open(&path).unwrap_err().to_string();
+        assert!(e.contains("version 4, newer than this tool's 3"), "{e}");
     }
 }

@@ -22,6 +22,8 @@
 //! protection = true                  # session protection; default true
 //! emulator = "auto"                  # auto, netem or emu
 //! max_rate = "500mbit"               # cap on every link rate (optional)
+//! host_cc = "cubic"                  # the emulated hosts' TCP congestion control: cubic
+//!                                    # (default), reno, bbr, ..., or "system" (this machine's)
 //!
 //! [[link]]                           # a custom condition (any number of them)
 //! name = "lossy-wan"                 # optional; default: made from the parameters
@@ -50,7 +52,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::spec::{parse_rate, LinkSpec};
-use crate::EmulatorKind;
+use crate::{EmulatorKind, HostCc};
 
 /// The scheme column of a user program's runs: a program has no circuit or scheme of ours.
 pub const PROGRAM_SCHEME: &str = "program";
@@ -206,6 +208,11 @@ pub struct ExperimentFile {
     /// A cap on every link rate (`500mbit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rate: Option<String>,
+    /// The default TCP congestion control of the emulated hosts: an algorithm (`cubic`,
+    /// `reno`, `bbr`) or `system` (this machine's); none: [`HostCc::DEFAULT`]. (A description
+    /// stored before this key existed lacks it; its runs had this machine's.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cc: Option<String>,
     /// User programs: NAME → DIR holding `NAME-server.sh` and `NAME-client.sh`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub programs: BTreeMap<String, PathBuf>,
@@ -226,6 +233,7 @@ impl Default for ExperimentFile {
             protection: true,
             emulator: default_emulator(),
             max_rate: None,
+            host_cc: None,
             programs: BTreeMap::new(),
         }
     }
@@ -285,6 +293,8 @@ pub struct Experiment {
     pub emulator: EmulatorKind,
     /// Cap on every rate.
     pub max_rate_bps: Option<u64>,
+    /// The hosts' TCP congestion control.
+    pub host_cc: HostCc,
 }
 
 /// One cell of the matrix: what runs, over which transport, across which condition.
@@ -474,6 +484,12 @@ impl ExperimentFile {
             .map(parse_rate)
             .transpose()
             .map_err(|e| err("max_rate", e.to_string()))?;
+        let host_cc: HostCc = self
+            .host_cc
+            .as_deref()
+            .unwrap_or(HostCc::DEFAULT)
+            .parse()
+            .map_err(|e: crate::SpecError| err("host_cc", e.to_string()))?;
 
         let mut conditions = Vec::new();
         for (i, c) in self.conditions.iter().enumerate() {
@@ -571,6 +587,7 @@ impl ExperimentFile {
             protection: self.protection,
             emulator,
             max_rate_bps,
+            host_cc,
         })
     }
 }
@@ -759,6 +776,12 @@ mod tests {
                 "sweep.rate[0]",
             ),
             (Box::new(|f| f.emulator = "ns3".into()), "emulator"),
+            (Box::new(|f| f.host_cc = Some("CUBIC".into())), "host_cc"),
+            (Box::new(|f| f.host_cc = Some(String::new())), "host_cc"),
+            (
+                Box::new(|f| f.host_cc = Some("reno cubic".into())),
+                "host_cc",
+            ),
             (
                 Box::new(|f| f.schemes = vec!["program".into()]),
                 "schemes[0]",
@@ -820,6 +843,34 @@ echo = "examples/testbed-program"
     }
 
     #[test]
+    fn the_hosts_congestion_control_defaults_to_cubic() {
+        let e = flags().resolve().unwrap();
+        assert_eq!(e.host_cc, HostCc::Algorithm("cubic".into()));
+        let mut f = flags();
+        f.host_cc = Some("system".into());
+        assert_eq!(f.resolve().unwrap().host_cc, HostCc::System);
+        f.host_cc = Some("reno".into());
+        assert_eq!(
+            f.resolve().unwrap().host_cc,
+            HostCc::Algorithm("reno".into())
+        );
+
+        let f = ExperimentFile::from_toml(&FILE.replace("runs = 2", "runs = 2\nhost_cc = \"bbr\""))
+            .unwrap();
+        assert_eq!(f.host_cc.as_deref(), Some("bbr"));
+        assert_eq!(
+            f.resolve().unwrap().host_cc,
+            HostCc::Algorithm("bbr".into())
+        );
+        let json = serde_json::to_string(&f).unwrap();
+        assert!(json.contains("\"host_cc\":\"bbr\""), "{json}");
+        // Absent stays absent: a stored description without it predates the key.
+        let f = ExperimentFile::from_toml(FILE).unwrap();
+        assert_eq!(f.host_cc, None);
+        assert!(!serde_json::to_string(&f).unwrap().contains("host_cc"));
+    }
+
+    #[test]
     fn toml_errors_name_line_and_key() {
         let bad_rate = FILE.replace("rate = \"100mbit\"", "rate = \"100mbps\"");
         let e = ExperimentFile::from_toml(&bad_rate).unwrap_err();
@@ -841,6 +892,15 @@ echo = "examples/testbed-program"
         let wrong_type = FILE.replace("runs = 2", "runs = \"two\"");
         let e = ExperimentFile::from_toml(&wrong_type).unwrap_err();
         assert_eq!(e.line, Some(7), "{e}");
+
+        let bad_cc = FILE.replace("timeout = 60", "timeout = 60\nhost_cc = \"Cubic\"");
+        let e = ExperimentFile::from_toml(&bad_cc).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("host_cc", Some(9)), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("line 9, host_cc: bad TCP congestion control \"Cubic\""),
+            "{e}"
+        );
 
         let syntax = FILE.replace("timeout = 60", "timeout = ");
         let e = ExperimentFile::from_toml(&syntax).unwrap_err();

@@ -32,6 +32,18 @@
 //! those per-namespace; 6.x keeps them global and read-only inside, and they are then left
 //! alone) are raised to twice the bandwidth-delay product plus the queue, at least 32 MiB.
 //!
+//! The default TCP congestion control of both namespaces (`net.ipv4.tcp_congestion_control`,
+//! per namespace since Linux 4.15) is what [`Options::host_cc`] says: `cubic`, Linux's own
+//! default, unless another algorithm is asked for, so that a party using the system's
+//! congestion control (the `tcp` transport) behaves as on a stock Linux host whatever this
+//! machine's default is (a new namespace inherits the host's, which is often `bbr`);
+//! [`HostCc::System`] leaves the inherited one. [`Summary::host_cc`] is the algorithm in
+//! force, read back from the namespaces. An algorithm the kernel does not have is an error
+//! that names those it has, never a fallback. One it has but restricts (a namespace may
+//! only default to an algorithm in the global `net.ipv4.tcp_allowed_congestion_control`,
+//! which holds `reno` and the kernel's built-in default unless extended) is added to that
+//! list for the moment of setting, and the list is then put back as it was.
+//!
 //! # Cleanup
 //! Dropping the [`Topology`] stops the link and deletes the namespaces (and so every device
 //! in them); a failure half-way through [`Topology::new`] does the same; a SIGINT, SIGTERM or
@@ -57,6 +69,7 @@ pub mod db;
 pub mod emu;
 pub mod experiment;
 pub mod failures;
+mod host_cc;
 pub mod netem;
 pub mod ns;
 pub mod plot;
@@ -73,7 +86,7 @@ use std::net::Ipv4Addr;
 use serde::Serialize;
 
 pub use spec::{Condition, Direction, LinkSpec, Queue, SpecError, CONDITIONS};
-pub use topology::{Options, Topology};
+pub use topology::{Options, Summary, Topology};
 
 /// One of the two parties' namespaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -132,6 +145,66 @@ impl fmt::Display for EmulatorKind {
     }
 }
 
+/// The default TCP congestion control of the emulated hosts (both parties' namespaces): what
+/// a socket there gets unless it asks for another (`tcp` does not; `tcp:cc=` and `tcp-bbr`
+/// do). A new namespace inherits the host's default, which differs between machines (many
+/// set `bbr`); the testbed sets Linux's own default, `cubic`, unless told otherwise.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostCc {
+    /// Leave the namespaces with what they inherit: this machine's
+    /// `net.ipv4.tcp_congestion_control`.
+    System,
+    /// This algorithm (`cubic`, `reno`, `bbr`, ...), which the kernel must have.
+    Algorithm(String),
+}
+
+impl HostCc {
+    /// The default: `cubic`, Linux's default, so that the emulated hosts behave like a stock
+    /// Linux host whatever this machine's own default is.
+    pub const DEFAULT: &'static str = "cubic";
+}
+
+impl Default for HostCc {
+    fn default() -> Self {
+        HostCc::Algorithm(HostCc::DEFAULT.into())
+    }
+}
+
+impl std::str::FromStr for HostCc {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        if s == "system" {
+            return Ok(HostCc::System);
+        }
+        // The kernel's names: lower-case letters, digits and `_`, at most 15 bytes
+        // (TCP_CA_NAME_MAX with its NUL).
+        let ok = !s.is_empty()
+            && s.len() <= 15
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        if !ok {
+            return Err(SpecError {
+                what: "TCP congestion control",
+                value: s.into(),
+                why: "use a kernel algorithm such as cubic, reno or bbr, or `system` for this \
+                      machine's default"
+                    .into(),
+            });
+        }
+        Ok(HostCc::Algorithm(s.into()))
+    }
+}
+
+impl fmt::Display for HostCc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostCc::System => f.write_str("system"),
+            HostCc::Algorithm(a) => f.write_str(a),
+        }
+    }
+}
+
 /// What went wrong while building, running or measuring a topology.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -166,6 +239,14 @@ pub enum Error {
         context: String,
         /// The cause.
         source: std::io::Error,
+    },
+    /// The emulated hosts cannot get the TCP congestion control asked for.
+    #[error("TCP congestion control `{algorithm}` for the emulated hosts: {why}")]
+    CongestionControl {
+        /// The algorithm asked for.
+        algorithm: String,
+        /// Why not, with what the kernel has.
+        why: String,
     },
     /// The requested emulator cannot run here.
     #[error("the {kind} emulator is not available here: {why}")]

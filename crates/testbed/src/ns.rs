@@ -274,6 +274,17 @@ pub(crate) fn sysctl(ns: &str, key: &str, value: &str) -> Result<bool, Error> {
     })
 }
 
+/// Reads the sysctl `key` (`net/ipv4/tcp_congestion_control`) in namespace `ns`, trimmed;
+/// `None` if the kernel has no such key there.
+pub(crate) fn read_sysctl(ns: &str, key: &str) -> Result<Option<String>, Error> {
+    let path = format!("/proc/sys/{key}");
+    within(ns, move || match std::fs::read_to_string(&path) {
+        Ok(v) => Ok(Some(v.trim().to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

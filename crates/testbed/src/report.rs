@@ -371,7 +371,8 @@ impl Report {
                     .unwrap_or_else(|| ", not finished".into())
             ));
             lines.push(format!(
-                "transputation {}{}, Linux {}, {}, emulator {}, session protection {}",
+                "transputation {}{}, Linux {}, {}, emulator {}, hosts' TCP congestion control {}, \
+                 session protection {}",
                 env.version,
                 env.git_commit
                     .as_deref()
@@ -380,6 +381,7 @@ impl Report {
                 env.kernel,
                 env.cpu,
                 env.emulator,
+                env.host_cc.as_deref().unwrap_or("unknown"),
                 env.protection
             ));
         }
@@ -532,7 +534,7 @@ mod tests {
     /// A database filled by hand, read back, reported.
     fn filled() -> Report {
         let mut db = Db::in_memory().unwrap();
-        let env = Environment::detect("0.1.0", None, "emu", "off");
+        let env = Environment::detect("0.1.0", None, "emu", "reno", "off");
         let id = db.create_experiment("t4", "{}", 12, &env).unwrap();
         let runs = [
             run("aes128", "tcp", "cw-wan", 0, Some(100.0)),
@@ -592,6 +594,12 @@ mod tests {
             text.contains("experiment 1 \"t4\": 12 of 12 runs"),
             "{text}"
         );
+        assert!(
+            text.contains(
+                ", emulator emu, hosts' TCP congestion control reno, session protection off\n"
+            ),
+            "{text}"
+        );
         assert!(text.contains("105.0 ± 7.1 *"), "{text}");
         assert!(text.contains("1050.0 ± 70.7 *"), "{text}");
         assert!(!text.contains("150.0 (1 of 2 failed) *"), "{text}");
@@ -601,6 +609,7 @@ mod tests {
         assert!(lines[header + 1].starts_with("-------"));
 
         let md = r.markdown();
+        assert!(md.contains("hosts' TCP congestion control reno, "), "{md}");
         assert!(md.contains("| mincut | ideal | cw-wan | 8200.0 ± 282.8 | **1050.0 ± 70.7** | udt (7.81× tcp) |"), "{md}");
 
         let csv = r.csv();
@@ -632,6 +641,21 @@ mod tests {
         assert_eq!(j["failures"]["rows"][1]["cells"][1]["failed"], 1);
         assert_eq!(j["rows"][1]["best"], 1);
         assert_eq!(j["transports"][1], "udt");
+        assert_eq!(j["experiment"]["environment"]["host_cc"], "reno");
+        assert_eq!(j["experiment"]["environment"]["emulator"], "emu");
+
+        // An experiment recorded before the hosts' congestion control was: unknown.
+        let mut old = r.clone();
+        if let Some(e) = old.experiment.as_mut() {
+            e.environment.host_cc = None;
+        }
+        assert!(
+            old.text()
+                .contains("hosts' TCP congestion control unknown, "),
+            "{}",
+            old.text()
+        );
+        assert!(old.json()["experiment"]["environment"]["host_cc"].is_null());
     }
 
     #[test]

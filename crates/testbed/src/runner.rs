@@ -363,11 +363,17 @@ impl Runner<'_> {
             let opts = Options {
                 emulator: self.experiment.emulator,
                 max_rate_bps: self.experiment.max_rate_bps,
+                host_cc: self.experiment.host_cc.clone(),
             };
             let topo = Topology::with_options(&cond.link, opts);
             let topo = match topo {
                 Ok(t) => t,
-                Err(e @ (Error::Privileges(_) | Error::MissingTool { .. })) => return Err(e),
+                // Wrong for every condition alike: nothing to record run by run.
+                Err(
+                    e @ (Error::Privileges(_)
+                    | Error::MissingTool { .. }
+                    | Error::CongestionControl { .. }),
+                ) => return Err(e),
                 Err(e) => {
                     stop_if_interrupted();
                     // Every run of this condition fails the same way: recorded as such.
@@ -399,6 +405,8 @@ impl Runner<'_> {
             if outcome.recorded == 0 {
                 self.db
                     .set_emulator(self.experiment_id, topo.summary().emulator)?;
+                self.db
+                    .set_host_cc(self.experiment_id, &topo.summary().host_cc)?;
             }
             if let Some(cap) = &topo.summary().cap {
                 if self.progress {

@@ -7,16 +7,21 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::spec::LinkSpec;
-use crate::{emu, netem, ns, Backend, EmulatorKind, Error, LinkStats, Links, Side, Wiring};
+use crate::{
+    emu, host_cc, netem, ns, Backend, EmulatorKind, Error, HostCc, LinkStats, Links, Side, Wiring,
+};
 
 /// How to build a topology.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// The emulator; `Auto` picks netem where it works, else emu.
     pub emulator: EmulatorKind,
     /// An upper bound on the emulated rate (besides the backend's own), e.g. to keep CI
     /// links at 500 Mbit/s.
     pub max_rate_bps: Option<u64>,
+    /// The default TCP congestion control of both parties' namespaces: `cubic` unless told
+    /// otherwise, or [`HostCc::System`] for what they inherit from this machine.
+    pub host_cc: HostCc,
 }
 
 /// What a topology was built with, for reports.
@@ -38,6 +43,9 @@ pub struct Summary {
     pub tcp_buffer_max: u64,
     /// Whether `net.core.rmem_max`/`wmem_max` could be raised too (per-namespace kernels).
     pub core_buffers_raised: bool,
+    /// The default TCP congestion control in force in both namespaces, as read back from
+    /// them (for [`HostCc::System`]: what they inherited).
+    pub host_cc: String,
 }
 
 /// Two namespaces joined by an emulated link. Dropping it removes everything it created.
@@ -173,6 +181,7 @@ impl Topology {
                 core_raised &= ns::sysctl(n, key, &max.to_string())?;
             }
         }
+        let host_cc = host_cc::apply([&a, &b], &opts.host_cc)?;
 
         let wiring = Wiring {
             names: [&a, &b, &r],
@@ -188,6 +197,7 @@ impl Topology {
             addrs: [wiring.addr(Side::A), wiring.addr(Side::B)],
             tcp_buffer_max: max,
             core_buffers_raised: core_raised,
+            host_cc,
         };
         let namespaces = std::mem::take(&mut guard.0);
         Ok(Topology {
@@ -227,7 +237,8 @@ impl Topology {
         &self.summary.applied
     }
 
-    /// What was built: emulator, requested and applied link, cap, names, buffers.
+    /// What was built: emulator, requested and applied link, cap, names, buffers, the hosts'
+    /// TCP congestion control.
     pub fn summary(&self) -> &Summary {
         &self.summary
     }

@@ -136,7 +136,8 @@ pub fn transports() -> Vec<TransportInfo> {
         TransportInfo {
             name: "tcp",
             options: "cc=ALGORITHM (system default)",
-            description: "kernel TCP, TCP_NODELAY, the system's congestion control",
+            description: "kernel TCP, TCP_NODELAY, the system's default congestion control \
+                          (in the testbed: the emulated hosts', --host-cc, cubic by default)",
             available: Ok(()),
         },
         TransportInfo {

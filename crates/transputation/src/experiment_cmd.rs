@@ -22,7 +22,7 @@ use transputation_circuits::{library, Party};
 use transputation_testbed::db::{self, Db, Environment, LinkRecord};
 use transputation_testbed::experiment::{Cell, ExperimentFile, SweepFile};
 use transputation_testbed::runner::{Launcher, PartyCommand, Runner};
-use transputation_testbed::{preset, report};
+use transputation_testbed::{preset, report, HostCc};
 
 use crate::garble_cmd::parse_scheme;
 use crate::report::table;
@@ -41,7 +41,7 @@ pub struct RunArgs {
     #[arg(long)]
     preset: Option<String>,
     /// Continue the experiment with this id: run what it has not recorded yet.
-    #[arg(long, conflicts_with_all = ["file", "preset", "circuits", "schemes", "transports", "conditions", "rtt", "loss", "rate", "jitter", "queue", "program", "runs", "timeout", "name", "insecure", "emulator", "max_rate"])]
+    #[arg(long, conflicts_with_all = ["file", "preset", "circuits", "schemes", "transports", "conditions", "rtt", "loss", "rate", "jitter", "queue", "program", "runs", "timeout", "name", "insecure", "emulator", "max_rate", "host_cc"])]
     resume: Option<i64>,
     /// Circuits, separated by `;` or `,` (built-ins such as aes128, sha256, mincut, with
     /// options as in `circuit list`, e.g. `aes128;synthetic:and=1000,xor=2000`, or Bristol
@@ -95,6 +95,11 @@ pub struct RunArgs {
     /// Cap every link rate at this (e.g. 500mbit).
     #[arg(long)]
     max_rate: Option<String>,
+    /// TCP congestion control of the emulated hosts, the default for `tcp`: cubic (Linux's
+    /// default, the default here), another algorithm the kernel has (reno, bbr, ...), or
+    /// `system` for this machine's.
+    #[arg(long, value_name = "NAME")]
+    host_cc: Option<String>,
     /// The results database (default: $XDG_DATA_HOME/transputation/results.sqlite).
     #[arg(long)]
     db: Option<PathBuf>,
@@ -232,6 +237,9 @@ impl RunArgs {
         }
         if let Some(m) = &self.max_rate {
             f.max_rate = Some(m.clone());
+        }
+        if let Some(c) = &self.host_cc {
+            f.host_cc = Some(c.clone());
         }
         // Program directories are kept absolute, so that --resume works from anywhere; in a
         // file they are relative to the file.
@@ -460,13 +468,25 @@ pub fn run(args: RunArgs) -> Result<()> {
             let row = db
                 .experiment(id)?
                 .ok_or_else(|| anyhow!("no experiment {id} in {}", db_path.display()))?;
-            let file: ExperimentFile = serde_json::from_str(&row.spec)
+            let mut file: ExperimentFile = serde_json::from_str(&row.spec)
                 .with_context(|| format!("experiment {id}'s description"))?;
+            if file.host_cc.is_none() {
+                // Recorded before the testbed set the hosts' congestion control: its runs had
+                // this machine's, and so do the rest.
+                eprintln!(
+                    "experiment {id} predates --host-cc: its runs had this machine's TCP \
+                     congestion control, and so will the rest (`system`)"
+                );
+                file.host_cc = Some("system".into());
+            }
             let wanted = file.protection;
             (file, Some(id), wanted)
         }
         None => {
-            let f = args.experiment_file()?;
+            let mut f = args.experiment_file()?;
+            // Stored explicitly, so that a resumed experiment keeps it whatever the default
+            // becomes.
+            f.host_cc.get_or_insert_with(|| HostCc::DEFAULT.to_string());
             let wanted = f.protection;
             (f, None, wanted)
         }
@@ -504,6 +524,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                 env!("CARGO_PKG_VERSION"),
                 git_commit(&exe),
                 &experiment.emulator.to_string(),
+                &experiment.host_cc.to_string(),
                 protection_state,
             );
             let spec = serde_json::to_string(&file)?;
@@ -610,6 +631,10 @@ pub fn list(args: ExperimentsArgs) -> Result<()> {
                 format!("{}/{}", e.recorded_runs, e.planned_runs),
                 e.finished_at.clone().unwrap_or_else(|| "no".into()),
                 e.environment.emulator.clone(),
+                e.environment
+                    .host_cc
+                    .clone()
+                    .unwrap_or_else(|| "unknown".into()),
                 e.environment.protection.clone(),
             ]
         })
@@ -625,6 +650,7 @@ pub fn list(args: ExperimentsArgs) -> Result<()> {
                 "runs",
                 "finished",
                 "emulator",
+                "host cc",
                 "protection"
             ],
             &rows
@@ -701,6 +727,23 @@ mod tests {
         let e = file(&["--preset", "paper-table5"]).unwrap_err();
         assert!(e.to_string().contains("no preset \"paper-table5\""), "{e}");
         assert!(file(&["--preset", "paper-table4", "--file", "x.toml"]).is_err());
+
+        let f = file(&["--preset", "paper-table4", "--host-cc", "reno"]).unwrap();
+        assert_eq!(f.host_cc.as_deref(), Some("reno"));
+        assert_eq!(
+            f.resolve().unwrap().host_cc,
+            HostCc::Algorithm("reno".into())
+        );
+        let e = file(&["--preset", "paper-table4", "--host-cc", "Reno"])
+            .unwrap()
+            .resolve()
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("host_cc: bad TCP congestion control"),
+            "{e}"
+        );
+        assert!(file(&["--resume", "1", "--host-cc", "reno"]).is_err());
     }
 
     #[test]

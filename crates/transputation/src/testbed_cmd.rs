@@ -14,7 +14,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 use transputation_testbed::spec::{fmt_duration, fmt_rate, parse_rate};
 use transputation_testbed::{
-    ns, verify, EmulatorKind, LinkSpec, Options, Side, Topology, CONDITIONS,
+    ns, verify, EmulatorKind, HostCc, LinkSpec, Options, Side, Summary, Topology, CONDITIONS,
 };
 
 use crate::report::table;
@@ -68,6 +68,11 @@ pub struct LinkArgs {
     /// Cap every rate at this (e.g. 500mbit, to keep a 2-core machine's timings clean).
     #[arg(long)]
     max_rate: Option<String>,
+    /// TCP congestion control of the emulated hosts, the default for `tcp`: cubic (Linux's
+    /// default), another algorithm the kernel has (reno, bbr, ...), or `system` for this
+    /// machine's.
+    #[arg(long, value_name = "NAME", default_value = "cubic")]
+    host_cc: String,
     /// Seed of the loss and jitter draws.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -89,6 +94,7 @@ impl LinkArgs {
         let opts = Options {
             emulator: self.emulator.parse::<EmulatorKind>()?,
             max_rate_bps: self.max_rate.as_deref().map(parse_rate).transpose()?,
+            host_cc: self.host_cc.parse::<HostCc>()?,
         };
         Ok((spec, opts))
     }
@@ -163,11 +169,23 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
 
 fn build(link: &LinkArgs) -> Result<Topology> {
     let (spec, opts) = link.spec()?;
-    let topo = Topology::with_options(&spec, opts).context("building the testbed topology")?;
-    if let Some(cap) = &topo.summary().cap {
-        eprintln!("testbed: {cap}");
-    }
-    Ok(topo)
+    Topology::with_options(&spec, opts).context("building the testbed topology")
+}
+
+/// `eu-us link (emu emulator; hosts' TCP congestion control cubic), A 10.64.0.1 → B ...`.
+fn summary_line(s: &Summary) -> String {
+    format!(
+        "{} link ({} emulator{}; hosts' TCP congestion control {}), A {} → B {}",
+        s.applied.name,
+        s.emulator,
+        s.cap
+            .as_deref()
+            .map(|c| format!("; {c}"))
+            .unwrap_or_default(),
+        s.host_cc,
+        s.addrs[0],
+        s.addrs[1],
+    )
 }
 
 fn check(args: CheckArgs) -> Result<()> {
@@ -185,6 +203,9 @@ fn check(args: CheckArgs) -> Result<()> {
     let ok = verdicts.iter().all(|v| v.pass);
     let s = topo.summary();
     if args.json {
+        if let Some(cap) = &s.cap {
+            eprintln!("testbed: {cap}");
+        }
         let v = json!({
             "topology": s,
             "measured": m,
@@ -194,17 +215,7 @@ fn check(args: CheckArgs) -> Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        println!(
-            "{} link ({} emulator{}), A {} → B {}",
-            s.applied.name,
-            s.emulator,
-            s.cap
-                .as_deref()
-                .map(|c| format!("; {c}"))
-                .unwrap_or_default(),
-            s.addrs[0],
-            s.addrs[1],
-        );
+        println!("{}", summary_line(s));
         println!("  A→B: {}", s.applied.a_to_b);
         println!("  B→A: {}", s.applied.b_to_a);
         let rows: Vec<Vec<String>> = verdicts
@@ -240,6 +251,8 @@ fn check(args: CheckArgs) -> Result<()> {
 
 fn exec(args: ExecArgs) -> Result<()> {
     let topo = build(&args.link)?;
+    // Standard output is the commands'.
+    eprintln!("testbed: {}", summary_line(topo.summary()));
     let spawn = |side: Side, cmd: &str| {
         topo.command(side, "sh")
             .args(["-c", cmd])

@@ -210,7 +210,8 @@ fn a_small_experiment_is_killed_resumed_and_reported() {
         count(
             &db,
             "SELECT count(*) FROM experiments WHERE emulator IN ('emu', 'netem') AND \
-             kernel != '' AND cpu != '' AND protection IN ('on', 'unsupported')"
+             kernel != '' AND cpu != '' AND protection IN ('on', 'unsupported') AND \
+             host_cc = 'cubic'"
         ),
         1
     );
@@ -224,6 +225,10 @@ fn a_small_experiment_is_killed_resumed_and_reported() {
         8
     );
     assert!(text.contains("aes128") && text.contains(" *"), "{text}");
+    assert!(
+        text.contains(", hosts' TCP congestion control cubic, session protection "),
+        "{text}"
+    );
 
     // The report in every format, and the plots.
     let csv = run(&["testbed", "report", "e2e", "--db", db_s, "--format", "csv"]);
@@ -252,6 +257,7 @@ fn a_small_experiment_is_killed_resumed_and_reported() {
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(v["transports"], serde_json::json!(["tcp", "udt"]));
     assert_eq!(v["rows"].as_array().unwrap().len(), 4);
+    assert_eq!(v["experiment"]["environment"]["host_cc"], "cubic");
     let plots = dir.path().join("plots");
     run(&[
         "testbed",
@@ -399,4 +405,98 @@ fn ctrl_c_keeps_the_finished_runs_and_records_no_cut_short_one() {
     let recorded = count(&db, "SELECT count(*) FROM runs");
     assert!((2..40).contains(&recorded), "{recorded}");
     assert_eq!(failures(&db), Vec::<String>::new());
+}
+
+#[test]
+fn the_hosts_congestion_control_reaches_the_runs_and_the_database() {
+    require_root!();
+    let _g = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let progs = dir.path();
+    // A program whose two sides print their namespace's default TCP congestion control.
+    let read = "sysctl -n net.ipv4.tcp_congestion_control";
+    std::fs::write(
+        progs.join("cc-server.sh"),
+        format!("echo listening on $2 >&2; {read}"),
+    )
+    .unwrap();
+    std::fs::write(progs.join("cc-client.sh"), read).unwrap();
+    let db = progs.join("r.sqlite");
+    let db_s = db.to_str().unwrap();
+    let program = format!("cc={}", progs.display());
+    let out = run(&[
+        "testbed",
+        "run",
+        "--name",
+        "reno",
+        "--program",
+        &program,
+        "--rtt",
+        "1ms",
+        "--runs",
+        "2",
+        "--timeout",
+        "20",
+        "--host-cc",
+        "reno",
+        "--quiet",
+        "--db",
+        db_s,
+    ]);
+    assert_eq!(failures(&db), Vec::<String>::new());
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM runs WHERE garbler_output LIKE '%reno%' AND \
+             evaluator_output LIKE '%reno%'"
+        ),
+        2
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM experiments WHERE host_cc = 'reno'"
+        ),
+        1
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("hosts' TCP congestion control reno,"),
+        "{text}"
+    );
+
+    // One the kernel lacks: the experiment stops with the error, nothing recorded as run.
+    let out = Command::new(exe())
+        .args([
+            "testbed",
+            "run",
+            "--name",
+            "none",
+            "--program",
+            &program,
+            "--rtt",
+            "1ms",
+            "--host-cc",
+            "nosuchcc",
+            "--quiet",
+            "--db",
+            db_s,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("TCP congestion control `nosuchcc` for the emulated hosts: not available"),
+        "{stderr}"
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM runs r JOIN experiments e ON r.experiment_id = e.id \
+             WHERE e.name = 'none'"
+        ),
+        0
+    );
 }

@@ -1,8 +1,10 @@
 //! The testbed's emulated links, measured: `transputation probe` in two namespaces built by
 //! `transputation-testbed` checks the round trip (within 5 % + 0.3 ms), the loss (within
 //! binomial bounds at 1e-6) and the rate (within 10 %) for the backend this machine has
-//! (netem where the kernel has it, else the userspace relay), and the cleanup: after a drop,
-//! a panic, Ctrl-C (SIGINT) and a SIGKILL followed by the next start.
+//! (netem where the kernel has it, else the userspace relay), the cleanup: after a drop,
+//! a panic, Ctrl-C (SIGINT) and a SIGKILL followed by the next start, and the hosts' TCP
+//! congestion control: cubic unless `--host-cc` asks for another or `system`, a clear error
+//! for one the kernel lacks, and this machine's allowed list left as it was.
 //!
 //! Needs root (or CAP_NET_ADMIN + CAP_SYS_ADMIN) and iproute2; without them each test says so
 //! on stderr and passes without measuring. Rates stay at or below 500 Mbit/s so that a
@@ -15,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use transputation_testbed::spec::Queue;
 use transputation_testbed::verify::{check, measure, train_len};
-use transputation_testbed::{ns, LinkSpec, Options, Side, Topology};
+use transputation_testbed::{ns, HostCc, LinkSpec, Options, Side, Topology};
 
 /// The tests measure timing: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -244,4 +246,131 @@ fn ctrl_c_and_kill_leave_nothing_behind() {
     let removed = ns::remove_stale();
     assert!(our_namespaces(pid).is_empty(), "{removed:?}");
     assert_eq!(removed.len(), 2, "{removed:?}");
+}
+
+/// A global sysctl of this machine (`net/ipv4/tcp_allowed_congestion_control`), trimmed.
+fn host_sysctl(key: &str) -> String {
+    std::fs::read_to_string(format!("/proc/sys/{key}"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// `testbed exec` across a 1 ms link with `flags`, side A printing its namespace's default
+/// TCP congestion control; its output and process id.
+fn exec_reading_cc(flags: &[&str]) -> (std::process::Output, u32) {
+    let mut args = vec!["testbed", "exec", "--rtt", "1ms"];
+    args.extend_from_slice(flags);
+    args.extend(["--a", "sysctl -n net.ipv4.tcp_congestion_control"]);
+    let child = Command::new(exe())
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    (child.wait_with_output().unwrap(), pid)
+}
+
+#[test]
+fn the_hosts_tcp_congestion_control_is_cubic_unless_asked_otherwise() {
+    require_root!();
+    let _g = lock();
+    let allowed = host_sysctl("net/ipv4/tcp_allowed_congestion_control");
+    let host_default = host_sysctl("net/ipv4/tcp_congestion_control");
+    let available = host_sysctl("net/ipv4/tcp_available_congestion_control");
+    let me = std::process::id();
+    let spec = LinkSpec::parse_custom(Some("1ms"), None, None, None, None).unwrap();
+
+    // The library: cubic in both namespaces, whatever this machine's default (bbr here, and
+    // cubic restricted for namespaces on a kernel built with bbr as its default).
+    let topo = Topology::new(&spec).unwrap();
+    assert_eq!(topo.summary().host_cc, "cubic");
+    for side in [Side::A, Side::B] {
+        let out = topo
+            .command(side, "sysctl")
+            .args(["-n", "net.ipv4.tcp_congestion_control"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "cubic",
+            "{side}"
+        );
+    }
+    drop(topo);
+    // An algorithm the kernel restricts was allowed for the moment only.
+    assert_eq!(
+        host_sysctl("net/ipv4/tcp_allowed_congestion_control"),
+        allowed
+    );
+    assert_eq!(host_sysctl("net/ipv4/tcp_congestion_control"), host_default);
+
+    // Every algorithm the kernel has, restricted for namespaces or not.
+    for cc in available.split_whitespace() {
+        let opts = Options {
+            host_cc: cc.parse().unwrap(),
+            ..Options::default()
+        };
+        let topo = Topology::with_options(&spec, opts).unwrap();
+        assert_eq!(topo.summary().host_cc, cc);
+        drop(topo);
+        assert_eq!(
+            host_sysctl("net/ipv4/tcp_allowed_congestion_control"),
+            allowed
+        );
+    }
+    // `system`: what the namespaces inherit, this machine's default.
+    let opts = Options {
+        host_cc: HostCc::System,
+        ..Options::default()
+    };
+    let topo = Topology::with_options(&spec, opts).unwrap();
+    assert_eq!(topo.summary().host_cc, host_default);
+    drop(topo);
+
+    // The command line: inside namespace A, and in the summary line on stderr.
+    for (flags, want) in [
+        (&[][..], "cubic"),
+        (&["--host-cc", "reno"][..], "reno"),
+        (&["--host-cc", "system"][..], host_default.as_str()),
+    ] {
+        let (out, _) = exec_reading_cc(flags);
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "{flags:?}: {stderr}");
+        assert_eq!(stdout.trim(), want, "{flags:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("hosts' TCP congestion control {want})")),
+            "{flags:?}: {stderr}"
+        );
+    }
+
+    // An algorithm the kernel does not have: a clear error, no fallback, nothing left.
+    let (out, pid) = exec_reading_cc(&["--host-cc", "nosuchcc"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(our_namespaces(pid).is_empty(), "{:?}", our_namespaces(pid));
+    assert!(out.stdout.is_empty(), "side A ran: {stderr}");
+    assert!(
+        stderr.contains("TCP congestion control `nosuchcc` for the emulated hosts: not available")
+            && stderr.contains(&format!("(available: {available})")),
+        "{stderr}"
+    );
+    // A name the kernel could not have is refused before any namespace exists.
+    let (out, _) = exec_reading_cc(&["--host-cc", "CUBIC"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("bad TCP congestion control \"CUBIC\""),
+        "{stderr}"
+    );
+    assert!(our_namespaces(me).is_empty(), "{:?}", our_namespaces(me));
+    assert_eq!(
+        host_sysctl("net/ipv4/tcp_allowed_congestion_control"),
+        allowed
+    );
 }
