@@ -29,8 +29,10 @@
 //! - `mss=BYTES` (576 to 65535, default 1500): the largest IP packet; UDT sends `mss - 44`
 //!   data bytes per packet. The two ends use the smaller of their values.
 //! - `sndbuf=BYTES`, `rcvbuf=BYTES` (65536 to 1 GiB): UDT's send and receive buffers.
-//!   Default: [`crate::Config::buffer_bytes`] if set, else UDT's own default of 8192 packets
-//!   (about 12 MB at `mss=1500`). UDT counts them in packets of `mss - 28` bytes.
+//!   Default: [`crate::Config::buffer_bytes`] if set and larger than UDT's own default of
+//!   8192 packets (about 12 MB at `mss=1500`), else that default: below it UDT crawls on
+//!   short paths (see `Options::for_socket`). UDT counts them in packets of `mss - 28`
+//!   bytes.
 //! - `fc=PACKETS` (32 to 4194304): the flow window, the most unacknowledged packets in
 //!   flight. Default UDT's 25600, or more when `rcvbuf` needs it: UDT caps the receive
 //!   buffer at the flow window (and so does an explicit `fc`).
@@ -66,6 +68,8 @@ pub(crate) const BUF_RANGE: (u32, u32) = (64 << 10, 1 << 30);
 pub(crate) const FC_RANGE: (u32, u32) = (32, 1 << 22);
 /// UDT's default flow window, in packets.
 const UDT_DEFAULT_FC: u32 = 25600;
+/// UDT's default send and receive buffers, in packets.
+const UDT_DEFAULT_BUF_PACKETS: u32 = 8192;
 /// Bytes of IP and UDP headers in UDT's packet-size arithmetic.
 const IP_UDP_HEADERS: u32 = 28;
 /// Largest chunk sent; a chunk leaves when it is full or on flush.
@@ -90,10 +94,19 @@ pub(crate) struct Options {
 impl Options {
     /// The values handed to UDT (0: the library's default), with the configured buffer
     /// size where the name sets none, and the I/O timeout.
+    ///
+    /// The configured size only ever raises UDT's buffers above the library's default
+    /// (8192 packets, about 12 MB): sized below it for a short path (2 × BDP is 125 KB at
+    /// 0.5 ms and 1 Gbit/s), UDT crawls, since its acknowledgements and flow-window updates
+    /// follow its 10 ms timer rather than the round trip. Measured: the MinCut-size
+    /// circuit's tenth (7 MB) over loopback took 28 s with 64 KiB buffers, 0.8 s with the
+    /// default. A name's explicit `sndbuf`/`rcvbuf` is taken as it is.
     fn for_socket(&self, cfg: &Config) -> ffi::Options {
+        let default_buf = UDT_DEFAULT_BUF_PACKETS * (self.mss - IP_UDP_HEADERS);
         let from_config = cfg
             .buffer_bytes
-            .map(|b| b.clamp(BUF_RANGE.0 as usize, BUF_RANGE.1 as usize) as u32);
+            .map(|b| b.clamp(BUF_RANGE.0 as usize, BUF_RANGE.1 as usize) as u32)
+            .filter(|&b| b > default_buf);
         let sndbuf = self.sndbuf.or(from_config);
         let rcvbuf = self.rcvbuf.or(from_config);
         let fc = self
@@ -751,10 +764,24 @@ mod tests {
             ..options(9000)
         };
         let o = named.for_socket(&cfg);
-        assert_eq!((o.mss, o.sndbuf, o.rcvbuf), (9000, 1 << 20, 64 << 20));
+        // At mss=9000 UDT's default receive buffer (8192 × 8972 bytes) beats 64 MiB.
+        assert_eq!((o.mss, o.sndbuf, o.rcvbuf), (9000, 1 << 20, 0));
         assert_eq!((o.fc, o.udpbuf), (1000, 1 << 21));
         let o = options(1500).for_socket(&quick());
         assert_eq!((o.sndbuf, o.rcvbuf, o.fc, o.udpbuf), (0, 0, 0, 0));
+        // A configured size below UDT's default (8192 packets) leaves the default.
+        let small = Config {
+            buffer_bytes: Some(128 << 10),
+            ..quick()
+        };
+        let o = options(1500).for_socket(&small);
+        assert_eq!((o.sndbuf, o.rcvbuf, o.fc), (0, 0, 0));
+        let o = Options {
+            rcvbuf: Some(128 << 10),
+            ..options(1500)
+        }
+        .for_socket(&small);
+        assert_eq!((o.sndbuf, o.rcvbuf), (0, 128 << 10));
     }
 
     #[test]
