@@ -217,9 +217,33 @@ fn fmt_tick(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// One colour per transport.
 const COLORS: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
+
+/// One dash pattern per scheme (solid first), so that the lines of one transport share
+/// its colour and the schemes stay apart.
+const DASHES: [&str; 4] = ["none", "7 4", "2 3", "9 3 2 3"];
+
+/// The colour and dash pattern of each line of `names` (`transport / scheme`), in order.
+fn styles<'a>(names: impl Iterator<Item = &'a String>) -> Vec<(&'static str, &'static str)> {
+    let (mut transports, mut schemes): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+    let mut index = |v: &mut Vec<&'a str>, x: &'a str| {
+        v.iter().position(|&y| y == x).unwrap_or_else(|| {
+            v.push(x);
+            v.len() - 1
+        })
+    };
+    names
+        .map(|n| {
+            let (t, sch) = n.split_once(" / ").unwrap_or((n.as_str(), ""));
+            let c = index(&mut transports, t);
+            let d = index(&mut schemes, sch);
+            (COLORS[c % COLORS.len()], DASHES[d % DASHES.len()])
+        })
+        .collect()
+}
 
 impl Figure {
     /// The figure as an SVG document.
@@ -244,8 +268,7 @@ impl Figure {
         let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
         let _ = writeln!(
             s,
-            r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
-            (l + w - r) / 2.0,
+            r#"<text x="10" y="22" font-size="13">{}</text>"#,
             esc(&self.title)
         );
         for &v in &xt {
@@ -288,15 +311,16 @@ impl Figure {
             r#"<text transform="translate(20 {:.1}) rotate(-90)" text-anchor="middle">protocol time (ms)</text>"#,
             (t + h - b) / 2.0
         );
+        let styles = styles(self.series.keys());
         for (i, (name, pts)) in self.series.iter().enumerate() {
-            let c = COLORS[i % COLORS.len()];
+            let (c, dash) = styles[i];
             let path: Vec<String> = pts
                 .iter()
                 .map(|&(x, m, _)| format!("{:.1},{:.1}", px(x), py(m)))
                 .collect();
             let _ = writeln!(
                 s,
-                r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#,
+                r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2" stroke-dasharray="{dash}"/>"#,
                 path.join(" ")
             );
             for &(x, m, sd) in pts {
@@ -314,7 +338,7 @@ impl Figure {
             let ly = t + 10.0 + 20.0 * i as f64;
             let _ = writeln!(
                 s,
-                r#"<line x1="{:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{c}" stroke-width="2"/><text x="{:.1}" y="{:.1}">{}</text>"#,
+                r#"<line x1="{:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{c}" stroke-width="2" stroke-dasharray="{dash}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
                 w - r + 12.0,
                 w - r + 36.0,
                 w - r + 42.0,
@@ -434,6 +458,19 @@ mod tests {
                 String::new(),
             )
         }
+    }
+
+    #[test]
+    fn a_transport_keeps_its_colour_and_a_scheme_its_dashes() {
+        let names: Vec<String> = ["tcp / ideal", "tcp / prf", "udt / ideal", "udt / prf"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let st = styles(names.iter());
+        assert_eq!(st[0], (COLORS[0], "none"));
+        assert_eq!(st[1], (COLORS[0], DASHES[1]));
+        assert_eq!(st[2], (COLORS[1], "none"));
+        assert_eq!(st[3], (COLORS[1], DASHES[1]));
     }
 
     #[test]
