@@ -229,7 +229,7 @@ const DASHES: [&str; 4] = ["none", "7 4", "2 3", "9 3 2 3"];
 /// The colour and dash pattern of each line of `names` (`transport / scheme`), in order.
 fn styles<'a>(names: impl Iterator<Item = &'a String>) -> Vec<(&'static str, &'static str)> {
     let (mut transports, mut schemes): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
-    let mut index = |v: &mut Vec<&'a str>, x: &'a str| {
+    let index = |v: &mut Vec<&'a str>, x: &'a str| {
         v.iter().position(|&y| y == x).unwrap_or_else(|| {
             v.push(x);
             v.len() - 1
