@@ -1,5 +1,6 @@
 //! The two parties: set-up without a peer, then the message flow of the crate docs.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use transputation_circuits::{Circuit, Party, Stats, WireId};
@@ -197,6 +198,21 @@ fn pairs_chunks(pairs: &[[Block; 2]]) -> impl Iterator<Item = &[[Block; 2]]> {
     pairs.chunks(OT_CHUNK)
 }
 
+/// Puts the calling thread in Linux's SCHED_IDLE class, where it runs only on a core that
+/// has nothing else to run. Best effort: where the call fails the thread keeps its class.
+/// A thread may always lower its own class; it cannot return without privilege, so only a
+/// thread that ends with its idle work calls this.
+#[allow(unsafe_code)]
+fn idle_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: `param` is a valid sched_param for the call's duration; pid 0 names the
+        // calling thread; the call has no other effect on memory.
+        let _ = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    }
+}
+
 /// An empty buffer of `capacity` bytes whose pages are already mapped.
 fn touched(capacity: usize) -> Vec<u8> {
     let mut v = vec![1u8; capacity];
@@ -304,47 +320,71 @@ impl<'c> Garbler<'c> {
         let mut ot = ot_start.elapsed();
 
         // The rest of the OT runs on a second thread: it waits for the evaluator's
-        // extension matrix, computes and sends the ciphertexts. Meanwhile this thread
+        // extension matrix, computes and sends the ciphertexts. Meanwhile a third thread
         // garbles ahead (the tables do not depend on the OT), holding at most
         // `prefetch_bytes`, which bounds the memory this costs; they are sent after the OT.
+        // The garbling-ahead thread runs under SCHED_IDLE: the OT is the session's critical
+        // path (the evaluator waits for its ciphertexts), and on a machine whose cores are
+        // all busy (both parties on two cores) a garbling thread of equal weight would take
+        // a third of the CPU from it; as an idle-class thread it only fills time in which a
+        // core would otherwise wait.
         let pairs = &self.pairs;
         let mut garble = Duration::ZERO;
         let mut ahead: Vec<Vec<u8>> = Vec::new();
-        let mut ahead_bytes = 0;
         let mut more = true;
+        let ot_done = AtomicBool::new(false);
         let ot_rest = std::thread::scope(|scope| {
             let wire = &mut wire;
             let ot_out = &mut self.ot_out;
+            let ot_done = &ot_done;
             let ot_thread = scope.spawn(move || -> Result<Duration, Error> {
                 // Every chunk's matrix before any ciphertext: the evaluator sends them all
                 // before it reads, so answering early could fill both directions' buffers
                 // and deadlock. The work still overlaps: this side answers chunk k while
                 // the evaluator extends chunk k + 1.
-                let mut sender = sender;
-                let mut work = Duration::ZERO;
-                for (pairs, out) in pairs_chunks(pairs).zip(ot_out.iter_mut()) {
-                    let len = transputation_ot::msg_u_len(pairs.len());
-                    wire.recv_exact(Part::Ot, "OT extension matrix", len)?;
-                    let t = Instant::now();
-                    sender.extend_into(&wire.buf, pairs, out)?;
-                    work += t.elapsed();
-                }
-                for out in ot_out.iter() {
-                    wire.send(Part::Ot, out)?;
-                }
-                Ok(work)
+                let answer = || -> Result<Duration, Error> {
+                    let mut sender = sender;
+                    let mut work = Duration::ZERO;
+                    for (pairs, out) in pairs_chunks(pairs).zip(ot_out.iter_mut()) {
+                        let len = transputation_ot::msg_u_len(pairs.len());
+                        wire.recv_exact(Part::Ot, "OT extension matrix", len)?;
+                        let t = Instant::now();
+                        sender.extend_into(&wire.buf, pairs, out)?;
+                        work += t.elapsed();
+                    }
+                    for out in ot_out.iter() {
+                        wire.send(Part::Ot, out)?;
+                    }
+                    Ok(work)
+                };
+                let r = answer();
+                ot_done.store(true, Ordering::Release);
+                r
             });
-            while more && ahead_bytes < self.options.prefetch_bytes && !ot_thread.is_finished() {
-                let mut batch = Vec::with_capacity(self.options.batch_bytes + (1 << 20));
-                let t = Instant::now();
-                more = self.garble.garble(&mut batch, self.options.batch_bytes);
-                garble += t.elapsed();
-                ahead_bytes += batch.len();
-                if !batch.is_empty() {
-                    ahead.push(batch);
+            let garbler = &mut self.garble;
+            let (batch_bytes, prefetch_bytes) =
+                (self.options.batch_bytes, self.options.prefetch_bytes);
+            let ahead_thread = scope.spawn(move || {
+                idle_priority();
+                let (mut ahead, mut bytes, mut time, mut more) =
+                    (Vec::new(), 0, Duration::ZERO, true);
+                while more && bytes < prefetch_bytes && !ot_done.load(Ordering::Acquire) {
+                    let mut batch = Vec::with_capacity(batch_bytes + (1 << 20));
+                    let t = Instant::now();
+                    more = garbler.garble(&mut batch, batch_bytes);
+                    time += t.elapsed();
+                    bytes += batch.len();
+                    if !batch.is_empty() {
+                        ahead.push(batch);
+                    }
                 }
-            }
-            ot_thread.join().expect("the OT thread does not panic")
+                (ahead, time, more)
+            });
+            let ot = ot_thread.join().expect("the OT thread does not panic");
+            (ahead, garble, more) = ahead_thread
+                .join()
+                .expect("the garbling thread does not panic");
+            ot
         })?;
         ot += ot_rest;
 
