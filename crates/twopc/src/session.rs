@@ -265,6 +265,9 @@ pub struct Garbler<'c> {
     /// One buffer per OT chunk for its ciphertexts, allocated and touched before the
     /// session so that the protocol does not pay for page faults.
     ot_out: Vec<Vec<u8>>,
+    /// The tables garbled ahead during the OT, batch after batch, allocated and touched
+    /// before the session for the same reason (16 MiB would cost 4,096 page faults).
+    ahead: Vec<u8>,
 }
 
 impl<'c> Garbler<'c> {
@@ -292,6 +295,12 @@ impl<'c> Garbler<'c> {
         let ot_out = pairs_chunks(&pairs)
             .map(|c| touched(transputation_ot::msg_y_len(c.len())))
             .collect();
+        // Room for what can be garbled ahead: the prefetch limit (or all the tables, if
+        // fewer) plus the batch that crosses it, which may end up to a window later.
+        let stats = Stats::of(circuit);
+        let tables = options.scheme.table_bytes(&stats) + options.scheme.mask_bytes(&stats);
+        let tables = usize::try_from(tables).unwrap_or(usize::MAX);
+        let ahead_room = options.prefetch_bytes.min(tables) + options.batch_bytes + (1 << 20);
         Ok(Garbler {
             circuit,
             options,
@@ -301,6 +310,7 @@ impl<'c> Garbler<'c> {
             pairs,
             ot_setup,
             ot_out,
+            ahead: touched(ahead_room),
         })
     }
 
@@ -330,7 +340,7 @@ impl<'c> Garbler<'c> {
         // core would otherwise wait.
         let pairs = &self.pairs;
         let mut garble = Duration::ZERO;
-        let mut ahead: Vec<Vec<u8>> = Vec::new();
+        let mut ahead: Vec<std::ops::Range<usize>> = Vec::new();
         let mut more = true;
         let ot_done = AtomicBool::new(false);
         let ot_rest = std::thread::scope(|scope| {
@@ -362,23 +372,22 @@ impl<'c> Garbler<'c> {
                 r
             });
             let garbler = &mut self.garble;
+            let buf = &mut self.ahead;
             let (batch_bytes, prefetch_bytes) =
                 (self.options.batch_bytes, self.options.prefetch_bytes);
             let ahead_thread = scope.spawn(move || {
                 idle_priority();
-                let (mut ahead, mut bytes, mut time, mut more) =
-                    (Vec::new(), 0, Duration::ZERO, true);
-                while more && bytes < prefetch_bytes && !ot_done.load(Ordering::Acquire) {
-                    let mut batch = Vec::with_capacity(batch_bytes + (1 << 20));
+                let (mut batches, mut time, mut more) = (Vec::new(), Duration::ZERO, true);
+                while more && buf.len() < prefetch_bytes && !ot_done.load(Ordering::Acquire) {
+                    let start = buf.len();
                     let t = Instant::now();
-                    more = garbler.garble(&mut batch, batch_bytes);
+                    more = garbler.garble(buf, batch_bytes);
                     time += t.elapsed();
-                    bytes += batch.len();
-                    if !batch.is_empty() {
-                        ahead.push(batch);
+                    if buf.len() > start {
+                        batches.push(start..buf.len());
                     }
                 }
-                (ahead, time, more)
+                (batches, time, more)
             });
             let ot = ot_thread.join().expect("the OT thread does not panic");
             (ahead, garble, more) = ahead_thread
@@ -392,10 +401,9 @@ impl<'c> Garbler<'c> {
         // OT chunk, they could fill both directions' buffers at once (each party blocked
         // sending, neither reading) on any path with small buffers or a small window.
         wire.send(Part::Labels, &self.own_labels)?;
-        for batch in &ahead {
-            wire.send(Part::Tables, batch)?;
+        for batch in ahead {
+            wire.send(Part::Tables, &self.ahead[batch])?;
         }
-        drop(ahead);
         let mut batch = Vec::with_capacity(self.options.batch_bytes + (1 << 20));
         while more {
             batch.clear();
