@@ -10,6 +10,13 @@
 //! then puts the list back as it was (a namespace keeps its default once set). An algorithm
 //! the kernel does not have (none loaded or loadable by that name) is an error that names
 //! the ones it has; nothing falls back to another algorithm.
+//!
+//! The edit of the host's list is guarded twice: a mutex in this process, which the signal
+//! handler also takes before it exits (so a Ctrl-C never lands between adding and putting
+//! back), and an exclusive `flock` on a lock file (`/run/lock/transputation-host-cc.lock`,
+//! else in the temporary directory) against other testbed processes, so that each puts back
+//! exactly the list it found. A process killed with SIGKILL in that window of a few
+//! milliseconds leaves the algorithm listed.
 
 use std::sync::Mutex;
 
@@ -27,6 +34,33 @@ const HOST_DEFAULT: &str = "/proc/sys/net/ipv4/tcp_congestion_control";
 
 /// One change of the allowed list at a time in this process.
 static ALLOWED_LIST: Mutex<()> = Mutex::new(());
+
+/// Waits until no edit of the host's allowed list is under way in this process, and keeps
+/// any new one from starting; for the signal handler, right before the process exits.
+pub(crate) fn hold_for_exit() -> std::sync::MutexGuard<'static, ()> {
+    ALLOWED_LIST.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// An exclusive lock on the host's allowed list among testbed processes, released when
+/// the file is dropped. Best effort: without a lock file the mutex of this process remains.
+fn lock_across_processes() -> Option<std::fs::File> {
+    let dirs = [std::path::PathBuf::from("/run/lock"), std::env::temp_dir()];
+    for dir in dirs {
+        let path = dir.join("transputation-host-cc.lock");
+        let Ok(file) = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+        else {
+            continue;
+        };
+        if rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).is_ok() {
+            return Some(file);
+        }
+    }
+    None
+}
 
 /// Sets `cc` in both namespaces (nothing for [`HostCc::System`]) and returns the algorithm
 /// they use, as read back from them.
@@ -134,6 +168,7 @@ fn set(namespaces: [&str; 2], name: &str) -> Result<(), Error> {
                  or `system` for this machine's default ({host})"
             )));
         }
+        let _across = lock_across_processes();
         let allowed = read_host(ALLOWED)?;
         if lists(&allowed, name) {
             // Allowed now, refused a moment ago: the list changed in between. Again.
@@ -151,8 +186,8 @@ fn set(namespaces: [&str; 2], name: &str) -> Result<(), Error> {
             ))
         })?;
         let result = try_set(namespaces, name);
-        let now = read_host(ALLOWED).unwrap_or_default();
-        if let Err(e) = std::fs::write(ALLOWED, edited(&now, name, false)) {
+        // Back to the list as found: no other testbed process edits it meanwhile (lock).
+        if let Err(e) = std::fs::write(ALLOWED, &allowed) {
             eprintln!(
                 "testbed: could not take {name} off net.ipv4.tcp_allowed_congestion_control \
                  again ({e}); it was \"{allowed}\""

@@ -162,8 +162,14 @@ fn kill_processes_in(name: &str) {
     }
 }
 
-/// Deletes every namespace this process created and has not deleted yet.
+/// Deletes every namespace this process created and has not deleted yet; for a signal
+/// handler that exits right after. It first waits for an edit of the host's allowed TCP
+/// congestion controls to end and keeps any other from starting, so a process that goes
+/// on to build topologies afterwards may block in one.
 pub fn cleanup_all() {
+    // Not between adding an algorithm to the host's allowed list and taking it off: wait
+    // for such an edit to end, and start none after (the caller exits next).
+    std::mem::forget(crate::host_cc::hold_for_exit());
     let names: Vec<String> = LIVE
         .lock()
         .unwrap_or_else(|e| e.into_inner())

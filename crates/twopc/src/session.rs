@@ -17,6 +17,9 @@ use crate::{Error, OutputMode};
 /// enough that per-message costs vanish.
 pub const OT_CHUNK: usize = 8192;
 
+/// The garbler's step while it garbles ahead during the OT (see `Garbler::run`).
+const AHEAD_STEP: usize = 64 << 10;
+
 /// Settings both parties must agree on (checked through the session header), and local
 /// tuning.
 #[derive(Clone, Debug)]
@@ -30,7 +33,9 @@ pub struct Options {
     /// the garbling windows, so a message may be up to one window larger.
     pub batch_bytes: usize,
     /// Tables the garbler produces ahead while it waits for the evaluator's OT message
-    /// (default 16 MiB), sent once the OT is done; bounds the memory this costs.
+    /// (default 16 MiB), sent once the OT is done; bounds the memory this costs, which is
+    /// allocated and touched when the garbler is made (at most the circuit's tables plus a
+    /// batch).
     pub prefetch_bytes: usize,
     /// The AES implementation.
     pub backend: Backend,
@@ -98,7 +103,8 @@ pub struct Report {
     /// its labels; the garbler its own OT computation (answering the base OT, then the
     /// ciphertexts), not the wait in between, in which it garbles ahead.
     pub ot: Duration,
-    /// Time inside the garbling scheme (the garbler).
+    /// Time inside the garbling scheme (the garbler): wall time of its calls, so it counts
+    /// the time the garbling threads waited for a core, too.
     pub garble: Duration,
     /// Time inside evaluation (the evaluator).
     pub eval: Duration,
@@ -300,7 +306,11 @@ impl<'c> Garbler<'c> {
         let stats = Stats::of(circuit);
         let tables = options.scheme.table_bytes(&stats) + options.scheme.mask_bytes(&stats);
         let tables = usize::try_from(tables).unwrap_or(usize::MAX);
-        let ahead_room = options.prefetch_bytes.min(tables) + options.batch_bytes + (1 << 20);
+        let ahead_room = options
+            .prefetch_bytes
+            .min(tables)
+            .saturating_add(options.batch_bytes)
+            .saturating_add(1 << 20);
         Ok(Garbler {
             circuit,
             options,
@@ -377,14 +387,21 @@ impl<'c> Garbler<'c> {
                 (self.options.batch_bytes, self.options.prefetch_bytes);
             let ahead_thread = scope.spawn(move || {
                 idle_priority();
-                let (mut batches, mut time, mut more) = (Vec::new(), Duration::ZERO, true);
+                // Small steps, so that the end of the OT finds this thread at most one step
+                // from stopping (an idle-class thread may wait long for a core); the steps
+                // are joined into messages of about `batch_bytes`, as garbled after the OT.
+                let step = batch_bytes.min(AHEAD_STEP);
+                let mut batches: Vec<std::ops::Range<usize>> = Vec::new();
+                let (mut time, mut more) = (Duration::ZERO, true);
                 while more && buf.len() < prefetch_bytes && !ot_done.load(Ordering::Acquire) {
                     let start = buf.len();
                     let t = Instant::now();
-                    more = garbler.garble(buf, batch_bytes);
+                    more = garbler.garble(buf, step);
                     time += t.elapsed();
-                    if buf.len() > start {
-                        batches.push(start..buf.len());
+                    match batches.last_mut() {
+                        Some(last) if last.len() < batch_bytes => last.end = buf.len(),
+                        _ if buf.len() > start => batches.push(start..buf.len()),
+                        _ => {}
                     }
                 }
                 (batches, time, more)

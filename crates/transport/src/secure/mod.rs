@@ -87,10 +87,12 @@
 //!
 //! [`Channel::stats`] counts the bytes of the channel underneath after the handshake:
 //! record headers and tags included, the handshake not. Keys are zeroed when dropped
-//! ([`keys`]; the split's two keys right after the record keys are derived from them). Two
-//! exceptions this crate cannot reach: the AEGIS state libaegis keeps on the stack while it
-//! seals or opens a record, and the copies `snow` keeps in its handshake state (the pre-shared or static private key, the chaining
-//! key) until the state is dropped after the handshake; neither library wipes them.
+//! ([`keys`]; the split's two keys right after the record keys are derived from them).
+//! Copies this crate cannot reach, which their libraries do not wipe: the record key in the
+//! `aegis` crate's cipher value (two per record, on the stack) and the AEGIS state libaegis
+//! keeps on the stack while it seals or opens a record; and what `snow` keeps in its
+//! handshake state (the pre-shared or static private key, the chaining key) until the
+//! state is dropped after the handshake.
 
 pub mod keys;
 mod record;
