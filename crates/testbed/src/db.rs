@@ -430,25 +430,22 @@ impl Db {
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// Records the emulator backend actually used.
-    pub fn set_emulator(&self, id: i64, emulator: &str) -> Result<(), Error> {
+    /// Records what the first link was built with: the emulator backend actually used and
+    /// the default TCP congestion control in force in the parties' namespaces.
+    pub fn set_link_environment(
+        &self,
+        id: i64,
+        emulator: &str,
+        host_cc: &str,
+    ) -> Result<(), Error> {
         self.conn
             .execute(
-                "UPDATE experiments SET emulator = ?1 WHERE id = ?2",
-                params![emulator, id],
+                "UPDATE experiments SET emulator = ?1, host_cc = ?2 WHERE id = ?3",
+                params![emulator, host_cc, id],
             )
-            .map_err(db_err("recording the emulator"))?;
-        Ok(())
-    }
-
-    /// Records the default TCP congestion control in force in the parties' namespaces.
-    pub fn set_host_cc(&self, id: i64, host_cc: &str) -> Result<(), Error> {
-        self.conn
-            .execute(
-                "UPDATE experiments SET host_cc = ?1 WHERE id = ?2",
-                params![host_cc, id],
-            )
-            .map_err(db_err("recording the hosts' TCP congestion control"))?;
+            .map_err(db_err(
+                "recording the emulator and the hosts' TCP congestion control",
+            ))?;
         Ok(())
     }
 
@@ -724,8 +721,7 @@ mod tests {
         let id = db
             .create_experiment("small", "{\"runs\":2}", 3, &e)
             .unwrap();
-        db.set_emulator(id, "netem").unwrap();
-        db.set_host_cc(id, "cubic").unwrap();
+        db.set_link_environment(id, "netem", "cubic").unwrap();
         let a = ok_run("tcp", 0, 120.0);
         let b = ok_run("udt", 0, 80.0);
         let mut c = RunRecord::failed(
@@ -850,7 +846,7 @@ mod tests {
                 .as_deref(),
             Some("system")
         );
-        db.set_host_cc(id, "bbr").unwrap();
+        db.set_link_environment(id, "emu", "bbr").unwrap();
         assert_eq!(
             db.experiment(id)
                 .unwrap()

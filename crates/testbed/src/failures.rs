@@ -10,9 +10,12 @@
 //! Wisely averages its rows, which is the same when every row has as many settings). In
 //! each row the lowest percentage of each kind is marked, as the paper marks its minima.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::db::{RunRecord, Status};
+use crate::report::index_or_push;
 
 /// The settings of one row and column, counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -69,21 +72,41 @@ pub struct FailureTable {
 impl FailureTable {
     /// Counts the settings of `runs`.
     pub fn build(runs: &[RunRecord]) -> Self {
-        let mut schemes: Vec<&str> = Vec::new();
+        let (mut schemes, mut conditions) = (Vec::new(), Vec::new());
         let mut choices: Vec<(&str, &str)> = Vec::new();
-        let mut conditions: Vec<&str> = Vec::new();
+        // Per setting (condition, choice, circuit): whether a run failed, and whether any
+        // run did not succeed.
+        let mut settings: BTreeMap<(usize, usize, &str), (bool, bool)> = BTreeMap::new();
         for r in runs {
             let c = &r.cell;
-            if !schemes.contains(&c.scheme.as_str()) {
-                schemes.push(&c.scheme);
-            }
-            if !choices.contains(&(c.transport.as_str(), c.scheme.as_str())) {
-                choices.push((&c.transport, &c.scheme));
-            }
-            if !conditions.contains(&c.condition.as_str()) {
-                conditions.push(&c.condition);
-            }
+            index_or_push(&mut schemes, c.scheme.as_str());
+            let row = index_or_push(&mut conditions, c.condition.as_str());
+            let col = index_or_push(&mut choices, (c.transport.as_str(), c.scheme.as_str()));
+            let s = settings.entry((row, col, &c.circuit)).or_default();
+            s.0 |= r.status == Status::Failed;
+            s.1 |= r.status != Status::Ok;
         }
+        let mut rows: Vec<FailureRow> = conditions
+            .iter()
+            .map(|c| FailureRow {
+                condition: c.to_string(),
+                cells: vec![FailureCell::default(); choices.len()],
+            })
+            .collect();
+        let mut average = vec![FailureCell::default(); choices.len()];
+        for (&(row, col, _), &(failed, bad)) in &settings {
+            let one = FailureCell {
+                settings: 1,
+                failed: usize::from(failed),
+                failed_or_timed_out: usize::from(bad),
+            };
+            rows[row].cells[col].add(one);
+            average[col].add(one);
+        }
+        rows.push(FailureRow {
+            condition: "average".into(),
+            cells: average,
+        });
         let columns = choices
             .iter()
             .map(|(t, s)| {
@@ -94,57 +117,6 @@ impl FailureTable {
                 }
             })
             .collect();
-        let mut rows: Vec<FailureRow> = conditions
-            .iter()
-            .map(|&condition| {
-                let cells = choices
-                    .iter()
-                    .map(|&(transport, scheme)| {
-                        let mut circuits: Vec<&str> = Vec::new();
-                        let mut cell = FailureCell::default();
-                        let of_choice = runs.iter().filter(|r| {
-                            r.cell.condition == condition
-                                && r.cell.transport == transport
-                                && r.cell.scheme == scheme
-                        });
-                        for r in of_choice.clone() {
-                            if !circuits.contains(&r.cell.circuit.as_str()) {
-                                circuits.push(&r.cell.circuit);
-                            }
-                        }
-                        for circuit in circuits {
-                            let statuses: Vec<Status> = of_choice
-                                .clone()
-                                .filter(|r| r.cell.circuit == circuit)
-                                .map(|r| r.status)
-                                .collect();
-                            cell.settings += 1;
-                            if statuses.contains(&Status::Failed) {
-                                cell.failed += 1;
-                            }
-                            if statuses.iter().any(|&s| s != Status::Ok) {
-                                cell.failed_or_timed_out += 1;
-                            }
-                        }
-                        cell
-                    })
-                    .collect();
-                FailureRow {
-                    condition: condition.to_string(),
-                    cells,
-                }
-            })
-            .collect();
-        let mut average = vec![FailureCell::default(); choices.len()];
-        for row in &rows {
-            for (a, c) in average.iter_mut().zip(&row.cells) {
-                a.add(*c);
-            }
-        }
-        rows.push(FailureRow {
-            condition: "average".into(),
-            cells: average,
-        });
         FailureTable { columns, rows }
     }
 

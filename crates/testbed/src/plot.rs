@@ -18,7 +18,7 @@ use resvg::tiny_skia;
 use resvg::usvg::{self, fontdb};
 
 use crate::db::{RunRecord, Status};
-use crate::report::mean_sd;
+use crate::report::{index_or_push, mean_sd};
 use crate::Error;
 
 /// An axis of the link.
@@ -229,17 +229,11 @@ const DASHES: [&str; 4] = ["none", "7 4", "2 3", "9 3 2 3"];
 /// The colour and dash pattern of each line of `names` (`transport / scheme`), in order.
 fn styles<'a>(names: impl Iterator<Item = &'a String>) -> Vec<(&'static str, &'static str)> {
     let (mut transports, mut schemes): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
-    let index = |v: &mut Vec<&'a str>, x: &'a str| {
-        v.iter().position(|&y| y == x).unwrap_or_else(|| {
-            v.push(x);
-            v.len() - 1
-        })
-    };
     names
         .map(|n| {
             let (t, sch) = n.split_once(" / ").unwrap_or((n.as_str(), ""));
-            let c = index(&mut transports, t);
-            let d = index(&mut schemes, sch);
+            let c = index_or_push(&mut transports, t);
+            let d = index_or_push(&mut schemes, sch);
             (COLORS[c % COLORS.len()], DASHES[d % DASHES.len()])
         })
         .collect()

@@ -186,6 +186,18 @@ fn push_unique(v: &mut Vec<String>, s: &str) {
     }
 }
 
+/// The position of `x` in `v`, appended first if it is not there: numbering values in the
+/// order they first appear.
+pub(crate) fn index_or_push<T: PartialEq>(v: &mut Vec<T>, x: T) -> usize {
+    match v.iter().position(|y| *y == x) {
+        Some(i) => i,
+        None => {
+            v.push(x);
+            v.len() - 1
+        }
+    }
+}
+
 /// Builds the table from an experiment's runs.
 pub fn build(experiment: Option<&ExperimentRow>, runs: &[RunRecord]) -> Report {
     let mut transports = Vec::new();

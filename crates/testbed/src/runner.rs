@@ -403,10 +403,12 @@ impl Runner<'_> {
                 }
             };
             if outcome.recorded == 0 {
-                self.db
-                    .set_emulator(self.experiment_id, topo.summary().emulator)?;
-                self.db
-                    .set_host_cc(self.experiment_id, &topo.summary().host_cc)?;
+                let summary = topo.summary();
+                self.db.set_link_environment(
+                    self.experiment_id,
+                    summary.emulator,
+                    &summary.host_cc,
+                )?;
             }
             if let Some(cap) = &topo.summary().cap {
                 if self.progress {

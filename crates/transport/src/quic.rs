@@ -171,28 +171,20 @@ impl QuicCongestion {
 
     /// quinn's controller, starting from `initial_window` bytes if given.
     fn factory(self, initial_window: Option<u64>) -> Arc<dyn ControllerFactory + Send + Sync> {
+        // Each controller's config type has its own `initial_window` setter.
+        macro_rules! config {
+            ($c:ty) => {{
+                let mut c = <$c>::default();
+                if let Some(w) = initial_window {
+                    c.initial_window(w);
+                }
+                Arc::new(c)
+            }};
+        }
         match self {
-            QuicCongestion::Cubic => {
-                let mut c = CubicConfig::default();
-                if let Some(w) = initial_window {
-                    c.initial_window(w);
-                }
-                Arc::new(c)
-            }
-            QuicCongestion::Bbr => {
-                let mut c = BbrConfig::default();
-                if let Some(w) = initial_window {
-                    c.initial_window(w);
-                }
-                Arc::new(c)
-            }
-            QuicCongestion::NewReno => {
-                let mut c = NewRenoConfig::default();
-                if let Some(w) = initial_window {
-                    c.initial_window(w);
-                }
-                Arc::new(c)
-            }
+            QuicCongestion::Cubic => config!(CubicConfig),
+            QuicCongestion::Bbr => config!(BbrConfig),
+            QuicCongestion::NewReno => config!(NewRenoConfig),
         }
     }
 }

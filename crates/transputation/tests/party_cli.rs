@@ -2,13 +2,12 @@
 //! 127.0.0.1, every scheme and every reliable transport.
 
 mod common;
-use common::{bin, run, run_json};
+use common::{bin, run, run_json, Garbler};
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
-use std::sync::mpsc;
+use std::process::Stdio;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -133,55 +132,16 @@ fn a_reference_bristol_file_with_its_vector() {
     );
 }
 
-/// A garbler process and the thread collecting its standard error.
-struct Party {
-    child: Child,
-    stderr: thread::JoinHandle<String>,
-    lines: mpsc::Receiver<String>,
-}
-
 /// Starts a garbler on a free port; returns it and its address.
-fn garbler(args: &[&str]) -> (Party, String) {
-    let mut child = bin()
-        .args(["garbler", "--listen", "127.0.0.1:0", "--timeout", "3"])
-        // These tests are about the 2PC layer; protected sessions: secure_cli.rs.
-        .arg("--insecure")
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("{line}"));
-    let addr = addr.to_string();
-    // Keep reading stderr so the child never blocks on it; pass each line on as well.
-    let (tx, lines) = mpsc::channel();
-    let stderr = thread::spawn(move || {
-        let mut all = String::new();
-        for line in err.lines().map_while(|l| l.ok()) {
-            let _ = tx.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    (
-        Party {
-            child,
-            stderr,
-            lines,
-        },
-        addr,
-    )
+fn garbler(args: &[&str]) -> (Garbler, String) {
+    // These tests are about the 2PC layer; protected sessions: secure_cli.rs.
+    let mut all = vec!["--insecure"];
+    all.extend_from_slice(args);
+    common::garbler(&all)
 }
 
 /// Waits for the party: whether it succeeded, its standard error, how long it took.
-fn finish(p: Party) -> (bool, String, Duration) {
+fn finish(p: Garbler) -> (bool, String, Duration) {
     let start = Instant::now();
     let out = p.child.wait_with_output().unwrap();
     (

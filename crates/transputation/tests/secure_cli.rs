@@ -3,13 +3,13 @@
 //! 127.0.0.1 between the parties that records, flips or replays bytes).
 
 mod common;
-use common::{bin, run};
+use common::{run, Garbler};
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Child, Output, Stdio};
+use std::process::Output;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -32,42 +32,17 @@ fn json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
-/// A garbler process and the thread collecting its standard error.
-struct Garbler {
-    child: Child,
-    err: thread::JoinHandle<String>,
-}
-
 /// A garbler of aes128 on a free port with `extra` flags; returns it and its address.
 fn garbler(extra: &[&str]) -> (Garbler, String) {
-    let mut child = bin()
-        .args(["garbler", "--listen", "127.0.0.1:0", "--timeout", "3"])
-        .args(["--circuit", "aes128", "--input", AES_KEY, "--json"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_string();
-    let err = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    (Garbler { child, err }, addr)
+    let mut args = vec!["--circuit", "aes128", "--input", AES_KEY, "--json"];
+    args.extend_from_slice(extra);
+    common::garbler(&args)
 }
 
 /// Waits for the garbler: its output and its standard error.
 fn finish(g: Garbler) -> (Output, String) {
     let out = g.child.wait_with_output().unwrap();
-    (out, g.err.join().unwrap())
+    (out, g.stderr.join().unwrap())
 }
 
 fn evaluator(addr: &str, extra: &[&str]) -> Output {

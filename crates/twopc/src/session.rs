@@ -349,11 +349,8 @@ impl<'c> Garbler<'c> {
         // a third of the CPU from it; as an idle-class thread it only fills time in which a
         // core would otherwise wait.
         let pairs = &self.pairs;
-        let mut garble = Duration::ZERO;
-        let mut ahead: Vec<std::ops::Range<usize>> = Vec::new();
-        let mut more = true;
         let ot_done = AtomicBool::new(false);
-        let ot_rest = std::thread::scope(|scope| {
+        let (ot_rest, ahead, mut garble, mut more) = std::thread::scope(|scope| {
             let wire = &mut wire;
             let ot_out = &mut self.ot_out;
             let ot_done = &ot_done;
@@ -407,10 +404,10 @@ impl<'c> Garbler<'c> {
                 (batches, time, more)
             });
             let ot = ot_thread.join().expect("the OT thread does not panic");
-            (ahead, garble, more) = ahead_thread
+            let (ahead, garble, more) = ahead_thread
                 .join()
                 .expect("the garbling thread does not panic");
-            ot
+            ot.map(|ot| (ot, ahead, garble, more))
         })?;
         ot += ot_rest;
 

@@ -241,13 +241,7 @@ impl<C: Channel> SecureChannel<C> {
         })?;
         check_hello(&hello, creds, "answer")?;
         let m2 = recv_handshake(&mut inner)?;
-        let mut payload = [0u8; MAX_HANDSHAKE_MESSAGE];
-        hs.read_message(&m2, &mut payload)
-            .map_err(|_| Error::Handshake {
-                what: "the peer did not prove the expected key (another pre-shared key, or \
-                       another static key than --peer-key names)"
-                    .into(),
-            })?;
+        read_peer_message(&mut hs, &m2)?;
         Self::finish(inner, hs, creds, true)
     }
 
@@ -259,13 +253,7 @@ impl<C: Channel> SecureChannel<C> {
         inner.recv(&mut hello).map_err(during_handshake)?;
         check_hello(&hello, creds, "hello")?;
         let m1 = recv_handshake(&mut inner)?;
-        let mut payload = [0u8; MAX_HANDSHAKE_MESSAGE];
-        hs.read_message(&m1, &mut payload)
-            .map_err(|_| Error::Handshake {
-                what: "the peer did not prove the expected key (another pre-shared key, or \
-                       another static key than --peer-key names)"
-                    .into(),
-            })?;
+        read_peer_message(&mut hs, &m1)?;
         let mut msg = [0u8; MAX_HANDSHAKE_MESSAGE];
         let n = hs
             .write_message(&[], &mut msg)
@@ -496,6 +484,19 @@ fn recv_handshake<C: Channel>(inner: &mut C) -> Result<Vec<u8>> {
     let mut msg = vec![0u8; len];
     inner.recv(&mut msg).map_err(during_handshake)?;
     Ok(msg)
+}
+
+/// Reads the peer's Noise message into `hs`; a failure means the peer could not prove the
+/// key this side expects.
+fn read_peer_message(hs: &mut HandshakeState, msg: &[u8]) -> Result<()> {
+    let mut payload = [0u8; MAX_HANDSHAKE_MESSAGE];
+    hs.read_message(msg, &mut payload)
+        .map_err(|_| Error::Handshake {
+            what: "the peer did not prove the expected key (another pre-shared key, or another \
+                   static key than --peer-key names)"
+                .into(),
+        })?;
+    Ok(())
 }
 
 fn check_hello(hello: &[u8; 8], creds: &Credentials, what: &str) -> Result<()> {

@@ -3,7 +3,10 @@
 // Each test file uses a different subset.
 #![allow(dead_code)]
 
-use std::process::{Command, Output};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::thread;
 
 /// The `transputation` binary under test.
 pub fn bin() -> Command {
@@ -24,4 +27,53 @@ pub fn run_json(args: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A garbler process listening on a free port, with a thread that keeps reading its
+/// standard error (so it never blocks on it) and passes each line on.
+pub struct Garbler {
+    /// The process.
+    pub child: Child,
+    /// All of its standard error, once it has exited.
+    pub stderr: thread::JoinHandle<String>,
+    /// Its standard error, line by line, as it comes.
+    pub lines: mpsc::Receiver<String>,
+}
+
+/// Starts `transputation garbler --listen 127.0.0.1:0 --timeout 3` with `args`, waits for
+/// its `listening on ADDR` line, and returns it and ADDR.
+pub fn garbler(args: &[&str]) -> (Garbler, String) {
+    let mut child = bin()
+        .args(["garbler", "--listen", "127.0.0.1:0", "--timeout", "3"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    let (tx, lines) = mpsc::channel();
+    let stderr = thread::spawn(move || {
+        let mut all = String::new();
+        for line in err.lines().map_while(|l| l.ok()) {
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    (
+        Garbler {
+            child,
+            stderr,
+            lines,
+        },
+        addr,
+    )
 }
