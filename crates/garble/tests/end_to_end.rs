@@ -228,3 +228,27 @@ fn labels_handed_over_after_planning_give_the_same_outputs() {
         assert_eq!(out, circuit.eval_bits(&bits), "{scheme}");
     }
 }
+
+/// The global offset a garbler reports is the one its input labels have, exactly for the
+/// schemes that say they have one (the 2PC session picks correlated OT by the scheme and
+/// feeds it the garbler's offset: the two must agree).
+#[test]
+fn the_global_offset_is_the_labels_offset() {
+    let circuit = library::load("aes128").unwrap();
+    for scheme in Scheme::ALL {
+        let mut prg = Prg::new(Block(7));
+        let garbler = scheme.garbler(&circuit, &mut prg, Backend::detect());
+        assert_eq!(
+            garbler.global_offset().is_some(),
+            scheme.has_global_offset(),
+            "{scheme}"
+        );
+        if let Some(delta) = garbler.global_offset() {
+            assert!(delta.lsb(), "{scheme}: the permute bit of Δ is set");
+            for w in 0..circuit.n_inputs() as u32 {
+                let [x0, x1] = garbler.input_labels(w);
+                assert_eq!(x0 ^ x1, delta, "{scheme}, wire {w}");
+            }
+        }
+    }
+}

@@ -51,6 +51,7 @@
 //! | msg_b | garbler | [`MSG_B_LEN`] = 4096 | base-OT points `B_0..B_127` |
 //! | msg_u | evaluator | [`msg_u_len`]`(m)` = `16·m'` | IKNP matrix `u` of a chunk, 128 columns of `m'` bits |
 //! | msg_y | garbler | [`msg_y_len`]`(m)` = `32·m` | the masked pairs `y_j^0 ‖ y_j^1` of a chunk |
+//! | msg_d | garbler | [`msg_d_len`]`(m)` = `16·m` | correlated OTs instead of msg_y: the corrections `d_j` of a chunk |
 //!
 //! # Wire formats
 //!
@@ -62,6 +63,7 @@
 //!   little-endian `u128` (bit `k` is the chunk's OT `128·b + k`).
 //! - msg_y (per chunk): `y_j^0 ‖ y_j^1` for the chunk's OTs `j = 0..m`, 16 bytes each
 //!   ([`transputation_garble::Block::to_bytes`]).
+//! - msg_d (per chunk): `d_j` for the chunk's OTs `j = 0..m`, 16 bytes each, the same way.
 //!
 //! The base-OT keys and the per-column PRGs are described in [`base`] and above; the test
 //! suite pins a digest of a seeded transcript, so any change to these formats shows.
@@ -131,6 +133,33 @@
 //!   the rest (see the `ot` bench).
 //! - `HASH_KEY` differs from the garbling schemes' fixed key, so the OT hashes and the
 //!   garbling hashes are separate domains.
+//!
+//! # Correlated OT
+//!
+//! The half-gates schemes give each input wire the labels `x^0` and `x^0 ⊕ Δ` with one
+//! secret offset `Δ` for the whole circuit (free XOR). For them the garbler runs the
+//! extension with `s = Δ` ([`Sender::setup_correlated`]) and, per OT, sends only
+//! `d_j = x_j^0 ⊕ q_j` in a msg_d ([`Sender::extend_correlated_into`]); the evaluator takes
+//! `d_j ⊕ t_j = x_j^0 ⊕ r_j·Δ`, its label ([`ReceiverExtension::receive_correlated_into`]).
+//! This is the correlated OT (C-OT) of Asharov, Lindell, Schneider and Zohner ("More
+//! Efficient Oblivious Transfer and Extensions for Faster Secure Computation", CCS 2013,
+//! §5.4), in the form without a hash that semi-honest garbling uses (EMP-toolkit's
+//! `send_cot` with the garbler's `Δ` as IKNP's `s`): 16 bytes per OT instead of 32, and no
+//! hashing on either side. Security, semi-honest:
+//!
+//! - The garbler's view is IKNP's (the msg_u above); only the base-OT choices changed from
+//!   random to `Δ`, which is uniform (but for its permute bit) and secret, and the base OT
+//!   hides the receiver's choices whatever they are.
+//! - The evaluator's new view is `d_j = x_j^{r_j} ⊕ t_j`: with `t_j` its own, `d_j` is a
+//!   function of the label it is meant to learn, so it can be simulated from that label and
+//!   tells nothing about `Δ` or `x_j^{1−r_j}`. No hash is needed because the two
+//!   "messages" are meant to be correlated by `Δ`: the correlation robustness that IKNP
+//!   asks of its hash (to break that correlation) is asked of the garbling scheme's hash
+//!   instead, which is what free XOR already assumes.
+//!
+//! `Δ` is the garbler's garbling secret, so it must not be the choice string of anything
+//! else; a chunk of ordinary OTs in the same session (msg_y) still hides the message not
+//! chosen behind `H(q_j ⊕ Δ, j)`, under its own index.
 //!
 //! # Examples
 //!
@@ -224,6 +253,11 @@ pub const fn msg_y_len(m: usize) -> usize {
     m.saturating_mul(32)
 }
 
+/// Bytes of msg_d (correlated OTs) for `m` OTs: `16·m` (saturating).
+pub const fn msg_d_len(m: usize) -> usize {
+    m.saturating_mul(16)
+}
+
 /// An OT message, as named in the crate documentation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Message {
@@ -235,6 +269,8 @@ pub enum Message {
     U,
     /// msg_y, the garbler's masked label pairs.
     Y,
+    /// msg_d, the garbler's label corrections (correlated OTs).
+    D,
 }
 
 impl std::fmt::Display for Message {
@@ -244,6 +280,7 @@ impl std::fmt::Display for Message {
             Message::B => "msg_b (the garbler's base-OT points)",
             Message::U => "msg_u (the evaluator's IKNP matrix)",
             Message::Y => "msg_y (the garbler's masked label pairs)",
+            Message::D => "msg_d (the garbler's label corrections)",
         })
     }
 }

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use serde_json::{json, Value};
-use transputation_2pc::{ByteParts, Evaluator, Garbler, Options, OutputMode, Report};
+use transputation_2pc::{ot_reply_len, ByteParts, Evaluator, Garbler, Options, OutputMode, Report};
 use transputation_circuits::encoding::{decode_outputs, encode_party_input};
 use transputation_circuits::{library, Circuit, Party, Stats};
 use transputation_garble::Scheme;
@@ -132,12 +132,12 @@ impl SessionArgs {
         let load_ms = ms(start.elapsed());
         let sizing = match (self.rtt_ms, self.bandwidth) {
             (Some(rtt_ms), Some(bandwidth_bps)) => {
-                // The garbler's volume: tables dominate; labels and OT ciphertexts add
-                // 16 bytes per garbler input bit and 32 per evaluator input bit.
+                // The garbler's volume: tables dominate; labels and the OT add 16 bytes
+                // per garbler input bit and 16 or 32 per evaluator input bit.
                 let volume = self.scheme.table_bytes(&stats)
                     + self.scheme.mask_bytes(&stats)
                     + 16 * circuit.party_input_bits(Party::Garbler) as u64
-                    + 32 * circuit.party_input_bits(Party::Evaluator) as u64;
+                    + ot_reply_len(self.scheme, circuit.party_input_bits(Party::Evaluator)) as u64;
                 Some(path_sizing(rtt_ms, bandwidth_bps, None, volume)?)
             }
             _ => None,

@@ -22,7 +22,7 @@ use transputation_garble::Scheme;
 use crate::{Error, OutputMode};
 
 /// The version of the message flow in the crate documentation; bumped on any change.
-pub const PROTOCOL_VERSION: u16 = 2;
+pub const PROTOCOL_VERSION: u16 = 3;
 
 /// Bytes of an encoded header.
 pub const HEADER_LEN: usize = 72;

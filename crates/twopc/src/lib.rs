@@ -19,7 +19,7 @@
 //! | 2 | E → G | OT: base-OT sender's point | 32 |
 //! | 3 | G → E | OT: base-OT receiver's points | 128 · 32 |
 //! | 4 | E → G | OT extension matrix, one message per chunk of up to [`OT_CHUNK`] OTs | `transputation_ot::msg_u_len(k)` each |
-//! | 5 | G → E | OT ciphertexts, the evaluator's labels, one message per chunk, once every message 4 arrived | `transputation_ot::msg_y_len(k)` each |
+//! | 5 | G → E | the evaluator's labels, one message per chunk, once every message 4 arrived: correlated OT's corrections under `ideal` and `circular`, ordinary OT's ciphertexts under `prf` | `transputation_ot::msg_d_len(k)` = 16·k or `transputation_ot::msg_y_len(k)` = 32·k each |
 //! | 6 | G → E | the garbler's input labels, wire order | 16 · n_g |
 //! | 7 | G → E | garbled tables, in batches as they are produced | the scheme's table and mask bytes |
 //! | 8 | G → E | decoding bits, packed | ⌈n_o / 8⌉ |
@@ -56,7 +56,7 @@ mod header;
 mod session;
 
 pub use header::{SessionHeader, HEADER_LEN, PROTOCOL_VERSION};
-pub use session::{ByteParts, Evaluator, Garbler, Options, Report, OT_CHUNK};
+pub use session::{ot_reply_len, ByteParts, Evaluator, Garbler, Options, Report, OT_CHUNK};
 
 use std::fmt;
 use std::str::FromStr;

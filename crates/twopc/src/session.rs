@@ -199,9 +199,42 @@ fn unpack(bytes: &[u8], n: usize, what: &'static str) -> Result<Vec<bool>, Error
     Ok(bits)
 }
 
-/// The evaluator's label pairs in OT chunks.
-fn pairs_chunks(pairs: &[[Block; 2]]) -> impl Iterator<Item = &[[Block; 2]]> {
-    pairs.chunks(OT_CHUNK)
+/// What the garbler transfers by OT for the evaluator's input wires, wire order.
+enum OtLabels {
+    /// Both labels of each wire, by ordinary OT (msg_y): schemes without a global offset.
+    Pairs(Vec<[Block; 2]>),
+    /// The 0-label of each wire, by correlated OT with the scheme's `Δ` (msg_d, half the
+    /// bytes): the evaluator gets `W^0 ⊕ r·Δ` (`transputation-ot`, "Correlated OT").
+    Zeros(Vec<Block>),
+}
+
+impl OtLabels {
+    /// The number of OTs.
+    fn len(&self) -> usize {
+        match self {
+            OtLabels::Pairs(p) => p.len(),
+            OtLabels::Zeros(z) => z.len(),
+        }
+    }
+}
+
+/// The OTs of each chunk (messages 4 and 5), as ranges of the evaluator's input bits.
+fn ot_chunks(m: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    (0..m)
+        .step_by(OT_CHUNK)
+        .map(move |start| start..(start + OT_CHUNK).min(m))
+}
+
+/// Bytes of message 5 for `k` OTs under `scheme`: correlated OT (16 per OT) for the
+/// schemes with a global offset, ordinary OT (32 per OT) for the others. Summed over the
+/// chunks, with `k` the evaluator's input bits, it is what the garbler sends for the OT
+/// beyond msg_b.
+pub fn ot_reply_len(scheme: Scheme, k: usize) -> usize {
+    if scheme.has_global_offset() {
+        transputation_ot::msg_d_len(k)
+    } else {
+        transputation_ot::msg_y_len(k)
+    }
 }
 
 /// Puts the calling thread in Linux's SCHED_IDLE class, where it runs only on a core that
@@ -264,8 +297,8 @@ pub struct Garbler<'c> {
     garble: Box<dyn Garble + 'c>,
     /// The labels of the garbler's input values, wire order, 16 bytes each.
     own_labels: Vec<u8>,
-    /// Both labels of each of the evaluator's input wires, wire order.
-    pairs: Vec<[Block; 2]>,
+    /// What the OT transfers for the evaluator's input wires.
+    ot_labels: OtLabels,
     /// The half of the base OT that needs no message from the evaluator.
     ot_setup: transputation_ot::SenderSetup,
     /// One buffer per OT chunk for its ciphertexts, allocated and touched before the
@@ -291,15 +324,21 @@ impl<'c> Garbler<'c> {
                 own_labels.extend_from_slice(&garble.input_labels(w)[usize::from(bit)].to_bytes());
             }
         }
-        let pairs: Vec<[Block; 2]> = wires_of(circuit, Party::Evaluator)
-            .into_iter()
-            .flatten()
-            .map(|w| garble.input_labels(w))
-            .collect();
+        let evaluator_wires = wires_of(circuit, Party::Evaluator).into_iter().flatten();
+        let mut rng = rand::thread_rng();
+        let (ot_labels, ot_setup) = match garble.global_offset() {
+            Some(delta) => (
+                OtLabels::Zeros(evaluator_wires.map(|w| garble.input_labels(w)[0]).collect()),
+                transputation_ot::Sender::setup_correlated(delta, &mut rng),
+            ),
+            None => (
+                OtLabels::Pairs(evaluator_wires.map(|w| garble.input_labels(w)).collect()),
+                transputation_ot::Sender::setup(&mut rng),
+            ),
+        };
         let header = SessionHeader::new(Party::Garbler, circuit, options.scheme, options.output);
-        let ot_setup = transputation_ot::Sender::setup(&mut rand::thread_rng());
-        let ot_out = pairs_chunks(&pairs)
-            .map(|c| touched(transputation_ot::msg_y_len(c.len())))
+        let ot_out = ot_chunks(ot_labels.len())
+            .map(|c| touched(ot_reply_len(options.scheme, c.len())))
             .collect();
         // Room for what can be garbled ahead: the prefetch limit (or all the tables, if
         // fewer) plus the batch that crosses it, which may end up to a window later.
@@ -317,71 +356,84 @@ impl<'c> Garbler<'c> {
             header,
             garble,
             own_labels,
-            pairs,
+            ot_labels,
             ot_setup,
             ot_out,
             ahead: touched(ahead_room),
         })
     }
 
-    /// Runs the protocol on a connected channel; see the crate docs for the messages.
-    pub fn run<C: Channel>(mut self, ch: C) -> Result<Report, Error> {
-        let start = Instant::now();
-        let mut wire = Wire::new(ch);
-        wire.send(Part::Header, &self.header.encode())?;
+    /// Messages 1 to 5: the header exchange and the OT. Returns the time of this side's OT
+    /// computation (answering the base OT, then the extension), not the waits in between.
+    fn header_and_ot<C: Channel>(
+        header: &SessionHeader,
+        ot_setup: transputation_ot::SenderSetup,
+        ot_labels: &OtLabels,
+        ot_out: &mut [Vec<u8>],
+        wire: &mut Wire<C>,
+    ) -> Result<Duration, Error> {
+        wire.send(Part::Header, &header.encode())?;
         wire.recv_exact(Part::Header, "session header", HEADER_LEN)?;
-        self.header.check_peer(&SessionHeader::decode(&wire.buf)?)?;
+        header.check_peer(&SessionHeader::decode(&wire.buf)?)?;
 
         wire.recv_exact(Part::Ot, "OT message", transputation_ot::MSG_A_LEN)?;
-        let ot_start = Instant::now();
-        let (sender, msg_b) = self.ot_setup.respond(&wire.buf)?;
+        let t = Instant::now();
+        let (mut sender, msg_b) = ot_setup.respond(&wire.buf)?;
         wire.send(Part::Ot, &msg_b)?;
         wire.ch.flush()?;
-        let mut ot = ot_start.elapsed();
+        let mut work = t.elapsed();
 
-        // The rest of the OT runs on a second thread: it waits for the evaluator's
-        // extension matrix, computes and sends the ciphertexts. Meanwhile a third thread
-        // garbles ahead (the tables do not depend on the OT), holding at most
-        // `prefetch_bytes`, which bounds the memory this costs; they are sent after the OT.
-        // The garbling-ahead thread runs under SCHED_IDLE: the OT is the session's critical
-        // path (the evaluator waits for its ciphertexts), and on a machine whose cores are
-        // all busy (both parties on two cores) a garbling thread of equal weight would take
-        // a third of the CPU from it; as an idle-class thread it only fills time in which a
-        // core would otherwise wait.
-        let pairs = &self.pairs;
+        // Every chunk's matrix before any answer: the evaluator sends them all before it
+        // reads, so answering early could fill both directions' buffers and deadlock. The
+        // work still overlaps: this side answers chunk k while the evaluator extends chunk
+        // k + 1.
+        for (chunk, out) in ot_chunks(ot_labels.len()).zip(ot_out.iter_mut()) {
+            let len = transputation_ot::msg_u_len(chunk.len());
+            wire.recv_exact(Part::Ot, "OT extension matrix", len)?;
+            let t = Instant::now();
+            match ot_labels {
+                OtLabels::Pairs(pairs) => sender.extend_into(&wire.buf, &pairs[chunk], out)?,
+                OtLabels::Zeros(zeros) => {
+                    sender.extend_correlated_into(&wire.buf, &zeros[chunk], out)?;
+                }
+            }
+            work += t.elapsed();
+        }
+        for out in ot_out.iter() {
+            wire.send(Part::Ot, out)?;
+        }
+        Ok(work)
+    }
+
+    /// Runs the protocol on a connected channel; see the crate docs for the messages.
+    pub fn run<C: Channel>(self, ch: C) -> Result<Report, Error> {
+        let start = Instant::now();
+        let Garbler {
+            circuit,
+            options,
+            header,
+            garble: mut garbler,
+            own_labels,
+            ot_labels,
+            ot_setup,
+            mut ot_out,
+            ahead: mut ahead_buf,
+        } = self;
+        let mut wire = Wire::new(ch);
+        // From the start until the OT is done, a second thread garbles ahead (the tables
+        // depend on neither the peer nor any input), holding at most `prefetch_bytes`,
+        // which bounds the memory this costs; the tables are sent after the OT. It runs
+        // under SCHED_IDLE: the header exchange and the OT are the session's critical path
+        // (the evaluator waits for each of this side's OT messages), and on a machine whose
+        // cores are all busy (both parties on two cores) a garbling thread of equal weight
+        // would take a share of the CPU from them; as an idle-class thread it only fills
+        // time in which a core would otherwise wait (for the peer, or the network).
         let ot_done = AtomicBool::new(false);
-        let (ot_rest, ahead, mut garble, mut more) = std::thread::scope(|scope| {
-            let wire = &mut wire;
-            let ot_out = &mut self.ot_out;
+        let (ot, ahead, mut garble, mut more) = std::thread::scope(|scope| {
             let ot_done = &ot_done;
-            let ot_thread = scope.spawn(move || -> Result<Duration, Error> {
-                // Every chunk's matrix before any ciphertext: the evaluator sends them all
-                // before it reads, so answering early could fill both directions' buffers
-                // and deadlock. The work still overlaps: this side answers chunk k while
-                // the evaluator extends chunk k + 1.
-                let answer = || -> Result<Duration, Error> {
-                    let mut sender = sender;
-                    let mut work = Duration::ZERO;
-                    for (pairs, out) in pairs_chunks(pairs).zip(ot_out.iter_mut()) {
-                        let len = transputation_ot::msg_u_len(pairs.len());
-                        wire.recv_exact(Part::Ot, "OT extension matrix", len)?;
-                        let t = Instant::now();
-                        sender.extend_into(&wire.buf, pairs, out)?;
-                        work += t.elapsed();
-                    }
-                    for out in ot_out.iter() {
-                        wire.send(Part::Ot, out)?;
-                    }
-                    Ok(work)
-                };
-                let r = answer();
-                ot_done.store(true, Ordering::Release);
-                r
-            });
-            let garbler = &mut self.garble;
-            let buf = &mut self.ahead;
-            let (batch_bytes, prefetch_bytes) =
-                (self.options.batch_bytes, self.options.prefetch_bytes);
+            let garbler = &mut garbler;
+            let buf = &mut ahead_buf;
+            let (batch_bytes, prefetch_bytes) = (options.batch_bytes, options.prefetch_bytes);
             let ahead_thread = scope.spawn(move || {
                 idle_priority();
                 // Small steps, so that the end of the OT finds this thread at most one step
@@ -403,35 +455,35 @@ impl<'c> Garbler<'c> {
                 }
                 (batches, time, more)
             });
-            let ot = ot_thread.join().expect("the OT thread does not panic");
+            let ot = Self::header_and_ot(&header, ot_setup, &ot_labels, &mut ot_out, &mut wire);
+            ot_done.store(true, Ordering::Release);
             let (ahead, garble, more) = ahead_thread
                 .join()
                 .expect("the garbling thread does not panic");
             ot.map(|ot| (ot, ahead, garble, more))
         })?;
-        ot += ot_rest;
 
         // The garbler's input labels only now: sent before the evaluator has sent its last
         // OT chunk, they could fill both directions' buffers at once (each party blocked
         // sending, neither reading) on any path with small buffers or a small window.
-        wire.send(Part::Labels, &self.own_labels)?;
+        wire.send(Part::Labels, &own_labels)?;
         for batch in ahead {
-            wire.send(Part::Tables, &self.ahead[batch])?;
+            wire.send(Part::Tables, &ahead_buf[batch])?;
         }
-        let mut batch = Vec::with_capacity(self.options.batch_bytes + (1 << 20));
+        let mut batch = Vec::with_capacity(options.batch_bytes + (1 << 20));
         while more {
             batch.clear();
             let t = Instant::now();
-            more = self.garble.garble(&mut batch, self.options.batch_bytes);
+            more = garbler.garble(&mut batch, options.batch_bytes);
             garble += t.elapsed();
             if !batch.is_empty() {
                 wire.send(Part::Tables, &batch)?;
             }
         }
-        wire.send(Part::Decoding, &pack(&self.garble.decoding()))?;
+        wire.send(Part::Decoding, &pack(&garbler.decoding()))?;
 
-        let n_out = self.circuit.n_outputs();
-        let output = match self.options.output {
+        let n_out = circuit.n_outputs();
+        let output = match options.output {
             OutputMode::Both => {
                 wire.recv_exact(Part::Output, "output", n_out.div_ceil(8))?;
                 Some(unpack(&wire.buf, n_out, "output")?)
@@ -524,10 +576,16 @@ impl<'c> Evaluator<'c> {
         }
 
         let mut labels = Vec::with_capacity(self.choices.len());
+        let correlated = self.options.scheme.has_global_offset();
         while let Some(k) = receiver.next_pending() {
-            let len = transputation_ot::msg_y_len(k);
-            wire.recv_exact(Part::Ot, "OT ciphertexts", len)?;
-            receiver.receive_into(&wire.buf, &mut labels)?;
+            let len = ot_reply_len(self.options.scheme, k);
+            if correlated {
+                wire.recv_exact(Part::Ot, "OT label corrections", len)?;
+                receiver.receive_correlated_into(&wire.buf, &mut labels)?;
+            } else {
+                wire.recv_exact(Part::Ot, "OT ciphertexts", len)?;
+                receiver.receive_into(&wire.buf, &mut labels)?;
+            }
         }
         set_labels(&mut *self.evaluate, self.circuit, Party::Evaluator, &labels);
         let ot = ot_start.elapsed();

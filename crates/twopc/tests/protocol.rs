@@ -50,10 +50,14 @@ fn check_accounting(c: &Circuit, scheme: Scheme, g: &Report, e: &Report) {
     assert_eq!(g.sent.labels, 16 * n_g);
     assert_eq!(g.sent.header, HEADER_LEN as u64);
     let m = c.party_input_bits(Party::Evaluator);
-    assert_eq!(
-        g.sent.ot,
-        (transputation_ot::MSG_B_LEN + transputation_ot::msg_y_len(m)) as u64
-    );
+    // Correlated OT (16 bytes per OT) for the schemes with a global offset.
+    let replies = if scheme.has_global_offset() {
+        16 * m
+    } else {
+        32 * m
+    };
+    assert_eq!(transputation_2pc::ot_reply_len(scheme, m), replies);
+    assert_eq!(g.sent.ot, (transputation_ot::MSG_B_LEN + replies) as u64);
     assert_eq!(
         e.sent.ot,
         (transputation_ot::MSG_A_LEN + transputation_ot::msg_u_len(m)) as u64

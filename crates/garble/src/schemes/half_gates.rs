@@ -394,6 +394,10 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
         [w0, w0 ^ self.delta]
     }
 
+    fn global_offset(&self) -> Option<Block> {
+        Some(self.delta)
+    }
+
     fn garble(&mut self, out: &mut Vec<u8>, target: usize) -> bool {
         let start = out.len();
         while self.next_window < self.schedule.windows.len() && out.len() - start < target {

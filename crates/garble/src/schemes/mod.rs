@@ -71,6 +71,16 @@ impl Scheme {
         }
     }
 
+    /// Whether the scheme's labels share one secret offset `Δ` (free XOR): `x^1 = x^0 ⊕ Δ`
+    /// on every wire, as [`Garble::global_offset`] gives it. Then the evaluator's labels
+    /// can come through correlated OT, which costs half the bytes.
+    pub fn has_global_offset(self) -> bool {
+        match self {
+            Scheme::Prf => false,
+            Scheme::Circular | Scheme::Ideal => true,
+        }
+    }
+
     /// The bytes of `prf`'s AND signal masks (two 4-bit masks per byte); 0 for the others.
     pub fn mask_bytes(self, stats: &Stats) -> u64 {
         match self {
@@ -144,6 +154,13 @@ pub trait Garble: Send {
     /// The two labels `[W^0, W^1]` of an input wire; read them before the first call to
     /// [`Garble::garble`] (label slots are reused once garbling starts).
     fn input_labels(&self, wire: WireId) -> [Block; 2];
+
+    /// The secret offset `Δ` with `W^1 = W^0 ⊕ Δ` on every wire, for the schemes that
+    /// have one ([`Scheme::has_global_offset`]); `None` for the others. A secret of the
+    /// garbler: only its own OT may use it.
+    fn global_offset(&self) -> Option<Block> {
+        None
+    }
 
     /// Garbles gates in order and appends their tables to `out` until at least `target`
     /// bytes were added or the circuit is done. Returns whether gates remain.

@@ -11,7 +11,7 @@ use transputation_garble::Block;
 use super::{next_index, read_u128, Columns, HASH_KEY, SUB_BLOCKS};
 use crate::base::{check_len, BaseSender};
 use crate::transpose::transpose128;
-use crate::{msg_u_len, msg_y_len, Error, Message, BASE_OTS};
+use crate::{msg_d_len, msg_u_len, msg_y_len, Error, Message, BASE_OTS};
 
 /// Hashes per call to the TCCR kernel.
 const HASH_BATCH: usize = 256;
@@ -169,6 +169,54 @@ impl ReceiverExtension {
         self.pending.push_back(Pending { m, first, r, t });
     }
 
+    /// Takes the oldest pending chunk if `msg` has the length `len(m)` its message needs.
+    fn oldest(
+        &mut self,
+        msg: Message,
+        bytes: &[u8],
+        len: fn(usize) -> usize,
+    ) -> Result<Pending, Error> {
+        let chunk = self
+            .pending
+            .pop_front()
+            .ok_or(Error::NothingPending { msg })?;
+        if let Err(e) = check_len(msg, bytes, len(chunk.m)) {
+            self.pending.push_front(chunk);
+            return Err(e);
+        }
+        Ok(chunk)
+    }
+
+    /// Keeps a received chunk's row buffer for a later chunk.
+    fn recycle(&mut self, chunk: Pending) {
+        if self.spare.len() < SPARE {
+            self.spare.push(chunk.t);
+        }
+    }
+
+    /// Unmasks the oldest pending chunk as correlated OTs, from the garbler's msg_d
+    /// ([`crate::Sender::extend_correlated_into`]): appends `x_j^0 ⊕ r_j·Δ = d_j ⊕ t_j`
+    /// for each OT `j` of the chunk, in order, to `labels`.
+    ///
+    /// # Errors
+    /// As [`ReceiverExtension::receive`], for msg_d ([`crate::msg_d_len`]`(m)` bytes);
+    /// `labels` is unchanged then.
+    pub fn receive_correlated_into(
+        &mut self,
+        msg_d: &[u8],
+        labels: &mut Vec<Block>,
+    ) -> Result<(), Error> {
+        let chunk = self.oldest(Message::D, msg_d, msg_d_len)?;
+        labels.extend(
+            chunk.t[..chunk.m]
+                .iter()
+                .zip(msg_d.chunks_exact(16))
+                .map(|(&t, d)| Block(t ^ read_u128(d))),
+        );
+        self.recycle(chunk);
+        Ok(())
+    }
+
     /// Unmasks the oldest pending chunk from its msg_y: one label per choice of that
     /// chunk, in order.
     ///
@@ -187,14 +235,7 @@ impl ReceiverExtension {
     /// # Errors
     /// As [`ReceiverExtension::receive`]; `labels` is unchanged then.
     pub fn receive_into(&mut self, msg_y: &[u8], labels: &mut Vec<Block>) -> Result<(), Error> {
-        let chunk = self
-            .pending
-            .pop_front()
-            .ok_or(Error::NothingPending { msg: Message::Y })?;
-        if let Err(e) = check_len(Message::Y, msg_y, msg_y_len(chunk.m)) {
-            self.pending.push_front(chunk);
-            return Err(e);
-        }
+        let chunk = self.oldest(Message::Y, msg_y, msg_y_len)?;
         labels.reserve(chunk.m);
         let mut xs = [Block::ZERO; HASH_BATCH];
         let mut tweaks = [0u64; HASH_BATCH];
@@ -219,9 +260,7 @@ impl ReceiverExtension {
                 labels.push(y0 ^ (y0 ^ y1).select(bit) ^ *h);
             }
         }
-        if self.spare.len() < SPARE {
-            self.spare.push(chunk.t);
-        }
+        self.recycle(chunk);
         Ok(())
     }
 

@@ -8,7 +8,7 @@ use transputation_garble::Block;
 use super::{next_index, read_u128, Columns, HASH_KEY, SUB_BLOCKS, U_BLOCK};
 use crate::base::{self, check_len, Precomputed};
 use crate::transpose::transpose128;
-use crate::{msg_u_len, msg_y_len, Error, Message, BASE_OTS};
+use crate::{msg_d_len, msg_u_len, msg_y_len, Error, Message, BASE_OTS};
 
 /// The garbler's extension state: the base OTs done, answering each chunk's msg_u
 /// ([`Sender::extend`]).
@@ -22,6 +22,9 @@ pub struct Sender {
     ots: u64,
     /// One sub-batch of `q`, block by block.
     q: Vec<u128>,
+    /// Whether `s` is the caller's offset ([`Sender::setup_correlated`]), so that
+    /// correlated chunks ([`Sender::extend_correlated_into`]) are allowed.
+    correlated: bool,
 }
 
 impl Sender {
@@ -37,7 +40,7 @@ impl Sender {
     ) -> Result<(Sender, Vec<u8>), Error> {
         let s: u128 = rng.gen();
         let (msg_b, seeds) = base::receive(msg_a, &choice_bits(s), rng)?;
-        Ok((Sender::new(s, seeds), msg_b))
+        Ok((Sender::new(s, seeds, false), msg_b))
     }
 
     /// Starts the garbler's side before msg_a arrives: draws `s` and does the half of the
@@ -50,17 +53,53 @@ impl Sender {
         SenderSetup {
             s,
             pre: Precomputed::new(BASE_OTS, rng),
+            correlated: false,
         }
     }
 
-    fn new(s: u128, seeds: Vec<Block>) -> Sender {
+    /// As [`Sender::setup`] for correlated OTs ([`Sender::extend_correlated_into`]) with
+    /// the offset `delta`: the secret `s` is `delta` rather than random. `delta` must be
+    /// uniform and secret, as the garbler's free-XOR offset is (see "Correlated OT" in the
+    /// crate documentation).
+    pub fn setup_correlated<R: RngCore + CryptoRng>(delta: Block, rng: &mut R) -> SenderSetup {
+        SenderSetup {
+            s: delta.0,
+            pre: Precomputed::new(BASE_OTS, rng),
+            correlated: true,
+        }
+    }
+
+    fn new(s: u128, seeds: Vec<Block>, correlated: bool) -> Sender {
         Sender {
             s,
             cols: Columns::new(seeds.into_iter()),
             hash: FixedKeyAes::new(HASH_KEY),
             ots: 0,
             q: vec![0; SUB_BLOCKS * BASE_OTS],
+            correlated,
         }
+    }
+
+    /// Fills `self.q` with the rows `q_j = t_j ⊕ r_j·s` of sub-batch `sb` of a chunk, whose
+    /// part of msg_u is `u` (whole blocks of 128 OTs): block `b`'s rows are
+    /// `q[128·b .. 128·b + 128]`. Returns the number of blocks.
+    fn rows(&mut self, sb: usize, u: &[u8]) -> usize {
+        let n = u.len() / U_BLOCK;
+        let mut p = [Block::ZERO; SUB_BLOCKS];
+        // q_i = G(k_i^{s_i}) ⊕ s_i·u_i, masked rather than branched on the secret s_i;
+        // column i of block k is word 128·k + i, at bytes 16·(128·k + i) of msg_u.
+        for i in 0..BASE_OTS {
+            let mask = ((self.s >> i) & 1).wrapping_neg();
+            self.cols.fill(i, sb * SUB_BLOCKS, &mut p[..n]);
+            for (k, g) in p[..n].iter().enumerate() {
+                let w = k * BASE_OTS + i;
+                self.q[w] = g.0 ^ (read_u128(&u[16 * w..]) & mask);
+            }
+        }
+        for block in self.q[..n * BASE_OTS].as_chunks_mut::<BASE_OTS>().0 {
+            transpose128(block);
+        }
+        n
     }
 
     /// Sends the next chunk of `pairs` (one pair `[x_j^0, x_j^1]` per OT,
@@ -98,7 +137,6 @@ impl Sender {
         self.ots = next_index(first, m);
         msg_y.clear();
         msg_y.reserve_exact(msg_y_len(m));
-        let mut p = [Block::ZERO; SUB_BLOCKS];
         let mut xs = [Block::ZERO; 2 * BASE_OTS];
         let mut tweaks = [0u64; 2 * BASE_OTS];
         let mut h = [Block::ZERO; 2 * BASE_OTS];
@@ -108,26 +146,15 @@ impl Sender {
             .zip(pairs.chunks(SUB_BLOCKS * BASE_OTS))
             .enumerate()
         {
-            let n = u.len() / U_BLOCK;
-            // q_i = G(k_i^{s_i}) ⊕ s_i·u_i, masked rather than branched on the secret s_i;
-            // column i of block k is word 128·k + i, at bytes 16·(128·k + i) of msg_u.
-            for i in 0..BASE_OTS {
-                let mask = ((self.s >> i) & 1).wrapping_neg();
-                self.cols.fill(i, sb * SUB_BLOCKS, &mut p[..n]);
-                for (k, g) in p[..n].iter().enumerate() {
-                    let w = k * BASE_OTS + i;
-                    self.q[w] = g.0 ^ (read_u128(&u[16 * w..]) & mask);
-                }
-            }
+            self.rows(sb, u);
             for (b, (q, pairs)) in self
                 .q
-                .as_chunks_mut::<BASE_OTS>()
+                .as_chunks::<BASE_OTS>()
                 .0
-                .iter_mut()
+                .iter()
                 .zip(pairs.chunks(BASE_OTS))
                 .enumerate()
             {
-                transpose128(q);
                 // Two hashes per OT, both under its index j: H(q_j, j) and H(q_j ⊕ s, j).
                 let base = first + ((sb * SUB_BLOCKS + b) * BASE_OTS) as u64;
                 for (k, &q) in q[..pairs.len()].iter().enumerate() {
@@ -147,6 +174,50 @@ impl Sender {
                     y[16..].copy_from_slice(&(pair[1] ^ h[1]).to_bytes());
                 }
                 msg_y.extend_from_slice(&y[..32 * pairs.len()]);
+            }
+        }
+        self.cols.advance(m.div_ceil(BASE_OTS));
+        Ok(())
+    }
+
+    /// Sends the next chunk of correlated OTs: for each OT `j` of the chunk the evaluator
+    /// learns `x_j^0 ⊕ r_j·Δ`, where `x_j^0 = zeros[j]` (`m = zeros.len()`, any `m ≥ 0`),
+    /// `r_j` is its choice and `Δ` the offset given to [`Sender::setup_correlated`].
+    /// Writes the chunk's msg_d ([`crate::msg_d_len`]`(m)` bytes: `d_j = x_j^0 ⊕ q_j`) into
+    /// `msg_d` (cleared first), from the evaluator's msg_u of the same chunk; the chunk takes
+    /// the next `m` session-wide indices, as [`Sender::extend`] does. Half the bytes of
+    /// msg_y and no hashing (see "Correlated OT" in the crate documentation).
+    ///
+    /// # Errors
+    /// As [`Sender::extend`]; `msg_d` is unchanged then.
+    ///
+    /// # Panics
+    /// If this sender was not made by [`Sender::setup_correlated`] (its `s` is not the
+    /// caller's offset, so the evaluator's labels would be wrong), and after 2^64 OTs in
+    /// one session.
+    pub fn extend_correlated_into(
+        &mut self,
+        msg_u: &[u8],
+        zeros: &[Block],
+        msg_d: &mut Vec<u8>,
+    ) -> Result<(), Error> {
+        assert!(
+            self.correlated,
+            "correlated OTs need a sender made by Sender::setup_correlated"
+        );
+        let m = zeros.len();
+        check_len(Message::U, msg_u, msg_u_len(m))?;
+        self.ots = next_index(self.ots, m);
+        msg_d.clear();
+        msg_d.reserve_exact(msg_d_len(m));
+        for (sb, (u, zeros)) in msg_u
+            .chunks(SUB_BLOCKS * U_BLOCK)
+            .zip(zeros.chunks(SUB_BLOCKS * BASE_OTS))
+            .enumerate()
+        {
+            self.rows(sb, u);
+            for (&q, x0) in self.q.iter().zip(zeros) {
+                msg_d.extend_from_slice(&(x0.0 ^ q).to_le_bytes());
             }
         }
         self.cols.advance(m.div_ceil(BASE_OTS));
@@ -174,10 +245,12 @@ impl std::fmt::Debug for Sender {
     }
 }
 
-/// The garbler's state before msg_a, made by [`Sender::setup`].
+/// The garbler's state before msg_a, made by [`Sender::setup`] or
+/// [`Sender::setup_correlated`].
 pub struct SenderSetup {
     s: u128,
     pre: Precomputed,
+    correlated: bool,
 }
 
 impl SenderSetup {
@@ -187,7 +260,7 @@ impl SenderSetup {
     /// As [`Sender::respond`].
     pub fn respond(self, msg_a: &[u8]) -> Result<(Sender, Vec<u8>), Error> {
         let (msg_b, seeds) = self.pre.receive(msg_a, &choice_bits(self.s))?;
-        Ok((Sender::new(self.s, seeds), msg_b))
+        Ok((Sender::new(self.s, seeds, self.correlated), msg_b))
     }
 }
 
