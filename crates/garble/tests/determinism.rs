@@ -138,3 +138,45 @@ fn degenerate_gates_do_not_depend_on_batch_target() {
         assert_eq!(small.decoding, base.decoding, "{scheme}");
     }
 }
+
+/// Every AES backend garbles byte for byte alike and evaluates to the same labels: the
+/// VAES backend's fused half-gates kernels (labels, hashes, tables in one pass) against the
+/// staged paths of the others, on circuits with many independent AND gates per wave and
+/// wave sizes that leave every remainder of the kernels' groups.
+#[test]
+fn every_backend_garbles_and_evaluates_alike() {
+    use transputation_garble::aes::Backend;
+    use transputation_garble::{prg::Prg, Block};
+    let mut cs = circuits();
+    for n in [1, 7, 9, 17, 33] {
+        cs.push(("lanes", lanes(n)));
+    }
+    cs.push((
+        "synthetic",
+        library::load("synthetic:and=3001,xor=7003,inputs=301,depth=13").unwrap(),
+    ));
+    for scheme in Scheme::ALL {
+        for (name, c) in &cs {
+            let mut runs = Vec::new();
+            for backend in Backend::available() {
+                let mut prg = Prg::new(Block(9));
+                let mut g = scheme.garbler(c, &mut prg, backend);
+                let mut rng = ChaCha12Rng::seed_from_u64(3);
+                let labels: Vec<Block> = (0..c.n_inputs() as u32)
+                    .map(|w| g.input_labels(w)[usize::from(rng.gen::<bool>())])
+                    .collect();
+                let mut stream = Vec::new();
+                while g.garble(&mut stream, 1 << 16) {}
+                let mut e = scheme.evaluator(c, &labels, backend);
+                assert_eq!(e.feed(&stream).unwrap(), stream.len());
+                runs.push((backend, stream, e.output_labels().unwrap(), g.decoding()));
+            }
+            for run in &runs[1..] {
+                let what = format!("{scheme} {name}: {:?} against {:?}", run.0, runs[0].0);
+                assert_eq!(run.1, runs[0].1, "{what}: tables");
+                assert_eq!(run.2, runs[0].2, "{what}: output labels");
+                assert_eq!(run.3, runs[0].3, "{what}: decoding");
+            }
+        }
+    }
+}

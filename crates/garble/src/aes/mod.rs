@@ -52,6 +52,7 @@
 //! unfused formula.
 
 use crate::block::Block;
+use crate::schemes::waves::Op;
 use aes::cipher::{Array, BlockCipherEncrypt, KeyInit};
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -318,6 +319,59 @@ impl FixedKeyAes {
             t.tccr_eval_gates(rk, inputs, and_index, out);
             return true;
         }
+        false
+    }
+}
+
+impl FixedKeyAes {
+    /// The half-gates garbler's AND gates `ops` (independent gates, e.g. one wave's crypto
+    /// gates) with this AES as the TCCR permutation, fused: for each op its input 0-labels
+    /// from `zero`, the four hashes of [`FixedKeyAes::tccr_and_gates`], its table `TG ‖ TE`
+    /// written to `window[offsets[i]..][..32]` and its output 0-label to `zero[op.out()]`
+    /// (`half_gates::garble_and`). Only the VAES backend has it; returns whether it ran.
+    ///
+    /// # Panics
+    /// If the slices differ in length or a slot or offset is out of range.
+    pub(crate) fn garble_and_gates(
+        &self,
+        delta: Block,
+        zero: &mut [Block],
+        ops: &[Op],
+        offsets: &[u32],
+        window: &mut [u8],
+    ) -> bool {
+        assert_eq!(ops.len(), offsets.len(), "one offset per gate");
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        if let Expanded::Vaes(t, rk) = &self.expanded {
+            t.garble_and_gates(rk, delta, zero, ops, offsets, window);
+            return true;
+        }
+        let _ = (delta, zero, window);
+        false
+    }
+
+    /// The half-gates evaluator's AND gates `ops` (independent gates), fused: for each op
+    /// its labels from `labels`, the two hashes of [`FixedKeyAes::tccr_eval_gates`], and its
+    /// output label from its table at `window[offsets[i]..][..32]` written to
+    /// `labels[op.out()]` (`half_gates::eval_and`). Only the VAES backend has it; returns
+    /// whether it ran.
+    ///
+    /// # Panics
+    /// As [`FixedKeyAes::garble_and_gates`].
+    pub(crate) fn eval_and_gates(
+        &self,
+        labels: &mut [Block],
+        ops: &[Op],
+        offsets: &[u32],
+        window: &[u8],
+    ) -> bool {
+        assert_eq!(ops.len(), offsets.len(), "one offset per gate");
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        if let Expanded::Vaes(t, rk) = &self.expanded {
+            t.eval_and_gates(rk, labels, ops, offsets, window);
+            return true;
+        }
+        let _ = (labels, window);
         false
     }
 }

@@ -56,6 +56,14 @@ pub trait HalfGateHash: Send + Sync {
     fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
         stage_eval_gates(self, inputs, and_index, out);
     }
+
+    /// The fixed-key AES of [`Tccr`], whose garbler and evaluator have fused kernels
+    /// (reading labels, hashing and writing tables and labels in one pass); `None` for
+    /// every other hash.
+    #[doc(hidden)]
+    fn tccr_aes(&self) -> Option<&FixedKeyAes> {
+        None
+    }
 }
 
 /// [`HalfGateHash::hash_and_gates`] by staging the inputs and tweaks for
@@ -163,6 +171,10 @@ impl HalfGateHash for Tccr {
         if !self.pi.tccr_eval_gates(inputs, and_index, out) {
             stage_eval_gates(self, inputs, and_index, out);
         }
+    }
+
+    fn tccr_aes(&self) -> Option<&FixedKeyAes> {
+        Some(&self.pi)
     }
 }
 
@@ -337,8 +349,16 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
         self.delta
     }
 
-    /// Garbles the AND gates `ops[range]` into their window's bytes, a chunk at a time.
+    /// Garbles the AND gates `ops[range]` into their window's bytes: in one pass where the
+    /// hash has a fused kernel, else a chunk at a time.
     fn and_batch(&mut self, range: Range<usize>, window: &mut [u8]) {
+        if let Some(aes) = self.hash.tccr_aes() {
+            let ops = &self.schedule.ops[range.clone()];
+            let offsets = &self.schedule.offset[range.clone()];
+            if aes.garble_and_gates(self.delta, &mut self.zero, ops, offsets, window) {
+                return;
+            }
+        }
         for start in range.clone().step_by(GARBLE_CHUNK) {
             self.and_chunk(start..(start + GARBLE_CHUNK).min(range.end), window);
         }
@@ -458,8 +478,16 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         }
     }
 
-    /// Evaluates the AND gates `ops[range]` from their window's bytes, a chunk at a time.
+    /// Evaluates the AND gates `ops[range]` from their window's bytes: in one pass where
+    /// the hash has a fused kernel, else a chunk at a time.
     fn and_batch(&mut self, range: Range<usize>, window: &[u8]) {
+        if let Some(aes) = self.hash.tccr_aes() {
+            let ops = &self.schedule.ops[range.clone()];
+            let offsets = &self.schedule.offset[range.clone()];
+            if aes.eval_and_gates(&mut self.labels, ops, offsets, window) {
+                return;
+            }
+        }
         for start in range.clone().step_by(EVAL_CHUNK) {
             self.and_chunk(start..(start + EVAL_CHUNK).min(range.end), window);
         }

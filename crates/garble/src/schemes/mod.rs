@@ -25,7 +25,7 @@
 
 pub mod half_gates;
 pub mod prf;
-mod waves;
+pub(crate) mod waves;
 
 use std::fmt;
 use std::str::FromStr;
