@@ -71,7 +71,8 @@ impl<C: Channel> Framed<C> {
                 return Err(too_large);
             }
             let len = usize::try_from(len).map_err(|_| too_large)?;
-            buf.clear();
+            // Only growth is zeroed: `recv` overwrites all `len` bytes or fails (and then
+            // poisons this channel), so old contents never show.
             buf.resize(len, 0);
             c.recv(buf)
         })

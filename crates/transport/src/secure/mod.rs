@@ -63,9 +63,11 @@
 //! or dropped records fail; each record's header (kind, length) is sealed on its own, so a
 //! damaged length is caught before the body is read; a `close` record authenticates the
 //! end of the stream, so a stream cut short is an error, not a short read. Records hold up
-//! to 1 MiB; plaintext is copied once into the send buffer and encrypted in place there,
-//! and a record that fits in what the caller asked for is read and decrypted in place in
-//! the caller's buffer. To make that the common case, a large `send` (at least
+//! to 1 MiB; small sends are copied into the send buffer and encrypted in place there
+//! when the record is full or flushed, while a record that a large send fills on its own is
+//! encrypted straight from the caller's bytes into the send buffer (one pass, no copy
+//! first); a record that fits in what the caller asked for is read and decrypted in place
+//! in the caller's buffer. To make that the common case, a large `send` (at least
 //! [`ALIGN_SENDS`] bytes, like a batch of garbled tables) starts a new record and ends its
 //! last one: a peer receiving the same message (a length, then the bytes, as
 //! [`crate::Framed`] does) then decrypts every record of it in place, without a copy.
@@ -77,8 +79,8 @@
 //! wait for the other thread (docs/BENCHMARKS.md, "Protected sessions").
 //!
 //! On the MinCut-size circuit over loopback `tcp` (44 MB), protection costs about the CPU
-//! time of AEGIS-128L over every byte on both sides, plus one copy on the sending side;
-//! docs/BENCHMARKS.md has the measurements.
+//! time of AEGIS-128L over every byte on both sides; docs/BENCHMARKS.md has the
+//! measurements.
 //!
 //! Any failure is final: a record that fails its check gives [`Error::Integrity`] naming
 //! it, and the channel answers [`Error::Poisoned`] from then on.
@@ -193,8 +195,11 @@ pub struct SecureChannel<C: Channel> {
     sealer: Sealer,
     opener: Opener,
     protection: &'static str,
-    /// The record being filled: room for the sealed header, then plaintext.
+    /// The record being filled ([`RECORD_BUFFER`] bytes, allocated once): room for the
+    /// sealed header, then `pending` bytes of plaintext, then room for the rest.
     out: Vec<u8>,
+    /// Plaintext bytes buffered in `out`.
+    pending: usize,
     /// The plaintext of the last record read, `in_pos..` not yet delivered.
     inbuf: Vec<u8>,
     in_pos: usize,
@@ -283,8 +288,7 @@ impl<C: Channel> SecureChannel<C> {
         } else {
             (&r2i, &i2r)
         };
-        let mut out = Vec::with_capacity(RECORD_BUFFER);
-        out.resize(SEALED_HEADER, 0);
+        let out = vec![0u8; RECORD_BUFFER];
         Ok(SecureChannel {
             base: inner.stats(),
             inner,
@@ -292,6 +296,7 @@ impl<C: Channel> SecureChannel<C> {
             opener: Opener::new(recv),
             protection: creds.protection(),
             out,
+            pending: 0,
             inbuf: Vec::new(),
             in_pos: 0,
             peer_closed: false,
@@ -305,21 +310,32 @@ impl<C: Channel> SecureChannel<C> {
         self.protection
     }
 
-    /// Seals what `out` holds as one record of `kind`, hands it to the channel below in
-    /// one piece (header, body and tag contiguous: one write for the channel) and empties
-    /// `out` for the next record.
+    /// Seals the `pending` bytes buffered in `out` as one record of `kind`, hands it to the
+    /// channel below in one piece (header, body and tag contiguous: one write for the
+    /// channel) and empties the buffer for the next record.
     fn seal_and_send(&mut self, kind: Kind) -> Result<()> {
-        self.sealer
-            .seal(kind, &mut self.out)
+        let n = self
+            .sealer
+            .seal(kind, &mut self.out, self.pending)
             .map_err(|e| integrity(e, "sending"))?;
-        let r = self.inner.send(&self.out);
-        self.out.truncate(SEALED_HEADER);
-        r
+        self.pending = 0;
+        self.inner.send(&self.out[..n])
+    }
+
+    /// Seals `plaintext` (at most [`MAX_RECORD`] bytes, nothing buffered) as one data
+    /// record encrypted straight from the caller's bytes, and hands it on.
+    fn seal_from_and_send(&mut self, plaintext: &[u8]) -> Result<()> {
+        debug_assert_eq!(self.pending, 0);
+        let n = self
+            .sealer
+            .seal_from(Kind::Data, plaintext, &mut self.out)
+            .map_err(|e| integrity(e, "sending"))?;
+        self.inner.send(&self.out[..n])
     }
 
     /// Seals what is buffered and hands it to the channel below.
     fn seal_all(&mut self) -> Result<()> {
-        if self.out.len() > SEALED_HEADER {
+        if self.pending > 0 {
             self.seal_and_send(Kind::Data)?;
         }
         Ok(())
@@ -374,16 +390,23 @@ impl<C: Channel> Channel for SecureChannel<C> {
     fn send(&mut self, bytes: &[u8]) -> Result<()> {
         self.guard(|s| {
             let align = bytes.len() >= ALIGN_SENDS;
-            if align && s.out.len() > SEALED_HEADER {
+            if align && s.pending > 0 {
                 s.seal_and_send(Kind::Data)?;
             }
             let mut rest = bytes;
             while !rest.is_empty() {
-                let room = SEALED_HEADER + MAX_RECORD - s.out.len();
+                let room = MAX_RECORD - s.pending;
                 let (now, later) = rest.split_at(room.min(rest.len()));
-                s.out.extend_from_slice(now);
                 rest = later;
-                if s.out.len() == SEALED_HEADER + MAX_RECORD || (align && rest.is_empty()) {
+                if s.pending == 0 && (now.len() == MAX_RECORD || (align && rest.is_empty())) {
+                    // A whole record from the caller's bytes: encrypted as it is copied.
+                    s.seal_from_and_send(now)?;
+                    continue;
+                }
+                let at = SEALED_HEADER + s.pending;
+                s.out[at..at + now.len()].copy_from_slice(now);
+                s.pending += now.len();
+                if s.pending == MAX_RECORD || (align && rest.is_empty()) {
                     s.seal_and_send(Kind::Data)?;
                 }
             }

@@ -145,19 +145,68 @@ impl Sealer {
         Sealer(Direction::new(key))
     }
 
-    /// Seals `record` in place: on entry, [`SEALED_HEADER`] bytes of room, then at most
-    /// [`MAX_RECORD`] bytes of plaintext; on return, the whole record, tag appended.
-    pub fn seal(&mut self, kind: Kind, record: &mut Vec<u8>) -> Result<(), RecordError> {
-        let len = record.len() - SEALED_HEADER;
-        assert!(len <= MAX_RECORD && (kind == Kind::Data || len == 0));
-        let (nh, nb) = self.0.nonces()?;
-        let header = [kind.byte(), (len >> 16) as u8, (len >> 8) as u8, len as u8];
-        let (head, body) = record.split_at_mut(SEALED_HEADER);
+    /// Seals the record in `buf` in place: on entry, [`SEALED_HEADER`] bytes of room, then
+    /// `len` (at most [`MAX_RECORD`]) bytes of plaintext, then at least [`TAG`] bytes of
+    /// room; on return, the whole record, tag appended. Returns its length,
+    /// `SEALED_HEADER + len + TAG`.
+    ///
+    /// # Panics
+    /// If `len` is over [`MAX_RECORD`], a close record has a body, or `buf` is too short.
+    pub fn seal(&mut self, kind: Kind, buf: &mut [u8], len: usize) -> Result<usize, RecordError> {
+        let (header, nb) = self.start(kind, len)?;
+        let (head, rest) = buf.split_at_mut(SEALED_HEADER);
+        let (body, tail) = rest.split_at_mut(len);
         let body_tag = self.0.cipher(&nb).encrypt_in_place(body, &header);
+        self.finish(header, head, tail, body_tag)?;
+        Ok(SEALED_HEADER + len + TAG)
+    }
+
+    /// As [`Sealer::seal`] with the plaintext taken from `plaintext` rather than from
+    /// `buf`: the body is encrypted straight into `buf` (one pass over the bytes instead of a
+    /// copy and then an encryption in place). `buf` needs `SEALED_HEADER + len + TAG` bytes.
+    ///
+    /// # Panics
+    /// As [`Sealer::seal`].
+    pub fn seal_from(
+        &mut self,
+        kind: Kind,
+        plaintext: &[u8],
+        buf: &mut [u8],
+    ) -> Result<usize, RecordError> {
+        let len = plaintext.len();
+        let (header, nb) = self.start(kind, len)?;
+        let (head, rest) = buf.split_at_mut(SEALED_HEADER);
+        let (body, tail) = rest.split_at_mut(len);
+        let mut enc = self.0.cipher(&nb).encryptor(&header);
+        enc.update(plaintext, body);
+        self.finish(header, head, tail, enc.finalize())?;
+        Ok(SEALED_HEADER + len + TAG)
+    }
+
+    /// The next record's header plaintext and body nonce.
+    fn start(&self, kind: Kind, len: usize) -> Result<([u8; 4], [u8; 16]), RecordError> {
+        assert!(len <= MAX_RECORD && (kind == Kind::Data || len == 0));
+        let (_, nb) = self.0.nonces()?;
+        Ok((
+            [kind.byte(), (len >> 16) as u8, (len >> 8) as u8, len as u8],
+            nb,
+        ))
+    }
+
+    /// Seals the header into `head`, puts the body's tag at the start of `tail`, and moves
+    /// on to the next record.
+    fn finish(
+        &mut self,
+        header: [u8; 4],
+        head: &mut [u8],
+        tail: &mut [u8],
+        body_tag: [u8; TAG],
+    ) -> Result<(), RecordError> {
+        let (nh, _) = self.0.nonces()?;
         head[..4].copy_from_slice(&header);
         let head_tag = self.0.cipher(&nh).encrypt_in_place(&mut head[..4], &[]);
         head[4..].copy_from_slice(&head_tag);
-        record.extend_from_slice(&body_tag);
+        tail[..TAG].copy_from_slice(&body_tag);
         self.0.counter += 1;
         Ok(())
     }
@@ -234,8 +283,24 @@ mod tests {
     fn sealed(s: &mut Sealer, kind: Kind, data: &[u8]) -> Vec<u8> {
         let mut r = vec![0u8; SEALED_HEADER];
         r.extend_from_slice(data);
-        s.seal(kind, &mut r).unwrap();
+        r.resize(r.len() + TAG, 0);
+        let n = s.seal(kind, &mut r, data.len()).unwrap();
+        assert_eq!(n, r.len());
         r
+    }
+
+    /// `seal_from` gives the very bytes of `seal`: same record, same counter step.
+    #[test]
+    fn sealing_from_a_slice_equals_sealing_in_place() {
+        let k = Zeroizing::new([9u8; 32]);
+        let (mut a, mut b) = (Sealer::new(&k), Sealer::new(&k));
+        for len in [0, 1, 15, 16, 17, 255, 4096, 100_003] {
+            let data: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+            let in_place = sealed(&mut a, Kind::Data, &data);
+            let mut buf = vec![0xa5u8; SEALED_HEADER + len + TAG + 5];
+            let n = b.seal_from(Kind::Data, &data, &mut buf).unwrap();
+            assert_eq!(&buf[..n], &in_place[..], "{len} bytes");
+        }
     }
 
     /// Opens one whole record from `r`.
