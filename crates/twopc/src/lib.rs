@@ -17,10 +17,10 @@
 //! | 1 | G → E | session header ([`SessionHeader`]) | 72 |
 //! | 1 | E → G | session header | 72 |
 //! | 2 | E → G | OT: base-OT sender's point | 32 |
-//! | 3 | G → E | OT: base-OT receiver's points | 128 · 32 |
-//! | 4 | E → G | OT extension matrix, one message per chunk of up to [`OT_CHUNK`] OTs | `transputation_ot::msg_u_len(k)` each |
-//! | 5 | G → E | the evaluator's labels, one message per chunk, once every message 4 arrived: correlated OT's corrections under `ideal` and `circular`, ordinary OT's ciphertexts under `prf` | `transputation_ot::msg_d_len(k)` = 16·k or `transputation_ot::msg_y_len(k)` = 32·k each |
-//! | 6 | G → E | the garbler's input labels, wire order | 16 · n_g |
+//! | 3 | G → E | the garbler's input labels, wire order | 16 · n_g |
+//! | 4 | G → E | OT: base-OT receiver's points | 128 · 32 |
+//! | 5 | E → G | OT extension matrix, one message per chunk of up to [`OT_CHUNK`] OTs | `transputation_ot::msg_u_len(k)` each |
+//! | 6 | G → E | the evaluator's labels, one message per chunk, once every message 5 arrived: correlated OT's corrections under `ideal` and `circular`, ordinary OT's ciphertexts under `prf` | `transputation_ot::msg_d_len(k)` = 16·k or `transputation_ot::msg_y_len(k)` = 32·k each |
 //! | 7 | G → E | garbled tables, in batches as they are produced | the scheme's table and mask bytes |
 //! | 8 | G → E | decoding bits, packed | ⌈n_o / 8⌉ |
 //! | 9 | E → G | the output bits, packed (none with [`OutputMode::Evaluator`]) | ⌈n_o / 8⌉ or 0 |
@@ -28,12 +28,14 @@
 //! Each party checks the peer's header against its own before using its input: a different
 //! circuit, scheme, input size, output mode or protocol version stops both parties with
 //! [`Error::Mismatch`]. The evaluator sends its base-OT point with its header (it does not
-//! depend on its input) to save a round trip. The OT extension runs in chunks so that the
-//! garbler answers one chunk while the evaluator extends the next; the garbler answers only
-//! once it has read every chunk, and sends nothing else while the evaluator sends them
-//! (its input labels come after the OT), so that the two parties are never both sending:
-//! with small buffers or a small congestion window that would block each of them on a full
-//! buffer the other does not read. Garbled tables are sent in batches of about
+//! depend on its input) to save a round trip. The garbler sends its input labels right
+//! after the header check, while the evaluator only reads: they cross while the garbler
+//! computes the base OT, instead of after the OT, when the evaluator would wait for them.
+//! The OT extension runs in chunks so that the garbler answers one chunk while the
+//! evaluator extends the next; the garbler answers only once it has read every chunk, and
+//! sends nothing while the evaluator sends them, so that the two parties are never both
+//! sending: with small buffers or a small congestion window that would block each of them
+//! on a full buffer the other does not read. Garbled tables are sent in batches of about
 //! [`Options::batch_bytes`] as the garbler produces them, while the evaluator evaluates the
 //! batches before; neither side holds more than a batch of tables, so memory is bounded by
 //! the wire labels. Message 9 is sent even when empty: it tells the garbler that the

@@ -100,7 +100,8 @@ pub struct Report {
     /// its output (the garbler: until the evaluator's last message arrived).
     pub total: Duration,
     /// Oblivious transfer: the evaluator from sending its first OT message until it holds
-    /// its labels; the garbler its own OT computation (answering the base OT, then the
+    /// its labels (the garbler's input labels, which arrive in between, included); the
+    /// garbler its own OT computation (answering the base OT, then the
     /// ciphertexts), not the wait in between, in which it garbles ahead.
     pub ot: Duration,
     /// Time inside the garbling scheme (the garbler): wall time of its calls, so it counts
@@ -363,10 +364,12 @@ impl<'c> Garbler<'c> {
         })
     }
 
-    /// Messages 1 to 5: the header exchange and the OT. Returns the time of this side's OT
-    /// computation (answering the base OT, then the extension), not the waits in between.
+    /// Messages 1 to 6: the header exchange, the garbler's input labels and the OT.
+    /// Returns the time of this side's OT computation (answering the base OT, then the
+    /// extension), not the waits in between.
     fn header_and_ot<C: Channel>(
         header: &SessionHeader,
+        own_labels: &[u8],
         ot_setup: transputation_ot::SenderSetup,
         ot_labels: &OtLabels,
         ot_out: &mut [Vec<u8>],
@@ -376,6 +379,13 @@ impl<'c> Garbler<'c> {
         wire.recv_exact(Part::Header, "session header", HEADER_LEN)?;
         header.check_peer(&SessionHeader::decode(&wire.buf)?)?;
 
+        // This party's input labels go first, while the evaluator only reads (it sent its
+        // header and base-OT point at once and waits for ours): they cross while the base
+        // OT is computed here, and the evaluator holds them when its OT ends. (Later, once
+        // the evaluator sends its extension matrix, both parties sending at once could
+        // block each on a full buffer the other does not read.)
+        wire.send(Part::Labels, own_labels)?;
+        wire.ch.flush()?;
         wire.recv_exact(Part::Ot, "OT message", transputation_ot::MSG_A_LEN)?;
         let t = Instant::now();
         let (mut sender, msg_b) = ot_setup.respond(&wire.buf)?;
@@ -455,7 +465,14 @@ impl<'c> Garbler<'c> {
                 }
                 (batches, time, more)
             });
-            let ot = Self::header_and_ot(&header, ot_setup, &ot_labels, &mut ot_out, &mut wire);
+            let ot = Self::header_and_ot(
+                &header,
+                &own_labels,
+                ot_setup,
+                &ot_labels,
+                &mut ot_out,
+                &mut wire,
+            );
             ot_done.store(true, Ordering::Release);
             let (ahead, garble, more) = ahead_thread
                 .join()
@@ -463,10 +480,6 @@ impl<'c> Garbler<'c> {
             ot.map(|ot| (ot, ahead, garble, more))
         })?;
 
-        // The garbler's input labels only now: sent before the evaluator has sent its last
-        // OT chunk, they could fill both directions' buffers at once (each party blocked
-        // sending, neither reading) on any path with small buffers or a small window.
-        wire.send(Part::Labels, &own_labels)?;
         for batch in ahead {
             wire.send(Part::Tables, &ahead_buf[batch])?;
         }
@@ -565,6 +578,11 @@ impl<'c> Evaluator<'c> {
         wire.recv_exact(Part::Header, "session header", HEADER_LEN)?;
         self.header.check_peer(&SessionHeader::decode(&wire.buf)?)?;
 
+        let n_g = self.circuit.party_input_bits(Party::Garbler);
+        wire.recv_exact(Part::Labels, "garbler's input labels", 16 * n_g)?;
+        let own: Vec<Block> = wire.buf.chunks_exact(16).map(Block::read).collect();
+        set_labels(&mut *self.evaluate, self.circuit, Party::Garbler, &own);
+
         wire.recv_exact(Part::Ot, "OT message", transputation_ot::MSG_B_LEN)?;
         let mut receiver = receiver.base(&wire.buf)?;
         let mut msg_u = Vec::new();
@@ -589,11 +607,6 @@ impl<'c> Evaluator<'c> {
         }
         set_labels(&mut *self.evaluate, self.circuit, Party::Evaluator, &labels);
         let ot = ot_start.elapsed();
-
-        let n_g = self.circuit.party_input_bits(Party::Garbler);
-        wire.recv_exact(Part::Labels, "garbler's input labels", 16 * n_g)?;
-        let own: Vec<Block> = wire.buf.chunks_exact(16).map(Block::read).collect();
-        set_labels(&mut *self.evaluate, self.circuit, Party::Garbler, &own);
 
         let expected = self.table_bytes;
         let mut eval = Duration::ZERO;
