@@ -330,7 +330,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
         let delta = prg.block().with_lsb(true);
         let schedule = schedule(circuit);
         let mut zero = wire_table(schedule.slots as usize, Block::ZERO);
-        prg.fill_blocks(&mut zero[..circuit.n_inputs()]);
+        prg.fill_blocks(&mut zero[schedule.input_slots(circuit.n_inputs())]);
         HalfGatesGarbler {
             circuit: PhantomData,
             hash,
@@ -405,12 +405,13 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
 
 impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
     fn input_labels(&self, wire: WireId) -> [Block; 2] {
-        // Slots of input wires are reused once garbling has started.
+        // The interface's contract (labels read before garbling), which leaves the
+        // schedule free to reuse input slots.
         assert!(
             self.next_window == 0 || !REUSE_SLOTS,
             "input labels are read before garbling"
         );
-        let w0 = self.zero[wire as usize];
+        let w0 = self.zero[self.schedule.input_base as usize + wire as usize];
         [w0, w0 ^ self.delta]
     }
 
@@ -465,7 +466,7 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
         let schedule = schedule(circuit);
         let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
-        labels[..inputs.len()].copy_from_slice(inputs);
+        labels[schedule.input_slots(inputs.len())].copy_from_slice(inputs);
         HalfGatesEvaluator {
             circuit,
             hash,
@@ -541,7 +542,8 @@ impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
             end <= self.circuit.n_inputs(),
             "wires {first}..{end} are not all inputs"
         );
-        self.labels[first..end].copy_from_slice(labels);
+        let base = self.schedule.input_base as usize;
+        self.labels[base + first..base + end].copy_from_slice(labels);
     }
 
     fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {

@@ -256,7 +256,7 @@ impl<'c> PrfGarbler<'c> {
         let mut own = Prg::new(prg.block());
         let schedule = schedule(circuit);
         let mut labels = wire_table(schedule.slots as usize, [Block::ZERO; 2]);
-        for l in labels.iter_mut().take(circuit.n_inputs()) {
+        for l in &mut labels[schedule.input_slots(circuit.n_inputs())] {
             let k0 = own.block();
             let k1 = own.block().with_lsb(!k0.lsb());
             *l = [k0, k1];
@@ -433,12 +433,13 @@ impl<'c> PrfGarbler<'c> {
 
 impl Garble for PrfGarbler<'_> {
     fn input_labels(&self, wire: WireId) -> [Block; 2] {
-        // Slots of input wires are reused once garbling has started.
+        // The interface's contract (labels read before garbling), which leaves the
+        // schedule free to reuse input slots.
         assert!(
             self.next_window == 0 || !REUSE_SLOTS,
             "input labels are read before garbling"
         );
-        self.labels[wire as usize]
+        self.labels[self.schedule.input_base as usize + wire as usize]
     }
 
     fn garble(&mut self, out: &mut Vec<u8>, target: usize) -> bool {
@@ -506,7 +507,7 @@ impl<'c> PrfEvaluator<'c> {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
         let schedule = schedule(circuit);
         let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
-        labels[..inputs.len()].copy_from_slice(inputs);
+        labels[schedule.input_slots(inputs.len())].copy_from_slice(inputs);
         PrfEvaluator {
             circuit,
             backend,
@@ -623,7 +624,8 @@ impl Evaluate for PrfEvaluator<'_> {
             end <= self.circuit.n_inputs(),
             "wires {first}..{end} are not all inputs"
         );
-        self.labels[first..end].copy_from_slice(labels);
+        let base = self.schedule.input_base as usize;
+        self.labels[base + first..base + end].copy_from_slice(labels);
     }
 
     fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {
