@@ -20,6 +20,10 @@ pub const OT_CHUNK: usize = 8192;
 /// The garbler's step while it garbles ahead during the OT (see `Garbler::run`).
 const AHEAD_STEP: usize = 64 << 10;
 
+/// Batches of tables between the garbler's garbling thread and its sending thread after
+/// the OT (see `Garbler::run`): enough that neither waits for the other on a short hiccup.
+const SEND_QUEUE: usize = 3;
+
 /// Settings both parties must agree on (checked through the session header), and local
 /// tuning.
 #[derive(Clone, Debug)]
@@ -308,6 +312,9 @@ pub struct Garbler<'c> {
     /// The tables garbled ahead during the OT, batch after batch, allocated and touched
     /// before the session for the same reason (16 MiB would cost 4,096 page faults).
     ahead: Vec<u8>,
+    /// The batch buffers that circulate between garbling and sending after the OT,
+    /// touched before the session too.
+    batches: Vec<Vec<u8>>,
 }
 
 impl<'c> Garbler<'c> {
@@ -351,6 +358,9 @@ impl<'c> Garbler<'c> {
             .min(tables)
             .saturating_add(options.batch_bytes)
             .saturating_add(1 << 20);
+        let batches = (0..SEND_QUEUE)
+            .map(|_| touched(options.batch_bytes.saturating_add(1 << 20)))
+            .collect();
         Ok(Garbler {
             circuit,
             options,
@@ -361,6 +371,7 @@ impl<'c> Garbler<'c> {
             ot_setup,
             ot_out,
             ahead: touched(ahead_room),
+            batches,
         })
     }
 
@@ -428,6 +439,7 @@ impl<'c> Garbler<'c> {
             ot_setup,
             mut ot_out,
             ahead: mut ahead_buf,
+            batches,
         } = self;
         let mut wire = Wire::new(ch);
         // From the start until the OT is done, a second thread garbles ahead (the tables
@@ -480,19 +492,49 @@ impl<'c> Garbler<'c> {
             ot.map(|ot| (ot, ahead, garble, more))
         })?;
 
-        for batch in ahead {
-            wire.send(Part::Tables, &ahead_buf[batch])?;
-        }
-        let mut batch = Vec::with_capacity(options.batch_bytes + (1 << 20));
-        while more {
-            batch.clear();
-            let t = Instant::now();
-            more = garbler.garble(&mut batch, options.batch_bytes);
-            garble += t.elapsed();
-            if !batch.is_empty() {
-                wire.send(Part::Tables, &batch)?;
+        // The rest of the tables: this thread garbles while a second one sends (the copies
+        // into the kernel, and on loopback the peer's side of TCP, cost about a third of
+        // what garbling costs, and need not wait for it), batch buffers going round between
+        // the two through bounded queues, so memory stays at `SEND_QUEUE` batches. A send
+        // that fails ends the sending thread; the garbling thread then finds its queues
+        // closed and stops, and the sender's error is the session's.
+        let sent = std::thread::scope(|scope| {
+            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(SEND_QUEUE);
+            let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(SEND_QUEUE);
+            for b in batches {
+                empty_tx.send(b).expect("room for every buffer");
             }
-        }
+            let (wire, ahead_buf) = (&mut wire, &ahead_buf);
+            let sender = scope.spawn(move || -> Result<(), Error> {
+                for batch in ahead {
+                    wire.send(Part::Tables, &ahead_buf[batch])?;
+                }
+                while let Ok(batch) = full_rx.recv() {
+                    if !batch.is_empty() {
+                        wire.send(Part::Tables, &batch)?;
+                    }
+                    // The garbling thread may have finished: a buffer nobody takes is
+                    // dropped.
+                    let _ = empty_tx.send(batch);
+                }
+                Ok(())
+            });
+            while more {
+                let Ok(mut batch) = empty_rx.recv() else {
+                    break;
+                };
+                batch.clear();
+                let t = Instant::now();
+                more = garbler.garble(&mut batch, options.batch_bytes);
+                garble += t.elapsed();
+                if full_tx.send(batch).is_err() {
+                    break;
+                }
+            }
+            drop(full_tx);
+            sender.join().expect("the sending thread does not panic")
+        });
+        sent?;
         wire.send(Part::Decoding, &pack(&garbler.decoding()))?;
 
         let n_out = circuit.n_outputs();

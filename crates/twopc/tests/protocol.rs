@@ -391,3 +391,73 @@ fn the_garbler_succeeds_when_the_evaluator_left_first() {
     let (g, e) = (g.unwrap(), e.unwrap());
     assert_eq!(g.output, e.output);
 }
+
+/// A channel that fails every receive once `budget` bytes were received, and then drops
+/// its end: an evaluator that crashes part-way through the garbled tables.
+struct DiesAfter {
+    inner: Option<transputation_transport::MemoryChannel>,
+    budget: usize,
+}
+
+impl transputation_transport::Channel for DiesAfter {
+    fn send(&mut self, bytes: &[u8]) -> transputation_transport::Result<()> {
+        match &mut self.inner {
+            Some(c) => c.send(bytes),
+            None => Err(transputation_transport::Error::Closed { during: "sending" }),
+        }
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> transputation_transport::Result<()> {
+        match &mut self.inner {
+            Some(c) if buf.len() <= self.budget => {
+                self.budget -= buf.len();
+                c.recv(buf)
+            }
+            _ => {
+                self.inner = None;
+                Err(transputation_transport::Error::Closed {
+                    during: "receiving",
+                })
+            }
+        }
+    }
+    fn flush(&mut self) -> transputation_transport::Result<()> {
+        self.inner.as_mut().map_or(Ok(()), |c| c.flush())
+    }
+    fn close(&mut self) -> transputation_transport::Result<()> {
+        self.inner.as_mut().map_or(Ok(()), |c| c.close())
+    }
+    fn stats(&self) -> transputation_transport::ByteCounts {
+        self.inner.as_ref().map(|c| c.stats()).unwrap_or_default()
+    }
+}
+
+/// The evaluator dies while the garbler is sending tables (after the OT, when a second
+/// thread of the garbler sends what the first garbles): the garbler stops with a transport
+/// error within the timeout, whichever thread meets the failure first, never a hang.
+#[test]
+fn an_evaluator_that_dies_during_the_tables_stops_the_garbler() {
+    let c = library::load("synthetic:and=30000,xor=70000,inputs=2000,depth=30").unwrap();
+    let g_in = vec![false; c.party_input_bits(Party::Garbler)];
+    let e_in = vec![true; c.party_input_bits(Party::Evaluator)];
+    // The OT and a few hundred KiB of tables get through; then the evaluator is gone.
+    for budget in [200_000, 600_000] {
+        let (a, b) = memory_pair(Duration::from_secs(2));
+        let garbler = Garbler::new(&c, Options::new(Scheme::Ideal), &g_in).unwrap();
+        let evaluator = Evaluator::new(&c, Options::new(Scheme::Ideal), &e_in).unwrap();
+        let start = Instant::now();
+        let (g, e) = thread::scope(|s| {
+            let g = s.spawn(move || garbler.run(a));
+            let e = evaluator.run(DiesAfter {
+                inner: Some(b),
+                budget,
+            });
+            (g.join().unwrap(), e)
+        });
+        assert!(e.is_err(), "budget {budget}");
+        assert!(
+            matches!(g, Err(Error::Transport(_))),
+            "budget {budget}: {g:?}"
+        );
+        assert!(start.elapsed() < Duration::from_secs(10), "budget {budget}");
+    }
+}
