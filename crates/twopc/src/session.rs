@@ -20,8 +20,9 @@ pub const OT_CHUNK: usize = 8192;
 /// The garbler's step while it garbles ahead during the OT (see `Garbler::run`).
 const AHEAD_STEP: usize = 64 << 10;
 
-/// Batches of tables between the garbler's garbling thread and its sending thread after
-/// the OT (see `Garbler::run`): enough that neither waits for the other on a short hiccup.
+/// Batches of tables in flight between the garbler's garbling and sending threads, and
+/// between the evaluator's receiving and evaluating threads, after the OT (see the `run`
+/// methods): enough that neither thread waits for the other on a short hiccup.
 const SEND_QUEUE: usize = 3;
 
 /// Settings both parties must agree on (checked through the session header), and local
@@ -582,6 +583,9 @@ pub struct Evaluator<'c> {
     table_bytes: usize,
     /// The OT receiver's first step (it needs no message from the garbler).
     ot_start: (transputation_ot::Receiver, Vec<u8>),
+    /// The message buffers that circulate between receiving and evaluating the tables,
+    /// touched before the session.
+    batches: Vec<Vec<u8>>,
 }
 
 impl<'c> Evaluator<'c> {
@@ -596,6 +600,9 @@ impl<'c> Evaluator<'c> {
         let header = SessionHeader::new(Party::Evaluator, circuit, options.scheme, options.output);
         let stats = Stats::of(circuit);
         let table_bytes = options.scheme.table_bytes(&stats) + options.scheme.mask_bytes(&stats);
+        let batches = (0..SEND_QUEUE)
+            .map(|_| touched(options.batch_bytes.saturating_add(1 << 20)))
+            .collect();
         Ok(Evaluator {
             circuit,
             options,
@@ -603,6 +610,7 @@ impl<'c> Evaluator<'c> {
             evaluate,
             choices: input.to_vec(),
             ot_start: transputation_ot::Receiver::start(&mut rand::thread_rng()),
+            batches,
             table_bytes: usize::try_from(table_bytes).map_err(|_| {
                 Error::Input("the garbled circuit is too large for this machine".into())
             })?,
@@ -650,33 +658,76 @@ impl<'c> Evaluator<'c> {
         set_labels(&mut *self.evaluate, self.circuit, Party::Evaluator, &labels);
         let ot = ot_start.elapsed();
 
+        // This thread evaluates while a second one receives the batches (the copies out of
+        // the kernel need not wait for evaluation), buffers going round between the two
+        // through bounded queues as on the garbler's side. A receive that fails, or more
+        // table bytes than the circuit has, ends the receiving thread with its error; a
+        // batch that fails evaluation ends this thread's loop, which closes the queues and
+        // so ends the receiving thread at its next batch.
         let expected = self.table_bytes;
         let mut eval = Duration::ZERO;
-        let mut received = 0usize;
         let mut pending: Vec<u8> = Vec::new();
-        let mut msg = Vec::new();
-        while received < expected {
-            wire.ch.recv_message_into(&mut msg)?;
-            add(&mut wire.received, Part::Tables, msg.len());
-            received += msg.len();
-            if received > expected {
-                return Err(Error::Malformed {
-                    what: "garbled tables",
-                    problem: format!("more than the {expected} bytes this circuit and scheme have"),
-                });
+        let batches = std::mem::take(&mut self.batches);
+        let evaluate = &mut self.evaluate;
+        let (received, evaluated) = std::thread::scope(|scope| {
+            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(SEND_QUEUE);
+            let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(SEND_QUEUE);
+            for b in batches {
+                empty_tx.send(b).expect("room for every buffer");
             }
-            // Evaluate every complete window; keep the rest for the next batch.
-            let t = Instant::now();
-            if pending.is_empty() {
-                let used = self.evaluate.feed(&msg)?;
-                pending.extend_from_slice(&msg[used..]);
-            } else {
-                pending.extend_from_slice(&msg);
-                let used = self.evaluate.feed(&pending)?;
-                pending.drain(..used);
+            let wire = &mut wire;
+            let receiver = scope.spawn(move || -> Result<(), Error> {
+                let mut received = 0usize;
+                while received < expected {
+                    let Ok(mut msg) = empty_rx.recv() else {
+                        return Ok(());
+                    };
+                    wire.ch.recv_message_into(&mut msg)?;
+                    add(&mut wire.received, Part::Tables, msg.len());
+                    received += msg.len();
+                    if received > expected {
+                        return Err(Error::Malformed {
+                            what: "garbled tables",
+                            problem: format!(
+                                "more than the {expected} bytes this circuit and scheme have"
+                            ),
+                        });
+                    }
+                    if full_tx.send(msg).is_err() {
+                        return Ok(());
+                    }
+                }
+                Ok(())
+            });
+            let mut evaluated = Ok(());
+            while let Ok(msg) = full_rx.recv() {
+                // Evaluate every complete window; keep the rest for the next batch.
+                let t = Instant::now();
+                let fed = if pending.is_empty() {
+                    evaluate
+                        .feed(&msg)
+                        .map(|used| pending.extend_from_slice(&msg[used..]))
+                } else {
+                    pending.extend_from_slice(&msg);
+                    evaluate.feed(&pending).map(|used| {
+                        pending.drain(..used);
+                    })
+                };
+                eval += t.elapsed();
+                if let Err(e) = fed {
+                    evaluated = Err(Error::from(e));
+                    break;
+                }
+                let _ = empty_tx.send(msg);
             }
-            eval += t.elapsed();
-        }
+            drop((full_rx, empty_tx));
+            let received = receiver
+                .join()
+                .expect("the receiving thread does not panic");
+            (received, evaluated)
+        });
+        received?;
+        evaluated?;
         let t = Instant::now();
         self.evaluate.feed(&pending)?;
         self.evaluate.check_done(self.circuit)?;
