@@ -270,9 +270,10 @@ pub fn eval_and(a: Block, b: Block, ha: Block, hb: Block, tg: Block, te: Block) 
 }
 
 /// The program of the half-gates schemes: AND gates are the crypto gates, 32 bytes each;
-/// `aux` is the AND index, the tweak counter.
-fn schedule(circuit: &Circuit) -> Schedule {
-    Schedule::build(
+/// `aux` is the AND index, the tweak counter. INV gates are XORs with the returned slot,
+/// which holds `Δ` for the garbler and 0 for the evaluator ([`Schedule::inv_as_xor`]).
+fn schedule(circuit: &Circuit) -> (Schedule, usize) {
+    let mut s = Schedule::build(
         circuit,
         |g| match g {
             Gate::And { .. } => OpKind::And,
@@ -288,7 +289,20 @@ fn schedule(circuit: &Circuit) -> Schedule {
             }
         },
         |_, _, ands, _, _| (ands as u32, 0),
-    )
+    );
+    let constant = s.inv_as_xor() as usize;
+    (s, constant)
+}
+
+/// The free gates `ops` of a half-gates program, all XORs ([`schedule`]):
+/// `table[out] = table[a] ⊕ table[b]`, in order.
+#[inline]
+fn xor_gates(table: &mut [Block], ops: &[super::waves::Op]) {
+    for op in ops {
+        debug_assert_eq!(op.kind(), OpKind::Xor, "INV gates are XORs here");
+        let (a, b, out) = (op.a as usize, op.b as usize, op.out() as usize);
+        table[out] = table[a] ^ table[b];
+    }
 }
 
 /// Hash inputs per call: small enough that a chunk's inputs, hashes and scratch stay in
@@ -328,9 +342,11 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     /// A garbler with fresh `Δ` and input labels from `prg`.
     pub fn new(circuit: &'c Circuit, hash: H, prg: &mut Prg) -> Self {
         let delta = prg.block().with_lsb(true);
-        let schedule = schedule(circuit);
+        let (schedule, constant) = schedule(circuit);
         let mut zero = wire_table(schedule.slots as usize, Block::ZERO);
         prg.fill_blocks(&mut zero[schedule.input_slots(circuit.n_inputs())]);
+        // INV(a) is a ⊕ Δ for the garbler.
+        zero[constant] = delta;
         HalfGatesGarbler {
             circuit: PhantomData,
             hash,
@@ -392,14 +408,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     }
 
     fn free_gates(&mut self, range: Range<usize>) {
-        for op in &self.schedule.ops[range] {
-            let (a, b, out) = (op.a as usize, op.b as usize, op.out() as usize);
-            self.zero[out] = match op.kind() {
-                OpKind::Xor => self.zero[a] ^ self.zero[b],
-                OpKind::Inv => self.zero[a] ^ self.delta,
-                _ => unreachable!("AND gates are crypto gates"),
-            };
-        }
+        xor_gates(&mut self.zero, &self.schedule.ops[range]);
     }
 }
 
@@ -464,7 +473,7 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
     /// An evaluator holding one label per input wire.
     pub fn new(circuit: &'c Circuit, hash: H, inputs: &[Block]) -> Self {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
-        let schedule = schedule(circuit);
+        let (schedule, _constant) = schedule(circuit);
         let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
         labels[schedule.input_slots(inputs.len())].copy_from_slice(inputs);
         HalfGatesEvaluator {
@@ -519,14 +528,8 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
     }
 
     fn free_gates(&mut self, range: Range<usize>) {
-        for op in &self.schedule.ops[range] {
-            let (a, b, out) = (op.a as usize, op.b as usize, op.out() as usize);
-            self.labels[out] = match op.kind() {
-                OpKind::Xor => self.labels[a] ^ self.labels[b],
-                OpKind::Inv => self.labels[a],
-                _ => unreachable!("AND gates are crypto gates"),
-            };
-        }
+        // INV(a) is a ⊕ 0 = a for the evaluator: the constant slot stays 0.
+        xor_gates(&mut self.labels, &self.schedule.ops[range]);
     }
 }
 

@@ -294,6 +294,24 @@ impl Schedule {
             .collect()
     }
 
+    /// Turns every INV op into an XOR with one new slot, the last, which it returns: the
+    /// scheme puts there the constant that INV adds (half gates: `Δ` for the garbler, 0
+    /// for the evaluator), so that every free gate is the same XOR, with no test of its
+    /// kind.
+    pub(crate) fn inv_as_xor(&mut self) -> u32 {
+        let constant = self.slots;
+        self.slots = constant
+            .checked_add(1)
+            .filter(|&n| n <= Op::MAX_SLOTS)
+            .expect("at most 2^29 label slots");
+        for op in &mut self.ops {
+            if op.kind() == OpKind::Inv {
+                *op = Op::new(OpKind::Xor, op.a, constant, op.out(), op.aux);
+            }
+        }
+        constant
+    }
+
     /// The slots of the input wires, in wire order.
     pub(crate) fn input_slots(&self, n_inputs: usize) -> Range<usize> {
         let base = self.input_base as usize;
