@@ -921,7 +921,9 @@ mod vaes {
     #[inline]
     #[target_feature(enable = "sse2")]
     fn lsb_mask(x: __m128i) -> __m128i {
-        _mm_set1_epi64x((_mm_cvtsi128_si64(x) & 1).wrapping_neg())
+        // Bit 0 to the sign of dword 0, broadcast to every dword, spread over each dword:
+        // three vector operations, no trip through a general register.
+        _mm_srai_epi32::<31>(_mm_shuffle_epi32::<0>(_mm_slli_epi32::<31>(x)))
     }
 
     /// Stores `lo ‖ hi` to the 32 bytes of a table.
