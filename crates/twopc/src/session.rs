@@ -155,12 +155,14 @@ fn add(parts: &mut ByteParts, part: Part, n: usize) {
 }
 
 impl<C: Channel> Wire<C> {
-    fn new(ch: C) -> Self {
+    /// A wire over `ch` that receives into `buf` (a buffer made before the session, large
+    /// enough for the messages that are not tables).
+    fn new(ch: C, buf: Vec<u8>) -> Self {
         Wire {
             ch: Framed::new(ch),
             sent: ByteParts::default(),
             received: ByteParts::default(),
-            buf: Vec::new(),
+            buf,
         }
     }
 
@@ -260,7 +262,14 @@ fn idle_priority() {
 
 /// An empty buffer of `capacity` bytes whose pages are already mapped.
 fn touched(capacity: usize) -> Vec<u8> {
-    let mut v = vec![1u8; capacity];
+    touched_vec(capacity)
+}
+
+/// An empty vector with room for `capacity` values whose pages are already mapped: a
+/// session's buffers are made before it starts, since every fresh page costs a fault on
+/// first write (about a microsecond here, a thousand per 4 MiB).
+fn touched_vec<T: Copy + Default>(capacity: usize) -> Vec<T> {
+    let mut v = vec![T::default(); capacity];
     v.clear();
     v
 }
@@ -316,6 +325,8 @@ pub struct Garbler<'c> {
     /// The batch buffers that circulate between garbling and sending after the OT,
     /// touched before the session too.
     batches: Vec<Vec<u8>>,
+    /// The receive buffer: room for a chunk's OT extension matrix.
+    recv_buf: Vec<u8>,
 }
 
 impl<'c> Garbler<'c> {
@@ -362,6 +373,7 @@ impl<'c> Garbler<'c> {
         let batches = (0..SEND_QUEUE)
             .map(|_| touched(options.batch_bytes.saturating_add(1 << 20)))
             .collect();
+        let recv_buf = touched(transputation_ot::msg_u_len(OT_CHUNK).max(HEADER_LEN));
         Ok(Garbler {
             circuit,
             options,
@@ -373,6 +385,7 @@ impl<'c> Garbler<'c> {
             ot_out,
             ahead: touched(ahead_room),
             batches,
+            recv_buf,
         })
     }
 
@@ -441,8 +454,9 @@ impl<'c> Garbler<'c> {
             mut ot_out,
             ahead: mut ahead_buf,
             batches,
+            recv_buf,
         } = self;
-        let mut wire = Wire::new(ch);
+        let mut wire = Wire::new(ch, recv_buf);
         // From the start until the OT is done, a second thread garbles ahead (the tables
         // depend on neither the peer nor any input), holding at most `prefetch_bytes`,
         // which bounds the memory this costs; the tables are sent after the OT. It runs
@@ -586,6 +600,13 @@ pub struct Evaluator<'c> {
     /// The message buffers that circulate between receiving and evaluating the tables,
     /// touched before the session.
     batches: Vec<Vec<u8>>,
+    /// The receive buffer: room for the garbler's input labels and every OT message.
+    recv_buf: Vec<u8>,
+    /// Room for the labels of the garbler's inputs and of this party's (from the OT).
+    garbler_labels: Vec<Block>,
+    ot_labels: Vec<Block>,
+    /// The OT extension's row buffers, one per chunk.
+    ot_rows: Vec<Vec<u128>>,
 }
 
 impl<'c> Evaluator<'c> {
@@ -603,6 +624,19 @@ impl<'c> Evaluator<'c> {
         let batches = (0..SEND_QUEUE)
             .map(|_| touched(options.batch_bytes.saturating_add(1 << 20)))
             .collect();
+        let (n_g, n_e) = (
+            circuit.party_input_bits(Party::Garbler),
+            circuit.party_input_bits(Party::Evaluator),
+        );
+        let recv_buf = touched(
+            (16 * n_g)
+                .max(ot_reply_len(options.scheme, OT_CHUNK))
+                .max(transputation_ot::MSG_B_LEN),
+        );
+        let ot_rows = input
+            .chunks(OT_CHUNK)
+            .map(|c| touched_vec(transputation_ot::padded(c.len())))
+            .collect();
         Ok(Evaluator {
             circuit,
             options,
@@ -611,6 +645,10 @@ impl<'c> Evaluator<'c> {
             choices: input.to_vec(),
             ot_start: transputation_ot::Receiver::start(&mut rand::thread_rng()),
             batches,
+            recv_buf,
+            garbler_labels: touched_vec(n_g),
+            ot_labels: touched_vec(n_e),
+            ot_rows,
             table_bytes: usize::try_from(table_bytes).map_err(|_| {
                 Error::Input("the garbled circuit is too large for this machine".into())
             })?,
@@ -620,7 +658,7 @@ impl<'c> Evaluator<'c> {
     /// Runs the protocol on a connected channel; see the crate docs for the messages.
     pub fn run<C: Channel>(mut self, ch: C) -> Result<Report, Error> {
         let start = Instant::now();
-        let mut wire = Wire::new(ch);
+        let mut wire = Wire::new(ch, std::mem::take(&mut self.recv_buf));
         wire.send(Part::Header, &self.header.encode())?;
         let (receiver, msg_a) = self.ot_start;
         wire.send(Part::Ot, &msg_a)?;
@@ -630,11 +668,14 @@ impl<'c> Evaluator<'c> {
 
         let n_g = self.circuit.party_input_bits(Party::Garbler);
         wire.recv_exact(Part::Labels, "garbler's input labels", 16 * n_g)?;
-        let own: Vec<Block> = wire.buf.chunks_exact(16).map(Block::read).collect();
+        let mut own = std::mem::take(&mut self.garbler_labels);
+        own.extend(wire.buf.chunks_exact(16).map(Block::read));
         set_labels(&mut *self.evaluate, self.circuit, Party::Garbler, &own);
 
         wire.recv_exact(Part::Ot, "OT message", transputation_ot::MSG_B_LEN)?;
         let mut receiver = receiver.base(&wire.buf)?;
+        // Reversed: the extension takes its spare buffers from the back, chunk 0's first.
+        receiver.add_row_buffers(self.ot_rows.drain(..).rev());
         let mut msg_u = Vec::new();
         for choices in self.choices.chunks(OT_CHUNK) {
             receiver.extend_into(choices, &mut msg_u);
@@ -643,7 +684,7 @@ impl<'c> Evaluator<'c> {
             wire.ch.flush()?;
         }
 
-        let mut labels = Vec::with_capacity(self.choices.len());
+        let mut labels = std::mem::take(&mut self.ot_labels);
         let correlated = self.options.scheme.has_global_offset();
         while let Some(k) = receiver.next_pending() {
             let len = ot_reply_len(self.options.scheme, k);

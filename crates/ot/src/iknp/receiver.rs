@@ -264,6 +264,14 @@ impl ReceiverExtension {
         Ok(())
     }
 
+    /// Hands the extension row buffers to use for later chunks (each is cleared and grown
+    /// as a chunk needs): a caller that allocates them, and writes to them once, before the
+    /// session spares the session those pages' first-touch faults (4 MiB of rows for
+    /// 250,000 OTs are a thousand page faults).
+    pub fn add_row_buffers(&mut self, buffers: impl IntoIterator<Item = Vec<u128>>) {
+        self.spare.extend(buffers);
+    }
+
     /// The number of OTs of the oldest pending chunk (whose msg_y is
     /// [`crate::msg_y_len`] of it), or `None` if no chunk is pending.
     pub fn next_pending(&self) -> Option<usize> {
