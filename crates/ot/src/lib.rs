@@ -75,7 +75,7 @@
 //! threads ([`std::thread::available_parallelism`]); everything else is single-threaded
 //! and linear in `m` (two AES-CTR blocks per column per 128 OTs for the evaluator, one for
 //! the garbler, one 128×128 transpose per 128 OTs each, and two TMMO hashes per OT for the
-//! garbler, one for the evaluator). A chunk costs no more per OT than one large chunk; chunks
+//! garbler, one for the evaluator; correlated OTs hash nothing). A chunk costs no more per OT than one large chunk; chunks
 //! of a few thousand OTs or more keep the padding negligible, and their messages and rows
 //! stay in cache. The `_into` forms ([`ReceiverExtension::extend_into`],
 //! [`Sender::extend_into`], [`ReceiverExtension::receive_into`]) write into the caller's
