@@ -30,7 +30,7 @@
 //!
 //! AES-GCM and SHA-256 in the handshake because this machine class has AES and SHA
 //! instructions (ring uses them); the handshake's own cost is negligible. The records use
-//! AEGIS-128L (see below).
+//! AEGIS-128X4 (see below).
 //!
 //! The initiator is the connecting party (the evaluator), the responder the listening one
 //! (the garbler). The prologue, which both hash into the handshake, is the label
@@ -41,21 +41,21 @@
 //! ```text
 //! initiator → responder: hello (8) | len (2, big-endian) | Noise message 1
 //! responder → initiator: hello (8) | len (2, big-endian) | Noise message 2
-//! hello = "TPSC" | version 3 | pattern (1: NNpsk0, 2: KK) | 0 | 0
+//! hello = "TPSC" | version 4 | pattern (1: NNpsk0, 2: KK) | 0 | 0
 //! ```
 //!
 //! The responder checks the hello (a peer without protection, one of another version or
 //! another pattern is told apart in the error) and Noise message 1, and sends nothing at
 //! all if either fails: a peer that cannot prove the expected key gets no byte from it.
 //! Handshake messages longer than 256 bytes are refused unread.
-//! Version 3 seals records with AEGIS-128L; version 2 used AES-128-GCM, and version 1 also
-//! allowed only 256 KiB records. They are told apart in the hello rather than by a refused
+//! Version 4 seals records with AEGIS-128X4; version 3 used AEGIS-128L, version 2
+//! AES-128-GCM, and version 1 also allowed only 256 KiB records. They are told apart in the hello rather than by a refused
 //! record.
 //!
 //! # The records
 //!
 //! After the handshake, the Noise split gives one 32-byte key per direction, from which
-//! an AEGIS-128L key is derived to seal records with the `aegis` crate (not through
+//! an AEGIS-128X4 key is derived to seal records with the `aegis` crate (not through
 //! `snow`'s transport mode, whose messages stop at 65,535 bytes and cost a copy each; `snow`'s
 //! `risky-raw-split` feature hands out the split for this): see `record.rs` for the format
 //! and the key derivation.
@@ -79,7 +79,7 @@
 //! wait for the other thread (docs/BENCHMARKS.md, "Protected sessions").
 //!
 //! On the MinCut-size circuit over loopback `tcp` (44 MB), protection costs about the CPU
-//! time of AEGIS-128L over every byte on both sides; docs/BENCHMARKS.md has the
+//! time of AEGIS-128X4 over every byte on both sides; docs/BENCHMARKS.md has the
 //! measurements.
 //!
 //! Any failure is final: a record that fails its check gives [`Error::Integrity`] naming
@@ -118,7 +118,7 @@ const RECORD_BUFFER: usize = SEALED_HEADER + MAX_RECORD + TAG;
 const PSK_PATTERN: &str = "Noise_NNpsk0_25519_AESGCM_SHA256";
 const KK_PATTERN: &str = "Noise_KK_25519_AESGCM_SHA256";
 const MAGIC: &[u8; 4] = b"TPSC";
-const VERSION: u8 = 3;
+const VERSION: u8 = 4;
 const LABEL: &[u8] = b"transputation secure channel v1";
 const MAX_HANDSHAKE_MESSAGE: usize = 256;
 
