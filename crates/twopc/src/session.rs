@@ -470,11 +470,11 @@ impl<'c> Garbler<'c> {
         // From the header check until the OT is done, a second thread garbles ahead (the
         // tables depend on neither the peer nor any input), holding at most `prefetch_bytes`,
         // which bounds the memory this costs; the tables are sent after the OT. It runs
-        // under SCHED_IDLE: the header exchange and the OT are the session's critical path
-        // (the evaluator waits for each of this side's OT messages), and on a machine whose
-        // cores are all busy (both parties on two cores) a garbling thread of equal weight
-        // would take a share of the CPU from them; as an idle-class thread it only fills
-        // time in which a core would otherwise wait (for the peer, or the network).
+        // under SCHED_IDLE: the OT is the session's critical path (the evaluator waits for
+        // each of this side's OT messages), and on a machine whose cores are all busy (both
+        // parties on two cores) a garbling thread of equal weight would take a share of the
+        // CPU from it; as an idle-class thread it only fills time in which a core would
+        // otherwise wait (for the peer, or the network).
         let ot_done = AtomicBool::new(false);
         let answering = AtomicBool::new(false);
         let (ot, ahead, mut garble, mut more) = std::thread::scope(|scope| {
@@ -569,6 +569,9 @@ impl<'c> Garbler<'c> {
             sender.join().expect("the sending thread does not panic")
         });
         sent?;
+        // Garbling stops early only when the sending thread failed, and then `sent` is
+        // that error.
+        debug_assert!(!more, "every table garbled");
         wire.send(Part::Decoding, &pack(&garbler.decoding()))?;
 
         let n_out = circuit.n_outputs();
