@@ -157,6 +157,13 @@
 //!   asks of its hash (to break that correlation) is asked of the garbling scheme's hash
 //!   instead, which is what free XOR already assumes.
 //!
+//! Outside the semi-honest model this matters more than for ordinary OT: an evaluator that
+//! deliberately sends inconsistent columns of its matrix can test guesses about bits of
+//! `s` (the known weakness of IKNP against active receivers, which KOS15's consistency check
+//! closes), and here `s` is `Δ`, the garbling secret itself, where ordinary OT would only
+//! expose a random `s`. Transputation claims semi-honest security, under which this does
+//! not arise; an actively secure version needs that check.
+//!
 //! `Δ` is the garbler's garbling secret, so it must not be the choice string of anything
 //! else; a chunk of ordinary OTs in the same session (msg_y) still hides the message not
 //! chosen behind `H(q_j ⊕ Δ, j)`, under its own index.

@@ -30,6 +30,7 @@ impl TcpChannel {
             writer: CoalescingWriter {
                 buf: Vec::with_capacity(BUF),
                 stream,
+                failed: false,
             },
             timeout: cfg.io_timeout,
             counts: ByteCounts::default(),
@@ -87,14 +88,20 @@ impl Channel for TcpChannel {
 /// send that does not fit goes out with what is buffered in one `writev`, so that a message's
 /// 8-byte frame header and its body leave in one system call (and, with Nagle off, not as a
 /// separate tiny segment), and a large body is never copied into the buffer.
+///
+/// After a failed write the writer refuses everything (its buffer may hold bytes that were
+/// partly sent, which a retry would send twice); a writer dropped without a failure sends
+/// what it holds, as the channel contract asks of a dropped channel.
 #[derive(Debug)]
 struct CoalescingWriter {
     buf: Vec<u8>,
     stream: TcpStream,
+    failed: bool,
 }
 
 impl CoalescingWriter {
     fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.check()?;
         if self.buf.len() + bytes.len() <= BUF {
             self.buf.extend_from_slice(bytes);
             return Ok(());
@@ -104,10 +111,16 @@ impl CoalescingWriter {
         IoSlice::advance_slices(&mut rest, 0);
         while !rest.is_empty() {
             match self.stream.write_vectored(rest) {
-                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(0) => {
+                    self.failed = true;
+                    return Err(std::io::ErrorKind::WriteZero.into());
+                }
                 Ok(n) => IoSlice::advance_slices(&mut rest, n),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                Err(e) => {
+                    self.failed = true;
+                    return Err(e);
+                }
             }
         }
         self.buf.clear();
@@ -115,8 +128,29 @@ impl CoalescingWriter {
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.stream.write_all(&self.buf)?;
+        self.check()?;
+        if let Err(e) = self.stream.write_all(&self.buf) {
+            self.failed = true;
+            return Err(e);
+        }
         self.buf.clear();
         Ok(())
+    }
+
+    fn check(&self) -> std::io::Result<()> {
+        if self.failed {
+            return Err(std::io::Error::other(
+                "an earlier write on this connection failed",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for CoalescingWriter {
+    fn drop(&mut self) {
+        if !self.failed && !self.buf.is_empty() {
+            let _ = self.flush();
+        }
     }
 }

@@ -859,3 +859,48 @@ fn quic_keeps_the_tail_when_the_sender_drops_at_once() {
     assert_eq!(s.received, c.sent);
     assert_eq!(c.sent, (6 << 20) + 8 + 4 + 8);
 }
+
+/// A `tcp` channel dropped without `close` sends what it still buffers (the contract's
+/// best-effort flush): small messages that never filled the buffer arrive, and so does a
+/// protected channel's last record.
+#[test]
+fn a_tcp_channel_dropped_without_close_delivers_what_it_buffered() {
+    use transputation_transport::secure::keys::Psk;
+    use transputation_transport::{Credentials, SecureChannel};
+    let (got, _) = pair(
+        "tcp",
+        &Config::default(),
+        |ch| {
+            let mut f = Framed::new(ch);
+            (0..3)
+                .map(|_| f.recv_message().unwrap())
+                .collect::<Vec<_>>()
+        },
+        |ch| {
+            let mut f = Framed::new(ch);
+            for i in 0..3u8 {
+                f.send_message(&[i; 100]).unwrap();
+            }
+            drop(f);
+            Vec::new()
+        },
+    );
+    assert_eq!(got, vec![vec![0; 100], vec![1; 100], vec![2; 100]]);
+    let (got, _) = pair(
+        "tcp",
+        &Config::default(),
+        |ch| {
+            let creds = Credentials::Psk(Psk::from_bytes([3; 32]));
+            let mut f = Framed::new(SecureChannel::server(ch, &creds).unwrap());
+            vec![f.recv_message().unwrap()]
+        },
+        |ch| {
+            let creds = Credentials::Psk(Psk::from_bytes([3; 32]));
+            let mut f = Framed::new(SecureChannel::client(ch, &creds).unwrap());
+            f.send_message(b"last words").unwrap();
+            drop(f);
+            Vec::new()
+        },
+    );
+    assert_eq!(got, vec![b"last words".to_vec()]);
+}

@@ -12,7 +12,7 @@ use transputation_transport::{ByteCounts, Channel, Framed};
 use crate::header::{SessionHeader, HEADER_LEN};
 use crate::{Error, OutputMode};
 
-/// OTs per chunk of the OT extension (messages 4 and 5 of the crate docs): small enough
+/// OTs per chunk of the OT extension (messages 5 and 6 of the crate docs): small enough
 /// that the garbler starts on the ciphertexts while the evaluator still extends, large
 /// enough that per-message costs vanish.
 pub const OT_CHUNK: usize = 8192;
@@ -67,7 +67,7 @@ pub struct ByteParts {
     pub header: u64,
     /// Messages 2–5 of this direction.
     pub ot: u64,
-    /// The garbler's input labels (message 6).
+    /// The garbler's input labels (message 3).
     pub labels: u64,
     /// Garbled tables and masks (message 7).
     pub tables: u64,
@@ -226,14 +226,14 @@ impl OtLabels {
     }
 }
 
-/// The OTs of each chunk (messages 4 and 5), as ranges of the evaluator's input bits.
+/// The OTs of each chunk (messages 5 and 6), as ranges of the evaluator's input bits.
 fn ot_chunks(m: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
     (0..m)
         .step_by(OT_CHUNK)
         .map(move |start| start..(start + OT_CHUNK).min(m))
 }
 
-/// Bytes of message 5 for `k` OTs under `scheme`: correlated OT (16 per OT) for the
+/// Bytes of message 6 for `k` OTs under `scheme`: correlated OT (16 per OT) for the
 /// schemes with a global offset, ordinary OT (32 per OT) for the others. Summed over the
 /// chunks, with `k` the evaluator's input bits, it is what the garbler sends for the OT
 /// beyond msg_b.

@@ -125,12 +125,17 @@ impl AesNi {
 
 impl Vaes {
     /// The token if the CPU has `vaes`, `avx512f` and `avx512bw` (the one `VPSHUFB` of the
-    /// key schedule; every CPU with 512-bit VAES has it) as well as AES-NI.
+    /// key schedule; every CPU with 512-bit VAES has it) as well as AES-NI, and `avx`,
+    /// `avx2` and `sse4.1`, which the fused half-gates kernels are compiled with too (every
+    /// CPU with AVX-512 has them; checked all the same, as the token is the proof).
     pub(super) fn detect() -> Option<Vaes> {
         let ni = AesNi::detect()?;
         (is_x86_feature_detected!("vaes")
             && is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw"))
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx")
+            && is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("sse4.1"))
         .then_some(Vaes(ni))
     }
 
