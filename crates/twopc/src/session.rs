@@ -274,6 +274,51 @@ fn touched_vec<T: Copy + Default>(capacity: usize) -> Vec<T> {
     v
 }
 
+/// Moves byte buffers from `produce`, on a thread of its own, to `consume`, on the calling
+/// thread, through bounded queues: the `buffers` go round between the two, so memory stays
+/// at their number, and neither side waits for the other while a buffer is free.
+/// `produce` fills a cleared buffer and says whether more follow (it is called at least
+/// once, and `consume` then gets at least that buffer); the relay ends after the last
+/// buffer, or when a side fails: that closes the queues, and the other side stops at its
+/// next buffer. Returns the producer's error, else the consumer's.
+fn relay<E: Send>(
+    buffers: Vec<Vec<u8>>,
+    mut produce: impl FnMut(&mut Vec<u8>) -> Result<bool, E> + Send,
+    mut consume: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(buffers.len());
+    let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(buffers.len());
+    for b in buffers {
+        empty_tx.send(b).expect("room for every buffer");
+    }
+    std::thread::scope(|scope| {
+        let producer = scope.spawn(move || -> Result<(), E> {
+            while let Ok(mut buf) = empty_rx.recv() {
+                buf.clear();
+                let more = produce(&mut buf)?;
+                if full_tx.send(buf).is_err() || !more {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        let mut consumed = Ok(());
+        while let Ok(buf) = full_rx.recv() {
+            consumed = consume(&buf);
+            if consumed.is_err() {
+                break;
+            }
+            // The producer may have finished: a buffer nobody takes is dropped.
+            let _ = empty_tx.send(buf);
+        }
+        drop((full_rx, empty_tx));
+        producer
+            .join()
+            .expect("the producing thread does not panic")?;
+        consumed
+    })
+}
+
 /// The input wires of `party`, in wire order, as ranges.
 fn wires_of(circuit: &Circuit, party: Party) -> Vec<std::ops::Range<WireId>> {
     circuit
@@ -477,7 +522,7 @@ impl<'c> Garbler<'c> {
         // otherwise wait (for the peer, or the network).
         let ot_done = AtomicBool::new(false);
         let answering = AtomicBool::new(false);
-        let (ot, ahead, mut garble, mut more) = std::thread::scope(|scope| {
+        let (ot, ahead, mut garble) = std::thread::scope(|scope| {
             let (ot_done, answering) = (&ot_done, &answering);
             let garbler = &mut garbler;
             let buf = &mut ahead_buf;
@@ -509,7 +554,7 @@ impl<'c> Garbler<'c> {
                         _ => {}
                     }
                 }
-                (batches, time, more)
+                (batches, time)
             });
             let ot = Self::labels_and_ot(
                 &own_labels,
@@ -520,58 +565,38 @@ impl<'c> Garbler<'c> {
                 answering,
             );
             ot_done.store(true, Ordering::Release);
-            let (ahead, garble, more) = ahead_thread
+            let (ahead, garble) = ahead_thread
                 .join()
                 .expect("the garbling thread does not panic");
-            ot.map(|ot| (ot, ahead, garble, more))
+            ot.map(|ot| (ot, ahead, garble))
         })?;
 
-        // The rest of the tables: this thread garbles while a second one sends (the copies
-        // into the kernel, and on loopback the peer's side of TCP, cost about a third of
-        // what garbling costs, and need not wait for it), batch buffers going round between
-        // the two through bounded queues, so memory stays at `SEND_QUEUE` batches. A send
-        // that fails ends the sending thread; the garbling thread then finds its queues
-        // closed and stops, and the sender's error is the session's.
-        let sent = std::thread::scope(|scope| {
-            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(SEND_QUEUE);
-            let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(SEND_QUEUE);
-            for b in batches {
-                empty_tx.send(b).expect("room for every buffer");
-            }
-            let (wire, ahead_buf) = (&mut wire, &ahead_buf);
-            let sender = scope.spawn(move || -> Result<(), Error> {
-                for batch in ahead {
-                    wire.send(Part::Tables, &ahead_buf[batch])?;
-                }
-                while let Ok(batch) = full_rx.recv() {
-                    if !batch.is_empty() {
-                        wire.send(Part::Tables, &batch)?;
-                    }
-                    // The garbling thread may have finished: a buffer nobody takes is
-                    // dropped.
-                    let _ = empty_tx.send(batch);
-                }
-                Ok(())
-            });
-            while more {
-                let Ok(mut batch) = empty_rx.recv() else {
-                    break;
-                };
-                batch.clear();
+        // The rest of the tables: one thread garbles while this one sends, first the tables
+        // garbled ahead, then the rest (the copies into the kernel, and on loopback the
+        // peer's side of TCP, cost about a third of what garbling costs, and need not wait
+        // for it). Garbling ends with the last table, so a relay that ends well sent them
+        // all.
+        let batch_bytes = options.batch_bytes;
+        let garble_time = &mut garble;
+        let mut ahead = Some(ahead);
+        relay(
+            batches,
+            |batch| {
                 let t = Instant::now();
-                more = garbler.garble(&mut batch, options.batch_bytes);
-                garble += t.elapsed();
-                if full_tx.send(batch).is_err() {
-                    break;
+                let more = garbler.garble(batch, batch_bytes);
+                *garble_time += t.elapsed();
+                Ok(more)
+            },
+            |batch| {
+                for range in ahead.take().into_iter().flatten() {
+                    wire.send(Part::Tables, &ahead_buf[range])?;
                 }
-            }
-            drop(full_tx);
-            sender.join().expect("the sending thread does not panic")
-        });
-        sent?;
-        // Garbling stops early only when the sending thread failed, and then `sent` is
-        // that error.
-        debug_assert!(!more, "every table garbled");
+                if batch.is_empty() {
+                    return Ok(());
+                }
+                wire.send(Part::Tables, batch)
+            },
+        )?;
         wire.send(Part::Decoding, &pack(&garbler.decoding()))?;
 
         let n_out = circuit.n_outputs();
@@ -721,76 +746,51 @@ impl<'c> Evaluator<'c> {
         set_labels(&mut *self.evaluate, self.circuit, Party::Evaluator, &labels);
         let ot = ot_start.elapsed();
 
-        // This thread evaluates while a second one receives the batches (the copies out of
-        // the kernel need not wait for evaluation), buffers going round between the two
-        // through bounded queues as on the garbler's side. A receive that fails, or more
-        // table bytes than the circuit has, ends the receiving thread with its error; a
-        // batch that fails evaluation ends this thread's loop, which closes the queues and
-        // so ends the receiving thread at its next batch.
+        // One thread receives the batches while this one evaluates them (the copies out of
+        // the kernel need not wait for evaluation). Receiving ends with the last table
+        // byte; more bytes than the circuit has, or a failed receive, end it with an error.
         let expected = self.table_bytes;
         let mut eval = Duration::ZERO;
         let mut pending: Vec<u8> = Vec::new();
-        let batches = std::mem::take(&mut self.batches);
+        let mut received = 0usize;
         let evaluate = &mut self.evaluate;
-        let (received, evaluated) = std::thread::scope(|scope| {
-            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(SEND_QUEUE);
-            let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(SEND_QUEUE);
-            for b in batches {
-                empty_tx.send(b).expect("room for every buffer");
-            }
-            let wire = &mut wire;
-            let receiver = scope.spawn(move || -> Result<(), Error> {
-                let mut received = 0usize;
-                while received < expected {
-                    let Ok(mut msg) = empty_rx.recv() else {
-                        return Ok(());
-                    };
-                    wire.ch.recv_message_into(&mut msg)?;
-                    add(&mut wire.received, Part::Tables, msg.len());
-                    received += msg.len();
-                    if received > expected {
-                        return Err(Error::Malformed {
-                            what: "garbled tables",
-                            problem: format!(
-                                "more than the {expected} bytes this circuit and scheme have"
-                            ),
-                        });
-                    }
-                    if full_tx.send(msg).is_err() {
-                        return Ok(());
-                    }
+        let wire_ref = &mut wire;
+        relay(
+            std::mem::take(&mut self.batches),
+            |msg| {
+                if received == expected {
+                    return Ok(false);
                 }
-                Ok(())
-            });
-            let mut evaluated = Ok(());
-            while let Ok(msg) = full_rx.recv() {
+                wire_ref.ch.recv_message_into(msg)?;
+                add(&mut wire_ref.received, Part::Tables, msg.len());
+                received += msg.len();
+                if received > expected {
+                    return Err(Error::Malformed {
+                        what: "garbled tables",
+                        problem: format!(
+                            "more than the {expected} bytes this circuit and scheme have"
+                        ),
+                    });
+                }
+                Ok(received < expected)
+            },
+            |msg| {
                 // Evaluate every complete window; keep the rest for the next batch.
                 let t = Instant::now();
                 let fed = if pending.is_empty() {
                     evaluate
-                        .feed(&msg)
+                        .feed(msg)
                         .map(|used| pending.extend_from_slice(&msg[used..]))
                 } else {
-                    pending.extend_from_slice(&msg);
+                    pending.extend_from_slice(msg);
                     evaluate.feed(&pending).map(|used| {
                         pending.drain(..used);
                     })
                 };
                 eval += t.elapsed();
-                if let Err(e) = fed {
-                    evaluated = Err(Error::from(e));
-                    break;
-                }
-                let _ = empty_tx.send(msg);
-            }
-            drop((full_rx, empty_tx));
-            let received = receiver
-                .join()
-                .expect("the receiving thread does not panic");
-            (received, evaluated)
-        });
-        received?;
-        evaluated?;
+                Ok(fed?)
+            },
+        )?;
         let t = Instant::now();
         self.evaluate.feed(&pending)?;
         self.evaluate.check_done(self.circuit)?;
