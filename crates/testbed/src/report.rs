@@ -180,12 +180,6 @@ impl From<&ExperimentRow> for ExperimentSummary {
     }
 }
 
-fn push_unique(v: &mut Vec<String>, s: &str) {
-    if !v.iter().any(|x| x == s) {
-        v.push(s.to_string());
-    }
-}
-
 /// The position of `x` in `v`, appended first if it is not there: numbering values in the
 /// order they first appear.
 pub(crate) fn index_or_push<T: PartialEq>(v: &mut Vec<T>, x: T) -> usize {
@@ -204,7 +198,7 @@ pub fn build(experiment: Option<&ExperimentRow>, runs: &[RunRecord]) -> Report {
     let mut keys: Vec<(String, String, String)> = Vec::new();
     let mut link_notes = BTreeMap::new();
     for r in runs {
-        push_unique(&mut transports, &r.cell.transport);
+        index_or_push(&mut transports, r.cell.transport.clone());
         let k = (
             r.cell.circuit.clone(),
             r.cell.scheme.clone(),

@@ -676,6 +676,13 @@ mod vaes {
         core::array::from_fn(|j| core::array::from_fn(|r| rk[r][j]))
     }
 
+    /// Each round key in all four 128-bit lanes of a register.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn broadcast_keys(rk: &RoundKeys) -> [__m512i; 11] {
+        core::array::from_fn(|r| _mm512_broadcast_i32x4(ni::load(&rk[r])))
+    }
+
     /// Encrypts `N` registers of four blocks together under the broadcast round keys.
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,vaes,avx512f,avx512bw")]
@@ -713,10 +720,7 @@ mod vaes {
     /// Fixed-key encryption, `WIDTH` registers (32 blocks) at a time.
     #[target_feature(enable = "aes,sse2,ssse3,vaes,avx512f,avx512bw")]
     pub(super) fn encrypt_blocks(rk: &RoundKeys, blocks: &mut [Block]) {
-        let mut k = [_mm512_setzero_si512(); 11];
-        for (x, b) in k.iter_mut().zip(rk) {
-            *x = _mm512_broadcast_i32x4(ni::load(b));
-        }
+        let k = broadcast_keys(rk);
         let (chunks, _) = blocks.as_chunks_mut::<4>().0.as_chunks_mut::<WIDTH>();
         let done = chunks.len() * 4 * WIDTH;
         for c in chunks {
@@ -811,10 +815,7 @@ mod vaes {
     /// and 11 round keys fit the 32 AVX-512 registers.
     #[target_feature(enable = "aes,sse2,ssse3,vaes,avx512f,avx512bw")]
     pub(super) fn tccr(rk: &RoundKeys, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
-        let mut k = [_mm512_setzero_si512(); 11];
-        for (x, b) in k.iter_mut().zip(rk) {
-            *x = _mm512_broadcast_i32x4(ni::load(b));
-        }
+        let k = broadcast_keys(rk);
         let n = xs.len().min(tweaks.len()).min(out.len());
         let (xs, tweaks, out) = (&xs[..n], &tweaks[..n], &mut out[..n]);
         let (xc, _) = xs.as_chunks::<4>().0.as_chunks::<WIDTH>();
@@ -855,14 +856,19 @@ mod vaes {
         // SAFETY: `ab` points to 32 readable bytes (two transparent `u128`s), and
         // `_mm256_loadu_si256` has no alignment requirement.
         let ab = unsafe { _mm256_loadu_si256(ab.as_ptr().cast()) };
-        let ab = _mm512_castsi256_si512(ab);
+        (
+            and_gate_block(_mm512_castsi256_si512(ab), dmask),
+            and_gate_tweaks(n),
+        )
+    }
+
+    /// `(a0, a0 ⊕ Δ, b0, b0 ⊕ Δ)` from a register whose 128-bit lanes 0 and 1 hold `a0`
+    /// and `b0`, with `dmask = (0, Δ, 0, Δ)`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn and_gate_block(ab: __m512i, dmask: __m512i) -> __m512i {
         // 128-bit lanes (a0, a0, b0, b0), then Δ XORed into lanes 1 and 3.
-        let x = _mm512_xor_si512(_mm512_shuffle_i64x2::<0x50>(ab, ab), dmask);
-        // 2n + (1, 1, 2, 2) in the high 64-bit half of each block, zero in the low half,
-        // then byte-reversed within each half: the 128-bit big-endian tweak (`tccr_tweak`).
-        let two_n = _mm512_slli_epi64::<1>(_mm512_set1_epi64(i64::from(n)));
-        let t = _mm512_maskz_add_epi64(0xaa, two_n, _mm512_set_epi64(2, 0, 2, 0, 1, 0, 1, 0));
-        (x, _mm512_shuffle_epi8(t, byte_reverse_64()))
+        _mm512_xor_si512(_mm512_shuffle_i64x2::<0x50>(ab, ab), dmask)
     }
 
     /// The `VPSHUFB` control reversing the bytes of each 64-bit lane.
@@ -888,10 +894,7 @@ mod vaes {
         and_index: &[u32],
         out: &mut [[Block; 4]],
     ) {
-        let mut k = [_mm512_setzero_si512(); 11];
-        for (x, b) in k.iter_mut().zip(rk) {
-            *x = _mm512_broadcast_i32x4(ni::load(b));
-        }
+        let k = broadcast_keys(rk);
         let dmask = _mm512_maskz_broadcast_i32x4(0xf0f0, ni::load(&delta));
         let (ic, it) = inputs.as_chunks::<WIDTH>();
         let (nc, nt) = and_index.as_chunks::<WIDTH>();
@@ -918,11 +921,11 @@ mod vaes {
         }
     }
 
-    /// The `VPSHUFB`-free lane swap `(1, 0, 3, 2)` of the four blocks of a register.
+    /// The `VSHUFI64X2` order `(1, 0, 3, 2)`: the blocks of a register swapped in pairs.
     const SWAP_PAIRS: i32 = 0b10_11_00_01;
 
-    /// `v` in both 64-bit halves if bit 0 of `x`'s low half is set, else zero: the
-    /// point-and-permute select mask of a label.
+    /// All ones if bit 0 of `x` is set, else zero: the point-and-permute select mask of a
+    /// label.
     #[inline]
     #[target_feature(enable = "sse2")]
     fn lsb_mask(x: __m128i) -> __m128i {
@@ -994,7 +997,7 @@ mod vaes {
             );
             (a0s[g], b0s[g]) = (a0, b0);
             let ab = _mm512_inserti32x4::<1>(_mm512_castsi128_si512(a0), b0);
-            s[g] = _mm512_xor_si512(_mm512_shuffle_i64x2::<0x50>(ab, ab), dmask);
+            s[g] = and_gate_block(ab, dmask);
             t[g] = and_gate_tweaks(op.aux);
         }
         tccr_core::<N, SITE>(k, &mut s, &t);
@@ -1018,8 +1021,9 @@ mod vaes {
         }
     }
 
-    /// The tweaks `(j, j, j', j')` of an AND gate with AND index `n` (as in
-    /// [`and_gate_inputs`]).
+    /// The tweaks `(j, j, j', j')` of an AND gate with AND index `n`: `2n + (1, 1, 2, 2)`
+    /// in the high 64-bit half of each block, zero in the low half, then byte-reversed
+    /// within each half: the 128-bit big-endian tweak (`tccr_tweak`).
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     fn and_gate_tweaks(n: u32) -> __m512i {
@@ -1043,18 +1047,15 @@ mod vaes {
         offsets: &[u32],
         window: &mut [u8],
     ) {
-        let mut k = [_mm512_setzero_si512(); 11];
-        for (x, b) in k.iter_mut().zip(rk) {
-            *x = _mm512_broadcast_i32x4(ni::load(b));
-        }
+        let k = broadcast_keys(rk);
         let d = ni::load(&delta);
         let dmask = _mm512_maskz_broadcast_i32x4(0xf0f0, d);
-        let mut groups = ops.chunks_exact(WIDTH).zip(offsets.chunks_exact(WIDTH));
-        for (ops, offsets) in groups.by_ref() {
+        let (ops, offsets) = (ops.chunks_exact(WIDTH), offsets.chunks_exact(WIDTH));
+        let rest = ops.remainder().chunks(1).zip(offsets.remainder().chunks(1));
+        for (ops, offsets) in ops.zip(offsets) {
             garble_group::<WIDTH, 7>(&k, d, dmask, zero, ops, offsets, window);
         }
-        let done = ops.len() - ops.len() % WIDTH;
-        for (op, off) in ops[done..].chunks(1).zip(offsets[done..].chunks(1)) {
+        for (op, off) in rest {
             garble_group::<1, 8>(&k, d, dmask, zero, op, off, window);
         }
     }
@@ -1122,18 +1123,13 @@ mod vaes {
         offsets: &[u32],
         window: &[u8],
     ) {
-        let mut k = [_mm512_setzero_si512(); 11];
-        for (x, b) in k.iter_mut().zip(rk) {
-            *x = _mm512_broadcast_i32x4(ni::load(b));
-        }
-        let mut groups = ops
-            .chunks_exact(2 * WIDTH)
-            .zip(offsets.chunks_exact(2 * WIDTH));
-        for (ops, offsets) in groups.by_ref() {
+        let k = broadcast_keys(rk);
+        let (ops, offsets) = (ops.chunks_exact(2 * WIDTH), offsets.chunks_exact(2 * WIDTH));
+        let rest = ops.remainder().chunks(2).zip(offsets.remainder().chunks(2));
+        for (ops, offsets) in ops.zip(offsets) {
             eval_group::<WIDTH, 9>(&k, labels, ops, offsets, window);
         }
-        let done = ops.len() - ops.len() % (2 * WIDTH);
-        for (ops, offsets) in ops[done..].chunks(2).zip(offsets[done..].chunks(2)) {
+        for (ops, offsets) in rest {
             eval_group::<1, 10>(&k, labels, ops, offsets, window);
         }
     }
@@ -1163,10 +1159,7 @@ mod vaes {
         and_index: &[u32],
         out: &mut [[Block; 2]],
     ) {
-        let mut k = [_mm512_setzero_si512(); 11];
-        for (x, b) in k.iter_mut().zip(rk) {
-            *x = _mm512_broadcast_i32x4(ni::load(b));
-        }
+        let k = broadcast_keys(rk);
         let (xs, out) = (inputs.as_flattened(), out.as_flattened_mut());
         let (xc, _) = xs.as_chunks::<4>().0.as_chunks::<WIDTH>();
         let (nc, _) = and_index.as_chunks::<2>().0.as_chunks::<WIDTH>();

@@ -420,7 +420,7 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
             self.next_window == 0 || !REUSE_SLOTS,
             "input labels are read before garbling"
         );
-        let w0 = self.zero[self.schedule.input_base as usize + wire as usize];
+        let w0 = self.zero[self.schedule.input_slot(wire)];
         [w0, w0 ^ self.delta]
     }
 
@@ -545,8 +545,7 @@ impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
             end <= self.circuit.n_inputs(),
             "wires {first}..{end} are not all inputs"
         );
-        let base = self.schedule.input_base as usize;
-        self.labels[base + first..base + end].copy_from_slice(labels);
+        self.labels[self.schedule.input_slots(end)][first..].copy_from_slice(labels);
     }
 
     fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {

@@ -439,7 +439,7 @@ impl Garble for PrfGarbler<'_> {
             self.next_window == 0 || !REUSE_SLOTS,
             "input labels are read before garbling"
         );
-        self.labels[self.schedule.input_base as usize + wire as usize]
+        self.labels[self.schedule.input_slot(wire)]
     }
 
     fn garble(&mut self, out: &mut Vec<u8>, target: usize) -> bool {
@@ -624,8 +624,7 @@ impl Evaluate for PrfEvaluator<'_> {
             end <= self.circuit.n_inputs(),
             "wires {first}..{end} are not all inputs"
         );
-        let base = self.schedule.input_base as usize;
-        self.labels[base + first..base + end].copy_from_slice(labels);
+        self.labels[self.schedule.input_slots(end)][first..].copy_from_slice(labels);
     }
 
     fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {

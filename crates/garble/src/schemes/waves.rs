@@ -32,7 +32,7 @@
 
 use std::ops::Range;
 
-use transputation_circuits::{Circuit, Gate};
+use transputation_circuits::{Circuit, Gate, WireId};
 
 /// Gates per window.
 pub(crate) const WINDOW: usize = 8192;
@@ -300,10 +300,7 @@ impl Schedule {
     /// kind.
     pub(crate) fn inv_as_xor(&mut self) -> u32 {
         let constant = self.slots;
-        self.slots = constant
-            .checked_add(1)
-            .filter(|&n| n <= Op::MAX_SLOTS)
-            .expect("at most 2^29 label slots");
+        self.slots = slots_plus(constant, 1);
         for op in &mut self.ops {
             if op.kind() == OpKind::Inv {
                 *op = Op::new(OpKind::Xor, op.a, constant, op.out(), op.aux);
@@ -312,10 +309,15 @@ impl Schedule {
         constant
     }
 
-    /// The slots of the input wires, in wire order.
+    /// The slots of the first `n_inputs` input wires, in wire order.
     pub(crate) fn input_slots(&self, n_inputs: usize) -> Range<usize> {
         let base = self.input_base as usize;
         base..base + n_inputs
+    }
+
+    /// The slot of input wire `wire`.
+    pub(crate) fn input_slot(&self, wire: WireId) -> usize {
+        self.input_base as usize + wire as usize
     }
 
     /// Replaces wire numbers by slots; `scratch` is a per-wire table to reuse.
@@ -393,12 +395,8 @@ impl Schedule {
             for s in slot_of.iter_mut().take(n_inputs as usize) {
                 *s = slot(*s);
             }
-            self.slots = next
-                .checked_add(n_inputs)
-                .filter(|&n| n <= Op::MAX_SLOTS)
-                .expect("at most 2^29 label slots");
+            self.slots = slots_plus(next, n_inputs);
         } else {
-            self.input_base = 0;
             self.slots = circuit.num_wires();
         }
         self.outputs = circuit
@@ -407,6 +405,17 @@ impl Schedule {
             .flat_map(|o| o.wires.iter().map(|&w| slot_of[w as usize]))
             .collect();
     }
+}
+
+/// `slots + more`, a number of label slots.
+///
+/// # Panics
+/// Past [`Op::MAX_SLOTS`].
+fn slots_plus(slots: u32, more: u32) -> u32 {
+    slots
+        .checked_add(more)
+        .filter(|&n| n <= Op::MAX_SLOTS)
+        .expect("at most 2^29 label slots")
 }
 
 #[cfg(test)]

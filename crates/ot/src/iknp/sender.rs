@@ -82,8 +82,8 @@ impl Sender {
 
     /// Fills `self.q` with the rows `q_j = t_j ⊕ r_j·s` of sub-batch `sb` of a chunk, whose
     /// part of msg_u is `u` (whole blocks of 128 OTs): block `b`'s rows are
-    /// `q[128·b .. 128·b + 128]`. Returns the number of blocks.
-    fn rows(&mut self, sb: usize, u: &[u8]) -> usize {
+    /// `q[128·b .. 128·b + 128]`.
+    fn rows(&mut self, sb: usize, u: &[u8]) {
         let n = u.len() / U_BLOCK;
         let mut p = [Block::ZERO; SUB_BLOCKS];
         // q_i = G(k_i^{s_i}) ⊕ s_i·u_i, masked rather than branched on the secret s_i;
@@ -99,7 +99,6 @@ impl Sender {
         for block in self.q[..n * BASE_OTS].as_chunks_mut::<BASE_OTS>().0 {
             transpose128(block);
         }
-        n
     }
 
     /// Sends the next chunk of `pairs` (one pair `[x_j^0, x_j^1]` per OT,

@@ -49,8 +49,8 @@
 //! all if either fails: a peer that cannot prove the expected key gets no byte from it.
 //! Handshake messages longer than 256 bytes are refused unread.
 //! Version 4 seals records with AEGIS-128X4; version 3 used AEGIS-128L, version 2
-//! AES-128-GCM, and version 1 also allowed only 256 KiB records. They are told apart in the hello rather than by a refused
-//! record.
+//! AES-128-GCM, and version 1 also allowed only 256 KiB records. They are told apart in the
+//! hello rather than by a refused record.
 //!
 //! # The records
 //!
@@ -398,7 +398,8 @@ impl<C: Channel> Channel for SecureChannel<C> {
                 let room = MAX_RECORD - s.pending;
                 let (now, later) = rest.split_at(room.min(rest.len()));
                 rest = later;
-                if s.pending == 0 && (now.len() == MAX_RECORD || (align && rest.is_empty())) {
+                let ends_record = now.len() == room || (align && rest.is_empty());
+                if ends_record && s.pending == 0 {
                     // A whole record from the caller's bytes: encrypted as it is copied.
                     s.seal_from_and_send(now)?;
                     continue;
@@ -406,7 +407,7 @@ impl<C: Channel> Channel for SecureChannel<C> {
                 let at = SEALED_HEADER + s.pending;
                 s.out[at..at + now.len()].copy_from_slice(now);
                 s.pending += now.len();
-                if s.pending == MAX_RECORD || (align && rest.is_empty()) {
+                if ends_record {
                     s.seal_and_send(Kind::Data)?;
                 }
             }
