@@ -522,7 +522,9 @@ impl Listener {
         }
     }
 
-    /// One TCP connection, polling the non-blocking listener until the timeout.
+    /// One TCP connection: the non-blocking listener is accepted from as soon as `poll`
+    /// says a connection is waiting (a sleep between attempts would add up to its length
+    /// to every session's start), until the timeout.
     fn accept_tcp(&self, cc: Option<&str>) -> Result<TcpStream> {
         let ServerSocket::Tcp(inner) = &self.inner else {
             unreachable!("a tcp listener has a tcp socket")
@@ -532,13 +534,14 @@ impl Listener {
             match inner.accept() {
                 Ok((s, _)) => return prepare(s, &self.cfg, cc),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if start.elapsed() >= self.cfg.io_timeout {
+                    let left = self.cfg.io_timeout.saturating_sub(start.elapsed());
+                    if left.is_zero() {
                         return Err(Error::Timeout {
                             during: "waiting for a client to connect",
                             after: self.cfg.io_timeout,
                         });
                     }
-                    std::thread::sleep(Duration::from_millis(2));
+                    wait_readable(inner, left)?;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(source) => {
@@ -549,6 +552,23 @@ impl Listener {
                 }
             }
         }
+    }
+}
+
+/// Waits until `listener` has a connection to accept, at most `timeout` (a wake-up
+/// without one, as on a signal, returns early: the caller tries to accept and waits again).
+fn wait_readable(listener: &std::net::TcpListener, timeout: Duration) -> Result<()> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let timeout = Timespec::try_from(timeout).unwrap_or(Timespec {
+        tv_sec: i64::MAX,
+        tv_nsec: 0,
+    });
+    match poll(&mut [PollFd::new(listener, PollFlags::IN)], Some(&timeout)) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
+        Err(e) => Err(Error::Io {
+            during: "waiting for a client to connect",
+            source: e.into(),
+        }),
     }
 }
 
