@@ -269,7 +269,11 @@ fn touched(capacity: usize) -> Vec<u8> {
 /// session's buffers are made before it starts, since every fresh page costs a fault on
 /// first write (about a microsecond here, a thousand per 4 MiB).
 fn touched_vec<T: Copy + Default>(capacity: usize) -> Vec<T> {
-    let mut v = vec![T::default(); capacity];
+    // Not `vec![T::default(); n]`: for a zero integer that is a zeroed allocation, whose
+    // pages the kernel maps only on first write (in the session: ~3,000 faults, 2–3 ms of
+    // the evaluator's CPU on the MinCut size). An opaque fill value makes the writes real.
+    let mut v = Vec::with_capacity(capacity);
+    v.resize(capacity, std::hint::black_box(T::default()));
     v.clear();
     v
 }
@@ -277,7 +281,9 @@ fn touched_vec<T: Copy + Default>(capacity: usize) -> Vec<T> {
 /// Moves byte buffers from `produce`, on a thread of its own, to `consume`, on the calling
 /// thread, through bounded queues: the `buffers` go round between the two, so memory stays
 /// at their number, and neither side waits for the other while a buffer is free.
-/// `produce` fills a cleared buffer and says whether more follow (it is called at least
+/// `produce` fills a buffer, which holds what its last round left in it (so that a producer
+/// that overwrites it, as a receive does, need not have it zeroed first: 32 MB of tables
+/// cost ~1.5 ms of memset), and says whether more follow (it is called at least
 /// once, and `consume` then gets at least that buffer); the relay ends after the last
 /// buffer, or when a side fails: that closes the queues, and the other side stops at its
 /// next buffer. Returns the producer's error, else the consumer's.
@@ -294,7 +300,6 @@ fn relay<E: Send>(
     std::thread::scope(|scope| {
         let producer = scope.spawn(move || -> Result<(), E> {
             while let Ok(mut buf) = empty_rx.recv() {
-                buf.clear();
                 let more = produce(&mut buf)?;
                 if full_tx.send(buf).is_err() || !more {
                     break;
@@ -582,6 +587,7 @@ impl<'c> Garbler<'c> {
         relay(
             batches,
             |batch| {
+                batch.clear();
                 let t = Instant::now();
                 let more = garbler.garble(batch, batch_bytes);
                 *garble_time += t.elapsed();
@@ -818,5 +824,37 @@ impl<'c> Evaluator<'c> {
             received: wire.received,
             channel: wire.ch.stats(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Minor page faults of the calling thread so far.
+    #[allow(unsafe_code)]
+    fn thread_faults() -> i64 {
+        // SAFETY: `usage` is a valid, writable rusage for the call's duration.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; RUSAGE_THREAD reads the calling thread's counters.
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+        assert_eq!(rc, 0, "getrusage");
+        usage.ru_minflt
+    }
+
+    #[test]
+    fn touched_buffers_do_not_fault_when_filled() {
+        const BYTES: usize = 32 << 20; // 8,192 pages
+        let mut bytes = touched(BYTES);
+        let mut words = touched_vec::<u128>(BYTES / 16);
+        let before = thread_faults();
+        bytes.resize(BYTES, 1);
+        words.resize(BYTES / 16, 1);
+        let faults = thread_faults() - before;
+        // A lazily mapped buffer faults once per page written (16,384 here).
+        assert!(
+            faults < 64,
+            "{faults} page faults filling pre-touched buffers"
+        );
     }
 }
