@@ -288,7 +288,10 @@ impl<C: Channel> SecureChannel<C> {
         } else {
             (&r2i, &i2r)
         };
-        let out = vec![0u8; RECORD_BUFFER];
+        // Written now, not `vec![0; n]` (mapped lazily): the first records of the session
+        // would fault on its 256 pages.
+        let mut out = Vec::with_capacity(RECORD_BUFFER);
+        out.resize(RECORD_BUFFER, std::hint::black_box(0u8));
         Ok(SecureChannel {
             base: inner.stats(),
             inner,
