@@ -265,6 +265,13 @@ fn touched(capacity: usize) -> Vec<u8> {
     touched_vec(capacity)
 }
 
+/// `len` zero bytes whose pages are already mapped, for a buffer written over in place.
+fn zeroed(len: usize) -> Vec<u8> {
+    let mut v = touched(len);
+    v.resize(len, 0);
+    v
+}
+
 /// An empty vector with room for `capacity` values whose pages are already mapped: a
 /// session's buffers are made before it starts, since every fresh page costs a fault on
 /// first write (about a microsecond here, a thousand per 4 MiB).
@@ -369,8 +376,9 @@ pub struct Garbler<'c> {
     /// One buffer per OT chunk for its ciphertexts, allocated and touched before the
     /// session so that the protocol does not pay for page faults.
     ot_out: Vec<Vec<u8>>,
-    /// The tables garbled ahead during the OT, batch after batch, allocated and touched
-    /// before the session for the same reason (16 MiB would cost 4,096 page faults).
+    /// The tables garbled ahead during the OT, batch after batch, written over in place:
+    /// allocated, touched and zeroed before the session (16 MiB would cost 4,096 page
+    /// faults and a memset).
     ahead: Vec<u8>,
     /// The batch buffers that circulate between garbling and sending after the OT,
     /// touched before the session too.
@@ -437,7 +445,7 @@ impl<'c> Garbler<'c> {
             ot_labels,
             ot_setup,
             ot_out,
-            ahead: touched(ahead_room),
+            ahead: zeroed(ahead_room),
             batches,
             recv_buf,
             all_ahead,
@@ -539,8 +547,8 @@ impl<'c> Garbler<'c> {
                 // are joined into messages of about `batch_bytes`, as garbled after the OT.
                 let step = batch_bytes.min(AHEAD_STEP);
                 let mut batches: Vec<std::ops::Range<usize>> = Vec::new();
-                let (mut time, mut more) = (Duration::ZERO, true);
-                while more && buf.len() < prefetch_bytes && !ot_done.load(Ordering::Acquire) {
+                let (mut time, mut more, mut end) = (Duration::ZERO, true, 0);
+                while more && end < prefetch_bytes && !ot_done.load(Ordering::Acquire) {
                     // When every table will be garbled ahead anyway, the base OT's answer
                     // (on every core, the session's critical path) is left alone: measured
                     // on `aes128`, garbling beside it, even in the idle class, delayed it by
@@ -549,13 +557,13 @@ impl<'c> Garbler<'c> {
                         std::thread::sleep(Duration::from_micros(50));
                         continue;
                     }
-                    let start = buf.len();
+                    let start = end;
                     let t = Instant::now();
-                    more = garbler.garble(buf, step);
+                    (end, more) = garbler.garble_at(buf, start, step);
                     time += t.elapsed();
                     match batches.last_mut() {
-                        Some(last) if last.len() < batch_bytes => last.end = buf.len(),
-                        _ if buf.len() > start => batches.push(start..buf.len()),
+                        Some(last) if last.len() < batch_bytes => last.end = end,
+                        _ if end > start => batches.push(start..end),
                         _ => {}
                     }
                 }
@@ -587,10 +595,11 @@ impl<'c> Garbler<'c> {
         relay(
             batches,
             |batch| {
-                batch.clear();
+                // Over the batch's old bytes (no memset); only growth past them is zeroed.
                 let t = Instant::now();
-                let more = garbler.garble(batch, batch_bytes);
+                let (end, more) = garbler.garble_at(batch, 0, batch_bytes);
                 *garble_time += t.elapsed();
+                batch.truncate(end);
                 Ok(more)
             },
             |batch| {

@@ -428,20 +428,26 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
         Some(self.delta)
     }
 
-    fn garble(&mut self, out: &mut Vec<u8>, target: usize) -> bool {
-        let start = out.len();
-        while self.next_window < self.schedule.windows.len() && out.len() - start < target {
+    fn garble_at(&mut self, out: &mut Vec<u8>, at: usize, target: usize) -> (usize, bool) {
+        assert!(at <= out.len(), "tables are written from within the buffer");
+        let mut end = at;
+        while self.next_window < self.schedule.windows.len() && end - at < target {
             let window = self.schedule.windows[self.next_window].clone();
-            let base = out.len();
-            out.resize(base + window.bytes, 0);
+            let base = end;
+            end += window.bytes;
+            // Every byte of the window is written below (32 per AND gate, at the offsets of
+            // the schedule), so old contents need no zeroing; only growth is zeroed.
+            if out.len() < end {
+                out.resize(end, 0);
+            }
             for k in window.waves {
                 let (crypto, free) = self.schedule.wave(k);
-                self.and_batch(crypto, &mut out[base..]);
+                self.and_batch(crypto, &mut out[base..end]);
                 self.free_gates(free);
             }
             self.next_window += 1;
         }
-        self.next_window < self.schedule.windows.len()
+        (end, self.next_window < self.schedule.windows.len())
     }
 
     fn decoding(&self) -> Vec<bool> {

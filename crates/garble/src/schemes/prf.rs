@@ -442,7 +442,29 @@ impl Garble for PrfGarbler<'_> {
         self.labels[self.schedule.input_slot(wire)]
     }
 
-    fn garble(&mut self, out: &mut Vec<u8>, target: usize) -> bool {
+    fn garble_at(&mut self, out: &mut Vec<u8>, at: usize, target: usize) -> (usize, bool) {
+        assert!(at <= out.len(), "tables are written from within the buffer");
+        // The mask bytes are ORed in and degenerate gates leave zero bytes: this scheme
+        // writes into zeroed space, appended after `at`.
+        out.truncate(at);
+        let more = self.append(out, target);
+        (out.len(), more)
+    }
+
+    fn decoding(&self) -> Vec<bool> {
+        assert_eq!(
+            self.next_window,
+            self.schedule.windows.len(),
+            "garbling finished"
+        );
+        let labels = self.schedule.outputs_of(&self.labels);
+        labels.iter().map(|[k0, _]| k0.lsb()).collect()
+    }
+}
+
+impl PrfGarbler<'_> {
+    /// Appends tables to `out` as [`Garble::garble`] does.
+    fn append(&mut self, out: &mut Vec<u8>, target: usize) -> bool {
         let start = out.len();
         let windows = self.schedule.windows.len();
         // A call ends only where no AND pair is split, so that every mask byte it returns is
@@ -470,16 +492,6 @@ impl Garble for PrfGarbler<'_> {
             self.next_window += 1;
         }
         self.next_window < windows
-    }
-
-    fn decoding(&self) -> Vec<bool> {
-        assert_eq!(
-            self.next_window,
-            self.schedule.windows.len(),
-            "garbling finished"
-        );
-        let labels = self.schedule.outputs_of(&self.labels);
-        labels.iter().map(|[k0, _]| k0.lsb()).collect()
     }
 }
 
