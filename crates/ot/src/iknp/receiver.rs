@@ -8,7 +8,7 @@ use rand::{CryptoRng, RngCore};
 use transputation_garble::aes::FixedKeyAes;
 use transputation_garble::Block;
 
-use super::{next_index, read_u128, Columns, HASH_KEY, SUB_BLOCKS};
+use super::{next_index, read_u128, Columns, HASH_KEY, SUB_BLOCKS, U_BLOCK};
 use crate::base::{check_len, BaseSender};
 use crate::transpose::transpose128;
 use crate::{msg_d_len, msg_u_len, msg_y_len, Error, Message, BASE_OTS};
@@ -47,7 +47,8 @@ impl Receiver {
             ots: 0,
             pending: VecDeque::new(),
             spare: Vec::new(),
-            u: vec![0; SUB_BLOCKS * BASE_OTS],
+            c0: vec![Block::ZERO; SUB_BLOCKS * BASE_OTS],
+            c1: vec![Block::ZERO; SUB_BLOCKS * BASE_OTS],
         })
     }
 
@@ -101,8 +102,10 @@ pub struct ReceiverExtension {
     pending: VecDeque<Pending>,
     /// Row buffers of received chunks, reused by later chunks.
     spare: Vec<Vec<u128>>,
-    /// One sub-batch of `u`, block by block as on the wire.
-    u: Vec<u128>,
+    /// One sub-batch of the columns `G(k_i^0)` and `G(k_i^1)`, column by column
+    /// (`SUB_BLOCKS` blocks each), as the PRGs make them.
+    c0: Vec<Block>,
+    c1: Vec<Block>,
 }
 
 impl ReceiverExtension {
@@ -138,30 +141,43 @@ impl ReceiverExtension {
         let mut t = self.spare.pop().unwrap_or_default();
         t.clear();
         t.resize(blocks * BASE_OTS, 0);
-        msg_u.clear();
-        msg_u.reserve_exact(msg_u_len(m));
-        let mut p0 = [Block::ZERO; SUB_BLOCKS];
-        let mut p1 = [Block::ZERO; SUB_BLOCKS];
-        for (sb, (t, r)) in t
+        // Written in place (every byte below), over what the buffer held: no zeroing
+        // beyond growth.
+        msg_u.resize(msg_u_len(m), 0);
+        for (sb, ((t, r), u)) in t
             .chunks_mut(SUB_BLOCKS * BASE_OTS)
             .zip(r.chunks(SUB_BLOCKS))
+            .zip(msg_u.chunks_mut(SUB_BLOCKS * U_BLOCK))
             .enumerate()
         {
             let n = r.len();
-            // Column i of block k is word 128·k + i: t_i = G(k_i^0), u_i = t_i ⊕ G(k_i^1) ⊕ r.
-            for i in 0..BASE_OTS {
-                self.g0.fill(i, sb * SUB_BLOCKS, &mut p0[..n]);
-                self.g1.fill(i, sb * SUB_BLOCKS, &mut p1[..n]);
-                for (k, ((a, b), &r)) in p0.iter().zip(&p1).zip(r).enumerate() {
-                    t[k * BASE_OTS + i] = a.0;
-                    self.u[k * BASE_OTS + i] = a.0 ^ b.0 ^ r;
+            for (i, (c0, c1)) in self
+                .c0
+                .chunks_exact_mut(SUB_BLOCKS)
+                .zip(self.c1.chunks_exact_mut(SUB_BLOCKS))
+                .enumerate()
+            {
+                self.g0.fill(i, sb * SUB_BLOCKS, &mut c0[..n]);
+                self.g1.fill(i, sb * SUB_BLOCKS, &mut c1[..n]);
+            }
+            // Column i of block k is word 128·k + i: t_i = G(k_i^0), u_i = t_i ⊕ G(k_i^1) ⊕ r,
+            // at bytes 16·(128·k + i) of this sub-batch's part of msg_u. Block by block, its
+            // words gathered from the columns and `t`'s transposed while hot (as the
+            // garbler's rows, `Sender::rows`).
+            for (k, ((t, u), &r)) in t
+                .as_chunks_mut::<BASE_OTS>()
+                .0
+                .iter_mut()
+                .zip(u.chunks_exact_mut(U_BLOCK))
+                .zip(r)
+                .enumerate()
+            {
+                for (i, (t, u)) in t.iter_mut().zip(u.chunks_exact_mut(16)).enumerate() {
+                    let (a, b) = (self.c0[i * SUB_BLOCKS + k].0, self.c1[i * SUB_BLOCKS + k].0);
+                    *t = a;
+                    u.copy_from_slice(&(a ^ b ^ r).to_le_bytes());
                 }
-            }
-            for w in &self.u[..n * BASE_OTS] {
-                msg_u.extend_from_slice(&w.to_le_bytes());
-            }
-            for block in t.as_chunks_mut::<BASE_OTS>().0 {
-                transpose128(block);
+                transpose128(t);
             }
         }
         self.g0.advance(blocks);

@@ -22,6 +22,9 @@ pub struct Sender {
     ots: u64,
     /// One sub-batch of `q`, block by block.
     q: Vec<u128>,
+    /// One sub-batch of the columns `G(k_i^{s_i})`, column by column (`SUB_BLOCKS` blocks
+    /// each), as the PRG makes them.
+    g: Vec<Block>,
     /// Whether `s` is the caller's offset ([`Sender::setup_correlated`]), so that
     /// correlated chunks ([`Sender::extend_correlated_into`]) are allowed.
     correlated: bool,
@@ -76,6 +79,7 @@ impl Sender {
             hash: FixedKeyAes::new(HASH_KEY),
             ots: 0,
             q: vec![0; SUB_BLOCKS * BASE_OTS],
+            g: vec![Block::ZERO; SUB_BLOCKS * BASE_OTS],
             correlated,
         }
     }
@@ -85,19 +89,27 @@ impl Sender {
     /// `q[128·b .. 128·b + 128]`.
     fn rows(&mut self, sb: usize, u: &[u8]) {
         let n = u.len() / U_BLOCK;
-        let mut p = [Block::ZERO; SUB_BLOCKS];
-        // q_i = G(k_i^{s_i}) ⊕ s_i·u_i, masked rather than branched on the secret s_i;
-        // column i of block k is word 128·k + i, at bytes 16·(128·k + i) of msg_u.
-        for i in 0..BASE_OTS {
-            let mask = ((self.s >> i) & 1).wrapping_neg();
-            self.cols.fill(i, sb * SUB_BLOCKS, &mut p[..n]);
-            for (k, g) in p[..n].iter().enumerate() {
-                let w = k * BASE_OTS + i;
-                self.q[w] = g.0 ^ (read_u128(&u[16 * w..]) & mask);
-            }
+        for (i, col) in self.g.chunks_exact_mut(SUB_BLOCKS).enumerate() {
+            self.cols.fill(i, sb * SUB_BLOCKS, &mut col[..n]);
         }
-        for block in self.q[..n * BASE_OTS].as_chunks_mut::<BASE_OTS>().0 {
-            transpose128(block);
+        // q_i = G(k_i^{s_i}) ⊕ s_i·u_i, masked rather than branched on the secret s_i;
+        // column i of block k is word 128·k + i, at bytes 16·(128·k + i) of msg_u. Block by
+        // block: its 128 words gathered from the columns (strided loads that stay in the
+        // L1 cache, where writing each column's blocks 2 KiB apart did not), then
+        // transposed while they are hot.
+        let masks: [u128; BASE_OTS] = core::array::from_fn(|i| ((self.s >> i) & 1).wrapping_neg());
+        for (k, (q, u)) in self.q[..n * BASE_OTS]
+            .as_chunks_mut::<BASE_OTS>()
+            .0
+            .iter_mut()
+            .zip(u.chunks_exact(U_BLOCK))
+            .enumerate()
+        {
+            for (i, ((w, u), mask)) in q.iter_mut().zip(u.chunks_exact(16)).zip(&masks).enumerate()
+            {
+                *w = self.g[i * SUB_BLOCKS + k].0 ^ (read_u128(u) & mask);
+            }
+            transpose128(q);
         }
     }
 
