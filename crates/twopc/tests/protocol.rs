@@ -461,3 +461,56 @@ fn an_evaluator_that_dies_during_the_tables_stops_the_garbler() {
         assert!(start.elapsed() < Duration::from_secs(10), "budget {budget}");
     }
 }
+
+/// The evaluator's input bits in two groups around the garbler's, with an OT chunk (8,192)
+/// crossing from the first group to the second: every label must land on its own wire.
+/// Output bit `i` is evaluator bit `i` XOR garbler bit `i mod 100`.
+#[test]
+fn evaluator_inputs_in_several_groups_get_their_own_labels() {
+    use transputation_circuits::{BitOrder, InputGroup, OutputGroup};
+    let group = |party, len| InputGroup {
+        party,
+        len,
+        order: BitOrder::LsbFirst,
+        name: String::new(),
+    };
+    let (e1, g, e2) = (5_000u32, 100u32, 9_000u32);
+    let inputs = e1 + g + e2;
+    let evaluator_wire = |i: u32| if i < e1 { i } else { i + g };
+    let gates: Vec<Gate> = (0..e1 + e2)
+        .map(|i| Gate::Xor {
+            a: evaluator_wire(i),
+            b: e1 + i % g,
+            out: inputs + i,
+        })
+        .collect();
+    let c = Circuit::new(
+        u64::from(inputs + e1 + e2),
+        vec![
+            group(Party::Evaluator, e1),
+            group(Party::Garbler, g),
+            group(Party::Evaluator, e2),
+        ],
+        vec![OutputGroup {
+            wires: (inputs..inputs + e1 + e2).collect(),
+            order: BitOrder::LsbFirst,
+            name: String::new(),
+        }],
+        gates,
+    )
+    .unwrap();
+    let mut bits: Vec<bool> = (0..inputs).map(|i| (i * 7 + i / 3) % 5 < 2).collect();
+    bits[0] = true;
+    let want = c.eval_bits(&bits);
+    let g_in: Vec<bool> = (e1..e1 + g).map(|w| bits[w as usize]).collect();
+    let e_in: Vec<bool> = (0..e1 + e2)
+        .map(|i| bits[evaluator_wire(i) as usize])
+        .collect();
+    for scheme in Scheme::ALL {
+        let opts = Options::new(scheme);
+        let (gr, er) = session(&c, opts.clone(), opts, &g_in, &e_in);
+        let (gr, er) = (gr.unwrap(), er.unwrap());
+        assert_eq!(er.output.as_deref(), Some(&want[..]), "{scheme}");
+        assert_eq!(gr.output, er.output, "{scheme}");
+    }
+}

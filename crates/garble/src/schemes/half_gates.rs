@@ -613,18 +613,18 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
 }
 
 impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
-    fn set_input_labels(&mut self, first: WireId, labels: &[Block]) {
+    fn input_labels_mut(&mut self, first: WireId, len: usize) -> &mut [Block] {
         assert_eq!(
             self.next_window, 0,
             "input labels are set before evaluation"
         );
         let first = first as usize;
-        let end = first + labels.len();
+        let end = first + len;
         assert!(
             end <= self.circuit.n_inputs(),
             "wires {first}..{end} are not all inputs"
         );
-        self.labels[self.schedule.input_slots(end)][first..].copy_from_slice(labels);
+        &mut self.labels[self.schedule.input_slots(end)][first..]
     }
 
     fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {

@@ -209,7 +209,18 @@ pub trait Evaluate: Send {
     ///
     /// # Panics
     /// If evaluation has begun or a wire is not an input wire (caller bugs, not peer input).
-    fn set_input_labels(&mut self, first: WireId, labels: &[Block]);
+    fn set_input_labels(&mut self, first: WireId, labels: &[Block]) {
+        self.input_labels_mut(first, labels.len())
+            .copy_from_slice(labels);
+    }
+
+    /// The labels of the input wires `first .. first + len`, in wire order, to be written in
+    /// place (as [`Evaluate::set_input_labels`] does from a copy): a 2PC evaluator decodes
+    /// the labels it receives straight into them.
+    ///
+    /// # Panics
+    /// As [`Evaluate::set_input_labels`].
+    fn input_labels_mut(&mut self, first: WireId, len: usize) -> &mut [Block];
 
     /// An error unless every gate of `circuit` was evaluated.
     fn check_done(&self, circuit: &Circuit) -> Result<(), EvalError> {
