@@ -309,9 +309,9 @@ fn xor_gates(table: &mut [Block], ops: &[super::waves::Op]) {
 /// packed into 8 bytes each, `a | b << 21 | out << 42`, wave after wave. Every wave's free
 /// ops run through this array alone: the 16-byte ops, whose `aux` an XOR does not use, would
 /// stream 56 bytes of program per AND gate of the MinCut-size circuit (2.5 XOR gates each)
-/// instead of 36. (`garble-bench`, alternating with the 16-byte loop, 5 rounds: 16.7 → 15.95
-/// ns/AND garbling, 12.4 → 12.0 evaluating.) Empty when a slot does not fit in 21 bits;
-/// those programs keep the 16-byte loop.
+/// instead of 36. (`garble-bench` on it, alternating with the 16-byte loop, 5 rounds:
+/// 16.9 → 15.7 ns/AND garbling, 12.6 → 11.8 evaluating.) Empty when a slot does not fit in
+/// 21 bits; those programs keep the 16-byte loop.
 #[derive(Debug, Default)]
 struct PackedXors {
     ops: Vec<u64>,
