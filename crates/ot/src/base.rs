@@ -233,10 +233,9 @@ impl Precomputed {
         self.cs.is_empty()
     }
 
-    /// [`receive`] with the precomputed half. The multiplications by `A` use a table built
-    /// for `A` (about 1 ms, then ~14 µs per multiplication against ~33 µs variable-base on
-    /// this machine class): 40 % less CPU, and less time on two threads too, which matters
-    /// when both parties share the cores (the evaluator waits for this message).
+    /// [`receive`] with the precomputed half. Multiplications by `A` are variable-base
+    /// here: once the `c_i·G` are done, a table for `A` no longer pays for itself on two
+    /// threads or more.
     ///
     /// # Errors
     /// As [`receive`].
@@ -251,9 +250,14 @@ impl Precomputed {
         );
         check_len(Message::A, msg_a, POINT_LEN)?;
         let big_a = decode(msg_a, Message::A, 0)?;
-        let table_a = RistrettoBasepointTable::create(&big_a);
-        let c_a = par_map(&self.cs, threads(), |_, c| &table_a * c);
-        Ok(finish(msg_a, choices, &self.c_g, &c_a, &table_a * &half()))
+        let threads = threads();
+        let c_a = if threads >= 2 {
+            par_map(&self.cs, threads, |_, c| big_a * c)
+        } else {
+            let table_a = RistrettoBasepointTable::create(&big_a);
+            self.cs.iter().map(|c| &table_a * c).collect()
+        };
+        Ok(finish(msg_a, choices, &self.c_g, &c_a, big_a * half()))
     }
 }
 
