@@ -559,10 +559,9 @@ impl Listener {
 /// without one, as on a signal, returns early: the caller tries to accept and waits again).
 fn wait_readable(listener: &std::net::TcpListener, timeout: Duration) -> Result<()> {
     use rustix::event::{poll, PollFd, PollFlags, Timespec};
-    let timeout = Timespec::try_from(timeout).unwrap_or(Timespec {
-        tv_sec: i64::MAX,
-        tv_nsec: 0,
-    });
+    // At most a day per wait (every platform's poll takes that; the caller waits again).
+    let timeout = Timespec::try_from(timeout.min(Duration::from_secs(86_400)))
+        .expect("a day fits a timespec");
     match poll(&mut [PollFd::new(listener, PollFlags::IN)], Some(&timeout)) {
         Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
         Err(e) => Err(Error::Io {

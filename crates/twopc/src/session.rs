@@ -262,25 +262,30 @@ fn idle_priority() {
 
 /// An empty buffer of `capacity` bytes whose pages are already mapped.
 fn touched(capacity: usize) -> Vec<u8> {
-    touched_vec(capacity)
+    touched_vec(capacity, TOUCH_BYTE)
 }
 
-/// `len` zero bytes whose pages are already mapped, for a buffer written over in place.
-fn zeroed(len: usize) -> Vec<u8> {
+/// `len` bytes of no meaning whose pages are already mapped, for a buffer that is only
+/// ever written over in place and read up to where it was written.
+fn filled(len: usize) -> Vec<u8> {
     let mut v = touched(len);
-    v.resize(len, 0);
+    v.resize(len, TOUCH_BYTE);
     v
 }
+
+/// What [`touched`] writes: not zero (see [`touched_vec`]).
+const TOUCH_BYTE: u8 = 0xa5;
 
 /// An empty vector with room for `capacity` values whose pages are already mapped: a
 /// session's buffers are made before it starts, since every fresh page costs a fault on
 /// first write (about a microsecond here, a thousand per 4 MiB).
-fn touched_vec<T: Copy + Default>(capacity: usize) -> Vec<T> {
-    // Not `vec![T::default(); n]`: for a zero integer that is a zeroed allocation, whose
-    // pages the kernel maps only on first write (in the session: ~3,000 faults, 2–3 ms of
-    // the evaluator's CPU on the MinCut size). An opaque fill value makes the writes real.
+fn touched_vec<T: Copy>(capacity: usize, fill: T) -> Vec<T> {
+    // Not `vec![0; n]`: for zero integers that is a zeroed allocation, whose pages the
+    // kernel maps only on first write (in the session: ~3,000 faults, 2–3 ms of the
+    // evaluator's CPU on the MinCut size). A non-zero fill also keeps the kernel from taking
+    // back zero-filled pages of a huge page as unused. The opaque value makes the writes real.
     let mut v = Vec::with_capacity(capacity);
-    v.resize(capacity, std::hint::black_box(T::default()));
+    v.resize(capacity, std::hint::black_box(fill));
     v.clear();
     v
 }
@@ -340,7 +345,6 @@ fn wires_of(circuit: &Circuit, party: Party) -> Vec<std::ops::Range<WireId>> {
         .collect()
 }
 
-/// Hands `evaluate` one label per input wire of `party`, in wire order.
 /// Sets the labels of a party's input bits `first .. first + labels.len()` (counted over its
 /// input wires `ranges`, in wire order).
 fn put_labels(
@@ -361,6 +365,7 @@ fn put_labels(
         evaluate.set_input_labels(r.start + first as WireId, &labels[..n]);
         (first, labels) = (0, &labels[n..]);
     }
+    debug_assert!(labels.is_empty(), "labels past the party's last input wire");
 }
 
 fn check_input(circuit: &Circuit, party: Party, bits: &[bool]) -> Result<(), Error> {
@@ -390,8 +395,7 @@ pub struct Garbler<'c> {
     /// session so that the protocol does not pay for page faults.
     ot_out: Vec<Vec<u8>>,
     /// The tables garbled ahead during the OT, batch after batch, written over in place:
-    /// allocated, touched and zeroed before the session (16 MiB would cost 4,096 page
-    /// faults and a memset).
+    /// allocated and touched before the session (16 MiB would cost 4,096 page faults).
     ahead: Vec<u8>,
     /// The batch buffers that circulate between garbling and sending after the OT,
     /// touched before the session too.
@@ -458,7 +462,7 @@ impl<'c> Garbler<'c> {
             ot_labels,
             ot_setup,
             ot_out,
-            ahead: zeroed(ahead_room),
+            ahead: filled(ahead_room),
             batches,
             recv_buf,
             all_ahead,
@@ -709,7 +713,7 @@ impl<'c> Evaluator<'c> {
         );
         let ot_rows = input
             .chunks(OT_CHUNK)
-            .map(|c| touched_vec(transputation_ot::padded(c.len())))
+            .map(|c| touched_vec(transputation_ot::padded(c.len()), u128::MAX))
             .collect();
         Ok(Evaluator {
             circuit,
@@ -720,7 +724,7 @@ impl<'c> Evaluator<'c> {
             ot_start: transputation_ot::Receiver::start(&mut rand::thread_rng()),
             batches,
             recv_buf,
-            ot_labels: touched_vec(OT_CHUNK.min(n_e)),
+            ot_labels: touched_vec(OT_CHUNK.min(n_e), Block(u128::MAX)),
             ot_rows,
             table_bytes: usize::try_from(table_bytes).map_err(|_| {
                 Error::Input("the garbled circuit is too large for this machine".into())
@@ -798,6 +802,8 @@ impl<'c> Evaluator<'c> {
             std::mem::take(&mut self.batches),
             |msg| {
                 if received == expected {
+                    // Nothing to receive (a circuit without tables): an empty batch.
+                    msg.clear();
                     return Ok(false);
                 }
                 wire_ref.ch.recv_message_into(msg)?;
@@ -865,6 +871,7 @@ mod tests {
     use super::*;
 
     /// Minor page faults of the calling thread so far.
+    #[cfg(target_os = "linux")]
     #[allow(unsafe_code)]
     fn thread_faults() -> i64 {
         // SAFETY: `usage` is a valid, writable rusage for the call's duration.
@@ -876,10 +883,11 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn touched_buffers_do_not_fault_when_filled() {
         const BYTES: usize = 32 << 20; // 8,192 pages
         let mut bytes = touched(BYTES);
-        let mut words = touched_vec::<u128>(BYTES / 16);
+        let mut words = touched_vec(BYTES / 16, u128::MAX);
         let before = thread_faults();
         bytes.resize(BYTES, 1);
         words.resize(BYTES / 16, 1);

@@ -329,7 +329,8 @@ impl PackedXors {
             .iter()
             .map(|(c, end)| (end - c.end) as usize)
             .sum();
-        if u64::from(schedule.slots) > PACKED_MASK || u32::try_from(free_ops).is_err() {
+        // Slots `0..slots` must fit in 21 bits.
+        if u64::from(schedule.slots) > PACKED_MASK + 1 || u32::try_from(free_ops).is_err() {
             return PackedXors::default();
         }
         let mut ops = Vec::with_capacity(free_ops);

@@ -176,10 +176,13 @@ pub trait Garble: Send {
     }
 
     /// As [`Garble::garble`], writing the tables into `out` from byte `at` on and returning
-    /// where they end (and whether gates remain). What `out` holds from `at` on is
-    /// overwritten, not zeroed first: `out` grows only where it is too short and keeps its
-    /// length past the end otherwise, so a caller that reuses one buffer (a session's send
-    /// buffers, `garble-bench`) pays for no memset (32 bytes per AND gate, ~1 ns).
+    /// where they end (and whether gates remain). The tables are `out[at..end]`; what `out`
+    /// holds past `end` is unspecified (the caller takes `..end`). The half-gates schemes,
+    /// which write every byte of their tables, overwrite what `out` held from `at` on
+    /// without zeroing it first and grow it only where it is too short, so a caller that
+    /// reuses one buffer (a session's send buffers, `garble-bench`) pays for no memset (32
+    /// bytes per AND gate, ~1 ns); `prf`, whose mask bytes are ORed in, truncates `out` to
+    /// `at` and appends into zeroed space.
     ///
     /// # Panics
     /// If `at > out.len()`.

@@ -119,7 +119,7 @@ impl ReceiverExtension {
         msg_u
     }
 
-    /// As [`ReceiverExtension::extend`], writing msg_u into `msg_u` (cleared first), so
+    /// As [`ReceiverExtension::extend`], writing msg_u over what `msg_u` held (resized to its length), so
     /// that a caller can reuse one buffer for every chunk.
     ///
     /// # Panics

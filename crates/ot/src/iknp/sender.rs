@@ -94,8 +94,8 @@ impl Sender {
         }
         // q_i = G(k_i^{s_i}) ⊕ s_i·u_i, masked rather than branched on the secret s_i;
         // column i of block k is word 128·k + i, at bytes 16·(128·k + i) of msg_u. Block by
-        // block: its 128 words gathered from the columns (strided loads that stay in the
-        // L1 cache, where writing each column's blocks 2 KiB apart did not), then
+        // block: its 128 words gathered from the columns (strided loads, each cache line
+        // used by the next blocks too, where stores scattered 2 KiB apart missed), then
         // transposed while they are hot.
         let masks: [u128; BASE_OTS] = core::array::from_fn(|i| ((self.s >> i) & 1).wrapping_neg());
         for (k, (q, u)) in self.q[..n * BASE_OTS]
