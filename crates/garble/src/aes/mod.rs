@@ -52,7 +52,6 @@
 //! unfused formula.
 
 use crate::block::Block;
-use crate::schemes::waves::Op;
 use aes::cipher::{Array, BlockCipherEncrypt, KeyInit};
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -324,51 +323,52 @@ impl FixedKeyAes {
 }
 
 impl FixedKeyAes {
-    /// The half-gates garbler's AND gates `ops` (independent gates, e.g. one wave's crypto
-    /// gates) with this AES as the TCCR permutation, fused: for each op its input 0-labels
-    /// from `zero`, the four hashes of [`FixedKeyAes::tccr_and_gates`], its table `TG ‖ TE`
-    /// written to `window[offsets[i]..][..32]` and its output 0-label to `zero[op.out()]`
-    /// (`half_gates::garble_and`). Only the VAES backend has it; returns whether it ran.
+    /// The half-gates garbler's AND gates `ands = (slots, index, first)` (independent
+    /// gates, e.g. one wave's crypto gates: their slots packed as `a | b << 21 | out << 42`
+    /// ([`crate::schemes::waves::pack_slots`]), their AND indices, and the index of the
+    /// window's first AND gate) with this AES as the TCCR permutation, fused: for each gate
+    /// its input 0-labels from `zero`, the four hashes of [`FixedKeyAes::tccr_and_gates`],
+    /// its table `TG ‖ TE` written to `window[32 · (n − first)..][..32]` and its output
+    /// 0-label to `zero[out]` (`half_gates::garble_and`). Only the VAES backend has it;
+    /// returns whether it ran.
     ///
     /// # Panics
-    /// If the slices differ in length or a slot or offset is out of range.
+    /// If the slices differ in length or a slot or table is out of range.
     pub(crate) fn garble_and_gates(
         &self,
         delta: Block,
         zero: &mut [Block],
-        ops: &[Op],
-        offsets: &[u32],
+        ands: (&[u64], &[u32], u32),
         window: &mut [u8],
     ) -> bool {
-        assert_eq!(ops.len(), offsets.len(), "one offset per gate");
+        assert_eq!(ands.0.len(), ands.1.len(), "one AND index per gate");
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
         if let Expanded::Vaes(t, rk) = &self.expanded {
-            t.garble_and_gates(rk, delta, zero, ops, offsets, window);
+            t.garble_and_gates(rk, delta, zero, ands, window);
             return true;
         }
         let _ = (delta, zero, window);
         false
     }
 
-    /// The half-gates evaluator's AND gates `ops` (independent gates), fused: for each op
-    /// its labels from `labels`, the two hashes of [`FixedKeyAes::tccr_eval_gates`], and its
-    /// output label from its table at `window[offsets[i]..][..32]` written to
-    /// `labels[op.out()]` (`half_gates::eval_and`). Only the VAES backend has it; returns
-    /// whether it ran.
+    /// The half-gates evaluator's AND gates `ands` (independent gates, given as for
+    /// [`FixedKeyAes::garble_and_gates`]), fused: for each gate its labels from `labels`,
+    /// the two hashes of [`FixedKeyAes::tccr_eval_gates`], and its output label from its
+    /// table at `window[32 · (n − first)..][..32]` written to `labels[out]`
+    /// (`half_gates::eval_and`). Only the VAES backend has it; returns whether it ran.
     ///
     /// # Panics
     /// As [`FixedKeyAes::garble_and_gates`].
     pub(crate) fn eval_and_gates(
         &self,
         labels: &mut [Block],
-        ops: &[Op],
-        offsets: &[u32],
+        ands: (&[u64], &[u32], u32),
         window: &[u8],
     ) -> bool {
-        assert_eq!(ops.len(), offsets.len(), "one offset per gate");
+        assert_eq!(ands.0.len(), ands.1.len(), "one AND index per gate");
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
         if let Expanded::Vaes(t, rk) = &self.expanded {
-            t.eval_and_gates(rk, labels, ops, offsets, window);
+            t.eval_and_gates(rk, labels, ands, window);
             return true;
         }
         let _ = (labels, window);

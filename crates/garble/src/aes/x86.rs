@@ -49,7 +49,7 @@ use core::arch::x86::*;
 use core::arch::x86_64::*;
 
 use crate::block::Block;
-use crate::schemes::waves::Op;
+use crate::schemes::waves::unpack_slots;
 
 /// The expanded key: round keys 0 to 10, as blocks.
 pub(super) type RoundKeys = [Block; 11];
@@ -198,13 +198,12 @@ impl Vaes {
         rk: &RoundKeys,
         delta: Block,
         zero: &mut [Block],
-        ops: &[Op],
-        offsets: &[u32],
+        ands: (&[u64], &[u32], u32),
         window: &mut [u8],
     ) {
-        debug_assert_eq!(ops.len(), offsets.len());
+        debug_assert_eq!(ands.0.len(), ands.1.len());
         // SAFETY: the token proves that the CPU has the kernel's target features.
-        unsafe { vaes::garble_and_gates(rk, delta, zero, ops, offsets, window) }
+        unsafe { vaes::garble_and_gates(rk, delta, zero, ands, window) }
     }
 
     /// The half-gates evaluator's AND gates, fused (see `FixedKeyAes::eval_and_gates`).
@@ -212,13 +211,12 @@ impl Vaes {
         self,
         rk: &RoundKeys,
         labels: &mut [Block],
-        ops: &[Op],
-        offsets: &[u32],
+        ands: (&[u64], &[u32], u32),
         window: &[u8],
     ) {
-        debug_assert_eq!(ops.len(), offsets.len());
+        debug_assert_eq!(ands.0.len(), ands.1.len());
         // SAFETY: the token proves that the CPU has the kernel's target features.
-        unsafe { vaes::eval_and_gates(rk, labels, ops, offsets, window) }
+        unsafe { vaes::eval_and_gates(rk, labels, ands, window) }
     }
 
     /// The two TCCR hashes of each evaluated AND gate (see `FixedKeyAes::tccr_eval_gates`).
@@ -974,6 +972,37 @@ mod vaes {
         (&mut window[pos..pos + 32]).try_into().expect("32 bytes")
     }
 
+    /// One AND gate of a packed program: its slots, its AND index `n` and the position of
+    /// its table in the window, `32 · (n − first)` (tables are written in AND order).
+    #[derive(Clone, Copy)]
+    struct AndOp {
+        a: usize,
+        b: usize,
+        out: usize,
+        n: u32,
+        pos: u32,
+    }
+
+    /// The AND gates of packed slots `ands` (`a | b << 21 | out << 42`) and AND indices
+    /// `index`, in a window whose first AND gate has index `first`.
+    #[inline(always)]
+    fn and_ops<'a>(
+        ands: &'a [u64],
+        index: &'a [u32],
+        first: u32,
+    ) -> impl Iterator<Item = AndOp> + 'a {
+        ands.iter().zip(index).map(move |(&p, &n)| {
+            let (a, b, out) = unpack_slots(p);
+            AndOp {
+                a,
+                b,
+                out,
+                n,
+                pos: 32 * (n - first),
+            }
+        })
+    }
+
     /// Garbles `count <= N` AND gates `ops[..count]`, one register each (see
     /// [`garble_and_gates`]): every input is read before any output is written.
     #[inline]
@@ -983,25 +1012,21 @@ mod vaes {
         delta: __m128i,
         dmask: __m512i,
         zero: &mut [Block],
-        ops: &[Op],
-        offsets: &[u32],
+        (ands, index, first): (&[u64], &[u32], u32),
         window: &mut [u8],
     ) {
         let (mut s, mut t) = ([_mm512_setzero_si512(); N], [_mm512_setzero_si512(); N]);
         let mut a0s = [_mm_setzero_si128(); N];
         let mut b0s = [_mm_setzero_si128(); N];
-        for (g, op) in ops.iter().enumerate().take(N) {
-            let (a0, b0) = (
-                ni::load(&zero[op.a as usize]),
-                ni::load(&zero[op.b as usize]),
-            );
+        for (g, op) in and_ops(ands, index, first).enumerate().take(N) {
+            let (a0, b0) = (ni::load(&zero[op.a]), ni::load(&zero[op.b]));
             (a0s[g], b0s[g]) = (a0, b0);
             let ab = _mm512_inserti32x4::<1>(_mm512_castsi128_si512(a0), b0);
             s[g] = and_gate_block(ab, dmask);
-            t[g] = and_gate_tweaks(op.aux);
+            t[g] = and_gate_tweaks(op.n);
         }
         tccr_core::<N, SITE>(k, &mut s, &t);
-        for (g, (op, &pos)) in ops.iter().zip(offsets).enumerate().take(N) {
+        for (g, op) in and_ops(ands, index, first).enumerate().take(N) {
             // h = (H(a0, j), H(a1, j), H(b0, j'), H(b1, j')); d = (h0 ⊕ h1, ·, h2 ⊕ h3, ·).
             let h = s[g];
             let d = _mm512_xor_si512(h, _mm512_shuffle_i64x2::<SWAP_PAIRS>(h, h));
@@ -1016,8 +1041,8 @@ mod vaes {
                 _mm_xor_si128(h0, h2),
                 _mm_xor_si128(_mm_and_si128(tg, ma), _mm_and_si128(d23, mb)),
             );
-            store_table(table_at_mut(window, pos), tg, te);
-            ni::store(&mut zero[op.out() as usize], c0);
+            store_table(table_at_mut(window, op.pos), tg, te);
+            ni::store(&mut zero[op.out], c0);
         }
     }
 
@@ -1043,20 +1068,19 @@ mod vaes {
         rk: &RoundKeys,
         delta: Block,
         zero: &mut [Block],
-        ops: &[Op],
-        offsets: &[u32],
+        (ands, index, first): (&[u64], &[u32], u32),
         window: &mut [u8],
     ) {
         let k = broadcast_keys(rk);
         let d = ni::load(&delta);
         let dmask = _mm512_maskz_broadcast_i32x4(0xf0f0, d);
-        let (ops, offsets) = (ops.chunks_exact(WIDTH), offsets.chunks_exact(WIDTH));
-        let rest = ops.remainder().chunks(1).zip(offsets.remainder().chunks(1));
-        for (ops, offsets) in ops.zip(offsets) {
-            garble_group::<WIDTH, 7>(&k, d, dmask, zero, ops, offsets, window);
+        let (ands, index) = (ands.chunks_exact(WIDTH), index.chunks_exact(WIDTH));
+        let rest = ands.remainder().chunks(1).zip(index.remainder().chunks(1));
+        for (a, n) in ands.zip(index) {
+            garble_group::<WIDTH, 7>(&k, d, dmask, zero, (a, n, first), window);
         }
-        for (op, off) in rest {
-            garble_group::<1, 8>(&k, d, dmask, zero, op, off, window);
+        for (a, n) in rest {
+            garble_group::<1, 8>(&k, d, dmask, zero, (a, n, first), window);
         }
     }
 
@@ -1067,29 +1091,25 @@ mod vaes {
     fn eval_group<const N: usize, const SITE: u8>(
         k: &[__m512i; 11],
         labels: &mut [Block],
-        ops: &[Op],
-        offsets: &[u32],
+        (ands, index, first): (&[u64], &[u32], u32),
         window: &[u8],
     ) {
         let (mut s, mut t) = ([_mm512_setzero_si512(); N], [_mm512_setzero_si512(); N]);
         // Per register, the labels [a, b] of its two gates.
         let mut ins = [[[_mm_setzero_si128(); 2]; 2]; N];
-        for (g, op) in ops.iter().enumerate().take(2 * N) {
-            ins[g / 2][g % 2] = [
-                ni::load(&labels[op.a as usize]),
-                ni::load(&labels[op.b as usize]),
-            ];
+        for (g, op) in and_ops(ands, index, first).enumerate().take(2 * N) {
+            ins[g / 2][g % 2] = [ni::load(&labels[op.a]), ni::load(&labels[op.b])];
         }
         for (r, (s, t)) in s.iter_mut().zip(t.iter_mut()).enumerate() {
             let [[a0, b0], [a1, b1]] = ins[r];
             let lo = _mm512_inserti32x4::<1>(_mm512_castsi128_si512(a0), b0);
             let hi = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(a1), b1);
             *s = _mm512_inserti64x4::<1>(lo, hi);
-            let n = |g: usize| ops.get(g).map_or(0, |op| op.aux);
+            let n = |g: usize| index.get(g).copied().unwrap_or(0);
             *t = eval_tweaks(n(2 * r), n(2 * r + 1));
         }
         tccr_core::<N, SITE>(k, &mut s, &t);
-        for (g, (op, &pos)) in ops.iter().zip(offsets).enumerate().take(2 * N) {
+        for (g, op) in and_ops(ands, index, first).enumerate().take(2 * N) {
             let h = s[g / 2];
             let (ha, hb) = if g % 2 == 0 {
                 (_mm512_castsi512_si128(h), _mm512_extracti32x4_epi32::<1>(h))
@@ -1100,13 +1120,13 @@ mod vaes {
                 )
             };
             let [a, b] = ins[g / 2][g % 2];
-            let (tg, te) = load_table(table_at(window, pos));
+            let (tg, te) = load_table(table_at(window, op.pos));
             // `half_gates::eval_and`: (H(a) ⊕ sa·TG) ⊕ (H(b) ⊕ sb·(TE ⊕ a)).
             let out = _mm_xor_si128(
                 _mm_xor_si128(ha, _mm_and_si128(tg, lsb_mask(a))),
                 _mm_xor_si128(hb, _mm_and_si128(_mm_xor_si128(te, a), lsb_mask(b))),
             );
-            ni::store(&mut labels[op.out() as usize], out);
+            ni::store(&mut labels[op.out], out);
         }
     }
 
@@ -1119,18 +1139,17 @@ mod vaes {
     pub(super) fn eval_and_gates(
         rk: &RoundKeys,
         labels: &mut [Block],
-        ops: &[Op],
-        offsets: &[u32],
+        (ands, index, first): (&[u64], &[u32], u32),
         window: &[u8],
     ) {
         let k = broadcast_keys(rk);
-        let (ops, offsets) = (ops.chunks_exact(2 * WIDTH), offsets.chunks_exact(2 * WIDTH));
-        let rest = ops.remainder().chunks(2).zip(offsets.remainder().chunks(2));
-        for (ops, offsets) in ops.zip(offsets) {
-            eval_group::<WIDTH, 9>(&k, labels, ops, offsets, window);
+        let (ands, index) = (ands.chunks_exact(2 * WIDTH), index.chunks_exact(2 * WIDTH));
+        let rest = ands.remainder().chunks(2).zip(index.remainder().chunks(2));
+        for (a, n) in ands.zip(index) {
+            eval_group::<WIDTH, 9>(&k, labels, (a, n, first), window);
         }
-        for (ops, offsets) in rest {
-            eval_group::<1, 10>(&k, labels, ops, offsets, window);
+        for (a, n) in rest {
+            eval_group::<1, 10>(&k, labels, (a, n, first), window);
         }
     }
 

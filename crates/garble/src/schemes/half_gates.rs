@@ -25,7 +25,7 @@ use std::ops::Range;
 
 use transputation_circuits::{Circuit, Gate, WireId};
 
-use super::waves::{OpKind, Schedule, REUSE_SLOTS};
+use super::waves::{pack_slots, unpack_slots, OpKind, Schedule, PACKED_SLOTS, REUSE_SLOTS};
 use super::{wire_table, EvalError, Evaluate, Garble, HALF_GATES_AND_BYTES};
 use crate::aes::{encrypt_under_keys, Backend, FixedKeyAes};
 use crate::block::Block;
@@ -305,54 +305,100 @@ fn xor_gates(table: &mut [Block], ops: &[super::waves::Op]) {
     }
 }
 
-/// The free ops of a half-gates program (XORs, and INV as an XOR with the constant slot)
-/// packed into 8 bytes each, `a | b << 21 | out << 42`, wave after wave. Every wave's free
-/// ops run through this array alone: the 16-byte ops, whose `aux` an XOR does not use, would
-/// stream 56 bytes of program per AND gate of the MinCut-size circuit (2.5 XOR gates each)
-/// instead of 36. (`garble-bench` on it, alternating with the 16-byte loop, 5 rounds:
-/// 16.9 → 15.7 ns/AND garbling, 12.6 → 11.8 evaluating.) Empty when a slot does not fit in
-/// 21 bits; those programs keep the 16-byte loop.
+/// A half-gates program in packed form, wave after wave: every gate's slots in 8 bytes
+/// ([`pack_slots`]), the AND gates' indices beside theirs, and per window the index of its
+/// first AND gate (an AND gate's table is at `32 · (n − first)` in its window). The XOR
+/// loops and the fused AND kernels stream this instead of the 16-byte ops (whose `aux` an
+/// XOR does not use) and the AND gates' 4-byte table offsets: 32 bytes of program per AND
+/// gate of the MinCut-size circuit (2.5 XOR gates each) instead of 60. (`garble-bench` on
+/// it, alternating, 5 rounds each: packing the XOR gates took 16.9 → 15.7 ns/AND garbling
+/// and 12.6 → 11.8 evaluating, then packing the AND gates 15.85 → 15.34 and 11.32 → 10.93.)
+/// Empty when the program has more than [`PACKED_SLOTS`] slots:
+/// those keep the 16-byte ops, and their AND gates the staged kernels.
 #[derive(Debug, Default)]
-struct PackedXors {
-    ops: Vec<u64>,
-    /// `ops[start[k]..start[k + 1]]` are wave `k`'s.
-    start: Vec<u32>,
+struct Packed {
+    xors: Vec<u64>,
+    /// `xors[xor_start[k]..xor_start[k + 1]]` are wave `k`'s free gates.
+    xor_start: Vec<u32>,
+    ands: Vec<u64>,
+    and_index: Vec<u32>,
+    /// `ands[and_start[k]..and_start[k + 1]]` (and `and_index`) are wave `k`'s AND gates.
+    and_start: Vec<u32>,
+    /// Per window, the AND index of its first AND gate.
+    first_and: Vec<u32>,
 }
 
-const PACKED_BITS: u32 = 21;
-const PACKED_MASK: u64 = (1 << PACKED_BITS) - 1;
-
-impl PackedXors {
-    fn new(schedule: &Schedule) -> PackedXors {
-        let free_ops = schedule
-            .waves
-            .iter()
-            .map(|(c, end)| (end - c.end) as usize)
-            .sum();
-        // Slots `0..slots` must fit in 21 bits.
-        if u64::from(schedule.slots) > PACKED_MASK + 1 || u32::try_from(free_ops).is_err() {
-            return PackedXors::default();
+impl Packed {
+    fn new(schedule: &Schedule) -> Packed {
+        let (free, crypto): (usize, usize) =
+            schedule.waves.iter().fold((0, 0), |(f, c), (w, end)| {
+                (f + (end - w.end) as usize, c + w.len())
+            });
+        if schedule.slots > PACKED_SLOTS || u32::try_from(free.max(crypto)).is_err() {
+            return Packed::default();
         }
-        let mut ops = Vec::with_capacity(free_ops);
-        let mut start = Vec::with_capacity(schedule.waves.len() + 1);
+        let waves = schedule.waves.len() + 1;
+        let mut p = Packed {
+            xors: Vec::with_capacity(free),
+            xor_start: Vec::with_capacity(waves),
+            ands: Vec::with_capacity(crypto),
+            and_index: Vec::with_capacity(crypto),
+            and_start: Vec::with_capacity(waves),
+            first_and: Vec::with_capacity(schedule.windows.len()),
+        };
         for k in 0..schedule.waves.len() {
-            start.push(ops.len() as u32);
-            let (_, free) = schedule.wave(k);
-            ops.extend(schedule.ops[free].iter().map(|op| {
+            p.xor_start.push(p.xors.len() as u32);
+            p.and_start.push(p.ands.len() as u32);
+            let (crypto, free) = schedule.wave(k);
+            p.ands.extend(
+                schedule.ops[crypto.clone()]
+                    .iter()
+                    .map(|op| pack_slots(op.a, op.b, op.out())),
+            );
+            p.and_index
+                .extend(schedule.ops[crypto].iter().map(|op| op.aux));
+            p.xors.extend(schedule.ops[free].iter().map(|op| {
                 debug_assert_eq!(op.kind(), OpKind::Xor, "INV gates are XORs here");
-                u64::from(op.a)
-                    | u64::from(op.b) << PACKED_BITS
-                    | u64::from(op.out()) << (2 * PACKED_BITS)
+                pack_slots(op.a, op.b, op.out())
             }));
         }
-        start.push(ops.len() as u32);
-        PackedXors { ops, start }
+        p.xor_start.push(p.xors.len() as u32);
+        p.and_start.push(p.ands.len() as u32);
+        // Each window's first AND index, from its AND gates' offsets (tables in AND order);
+        // a program where they disagree keeps the unpacked form.
+        for w in &schedule.windows {
+            let mut first = None;
+            for k in w.waves.clone() {
+                for i in schedule.wave(k).0 {
+                    let (n, off) = (schedule.ops[i].aux, schedule.offset[i]);
+                    let f = n.wrapping_sub(off / 32);
+                    if off % 32 != 0 || first.is_some_and(|x| x != f) {
+                        return Packed::default();
+                    }
+                    first = Some(f);
+                }
+            }
+            p.first_and.push(first.unwrap_or(0));
+        }
+        p
     }
 
-    /// Wave `k`'s packed free ops, if the program is packed.
-    fn wave(&self, k: usize) -> Option<&[u64]> {
-        let (&from, &to) = (self.start.get(k)?, self.start.get(k + 1)?);
-        Some(&self.ops[from as usize..to as usize])
+    /// Wave `k`'s packed free gates, if the program is packed.
+    fn xors(&self, k: usize) -> Option<&[u64]> {
+        let (&from, &to) = (self.xor_start.get(k)?, self.xor_start.get(k + 1)?);
+        Some(&self.xors[from as usize..to as usize])
+    }
+
+    /// Wave `k`'s packed AND gates, their indices and window `w`'s first AND index, if the
+    /// program is packed.
+    fn ands(&self, k: usize, w: usize) -> Option<(&[u64], &[u32], u32)> {
+        let (&from, &to) = (self.and_start.get(k)?, self.and_start.get(k + 1)?);
+        let range = from as usize..to as usize;
+        Some((
+            &self.ands[range.clone()],
+            &self.and_index[range],
+            *self.first_and.get(w)?,
+        ))
     }
 }
 
@@ -360,11 +406,7 @@ impl PackedXors {
 #[inline]
 fn xor_gates_packed(table: &mut [Block], ops: &[u64]) {
     for &p in ops {
-        let (a, b, out) = (
-            (p & PACKED_MASK) as usize,
-            ((p >> PACKED_BITS) & PACKED_MASK) as usize,
-            (p >> (2 * PACKED_BITS)) as usize,
-        );
+        let (a, b, out) = unpack_slots(p);
         table[out] = table[a] ^ table[b];
     }
 }
@@ -395,7 +437,7 @@ pub struct HalfGatesGarbler<'c, H> {
     /// The 0-label in every slot (input wire `i` is slot `i`).
     zero: Vec<Block>,
     schedule: Schedule,
-    xors: PackedXors,
+    packed: Packed,
     next_window: usize,
     /// Per AND gate of a chunk: the 0-labels `[a0, b0]`, the AND index, the four hashes.
     inputs: Vec<[Block; 2]>,
@@ -417,7 +459,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             hash,
             delta,
             zero,
-            xors: PackedXors::new(&schedule),
+            packed: Packed::new(&schedule),
             schedule,
             next_window: 0,
             inputs: vec![[Block::ZERO; 2]; GARBLE_CHUNK],
@@ -433,11 +475,11 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
 
     /// Garbles the AND gates `ops[range]` into their window's bytes: in one pass where the
     /// hash has a fused kernel, else a chunk at a time.
-    fn and_batch(&mut self, range: Range<usize>, window: &mut [u8]) {
-        if let Some(aes) = self.hash.tccr_aes() {
-            let ops = &self.schedule.ops[range.clone()];
-            let offsets = &self.schedule.offset[range.clone()];
-            if aes.garble_and_gates(self.delta, &mut self.zero, ops, offsets, window) {
+    fn and_batch(&mut self, k: usize, range: Range<usize>, window: &mut [u8]) {
+        if let (Some(aes), Some(ands)) =
+            (self.hash.tccr_aes(), self.packed.ands(k, self.next_window))
+        {
+            if aes.garble_and_gates(self.delta, &mut self.zero, ands, window) {
                 return;
             }
         }
@@ -474,7 +516,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     }
 
     fn free_gates(&mut self, k: usize, range: Range<usize>) {
-        match self.xors.wave(k) {
+        match self.packed.xors(k) {
             Some(ops) => xor_gates_packed(&mut self.zero, ops),
             None => xor_gates(&mut self.zero, &self.schedule.ops[range]),
         }
@@ -511,7 +553,7 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
             }
             for k in window.waves {
                 let (crypto, free) = self.schedule.wave(k);
-                self.and_batch(crypto, &mut out[base..end]);
+                self.and_batch(k, crypto, &mut out[base..end]);
                 self.free_gates(k, free);
             }
             self.next_window += 1;
@@ -537,7 +579,7 @@ pub struct HalfGatesEvaluator<'c, H> {
     /// The label in every slot.
     labels: Vec<Block>,
     schedule: Schedule,
-    xors: PackedXors,
+    packed: Packed,
     next_window: usize,
     /// Per AND gate of a chunk: the input labels `[a, b]`, the AND index, the two hashes.
     inputs: Vec<[Block; 2]>,
@@ -556,7 +598,7 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
             circuit,
             hash,
             labels,
-            xors: PackedXors::new(&schedule),
+            packed: Packed::new(&schedule),
             schedule,
             next_window: 0,
             inputs: vec![[Block::ZERO; 2]; EVAL_CHUNK],
@@ -567,11 +609,11 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
 
     /// Evaluates the AND gates `ops[range]` from their window's bytes: in one pass where
     /// the hash has a fused kernel, else a chunk at a time.
-    fn and_batch(&mut self, range: Range<usize>, window: &[u8]) {
-        if let Some(aes) = self.hash.tccr_aes() {
-            let ops = &self.schedule.ops[range.clone()];
-            let offsets = &self.schedule.offset[range.clone()];
-            if aes.eval_and_gates(&mut self.labels, ops, offsets, window) {
+    fn and_batch(&mut self, k: usize, range: Range<usize>, window: &[u8]) {
+        if let (Some(aes), Some(ands)) =
+            (self.hash.tccr_aes(), self.packed.ands(k, self.next_window))
+        {
+            if aes.eval_and_gates(&mut self.labels, ands, window) {
                 return;
             }
         }
@@ -606,7 +648,7 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
 
     fn free_gates(&mut self, k: usize, range: Range<usize>) {
         // INV(a) is a ⊕ 0 = a for the evaluator: the constant slot stays 0.
-        match self.xors.wave(k) {
+        match self.packed.xors(k) {
             Some(ops) => xor_gates_packed(&mut self.labels, ops),
             None => xor_gates(&mut self.labels, &self.schedule.ops[range]),
         }
@@ -637,7 +679,7 @@ impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
             let tables = &bytes[used..used + window.bytes];
             for k in window.waves {
                 let (crypto, free) = self.schedule.wave(k);
-                self.and_batch(crypto, tables);
+                self.and_batch(k, crypto, tables);
                 self.free_gates(k, free);
             }
             used += window.bytes;
@@ -827,14 +869,14 @@ pub(crate) mod tests {
         e
     }
 
-    /// The 16-byte XOR loop that programs too large for packed ops keep gives the packed
-    /// loop's tables and labels, garbling and evaluating.
+    /// The 16-byte ops and staged AND gates that programs too large for packing keep give the
+    /// packed program's tables and labels, garbling and evaluating.
     #[test]
-    fn unpacked_xor_ops_garble_and_evaluate_alike() {
+    fn unpacked_programs_garble_and_evaluate_alike() {
         let c = library::load("aes128").unwrap();
         for_each_hash(|name, make| {
-            let (packed, stream) = garble(&c, make(), 9, |g| assert!(!g.xors.ops.is_empty()));
-            let (unpacked, again) = garble(&c, make(), 9, |g| g.xors = PackedXors::default());
+            let (packed, stream) = garble(&c, make(), 9, |g| assert!(!g.packed.xors.is_empty()));
+            let (unpacked, again) = garble(&c, make(), 9, |g| g.packed = Packed::default());
             assert_eq!(again, stream, "{name}: tables");
             assert_eq!(unpacked.decoding(), packed.decoding(), "{name}: decoding");
             let labels: Vec<Block> = {
@@ -848,7 +890,7 @@ pub(crate) mod tests {
             let want = evaluate(&c, make(), &labels, &stream)
                 .output_labels()
                 .unwrap();
-            e.xors = PackedXors::default();
+            e.packed = Packed::default();
             assert_eq!(e.feed(&stream), Ok(stream.len()));
             assert_eq!(e.output_labels().unwrap(), want, "{name}: evaluation");
         });

@@ -53,6 +53,30 @@ pub(crate) enum OpKind {
     AndZero = 4,
 }
 
+/// Bits of a slot in a packed op ([`pack_slots`]).
+pub(crate) const PACKED_BITS: u32 = 21;
+/// The largest program whose slots fit a packed op.
+pub(crate) const PACKED_SLOTS: u32 = 1 << PACKED_BITS;
+const PACKED_MASK: u64 = (1 << PACKED_BITS) - 1;
+
+/// A gate's three slots in 8 bytes, `a | b << 21 | out << 42`, for programs of at most
+/// [`PACKED_SLOTS`] slots: the form in which the half-gates loops stream their gates.
+#[inline(always)]
+pub(crate) fn pack_slots(a: u32, b: u32, out: u32) -> u64 {
+    debug_assert!(a < PACKED_SLOTS && b < PACKED_SLOTS && out < PACKED_SLOTS);
+    u64::from(a) | u64::from(b) << PACKED_BITS | u64::from(out) << (2 * PACKED_BITS)
+}
+
+/// The slots `(a, b, out)` of a packed op.
+#[inline(always)]
+pub(crate) fn unpack_slots(p: u64) -> (usize, usize, usize) {
+    (
+        (p & PACKED_MASK) as usize,
+        ((p >> PACKED_BITS) & PACKED_MASK) as usize,
+        (p >> (2 * PACKED_BITS)) as usize,
+    )
+}
+
 /// One gate as garbled: its slots, its kind and the scheme's number for it, in 16 bytes
 /// (garbling streams through the ops, so their size is memory traffic).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
