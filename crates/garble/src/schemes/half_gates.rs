@@ -542,7 +542,8 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
     fn garble_at(&mut self, out: &mut Vec<u8>, at: usize, target: usize) -> (usize, bool) {
         assert!(at <= out.len(), "tables are written from within the buffer");
         let mut end = at;
-        while self.next_window < self.schedule.windows.len() && end - at < target {
+        // At least one window with tables per call (a `target` of 0 still makes progress).
+        while self.next_window < self.schedule.windows.len() && (end == at || end - at < target) {
             let window = self.schedule.windows[self.next_window].clone();
             let base = end;
             end += window.bytes;

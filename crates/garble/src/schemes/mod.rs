@@ -163,7 +163,8 @@ pub trait Garble: Send {
     }
 
     /// Garbles gates in order and appends their tables to `out` until at least `target`
-    /// bytes were added or the circuit is done. Returns whether gates remain.
+    /// bytes (and at least one window's tables) were added or the circuit is done. Returns
+    /// whether gates remain.
     fn garble(&mut self, out: &mut Vec<u8>, target: usize) -> bool {
         let at = out.len();
         let (end, more) = self.garble_at(out, at, target);

@@ -470,7 +470,10 @@ impl PrfGarbler<'_> {
         // A call ends only where no AND pair is split, so that every mask byte it returns is
         // complete: after a window whose last mask byte is full.
         let mut split = false;
-        while self.next_window < windows && (out.len() - start < target || split) {
+        // At least one window with tables per call (a `target` of 0 still makes progress).
+        while self.next_window < windows
+            && (out.len() == start || out.len() - start < target || split)
+        {
             let window = self.schedule.windows[self.next_window].clone();
             self.draw_randomness(&window);
             let base = out.len();
