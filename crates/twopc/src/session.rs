@@ -268,25 +268,30 @@ fn touched(capacity: usize) -> Vec<u8> {
 /// `len` bytes of no meaning whose pages are already mapped, for a buffer that is only
 /// ever written over in place and read up to where it was written.
 fn filled(len: usize) -> Vec<u8> {
-    let mut v = touched(len);
-    v.resize(len, TOUCH_BYTE);
-    v
+    filled_vec(len, TOUCH_BYTE)
 }
 
-/// What [`touched`] writes: not zero (see [`touched_vec`]).
+/// What [`touched`] and [`filled`] write: not zero (see [`filled_vec`]).
 const TOUCH_BYTE: u8 = 0xa5;
 
 /// An empty vector with room for `capacity` values whose pages are already mapped: a
 /// session's buffers are made before it starts, since every fresh page costs a fault on
 /// first write (about a microsecond here, a thousand per 4 MiB).
 fn touched_vec<T: Copy>(capacity: usize, fill: T) -> Vec<T> {
-    // Not `vec![0; n]`: for zero integers that is a zeroed allocation, whose pages the
-    // kernel maps only on first write (in the session: ~3,000 faults, 2–3 ms of the
-    // evaluator's CPU on the MinCut size). A non-zero fill also keeps the kernel from taking
-    // back zero-filled pages of a huge page as unused. The opaque value makes the writes real.
-    let mut v = Vec::with_capacity(capacity);
-    v.resize(capacity, std::hint::black_box(fill));
+    let mut v = filled_vec(capacity, fill);
     v.clear();
+    v
+}
+
+/// `len` copies of `fill`, every page written now.
+fn filled_vec<T: Copy>(len: usize, fill: T) -> Vec<T> {
+    // Not `vec![0; n]`: for zero integers that is a zeroed allocation, whose pages the
+    // kernel maps only on first write (in the session: page faults were a fifth of the
+    // evaluator's samples while it received the garbler's labels, 2–3 ms of its CPU on the
+    // MinCut size). A non-zero fill also keeps the kernel from taking back zero-filled pages
+    // of a huge page as unused. The opaque value makes the writes real.
+    let mut v = Vec::with_capacity(len);
+    v.resize(len, std::hint::black_box(fill));
     v
 }
 
@@ -892,7 +897,7 @@ mod tests {
         bytes.resize(BYTES, 1);
         words.resize(BYTES / 16, 1);
         let faults = thread_faults() - before;
-        // A lazily mapped buffer faults once per page written (16,384 here).
+        // A lazily mapped buffer faults once per page written (8,192 per buffer here).
         assert!(
             faults < 64,
             "{faults} page faults filling pre-touched buffers"

@@ -21,7 +21,7 @@
 //!
 //! The half-gates AND gates under the TCCR hash also have fused VAES kernels
 //! (`garble_and_gates`, `eval_and_gates`): they read the input labels straight from the
-//! label table by the ops' slots, hash in registers, and write tables and output labels, so
+//! label table by the gates' packed slots, hash in registers, and write tables and output labels, so
 //! that no label or hash goes through a staging buffer. Staged inputs written as 64-bit
 //! halves and read back as vectors stall on store forwarding; on the MinCut-size circuit
 //! fusing took garbling from about 20 to 18.5 ns per AND gate and evaluation from 15 to 14.
@@ -1003,7 +1003,7 @@ mod vaes {
         })
     }
 
-    /// Garbles `count <= N` AND gates `ops[..count]`, one register each (see
+    /// Garbles the first `N` (or fewer) AND gates of `ands`, one register each (see
     /// [`garble_and_gates`]): every input is read before any output is written.
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,avx,avx2,vaes,avx512f,avx512bw")]
@@ -1057,12 +1057,12 @@ mod vaes {
         _mm512_shuffle_epi8(t, byte_reverse_64())
     }
 
-    /// The half-gates garbler's AND gates with the TCCR hash, fused: for each op, its
-    /// 0-labels read from `zero`, its four hashes, its table `TG ‖ TE` written to
-    /// `window[offsets[i]..][..32]` and its output 0-label to `zero[op.out()]`, `WIDTH`
-    /// gates at a time with nothing staged in memory. The ops must be independent (one
-    /// wave's): gates are processed in order, every input of a group read before its
-    /// outputs are written.
+    /// The half-gates garbler's AND gates with the TCCR hash, fused: for each gate of
+    /// `(slots, index, first)` ([`and_ops`]), its 0-labels read from `zero`, its four
+    /// hashes, its table `TG ‖ TE` written to `window[32 · (n − first)..][..32]` and its
+    /// output 0-label to `zero[out]`, `WIDTH` gates at a time with nothing staged in memory.
+    /// The gates must be independent (one wave's): they are processed in order, every input
+    /// of a group read before its outputs are written.
     #[target_feature(enable = "aes,sse2,ssse3,avx,avx2,vaes,avx512f,avx512bw")]
     pub(super) fn garble_and_gates(
         rk: &RoundKeys,
@@ -1084,7 +1084,7 @@ mod vaes {
         }
     }
 
-    /// Evaluates `count <= 2 * N` AND gates `ops[..count]`, two per register (see
+    /// Evaluates the first `2 * N` (or fewer) AND gates of `ands`, two per register (see
     /// [`eval_and_gates`]): every input is read before any output is written.
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw")]
@@ -1130,11 +1130,11 @@ mod vaes {
         }
     }
 
-    /// The half-gates evaluator's AND gates with the TCCR hash, fused: for each op, its
-    /// labels read from `labels`, its two hashes, and its output label from its table at
-    /// `window[offsets[i]..][..32]` written to `labels[op.out()]`, `2 * WIDTH` gates at a
-    /// time with nothing staged in memory. The ops must be independent, as in
-    /// [`garble_and_gates`].
+    /// The half-gates evaluator's AND gates with the TCCR hash, fused: for each gate of
+    /// `(slots, index, first)` ([`and_ops`]), its labels read from `labels`, its two hashes,
+    /// and its output label from its table at `window[32 · (n − first)..][..32]` written to
+    /// `labels[out]`, `2 * WIDTH` gates at a time with nothing staged in memory. The gates
+    /// must be independent, as in [`garble_and_gates`].
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw")]
     pub(super) fn eval_and_gates(
         rk: &RoundKeys,

@@ -47,14 +47,19 @@ impl Columns {
         }
     }
 
-    /// Blocks `counter + first ..` of column `i`, as many as `out` holds (the position is
-    /// not advanced; see [`Columns::advance`]).
-    fn fill(&self, i: usize, first: usize, out: &mut [Block]) {
-        let start = self.counter.wrapping_add(first as u128);
-        for (k, b) in out.iter_mut().enumerate() {
-            *b = Block(start.wrapping_add(k as u128));
+    /// Blocks `counter + SUB_BLOCKS·sb ..` of every column, `n <= SUB_BLOCKS` of each, column
+    /// `i` at `out[SUB_BLOCKS·i ..][..n]`: sub-batch `sb` of a chunk, column-major, as both
+    /// parties gather it block by block (the position is not advanced; see
+    /// [`Columns::advance`]).
+    fn fill_sub_batch(&self, sb: usize, n: usize, out: &mut [Block]) {
+        let start = self.counter.wrapping_add((sb * SUB_BLOCKS) as u128);
+        for (aes, col) in self.aes.iter().zip(out.chunks_exact_mut(SUB_BLOCKS)) {
+            let col = &mut col[..n];
+            for (k, b) in col.iter_mut().enumerate() {
+                *b = Block(start.wrapping_add(k as u128));
+            }
+            aes.encrypt_blocks(col);
         }
-        self.aes[i].encrypt_blocks(out);
     }
 
     /// Moves every column past `blocks` blocks.

@@ -151,15 +151,8 @@ impl ReceiverExtension {
             .enumerate()
         {
             let n = r.len();
-            for (i, (c0, c1)) in self
-                .c0
-                .chunks_exact_mut(SUB_BLOCKS)
-                .zip(self.c1.chunks_exact_mut(SUB_BLOCKS))
-                .enumerate()
-            {
-                self.g0.fill(i, sb * SUB_BLOCKS, &mut c0[..n]);
-                self.g1.fill(i, sb * SUB_BLOCKS, &mut c1[..n]);
-            }
+            self.g0.fill_sub_batch(sb, n, &mut self.c0);
+            self.g1.fill_sub_batch(sb, n, &mut self.c1);
             // Column i of block k is word 128·k + i: t_i = G(k_i^0), u_i = t_i ⊕ G(k_i^1) ⊕ r,
             // at bytes 16·(128·k + i) of this sub-batch's part of msg_u. Block by block, its
             // words gathered from the columns and `t`'s transposed while hot (as the

@@ -89,9 +89,7 @@ impl Sender {
     /// `q[128·b .. 128·b + 128]`.
     fn rows(&mut self, sb: usize, u: &[u8]) {
         let n = u.len() / U_BLOCK;
-        for (i, col) in self.g.chunks_exact_mut(SUB_BLOCKS).enumerate() {
-            self.cols.fill(i, sb * SUB_BLOCKS, &mut col[..n]);
-        }
+        self.cols.fill_sub_batch(sb, n, &mut self.g);
         // q_i = G(k_i^{s_i}) ⊕ s_i·u_i, masked rather than branched on the secret s_i;
         // column i of block k is word 128·k + i, at bytes 16·(128·k + i) of msg_u. Block by
         // block: its 128 words gathered from the columns (strided loads, each cache line
