@@ -25,12 +25,11 @@
 use std::marker::PhantomData;
 use std::ops::Range;
 
-use rand::RngCore;
 use transputation_circuits::{Circuit, Gate, WireId};
 
 use super::waves::{OpKind, Schedule, Window, REUSE_SLOTS, WINDOW};
 use super::{wire_table, EvalError, Evaluate, Garble};
-use crate::aes::{encrypt_under_keys, Backend};
+use crate::aes::{encrypt_under_keys, Backend, FixedKeyAes};
 use crate::block::Block;
 use crate::prg::Prg;
 
@@ -216,6 +215,30 @@ fn schedule(circuit: &Circuit) -> Schedule {
     )
 }
 
+/// Where a mask byte is in the output: `base + mask` in the window at `base`, or the
+/// position of a byte carried from the window before.
+#[inline(always)]
+fn mask_position(mask: u32, base: usize, carried: usize) -> usize {
+    if mask == CARRIED {
+        carried
+    } else {
+        base + mask as usize
+    }
+}
+
+/// Writes the mask nibble `m` (4 bits) into the high or low half of `out[byte]`, keeping
+/// the other half: the two AND gates of a pair may be garbled in either order, and the
+/// bytes are not zeroed first.
+#[inline(always)]
+fn set_nibble(out: &mut [u8], byte: usize, high: bool, m: u8) {
+    let b = &mut out[byte];
+    *b = if high {
+        (*b & 0x0f) | (m << 4)
+    } else {
+        (*b & 0xf0) | m
+    };
+}
+
 /// Where op `i`'s table starts in its window, and where its mask nibble is:
 /// `(table, mask byte or CARRIED, high nibble)`.
 #[inline(always)]
@@ -236,11 +259,13 @@ pub struct PrfGarbler<'c> {
     next_window: usize,
     /// Absolute position in the output of the mask byte of an AND pair split by a window.
     carried_mask: usize,
-    /// Per gate of the window, by position: the kind, and the randomness drawn for it in
-    /// gate order (`πc` of a normal AND gate, the fresh labels of a constant).
-    kinds: Vec<Option<OpKind>>,
-    pcs: Vec<bool>,
-    fresh: Vec<[Block; 2]>,
+    /// One random bit per gate of the window, by position in the circuit: `πc` of a normal
+    /// AND gate (drawn whatever the gate's kind, so they follow gate order whatever the
+    /// processing order).
+    pcs: Vec<u128>,
+    /// The PRF (AES under a secret key) that gives a constant's fresh labels from its gate
+    /// index, in any processing order.
+    fresh: FixedKeyAes,
     /// Per crypto gate of a chunk (`CHUNK` entries, filled from the front): an AND gate's
     /// four keys `[ka^α=0, ka^α=1, kb^β=0, kb^β=1]` (by signal bit) with two PRF inputs
     /// each, an XOR gate's four keys with one each.
@@ -254,6 +279,7 @@ impl<'c> PrfGarbler<'c> {
     /// A garbler with fresh, independent input labels from `prg`.
     pub fn new(circuit: &'c Circuit, prg: &mut Prg, backend: Backend) -> Self {
         let mut own = Prg::new(prg.block());
+        let fresh_key = own.block();
         let schedule = schedule(circuit);
         let mut labels = wire_table(schedule.slots as usize, [Block::ZERO; 2]);
         for l in &mut labels[schedule.input_slots(circuit.n_inputs())] {
@@ -269,9 +295,8 @@ impl<'c> PrfGarbler<'c> {
             schedule,
             next_window: 0,
             carried_mask: 0,
-            kinds: Vec::with_capacity(WINDOW),
-            pcs: Vec::with_capacity(WINDOW),
-            fresh: Vec::with_capacity(WINDOW),
+            pcs: Vec::with_capacity(WINDOW.div_ceil(128)),
+            fresh: FixedKeyAes::with_backend(fresh_key, backend),
             and_keys: vec![[Block::ZERO; 4]; CHUNK],
             and_blocks: vec![[Block::ZERO; 8]; CHUNK],
             xor_keys: vec![[Block::ZERO; 4]; CHUNK],
@@ -355,16 +380,11 @@ impl<'c> PrfGarbler<'c> {
                         lb,
                         [f[0], f[1], f[2], f[3]],
                         [f[4], f[5], f[6], f[7]],
-                        self.pcs[op.aux as usize - first],
+                        self.pc(op.aux as usize - first),
                     );
                     out[pos..pos + 16].copy_from_slice(&t1.to_bytes());
                     out[pos + 16..pos + 32].copy_from_slice(&t2.to_bytes());
-                    let byte = if mask == CARRIED {
-                        self.carried_mask
-                    } else {
-                        base + mask as usize
-                    };
-                    out[byte] |= if high { m << 4 } else { m };
+                    set_nibble(out, mask_position(mask, base, self.carried_mask), high, m);
                     self.labels[op.out() as usize] = kc;
                 }
                 OpKind::Xor => {
@@ -380,7 +400,7 @@ impl<'c> PrfGarbler<'c> {
     }
 
     /// The ops `ops[range]` that need no AES: INV and degenerate AND gates.
-    fn free_gates(&mut self, range: Range<usize>, out: &mut [u8], base: usize, first: usize) {
+    fn free_gates(&mut self, range: Range<usize>, out: &mut [u8], base: usize) {
         for i in range {
             let op = self.schedule.ops[i];
             let (a, c) = (op.a as usize, op.out() as usize);
@@ -389,11 +409,19 @@ impl<'c> PrfGarbler<'c> {
                     let [k0, k1] = self.labels[a];
                     self.labels[c] = [k1, k0];
                 }
-                OpKind::AndCopy => self.labels[c] = self.labels[a],
+                OpKind::AndCopy => {
+                    let (table, mask, high) = table_and_mask(&self.schedule, i);
+                    out[base + table..base + table + 32].fill(0);
+                    set_nibble(out, mask_position(mask, base, self.carried_mask), high, 0);
+                    self.labels[c] = self.labels[a];
+                }
                 OpKind::AndZero => {
-                    let labels = self.fresh[op.aux as usize - first];
-                    let (table, _, _) = table_and_mask(&self.schedule, i);
-                    out[base + table..base + table + 16].copy_from_slice(&labels[0].to_bytes());
+                    let labels = self.fresh_labels(u64::from(op.aux));
+                    let (table, mask, high) = table_and_mask(&self.schedule, i);
+                    let pos = base + table;
+                    out[pos..pos + 16].copy_from_slice(&labels[0].to_bytes());
+                    out[pos + 16..pos + 32].fill(0);
+                    set_nibble(out, mask_position(mask, base, self.carried_mask), high, 0);
                     self.labels[c] = labels;
                 }
                 OpKind::And | OpKind::Xor => unreachable!("AND and XOR gates need AES"),
@@ -401,33 +429,28 @@ impl<'c> PrfGarbler<'c> {
         }
     }
 
-    /// Draws the window's randomness in gate order, whatever the processing order.
+    /// Draws the window's permute bits: one per gate, in gate order.
     fn draw_randomness(&mut self, window: &Window) {
-        let first = window.gates.start;
-        self.kinds.clear();
-        self.kinds.resize(window.gates.len(), None);
-        for k in window.waves.clone() {
-            let (crypto, free) = self.schedule.wave(k);
-            for op in &self.schedule.ops[crypto.start..free.end] {
-                self.kinds[op.aux as usize - first] = Some(op.kind());
-            }
-        }
         self.pcs.clear();
-        self.fresh.clear();
-        for kind in &self.kinds {
-            let mut pc = false;
-            let mut fresh = [Block::ZERO; 2];
-            match kind {
-                Some(OpKind::And) => pc = self.prg.next_u32() & 1 == 1,
-                Some(OpKind::AndZero) => {
-                    let k0 = self.prg.block();
-                    fresh = [k0, self.prg.block().with_lsb(!k0.lsb())];
-                }
-                _ => {}
-            }
-            self.pcs.push(pc);
-            self.fresh.push(fresh);
-        }
+        self.pcs
+            .extend((0..window.gates.len().div_ceil(128)).map(|_| self.prg.block().0));
+    }
+
+    /// `πc` of the gate at `i` in the window.
+    #[inline(always)]
+    fn pc(&self, i: usize) -> bool {
+        (self.pcs[i / 128] >> (i % 128)) & 1 == 1
+    }
+
+    /// The fresh labels of the constant at gate `gate`: `AES(2g + j)` under a secret key,
+    /// the second label's lsb made the complement of the first's (§1.2).
+    fn fresh_labels(&self, gate: u64) -> [Block; 2] {
+        let mut k = [
+            Block(u128::from(gate) << 1),
+            Block((u128::from(gate) << 1) | 1),
+        ];
+        self.fresh.encrypt_blocks(&mut k);
+        [k[0], k[1].with_lsb(!k[0].lsb())]
     }
 }
 
@@ -444,45 +467,27 @@ impl Garble for PrfGarbler<'_> {
 
     fn garble_at(&mut self, out: &mut Vec<u8>, at: usize, target: usize) -> (usize, bool) {
         assert!(at <= out.len(), "tables are written from within the buffer");
-        // The mask bytes are ORed in and degenerate gates leave zero bytes: this scheme
-        // writes into zeroed space, appended after `at`.
-        out.truncate(at);
-        let more = self.append(out, target);
-        (out.len(), more)
-    }
-
-    fn decoding(&self) -> Vec<bool> {
-        assert_eq!(
-            self.next_window,
-            self.schedule.windows.len(),
-            "garbling finished"
-        );
-        let labels = self.schedule.outputs_of(&self.labels);
-        labels.iter().map(|[k0, _]| k0.lsb()).collect()
-    }
-}
-
-impl PrfGarbler<'_> {
-    /// Appends tables to `out` as [`Garble::garble`] does.
-    fn append(&mut self, out: &mut Vec<u8>, target: usize) -> bool {
-        let start = out.len();
+        let mut end = at;
         let windows = self.schedule.windows.len();
         // A call ends only where no AND pair is split, so that every mask byte it returns is
         // complete: after a window whose last mask byte is full.
         let mut split = false;
         // At least one window with tables per call (a `target` of 0 still makes progress).
-        while self.next_window < windows
-            && (out.len() == start || out.len() - start < target || split)
-        {
+        while self.next_window < windows && (end == at || end - at < target || split) {
             let window = self.schedule.windows[self.next_window].clone();
             self.draw_randomness(&window);
-            let base = out.len();
-            out.resize(base + window.bytes, 0);
+            let base = end;
+            end += window.bytes;
+            // Every byte of the window is written below (tables, zero tables of degenerate
+            // gates, both nibbles of every mask byte), so old contents need no zeroing.
+            if out.len() < end {
+                out.resize(end, 0);
+            }
             let first = window.gates.start;
             for k in window.waves.clone() {
                 let (crypto, free) = self.schedule.wave(k);
                 self.crypto_batch(crypto, out, base, first);
-                self.free_gates(free, out, base, first);
+                self.free_gates(free, out, base);
             }
             // If the window's last AND gate opened a pair, its byte carries over.
             if let Some(last) = window.last_and {
@@ -494,7 +499,21 @@ impl PrfGarbler<'_> {
             }
             self.next_window += 1;
         }
-        self.next_window < windows
+        if split {
+            // The last AND gate of the circuit opened a pair that nothing closes.
+            set_nibble(out, self.carried_mask, true, 0);
+        }
+        (end, self.next_window < windows)
+    }
+
+    fn decoding(&self) -> Vec<bool> {
+        assert_eq!(
+            self.next_window,
+            self.schedule.windows.len(),
+            "garbling finished"
+        );
+        let labels = self.schedule.outputs_of(&self.labels);
+        labels.iter().map(|[k0, _]| k0.lsb()).collect()
     }
 }
 

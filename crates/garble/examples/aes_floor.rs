@@ -1,0 +1,84 @@
+//! The AES work of each scheme alone, per AND gate of a circuit: what garbling would cost
+//! if it did nothing but its hash calls and key schedules (GARBLING.md §4), on the fastest
+//! backend of this CPU. It bounds from below what `garble-bench` can report, and so tells
+//! which ratios between the schemes are reachable at all.
+//!
+//! `cargo run --release -p transputation-garble --example aes_floor [ROUNDS]`
+
+use std::time::Instant;
+
+use transputation_garble::aes::{encrypt_under_keys, Backend, FixedKeyAes};
+use transputation_garble::Block;
+
+/// Gates per call, as a wave of the MinCut-size circuit offers (and more than the kernels'
+/// widest group).
+const GATES: usize = 1024;
+/// Calls per measurement.
+const CALLS: usize = 400;
+
+/// Nanoseconds per gate of `f`, run on `GATES` gates `CALLS` times.
+fn per_gate(mut f: impl FnMut()) -> f64 {
+    f();
+    let start = Instant::now();
+    for _ in 0..CALLS {
+        f();
+    }
+    start.elapsed().as_secs_f64() * 1e9 / (CALLS * GATES) as f64
+}
+
+fn blocks(n: usize, salt: u128) -> Vec<Block> {
+    (0..n as u128)
+        .map(|i| Block((i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ salt))
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let rounds: usize = std::env::args()
+        .nth(1)
+        .map(|r| r.parse().expect("ROUNDS is a number"))
+        .unwrap_or(5);
+    let backend = Backend::detect();
+    let fixed =
+        FixedKeyAes::with_backend(Block(0x452a_452a_452a_452a_452a_452a_452a_452a), backend);
+    let (xs, tweaks) = (
+        blocks(4 * GATES, 1),
+        (0..4 * GATES as u64).collect::<Vec<_>>(),
+    );
+    let mut hashes = vec![Block::ZERO; 4 * GATES];
+    let keys = blocks(4 * GATES, 2);
+    let mut two = blocks(8 * GATES, 3);
+    let mut one = blocks(4 * GATES, 4);
+    let (mut ideal, mut circular, mut prf_and, mut prf_xor) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..rounds {
+        // ideal: four TCCR hashes (two AES each) per AND gate.
+        ideal.push(per_gate(|| fixed.tccr(&xs, &tweaks, &mut hashes)));
+        // circular: four labels as keys, one block each.
+        circular.push(per_gate(|| encrypt_under_keys(backend, &keys, &mut one, 1)));
+        // prf: AND gates, four labels as keys, two blocks each; XOR gates, one each.
+        prf_and.push(per_gate(|| encrypt_under_keys(backend, &keys, &mut two, 2)));
+        prf_xor.push(per_gate(|| encrypt_under_keys(backend, &keys, &mut one, 1)));
+    }
+    let (ideal, circular) = (median(ideal), median(circular));
+    let (prf_and, prf_xor) = (median(prf_and), median(prf_xor));
+    println!(
+        "backend {}, medians of {rounds} rounds, ns per gate:",
+        backend.name()
+    );
+    println!("  ideal AND {ideal:.2}, circular AND {circular:.2}, prf AND {prf_and:.2}, prf XOR {prf_xor:.2}");
+    // XOR gates per AND gate: the MinCut size (2,524,920 / 999,960), sha-256.txt
+    // (42,029 / 90,825).
+    for (name, xors) in [("MinCut size", 2.525), ("sha-256.txt", 0.463)] {
+        let prf = prf_and + xors * prf_xor;
+        println!(
+            "  {name}: per AND gate ideal {ideal:.2}, circular {circular:.2}, prf {prf:.2} \
+             (prf / ideal {:.2}, circular / ideal {:.2})",
+            prf / ideal,
+            circular / ideal
+        );
+    }
+}
