@@ -376,14 +376,79 @@ impl FixedKeyAes {
     }
 }
 
-/// Hints the CPU to bring the cache line holding `x` into the cache (a no-op off x86-64):
-/// for label tables read in an order the hardware prefetchers cannot predict.
-#[inline(always)]
-pub(crate) fn prefetch<T>(x: &T) {
+/// One gate of `prf` as its fused garbling kernels take it ([`prf_garble_and_gates`],
+/// [`prf_garble_xor_gates`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PrfOp {
+    /// The gate index `g` of the PRF inputs `blk(g, r)`.
+    pub g: u64,
+    /// Where the gate's table goes in the output.
+    pub table: usize,
+    /// Where an AND gate's mask nibble goes in the output ([`PrfOp::HIGH`] says which half).
+    pub mask: usize,
+    /// The slots of the inputs and of the output.
+    pub a: u32,
+    pub b: u32,
+    pub out: u32,
+    /// [`PrfOp::PC`] and [`PrfOp::HIGH`] of an AND gate.
+    pub bits: u32,
+}
+
+impl PrfOp {
+    /// `πc`, the permute bit of an AND gate's output.
+    pub const PC: u32 = 1;
+    /// The mask nibble is the high half of its byte.
+    pub const HIGH: u32 = 2;
+
+    /// Whether `flag` is set.
+    #[inline(always)]
+    pub fn bit(&self, flag: u32) -> bool {
+        self.bits & flag != 0
+    }
+}
+
+/// `prf`'s AND gates `op(0..n)` (independent gates in the order of their slots'
+/// assignment, e.g. one wave's), fused where the backend has a kernel for it (VAES): for
+/// each, its input labels read from `labels` and ordered by signal bit, its eight PRF
+/// values, its table `T1 ‖ T2` written to `out[table..][..32]`, its mask nibble into
+/// `out[mask]` and its output labels `[k^0, k^1]` to `labels[out]` (`prf::garble_and`),
+/// a group of gates at a time, each group's inputs read before its outputs are written.
+/// Returns whether it ran.
+///
+/// # Panics
+/// If a slot or position is out of range.
+pub(crate) fn prf_garble_and_gates(
+    backend: Backend,
+    n: usize,
+    op: impl Fn(usize) -> PrfOp,
+    labels: &mut [[Block; 2]],
+    out: &mut [u8],
+) -> bool {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    x86::prefetch(x);
-    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-    let _ = x;
+    if backend == Backend::Vaes {
+        vaes().prf_garble_and_gates(n, op, labels, out);
+        return true;
+    }
+    let _ = (backend, n, op, labels, out);
+    false
+}
+
+/// `prf`'s XOR gates `op(0..n)`, as [`prf_garble_and_gates`]: for each, its four PRF
+/// values, `T` written to `out[table..][..16]` and its output labels (`prf::garble_xor`).
+pub(crate) fn prf_garble_xor_gates(
+    backend: Backend,
+    n: usize,
+    op: impl Fn(usize) -> PrfOp,
+    labels: &mut [[Block; 2]],
+    out: &mut [u8],
+) -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if backend == Backend::Vaes {
+        vaes().prf_garble_xor_gates(n, op, labels, out);
+        return true;
+    }
+    let _ = (backend, n, op, labels, out);
+    false
 }
 
 /// The TCCR tweak block of `t`: `t` as a 128-bit big-endian integer in the 16 bytes

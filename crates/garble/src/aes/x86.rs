@@ -48,6 +48,9 @@ use core::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
 
+use core::ops::Range;
+
+use super::PrfOp;
 use crate::block::Block;
 use crate::schemes::waves::unpack_slots;
 
@@ -59,6 +62,10 @@ const RCON: [i32; 10] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0
 
 /// Blocks (AES-NI) or 4-block registers (VAES) encrypted together by the fixed-key kernels.
 const WIDTH: usize = 8;
+
+/// `prf` gates per group of the fused kernels: `PRF_GROUP` key registers in flight hide the
+/// latency of the key schedules' rounds.
+const PRF_GROUP: usize = 8;
 
 /// Keys (AES-NI) or 4-key registers (VAES) expanded together by the per-key kernels.
 const NI_KEYS: usize = 8;
@@ -219,6 +226,30 @@ impl Vaes {
         unsafe { vaes::eval_and_gates(rk, labels, ands, window) }
     }
 
+    /// `prf`'s AND gates, fused (see `prf_garble_and_gates`).
+    pub(super) fn prf_garble_and_gates(
+        self,
+        n: usize,
+        op: impl Fn(usize) -> PrfOp,
+        labels: &mut [[Block; 2]],
+        out: &mut [u8],
+    ) {
+        // SAFETY: the token proves that the CPU has the kernel's target features.
+        unsafe { vaes::prf_garble_and_gates(n, op, labels, out) }
+    }
+
+    /// `prf`'s XOR gates, fused (see `prf_garble_xor_gates`).
+    pub(super) fn prf_garble_xor_gates(
+        self,
+        n: usize,
+        op: impl Fn(usize) -> PrfOp,
+        labels: &mut [[Block; 2]],
+        out: &mut [u8],
+    ) {
+        // SAFETY: the token proves that the CPU has the kernel's target features.
+        unsafe { vaes::prf_garble_xor_gates(n, op, labels, out) }
+    }
+
     /// The two TCCR hashes of each evaluated AND gate (see `FixedKeyAes::tccr_eval_gates`).
     pub(super) fn tccr_eval_gates(
         self,
@@ -231,19 +262,6 @@ impl Vaes {
         // SAFETY: the token proves that the CPU has the kernel's target features.
         unsafe { vaes::tccr_eval_gates(rk, inputs, and_index, out) }
     }
-}
-
-/// Hints the CPU to fetch the cache line of `x` into all cache levels.
-#[inline(always)]
-pub(crate) fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint: it neither reads into the program's state nor faults,
-    // and `x` is a valid reference anyway. SSE is part of the x86-64 baseline.
-    unsafe {
-        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast())
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 /// Any `per_key` other than 1 and 2 (unused by the schemes): one key schedule, then the
@@ -1216,10 +1234,14 @@ mod vaes {
     /// Encrypts `P` blocks under each of the `4 * G` keys in `k`, four keys per register and
     /// `G` registers interleaved, each round key used as soon as it is computed. `s[g]` holds
     /// the blocks of the keys in `k[g]`: with `P == 2`, grouped into their first blocks and
-    /// their second blocks ([`group`]), so that both registers use `k[g]` as it is.
+    /// their second blocks ([`group`]), so that both registers use `k[g]` as it is. `SITE`
+    /// gives each caller its own instance, which it then inlines (as in [`tccr_core`]).
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,vaes,avx512f,avx512bw")]
-    fn keys_core<const G: usize, const P: usize>(k: &[__m512i; G], out: &mut [[__m512i; P]; G]) {
+    fn keys_core<const G: usize, const P: usize, const SITE: u8>(
+        k: &[__m512i; G],
+        out: &mut [[__m512i; P]; G],
+    ) {
         // Local copies, kept in registers even where this function is not inlined.
         let (mut k, mut s) = (*k, *out);
         for (sg, &kg) in s.iter_mut().zip(&k) {
@@ -1289,7 +1311,7 @@ mod vaes {
             }
             *sg = group(*sg);
         }
-        keys_core(&k, &mut s);
+        keys_core::<_, _, 0>(&k, &mut s);
         for (bg, &sg) in blocks.iter_mut().zip(&s) {
             for (b, &x) in bg.iter_mut().zip(&ungroup(sg)) {
                 store4(b, x);
@@ -1311,7 +1333,7 @@ mod vaes {
             }
             *sg = group(*sg);
         }
-        keys_core(&k, &mut s);
+        keys_core::<_, _, 1>(&k, &mut s);
         for (g, &sg) in s.iter().enumerate() {
             for (j, &x) in ungroup(sg).iter().enumerate() {
                 store_part(from_mut(blocks, 4 * (g * P + j)), x);
@@ -1345,6 +1367,206 @@ mod vaes {
                 2 => keys_part::<2, P>(k, b),
                 _ => keys_part::<4, P>(k, b),
             }
+        }
+    }
+
+    /// The PRF inputs `blk(g, r)` of `prf` (GARBLING.md §1.3) in the four lanes of a
+    /// register: `g` in the low 64 bits of every lane, over `tags` holding each lane's row
+    /// tag `r` in bits 96..128.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn prf_inputs(g: u64, tags: __m512i) -> __m512i {
+        _mm512_mask_set1_epi64(tags, 0x55, g as i64)
+    }
+
+    /// A row tag `r` in bits 96..128 of a block: in the high 64-bit half, shifted by 32.
+    const fn tag(r: i64) -> i64 {
+        r << 32
+    }
+
+    /// Bit 0 of every block.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn lsbs() -> __m512i {
+        _mm512_set_epi64(0, 1, 0, 1, 0, 1, 0, 1)
+    }
+
+    /// `x` with bit 0 set to `bit`.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn with_lsb(x: __m128i, bit: bool) -> __m128i {
+        let x = _mm_andnot_si128(_mm_cvtsi64_si128(1), x);
+        _mm_or_si128(x, _mm_cvtsi64_si128(i64::from(bit)))
+    }
+
+    /// `b` if `cond`, else `a`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl")]
+    fn select(cond: bool, a: __m128i, b: __m128i) -> __m128i {
+        _mm_mask_blend_epi64(if cond { 0b11 } else { 0 }, a, b)
+    }
+
+    /// Loads the labels `[k^0, k^1]` of both inputs of a `prf` gate and orders them by
+    /// signal bit: `(ka[0], ka[1], kb[0], kb[1])` and the permute bits `(πa, πb)`.
+    #[inline]
+    #[target_feature(enable = "avx,avx2,avx512f")]
+    fn prf_keys(labels: &[[Block; 2]], a: usize, b: usize) -> (__m512i, bool, bool) {
+        let (la, lb) = (&labels[a], &labels[b]);
+        // SAFETY: `la` and `lb` point to 32 readable bytes each (two transparent `u128`s),
+        // and `_mm256_loadu_si256` has no alignment requirement.
+        let (la, lb) = unsafe {
+            (
+                _mm256_loadu_si256(la.as_ptr().cast()),
+                _mm256_loadu_si256(lb.as_ptr().cast()),
+            )
+        };
+        let z = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(la), lb);
+        // The permute bits are the lsbs of k^0 (64-bit lanes 0 and 4); a pair is swapped
+        // where its bit is set.
+        let bits = _mm512_test_epi64_mask(z, lsbs());
+        let (pa, pb) = (bits & 1 != 0, bits & 0x10 != 0);
+        let swap = if pa { 0x0f } else { 0 } | if pb { 0xf0 } else { 0 };
+        let swapped = _mm512_shuffle_i64x2::<SWAP_PAIRS>(z, z);
+        (_mm512_mask_blend_epi64(swap, z, swapped), pa, pb)
+    }
+
+    /// Garbles `prf`'s AND gates `first..first + min(N, n − first)` (see
+    /// [`prf_garble_and_gates`]): all their inputs read, then all their outputs written. A
+    /// group of fewer gates still runs `N` registers (the others on zeros), so that the key
+    /// schedules' latency stays hidden.
+    #[inline]
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw,avx512vl")]
+    fn prf_and_group<const N: usize>(
+        range: Range<usize>,
+        op: &impl Fn(usize) -> PrfOp,
+        labels: &mut [[Block; 2]],
+        out: &mut [u8],
+    ) {
+        // Keys by signal bit (ka[0], ka[1], kb[0], kb[1]); ka[α] encrypts rows 2α and
+        // 2α + 1, kb[β] rows β and 2 + β: the first blocks of the four keys, then the second.
+        let tags0 = _mm512_set_epi64(tag(1), 0, 0, 0, tag(2), 0, 0, 0);
+        let tags1 = _mm512_set_epi64(tag(3), 0, tag(2), 0, tag(3), 0, tag(1), 0);
+        let mut ops = [PrfOp::default(); N];
+        let mut k = [_mm512_setzero_si512(); N];
+        let mut s = [[_mm512_setzero_si512(); 2]; N];
+        let mut permute = [(false, false); N];
+        for (j, i) in range.clone().enumerate() {
+            ops[j] = op(i);
+            let (keys, pa, pb) = prf_keys(labels, ops[j].a as usize, ops[j].b as usize);
+            (k[j], permute[j]) = (keys, (pa, pb));
+            s[j] = [prf_inputs(ops[j].g, tags0), prf_inputs(ops[j].g, tags1)];
+        }
+        keys_core::<_, _, 2>(&k, &mut s);
+        // The rows' `AES_ka` and `AES_kb` outputs in row order (0, 2, 1, 3): lanes 0 and 1
+        // of both registers, and lanes 2 of both then lanes 3 of both.
+        let fb_rows = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+        for ((gate, [s0, s1]), (pa, pb)) in ops.iter().zip(s).zip(permute).take(range.len()) {
+            let pc = gate.bit(PrfOp::PC);
+            let fa = _mm512_shuffle_i64x2::<0b01_00_01_00>(s0, s1);
+            let fb = _mm512_permutex2var_epi64(s0, fb_rows, s1);
+            // K[r] in lanes (K0, K2, K1, K3); its lsbs pad the mask bits (§1.4.2).
+            let kr = _mm512_xor_si512(fa, fb);
+            let l = u32::from(_mm512_test_epi64_mask(kr, lsbs()));
+            let raw = (l & 1) | ((l >> 3) & 2) | (l & 4) | ((l >> 3) & 8);
+            let odd = 2 * (1 ^ u32::from(pa)) + (1 ^ u32::from(pb));
+            let m = (raw ^ if pc { 0xf } else { 0 } ^ (1 << odd)) as u8;
+            let kbar = _mm512_andnot_si512(lsbs(), kr);
+            // x = (K̄0 ⊕ K̄1, K̄2 ⊕ K̄3, ·, ·): T1 = x[πa]; y = (K̄0 ⊕ K̄2, ·, K̄1 ⊕ K̄3, ·):
+            // T2 = y[2πb].
+            let x = _mm512_xor_si512(kbar, _mm512_shuffle_i64x2::<0b01_00_11_10>(kbar, kbar));
+            let y = _mm512_xor_si512(kbar, _mm512_shuffle_i64x2::<SWAP_PAIRS>(kbar, kbar));
+            let (x0, x1) = (_mm512_castsi512_si128(x), _mm512_extracti32x4_epi32::<1>(x));
+            let (y0, y2) = (_mm512_castsi512_si128(y), _mm512_extracti32x4_epi32::<2>(y));
+            let (t1, t2) = (select(pa, x0, x1), select(pb, y0, y2));
+            // The labels K̄0 and K̄1 ⊕ K̄2 ⊕ K̄3: the 0-label is the first unless
+            // v00 = πa ∧ πb; the 0-label's lsb is πc.
+            let first = _mm512_castsi512_si128(kbar);
+            let other = _mm_xor_si128(x1, _mm512_extracti32x4_epi32::<2>(kbar));
+            let v00 = pa & pb;
+            let zero = with_lsb(select(v00, first, other), pc);
+            let one = with_lsb(select(v00, other, first), !pc);
+            let table = (&mut out[gate.table..gate.table + 32]).try_into();
+            store_table(table.expect("32 bytes"), t1, t2);
+            let [l0, l1] = &mut labels[gate.out as usize];
+            ni::store(l0, zero);
+            ni::store(l1, one);
+            let byte = &mut out[gate.mask];
+            *byte = if gate.bit(PrfOp::HIGH) {
+                (*byte & 0x0f) | (m << 4)
+            } else {
+                (*byte & 0xf0) | m
+            };
+        }
+    }
+
+    /// Garbles `prf`'s XOR gates `range` (at most `N`; see [`prf_garble_xor_gates`]), all
+    /// inputs read before any output is written, `N` registers as in [`prf_and_group`].
+    #[inline]
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw,avx512vl")]
+    fn prf_xor_group<const N: usize>(
+        range: Range<usize>,
+        op: &impl Fn(usize) -> PrfOp,
+        labels: &mut [[Block; 2]],
+        out: &mut [u8],
+    ) {
+        // Keys by signal bit (ka[0], ka[1], kb[0], kb[1]); k[s] encrypts blk(g, s).
+        let tags = _mm512_set_epi64(tag(1), 0, 0, 0, tag(1), 0, 0, 0);
+        let mut ops = [PrfOp::default(); N];
+        let mut k = [_mm512_setzero_si512(); N];
+        let mut s = [[_mm512_setzero_si512(); 1]; N];
+        let mut permute = [false; N];
+        for (j, i) in range.clone().enumerate() {
+            ops[j] = op(i);
+            let (keys, pa, pb) = prf_keys(labels, ops[j].a as usize, ops[j].b as usize);
+            (k[j], permute[j]) = (keys, pa ^ pb);
+            s[j] = [prf_inputs(ops[j].g, tags)];
+        }
+        keys_core::<_, _, 3>(&k, &mut s);
+        for ((gate, [f]), pab) in ops.iter().zip(s).zip(permute).take(range.len()) {
+            // f = (Ã[0], Ã[1], B̃[0], B̃[1]); z = (D, ·, B̃[0] ⊕ B̃[1], ·);
+            // w = (Ã[0] ⊕ B̃[0], ·, ·, ·) (§1.5).
+            let z = _mm512_xor_si512(f, _mm512_shuffle_i64x2::<SWAP_PAIRS>(f, f));
+            let w = _mm512_xor_si512(f, _mm512_shuffle_i64x2::<0b01_00_11_10>(f, f));
+            let d = _mm512_castsi512_si128(z);
+            let t = _mm_xor_si128(d, _mm512_extracti32x4_epi32::<2>(z));
+            let w0 = _mm512_castsi512_si128(w);
+            let zero = with_lsb(select(pab, w0, _mm_xor_si128(w0, d)), pab);
+            let one = _mm_xor_si128(zero, with_lsb(d, true));
+            let table: &mut [u8; 16] = (&mut out[gate.table..gate.table + 16])
+                .try_into()
+                .expect("16 bytes");
+            // SAFETY: `table` is 16 writable bytes, and `_mm_storeu_si128` has no alignment
+            // requirement.
+            unsafe { _mm_storeu_si128(table.as_mut_ptr().cast(), t) };
+            let [l0, l1] = &mut labels[gate.out as usize];
+            ni::store(l0, zero);
+            ni::store(l1, one);
+        }
+    }
+
+    /// `prf`'s AND gates `op(0..n)`, fused (see `prf_garble_and_gates` in the parent).
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw,avx512vl")]
+    pub(super) fn prf_garble_and_gates(
+        n: usize,
+        op: impl Fn(usize) -> PrfOp,
+        labels: &mut [[Block; 2]],
+        out: &mut [u8],
+    ) {
+        for start in (0..n).step_by(PRF_GROUP) {
+            prf_and_group::<PRF_GROUP>(start..(start + PRF_GROUP).min(n), &op, labels, out);
+        }
+    }
+
+    /// `prf`'s XOR gates `op(0..n)`, fused (see `prf_garble_xor_gates` in the parent).
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw,avx512vl")]
+    pub(super) fn prf_garble_xor_gates(
+        n: usize,
+        op: impl Fn(usize) -> PrfOp,
+        labels: &mut [[Block; 2]],
+        out: &mut [u8],
+    ) {
+        for start in (0..n).step_by(PRF_GROUP) {
+            prf_xor_group::<PRF_GROUP>(start..(start + PRF_GROUP).min(n), &op, labels, out);
         }
     }
 }

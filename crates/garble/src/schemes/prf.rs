@@ -29,7 +29,9 @@ use transputation_circuits::{Circuit, Gate, WireId};
 
 use super::waves::{OpKind, Schedule, Window, REUSE_SLOTS, WINDOW};
 use super::{wire_table, EvalError, Evaluate, Garble};
-use crate::aes::{encrypt_under_keys, Backend, FixedKeyAes};
+use crate::aes::{
+    encrypt_under_keys, prf_garble_and_gates, prf_garble_xor_gates, Backend, FixedKeyAes, PrfOp,
+};
 use crate::block::Block;
 use crate::prg::Prg;
 
@@ -156,9 +158,6 @@ fn mask_byte_first(n: u64) -> bool {
 /// Crypto gates per AES call: their keys, inputs and outputs stay in the L1 cache.
 const CHUNK: usize = 128;
 
-/// How many ops ahead the garbler prefetches input labels.
-const PREFETCH_AHEAD: usize = 8;
-
 /// Marks an AND gate whose mask byte is in an earlier window (`aux` of the program).
 const CARRIED: u32 = u32::MAX;
 
@@ -248,6 +247,120 @@ fn table_and_mask(schedule: &Schedule, i: usize) -> (usize, u32, bool) {
     (offset as usize + usize::from(own_byte), mask, !own_byte)
 }
 
+/// What the fused kernels need of op `i` of `schedule` ([`PrfOp`]), in the window at `base`
+/// of the output whose first gate is `first` and whose permute bits are `pcs`; `carried` is
+/// the position of a mask byte carried from the window before.
+#[inline(always)]
+fn prf_op(
+    schedule: &Schedule,
+    i: usize,
+    base: usize,
+    first: usize,
+    pcs: &[u128],
+    carried: usize,
+) -> PrfOp {
+    let op = schedule.ops[i];
+    let (table, mask, high) = table_and_mask(schedule, i);
+    let (mut mask_pos, mut bits) = (0, 0);
+    if op.kind() == OpKind::And {
+        let n = op.aux as usize - first;
+        let pc = (pcs[n / 128] >> (n % 128)) & 1 == 1;
+        mask_pos = mask_position(mask, base, carried);
+        bits = u32::from(pc) * PrfOp::PC + u32::from(high) * PrfOp::HIGH;
+    }
+    PrfOp {
+        g: u64::from(op.aux),
+        table: base + table,
+        mask: mask_pos,
+        a: op.a,
+        b: op.b,
+        out: op.out(),
+        bits,
+    }
+}
+
+/// The keys of a gate's PRF calls, its inputs' labels by signal bit
+/// `[ka[0], ka[1], kb[0], kb[1]]`, and its PRF inputs in the order [`garble_and`] (eight, two
+/// per key) or [`garble_xor`] (four, one per key) takes their outputs.
+fn prf_calls(labels: &[[Block; 2]], op: &PrfOp, and: bool) -> ([Block; 4], Vec<Block>) {
+    let ([ka0, ka1], [kb0, kb1]) = (
+        by_signals(labels[op.a as usize]),
+        by_signals(labels[op.b as usize]),
+    );
+    let rows: &[u32] = if and {
+        &[0, 1, 2, 3, 0, 2, 1, 3]
+    } else {
+        &[0, 1, 0, 1]
+    };
+    (
+        [ka0, ka1, kb0, kb1],
+        rows.iter().map(|&r| blk(op.g, r)).collect(),
+    )
+}
+
+/// What the fused kernels do, for backends without them: `ops` (all AND or all XOR gates)
+/// a chunk at a time, the chunk's PRF inputs staged in memory and encrypted under their
+/// keys, then combined gate by gate. A chunk's inputs are all read before its outputs are
+/// written.
+fn garble_staged(
+    backend: Backend,
+    and: bool,
+    ops: &[PrfOp],
+    labels: &mut [[Block; 2]],
+    out: &mut [u8],
+) {
+    let per_key = if and { 2 } else { 1 };
+    for chunk in ops.chunks(CHUNK) {
+        let mut keys = Vec::with_capacity(4 * chunk.len());
+        let mut f = Vec::with_capacity(4 * per_key * chunk.len());
+        let mut permute = Vec::with_capacity(chunk.len());
+        for op in chunk {
+            let (k, blocks) = prf_calls(labels, op, and);
+            keys.extend(k);
+            f.extend(blocks);
+            permute.push((
+                labels[op.a as usize][0].lsb(),
+                labels[op.b as usize][0].lsb(),
+            ));
+        }
+        encrypt_under_keys(backend, &keys, &mut f, per_key);
+        for (((op, f), k), (pa, pb)) in chunk
+            .iter()
+            .zip(f.chunks(4 * per_key))
+            .zip(keys.chunks(4))
+            .zip(permute)
+        {
+            let (table, labels_out) = (op.table, op.out as usize);
+            if and {
+                let (t1, t2, m, kc) = garble_and(
+                    by_values([k[0], k[1]], pa),
+                    by_values([k[2], k[3]], pb),
+                    [f[0], f[1], f[2], f[3]],
+                    [f[4], f[5], f[6], f[7]],
+                    op.bit(PrfOp::PC),
+                );
+                out[table..table + 16].copy_from_slice(&t1.to_bytes());
+                out[table + 16..table + 32].copy_from_slice(&t2.to_bytes());
+                set_nibble(out, op.mask, op.bit(PrfOp::HIGH), m);
+                labels[labels_out] = kc;
+            } else {
+                let (t, kc) = garble_xor(pa, pb, [f[0], f[1]], [f[2], f[3]]);
+                out[table..table + 16].copy_from_slice(&t.to_bytes());
+                labels[labels_out] = kc;
+            }
+        }
+    }
+}
+
+/// `labels` ordered by value from labels by signal bit and the permute bit.
+fn by_values([s0, s1]: [Block; 2], permute: bool) -> [Block; 2] {
+    if permute {
+        [s1, s0]
+    } else {
+        [s0, s1]
+    }
+}
+
 /// The `prf` garbler.
 pub struct PrfGarbler<'c> {
     circuit: PhantomData<&'c Circuit>,
@@ -266,13 +379,6 @@ pub struct PrfGarbler<'c> {
     /// The PRF (AES under a secret key) that gives a constant's fresh labels from its gate
     /// index, in any processing order.
     fresh: FixedKeyAes,
-    /// Per crypto gate of a chunk (`CHUNK` entries, filled from the front): an AND gate's
-    /// four keys `[ka^α=0, ka^α=1, kb^β=0, kb^β=1]` (by signal bit) with two PRF inputs
-    /// each, an XOR gate's four keys with one each.
-    and_keys: Vec<[Block; 4]>,
-    and_blocks: Vec<[Block; 8]>,
-    xor_keys: Vec<[Block; 4]>,
-    xor_blocks: Vec<[Block; 4]>,
 }
 
 impl<'c> PrfGarbler<'c> {
@@ -297,10 +403,6 @@ impl<'c> PrfGarbler<'c> {
             carried_mask: 0,
             pcs: Vec::with_capacity(WINDOW.div_ceil(128)),
             fresh: FixedKeyAes::with_backend(fresh_key, backend),
-            and_keys: vec![[Block::ZERO; 4]; CHUNK],
-            and_blocks: vec![[Block::ZERO; 8]; CHUNK],
-            xor_keys: vec![[Block::ZERO; 4]; CHUNK],
-            xor_blocks: vec![[Block::ZERO; 4]; CHUNK],
         }
     }
 
@@ -311,91 +413,42 @@ impl<'c> PrfGarbler<'c> {
         l[s ^ usize::from(l[0].lsb())]
     }
 
-    /// Garbles the crypto ops `ops[range]`, a chunk at a time; the window starts at `base`
-    /// of `out` and its first gate is `first`.
+    /// Garbles the crypto ops `ops[range]` of a wave, its XOR gates then its AND gates
+    /// (their order in the schedule); the window starts at `base` of `out` and its first
+    /// gate is `first`.
     fn crypto_batch(&mut self, range: Range<usize>, out: &mut [u8], base: usize, first: usize) {
-        for start in range.clone().step_by(CHUNK) {
-            let chunk = start..(start + CHUNK).min(range.end);
-            self.crypto_chunk(chunk, out, base, first);
-        }
-    }
-
-    fn crypto_chunk(&mut self, range: Range<usize>, out: &mut [u8], base: usize, first: usize) {
-        let (mut na, mut nx) = (0, 0);
-        let ops = &self.schedule.ops;
-        for (i, op) in ops[range.clone()].iter().enumerate() {
-            // The labels of a gate a few ahead, in random slots, fetched while this one runs.
-            if let Some(ahead) = ops.get(range.start + i + PREFETCH_AHEAD) {
-                crate::aes::prefetch(&self.labels[ahead.a as usize]);
-                crate::aes::prefetch(&self.labels[ahead.b as usize]);
-            }
-            let g = u64::from(op.aux);
-            // Each input's two labels loaded once, ordered by signal bit.
-            let [ka0, ka1] = by_signals(self.labels[op.a as usize]);
-            let [kb0, kb1] = by_signals(self.labels[op.b as usize]);
-            match op.kind() {
-                OpKind::And => {
-                    // AES_{ka[α]} on blk(g, 2α + β) and AES_{kb[β]} on blk(g, 2α + β), β
-                    // resp. α = 0, 1 (`garble_and`).
-                    self.and_keys[na] = [ka0, ka1, kb0, kb1];
-                    self.and_blocks[na] = [0, 1, 2, 3, 0, 2, 1, 3].map(|r| blk(g, r));
-                    na += 1;
-                }
-                OpKind::Xor => {
-                    self.xor_keys[nx] = [ka0, ka1, kb0, kb1];
-                    self.xor_blocks[nx] = [0, 1, 0, 1].map(|r| blk(g, r));
-                    nx += 1;
-                }
-                _ => unreachable!("only AND and XOR gates need AES"),
-            }
-        }
-        let (and_keys, and_blocks) = (
-            self.and_keys[..na].as_flattened(),
-            self.and_blocks[..na].as_flattened_mut(),
-        );
-        let (xor_keys, xor_blocks) = (
-            self.xor_keys[..nx].as_flattened(),
-            self.xor_blocks[..nx].as_flattened_mut(),
-        );
+        let kinds = &self.schedule.ops[range.clone()];
+        let xor_end = range.start + kinds.partition_point(|op| op.kind() == OpKind::Xor);
+        let (schedule, pcs, carried) = (&self.schedule, &self.pcs[..], self.carried_mask);
+        let op = |i| prf_op(schedule, i, base, first, pcs, carried);
         #[cfg(test)]
-        tests::record(and_keys, and_blocks, 2);
-        #[cfg(test)]
-        tests::record(xor_keys, xor_blocks, 1);
-        encrypt_under_keys(self.backend, and_keys, and_blocks, 2);
-        encrypt_under_keys(self.backend, xor_keys, xor_blocks, 1);
-        let (mut ia, mut ix) = (0, 0);
-        for i in range {
-            let op = self.schedule.ops[i];
-            let (table, mask, high) = table_and_mask(&self.schedule, i);
-            let pos = base + table;
-            // Inputs are read before the output is written: the output may reuse a slot of
-            // an input of this batch, but only of one whose last reader is done.
-            let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
-            match op.kind() {
-                OpKind::And => {
-                    let f = &self.and_blocks[ia];
-                    ia += 1;
-                    let (t1, t2, m, kc) = garble_and(
-                        la,
-                        lb,
-                        [f[0], f[1], f[2], f[3]],
-                        [f[4], f[5], f[6], f[7]],
-                        self.pc(op.aux as usize - first),
-                    );
-                    out[pos..pos + 16].copy_from_slice(&t1.to_bytes());
-                    out[pos + 16..pos + 32].copy_from_slice(&t2.to_bytes());
-                    set_nibble(out, mask_position(mask, base, self.carried_mask), high, m);
-                    self.labels[op.out() as usize] = kc;
-                }
-                OpKind::Xor => {
-                    let f = &self.xor_blocks[ix];
-                    ix += 1;
-                    let (t, kc) = garble_xor(la[0].lsb(), lb[0].lsb(), [f[0], f[1]], [f[2], f[3]]);
-                    out[pos..pos + 16].copy_from_slice(&t.to_bytes());
-                    self.labels[op.out() as usize] = kc;
-                }
-                _ => unreachable!("only AND and XOR gates need AES"),
-            }
+        for i in range.clone() {
+            // The PRF calls the gates make, for the tests of their inputs' uniqueness.
+            let and = i >= xor_end;
+            let (keys, blocks) = prf_calls(&self.labels, &op(i), and);
+            tests::record(&keys, &blocks, if and { 2 } else { 1 });
+        }
+        let (xors, ands) = (range.start..xor_end, xor_end..range.end);
+        let labels = &mut self.labels;
+        if !prf_garble_xor_gates(
+            self.backend,
+            xors.len(),
+            |j| op(xors.start + j),
+            labels,
+            out,
+        ) {
+            let ops: Vec<PrfOp> = xors.map(op).collect();
+            garble_staged(self.backend, false, &ops, labels, out);
+        }
+        if !prf_garble_and_gates(
+            self.backend,
+            ands.len(),
+            |j| op(ands.start + j),
+            labels,
+            out,
+        ) {
+            let ops: Vec<PrfOp> = ands.map(op).collect();
+            garble_staged(self.backend, true, &ops, labels, out);
         }
     }
 
@@ -434,12 +487,6 @@ impl<'c> PrfGarbler<'c> {
         self.pcs.clear();
         self.pcs
             .extend((0..window.gates.len().div_ceil(128)).map(|_| self.prg.block().0));
-    }
-
-    /// `πc` of the gate at `i` in the window.
-    #[inline(always)]
-    fn pc(&self, i: usize) -> bool {
-        (self.pcs[i / 128] >> (i % 128)) & 1 == 1
     }
 
     /// The fresh labels of the constant at gate `gate`: `AES(2g + j)` under a secret key,

@@ -8,9 +8,11 @@
 //! [`WINDOW`] consecutive gates; in a window every gate gets a *wave*: a gate that needs
 //! AES (a "crypto" gate: AND, and XOR under `prf`) is in the wave after the latest of its
 //! inputs, any other gate in the wave of its latest input. Wave `k` is processed as all its
-//! crypto gates in one batch, then its other gates in circuit order; every input is then
-//! ready when it is read, and a batch holds every gate of the window that could run at that
-//! point, not just a run of consecutive ones (ripple-carry adders overlap across a window).
+//! crypto gates in one batch (its XOR gates first, then its AND gates, each in circuit
+//! order, so that `prf` runs each kind in one go), then its other gates in circuit order;
+//! every input is then ready when it is read, and a batch holds every gate of the window
+//! that could run at that point, not just a run of consecutive ones (ripple-carry adders
+//! overlap across a window).
 //!
 //! # Slots
 //! A wire's label is needed from the gate that writes it to the last gate that reads it,
@@ -21,9 +23,10 @@
 //! packed at the start of the table, as many as gate outputs are alive at once, however
 //! many inputs the circuit has (the MinCut size has 500,000 input wires and 3,125
 //! gate slots: 50 KiB of labels that stay in a core's cache, while slots mixed in among
-//! the inputs' would be spread over 8 MB). A batch reads all its inputs before it writes
-//! any output, so an output may take the slot of an input read in the same batch. (The
-//! crate's own unit tests, which inspect labels by wire, get one slot per wire.)
+//! the inputs' would be spread over 8 MB). Ops run in this order, or in groups
+//! that read all their inputs before writing any output: an output may take the slot of
+//! an input of its own op or of an earlier one (never of a later op's input, still alive).
+//! (The crate's own unit tests, which inspect labels by wire, get one slot per wire.)
 //!
 //! # Cost
 //! 24 bytes per gate (16 for the op, which garbling streams through, and 8 read only for
@@ -218,12 +221,13 @@ impl Schedule {
                 if let Some(b) = b {
                     wave = wave.max(ready[b as usize].saturating_sub(epoch));
                 }
-                // Sort keys: 2k for the crypto gates of wave k, 2k + 1 for the others.
+                // Sort keys: 3k for the XOR gates among the crypto gates of wave k (`prf`'s),
+                // 3k + 1 for its other crypto gates, 3k + 2 for its other gates.
                 let key = if crypto(k) {
                     wave += 1;
-                    2 * wave
+                    3 * wave + u32::from(k != OpKind::Xor)
                 } else {
-                    2 * wave + 1
+                    3 * wave + 2
                 };
                 ready[gate.output() as usize] = epoch + wave;
                 max_wave = max_wave.max(wave);
@@ -232,7 +236,7 @@ impl Schedule {
             epoch += max_wave + 1;
 
             // Counting sort by key, stable: circuit order within each part of a wave.
-            let n_keys = 2 * max_wave as usize + 2;
+            let n_keys = 3 * max_wave as usize + 3;
             counts.clear();
             counts.resize(n_keys + 1, 0);
             for &k in &keys {
@@ -261,8 +265,8 @@ impl Schedule {
             // After the sort counts[k] is the end of key k's part.
             let first_wave = s.waves.len();
             for wave in 0..=max_wave as usize {
-                let crypto_start = if wave == 0 { 0 } else { counts[2 * wave - 1] };
-                let (crypto_end, free_end) = (counts[2 * wave], counts[2 * wave + 1]);
+                let crypto_start = if wave == 0 { 0 } else { counts[3 * wave - 1] };
+                let (crypto_end, free_end) = (counts[3 * wave + 1], counts[3 * wave + 2]);
                 if free_end > crypto_start {
                     s.waves
                         .push((base + crypto_start..base + crypto_end, base + free_end));
