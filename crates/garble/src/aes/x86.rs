@@ -1430,6 +1430,16 @@ mod vaes {
         (_mm512_mask_blend_epi64(swap, z, swapped), pa, pb)
     }
 
+    /// Stores the labels `[k^0, k^1]` of a wire in one 32-byte store: a later gate loads
+    /// them as one, which a store of two halves could not forward to.
+    #[inline]
+    #[target_feature(enable = "avx,avx2")]
+    fn store_labels(labels: &mut [Block; 2], zero: __m128i, one: __m128i) {
+        // SAFETY: `labels` is 32 writable bytes (two transparent `u128`s), and
+        // `_mm256_storeu_si256` has no alignment requirement.
+        unsafe { _mm256_storeu_si256(labels.as_mut_ptr().cast(), _mm256_set_m128i(one, zero)) }
+    }
+
     /// Garbles `prf`'s AND gates `first..first + min(N, n − first)` (see
     /// [`prf_garble_and_gates`]): all their inputs read, then all their outputs written. A
     /// group of fewer gates still runs `N` registers (the others on zeros), so that the key
@@ -1460,7 +1470,8 @@ mod vaes {
         // The rows' `AES_ka` and `AES_kb` outputs in row order (0, 2, 1, 3): lanes 0 and 1
         // of both registers, and lanes 2 of both then lanes 3 of both.
         let fb_rows = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
-        for ((gate, [s0, s1]), (pa, pb)) in ops.iter().zip(s).zip(permute).take(range.len()) {
+        // (By reference: iterating the arrays by value copies them.)
+        for ((gate, &[s0, s1]), &(pa, pb)) in ops.iter().zip(&s).zip(&permute).take(range.len()) {
             let pc = gate.bit(PrfOp::PC);
             let fa = _mm512_shuffle_i64x2::<0b01_00_01_00>(s0, s1);
             let fb = _mm512_permutex2var_epi64(s0, fb_rows, s1);
@@ -1487,9 +1498,7 @@ mod vaes {
             let one = with_lsb(select(v00, other, first), !pc);
             let table = (&mut out[gate.table..gate.table + 32]).try_into();
             store_table(table.expect("32 bytes"), t1, t2);
-            let [l0, l1] = &mut labels[gate.out as usize];
-            ni::store(l0, zero);
-            ni::store(l1, one);
+            store_labels(&mut labels[gate.out as usize], zero, one);
             let byte = &mut out[gate.mask];
             *byte = if gate.bit(PrfOp::HIGH) {
                 (*byte & 0x0f) | (m << 4)
@@ -1522,7 +1531,7 @@ mod vaes {
             s[j] = [prf_inputs(ops[j].g, tags)];
         }
         keys_core::<_, _, 3>(&k, &mut s);
-        for ((gate, [f]), pab) in ops.iter().zip(s).zip(permute).take(range.len()) {
+        for ((gate, &[f]), &pab) in ops.iter().zip(&s).zip(&permute).take(range.len()) {
             // f = (Ã[0], Ã[1], B̃[0], B̃[1]); z = (D, ·, B̃[0] ⊕ B̃[1], ·);
             // w = (Ã[0] ⊕ B̃[0], ·, ·, ·) (§1.5).
             let z = _mm512_xor_si512(f, _mm512_shuffle_i64x2::<SWAP_PAIRS>(f, f));
@@ -1538,9 +1547,7 @@ mod vaes {
             // SAFETY: `table` is 16 writable bytes, and `_mm_storeu_si128` has no alignment
             // requirement.
             unsafe { _mm_storeu_si128(table.as_mut_ptr().cast(), t) };
-            let [l0, l1] = &mut labels[gate.out as usize];
-            ni::store(l0, zero);
-            ni::store(l1, one);
+            store_labels(&mut labels[gate.out as usize], zero, one);
         }
     }
 

@@ -256,7 +256,7 @@ fn prf_op(
     i: usize,
     base: usize,
     first: usize,
-    pcs: &[u128],
+    pcs: &[u64],
     carried: usize,
 ) -> PrfOp {
     let op = schedule.ops[i];
@@ -264,7 +264,7 @@ fn prf_op(
     let (mut mask_pos, mut bits) = (0, 0);
     if op.kind() == OpKind::And {
         let n = op.aux as usize - first;
-        let pc = (pcs[n / 128] >> (n % 128)) & 1 == 1;
+        let pc = (pcs[n / 64] >> (n % 64)) & 1 == 1;
         mask_pos = mask_position(mask, base, carried);
         bits = u32::from(pc) * PrfOp::PC + u32::from(high) * PrfOp::HIGH;
     }
@@ -374,8 +374,8 @@ pub struct PrfGarbler<'c> {
     carried_mask: usize,
     /// One random bit per gate of the window, by position in the circuit: `πc` of a normal
     /// AND gate (drawn whatever the gate's kind, so they follow gate order whatever the
-    /// processing order).
-    pcs: Vec<u128>,
+    /// processing order), 64 to a word.
+    pcs: Vec<u64>,
     /// The PRF (AES under a secret key) that gives a constant's fresh labels from its gate
     /// index, in any processing order.
     fresh: FixedKeyAes,
@@ -401,7 +401,7 @@ impl<'c> PrfGarbler<'c> {
             schedule,
             next_window: 0,
             carried_mask: 0,
-            pcs: Vec::with_capacity(WINDOW.div_ceil(128)),
+            pcs: Vec::with_capacity(WINDOW.div_ceil(64)),
             fresh: FixedKeyAes::with_backend(fresh_key, backend),
         }
     }
@@ -485,8 +485,10 @@ impl<'c> PrfGarbler<'c> {
     /// Draws the window's permute bits: one per gate, in gate order.
     fn draw_randomness(&mut self, window: &Window) {
         self.pcs.clear();
-        self.pcs
-            .extend((0..window.gates.len().div_ceil(128)).map(|_| self.prg.block().0));
+        for _ in 0..window.gates.len().div_ceil(128) {
+            let b = self.prg.block().0;
+            self.pcs.extend([b as u64, (b >> 64) as u64]);
+        }
     }
 
     /// The fresh labels of the constant at gate `gate`: `AES(2g + j)` under a secret key,
