@@ -611,6 +611,26 @@ mod vaes {
         unsafe { _mm512_storeu_si512(b.as_mut_ptr().cast(), v) }
     }
 
+    /// Keeps the compiler's instruction order round by round: an empty `asm!` that takes
+    /// and gives back each register. Volatile `asm!` statements keep their order, so a
+    /// register's next round cannot move ahead of another's barrier for this round. Without
+    /// it, LLVM's generic scheduling may emit one group's AES rounds register after register,
+    /// a chain the out-of-order window then covers only in part.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn round_barrier<const N: usize>(s: &mut [__m512i; N]) {
+        for x in s.iter_mut() {
+            // SAFETY: the template is empty: it reads and writes nothing but the register.
+            unsafe {
+                core::arch::asm!(
+                    "/* {0} */",
+                    inout(zmm_reg) * x,
+                    options(nomem, nostack, preserves_flags)
+                )
+            };
+        }
+    }
+
     /// The 64-bit lanes of the first `min(n, 4)` blocks.
     #[inline(always)]
     fn lanes(n: usize) -> __mmask8 {
@@ -712,6 +732,7 @@ mod vaes {
             for x in s.iter_mut() {
                 *x = _mm512_aesenc_epi128(*x, k);
             }
+            round_barrier(&mut s);
         }
         for x in s.iter_mut() {
             *x = _mm512_aesenclast_epi128(*x, rk[10]);
@@ -800,6 +821,7 @@ mod vaes {
             for s in s.iter_mut() {
                 *s = _mm512_aesenc_epi128(*s, k);
             }
+            round_barrier(&mut s);
         }
         for (s, &u) in s.iter_mut().zip(&u) {
             *s = _mm512_aesenclast_epi128(*s, _mm512_xor_si512(rk[10], u));
