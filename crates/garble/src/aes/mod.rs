@@ -11,8 +11,8 @@
 //! - [`Backend::AesNi`] (x86 and x86-64 with `aes`, `sse2`, `ssse3`): AES-NI on 128-bit
 //!   registers, eight blocks in flight for a fixed key, eight keys in flight for the per-key
 //!   path.
-//! - [`Backend::Vaes`] (x86 and x86-64 with `vaes`, `avx512f`, `avx512bw` and AES-NI):
-//!   `VAESENC` on 512-bit registers of four blocks, eight registers (32 blocks) in flight for
+//! - [`Backend::Vaes`] (x86 and x86-64 with `vaes`, `avx512f`, `avx512bw`, `avx512vl` and
+//!   AES-NI): `VAESENC` on 512-bit registers of four blocks, eight registers (32 blocks) in flight for
 //!   a fixed key, eight registers of four keys (32 keys) in flight for the per-key path.
 //!   Calls of at most four blocks, or one key, take the AES-NI kernels, which have the lower
 //!   latency.
@@ -35,9 +35,10 @@
 //! with `RotWord(w3)` in all four columns `ShiftRows` is the identity, so `AESENCLAST` with
 //! the round constant as key yields `SubWord(RotWord(w3)) ⊕ Rcon` in every column, which
 //! XORed into the prefix XOR of the previous key's words is the next round key. With VAES
-//! each instruction serves four keys. For two blocks per key (`prf` garbling) the VAES
-//! backend regroups the blocks of four keys into a register of first blocks and one of
-//! second blocks, so both use the key register as it is.
+//! each instruction serves four keys. For two blocks per key the VAES backend regroups the
+//! blocks of four keys into a register of first blocks and one of second blocks, so both use
+//! the key register as it is (`prf`'s garbler, which encrypts two blocks per key of an AND
+//! gate, makes them in that order in its fused kernels).
 //!
 //! # The TCCR hash
 //!
@@ -65,8 +66,8 @@ pub enum Backend {
     Portable,
     /// AES-NI, 128-bit registers (x86 and x86-64 with `aes`, `sse2`, `ssse3`).
     AesNi,
-    /// VAES on AVX-512 registers of four blocks (x86 and x86-64 with `vaes`, `avx512f` and
-    /// AES-NI).
+    /// VAES on AVX-512 registers of four blocks (x86 and x86-64 with `vaes`, `avx512f`,
+    /// `avx512bw`, `avx512vl` and AES-NI).
     Vaes,
 }
 

@@ -25,11 +25,16 @@
 //! that no label or hash goes through a staging buffer. Staged inputs written as 64-bit
 //! halves and read back as vectors stall on store forwarding; on the MinCut-size circuit
 //! fusing took garbling from about 20 to 18.5 ns per AND gate and evaluation from 15 to 14.
+//! So do `prf`'s garbled XOR and AND gates (`prf_garble_xor_gates`, `prf_garble_and_gates`):
+//! each gate's two label pairs ordered by signal bit in one register of four keys, its PRF
+//! inputs made from the gate index in registers, eight gates' key schedules interleaved;
+//! a last group of fewer gates runs its unused registers on zeros, as latency would
+//! otherwise bound it.
 //!
-//! Remainders of a batch go 1, 2 or 4 blocks (AES-NI) or registers (VAES) at a time, with
-//! per-block loads and stores (AES-NI) or masked ones for a partial register (VAES), never a
-//! copy to a buffer (`memcpy` into a buffer read back as vectors costs a store-forwarding
-//! stall). Batches of at most `SMALL_BLOCKS` blocks or `SMALL_KEYS` keys run the AES-NI
+//! Other remainders of a batch go 1, 2 or 4 blocks (AES-NI) or registers (VAES) at a time,
+//! with per-block loads and stores (AES-NI) or masked ones for a partial register (VAES),
+//! never a copy to a buffer (`memcpy` into a buffer read back as vectors costs a
+//! store-forwarding stall). Batches of at most `SMALL_BLOCKS` blocks or `SMALL_KEYS` keys run the AES-NI
 //! kernels even on the VAES backend: latency, not throughput, bounds them.
 
 // `unsafe` is denied in the workspace and allowed only here: the AES instructions are reached
@@ -81,7 +86,7 @@ const SMALL_KEYS: usize = 1;
 #[derive(Clone, Copy, Debug)]
 pub(super) struct AesNi(());
 
-/// Proof that the CPU has VAES with AVX-512F and AVX-512BW (and AES-NI).
+/// Proof that the CPU has VAES with AVX-512F, AVX-512BW and AVX-512VL (and AES-NI).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Vaes(AesNi);
 
@@ -140,6 +145,7 @@ impl Vaes {
         (is_x86_feature_detected!("vaes")
             && is_x86_feature_detected!("avx512f")
             && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
             && is_x86_feature_detected!("avx")
             && is_x86_feature_detected!("avx2")
             && is_x86_feature_detected!("sse4.1"))
@@ -611,11 +617,14 @@ mod vaes {
         unsafe { _mm512_storeu_si512(b.as_mut_ptr().cast(), v) }
     }
 
-    /// Keeps the compiler's instruction order round by round: an empty `asm!` that takes
-    /// and gives back each register. Volatile `asm!` statements keep their order, so a
-    /// register's next round cannot move ahead of another's barrier for this round. Without
-    /// it, LLVM's generic scheduling may emit one group's AES rounds register after register,
-    /// a chain the out-of-order window then covers only in part.
+    /// Keeps the emitted instructions round by round: an empty `asm!` that takes and gives
+    /// back each register. Volatile `asm!` statements keep their order among themselves, and
+    /// LLVM's machine scheduler does not move instructions across them (they bound its
+    /// scheduling regions), so in practice each round of every register is emitted before
+    /// the next round of any (not a language guarantee: only the speed depends on it).
+    /// Without it LLVM emitted the half-gates garbler's groups register after register, two
+    /// chains of ten dependent `VAESENC` per gate, which the out-of-order window overlapped
+    /// only in part (MinCut size, `ideal`: 15.4 → 13.4 ns per AND garbling).
     #[inline]
     #[target_feature(enable = "avx512f")]
     fn round_barrier<const N: usize>(s: &mut [__m512i; N]) {
@@ -1417,8 +1426,8 @@ mod vaes {
     #[inline]
     #[target_feature(enable = "sse2")]
     fn with_lsb(x: __m128i, bit: bool) -> __m128i {
-        let x = _mm_andnot_si128(_mm_cvtsi64_si128(1), x);
-        _mm_or_si128(x, _mm_cvtsi64_si128(i64::from(bit)))
+        let x = _mm_andnot_si128(_mm_set_epi64x(0, 1), x);
+        _mm_or_si128(x, _mm_set_epi64x(0, i64::from(bit)))
     }
 
     /// `b` if `cond`, else `a`.

@@ -178,12 +178,12 @@ pub trait Garble: Send {
 
     /// As [`Garble::garble`], writing the tables into `out` from byte `at` on and returning
     /// where they end (and whether gates remain). The tables are `out[at..end]`; what `out`
-    /// holds past `end` is unspecified (the caller takes `..end`). The half-gates schemes,
-    /// which write every byte of their tables, overwrite what `out` held from `at` on
-    /// without zeroing it first and grow it only where it is too short, so a caller that
-    /// reuses one buffer (a session's send buffers, `garble-bench`) pays for no memset (32
-    /// bytes per AND gate, ~1 ns); `prf`, whose mask bytes are ORed in, truncates `out` to
-    /// `at` and appends into zeroed space.
+    /// holds past `end` is unspecified (the caller takes `..end`). Every scheme writes every
+    /// byte of its tables (`prf` both halves of each mask byte, and the zero tables of its
+    /// degenerate gates), overwriting what `out` held from `at` on without zeroing it first
+    /// and growing it only where it is too short, so a caller that reuses one buffer (a
+    /// session's send buffers, `garble-bench`) pays for no memset (32 bytes per AND gate,
+    /// ~1 ns; 72 bytes for `prf`).
     ///
     /// # Panics
     /// If `at > out.len()`.

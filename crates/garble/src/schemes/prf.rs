@@ -158,7 +158,7 @@ fn mask_byte_first(n: u64) -> bool {
 /// Crypto gates per AES call: their keys, inputs and outputs stay in the L1 cache.
 const CHUNK: usize = 128;
 
-/// Marks an AND gate whose mask byte is in an earlier window (`aux` of the program).
+/// Marks an AND gate whose mask byte is in an earlier window ([`Schedule::extra`]).
 const CARRIED: u32 = u32::MAX;
 
 /// Bytes of a gate in the stream, given the number of AND gates before it.
@@ -280,22 +280,19 @@ fn prf_op(
 }
 
 /// The keys of a gate's PRF calls, its inputs' labels by signal bit
-/// `[ka[0], ka[1], kb[0], kb[1]]`, and its PRF inputs in the order [`garble_and`] (eight, two
-/// per key) or [`garble_xor`] (four, one per key) takes their outputs.
-fn prf_calls(labels: &[[Block; 2]], op: &PrfOp, and: bool) -> ([Block; 4], Vec<Block>) {
+/// `[ka[0], ka[1], kb[0], kb[1]]`, and its PRF inputs in the order [`garble_and`] takes
+/// their outputs (eight, two per key) or [`garble_xor`] (the first four, one per key).
+fn prf_calls(labels: &[[Block; 2]], op: &PrfOp, and: bool) -> ([Block; 4], [Block; 8]) {
     let ([ka0, ka1], [kb0, kb1]) = (
         by_signals(labels[op.a as usize]),
         by_signals(labels[op.b as usize]),
     );
-    let rows: &[u32] = if and {
-        &[0, 1, 2, 3, 0, 2, 1, 3]
+    let rows = if and {
+        [0, 1, 2, 3, 0, 2, 1, 3]
     } else {
-        &[0, 1, 0, 1]
+        [0, 1, 0, 1, 0, 0, 0, 0]
     };
-    (
-        [ka0, ka1, kb0, kb1],
-        rows.iter().map(|&r| blk(op.g, r)).collect(),
-    )
+    ([ka0, ka1, kb0, kb1], rows.map(|r| blk(op.g, r)))
 }
 
 /// What the fused kernels do, for backends without them: `ops` (all AND or all XOR gates)
@@ -317,7 +314,7 @@ fn garble_staged(
         for op in chunk {
             let (k, blocks) = prf_calls(labels, op, and);
             keys.extend(k);
-            f.extend(blocks);
+            f.extend_from_slice(&blocks[..4 * per_key]);
             permute.push((
                 labels[op.a as usize][0].lsb(),
                 labels[op.b as usize][0].lsb(),
@@ -426,7 +423,8 @@ impl<'c> PrfGarbler<'c> {
             // The PRF calls the gates make, for the tests of their inputs' uniqueness.
             let and = i >= xor_end;
             let (keys, blocks) = prf_calls(&self.labels, &op(i), and);
-            tests::record(&keys, &blocks, if and { 2 } else { 1 });
+            let per_key = if and { 2 } else { 1 };
+            tests::record(&keys, &blocks[..4 * per_key], per_key);
         }
         let (xors, ands) = (range.start..xor_end, xor_end..range.end);
         let labels = &mut self.labels;
