@@ -219,3 +219,50 @@ fn every_backend_garbles_and_evaluates_alike() {
         }
     }
 }
+
+/// Garbling comes in batches of about the target also after a circuit's last AND gate when
+/// that gate opened a mask-byte pair (`prf` keeps a call going while a pair is open; one
+/// that nothing closes must not make the rest of the circuit one batch), and the batches
+/// add up to the tables of one call.
+#[test]
+fn batches_stay_small_after_a_last_and_gate_that_opens_a_pair() {
+    use transputation_garble::{aes::Backend, prg::Prg, Block};
+    // One AND gate, then three windows' worth of XOR gates (8,192 gates per window).
+    let mut gates = vec![Gate::And { a: 0, b: 1, out: 2 }];
+    for i in 0..3 * 8192 {
+        gates.push(Gate::Xor {
+            a: 2 + i,
+            b: i % 2,
+            out: 3 + i,
+        });
+    }
+    let last = 2 + 3 * 8192;
+    let c = common::circuit(2, gates, vec![last]);
+    for scheme in Scheme::ALL {
+        let whole = garble(scheme, &c, 5, usize::MAX);
+        let mut prg = Prg::new(Block(5));
+        let mut g = scheme.garbler(&c, &mut prg, Backend::detect());
+        for w in 0..c.n_inputs() as u32 {
+            g.input_labels(w);
+        }
+        let (mut stream, mut batches) = (Vec::new(), Vec::new());
+        loop {
+            let before = stream.len();
+            let more = g.garble(&mut stream, 1);
+            batches.push(stream.len() - before);
+            if !more {
+                break;
+            }
+        }
+        assert_eq!(
+            stream, whole.stream,
+            "{scheme}: the batches make the same tables"
+        );
+        // A call ends after its first window with tables: 16 bytes per XOR gate under `prf`.
+        let largest = batches.iter().copied().max().unwrap_or(0);
+        assert!(
+            largest <= 8192 * 16 + 33,
+            "{scheme}: a batch of {largest} bytes (batches {batches:?})"
+        );
+    }
+}

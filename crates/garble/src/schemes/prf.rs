@@ -369,6 +369,8 @@ pub struct PrfGarbler<'c> {
     next_window: usize,
     /// Absolute position in the output of the mask byte of an AND pair split by a window.
     carried_mask: usize,
+    /// The last window with an AND gate.
+    last_and_window: Option<usize>,
     /// One random bit per gate of the window, by position in the circuit: `πc` of a normal
     /// AND gate (drawn whatever the gate's kind, so they follow gate order whatever the
     /// processing order), 64 to a word.
@@ -390,6 +392,7 @@ impl<'c> PrfGarbler<'c> {
             let k1 = own.block().with_lsb(!k0.lsb());
             *l = [k0, k1];
         }
+        let last_and_window = schedule.windows.iter().rposition(|w| w.last_and.is_some());
         PrfGarbler {
             circuit: PhantomData,
             backend,
@@ -398,6 +401,7 @@ impl<'c> PrfGarbler<'c> {
             schedule,
             next_window: 0,
             carried_mask: 0,
+            last_and_window,
             pcs: Vec::with_capacity(WINDOW.div_ceil(64)),
             fresh: FixedKeyAes::with_backend(fresh_key, backend),
         }
@@ -536,19 +540,20 @@ impl Garble for PrfGarbler<'_> {
                 self.crypto_batch(crypto, out, base, first);
                 self.free_gates(free, out, base);
             }
-            // If the window's last AND gate opened a pair, its byte carries over.
+            // If the window's last AND gate opened a pair, its byte carries over, unless no
+            // AND gate follows: then nothing closes the pair and its high half is 0 (so a
+            // circuit's XOR gates after its last AND gate still come in batches of `target`).
             if let Some(last) = window.last_and {
                 let (_, mask, high) = table_and_mask(&self.schedule, last);
                 split = !high;
-                if split {
+                if split && Some(self.next_window) == self.last_and_window {
+                    set_nibble(out, base + mask as usize, true, 0);
+                    split = false;
+                } else if split {
                     self.carried_mask = base + mask as usize;
                 }
             }
             self.next_window += 1;
-        }
-        if split {
-            // The last AND gate of the circuit opened a pair that nothing closes.
-            set_nibble(out, self.carried_mask, true, 0);
         }
         (end, self.next_window < windows)
     }
