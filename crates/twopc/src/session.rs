@@ -350,16 +350,16 @@ fn wires_of(circuit: &Circuit, party: Party) -> Vec<std::ops::Range<WireId>> {
         .collect()
 }
 
-/// Sets the labels of a party's input bits `first .. first + labels.len()` (counted over its
-/// input wires `ranges`, in wire order).
+/// Writes `labels` straight into the evaluator's slots of a party's input bits
+/// `first .. first + labels.len()` (counted over its input wires `ranges`, in wire order).
 fn put_labels(
     evaluate: &mut dyn Evaluate,
     ranges: &[std::ops::Range<WireId>],
     mut first: usize,
-    mut labels: &[Block],
+    mut labels: impl ExactSizeIterator<Item = Block>,
 ) {
     for r in ranges {
-        if labels.is_empty() {
+        if labels.len() == 0 {
             break;
         }
         if first >= r.len() {
@@ -367,10 +367,13 @@ fn put_labels(
             continue;
         }
         let n = (r.len() - first).min(labels.len());
-        evaluate.set_input_labels(r.start + first as WireId, &labels[..n]);
-        (first, labels) = (0, &labels[n..]);
+        let slots = evaluate.input_labels_mut(r.start + first as WireId, n);
+        for (slot, label) in slots.iter_mut().zip(&mut labels) {
+            *slot = label;
+        }
+        first = 0;
     }
-    debug_assert!(labels.is_empty(), "labels past the party's last input wire");
+    debug_assert!(labels.len() == 0, "labels past the party's last input wire");
 }
 
 fn check_input(circuit: &Circuit, party: Party, bits: &[bool]) -> Result<(), Error> {
@@ -752,15 +755,9 @@ impl<'c> Evaluator<'c> {
         wire.recv_exact(Part::Labels, "garbler's input labels", 16 * n_g)?;
         // Decoded straight into the evaluator's input slots (a copy through a vector of
         // labels first cost ~0.5 ms of memory traffic on the MinCut size).
-        let mut bytes = &wire.buf[..];
-        for r in wires_of(self.circuit, Party::Garbler) {
-            let (now, later) = bytes.split_at(16 * r.len());
-            let slots = self.evaluate.input_labels_mut(r.start, r.len());
-            for (slot, label) in slots.iter_mut().zip(now.chunks_exact(16)) {
-                *slot = Block::read(label);
-            }
-            bytes = later;
-        }
+        let garbler_wires = wires_of(self.circuit, Party::Garbler);
+        let labels = wire.buf.chunks_exact(16).map(Block::read);
+        put_labels(&mut *self.evaluate, &garbler_wires, 0, labels);
 
         wire.recv_exact(Part::Ot, "OT message", transputation_ot::MSG_B_LEN)?;
         let mut receiver = receiver.base(&wire.buf)?;
@@ -789,7 +786,7 @@ impl<'c> Evaluator<'c> {
                 wire.recv_exact(Part::Ot, "OT ciphertexts", len)?;
                 receiver.receive_into(&wire.buf, &mut labels)?;
             }
-            put_labels(&mut *self.evaluate, &ranges, done, &labels);
+            put_labels(&mut *self.evaluate, &ranges, done, labels.iter().copied());
             done += labels.len();
         }
         let ot = ot_start.elapsed();

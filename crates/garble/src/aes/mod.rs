@@ -377,8 +377,7 @@ impl FixedKeyAes {
     }
 }
 
-/// One gate of `prf` as its fused garbling kernels take it ([`prf_garble_and_gates`],
-/// [`prf_garble_xor_gates`]).
+/// One gate of `prf` as its fused garbling kernels take it ([`prf_garble_gates`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct PrfOp {
     /// The gate index `g` of the PRF inputs `blk(g, r)`.
@@ -408,18 +407,19 @@ impl PrfOp {
     }
 }
 
-/// `prf`'s AND gates `op(0..n)` (independent gates in the order of their slots'
-/// assignment, e.g. one wave's), fused where the backend has a kernel for it (VAES): for
-/// each, its input labels read from `labels` and ordered by signal bit, its eight PRF
-/// values, its table `T1 ‖ T2` written to `out[table..][..32]`, its mask nibble into
-/// `out[mask]` and its output labels `[k^0, k^1]` to `labels[out]` (`prf::garble_and`),
-/// a group of gates at a time, each group's inputs read before its outputs are written.
-/// Returns whether it ran.
+/// `prf`'s AND gates (`and`) or XOR gates `op(0..n)` (independent gates in the order of
+/// their slots' assignment, e.g. one wave's), fused where the backend has kernels for them
+/// (VAES): for each, its input labels read from `labels` and ordered by signal bit, its PRF
+/// values, its table written to `out[table..]` (an AND gate's `T1 ‖ T2` and mask nibble
+/// into `out[mask]`, `prf::garble_and`; an XOR gate's `T`, `prf::garble_xor`) and its
+/// output labels `[k^0, k^1]` to `labels[out]`, a group of gates at a time, each group's
+/// inputs read before its outputs are written. Returns whether it ran.
 ///
 /// # Panics
 /// If a slot or position is out of range.
-pub(crate) fn prf_garble_and_gates(
+pub(crate) fn prf_garble_gates(
     backend: Backend,
+    and: bool,
     n: usize,
     op: impl Fn(usize) -> PrfOp,
     labels: &mut [[Block; 2]],
@@ -427,28 +427,10 @@ pub(crate) fn prf_garble_and_gates(
 ) -> bool {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     if backend == Backend::Vaes {
-        vaes().prf_garble_and_gates(n, op, labels, out);
+        vaes().prf_garble_gates(and, n, op, labels, out);
         return true;
     }
-    let _ = (backend, n, op, labels, out);
-    false
-}
-
-/// `prf`'s XOR gates `op(0..n)`, as [`prf_garble_and_gates`]: for each, its four PRF
-/// values, `T` written to `out[table..][..16]` and its output labels (`prf::garble_xor`).
-pub(crate) fn prf_garble_xor_gates(
-    backend: Backend,
-    n: usize,
-    op: impl Fn(usize) -> PrfOp,
-    labels: &mut [[Block; 2]],
-    out: &mut [u8],
-) -> bool {
-    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if backend == Backend::Vaes {
-        vaes().prf_garble_xor_gates(n, op, labels, out);
-        return true;
-    }
-    let _ = (backend, n, op, labels, out);
+    let _ = (backend, and, n, op, labels, out);
     false
 }
 

@@ -25,7 +25,7 @@
 //! that no label or hash goes through a staging buffer. Staged inputs written as 64-bit
 //! halves and read back as vectors stall on store forwarding; on the MinCut-size circuit
 //! fusing took garbling from about 20 to 18.5 ns per AND gate and evaluation from 15 to 14.
-//! So do `prf`'s garbled XOR and AND gates (`prf_garble_xor_gates`, `prf_garble_and_gates`):
+//! So do `prf`'s garbled XOR and AND gates (`prf_garble_gates`):
 //! each gate's two label pairs ordered by signal bit in one register of four keys, its PRF
 //! inputs made from the gate index in registers, eight gates' key schedules interleaved;
 //! a last group of fewer gates runs its unused registers on zeros, as latency would
@@ -57,6 +57,7 @@ use core::ops::Range;
 
 use super::PrfOp;
 use crate::block::Block;
+use crate::schemes::prf::set_nibble;
 use crate::schemes::waves::unpack_slots;
 
 /// The expanded key: round keys 0 to 10, as blocks.
@@ -232,28 +233,23 @@ impl Vaes {
         unsafe { vaes::eval_and_gates(rk, labels, ands, window) }
     }
 
-    /// `prf`'s AND gates, fused (see `prf_garble_and_gates`).
-    pub(super) fn prf_garble_and_gates(
+    /// `prf`'s AND or XOR gates, fused (see `prf_garble_gates`).
+    pub(super) fn prf_garble_gates(
         self,
+        and: bool,
         n: usize,
         op: impl Fn(usize) -> PrfOp,
         labels: &mut [[Block; 2]],
         out: &mut [u8],
     ) {
-        // SAFETY: the token proves that the CPU has the kernel's target features.
-        unsafe { vaes::prf_garble_and_gates(n, op, labels, out) }
-    }
-
-    /// `prf`'s XOR gates, fused (see `prf_garble_xor_gates`).
-    pub(super) fn prf_garble_xor_gates(
-        self,
-        n: usize,
-        op: impl Fn(usize) -> PrfOp,
-        labels: &mut [[Block; 2]],
-        out: &mut [u8],
-    ) {
-        // SAFETY: the token proves that the CPU has the kernel's target features.
-        unsafe { vaes::prf_garble_xor_gates(n, op, labels, out) }
+        // SAFETY: the token proves that the CPU has the kernels' target features.
+        unsafe {
+            if and {
+                vaes::prf_garble_gates::<true>(n, op, labels, out);
+            } else {
+                vaes::prf_garble_gates::<false>(n, op, labels, out);
+            }
+        }
     }
 
     /// The two TCCR hashes of each evaluated AND gate (see `FixedKeyAes::tccr_eval_gates`).
@@ -1471,10 +1467,9 @@ mod vaes {
         unsafe { _mm256_storeu_si256(labels.as_mut_ptr().cast(), _mm256_set_m128i(one, zero)) }
     }
 
-    /// Garbles `prf`'s AND gates `first..first + min(N, n − first)` (see
-    /// [`prf_garble_and_gates`]): all their inputs read, then all their outputs written. A
-    /// group of fewer gates still runs `N` registers (the others on zeros), so that the key
-    /// schedules' latency stays hidden.
+    /// Garbles `prf`'s AND gates `op(range)` (at most `N`; see [`prf_garble_gates`]): all
+    /// their inputs read, then all their outputs written. A group of fewer gates still runs
+    /// `N` registers (the others on zeros), so that the key schedules' latency stays hidden.
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw,avx512vl")]
     fn prf_and_group<const N: usize>(
@@ -1530,16 +1525,11 @@ mod vaes {
             let table = (&mut out[gate.table..gate.table + 32]).try_into();
             store_table(table.expect("32 bytes"), t1, t2);
             store_labels(&mut labels[gate.out as usize], zero, one);
-            let byte = &mut out[gate.mask];
-            *byte = if gate.bit(PrfOp::HIGH) {
-                (*byte & 0x0f) | (m << 4)
-            } else {
-                (*byte & 0xf0) | m
-            };
+            set_nibble(out, gate.mask, gate.bit(PrfOp::HIGH), m);
         }
     }
 
-    /// Garbles `prf`'s XOR gates `range` (at most `N`; see [`prf_garble_xor_gates`]), all
+    /// Garbles `prf`'s XOR gates `op(range)` (at most `N`; see [`prf_garble_gates`]), all
     /// inputs read before any output is written, `N` registers as in [`prf_and_group`].
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw,avx512vl")]
@@ -1582,29 +1572,22 @@ mod vaes {
         }
     }
 
-    /// `prf`'s AND gates `op(0..n)`, fused (see `prf_garble_and_gates` in the parent).
+    /// `prf`'s AND gates (`AND`) or XOR gates `op(0..n)`, fused (see `prf_garble_gates` in
+    /// the parent), `PRF_GROUP` at a time.
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw,avx512vl")]
-    pub(super) fn prf_garble_and_gates(
+    pub(super) fn prf_garble_gates<const AND: bool>(
         n: usize,
         op: impl Fn(usize) -> PrfOp,
         labels: &mut [[Block; 2]],
         out: &mut [u8],
     ) {
         for start in (0..n).step_by(PRF_GROUP) {
-            prf_and_group::<PRF_GROUP>(start..(start + PRF_GROUP).min(n), &op, labels, out);
-        }
-    }
-
-    /// `prf`'s XOR gates `op(0..n)`, fused (see `prf_garble_xor_gates` in the parent).
-    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw,avx512vl")]
-    pub(super) fn prf_garble_xor_gates(
-        n: usize,
-        op: impl Fn(usize) -> PrfOp,
-        labels: &mut [[Block; 2]],
-        out: &mut [u8],
-    ) {
-        for start in (0..n).step_by(PRF_GROUP) {
-            prf_xor_group::<PRF_GROUP>(start..(start + PRF_GROUP).min(n), &op, labels, out);
+            let group = start..(start + PRF_GROUP).min(n);
+            if AND {
+                prf_and_group::<PRF_GROUP>(group, &op, labels, out);
+            } else {
+                prf_xor_group::<PRF_GROUP>(group, &op, labels, out);
+            }
         }
     }
 }

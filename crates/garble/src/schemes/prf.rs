@@ -29,9 +29,7 @@ use transputation_circuits::{Circuit, Gate, WireId};
 
 use super::waves::{OpKind, Schedule, Window, REUSE_SLOTS, WINDOW};
 use super::{wire_table, EvalError, Evaluate, Garble};
-use crate::aes::{
-    encrypt_under_keys, prf_garble_and_gates, prf_garble_xor_gates, Backend, FixedKeyAes, PrfOp,
-};
+use crate::aes::{encrypt_under_keys, prf_garble_gates, Backend, FixedKeyAes, PrfOp};
 use crate::block::Block;
 use crate::prg::Prg;
 
@@ -229,7 +227,7 @@ fn mask_position(mask: u32, base: usize, carried: usize) -> usize {
 /// the other half: the two AND gates of a pair may be garbled in either order, and the
 /// bytes are not zeroed first.
 #[inline(always)]
-fn set_nibble(out: &mut [u8], byte: usize, high: bool, m: u8) {
+pub(crate) fn set_nibble(out: &mut [u8], byte: usize, high: bool, m: u8) {
     let b = &mut out[byte];
     *b = if high {
         (*b & 0x0f) | (m << 4)
@@ -295,18 +293,17 @@ fn prf_calls(labels: &[[Block; 2]], op: &PrfOp, and: bool) -> ([Block; 4], [Bloc
     ([ka0, ka1, kb0, kb1], rows.map(|r| blk(op.g, r)))
 }
 
-/// What the fused kernels do, for backends without them: `ops` (all AND or all XOR gates)
+/// What the fused kernels do, for backends without them: `ops` (all AND gates if `AND`, else all XOR gates)
 /// a chunk at a time, the chunk's PRF inputs staged in memory and encrypted under their
 /// keys, then combined gate by gate. A chunk's inputs are all read before its outputs are
 /// written.
-fn garble_staged(
+fn garble_staged<const AND: bool>(
     backend: Backend,
-    and: bool,
     ops: &[PrfOp],
     labels: &mut [[Block; 2]],
     out: &mut [u8],
 ) {
-    let per_key = if and { 2 } else { 1 };
+    let (and, per_key) = (AND, if AND { 2 } else { 1 });
     for chunk in ops.chunks(CHUNK) {
         let mut keys = Vec::with_capacity(4 * chunk.len());
         let mut f = Vec::with_capacity(4 * per_key * chunk.len());
@@ -329,6 +326,7 @@ fn garble_staged(
         {
             let (table, labels_out) = (op.table, op.out as usize);
             if and {
+                // The labels by value again, from the keys by signal bit.
                 let (t1, t2, m, kc) = garble_and(
                     by_values([k[0], k[1]], pa),
                     by_values([k[2], k[3]], pb),
@@ -430,27 +428,18 @@ impl<'c> PrfGarbler<'c> {
             let per_key = if and { 2 } else { 1 };
             tests::record(&keys, &blocks[..4 * per_key], per_key);
         }
-        let (xors, ands) = (range.start..xor_end, xor_end..range.end);
         let labels = &mut self.labels;
-        if !prf_garble_xor_gates(
-            self.backend,
-            xors.len(),
-            |j| op(xors.start + j),
-            labels,
-            out,
-        ) {
-            let ops: Vec<PrfOp> = xors.map(op).collect();
-            garble_staged(self.backend, false, &ops, labels, out);
-        }
-        if !prf_garble_and_gates(
-            self.backend,
-            ands.len(),
-            |j| op(ands.start + j),
-            labels,
-            out,
-        ) {
-            let ops: Vec<PrfOp> = ands.map(op).collect();
-            garble_staged(self.backend, true, &ops, labels, out);
+        for (part, and) in [(range.start..xor_end, false), (xor_end..range.end, true)] {
+            let (n, from) = (part.len(), part.start);
+            if !prf_garble_gates(self.backend, and, n, |j| op(from + j), labels, out) {
+                let ops: Vec<PrfOp> = part.map(op).collect();
+                // One instance per kind (the kind tested per gate cost ~6 % on AES-NI).
+                if and {
+                    garble_staged::<true>(self.backend, &ops, labels, out);
+                } else {
+                    garble_staged::<false>(self.backend, &ops, labels, out);
+                }
+            }
         }
     }
 
@@ -464,20 +453,19 @@ impl<'c> PrfGarbler<'c> {
                     let [k0, k1] = self.labels[a];
                     self.labels[c] = [k1, k0];
                 }
-                OpKind::AndCopy => {
-                    let (table, mask, high) = table_and_mask(&self.schedule, i);
-                    out[base + table..base + table + 32].fill(0);
-                    set_nibble(out, mask_position(mask, base, self.carried_mask), high, 0);
-                    self.labels[c] = self.labels[a];
-                }
-                OpKind::AndZero => {
-                    let labels = self.fresh_labels(u64::from(op.aux));
+                kind @ (OpKind::AndCopy | OpKind::AndZero) => {
+                    // A zero table and mask nibble; the constant's `T1` is its 0-label.
                     let (table, mask, high) = table_and_mask(&self.schedule, i);
                     let pos = base + table;
-                    out[pos..pos + 16].copy_from_slice(&labels[0].to_bytes());
-                    out[pos + 16..pos + 32].fill(0);
+                    out[pos..pos + 32].fill(0);
                     set_nibble(out, mask_position(mask, base, self.carried_mask), high, 0);
-                    self.labels[c] = labels;
+                    self.labels[c] = if kind == OpKind::AndCopy {
+                        self.labels[a]
+                    } else {
+                        let labels = self.fresh_labels(u64::from(op.aux));
+                        out[pos..pos + 16].copy_from_slice(&labels[0].to_bytes());
+                        labels
+                    };
                 }
                 OpKind::And | OpKind::Xor => unreachable!("AND and XOR gates need AES"),
             }
