@@ -257,6 +257,16 @@ fn echo_over_udp() {
 }
 
 #[test]
+fn echo_over_udt() {
+    echo_round_trip(&echo_binaries().0, "udt");
+}
+
+#[test]
+fn echo_over_quic() {
+    echo_round_trip(&echo_binaries().0, "quic:cc=bbr");
+}
+
+#[test]
 fn echo_linked_statically() {
     echo_round_trip(&echo_binaries().1, "tcp");
 }

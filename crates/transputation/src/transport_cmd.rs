@@ -134,25 +134,47 @@ pub fn list(args: TransportsArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    let rows: Vec<Vec<String>> = all
-        .iter()
-        .map(|t| {
-            vec![
-                t.name.to_string(),
-                match &t.available {
-                    Ok(()) => "yes".into(),
-                    Err(e) => format!("no: {e}"),
-                },
-                t.options.to_string(),
-                t.description.to_string(),
-            ]
-        })
-        .collect();
-    print!(
-        "{}",
-        table(&["transport", "works here", "options", "what"], &rows)
-    );
+    // One block per transport: the options strings run to 300 characters, too wide for a
+    // table column.
+    for (i, t) in all.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        match &t.available {
+            Ok(()) => println!("{}: works here", t.name),
+            Err(e) => println!("{}: does not work here: {e}", t.name),
+        }
+        for line in wrap(t.description, WIDTH - 4) {
+            println!("    {line}");
+        }
+        for (j, line) in wrap(t.options, WIDTH - 13).iter().enumerate() {
+            let label = if j == 0 { "options: " } else { "" };
+            println!("    {label:9}{line}");
+        }
+    }
     Ok(())
+}
+
+/// Width of the `transports` listing.
+const WIDTH: usize = 92;
+
+/// `text` broken at spaces into lines of at most `width` characters (longer words alone).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// What the sender measured.

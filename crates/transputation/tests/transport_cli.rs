@@ -11,8 +11,8 @@ fn lists_every_transport_with_its_availability() {
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     for name in [
-        "tcp ",
-        "tcp-bbr",
+        "tcp: ",
+        "tcp-bbr: ",
         "mtcp",
         "streams=N",
         "udp",
@@ -23,6 +23,10 @@ fn lists_every_transport_with_its_availability() {
         "not authenticated by QUIC itself",
     ] {
         assert!(text.contains(name), "{name}: {text}");
+    }
+    // Readable in a terminal: long options and descriptions are wrapped.
+    for line in text.lines() {
+        assert!(line.chars().count() <= 92, "too wide: {line}");
     }
     let out = run(&["transports", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
