@@ -1,5 +1,5 @@
 //! `examples/c/echo.c`, compiled with the system C compiler against the library cargo built
-//! for this test run, as a server and a client over 127.0.0.1 for several transports, and
+//! for this test run, as a server and a client over 127.0.0.1 for every transport, and
 //! its error paths; plus the header included and linked from C++.
 //!
 //! Under `cargo test` the package's `cdylib` and `staticlib` are built, next to this test's
