@@ -17,7 +17,9 @@ fuzz_target!(|data: &[u8]| {
     let inputs: Vec<u64> = (0..circuit.n_inputs())
         .map(|i| {
             let b = data.get(i % data.len().max(1)).copied().unwrap_or(0);
-            u64::from(b).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(i as u32 % 64)
+            u64::from(b)
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                .rotate_left(i as u32 % 64)
         })
         .collect();
     let want = circuit.eval_words(&inputs);
