@@ -238,13 +238,26 @@ fn probe(addr: SocketAddr, args: &ProbeArgs) -> Result<()> {
     // Wait for the server (it may start after us), then measure.
     let patience = Duration::from_secs(args.timeout.max(1));
     let start = Instant::now();
+    let mut told = false;
     loop {
         let _ = sock.send(&packet(PING, session, u32::MAX, 0, 64));
         if await_packet(PONG, u32::MAX, Duration::from_millis(200), &mut buf)? {
             break;
         }
         if start.elapsed() >= patience {
-            bail!("no answer from a probe server at {addr} for {patience:?}");
+            bail!(
+                "no answer from a probe server at {addr} for {patience:?} (is \
+                 `transputation probe --listen {addr}` running there?)"
+            );
+        }
+        // A silent second is worth saying something about (on stderr, so --json stays
+        // clean): the user may have forgotten the server.
+        if !told && start.elapsed() >= Duration::from_secs(1) {
+            eprintln!(
+                "waiting for a probe server at {addr} (giving up after {patience:?}; \
+                 --timeout changes this)"
+            );
+            told = true;
         }
     }
     let ping_wait = Duration::from_secs(1);
