@@ -113,7 +113,8 @@ typedef struct tp_config {
    */
   uint64_t io_timeout_ms;
   /**
-   * Longest wait for one connection attempt, in milliseconds (default 5000).
+   * Longest wait for a connection, in milliseconds (default 5000): `tp_connect` gives
+   * up after this or `connect_attempts` × `retry_delay_ms`, whichever is longer.
    */
   uint64_t connect_timeout_ms;
   /**

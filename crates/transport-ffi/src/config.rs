@@ -17,7 +17,8 @@ pub struct tp_config {
     /// Longest wait for any progress when sending, receiving or accepting, in
     /// milliseconds (default 30000).
     pub io_timeout_ms: u64,
-    /// Longest wait for one connection attempt, in milliseconds (default 5000).
+    /// Longest wait for a connection, in milliseconds (default 5000): `tp_connect` gives
+    /// up after this or `connect_attempts` × `retry_delay_ms`, whichever is longer.
     pub connect_timeout_ms: u64,
     /// Connection attempts before `tp_connect` gives up (default 50); a refused attempt is
     /// retried after `retry_delay_ms`, so a client may start before its server.

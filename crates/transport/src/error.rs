@@ -57,7 +57,10 @@ pub enum Error {
         source: io::Error,
     },
     /// Connecting to the server failed on every attempt.
-    #[error("could not connect to {addr} after {attempts} attempts")]
+    #[error(
+        "could not connect to {addr} after {attempts} attempt{}",
+        if *attempts == 1 { "" } else { "s" }
+    )]
     Connect {
         /// The server's address.
         addr: SocketAddr,

@@ -48,8 +48,8 @@
 //! accept finish before either side sends data. The hello is not counted in the byte
 //! counters (like the handshakes of the other transports). QUIC has no "connection
 //! refused": a client retries a handshake that fails, and gives up with [`Error::Connect`]
-//! after max([`Config::connect_timeout`], `connect_attempts` × `retry_delay`), as `udp`
-//! does; quinn itself retransmits an unanswered Initial packet.
+//! after [`Config::connect_budget`], as every transport does; quinn itself retransmits an
+//! unanswered Initial packet.
 //!
 //! # Sending, closing, timeouts
 //!
@@ -274,6 +274,9 @@ struct Driver {
     rt: Option<tokio::runtime::Runtime>,
     handle: tokio::runtime::Handle,
     endpoint: Endpoint,
+    /// Wait up to [`LINGER`] on drop for connection closes to be sent; off when no
+    /// connection was ever made (a failed connect has nothing to deliver).
+    linger: bool,
 }
 
 impl fmt::Debug for Driver {
@@ -321,6 +324,7 @@ impl Driver {
             handle: rt.handle().clone(),
             rt: Some(rt),
             endpoint,
+            linger: true,
         })
     }
 
@@ -332,10 +336,12 @@ impl Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
-        let endpoint = self.endpoint.clone();
-        self.block_on(async move {
-            let _ = tokio::time::timeout(LINGER, endpoint.wait_idle()).await;
-        });
+        if self.linger {
+            let endpoint = self.endpoint.clone();
+            self.block_on(async move {
+                let _ = tokio::time::timeout(LINGER, endpoint.wait_idle()).await;
+            });
+        }
         if let Some(rt) = self.rt.take() {
             rt.shutdown_background();
         }
@@ -626,15 +632,13 @@ pub(crate) fn connect(addr: SocketAddr, params: &Params, cfg: &Config) -> Result
         (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
     };
     let client = client_config(params, &addr, cfg)?;
-    let driver = Driver::new(local, params, &addr, None)?;
+    let mut driver = Driver::new(local, params, &addr, None)?;
     let attempts = cfg.connect_attempts.max(1);
-    let budget = cfg
-        .connect_timeout
-        .max(cfg.retry_delay.saturating_mul(attempts));
+    let budget = cfg.connect_budget();
     let deadline = Instant::now() + budget;
     let endpoint = driver.endpoint.clone();
     let retry_delay = cfg.retry_delay;
-    let conn = driver.block_on(async move {
+    let connected = driver.block_on(async move {
         let deadline = tokio::time::Instant::from_std(deadline);
         let mut made = 0;
         let last = loop {
@@ -664,7 +668,11 @@ pub(crate) fn connect(addr: SocketAddr, params: &Params, cfg: &Config) -> Result
             attempts: made,
             source: last,
         })
-    })?;
+    });
+    // A handshake that timed out keeps the endpoint busy for quinn's own timeout; the
+    // budget is spent, so the driver goes without waiting for it.
+    driver.linger = connected.is_ok();
+    let conn = connected?;
     let t = cfg.io_timeout;
     let (send, recv) = driver.block_on(async {
         let during = "opening the QUIC stream";

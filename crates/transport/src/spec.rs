@@ -14,7 +14,7 @@ use crate::{mtcp, tcp, udp, udt, Channel, Error, Result};
 pub struct Config {
     /// Longest wait for any progress when sending, receiving or accepting (default 30 s).
     pub io_timeout: Duration,
-    /// Longest wait for one connection attempt (default 5 s).
+    /// Longest wait for a connection (default 5 s); see [`Config::connect_budget`].
     pub connect_timeout: Duration,
     /// Connection attempts before giving up (default 50); a refused attempt is retried
     /// after [`Config::retry_delay`], so a client may start before its server.
@@ -29,6 +29,20 @@ pub struct Config {
     /// `None`: the transport's own default (kernel auto-tuning for TCP, 32 MiB for `udp`).
     /// An option in the transport's name that sets a buffer wins over this.
     pub buffer_bytes: Option<usize>,
+}
+
+impl Config {
+    /// How long connecting may take in all, on every transport: `connect_timeout` or
+    /// `connect_attempts` × `retry_delay`, whichever is longer (5 s by default). Each
+    /// attempt waits at most what is left of it, so a server that never answers (a UDT or
+    /// QUIC handshake into silence, a TCP SYN dropped on the way) costs this budget once,
+    /// not once per attempt.
+    pub fn connect_budget(&self) -> Duration {
+        self.connect_timeout.max(
+            self.retry_delay
+                .saturating_mul(self.connect_attempts.max(1)),
+        )
+    }
 }
 
 impl Default for Config {
@@ -425,26 +439,67 @@ fn connect_tcp(
     cc: Option<&str>,
     buffer: Option<usize>,
 ) -> Result<TcpStream> {
-    let attempts = cfg.connect_attempts.max(1);
+    let mut attempts = Attempts::new(cfg);
     let mut last = None;
-    for i in 0..attempts {
-        if i > 0 {
-            std::thread::sleep(cfg.retry_delay);
-        }
+    while let Some(left) = attempts.next() {
         let s = tcp_socket(&addr, buffer).map_err(|source| Error::Io {
             during: "creating a socket",
             source,
         })?;
-        match s.connect_timeout(&addr.into(), cfg.connect_timeout) {
+        match s.connect_timeout(&addr.into(), left) {
             Ok(()) => return prepare(s.into(), cfg, cc),
             Err(e) => last = Some(e),
         }
     }
     Err(Error::Connect {
         addr,
-        attempts,
+        attempts: attempts.made(),
         source: last.unwrap_or_else(|| io::Error::other("no attempt made")),
     })
+}
+
+/// The connection attempts [`Config`] allows: at most `connect_attempts`, `retry_delay`
+/// apart, all within [`Config::connect_budget`].
+#[derive(Debug)]
+pub(crate) struct Attempts {
+    deadline: Instant,
+    delay: Duration,
+    max: u32,
+    made: u32,
+}
+
+impl Attempts {
+    pub(crate) fn new(cfg: &Config) -> Self {
+        Attempts {
+            deadline: Instant::now() + cfg.connect_budget(),
+            delay: cfg.retry_delay,
+            max: cfg.connect_attempts.max(1),
+            made: 0,
+        }
+    }
+
+    /// Waits out the pause before the next attempt and returns the time that attempt may
+    /// take, or `None` when no attempt is left (the first one is always made).
+    pub(crate) fn next(&mut self) -> Option<Duration> {
+        if self.made > 0 {
+            if self.made >= self.max || Instant::now() + self.delay >= self.deadline {
+                return None;
+            }
+            std::thread::sleep(self.delay);
+        }
+        self.made += 1;
+        // At least a millisecond: a zero timeout means "no timeout" to some APIs.
+        Some(
+            self.deadline
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1)),
+        )
+    }
+
+    /// Attempts made so far.
+    pub(crate) fn made(&self) -> u32 {
+        self.made
+    }
 }
 
 /// Options every TCP connection gets, on both ends.

@@ -12,9 +12,9 @@
 //!
 //! Set-up: the client sends HELLO (a random session number, sequence 0) to the server's
 //! address, again every [`crate::Config::retry_delay`] (at least 10 ms) until an answer
-//! arrives, for at most [`crate::Config::connect_timeout`] or `connect_attempts` ×
-//! `retry_delay`, whichever is longer. The server answers from a new socket of its own with
-//! WELCOME (same session); the client then talks to that socket's address only. A listener
+//! arrives, for at most [`crate::Config::connect_budget`]. The server answers from a new
+//! socket of its own with WELCOME (same session); the client then talks to that socket's
+//! address only. A listener
 //! ignores datagrams that are not a HELLO, and HELLOs of a session it already accepted.
 //! There is no retransmission here either: a lost WELCOME makes the connect fail.
 //!
@@ -285,10 +285,7 @@ pub(crate) fn connect(addr: SocketAddr, mtu: u32, rate: u64, cfg: &Config) -> Re
     let interval = cfg
         .retry_delay
         .clamp(Duration::from_millis(10), Duration::from_secs(1));
-    let patience = cfg
-        .connect_timeout
-        .max(cfg.retry_delay * cfg.connect_attempts);
-    let deadline = Instant::now() + patience;
+    let deadline = Instant::now() + cfg.connect_budget();
     let mut buf = vec![0u8; MAX_DATAGRAM];
     let mut attempts = 0u32;
     let mut last = io::Error::new(io::ErrorKind::TimedOut, "no answer to the udp hello");

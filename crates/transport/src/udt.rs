@@ -22,8 +22,10 @@
 //!
 //! Waits: sends and receives block at most the I/O timeout (`UDT_SNDTIMEO`,
 //! `UDT_RCVTIMEO`); accept polls a non-blocking listener until the I/O timeout; connect is
-//! non-blocking and waits at most the connect timeout per attempt, because UDT's blocking
-//! connect always waits its own fixed 3 s for a server that does not answer.
+//! non-blocking and all its attempts together wait at most [`Config::connect_budget`],
+//! because UDT's blocking connect always waits its own fixed 3 s for a server that does
+//! not answer. UDT repeats its handshake request within an attempt, so a server that
+//! starts late is found by the attempt under way.
 //!
 //! Options, set on each socket before it connects or listens (UDT ignores them later):
 //! - `mss=BYTES` (576 to 65535, default 1500): the largest IP packet; UDT sends `mss - 44`
@@ -56,6 +58,7 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
+use crate::spec::Attempts;
 use crate::{ByteCounts, Channel, Config, Error, Result};
 
 /// The default MSS: an Ethernet-sized IP packet.
@@ -457,15 +460,12 @@ pub(crate) fn connect(addr: SocketAddr, opts: &Options, cfg: &Config) -> Result<
     let _library = Library::acquire()?;
     let (family, ip) = raw_addr(addr);
     let options = opts.for_socket(cfg);
-    let attempts = cfg.connect_attempts.max(1);
+    let mut attempts = Attempts::new(cfg);
     let mut last = None;
-    for i in 0..attempts {
-        if i > 0 {
-            std::thread::sleep(cfg.retry_delay);
-        }
+    while let Some(left) = attempts.next() {
         let socket = Socket::new(family)?;
         socket.configure(&options)?;
-        let timeout = millis(cfg.connect_timeout);
+        let timeout = millis(left);
         // SAFETY: `ip` is a live 16-byte array; the other arguments are integers.
         match call(|e| unsafe {
             ffi::tp_udt_connect(socket.id, family, ip.as_ptr(), addr.port(), timeout, e)
@@ -476,7 +476,7 @@ pub(crate) fn connect(addr: SocketAddr, opts: &Options, cfg: &Config) -> Result<
     }
     Err(Error::Connect {
         addr,
-        attempts,
+        attempts: attempts.made(),
         source: last.map_or_else(|| io::Error::other("no attempt made"), io::Error::other),
     })
 }

@@ -54,6 +54,10 @@ pub struct SessionArgs {
     /// Seconds a silent peer is waited for before giving up.
     #[arg(long, default_value_t = 30.0)]
     timeout: f64,
+    /// Seconds the evaluator keeps trying to reach the garbler (which may start after it)
+    /// before giving up.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    connect_timeout: f64,
     /// The path's round-trip time in milliseconds; with --bandwidth, sizes the transport's
     /// buffers for the bytes this circuit and scheme send (paper §4.2).
     #[arg(long, requires = "bandwidth")]
@@ -151,14 +155,25 @@ impl SessionArgs {
     }
 
     fn config(&self, loaded: &Loaded) -> Result<Config> {
-        if !(self.timeout.is_finite() && self.timeout > 0.0) {
-            bail!(
-                "--timeout must be a positive number of seconds, not {}",
-                self.timeout
-            );
+        for (flag, v) in [
+            ("--timeout", self.timeout),
+            ("--connect-timeout", self.connect_timeout),
+        ] {
+            if !(v.is_finite() && v > 0.0 && v < 1e9) {
+                bail!("{flag} must be a positive number of seconds, not {v}");
+            }
         }
+        let retry_delay = Config::default().retry_delay;
+        let connect_timeout = Duration::from_secs_f64(self.connect_timeout);
         Ok(Config {
             io_timeout: Duration::from_secs_f64(self.timeout),
+            connect_timeout,
+            // Retries every retry_delay for the whole --connect-timeout (a refused TCP
+            // attempt returns at once).
+            connect_attempts: u32::try_from(connect_timeout.as_millis() / retry_delay.as_millis())
+                .unwrap_or(u32::MAX)
+                .max(1),
+            retry_delay,
             buffer_bytes: loaded
                 .sizing
                 .map(|s| usize::try_from(s.buffer_bytes).unwrap_or(usize::MAX)),
@@ -336,6 +351,8 @@ fn session_flags(s: &SessionArgs) -> Vec<String> {
         s.output.to_string(),
         "--timeout".into(),
         s.timeout.to_string(),
+        "--connect-timeout".into(),
+        s.connect_timeout.to_string(),
         "--json".into(),
     ];
     if let (Some(rtt), Some(bw)) = (s.rtt_ms, s.bandwidth) {

@@ -306,3 +306,81 @@ fn small_buffers_do_not_deadlock_the_parties() {
         assert!(v["output"].is_string());
     }
 }
+
+#[test]
+fn an_evaluator_may_start_first_and_gives_up_after_its_connect_timeout() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let party = |role: &str, flag: &str, input: &str| {
+        bin()
+            .args([role, "--insecure", "--circuit", "aes128", flag, &addr])
+            .args(["--input", input, "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // The garbler comes 1.5 s late: within the default 10 s, by retrying every 100 ms.
+    let evaluator = party("evaluator", "--connect", AES_PT);
+    thread::sleep(Duration::from_millis(1500));
+    let garbler = party("garbler", "--listen", AES_KEY);
+    for (who, p) in [("evaluator", evaluator), ("garbler", garbler)] {
+        let out = p.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{who}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["output"], AES_CT, "{who}: {v}");
+    }
+
+    // Nobody comes: an error after --connect-timeout, naming the address.
+    let start = Instant::now();
+    let out = run(&[
+        "evaluator",
+        "--insecure",
+        "--circuit",
+        "aes128",
+        "--connect",
+        &addr,
+        "--input",
+        AES_PT,
+        "--connect-timeout",
+        "1",
+    ]);
+    let took = start.elapsed();
+    assert!(!out.status.success());
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("connecting to the garbler at {addr}"))
+            && err.contains(&format!("could not connect to {addr}")),
+        "{err}"
+    );
+    let out = run(&[
+        "evaluator",
+        "--insecure",
+        "--circuit",
+        "aes128",
+        "--connect",
+        &addr,
+        "--input",
+        AES_PT,
+        "--connect-timeout",
+        "0",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--connect-timeout must be a positive number of seconds, not 0"),
+        "{err}"
+    );
+}
