@@ -177,7 +177,6 @@ impl SessionArgs {
             buffer_bytes: loaded
                 .sizing
                 .map(|s| usize::try_from(s.buffer_bytes).unwrap_or(usize::MAX)),
-            ..Config::default()
         })
     }
 
