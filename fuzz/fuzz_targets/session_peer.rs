@@ -2,7 +2,9 @@
 //! sent in a recorded session (frame headers included), edited by the fuzzer: bytes
 //! flipped, inserted, deleted, the stream cut short. Property: whatever the edits, the real
 //! garbler or evaluator returns (an output or an error) and never panics, and it never
-//! waits past the channel's timeout for bytes that will not come.
+//! waits for bytes that will not come: the fake peer has closed its sending side, so a
+//! receive past the script's end fails at once, and a run that lasts the channel's timeout
+//! fails the target. (A silent peer that stays connected is the unit tests' case.)
 //!
 //! Input: byte 0 picks the real party, the scheme and the output mode; every following 4
 //! bytes are one edit (`offset` u16 little-endian, scaled to the transcript; `op`; `value`).

@@ -207,8 +207,8 @@ void tp_listener_free(struct tp_listener *listener);
 
 /**
  * Sets up a client: connects to the server at `addr` (`"HOST:PORT"`) over the transport
- * named by `transport`, retrying refused attempts as `cfg` says (NULL: the defaults, 50
- * attempts 100 ms apart).
+ * named by `transport`, retrying refused attempts as `cfg` says (NULL: the defaults, up to
+ * 50 attempts 100 ms apart, all within 5 s).
  *
  * Returns a channel to free with `tp_channel_free`, or NULL on failure (`TP_ERR_CONNECT`
  * with the address in the message when no attempt succeeded; see `tp_last_error`).

@@ -88,7 +88,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use quinn::congestion::{BbrConfig, ControllerFactory, CubicConfig, NewRenoConfig};
@@ -635,7 +635,7 @@ pub(crate) fn connect(addr: SocketAddr, params: &Params, cfg: &Config) -> Result
     let mut driver = Driver::new(local, params, &addr, None)?;
     let attempts = cfg.connect_attempts.max(1);
     let budget = cfg.connect_budget();
-    let deadline = Instant::now() + budget;
+    let deadline = cfg.connect_deadline();
     let endpoint = driver.endpoint.clone();
     let retry_delay = cfg.retry_delay;
     let connected = driver.block_on(async move {

@@ -38,10 +38,18 @@ impl Config {
     /// QUIC handshake into silence, a TCP SYN dropped on the way) costs this budget once,
     /// not once per attempt.
     pub fn connect_budget(&self) -> Duration {
-        self.connect_timeout.max(
-            self.retry_delay
-                .saturating_mul(self.connect_attempts.max(1)),
-        )
+        let retrying = self
+            .retry_delay
+            .saturating_mul(self.connect_attempts.max(1));
+        self.connect_timeout.max(retrying)
+    }
+
+    /// When connecting started now must give up: now + [`Config::connect_budget`], or a
+    /// century from now for a budget too large to add (`Duration::MAX` as "no limit").
+    pub(crate) fn connect_deadline(&self) -> Instant {
+        let now = Instant::now();
+        now.checked_add(self.connect_budget())
+            .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400))
     }
 }
 
@@ -364,13 +372,17 @@ impl TransportSpec {
     pub fn connect(&self, addr: SocketAddr, cfg: &Config) -> Result<Box<dyn Channel>> {
         match self {
             TransportSpec::Tcp { cc } => {
-                let s = connect_tcp(addr, cfg, cc.as_deref(), self.tcp_buffer(cfg))?;
+                let deadline = cfg.connect_deadline();
+                let s = connect_tcp(addr, cfg, deadline, cc.as_deref(), self.tcp_buffer(cfg))?;
                 Ok(Box::new(tcp::TcpChannel::new(s, cfg)?))
             }
             TransportSpec::Mtcp { streams, chunk, cc } => {
+                // One budget for all N connections (each with its own attempts).
+                let deadline = cfg.connect_deadline();
                 let mut conns = Vec::with_capacity(usize::from(*streams));
                 for _ in 0..*streams {
-                    conns.push(connect_tcp(addr, cfg, cc.as_deref(), self.tcp_buffer(cfg))?);
+                    let buffer = self.tcp_buffer(cfg);
+                    conns.push(connect_tcp(addr, cfg, deadline, cc.as_deref(), buffer)?);
                 }
                 Ok(Box::new(mtcp::MtcpChannel::client(conns, *chunk, cfg)?))
             }
@@ -436,10 +448,11 @@ fn tcp_listener(addr: SocketAddr, buffer: Option<usize>) -> Result<TcpListener> 
 fn connect_tcp(
     addr: SocketAddr,
     cfg: &Config,
+    deadline: Instant,
     cc: Option<&str>,
     buffer: Option<usize>,
 ) -> Result<TcpStream> {
-    let mut attempts = Attempts::new(cfg);
+    let mut attempts = Attempts::until(cfg, deadline);
     let mut last = None;
     while let Some(left) = attempts.next() {
         let s = tcp_socket(&addr, buffer).map_err(|source| Error::Io {
@@ -459,7 +472,7 @@ fn connect_tcp(
 }
 
 /// The connection attempts [`Config`] allows: at most `connect_attempts`, `retry_delay`
-/// apart, all within [`Config::connect_budget`].
+/// apart, all within [`Config::connect_budget`] (or a deadline given).
 #[derive(Debug)]
 pub(crate) struct Attempts {
     deadline: Instant,
@@ -470,8 +483,12 @@ pub(crate) struct Attempts {
 
 impl Attempts {
     pub(crate) fn new(cfg: &Config) -> Self {
+        Self::until(cfg, cfg.connect_deadline())
+    }
+
+    pub(crate) fn until(cfg: &Config, deadline: Instant) -> Self {
         Attempts {
-            deadline: Instant::now() + cfg.connect_budget(),
+            deadline,
             delay: cfg.retry_delay,
             max: cfg.connect_attempts.max(1),
             made: 0,
@@ -953,6 +970,40 @@ pub(crate) fn parse_rate(v: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connect_budget_and_attempts() {
+        let d = Config::default();
+        assert_eq!(d.connect_budget(), Duration::from_secs(5));
+        let retrying = Config {
+            connect_timeout: Duration::from_millis(100),
+            connect_attempts: 30,
+            retry_delay: Duration::from_millis(200),
+            ..d.clone()
+        };
+        assert_eq!(retrying.connect_budget(), Duration::from_secs(6));
+        // "No limit" does not overflow the deadline.
+        let forever = Config {
+            connect_timeout: Duration::MAX,
+            ..d.clone()
+        };
+        assert!(forever.connect_deadline() > Instant::now() + Duration::from_secs(1 << 30));
+
+        // At most connect_attempts, the first at once, none after the deadline.
+        let three = Config {
+            connect_attempts: 3,
+            retry_delay: Duration::from_millis(1),
+            ..d.clone()
+        };
+        let mut a = Attempts::new(&three);
+        let first = a.next().unwrap();
+        assert!(first > Duration::from_secs(4) && first <= Duration::from_secs(5));
+        assert!(a.next().is_some() && a.next().is_some());
+        assert_eq!((a.next(), a.made()), (None, 3));
+        let mut late = Attempts::until(&three, Instant::now());
+        assert_eq!(late.next(), Some(Duration::from_millis(1)));
+        assert_eq!((late.next(), late.made()), (None, 1));
+    }
 
     #[test]
     fn parses_names_and_options() {

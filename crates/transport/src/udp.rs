@@ -14,8 +14,8 @@
 //! address, again every [`crate::Config::retry_delay`] (at least 10 ms) until an answer
 //! arrives, for at most [`crate::Config::connect_budget`]. The server answers from a new
 //! socket of its own with WELCOME (same session); the client then talks to that socket's
-//! address only. A listener
-//! ignores datagrams that are not a HELLO, and HELLOs of a session it already accepted.
+//! address only. A listener ignores datagrams that are not a HELLO, and HELLOs of a
+//! session it already accepted.
 //! There is no retransmission here either: a lost WELCOME makes the connect fail.
 //!
 //! Data: each direction numbers its data datagrams 0, 1, 2, ...; the receiver takes them
@@ -285,7 +285,7 @@ pub(crate) fn connect(addr: SocketAddr, mtu: u32, rate: u64, cfg: &Config) -> Re
     let interval = cfg
         .retry_delay
         .clamp(Duration::from_millis(10), Duration::from_secs(1));
-    let deadline = Instant::now() + cfg.connect_budget();
+    let deadline = cfg.connect_deadline();
     let mut buf = vec![0u8; MAX_DATAGRAM];
     let mut attempts = 0u32;
     let mut last = io::Error::new(io::ErrorKind::TimedOut, "no answer to the udp hello");

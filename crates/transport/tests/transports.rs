@@ -766,7 +766,12 @@ fn quic_connecting_to_a_closed_port_fails_within_the_timeout() {
         "{e}"
     );
     assert!(took >= Duration::from_millis(250), "{took:?}");
-    assert!(took < Duration::from_secs(3), "{took:?}");
+    // The budget (300 ms) and slack: no lingering on the endpoint of a failed connect
+    // (it added a second).
+    assert!(
+        took < cfg.connect_budget() + Duration::from_millis(500),
+        "{took:?}"
+    );
 }
 
 #[test]

@@ -55,7 +55,7 @@ pub struct SessionArgs {
     #[arg(long, default_value_t = 30.0)]
     timeout: f64,
     /// Seconds the evaluator keeps trying to reach the garbler (which may start after it)
-    /// before giving up.
+    /// before giving up (the garbler, which listens, does not use it).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     connect_timeout: f64,
     /// The path's round-trip time in milliseconds; with --bandwidth, sizes the transport's
@@ -163,16 +163,19 @@ impl SessionArgs {
                 bail!("{flag} must be a positive number of seconds, not {v}");
             }
         }
-        let retry_delay = Config::default().retry_delay;
         let connect_timeout = Duration::from_secs_f64(self.connect_timeout);
+        // The default pause, or less for a --connect-timeout below it.
+        let retry_delay = Config::default().retry_delay.min(connect_timeout);
         Ok(Config {
             io_timeout: Duration::from_secs_f64(self.timeout),
             connect_timeout,
             // Retries every retry_delay for the whole --connect-timeout (a refused TCP
             // attempt returns at once).
-            connect_attempts: u32::try_from(connect_timeout.as_millis() / retry_delay.as_millis())
-                .unwrap_or(u32::MAX)
-                .max(1),
+            connect_attempts: u32::try_from(
+                connect_timeout.as_nanos() / retry_delay.as_nanos().max(1),
+            )
+            .unwrap_or(u32::MAX)
+            .max(1),
             retry_delay,
             buffer_bytes: loaded
                 .sizing

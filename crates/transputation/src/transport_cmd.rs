@@ -142,7 +142,12 @@ pub fn list(args: TransportsArgs) -> Result<()> {
         }
         match &t.available {
             Ok(()) => println!("{}: works here", t.name),
-            Err(e) => println!("{}: does not work here: {e}", t.name),
+            Err(e) => {
+                println!("{}: does not work here:", t.name);
+                for line in wrap(&e.to_string(), WIDTH - 6) {
+                    println!("      {line}");
+                }
+            }
         }
         for line in wrap(t.description, WIDTH - 4) {
             println!("    {line}");
@@ -512,6 +517,19 @@ fn receive(ch: Box<dyn Channel>, max_message: u64) -> Result<(u64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wraps_at_spaces_within_the_width() {
+        let text = "TCP congestion control 'bbr' is not available in this kernel \
+                    (available: reno cubic) and a-very-long-word-that-cannot-be-broken-at-all";
+        let lines = wrap(text, 24);
+        assert_eq!(lines.join(" "), text);
+        for l in &lines {
+            assert!(l.len() <= 24 || !l.contains(' '), "{l:?}");
+        }
+        assert_eq!(lines[0], "TCP congestion control");
+        assert!(wrap("", 10).is_empty());
+    }
 
     #[test]
     fn parses_byte_counts() {
