@@ -69,7 +69,7 @@ impl Default for Config {
 ///
 /// Names: `tcp` (options `cc`), `tcp-bbr` (= `tcp:cc=bbr`), `mtcp` (options `streams`,
 /// `chunk`, `cc`), `udp` (options `mtu`, `rate`), `udt` (options `mss`, `sndbuf`, `rcvbuf`,
-/// `fc`, `udpbuf`), `quic` (options `cc`, `window`, `mtu`). [`TransportSpec`]'s `Display`
+/// `fc`, `udpbuf`, `ack`), `quic` (options `cc`, `window`, `mtu`). [`TransportSpec`]'s `Display`
 /// gives the canonical string.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransportSpec {
@@ -107,6 +107,9 @@ pub enum TransportSpec {
         fc: Option<u32>,
         /// The kernel buffers of UDT's UDP socket in bytes (`None`: UDT's defaults).
         udpbuf: Option<u32>,
+        /// A full ACK after every `ack` data packets (0: only UDT's timer; see the `udt`
+        /// module docs).
+        ack: u32,
     },
     /// One QUIC connection (quinn) with one bidirectional stream; TLS 1.3 encrypted, the
     /// server not authenticated by QUIC itself ([`crate::SecureChannel`] authenticates the
@@ -148,7 +151,7 @@ const NAMES: &str = "tcp, tcp-bbr, mtcp, udp, udt, quic";
 const TCP_OPTIONS: &str = "cc";
 const MTCP_OPTIONS: &str = "streams, chunk, cc";
 const UDP_OPTIONS: &str = "mtu, rate";
-const UDT_OPTIONS: &str = "mss, sndbuf, rcvbuf, fc, udpbuf";
+const UDT_OPTIONS: &str = "mss, sndbuf, rcvbuf, fc, udpbuf, ack";
 const QUIC_OPTIONS: &str = "cc, window, mtu, iw";
 /// Default mtcp connection count.
 const DEFAULT_STREAMS: u16 = 4;
@@ -188,7 +191,8 @@ pub fn transports() -> Vec<TransportInfo> {
         TransportInfo {
             name: "udt",
             options: "mss=BYTES (1500), sndbuf=BYTES, rcvbuf=BYTES (8192 packets), \
-                      fc=PACKETS flow window (25600), udpbuf=BYTES",
+                      fc=PACKETS flow window (25600), udpbuf=BYTES, ack=PACKETS a full ACK \
+                      every N data packets (1; 0: UDT's 10 ms timer only)",
             description: "UDT4 (libudt, the successor of SABUL): reliable, rate-based \
                           congestion control over UDP",
             available: udt::check(),
@@ -308,12 +312,14 @@ impl TransportSpec {
                 rcvbuf,
                 fc,
                 udpbuf,
+                ack,
             } => Some(udt::Options {
                 mss,
                 sndbuf,
                 rcvbuf,
                 fc,
                 udpbuf,
+                ack,
             }),
             _ => None,
         }
@@ -387,20 +393,8 @@ impl TransportSpec {
                 Ok(Box::new(mtcp::MtcpChannel::client(conns, *chunk, cfg)?))
             }
             TransportSpec::Udp { mtu, rate } => Ok(Box::new(udp::connect(addr, *mtu, *rate, cfg)?)),
-            TransportSpec::Udt {
-                mss,
-                sndbuf,
-                rcvbuf,
-                fc,
-                udpbuf,
-            } => {
-                let opts = udt::Options {
-                    mss: *mss,
-                    sndbuf: *sndbuf,
-                    rcvbuf: *rcvbuf,
-                    fc: *fc,
-                    udpbuf: *udpbuf,
-                };
+            TransportSpec::Udt { .. } => {
+                let opts = self.udt_options().expect("a udt spec");
                 Ok(Box::new(udt::connect(addr, &opts, cfg)?))
             }
             TransportSpec::Quic { .. } => {
@@ -761,6 +755,7 @@ impl FromStr for TransportSpec {
             "udt" => {
                 let mut mss = udt::DEFAULT_MSS;
                 let (mut sndbuf, mut rcvbuf, mut fc, mut udpbuf) = (None, None, None, None);
+                let mut ack = udt::DEFAULT_ACK;
                 let number = |k: &str, v: &str, (lo, hi): (u32, u32), reason| {
                     number_in("udt", k, v, lo..=hi, reason)
                 };
@@ -774,6 +769,7 @@ impl FromStr for TransportSpec {
                         "fc" => {
                             fc = Some(number(k, v, udt::FC_RANGE, "packets, from 32 to 4194304")?)
                         }
+                        "ack" => ack = number(k, v, udt::ACK_RANGE, "packets, from 0 to 65536")?,
                         _ => {
                             return Err(Error::UnknownOption {
                                 transport: "udt",
@@ -789,6 +785,7 @@ impl FromStr for TransportSpec {
                     rcvbuf,
                     fc,
                     udpbuf,
+                    ack,
                 })
             }
             "quic" => {
@@ -882,13 +879,18 @@ impl fmt::Display for TransportSpec {
                 rcvbuf,
                 fc,
                 udpbuf,
+                ack,
             } => {
                 write!(f, "udt:mss={mss}")?;
+                // `ack` only when not the default, so that names recorded before it
+                // existed still mean the same setting.
+                let ack = (*ack != udt::DEFAULT_ACK).then_some(ack);
                 let named = [
-                    ("sndbuf", sndbuf),
-                    ("rcvbuf", rcvbuf),
-                    ("fc", fc),
-                    ("udpbuf", udpbuf),
+                    ("sndbuf", sndbuf.as_ref()),
+                    ("rcvbuf", rcvbuf.as_ref()),
+                    ("fc", fc.as_ref()),
+                    ("udpbuf", udpbuf.as_ref()),
+                    ("ack", ack),
                 ];
                 for (k, v) in named {
                     if let Some(v) = v {
@@ -1025,6 +1027,8 @@ mod tests {
             p("udt:udpbuf=65536, fc=32,rcvbuf=1073741824,sndbuf=100000,mss=576"),
             "udt:mss=576,sndbuf=100000,rcvbuf=1073741824,fc=32,udpbuf=65536"
         );
+        assert_eq!(p("udt:ack=1"), "udt:mss=1500");
+        assert_eq!(p("udt:ack=0,mss=9000"), "udt:mss=9000,ack=0");
         assert_eq!(
             "udt:fc=50000".parse::<TransportSpec>().unwrap(),
             TransportSpec::Udt {
@@ -1032,7 +1036,8 @@ mod tests {
                 sndbuf: None,
                 rcvbuf: None,
                 fc: Some(50000),
-                udpbuf: None
+                udpbuf: None,
+                ack: 1,
             }
         );
         assert_eq!(p("quic"), "quic:cc=cubic");
@@ -1075,8 +1080,9 @@ mod tests {
         assert!(e("udp:rate=1tbit").contains("bad value '1tbit'"));
         assert_eq!(
             e("udt:mtu=1500"),
-            "transport 'udt' has no option 'mtu' (valid: mss, sndbuf, rcvbuf, fc, udpbuf)"
+            "transport 'udt' has no option 'mtu' (valid: mss, sndbuf, rcvbuf, fc, udpbuf, ack)"
         );
+        assert!(e("udt:ack=65537").contains("packets, from 0 to 65536"));
         assert_eq!(
             e("udt:mss=100"),
             "transport 'udt': bad value '100' for option 'mss': bytes, from 576 to 65535"

@@ -41,6 +41,23 @@
 //! - `udpbuf=BYTES` (65536 to 1 GiB): the kernel buffers of UDT's UDP socket (`UDP_SNDBUF`,
 //!   `UDP_RCVBUF`), within the kernel's limits (net.core.wmem_max, rmem_max). Default UDT's:
 //!   64 KiB for sending, the UDT receive buffer for receiving.
+//! - `ack=PACKETS` (0 to 65536, default 1): the receiver sends a full ACK after every N
+//!   data packets, set on each connection once it is up; 0 leaves only UDT's ACK timer.
+//!
+//! # Acknowledgements and latency
+//!
+//! UDT4 lets `UDT::recv` see received data only once the receiver has sent a full ACK for
+//! it. Its 10 ms ACK timer is checked when a packet arrives, and otherwise only when the
+//! receive queue sweeps its idle sockets, every 100 ms (`CRcvQueue::worker`). The last
+//! packets of a burst, with nothing arriving after them, so stay unreadable for up to
+//! 100 ms: a protocol that takes turns, as 2PC does, waited that long at every turn
+//! (AES-128 over loopback: 320 ms against 8-12 ms over `tcp`). An ACK by packet count
+//! (`CCC::setACKInterval`, UDT's knob for congestion-control classes) is sent from the
+//! arrival of the packet that completes the count, so with `ack=1` nothing waits for the
+//! sweep (AES-128: 10-17 ms). The price is one ACK (and the sender's ACK2) per data
+//! packet: on loopback, where UDT's per-packet work is the limit, bulk throughput falls
+//! (figures in docs/BENCHMARKS.md); a larger `ack` trades back, and may leave a burst's
+//! last packets to the timer.
 //!
 //! The library is started (`UDT::startup`) for every socket and cleaned up when it is
 //! closed; UDT counts these calls and stops its threads after the last cleanup.
@@ -69,6 +86,10 @@ pub(crate) const MSS_RANGE: (u32, u32) = (576, 65535);
 pub(crate) const BUF_RANGE: (u32, u32) = (64 << 10, 1 << 30);
 /// Smallest and largest `fc`.
 pub(crate) const FC_RANGE: (u32, u32) = (32, 1 << 22);
+/// The default `ack`: a full ACK after every data packet (see the module docs).
+pub(crate) const DEFAULT_ACK: u32 = 1;
+/// Smallest and largest `ack`.
+pub(crate) const ACK_RANGE: (u32, u32) = (0, 65536);
 /// UDT's default flow window, in packets.
 const UDT_DEFAULT_FC: u32 = 25600;
 /// UDT's default send and receive buffers, in packets.
@@ -92,6 +113,7 @@ pub(crate) struct Options {
     pub(crate) rcvbuf: Option<u32>,
     pub(crate) fc: Option<u32>,
     pub(crate) udpbuf: Option<u32>,
+    pub(crate) ack: u32,
 }
 
 impl Options {
@@ -196,6 +218,7 @@ mod ffi {
             timeout_ms: c_int,
             err: *mut Error,
         ) -> c_int;
+        pub(super) fn tp_udt_set_ack_interval(u: c_int, packets: c_int, err: *mut Error) -> c_int;
         pub(super) fn tp_udt_send(u: c_int, buf: *const u8, len: c_int, err: *mut Error) -> c_int;
         pub(super) fn tp_udt_recv(u: c_int, buf: *mut u8, len: c_int, err: *mut Error) -> c_int;
         pub(super) fn tp_udt_unacknowledged(u: c_int, err: *mut Error) -> c_int;
@@ -384,6 +407,8 @@ pub(crate) fn check() -> Result<()> {
 pub(crate) struct UdtListener {
     socket: Socket,
     local_addr: SocketAddr,
+    /// The `ack` option, for each accepted connection.
+    ack: u32,
 }
 
 impl UdtListener {
@@ -403,7 +428,11 @@ impl UdtListener {
         call(|e| unsafe { ffi::tp_udt_listen(socket.id, BACKLOG, e) })
             .map_err(|f| f.io("listening on the UDT server socket"))?;
         let local_addr = socket.local_addr()?;
-        Ok(UdtListener { socket, local_addr })
+        Ok(UdtListener {
+            socket,
+            local_addr,
+            ack: opts.ack,
+        })
     }
 
     /// The address clients connect to.
@@ -436,7 +465,7 @@ impl UdtListener {
                         }
                         _ => {}
                     }
-                    return Ok(UdtChannel::new(socket, cfg));
+                    return UdtChannel::new(socket, self.ack, cfg);
                 }
                 Err(f) if f.kind == ffi::KIND_WOULD_BLOCK => {
                     if start.elapsed() >= cfg.io_timeout {
@@ -470,7 +499,7 @@ pub(crate) fn connect(addr: SocketAddr, opts: &Options, cfg: &Config) -> Result<
         match call(|e| unsafe {
             ffi::tp_udt_connect(socket.id, family, ip.as_ptr(), addr.port(), timeout, e)
         }) {
-            Ok(_) => return Ok(UdtChannel::new(socket, cfg)),
+            Ok(_) => return UdtChannel::new(socket, opts.ack, cfg),
             Err(f) => last = Some(f),
         }
     }
@@ -503,10 +532,20 @@ pub(crate) struct UdtChannel {
 }
 
 impl UdtChannel {
-    fn new(socket: Socket, cfg: &Config) -> Self {
+    /// A channel over a connected socket, its ACK interval set to `ack` packets.
+    fn new(socket: Socket, ack: u32, cfg: &Config) -> Result<Self> {
+        let packets = c_int::try_from(ack).unwrap_or(c_int::MAX);
+        // SAFETY: integer arguments and a valid error record pointer.
+        match call(|e| unsafe { ffi::tp_udt_set_ack_interval(socket.id, packets, e) }) {
+            // A connection the peer closed already has nothing more to acknowledge.
+            Err(f) if f.kind != ffi::KIND_CLOSED => {
+                return Err(f.io("setting the UDT acknowledgement interval"))
+            }
+            _ => {}
+        }
         let mut pending = Vec::with_capacity(4 + CHUNK);
         pending.extend_from_slice(&[0; 4]);
-        UdtChannel {
+        Ok(UdtChannel {
             socket,
             pending,
             rbuf: vec![0; RBUF].into_boxed_slice(),
@@ -518,7 +557,7 @@ impl UdtChannel {
             failed: false,
             timeout: cfg.io_timeout,
             counts: ByteCounts::default(),
-        }
+        })
     }
 
     /// Sends all of `data`, each wait for buffer space bounded by the I/O timeout.
@@ -743,6 +782,7 @@ mod tests {
             rcvbuf: None,
             fc: None,
             udpbuf: None,
+            ack: DEFAULT_ACK,
         }
     }
 

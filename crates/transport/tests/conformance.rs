@@ -104,6 +104,7 @@ conformance!(udp_jumbo, "udp:mtu=9000,rate=1gbit", lossy_ok);
 conformance!(udp_small_mtu, "udp:mtu=576,rate=500mbit", lossy_ok);
 conformance!(udt, "udt", datagrams);
 conformance!(udt_jumbo, "udt:mss=9000");
+conformance!(udt_timer_acks, "udt:ack=0");
 conformance!(quic, "quic", datagrams);
 conformance!(quic_bbr, "quic:cc=bbr");
 conformance!(quic_newreno_small_window, "quic:cc=newreno,window=1048576");
