@@ -882,8 +882,8 @@ impl fmt::Display for TransportSpec {
                 ack,
             } => {
                 write!(f, "udt:mss={mss}")?;
-                // `ack` only when not the default, so that names recorded before it
-                // existed still mean the same setting.
+                // `ack` only when not the default, so that names read the same as before
+                // the option existed (though an old `udt` result ran as today's `ack=0`).
                 let ack = (*ack != udt::DEFAULT_ACK).then_some(ack);
                 let named = [
                     ("sndbuf", sndbuf.as_ref()),

@@ -51,10 +51,12 @@
 //! receive queue sweeps its idle sockets, every 100 ms (`CRcvQueue::worker`). The last
 //! packets of a burst, with nothing arriving after them, so stay unreadable for up to
 //! 100 ms: a protocol that takes turns, as 2PC does, waited that long at every turn
-//! (AES-128 over loopback: 320 ms against 8-12 ms over `tcp`). An ACK by packet count
+//! (AES-128 over loopback: 224-429 ms against 9-11 ms over `tcp`). An ACK by packet count
 //! (`CCC::setACKInterval`, UDT's knob for congestion-control classes) is sent from the
 //! arrival of the packet that completes the count, so with `ack=1` nothing waits for the
-//! sweep (AES-128: 10-17 ms). The price is one ACK (and the sender's ACK2) per data
+//! sweep (AES-128: 14-15 ms). The interval is set once the connection is up, while UDT
+//! may already be receiving on it, so a first message that arrived whole before that can
+//! still wait once. The price is one ACK (and the sender's ACK2) per data
 //! packet: on loopback, where UDT's per-packet work is the limit, bulk throughput falls
 //! (figures in docs/BENCHMARKS.md); a larger `ack` trades back, and may leave a burst's
 //! last packets to the timer.

@@ -385,14 +385,16 @@ int tp_udt_unacknowledged(int u, tp_udt_error* err) {
 // and otherwise only by the receive queue's sweep of idle sockets, every 100 ms
 // (CRcvQueue::worker). So the last packets of a burst, with nothing arriving after them,
 // stay unreadable for up to 100 ms: a request-response protocol waits that long at every
-// turn (2PC over `udt` on loopback: 323 ms for AES-128, against 8-12 ms over tcp). An ACK
-// by count is sent at once, from the arrival of the packet that completes the count.
+// turn (2PC over `udt` on loopback: 224-429 ms for AES-128, against 9-11 ms over tcp). An
+// ACK by count is sent at once, from the arrival of the packet that completes the count.
 //
 // The interval is CCC's own knob (CCC::setACKInterval, for congestion control classes),
 // set here on the controller UDT made for this connection (UDT_CC gives it) after the
 // connection is up, since the controller's init() runs at connection time. The setter is
-// protected, so it is named through a class derived from CCC. The int it writes is read
-// by UDT's receive thread; it is written once, before this side receives any data.
+// protected, so it is named through a class derived from CCC. The int it writes (one
+// aligned store; UDT offers no locked setter) is read by UDT's receive thread, which may
+// already be handling the connection's first packets: those may still be acknowledged by
+// the timer, so at worst a first message that arrived whole before this call waits once.
 struct AckIntervalSetter : CCC {
     static void set(CCC* cc, int packets) { (cc->*(&AckIntervalSetter::setACKInterval))(packets); }
 };
