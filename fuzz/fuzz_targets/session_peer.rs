@@ -127,9 +127,14 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, ops)) = data.split_first() else {
         return;
     };
-    let setting = usize::from(pick) % (SCHEMES.len() * OUTPUTS.len());
-    let (scheme, output) = (SCHEMES[setting / 2], OUTPUTS[setting % 2]);
-    let real_garbler = (pick / 6) % 2 == 0;
+    // Settings in the order of `transcripts`; the next bit of `pick` says which party is real.
+    let settings = SCHEMES.len() * OUTPUTS.len();
+    let setting = usize::from(pick) % settings;
+    let (scheme, output) = (
+        SCHEMES[setting / OUTPUTS.len()],
+        OUTPUTS[setting % OUTPUTS.len()],
+    );
+    let real_garbler = (usize::from(pick) / settings) % 2 == 0;
     let (g_sent, e_sent) = &transcripts()[setting];
     let script = edit(if real_garbler { e_sent } else { g_sent }.clone(), ops);
 

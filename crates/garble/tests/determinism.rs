@@ -39,7 +39,6 @@ fn same_seed_same_garbling_for_any_batch_target() {
 /// of a circuit with an odd number of AND gates).
 #[test]
 fn garbling_over_old_bytes_equals_garbling_into_a_fresh_buffer() {
-    use transputation_garble::{aes::Backend, prg::Prg, Block};
     let mut all = circuits();
     all.push(("degenerate", degenerate()));
     let one_and = common::circuit(2, vec![Gate::And { a: 0, b: 1, out: 2 }], vec![2]);
@@ -47,11 +46,7 @@ fn garbling_over_old_bytes_equals_garbling_into_a_fresh_buffer() {
     for scheme in Scheme::ALL {
         for (name, c) in &all {
             let fresh = garble(scheme, c, 7, 4096);
-            let mut prg = Prg::new(Block(7));
-            let mut g = scheme.garbler(c, &mut prg, Backend::detect());
-            for w in 0..c.n_inputs() as u32 {
-                g.input_labels(w);
-            }
+            let (mut g, _) = common::garbler(scheme, c, 7);
             // A buffer longer than any batch, full of a pattern no table byte run equals.
             let mut buf = vec![0xa5u8; 64 << 10];
             let mut stream = Vec::new();
@@ -226,7 +221,6 @@ fn every_backend_garbles_and_evaluates_alike() {
 /// add up to the tables of one call.
 #[test]
 fn batches_stay_small_after_a_last_and_gate_that_opens_a_pair() {
-    use transputation_garble::{aes::Backend, prg::Prg, Block};
     // One AND gate, then three windows' worth of XOR gates (8,192 gates per window).
     let mut gates = vec![Gate::And { a: 0, b: 1, out: 2 }];
     for i in 0..3 * 8192 {
@@ -240,11 +234,7 @@ fn batches_stay_small_after_a_last_and_gate_that_opens_a_pair() {
     let c = common::circuit(2, gates, vec![last]);
     for scheme in Scheme::ALL {
         let whole = garble(scheme, &c, 5, usize::MAX);
-        let mut prg = Prg::new(Block(5));
-        let mut g = scheme.garbler(&c, &mut prg, Backend::detect());
-        for w in 0..c.n_inputs() as u32 {
-            g.input_labels(w);
-        }
+        let (mut g, _) = common::garbler(scheme, &c, 5);
         let (mut stream, mut batches) = (Vec::new(), Vec::new());
         loop {
             let before = stream.len();

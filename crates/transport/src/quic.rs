@@ -99,6 +99,7 @@ use quinn::{
     RecvStream, SendStream, TransportConfig, VarInt, WriteError,
 };
 
+use crate::spec::Attempts;
 use crate::{ByteCounts, Channel, Config, Error, Result};
 
 /// The ALPN protocol both ends must offer.
@@ -633,24 +634,23 @@ pub(crate) fn connect(addr: SocketAddr, params: &Params, cfg: &Config) -> Result
     };
     let client = client_config(params, &addr, cfg)?;
     let mut driver = Driver::new(local, params, &addr, None)?;
-    let attempts = cfg.connect_attempts.max(1);
     let budget = cfg.connect_budget();
-    let deadline = cfg.connect_deadline();
+    let mut attempts = Attempts::new(cfg);
     let endpoint = driver.endpoint.clone();
-    let retry_delay = cfg.retry_delay;
     let connected = driver.block_on(async move {
-        let deadline = tokio::time::Instant::from_std(deadline);
-        let mut made = 0;
-        let last = loop {
-            made += 1;
+        let mut last = io::Error::other("no attempt made");
+        while let Some(pause) = attempts.pause() {
+            if !pause.is_zero() {
+                tokio::time::sleep(pause).await;
+            }
             let connecting = endpoint
                 .connect_with(client.clone(), addr, SERVER_NAME)
                 .map_err(|e| Error::Connect {
                     addr,
-                    attempts: made,
+                    attempts: attempts.made(),
                     source: io::Error::other(e),
                 })?;
-            let last = match tokio::time::timeout_at(deadline, connecting).await {
+            last = match tokio::time::timeout(attempts.left(), connecting).await {
                 Ok(Ok(conn)) => return Ok(conn),
                 Ok(Err(e)) => io::Error::other(e),
                 Err(_) => io::Error::new(
@@ -658,14 +658,10 @@ pub(crate) fn connect(addr: SocketAddr, params: &Params, cfg: &Config) -> Result
                     format!("no QUIC handshake completed within {budget:?}"),
                 ),
             };
-            if made >= attempts || tokio::time::Instant::now() + retry_delay >= deadline {
-                break last;
-            }
-            tokio::time::sleep(retry_delay).await;
-        };
+        }
         Err(Error::Connect {
             addr,
-            attempts: made,
+            attempts: attempts.made(),
             source: last,
         })
     });

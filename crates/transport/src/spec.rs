@@ -489,22 +489,37 @@ impl Attempts {
         }
     }
 
+    /// Counts the next attempt and returns the pause to wait before it (zero for the first,
+    /// which is always made), or `None` when no attempt is left. For callers that wait in
+    /// their own way (`quic`'s, asynchronously); see [`Attempts::next`].
+    pub(crate) fn pause(&mut self) -> Option<Duration> {
+        let pause = if self.made == 0 {
+            Duration::ZERO
+        } else if self.made >= self.max || Instant::now() + self.delay >= self.deadline {
+            return None;
+        } else {
+            self.delay
+        };
+        self.made += 1;
+        Some(pause)
+    }
+
+    /// The time an attempt starting now may take: what is left of the deadline, at least a
+    /// millisecond (a zero timeout means "no timeout" to some APIs).
+    pub(crate) fn left(&self) -> Duration {
+        self.deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1))
+    }
+
     /// Waits out the pause before the next attempt and returns the time that attempt may
     /// take, or `None` when no attempt is left (the first one is always made).
     pub(crate) fn next(&mut self) -> Option<Duration> {
-        if self.made > 0 {
-            if self.made >= self.max || Instant::now() + self.delay >= self.deadline {
-                return None;
-            }
-            std::thread::sleep(self.delay);
+        let pause = self.pause()?;
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
         }
-        self.made += 1;
-        // At least a millisecond: a zero timeout means "no timeout" to some APIs.
-        Some(
-            self.deadline
-                .saturating_duration_since(Instant::now())
-                .max(Duration::from_millis(1)),
-        )
+        Some(self.left())
     }
 
     /// Attempts made so far.

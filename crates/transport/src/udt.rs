@@ -266,6 +266,15 @@ impl Failure {
     }
 }
 
+/// The outcome of configuring a connection, where a connection the peer already closed is
+/// no error: UDT refuses options on it, and it has nothing left to wait for.
+fn unless_closed<T>(r: std::result::Result<T, Failure>, during: &'static str) -> Result<()> {
+    match r {
+        Err(f) if f.kind != ffi::KIND_CLOSED => Err(f.io(during)),
+        _ => Ok(()),
+    }
+}
+
 /// Runs one shim call with an error record, and reads the record if it failed.
 fn call(f: impl FnOnce(*mut ffi::Error) -> c_int) -> std::result::Result<c_int, Failure> {
     let mut err = ffi::Error {
@@ -461,12 +470,10 @@ impl UdtListener {
                     // accept): that socket stays non-blocking, which is harmless because
                     // it has nothing left to wait for; its buffered bytes are still read,
                     // then the end of the stream.
-                    match socket.set_blocking_recv(true) {
-                        Err(f) if f.kind != ffi::KIND_CLOSED => {
-                            return Err(f.io("configuring a UDT connection"))
-                        }
-                        _ => {}
-                    }
+                    unless_closed(
+                        socket.set_blocking_recv(true),
+                        "configuring a UDT connection",
+                    )?;
                     return UdtChannel::new(socket, self.ack, cfg);
                 }
                 Err(f) if f.kind == ffi::KIND_WOULD_BLOCK => {
@@ -537,14 +544,12 @@ impl UdtChannel {
     /// A channel over a connected socket, its ACK interval set to `ack` packets.
     fn new(socket: Socket, ack: u32, cfg: &Config) -> Result<Self> {
         let packets = c_int::try_from(ack).unwrap_or(c_int::MAX);
-        // SAFETY: integer arguments and a valid error record pointer.
-        match call(|e| unsafe { ffi::tp_udt_set_ack_interval(socket.id, packets, e) }) {
-            // A connection the peer closed already has nothing more to acknowledge.
-            Err(f) if f.kind != ffi::KIND_CLOSED => {
-                return Err(f.io("setting the UDT acknowledgement interval"))
-            }
-            _ => {}
-        }
+        // A connection the peer closed already has nothing more to acknowledge.
+        unless_closed(
+            // SAFETY: integer arguments and a valid error record pointer.
+            call(|e| unsafe { ffi::tp_udt_set_ack_interval(socket.id, packets, e) }),
+            "setting the UDT acknowledgement interval",
+        )?;
         let mut pending = Vec::with_capacity(4 + CHUNK);
         pending.extend_from_slice(&[0; 4]);
         Ok(UdtChannel {

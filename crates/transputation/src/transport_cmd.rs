@@ -144,20 +144,26 @@ pub fn list(args: TransportsArgs) -> Result<()> {
             Ok(()) => println!("{}: works here", t.name),
             Err(e) => {
                 println!("{}: does not work here:", t.name);
-                for line in wrap(&e.to_string(), WIDTH - 6) {
-                    println!("      {line}");
-                }
+                print_wrapped("      ", "", &e.to_string());
             }
         }
-        for line in wrap(t.description, WIDTH - 4) {
-            println!("    {line}");
-        }
-        for (j, line) in wrap(t.options, WIDTH - 13).iter().enumerate() {
-            let label = if j == 0 { "options: " } else { "" };
-            println!("    {label:9}{line}");
-        }
+        print_wrapped("    ", "", t.description);
+        print_wrapped("    ", "options: ", t.options);
     }
     Ok(())
+}
+
+/// Prints `text` wrapped to [`WIDTH`] columns, each line indented by `indent`, the first
+/// one starting with `label` and the others aligned under its end.
+fn print_wrapped(indent: &str, label: &str, text: &str) {
+    let pad = " ".repeat(label.len());
+    for (i, line) in wrap(text, WIDTH - indent.len() - label.len())
+        .iter()
+        .enumerate()
+    {
+        let head = if i == 0 { label } else { &pad };
+        println!("{indent}{head}{line}");
+    }
 }
 
 /// Width of the `transports` listing.

@@ -340,19 +340,22 @@ fn an_evaluator_may_start_first_and_gives_up_after_its_connect_timeout() {
     }
 
     // Nobody comes: an error after --connect-timeout, naming the address.
+    let alone = |connect_timeout: &str| {
+        run(&[
+            "evaluator",
+            "--insecure",
+            "--circuit",
+            "aes128",
+            "--connect",
+            &addr,
+            "--input",
+            AES_PT,
+            "--connect-timeout",
+            connect_timeout,
+        ])
+    };
     let start = Instant::now();
-    let out = run(&[
-        "evaluator",
-        "--insecure",
-        "--circuit",
-        "aes128",
-        "--connect",
-        &addr,
-        "--input",
-        AES_PT,
-        "--connect-timeout",
-        "1",
-    ]);
+    let out = alone("1");
     let took = start.elapsed();
     assert!(!out.status.success());
     assert!(
@@ -365,18 +368,7 @@ fn an_evaluator_may_start_first_and_gives_up_after_its_connect_timeout() {
             && err.contains(&format!("could not connect to {addr}")),
         "{err}"
     );
-    let out = run(&[
-        "evaluator",
-        "--insecure",
-        "--circuit",
-        "aes128",
-        "--connect",
-        &addr,
-        "--input",
-        AES_PT,
-        "--connect-timeout",
-        "0",
-    ]);
+    let out = alone("0");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

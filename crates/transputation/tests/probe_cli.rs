@@ -58,36 +58,20 @@ fn probe_measures_loopback_with_both_ends() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["pings_answered"], 20, "{v}");
 
-    // Nobody there: a clear error, not a hang.
-    let out = Command::new(env!("CARGO_BIN_EXE_transputation"))
-        .args(["probe", "--connect", &addr, "--timeout", "1"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("no answer"), "{err}");
-}
-
-#[test]
-fn a_missing_probe_server_is_an_error_after_the_timeout() {
-    // A UDP port nobody listens on: the socket that found it is closed again.
-    let port = std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    // Nobody there (the server has exited): a clear error after the timeout, not a hang,
+    // with a note while waiting and the command to start a server.
     let start = std::time::Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_transputation"))
         .args(["probe", "--connect", &addr, "--timeout", "2", "--json"])
         .output()
         .unwrap();
     let took = start.elapsed();
-    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("no answer"), "{err}");
     assert!(
         took >= std::time::Duration::from_secs(2) && took < std::time::Duration::from_secs(10),
         "{took:?}"
     );
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(&format!("waiting for a probe server at {addr}"))
             && err.contains(&format!("no answer from a probe server at {addr} for 2s"))

@@ -12,8 +12,9 @@
 //!   registers, eight blocks in flight for a fixed key, eight keys in flight for the per-key
 //!   path.
 //! - [`Backend::Vaes`] (x86 and x86-64 with `vaes`, `avx512f`, `avx512bw`, `avx512vl` and
-//!   AES-NI): `VAESENC` on 512-bit registers of four blocks, eight registers (32 blocks) in flight for
-//!   a fixed key, eight registers of four keys (32 keys) in flight for the per-key path.
+//!   AES-NI): `VAESENC` on 512-bit registers of four blocks, eight registers (32 blocks) in
+//!   flight for a fixed key, eight registers of four keys (32 keys) in flight for the
+//!   per-key path.
 //!   Calls of at most four blocks, or one key, take the AES-NI kernels, which have the lower
 //!   latency.
 //!

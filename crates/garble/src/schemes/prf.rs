@@ -278,44 +278,45 @@ fn prf_op(
 }
 
 /// The keys of a gate's PRF calls, its inputs' labels by signal bit
-/// `[ka[0], ka[1], kb[0], kb[1]]`, and its PRF inputs in the order [`garble_and`] takes
-/// their outputs (eight, two per key) or [`garble_xor`] (the first four, one per key).
-fn prf_calls(labels: &[[Block; 2]], op: &PrfOp, and: bool) -> ([Block; 4], [Block; 8]) {
-    let ([ka0, ka1], [kb0, kb1]) = (
-        by_signals(labels[op.a as usize]),
-        by_signals(labels[op.b as usize]),
-    );
+/// `[ka[0], ka[1], kb[0], kb[1]]`; its PRF inputs in the order [`garble_and`] takes
+/// their outputs (eight, two per key) or [`garble_xor`] (the first four, one per key); and
+/// its inputs' permute bits `(πa, πb)`.
+fn prf_calls(
+    labels: &[[Block; 2]],
+    op: &PrfOp,
+    and: bool,
+) -> ([Block; 4], [Block; 8], (bool, bool)) {
+    let (la, lb) = (labels[op.a as usize], labels[op.b as usize]);
+    let ([ka0, ka1], [kb0, kb1]) = (by_signals(la), by_signals(lb));
     let rows = if and {
         [0, 1, 2, 3, 0, 2, 1, 3]
     } else {
         [0, 1, 0, 1, 0, 0, 0, 0]
     };
-    ([ka0, ka1, kb0, kb1], rows.map(|r| blk(op.g, r)))
+    let permute = (la[0].lsb(), lb[0].lsb());
+    ([ka0, ka1, kb0, kb1], rows.map(|r| blk(op.g, r)), permute)
 }
 
-/// What the fused kernels do, for backends without them: `ops` (all AND gates if `AND`, else all XOR gates)
-/// a chunk at a time, the chunk's PRF inputs staged in memory and encrypted under their
-/// keys, then combined gate by gate. A chunk's inputs are all read before its outputs are
-/// written.
+/// What the fused kernels do, for backends without them: `ops` (all AND gates if `AND`,
+/// else all XOR gates) a chunk at a time, the chunk's PRF inputs staged in memory and
+/// encrypted under their keys, then combined gate by gate. A chunk's inputs are all read
+/// before its outputs are written.
 fn garble_staged<const AND: bool>(
     backend: Backend,
     ops: &[PrfOp],
     labels: &mut [[Block; 2]],
     out: &mut [u8],
 ) {
-    let (and, per_key) = (AND, if AND { 2 } else { 1 });
+    let per_key = if AND { 2 } else { 1 };
     for chunk in ops.chunks(CHUNK) {
         let mut keys = Vec::with_capacity(4 * chunk.len());
         let mut f = Vec::with_capacity(4 * per_key * chunk.len());
         let mut permute = Vec::with_capacity(chunk.len());
         for op in chunk {
-            let (k, blocks) = prf_calls(labels, op, and);
+            let (k, blocks, p) = prf_calls(labels, op, AND);
             keys.extend(k);
             f.extend_from_slice(&blocks[..4 * per_key]);
-            permute.push((
-                labels[op.a as usize][0].lsb(),
-                labels[op.b as usize][0].lsb(),
-            ));
+            permute.push(p);
         }
         encrypt_under_keys(backend, &keys, &mut f, per_key);
         for (((op, f), k), (pa, pb)) in chunk
@@ -325,7 +326,7 @@ fn garble_staged<const AND: bool>(
             .zip(permute)
         {
             let (table, labels_out) = (op.table, op.out as usize);
-            if and {
+            if AND {
                 // The labels by value again, from the keys by signal bit.
                 let (t1, t2, m, kc) = garble_and(
                     by_values([k[0], k[1]], pa),
@@ -424,7 +425,7 @@ impl<'c> PrfGarbler<'c> {
         for i in range.clone() {
             // The PRF calls the gates make, for the tests of their inputs' uniqueness.
             let and = i >= xor_end;
-            let (keys, blocks) = prf_calls(&self.labels, &op(i), and);
+            let (keys, blocks, _) = prf_calls(&self.labels, &op(i), and);
             let per_key = if and { 2 } else { 1 };
             tests::record(&keys, &blocks[..4 * per_key], per_key);
         }

@@ -6,7 +6,7 @@
 
 use transputation_circuits::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party};
 use transputation_garble::aes::Backend;
-use transputation_garble::{prg::Prg, Block, EvalError, Scheme};
+use transputation_garble::{prg::Prg, Block, EvalError, Garble, Scheme};
 
 /// Everything one garbling produces.
 pub struct Garbled {
@@ -29,13 +29,24 @@ impl Garbled {
     }
 }
 
-/// Garbles `circuit` with `Prg::new(seed)`, calling `garble` with `target` until done.
-pub fn garble(scheme: Scheme, circuit: &Circuit, seed: u128, target: usize) -> Garbled {
+/// A garbler of `circuit` with `Prg::new(seed)`, its input labels already drawn (returned
+/// by wire), ready to garble.
+pub fn garbler(
+    scheme: Scheme,
+    circuit: &Circuit,
+    seed: u128,
+) -> (Box<dyn Garble + '_>, Vec<[Block; 2]>) {
     let mut prg = Prg::new(Block(seed));
-    let mut g = scheme.garbler(circuit, &mut prg, Backend::detect());
+    let g = scheme.garbler(circuit, &mut prg, Backend::detect());
     let inputs = (0..circuit.n_inputs() as u32)
         .map(|w| g.input_labels(w))
         .collect();
+    (g, inputs)
+}
+
+/// Garbles `circuit` with `Prg::new(seed)`, calling `garble` with `target` until done.
+pub fn garble(scheme: Scheme, circuit: &Circuit, seed: u128, target: usize) -> Garbled {
+    let (mut g, inputs) = garbler(scheme, circuit, seed);
     let mut stream = Vec::new();
     while g.garble(&mut stream, target) {}
     Garbled {
