@@ -180,7 +180,7 @@ fn to_u64(x: f64) -> u64 {
 /// unit `bit`, `kbit`, `mbit` or `gbit` (decimal, as in tc), from 8 kbit to 1000 gbit;
 /// `None` for anything else, including `unlimited` and 0.
 pub fn parse_rate(s: &str) -> Option<u64> {
-    crate::spec::parse_rate(s).filter(|&r| r > 0)
+    crate::family::parse_rate(s).filter(|&r| r > 0)
 }
 
 /// The kernel's caps on socket buffers a process may ask for without privilege

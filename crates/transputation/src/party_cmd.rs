@@ -29,7 +29,7 @@ use transputation_transport::{Config, TransportSpec};
 
 use crate::garble_cmd::parse_scheme;
 use crate::secure_cmd::{self, Protection, ProtectionArgs};
-use crate::transport_cmd::{parse_rate, parse_spec, path_sizing};
+use crate::transport_cmd::{parse_rate, parse_spec_here, path_sizing, transport_help};
 
 /// What both parties are told the same way.
 #[derive(Args, Debug, Clone)]
@@ -46,7 +46,7 @@ pub struct SessionArgs {
     #[arg(long, value_parser = parse_scheme, default_value = "ideal")]
     scheme: Scheme,
     /// The transport: NAME or NAME:key=value,... (see `transports`).
-    #[arg(long, value_parser = parse_spec, default_value = "tcp")]
+    #[arg(long, value_parser = parse_spec_here, default_value = "tcp", long_help = transport_help())]
     transport: TransportSpec,
     /// Who learns the output: both (the evaluator sends it to the garbler) or evaluator.
     #[arg(long, default_value = "both")]

@@ -41,10 +41,95 @@
 use std::collections::VecDeque;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::{ByteCounts, Channel, Config, Error, Result, SocketBuffers};
+use crate::config::{session_number, Config};
+use crate::family::{Accept, Delivery, Family, OptionDecl, OptionKind, Shown, Transport, Value};
+use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
+
+/// The `udp` transport's declaration.
+pub(crate) static FAMILY: Family = Family {
+    name: "udp",
+    aliases: &[],
+    summary: "paced, sequence-numbered UDP datagrams, no retransmission: loss or reordering \
+              is an error",
+    options: &[
+        OptionDecl {
+            key: "mtu",
+            kind: OptionKind::Integer {
+                min: MIN_MTU as u64,
+                max: MAX_MTU as u64,
+                unit: "bytes",
+            },
+            default: Some(Value::Int(DEFAULT_MTU as u64)),
+            shown: Shown::Always,
+            doc: "the path MTU: IP packet bytes per datagram (1500: 1448 data bytes over IPv4)",
+        },
+        OptionDecl {
+            key: "rate",
+            kind: OptionKind::Rate {
+                min: 8_000,
+                max: 1_000_000_000_000,
+            },
+            default: Some(Value::Int(DEFAULT_RATE)),
+            shown: Shown::Always,
+            doc: "the pacing rate, e.g. 500mbit, 1gbit or unlimited",
+        },
+    ],
+    delivery: Delivery::ReportsLoss,
+    conformance: &["udp", "udp:mtu=9000,rate=1gbit", "udp:mtu=576,rate=500mbit"],
+    available: || Ok(()),
+    build: |v| {
+        Ok(Arc::new(Udp {
+            mtu: v.u32_of("mtu"),
+            rate: v.int("rate").unwrap_or(DEFAULT_RATE),
+        }))
+    },
+};
+
+/// `udp` with its options.
+#[derive(Debug)]
+struct Udp {
+    mtu: u32,
+    rate: u64,
+}
+
+impl Transport for Udp {
+    fn listen(&self, addr: SocketAddr, _cfg: &Config) -> Result<Box<dyn Accept>> {
+        let listener = UdpListener::bind(addr)?;
+        let local_addr = listener.local_addr()?;
+        Ok(Box::new(UdpServer {
+            listener,
+            local_addr,
+            mtu: self.mtu,
+            rate: self.rate,
+        }))
+    }
+
+    fn connect(&self, addr: SocketAddr, cfg: &Config) -> Result<Box<dyn Channel>> {
+        Ok(Box::new(connect(addr, self.mtu, self.rate, cfg)?))
+    }
+}
+
+/// A `udp` server socket with the options its connections get.
+#[derive(Debug)]
+struct UdpServer {
+    listener: UdpListener,
+    local_addr: SocketAddr,
+    mtu: u32,
+    rate: u64,
+}
+
+impl Accept for UdpServer {
+    fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    fn accept(&self, cfg: &Config) -> Result<Box<dyn Channel>> {
+        Ok(Box::new(self.listener.accept(self.mtu, self.rate, cfg)?))
+    }
+}
 
 /// Bytes of this transport's header in every datagram.
 pub(crate) const HEADER: usize = 24;
@@ -56,13 +141,13 @@ pub(crate) const WELCOME: u8 = 4;
 /// How many times FIN is sent.
 const FIN_COPIES: usize = 3;
 /// The default path MTU (Ethernet).
-pub(crate) const DEFAULT_MTU: u32 = 1500;
+const DEFAULT_MTU: u32 = 1500;
 /// The smallest MTU accepted (the IPv4 minimum reassembly size).
-pub(crate) const MIN_MTU: u32 = 576;
+const MIN_MTU: u32 = 576;
 /// The largest MTU accepted.
-pub(crate) const MAX_MTU: u32 = 65535;
+const MAX_MTU: u32 = 65535;
 /// The default pacing rate, bits per second.
-pub(crate) const DEFAULT_RATE: u64 = 1_000_000_000;
+const DEFAULT_RATE: u64 = 1_000_000_000;
 /// Socket buffers asked for per direction without [`Config::buffer_bytes`] (forced if
 /// allowed, else up to the system's cap).
 const SOCKET_BUFFER: usize = 32 << 20;
@@ -201,7 +286,7 @@ impl Pacer {
 
 /// A server socket for the `udp` transport.
 #[derive(Debug)]
-pub(crate) struct UdpListener {
+struct UdpListener {
     sock: UdpSocket,
     accepted: Mutex<VecDeque<u64>>,
 }
@@ -272,7 +357,7 @@ impl UdpListener {
 }
 
 /// The client side: HELLO until WELCOME, then a channel to the answering socket.
-pub(crate) fn connect(addr: SocketAddr, mtu: u32, rate: u64, cfg: &Config) -> Result<UdpChannel> {
+fn connect(addr: SocketAddr, mtu: u32, rate: u64, cfg: &Config) -> Result<UdpChannel> {
     let any: SocketAddr = if addr.is_ipv4() {
         "0.0.0.0:0".parse().expect("an address")
     } else {
@@ -280,7 +365,7 @@ pub(crate) fn connect(addr: SocketAddr, mtu: u32, rate: u64, cfg: &Config) -> Re
     };
     let sock = UdpSocket::bind(any).map_err(io_err("binding the client socket"))?;
     configure(&sock, cfg);
-    let session = crate::spec::session_number();
+    let session = session_number();
     let hello = datagram(HELLO, session, 0, &[]);
     let interval = cfg
         .retry_delay

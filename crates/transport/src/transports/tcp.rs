@@ -1,17 +1,83 @@
 //! `tcp`: one kernel TCP connection, Nagle off, buffered in user space.
 
 use std::io::{BufReader, IoSlice, Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{ByteCounts, Channel, Config, Error, Result, SocketBuffers};
+use crate::config::Config;
+use crate::family::{Accept, Delivery, Family, Transport};
+use crate::tcp_socket::{self, CC_OPTION};
+use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
+
+/// The `tcp` transport's declaration.
+pub(crate) static FAMILY: Family = Family {
+    name: "tcp",
+    aliases: &[("tcp-bbr", "cc=bbr")],
+    summary: "kernel TCP, TCP_NODELAY, the system's default congestion control unless cc says",
+    options: &[CC_OPTION],
+    delivery: Delivery::Stream,
+    conformance: &["tcp", "tcp:cc=cubic", "tcp-bbr"],
+    available: || Ok(()),
+    build: |v| {
+        Ok(Arc::new(Tcp {
+            cc: v.text("cc").map(str::to_string),
+        }))
+    },
+};
+
+/// `tcp` with its options.
+#[derive(Debug)]
+struct Tcp {
+    cc: Option<String>,
+}
+
+impl Transport for Tcp {
+    fn listen(&self, addr: SocketAddr, cfg: &Config) -> Result<Box<dyn Accept>> {
+        let (socket, local_addr) = tcp_socket::listen(addr, cfg.buffer_bytes)?;
+        Ok(Box::new(TcpServer {
+            socket,
+            local_addr,
+            cc: self.cc.clone(),
+        }))
+    }
+
+    fn connect(&self, addr: SocketAddr, cfg: &Config) -> Result<Box<dyn Channel>> {
+        let deadline = cfg.connect_deadline();
+        let s = tcp_socket::connect_tcp(addr, cfg, deadline, self.cc.as_deref(), cfg.buffer_bytes)?;
+        Ok(Box::new(TcpChannel::new(s, cfg)?))
+    }
+
+    fn congestion_control(&self) -> Option<&str> {
+        self.cc.as_deref()
+    }
+}
+
+/// A `tcp` server socket.
+#[derive(Debug)]
+struct TcpServer {
+    socket: TcpListener,
+    local_addr: SocketAddr,
+    cc: Option<String>,
+}
+
+impl Accept for TcpServer {
+    fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    fn accept(&self, cfg: &Config) -> Result<Box<dyn Channel>> {
+        let s = tcp_socket::accept(&self.socket, cfg, self.cc.as_deref())?;
+        Ok(Box::new(TcpChannel::new(s, cfg)?))
+    }
+}
 
 /// User-space buffer per direction.
 const BUF: usize = 64 << 10;
 
 /// A [`Channel`] over one TCP connection.
 #[derive(Debug)]
-pub(crate) struct TcpChannel {
+struct TcpChannel {
     reader: BufReader<TcpStream>,
     writer: CoalescingWriter,
     timeout: Duration,
@@ -20,7 +86,7 @@ pub(crate) struct TcpChannel {
 
 impl TcpChannel {
     /// Wraps a connected, configured stream.
-    pub(crate) fn new(stream: TcpStream, cfg: &Config) -> Result<Self> {
+    fn new(stream: TcpStream, cfg: &Config) -> Result<Self> {
         let read_half = stream.try_clone().map_err(|source| Error::Io {
             during: "cloning a socket handle",
             source,

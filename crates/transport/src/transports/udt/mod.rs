@@ -68,30 +68,138 @@
 //! not: a static initializer of the library measures the CPU's clock rate by sleeping
 //! 100 ms (`CTimer::readCPUFrequency`).
 
-// FFI to the shim needs unsafe calls; each block says why it is sound.
+// The calls into the shim (in `library`) are unsafe; each block says why it is sound.
 #![allow(unsafe_code)]
 
-use std::ffi::{c_int, CStr};
-use std::fmt;
+use std::ffi::c_int;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use crate::spec::Attempts;
-use crate::{ByteCounts, Channel, Config, Error, Result};
+use std::sync::Arc;
+
+use crate::config::{Attempts, Config};
+use crate::family::{Accept, Delivery, Family, OptionDecl, OptionKind, Shown, Transport, Value};
+use crate::{ByteCounts, Channel, Error, Result};
+
+mod library;
+
+use library::*;
+
+/// A byte-count option of `udt` (`sndbuf`, `rcvbuf`, `udpbuf`): unset by default.
+const fn buffer_option(key: &'static str, doc: &'static str) -> OptionDecl {
+    OptionDecl {
+        key,
+        kind: OptionKind::Integer {
+            min: BUF_RANGE.0 as u64,
+            max: BUF_RANGE.1 as u64,
+            unit: "bytes",
+        },
+        default: None,
+        shown: Shown::WhenChanged,
+        doc,
+    }
+}
+
+/// The `udt` transport's declaration.
+pub(crate) static FAMILY: Family = Family {
+    name: "udt",
+    aliases: &[],
+    summary: "UDT4 (libudt, the successor of SABUL): reliable, rate-based congestion control \
+              over UDP",
+    options: &[
+        OptionDecl {
+            key: "mss",
+            kind: OptionKind::Integer {
+                min: MSS_RANGE.0 as u64,
+                max: MSS_RANGE.1 as u64,
+                unit: "bytes",
+            },
+            default: Some(Value::Int(DEFAULT_MSS as u64)),
+            shown: Shown::Always,
+            doc: "the largest IP packet (UDT_MSS); the two ends use the smaller value",
+        },
+        buffer_option(
+            "sndbuf",
+            "UDT's send buffer (unset: the configured buffer size if larger than UDT's \
+             default of 8192 packets, else that default)",
+        ),
+        buffer_option("rcvbuf", "UDT's receive buffer (unset: as for sndbuf)"),
+        OptionDecl {
+            key: "fc",
+            kind: OptionKind::Integer {
+                min: FC_RANGE.0 as u64,
+                max: FC_RANGE.1 as u64,
+                unit: "packets",
+            },
+            default: None,
+            shown: Shown::WhenChanged,
+            doc: "the flow window (unset: UDT's 25600, or enough for the receive buffer)",
+        },
+        buffer_option(
+            "udpbuf",
+            "the kernel buffers of UDT's UDP socket (unset: UDT's defaults)",
+        ),
+        OptionDecl {
+            key: "ack",
+            kind: OptionKind::Integer {
+                min: ACK_RANGE.0 as u64,
+                max: ACK_RANGE.1 as u64,
+                unit: "packets",
+            },
+            default: Some(Value::Int(DEFAULT_ACK as u64)),
+            shown: Shown::WhenChanged,
+            doc: "a full ACK after every N data packets (0: UDT's 10 ms timer only, which \
+                  can hold a burst's tail up to 100 ms)",
+        },
+    ],
+    delivery: Delivery::RepairsDatagrams,
+    conformance: &["udt", "udt:mss=9000", "udt:ack=0"],
+    available: check,
+    build: |v| {
+        Ok(Arc::new(Options {
+            mss: v.u32_of("mss"),
+            sndbuf: v.opt_u32("sndbuf"),
+            rcvbuf: v.opt_u32("rcvbuf"),
+            fc: v.opt_u32("fc"),
+            udpbuf: v.opt_u32("udpbuf"),
+            ack: v.u32_of("ack"),
+        }))
+    },
+};
+
+impl Transport for Options {
+    fn listen(&self, addr: SocketAddr, cfg: &Config) -> Result<Box<dyn Accept>> {
+        Ok(Box::new(UdtListener::bind(addr, self, cfg)?))
+    }
+
+    fn connect(&self, addr: SocketAddr, cfg: &Config) -> Result<Box<dyn Channel>> {
+        Ok(Box::new(connect(addr, self, cfg)?))
+    }
+}
+
+impl Accept for UdtListener {
+    fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    fn accept(&self, cfg: &Config) -> Result<Box<dyn Channel>> {
+        Ok(Box::new(UdtListener::accept(self, cfg)?))
+    }
+}
 
 /// The default MSS: an Ethernet-sized IP packet.
-pub(crate) const DEFAULT_MSS: u32 = 1500;
+const DEFAULT_MSS: u32 = 1500;
 /// Smallest and largest `mss`.
-pub(crate) const MSS_RANGE: (u32, u32) = (576, 65535);
+const MSS_RANGE: (u32, u32) = (576, 65535);
 /// Smallest and largest `sndbuf`, `rcvbuf` and `udpbuf`.
-pub(crate) const BUF_RANGE: (u32, u32) = (64 << 10, 1 << 30);
+const BUF_RANGE: (u32, u32) = (64 << 10, 1 << 30);
 /// Smallest and largest `fc`.
-pub(crate) const FC_RANGE: (u32, u32) = (32, 1 << 22);
+const FC_RANGE: (u32, u32) = (32, 1 << 22);
 /// The default `ack`: a full ACK after every data packet (see the module docs).
-pub(crate) const DEFAULT_ACK: u32 = 1;
+const DEFAULT_ACK: u32 = 1;
 /// Smallest and largest `ack`.
-pub(crate) const ACK_RANGE: (u32, u32) = (0, 65536);
+const ACK_RANGE: (u32, u32) = (0, 65536);
 /// UDT's default flow window, in packets.
 const UDT_DEFAULT_FC: u32 = 25600;
 /// UDT's default send and receive buffers, in packets.
@@ -109,13 +217,13 @@ const BACKLOG: c_int = 16;
 
 /// The `udt` options as the transport's name gives them (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Options {
-    pub(crate) mss: u32,
-    pub(crate) sndbuf: Option<u32>,
-    pub(crate) rcvbuf: Option<u32>,
-    pub(crate) fc: Option<u32>,
-    pub(crate) udpbuf: Option<u32>,
-    pub(crate) ack: u32,
+struct Options {
+    mss: u32,
+    sndbuf: Option<u32>,
+    rcvbuf: Option<u32>,
+    fc: Option<u32>,
+    udpbuf: Option<u32>,
+    ack: u32,
 }
 
 impl Options {
@@ -158,264 +266,14 @@ fn millis(d: Duration) -> c_int {
     d.as_millis().clamp(1, c_int::MAX as u128) as c_int
 }
 
-/// The declarations of udt_shim/shim.cpp.
-mod ffi {
-    use std::ffi::{c_char, c_int};
-
-    /// `tp_udt_error`.
-    #[repr(C)]
-    pub(super) struct Error {
-        pub(super) code: c_int,
-        pub(super) kind: c_int,
-        pub(super) message: [c_char; 256],
-    }
-
-    pub(super) const KIND_TIMEOUT: c_int = 1;
-    pub(super) const KIND_CLOSED: c_int = 2;
-    pub(super) const KIND_WOULD_BLOCK: c_int = 3;
-
-    /// `tp_udt_options`.
-    #[repr(C)]
-    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-    pub(super) struct Options {
-        pub(super) mss: c_int,
-        pub(super) sndbuf: c_int,
-        pub(super) rcvbuf: c_int,
-        pub(super) fc: c_int,
-        pub(super) udpbuf: c_int,
-        pub(super) snd_timeout_ms: c_int,
-        pub(super) rcv_timeout_ms: c_int,
-    }
-
-    extern "C" {
-        pub(super) fn tp_udt_startup(err: *mut Error) -> c_int;
-        pub(super) fn tp_udt_cleanup();
-        pub(super) fn tp_udt_socket(family: c_int, err: *mut Error) -> c_int;
-        pub(super) fn tp_udt_configure(u: c_int, o: *const Options, err: *mut Error) -> c_int;
-        #[cfg(test)]
-        pub(super) fn tp_udt_options_in_force(u: c_int, o: *mut Options, err: *mut Error) -> c_int;
-        pub(super) fn tp_udt_set_blocking_recv(u: c_int, blocking: c_int, err: *mut Error)
-            -> c_int;
-        pub(super) fn tp_udt_bind(
-            u: c_int,
-            family: c_int,
-            ip: *const u8,
-            port: u16,
-            err: *mut Error,
-        ) -> c_int;
-        pub(super) fn tp_udt_listen(u: c_int, backlog: c_int, err: *mut Error) -> c_int;
-        pub(super) fn tp_udt_local_addr(
-            u: c_int,
-            family: *mut c_int,
-            ip16: *mut u8,
-            port: *mut u16,
-            err: *mut Error,
-        ) -> c_int;
-        pub(super) fn tp_udt_accept(u: c_int, err: *mut Error) -> c_int;
-        pub(super) fn tp_udt_connect(
-            u: c_int,
-            family: c_int,
-            ip: *const u8,
-            port: u16,
-            timeout_ms: c_int,
-            err: *mut Error,
-        ) -> c_int;
-        pub(super) fn tp_udt_set_ack_interval(u: c_int, packets: c_int, err: *mut Error) -> c_int;
-        pub(super) fn tp_udt_send(u: c_int, buf: *const u8, len: c_int, err: *mut Error) -> c_int;
-        pub(super) fn tp_udt_recv(u: c_int, buf: *mut u8, len: c_int, err: *mut Error) -> c_int;
-        pub(super) fn tp_udt_unacknowledged(u: c_int, err: *mut Error) -> c_int;
-        pub(super) fn tp_udt_close(u: c_int, err: *mut Error) -> c_int;
-    }
-}
-
-/// A failed UDT call: the library's error code, its class, and its message.
-#[derive(Debug)]
-struct Failure {
-    code: c_int,
-    kind: c_int,
-    message: String,
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (UDT error {})", self.message, self.code)
-    }
-}
-
-impl std::error::Error for Failure {}
-
-impl Failure {
-    /// On a connected socket: a timeout, the peer gone, or anything else.
-    fn on_connection(self, during: &'static str, timeout: Duration) -> Error {
-        match self.kind {
-            ffi::KIND_TIMEOUT => Error::Timeout {
-                during,
-                after: timeout,
-            },
-            ffi::KIND_CLOSED => Error::Closed { during },
-            _ => self.io(during),
-        }
-    }
-
-    /// Any failure, reported with UDT's message.
-    fn io(self, during: &'static str) -> Error {
-        Error::Io {
-            during,
-            source: io::Error::other(self),
-        }
-    }
-}
-
-/// The outcome of configuring a connection, where a connection the peer already closed is
-/// no error: UDT refuses options on it, and it has nothing left to wait for.
-fn unless_closed<T>(r: std::result::Result<T, Failure>, during: &'static str) -> Result<()> {
-    match r {
-        Err(f) if f.kind != ffi::KIND_CLOSED => Err(f.io(during)),
-        _ => Ok(()),
-    }
-}
-
-/// Runs one shim call with an error record, and reads the record if it failed.
-fn call(f: impl FnOnce(*mut ffi::Error) -> c_int) -> std::result::Result<c_int, Failure> {
-    let mut err = ffi::Error {
-        code: 0,
-        kind: 0,
-        message: [0; 256],
-    };
-    let rc = f(&mut err);
-    if rc >= 0 {
-        return Ok(rc);
-    }
-    // The shim always NUL-terminates (snprintf); the last byte is forced to NUL anyway so
-    // that CStr never reads past the array.
-    err.message[255] = 0;
-    // SAFETY: `message` is a NUL-terminated array of c_char that lives across this call.
-    let message = unsafe { CStr::from_ptr(err.message.as_ptr()) }
-        .to_string_lossy()
-        .into_owned();
-    Err(Failure {
-        code: err.code,
-        kind: err.kind,
-        message,
-    })
-}
-
-/// One `UDT::startup`, undone by `UDT::cleanup` on drop.
-#[derive(Debug)]
-struct Library(());
-
-impl Library {
-    fn acquire() -> Result<Library> {
-        // SAFETY: tp_udt_startup takes a valid pointer to an error record and nothing else.
-        call(|e| unsafe { ffi::tp_udt_startup(e) })
-            .map_err(|f| f.io("starting the UDT library"))?;
-        Ok(Library(()))
-    }
-}
-
-impl Drop for Library {
-    fn drop(&mut self) {
-        // SAFETY: pairs with the successful startup of `acquire`; UDT counts the calls, and
-        // every socket using the library holds its own `Library`, dropped after the socket
-        // was closed.
-        unsafe { ffi::tp_udt_cleanup() }
-    }
-}
-
-/// A UDT socket, closed on drop, and the library start that keeps it usable.
-#[derive(Debug)]
-struct Socket {
-    id: c_int,
-    _library: Library,
-}
-
-impl Socket {
-    fn new(family: c_int) -> Result<Socket> {
-        let library = Library::acquire()?;
-        // SAFETY: plain integer argument and a valid error record pointer.
-        let id = call(|e| unsafe { ffi::tp_udt_socket(family, e) })
-            .map_err(|f| f.io("creating a UDT socket"))?;
-        Ok(Socket {
-            id,
-            _library: library,
-        })
-    }
-
-    fn configure(&self, o: &ffi::Options) -> Result<()> {
-        // SAFETY: `o` points to a live, initialized repr(C) record the shim only reads.
-        call(|e| unsafe { ffi::tp_udt_configure(self.id, o, e) })
-            .map_err(|f| f.io("configuring a UDT socket"))?;
-        Ok(())
-    }
-
-    fn set_blocking_recv(&self, blocking: bool) -> std::result::Result<(), Failure> {
-        // SAFETY: integer arguments and a valid error record pointer.
-        call(|e| unsafe { ffi::tp_udt_set_blocking_recv(self.id, c_int::from(blocking), e) })
-            .map(drop)
-    }
-
-    /// The options in force (after connecting: the negotiated MSS).
-    #[cfg(test)]
-    fn options_in_force(&self) -> Result<ffi::Options> {
-        let mut o = ffi::Options::default();
-        // SAFETY: `o` is a live repr(C) record the shim writes integers into.
-        call(|e| unsafe { ffi::tp_udt_options_in_force(self.id, &mut o, e) })
-            .map_err(|f| f.io("reading UDT socket options"))?;
-        Ok(o)
-    }
-
-    fn local_addr(&self) -> Result<SocketAddr> {
-        let (mut family, mut ip, mut port) = (0, [0u8; 16], 0u16);
-        // SAFETY: the out-pointers point to live locals; `ip` has the 16 bytes the shim may
-        // write.
-        call(|e| unsafe {
-            ffi::tp_udt_local_addr(self.id, &mut family, ip.as_mut_ptr(), &mut port, e)
-        })
-        .map_err(|f| f.io("reading the UDT socket's address"))?;
-        let ip = if family == 4 {
-            IpAddr::V4(Ipv4Addr::new(ip[0], ip[1], ip[2], ip[3]))
-        } else {
-            IpAddr::V6(Ipv6Addr::from(ip))
-        };
-        Ok(SocketAddr::new(ip, port))
-    }
-
-    /// Bytes-in-flight check: unacknowledged packets, or a failure once the connection is
-    /// down.
-    fn unacknowledged(&self) -> std::result::Result<c_int, Failure> {
-        // SAFETY: integer argument and a valid error record pointer.
-        call(|e| unsafe { ffi::tp_udt_unacknowledged(self.id, e) })
-    }
-}
-
-impl Drop for Socket {
-    fn drop(&mut self) {
-        // SAFETY: closes a socket this value owns, once. An error (the library already
-        // removed a broken socket) leaves nothing to do.
-        let _ = call(|e| unsafe { ffi::tp_udt_close(self.id, e) });
-    }
-}
-
-/// An address as the shim takes it: family 4 or 6 and 16 bytes (IPv4 in the first 4).
-fn raw_addr(addr: SocketAddr) -> (c_int, [u8; 16]) {
-    match addr.ip() {
-        IpAddr::V4(ip) => {
-            let mut b = [0u8; 16];
-            b[..4].copy_from_slice(&ip.octets());
-            (4, b)
-        }
-        IpAddr::V6(ip) => (6, ip.octets()),
-    }
-}
-
 /// Checks that the library starts and gives a socket.
-pub(crate) fn check() -> Result<()> {
+fn check() -> Result<()> {
     Socket::new(4).map(drop)
 }
 
 /// A UDT server socket.
 #[derive(Debug)]
-pub(crate) struct UdtListener {
+struct UdtListener {
     socket: Socket,
     local_addr: SocketAddr,
     /// The `ack` option, for each accepted connection.
@@ -424,7 +282,7 @@ pub(crate) struct UdtListener {
 
 impl UdtListener {
     /// Binds and listens on `addr` with the options of `opts`.
-    pub(crate) fn bind(addr: SocketAddr, opts: &Options, cfg: &Config) -> Result<Self> {
+    fn bind(addr: SocketAddr, opts: &Options, cfg: &Config) -> Result<Self> {
         let (family, ip) = raw_addr(addr);
         let socket = Socket::new(family)?;
         socket.configure(&opts.for_socket(cfg))?;
@@ -446,13 +304,8 @@ impl UdtListener {
         })
     }
 
-    /// The address clients connect to.
-    pub(crate) fn local_addr(&self) -> SocketAddr {
-        self.local_addr
-    }
-
     /// Waits at most the I/O timeout for a client.
-    pub(crate) fn accept(&self, cfg: &Config) -> Result<UdtChannel> {
+    fn accept(&self, cfg: &Config) -> Result<UdtChannel> {
         let start = Instant::now();
         loop {
             // Each accepted socket holds its own library start, taken before it exists.
@@ -492,13 +345,13 @@ impl UdtListener {
 }
 
 /// Connects to a `udt` server, retrying as [`Config`] says.
-pub(crate) fn connect(addr: SocketAddr, opts: &Options, cfg: &Config) -> Result<UdtChannel> {
+fn connect(addr: SocketAddr, opts: &Options, cfg: &Config) -> Result<UdtChannel> {
     // Keeps the library up across failed attempts, which would otherwise stop and restart
     // its threads each time.
     let _library = Library::acquire()?;
     let (family, ip) = raw_addr(addr);
     let options = opts.for_socket(cfg);
-    let mut attempts = Attempts::new(cfg);
+    let mut attempts = Attempts::until(cfg, cfg.connect_deadline());
     let mut last = None;
     while let Some(left) = attempts.next() {
         let socket = Socket::new(family)?;
@@ -521,7 +374,7 @@ pub(crate) fn connect(addr: SocketAddr, opts: &Options, cfg: &Config) -> Result<
 
 /// A [`Channel`] over one UDT connection.
 #[derive(Debug)]
-pub(crate) struct UdtChannel {
+struct UdtChannel {
     socket: Socket,
     /// The chunk being filled: a 4-byte header slot, then up to [`CHUNK`] bytes.
     pending: Vec<u8>,
@@ -764,154 +617,4 @@ impl Drop for UdtChannel {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::Framed;
-
-    fn quick() -> Config {
-        Config {
-            io_timeout: Duration::from_millis(500),
-            connect_timeout: Duration::from_millis(300),
-            connect_attempts: 3,
-            retry_delay: Duration::from_millis(20),
-            ..Config::default()
-        }
-    }
-
-    fn loopback() -> SocketAddr {
-        "127.0.0.1:0".parse().unwrap()
-    }
-
-    fn options(mss: u32) -> Options {
-        Options {
-            mss,
-            sndbuf: None,
-            rcvbuf: None,
-            fc: None,
-            udpbuf: None,
-            ack: DEFAULT_ACK,
-        }
-    }
-
-    #[test]
-    fn options_follow_the_name_and_the_config() {
-        let cfg = Config {
-            buffer_bytes: Some(64 << 20),
-            ..quick()
-        };
-        let o = options(1500).for_socket(&cfg);
-        assert_eq!((o.sndbuf, o.rcvbuf), (64 << 20, 64 << 20));
-        // The flow window grows to hold the receive buffer: 64 MiB / 1472 + 1 packets.
-        assert_eq!(o.fc, (64 << 20) / 1472 + 1);
-        assert_eq!((o.snd_timeout_ms, o.rcv_timeout_ms), (500, 500));
-        let named = Options {
-            sndbuf: Some(1 << 20),
-            fc: Some(1000),
-            udpbuf: Some(1 << 21),
-            ..options(9000)
-        };
-        let o = named.for_socket(&cfg);
-        // At mss=9000 UDT's default receive buffer (8192 × 8972 bytes) beats 64 MiB.
-        assert_eq!((o.mss, o.sndbuf, o.rcvbuf), (9000, 1 << 20, 0));
-        assert_eq!((o.fc, o.udpbuf), (1000, 1 << 21));
-        let o = options(1500).for_socket(&quick());
-        assert_eq!((o.sndbuf, o.rcvbuf, o.fc, o.udpbuf), (0, 0, 0, 0));
-        // A configured size below UDT's default (8192 packets) leaves the default.
-        let small = Config {
-            buffer_bytes: Some(128 << 10),
-            ..quick()
-        };
-        let o = options(1500).for_socket(&small);
-        assert_eq!((o.sndbuf, o.rcvbuf, o.fc), (0, 0, 0));
-        let o = Options {
-            rcvbuf: Some(128 << 10),
-            ..options(1500)
-        }
-        .for_socket(&small);
-        assert_eq!((o.sndbuf, o.rcvbuf), (0, 128 << 10));
-    }
-
-    #[test]
-    fn the_library_applies_the_options() {
-        let cfg = quick();
-        let named = Options {
-            sndbuf: Some(4 << 20),
-            rcvbuf: Some(8 << 20),
-            udpbuf: Some(1 << 20),
-            ..options(9000)
-        };
-        let l = UdtListener::bind(loopback(), &named, &cfg).unwrap();
-        let o = l.socket.options_in_force().unwrap();
-        assert_eq!(o.mss, 9000);
-        // UDT rounds buffers down to whole packets of mss - 28 bytes.
-        assert_eq!(o.sndbuf, (4 << 20) / 8972 * 8972);
-        assert_eq!(o.rcvbuf, (8 << 20) / 8972 * 8972);
-        assert_eq!(o.fc, 25600);
-        assert_eq!(o.udpbuf, 1 << 20);
-        assert_eq!((o.snd_timeout_ms, o.rcv_timeout_ms), (500, 500));
-        // The client asks for 1500: both ends use the smaller MSS.
-        let addr = l.local_addr();
-        let h = std::thread::spawn(move || {
-            let ch = l.accept(&quick()).unwrap();
-            ch.socket.options_in_force().unwrap().mss
-        });
-        let ch = connect(addr, &options(1500), &cfg).unwrap();
-        assert_eq!(ch.socket.options_in_force().unwrap().mss, 1500);
-        assert_eq!(h.join().unwrap(), 1500);
-    }
-
-    #[test]
-    fn ipv6_works_where_the_machine_has_it() {
-        let any6: SocketAddr = "[::1]:0".parse().unwrap();
-        if std::net::UdpSocket::bind(any6).is_err() {
-            eprintln!("skipping: no IPv6 loopback here");
-            return;
-        }
-        let cfg = quick();
-        let l = UdtListener::bind(any6, &options(1500), &cfg).unwrap();
-        let addr = l.local_addr();
-        assert!(addr.is_ipv6() && addr.port() != 0, "{addr}");
-        let h = std::thread::spawn(move || {
-            let mut ch = Framed::new(l.accept(&quick()).unwrap());
-            ch.recv_message().unwrap()
-        });
-        let mut ch = Framed::new(connect(addr, &options(1500), &cfg).unwrap());
-        ch.send_message(b"over ::1").unwrap();
-        ch.close().unwrap();
-        assert_eq!(h.join().unwrap(), b"over ::1");
-    }
-
-    /// A raw UDT peer: connects and sends `bytes` as they are, outside the chunk format.
-    fn raw_peer_sends(bytes: &'static [u8]) -> Error {
-        let cfg = quick();
-        let l = UdtListener::bind(loopback(), &options(1500), &cfg).unwrap();
-        let addr = l.local_addr();
-        let h = std::thread::spawn(move || {
-            let mut ch = connect(addr, &options(1500), &quick()).unwrap();
-            ch.send_all(bytes).unwrap();
-            std::thread::sleep(Duration::from_millis(200));
-        });
-        let mut ch = Framed::new(l.accept(&cfg).unwrap());
-        let e = ch.recv_message().unwrap_err();
-        h.join().unwrap();
-        e
-    }
-
-    #[test]
-    fn hostile_chunk_headers_are_refused() {
-        let e = raw_peer_sends(&[0xff, 0xff, 0xff, 0xff, 1, 2, 3]);
-        assert_eq!(
-            e.to_string(),
-            "malformed data from the peer: a udt chunk header announces 4294967295 bytes"
-        );
-        // A chunk cut short by the peer's end: the stream ends mid-chunk.
-        let e = raw_peer_sends(&[0, 0, 0, 100, 1, 2, 3]);
-        assert!(matches!(e, Error::Closed { .. }), "{e}");
-        // The end marker in the middle of a frame header.
-        let e = raw_peer_sends(&[0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]);
-        assert_eq!(
-            e.to_string(),
-            "the peer closed the connection while receiving"
-        );
-    }
-}
+mod tests;

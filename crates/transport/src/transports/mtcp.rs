@@ -18,15 +18,132 @@
 //! an error, after at most the I/O timeout.
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{ByteCounts, Channel, Config, Error, Result, SocketBuffers};
+use crate::config::{session_number, Config};
+use crate::family::{Accept, Delivery, Family, OptionDecl, OptionKind, Shown, Transport, Value};
+use crate::tcp_socket::{self, CC_OPTION};
+use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
 
 /// Most connections one channel may have.
-pub(crate) const MAX_STREAMS: u16 = 64;
+const MAX_STREAMS: u16 = 64;
 /// Largest chunk, sent or accepted.
-pub(crate) const MAX_CHUNK: u32 = 16 << 20;
+const MAX_CHUNK: u32 = 16 << 20;
+
+/// The `mtcp` transport's declaration.
+pub(crate) static FAMILY: Family = Family {
+    name: "mtcp",
+    aliases: &[],
+    summary: "N parallel TCP connections carrying one ordered stream, striped in chunks",
+    options: &[
+        OptionDecl {
+            key: "streams",
+            kind: OptionKind::Integer {
+                min: 1,
+                max: MAX_STREAMS as u64,
+                unit: "connections",
+            },
+            default: Some(Value::Int(4)),
+            shown: Shown::Always,
+            doc: "the number of TCP connections",
+        },
+        OptionDecl {
+            key: "chunk",
+            kind: OptionKind::Integer {
+                min: 1024,
+                max: MAX_CHUNK as u64,
+                unit: "bytes",
+            },
+            default: Some(Value::Int(128 << 10)),
+            shown: Shown::WhenChanged,
+            doc: "bytes per chunk: chunk i of the stream goes on connection i mod N",
+        },
+        CC_OPTION,
+    ],
+    delivery: Delivery::Stream,
+    conformance: &["mtcp:streams=1", "mtcp:streams=4,chunk=1024", "mtcp:streams=7"],
+    available: || Ok(()),
+    build: |v| {
+        Ok(Arc::new(Mtcp {
+            streams: v.u32_of("streams") as u16,
+            chunk: v.u32_of("chunk"),
+            cc: v.text("cc").map(str::to_string),
+        }))
+    },
+};
+
+/// `mtcp` with its options.
+#[derive(Debug)]
+struct Mtcp {
+    streams: u16,
+    chunk: u32,
+    cc: Option<String>,
+}
+
+impl Mtcp {
+    /// The socket buffer each connection gets from [`Config::buffer_bytes`]: an equal share
+    /// (rounded up), since the connections together carry one direction.
+    fn buffer(&self, cfg: &Config) -> Option<usize> {
+        let b = cfg.buffer_bytes?;
+        Some(b.div_ceil(usize::from(self.streams).max(1)))
+    }
+}
+
+impl Transport for Mtcp {
+    fn listen(&self, addr: SocketAddr, cfg: &Config) -> Result<Box<dyn Accept>> {
+        let (socket, local_addr) = tcp_socket::listen(addr, self.buffer(cfg))?;
+        Ok(Box::new(MtcpServer {
+            socket,
+            local_addr,
+            streams: self.streams,
+            chunk: self.chunk,
+            cc: self.cc.clone(),
+        }))
+    }
+
+    fn connect(&self, addr: SocketAddr, cfg: &Config) -> Result<Box<dyn Channel>> {
+        // One budget for all N connections (each with its own attempts).
+        let deadline = cfg.connect_deadline();
+        let mut conns = Vec::with_capacity(usize::from(self.streams));
+        for _ in 0..self.streams {
+            let cc = self.cc.as_deref();
+            conns.push(tcp_socket::connect_tcp(addr, cfg, deadline, cc, self.buffer(cfg))?);
+        }
+        Ok(Box::new(MtcpChannel::client(conns, self.chunk, cfg)?))
+    }
+
+    fn congestion_control(&self) -> Option<&str> {
+        self.cc.as_deref()
+    }
+}
+
+/// An `mtcp` server socket.
+#[derive(Debug)]
+struct MtcpServer {
+    socket: TcpListener,
+    local_addr: SocketAddr,
+    streams: u16,
+    chunk: u32,
+    cc: Option<String>,
+}
+
+impl Accept for MtcpServer {
+    fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    fn accept(&self, cfg: &Config) -> Result<Box<dyn Channel>> {
+        let cc = self.cc.as_deref();
+        Ok(Box::new(MtcpChannel::server(
+            || tcp_socket::accept(&self.socket, cfg, cc),
+            self.streams,
+            self.chunk,
+            cfg,
+        )?))
+    }
+}
 const MAGIC: &[u8; 4] = b"TPMT";
 const VERSION: u8 = 1;
 const HELLO_LEN: usize = 17;
@@ -34,7 +151,7 @@ const ANSWER_LEN: usize = 7;
 
 /// A [`Channel`] striped over several TCP connections.
 #[derive(Debug)]
-pub(crate) struct MtcpChannel {
+struct MtcpChannel {
     streams: Vec<TcpStream>,
     chunk: usize,
     /// The chunk being filled: a 4-byte header slot, then up to `chunk` bytes.
@@ -49,9 +166,9 @@ pub(crate) struct MtcpChannel {
 
 impl MtcpChannel {
     /// The client side: sends the hellos on `streams`, checks the server's answer.
-    pub(crate) fn client(mut streams: Vec<TcpStream>, chunk: u32, cfg: &Config) -> Result<Self> {
+    fn client(mut streams: Vec<TcpStream>, chunk: u32, cfg: &Config) -> Result<Self> {
         let n = streams.len() as u16;
-        let session = crate::spec::session_number();
+        let session = session_number();
         let t = cfg.io_timeout;
         for (i, s) in streams.iter_mut().enumerate() {
             let mut hello = Vec::with_capacity(HELLO_LEN);
@@ -82,7 +199,7 @@ impl MtcpChannel {
     }
 
     /// The server side: accepts `n` connections of one session with `accept`.
-    pub(crate) fn server(
+    fn server(
         mut accept: impl FnMut() -> Result<TcpStream>,
         n: u16,
         chunk: u32,
