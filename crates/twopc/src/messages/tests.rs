@@ -1,0 +1,1 @@
+//! Tests of each message: round trips, and refusal of truncated, oversized and malformed input.
