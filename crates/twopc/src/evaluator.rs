@@ -26,25 +26,25 @@ use crate::wire::Wire;
 
 /// The evaluator, ready to run once connected.
 pub struct Evaluator<'c> {
-    circuit: &'c Circuit,
-    options: Options,
-    header: SessionHeader,
-    evaluate: Box<dyn Evaluate + 'c>,
+    pub(crate) circuit: &'c Circuit,
+    pub(crate) options: Options,
+    pub(crate) header: SessionHeader,
+    pub(crate) evaluate: Box<dyn Evaluate + 'c>,
     /// The evaluator's input, one bit per input wire it owns, wire order: its OT choices.
-    choices: Vec<bool>,
+    pub(crate) choices: Vec<bool>,
     /// Bytes of tables and masks the garbler will send.
-    table_bytes: usize,
+    pub(crate) table_bytes: usize,
     /// The OT receiver's first step (it needs no message from the garbler).
-    ot_start: (Receiver, Vec<u8>),
+    pub(crate) ot_start: (Receiver, Vec<u8>),
     /// The message buffers that circulate between receiving and evaluating the tables,
     /// touched before the session.
-    batches: Vec<Vec<u8>>,
+    pub(crate) batches: Vec<Vec<u8>>,
     /// The receive buffer: room for the garbler's input labels and every OT message.
-    recv_buf: Vec<u8>,
+    pub(crate) recv_buf: Vec<u8>,
     /// Room for one OT chunk's labels.
-    ot_labels: Vec<Block>,
+    pub(crate) ot_labels: Vec<Block>,
     /// The OT extension's row buffers, one per chunk.
-    ot_rows: Vec<Vec<u128>>,
+    pub(crate) ot_rows: Vec<Vec<u128>>,
 }
 
 impl<'c> Evaluator<'c> {

@@ -71,24 +71,24 @@ pub(crate) struct AheadLimits {
 
 /// The garbler, ready to run once connected.
 pub struct Garbler<'c> {
-    circuit: &'c Circuit,
-    options: Options,
-    header: SessionHeader,
-    garble: Box<dyn Garble + 'c>,
+    pub(crate) circuit: &'c Circuit,
+    pub(crate) options: Options,
+    pub(crate) header: SessionHeader,
+    pub(crate) garble: Box<dyn Garble + 'c>,
     /// The labels of the garbler's input values: message 3, ready to send.
-    own_labels: Vec<u8>,
+    pub(crate) own_labels: Vec<u8>,
     /// The half of the base OT that needs no message from the evaluator.
-    ot_setup: SenderSetup,
-    ot: OtReplies,
+    pub(crate) ot_setup: SenderSetup,
+    pub(crate) ot: OtReplies,
     /// The tables garbled ahead during the OT, batch after batch, written over in place:
     /// allocated and touched before the session (16 MiB would cost 4,096 page faults).
-    ahead: Vec<u8>,
+    pub(crate) ahead: Vec<u8>,
     /// The batch buffers that circulate between garbling and sending after the OT,
     /// touched before the session too.
-    batches: Vec<Vec<u8>>,
+    pub(crate) batches: Vec<Vec<u8>>,
     /// The receive buffer: room for a chunk's OT extension matrix.
-    recv_buf: Vec<u8>,
-    limits: AheadLimits,
+    pub(crate) recv_buf: Vec<u8>,
+    pub(crate) limits: AheadLimits,
 }
 
 impl<'c> Garbler<'c> {
@@ -258,7 +258,7 @@ fn ot_while_garbling_ahead<C: Channel>(
 /// The garbling-ahead thread's work: garbles into `buf` until the OT is done, the prefetch
 /// limit is reached or the tables end, and returns the batches (ranges of `buf`, each of
 /// about `batch_bytes`, as garbled after the OT) and the time spent garbling.
-fn garble_ahead(
+pub(crate) fn garble_ahead(
     garble: &mut dyn Garble,
     buf: &mut Vec<u8>,
     limits: AheadLimits,

@@ -77,6 +77,9 @@ mod relay;
 mod report;
 mod wire;
 
+#[cfg(test)]
+mod tests;
+
 pub use error::Error;
 pub use evaluator::Evaluator;
 pub use garbler::Garbler;
