@@ -116,11 +116,10 @@ impl<'c> Evaluator<'c> {
         header.check_peer(&theirs)?;
         recv_garbler_labels(&mut wire, circuit, &mut *evaluate)?; // 3
         let mut receiver = extend_ot(&mut wire, receiver, &choices, ot_rows)?; // 4, 5
-        let scheme = options.scheme;
         recv_ot_labels(
             &mut wire,
             &mut receiver,
-            scheme,
+            options.scheme,
             circuit,
             &mut *evaluate,
             ot_labels,

@@ -12,7 +12,7 @@ use transputation_transport::ByteCounts;
 pub struct ByteParts {
     /// Message 1.
     pub header: u64,
-    /// Messages 2–5 of this direction.
+    /// The OT's messages of this direction (2 and 5, or 4 and 6).
     pub ot: u64,
     /// The garbler's input labels (message 3).
     pub labels: u64,

@@ -131,7 +131,10 @@ fn check_layout(c: &Circuit, scheme: Scheme, output: OutputMode, g: &[&[u8]], e:
     want_g.extend(chunks.iter().map(|&k| ot_reply_len(scheme, k)));
     let got_g: Vec<usize> = g.iter().map(|f| f.len()).collect();
     let tables_at = want_g.len();
-    assert!(got_g.len() > tables_at + 1, "{case}: no tables in {got_g:?}");
+    assert!(
+        got_g.len() > tables_at + 1,
+        "{case}: no tables in {got_g:?}"
+    );
     assert_eq!(
         got_g[..tables_at],
         want_g[..],
