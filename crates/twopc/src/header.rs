@@ -19,7 +19,8 @@
 use transputation_circuits::{Circuit, Party};
 use transputation_garble::Scheme;
 
-use crate::{Error, OutputMode};
+use crate::error::Error;
+use crate::options::OutputMode;
 
 /// The version of the message flow in the crate documentation; bumped on any change.
 pub const PROTOCOL_VERSION: u16 = 3;
