@@ -10,7 +10,7 @@ use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use super::Format;
+use super::format::Format;
 use crate::circuit::{Circuit, Gate, InputGroup, OutputGroup, Party, WireId, WireSet, MAX_WIRES};
 
 /// A file that is not a valid circuit, and the line where that shows.

@@ -10,7 +10,7 @@
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use super::Format;
+use super::format::Format;
 use crate::circuit::{Circuit, Gate, Party, WireId};
 
 /// Why a circuit could not be written.
