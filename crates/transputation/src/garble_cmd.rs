@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
-use transputation_circuits::{library, Circuit, Stats};
+use transputation_circuits::{library, Stats};
 use transputation_garble::aes::Backend;
 use transputation_garble::{decode, prg::Prg, Block, Scheme};
 
@@ -106,7 +106,7 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
 struct Bench<'a> {
     /// The circuit as named on the command line, for messages.
     name: &'a str,
-    circuit: &'a Circuit,
+    circuit: &'a transputation_circuits::Circuit,
     scheme: Scheme,
     backend: Backend,
     /// One bit per input wire.

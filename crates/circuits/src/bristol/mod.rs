@@ -12,8 +12,9 @@
 //!
 //! Parties and bit order: the first input group belongs to the garbler and every other group
 //! to the evaluator (change it with [`crate::Circuit::set_input_parties`], `--parties` on the
-//! command line). Old Bristol groups are [`BitOrder::MsbFirst`] and Bristol Fashion groups
-//! [`BitOrder::LsbFirst`], as the reference files use them (shared/circuits/README.md).
+//! command line). Old Bristol groups are [`BitOrder::MsbFirst`](crate::BitOrder::MsbFirst)
+//! and Bristol Fashion groups [`BitOrder::LsbFirst`](crate::BitOrder::LsbFirst), as the
+//! reference files use them (shared/circuits/README.md).
 //!
 //! Writing converts: groups are reordered garbler first, and bit-reversed where the circuit's
 //! order differs from the format's, so that a circuit written and read back takes and gives
