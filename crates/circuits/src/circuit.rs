@@ -13,8 +13,6 @@
 
 use std::fmt;
 
-use crate::encoding::{self, EncodingError};
-
 /// Index of a wire. Circuits have at most [`MAX_WIRES`] wires.
 pub type WireId = u32;
 
@@ -412,14 +410,6 @@ impl Circuit {
             h.update(&buf);
         }
         h.finalize().into()
-    }
-
-    /// Plain evaluation on hex inputs, as `circuit eval` does: each party's input is one hex
-    /// string per group it owns, separated by commas; the output is one hex string per output
-    /// group, separated by commas. See [`crate::encoding`].
-    pub fn eval_hex(&self, garbler: &str, evaluator: &str) -> Result<String, EncodingError> {
-        let bits = encoding::encode_inputs(self, garbler, evaluator)?;
-        Ok(encoding::decode_outputs(self, &self.eval_bits(&bits)))
     }
 }
 
