@@ -1,14 +1,14 @@
 //! `transputation testbed run`, `report` and `experiments`: experiments over emulated links.
 //!
-//! `run` builds an experiment from flags or a TOML file (`transputation_testbed::experiment`),
+//! `run` builds an experiment from flags or a TOML file (`transputation_experiments::experiment`),
 //! checks every circuit, scheme and transport here before any link is built, and hands the
 //! runner a [`Launcher`] that starts this binary's `garbler` and `evaluator` with zero inputs
 //! of the right lengths. Session protection follows what the parties support: with
 //! `--psk-file` in `garbler --help`, a one-time pre-shared key is made for the experiment
 //! (protection on), or `--insecure` is passed (`--insecure` here); a build without session
 //! protection records `unsupported`. `--preset` starts from one of
-//! `transputation_testbed::preset`'s experiments. `report` prints the Table-4 shape
-//! (`transputation_testbed::report`) and, with `--plots`, SVG figures.
+//! `transputation_experiments::preset`'s experiments. `report` prints the Table-4 shape
+//! (`transputation_experiments::report`) and, with `--plots`, SVG figures.
 
 use std::collections::HashMap;
 use std::net::SocketAddrV4;
@@ -19,10 +19,11 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
 use transputation_circuits::{library, Party};
-use transputation_testbed::db::{self, Db, Environment, LinkRecord};
-use transputation_testbed::experiment::{Cell, ExperimentFile, SweepFile};
-use transputation_testbed::runner::{Launcher, PartyCommand, Runner};
-use transputation_testbed::{preset, report, HostCc};
+use transputation_experiments::db::{self, Db, Environment, LinkRecord};
+use transputation_experiments::experiment::{Cell, ExperimentFile, SweepFile};
+use transputation_experiments::runner::{Launcher, PartyCommand, Runner};
+use transputation_experiments::{preset, report};
+use transputation_netlab::HostCc;
 
 use crate::garble_cmd::parse_scheme;
 use crate::report::table;
@@ -461,7 +462,7 @@ fn git_commit(exe: &Path) -> Option<String> {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
-    transputation_testbed::ns::check_privileges()?;
+    transputation_netlab::ns::check_privileges()?;
     let (mut db, db_path) = open_db(args.db.as_deref())?;
     let (file, id, protection_wanted) = match args.resume {
         Some(id) => {
@@ -586,7 +587,7 @@ pub fn report_cmd(args: ReportArgs) -> Result<()> {
         Format::Json => println!("{}", serde_json::to_string_pretty(&r.json())?),
     }
     if let Some(dir) = &args.plots {
-        let written = transputation_testbed::plot::write_all(&runs, dir)
+        let written = transputation_experiments::plot::write_all(&runs, dir)
             .with_context(|| format!("writing plots to {}", dir.display()))?;
         if written.is_empty() {
             eprintln!("no plot: the experiment varies no RTT, loss or rate with successful runs");

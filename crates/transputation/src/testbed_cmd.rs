@@ -4,7 +4,7 @@
 //! binary, run in the two namespaces) and prints expected against measured; `exec` runs a
 //! command in each namespace across such a link; `conditions` lists the named conditions;
 //! `cleanup` removes leftovers of killed runs; `run`, `report`, `experiments` and `presets` are
-//! the experiments (`crate::experiment_cmd`). The library is `transputation-testbed`.
+//! the experiments (`crate::experiment_cmd`). The libraries are `transputation-netlab` (links) and `transputation-experiments`.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -12,8 +12,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::json;
-use transputation_testbed::spec::{fmt_duration, fmt_rate, parse_rate};
-use transputation_testbed::{
+use transputation_netlab::spec::{fmt_duration, fmt_rate, parse_rate};
+use transputation_netlab::{
     ns, verify, EmulatorKind, HostCc, LinkSpec, Options, Side, Summary, Topology, CONDITIONS,
 };
 

@@ -31,7 +31,9 @@ use serde_json::Value;
 
 use crate::db::{Db, LinkRecord, RunRecord, Status};
 use crate::experiment::{Cell, Experiment, PlannedRun};
-use crate::{ns, Error, Options, Side, Topology};
+use transputation_netlab::{ns, Error as LinkError, Options, Side, Topology};
+
+use crate::Error;
 
 /// Output kept per party, from the end.
 pub const KEPT_OUTPUT: usize = 64 << 10;
@@ -370,10 +372,10 @@ impl Runner<'_> {
                 Ok(t) => t,
                 // Wrong for every condition alike: nothing to record run by run.
                 Err(
-                    e @ (Error::Privileges(_)
-                    | Error::MissingTool { .. }
-                    | Error::CongestionControl { .. }),
-                ) => return Err(e),
+                    e @ (LinkError::Privileges(_)
+                    | LinkError::MissingTool { .. }
+                    | LinkError::CongestionControl { .. }),
+                ) => return Err(e.into()),
                 Err(e) => {
                     stop_if_interrupted();
                     // Every run of this condition fails the same way: recorded as such.
