@@ -6,12 +6,14 @@
 //! limit; [`db`] is the SQLite results database and its schema; [`preset`] names the
 //! papers' experiments; [`report`] gives the paper's Table 4 shape, [`failures`] what went
 //! wrong where, and [`plot`] time against RTT, loss or rate as SVG. The parties' command
-//! lines come from the caller through [`runner::Launcher`].
+//! lines come from the caller through [`runner::Launcher`]; [`launch`] is the one call a front
+//! end makes to start or resume an experiment with a `transputation` binary's parties.
 
 pub mod db;
 mod error;
 pub mod experiment;
 pub mod failures;
+pub mod launch;
 pub mod plot;
 pub mod preset;
 pub mod report;

@@ -27,7 +27,7 @@ use std::sync::Mutex;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use transputation_contract::PartyReport;
 
 use crate::db::{Db, LinkRecord, RunRecord, Status};
 use crate::experiment::{Cell, Experiment, PlannedRun};
@@ -335,6 +335,66 @@ fn fmt_secs(d: Duration) -> String {
     }
 }
 
+/// The counts so far and the progress line on standard error.
+struct Progress {
+    outcome: Outcome,
+    started: Instant,
+    /// Runs to do now.
+    total: usize,
+    /// Runs in the plan.
+    planned: usize,
+    /// Whether standard error is a terminal (the line is rewritten in place).
+    tty: bool,
+}
+
+impl Progress {
+    /// The line for the run about to start, with the elapsed time and an ETA.
+    fn before(&self, p: &PlannedRun) {
+        let done_now = self.outcome.recorded;
+        let eta = if done_now == 0 {
+            "?".to_string()
+        } else {
+            fmt_secs(self.started.elapsed() / done_now as u32 * (self.total - done_now) as u32)
+        };
+        let line = format!(
+            "[{}/{}] {} {} {} @ {} #{} — elapsed {}, ETA {}",
+            self.outcome.skipped + done_now + 1,
+            self.planned,
+            p.cell.circuit,
+            p.cell.scheme,
+            p.cell.transport,
+            p.cell.condition,
+            p.repetition + 1,
+            fmt_secs(self.started.elapsed()),
+            eta
+        );
+        if self.tty {
+            eprint!("\r\x1b[2K{line}");
+            let _ = std::io::stderr().flush();
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    /// A line for a run that failed: its status and the first line of its error.
+    fn failed(&self, p: &PlannedRun, record: &RunRecord) {
+        let what = record.error.as_deref().unwrap_or("");
+        let first = what.lines().next().unwrap_or("");
+        if self.tty {
+            eprintln!();
+        }
+        eprintln!(
+            "  {} {} {} @ {} #{}: {}: {first}",
+            p.cell.circuit,
+            p.cell.scheme,
+            p.cell.transport,
+            p.cell.condition,
+            p.repetition + 1,
+            record.status.as_str()
+        );
+    }
+}
+
 impl Runner<'_> {
     /// Runs every planned run not yet recorded.
     pub fn run(&mut self) -> Result<Outcome, Error> {
@@ -347,336 +407,157 @@ impl Runner<'_> {
             .enumerate()
             .filter(|(_, p)| !done.contains(&p.key()))
             .collect();
-        let mut outcome = Outcome {
-            skipped: plan.len() - todo.len(),
-            ..Outcome::default()
+        let mut progress = Progress {
+            outcome: Outcome {
+                skipped: plan.len() - todo.len(),
+                ..Outcome::default()
+            },
+            started: Instant::now(),
+            total: todo.len(),
+            planned: plan.len(),
+            tty: std::io::stderr().is_terminal(),
         };
-        let started = Instant::now();
-        let total = todo.len();
-        let tty = std::io::stderr().is_terminal();
-        let mut i = 0;
-        while i < todo.len() {
-            let ci = todo[i].1.condition_index;
-            let group_end = todo[i..]
-                .iter()
-                .position(|(_, p)| p.condition_index != ci)
-                .map_or(todo.len(), |n| i + n);
-            let cond = &self.experiment.conditions[ci];
-            let opts = Options {
-                emulator: self.experiment.emulator,
-                max_rate_bps: self.experiment.max_rate_bps,
-                host_cc: self.experiment.host_cc.clone(),
-            };
-            let topo = Topology::with_options(&cond.link, opts);
-            let topo = match topo {
-                Ok(t) => t,
-                // Wrong for every condition alike: nothing to record run by run.
-                Err(
-                    e @ (LinkError::Privileges(_)
-                    | LinkError::MissingTool { .. }
-                    | LinkError::CongestionControl { .. }),
-                ) => return Err(e.into()),
-                Err(e) => {
-                    stop_if_interrupted();
-                    // Every run of this condition fails the same way: recorded as such.
-                    let link = LinkRecord {
-                        rtt_us: u64::try_from(cond.link.rtt().as_micros()).unwrap_or(0),
-                        rate_bps: cond.link.a_to_b.rate_bps,
-                        loss: cond.link.a_to_b.loss,
-                        jitter_us: u64::try_from(cond.link.a_to_b.jitter.as_micros()).unwrap_or(0),
-                        queue_bytes: cond.link.a_to_b.queue_bytes(),
-                        emulator: self.experiment.emulator.to_string(),
-                        note: None,
-                    };
-                    for (_, p) in &todo[i..group_end] {
-                        let r = RunRecord::failed(
-                            p.cell.clone(),
-                            p.repetition,
-                            link.clone(),
-                            Status::Failed,
-                            format!("building the link: {e}"),
-                        );
-                        self.db.insert_run(self.experiment_id, &r)?;
-                        outcome.recorded += 1;
-                        outcome.failed += 1;
-                    }
-                    i = group_end;
-                    continue;
-                }
-            };
-            if outcome.recorded == 0 {
-                let summary = topo.summary();
-                self.db.set_link_environment(
-                    self.experiment_id,
-                    summary.emulator,
-                    &summary.host_cc,
-                )?;
-            }
-            if let Some(cap) = &topo.summary().cap {
-                if self.progress {
-                    eprintln!("{}: {cap}", cond.label);
-                }
-            }
-            let link = link_record(&topo);
-            for &(index, p) in &todo[i..group_end] {
-                if self.progress {
-                    let done_now = outcome.recorded;
-                    let eta = if done_now == 0 {
-                        "?".to_string()
-                    } else {
-                        fmt_secs(started.elapsed() / done_now as u32 * (total - done_now) as u32)
-                    };
-                    let line = format!(
-                        "[{}/{}] {} {} {} @ {} #{} — elapsed {}, ETA {}",
-                        outcome.skipped + done_now + 1,
-                        plan.len(),
-                        p.cell.circuit,
-                        p.cell.scheme,
-                        p.cell.transport,
-                        p.cell.condition,
-                        p.repetition + 1,
-                        fmt_secs(started.elapsed()),
-                        eta
-                    );
-                    if tty {
-                        eprint!("\r\x1b[2K{line}");
-                        let _ = std::io::stderr().flush();
-                    } else {
-                        eprintln!("{line}");
-                    }
-                }
-                let port = 20_000 + (index % 20_000) as u16;
-                let record = self.one_run(&topo, &link, p, port);
-                stop_if_interrupted();
-                if record.status != Status::Ok {
-                    outcome.failed += 1;
-                    if self.progress {
-                        let what = record.error.as_deref().unwrap_or("");
-                        let first = what.lines().next().unwrap_or("");
-                        if tty {
-                            eprintln!();
-                        }
-                        eprintln!(
-                            "  {} {} {} @ {} #{}: {}: {first}",
-                            p.cell.circuit,
-                            p.cell.scheme,
-                            p.cell.transport,
-                            p.cell.condition,
-                            p.repetition + 1,
-                            record.status.as_str()
-                        );
-                    }
-                }
-                self.db.insert_run(self.experiment_id, &record)?;
-                outcome.recorded += 1;
-            }
-            drop(topo);
-            i = group_end;
+        // The runs of one condition are consecutive in the plan: one topology for each group.
+        for group in todo.chunk_by(|x, y| x.1.condition_index == y.1.condition_index) {
+            self.run_condition(group, &mut progress)?;
         }
-        if self.progress && tty && total > 0 {
+        if self.progress && progress.tty && progress.total > 0 {
             eprintln!();
         }
+        let mut outcome = progress.outcome;
         outcome.finished = self.db.finish_if_complete(self.experiment_id)?;
         Ok(outcome)
     }
 
+    /// The runs of one condition, across one topology built for them; if it cannot be
+    /// built, each run is recorded as failed with the reason.
+    fn run_condition(
+        &mut self,
+        group: &[(usize, &PlannedRun)],
+        progress: &mut Progress,
+    ) -> Result<(), Error> {
+        let cond = &self.experiment.conditions[group[0].1.condition_index];
+        let opts = Options {
+            emulator: self.experiment.emulator,
+            max_rate_bps: self.experiment.max_rate_bps,
+            host_cc: self.experiment.host_cc.clone(),
+        };
+        let topo = match Topology::with_options(&cond.link, opts) {
+            Ok(t) => t,
+            // Wrong for every condition alike: nothing to record run by run.
+            Err(
+                e @ (LinkError::Privileges(_)
+                | LinkError::MissingTool { .. }
+                | LinkError::CongestionControl { .. }),
+            ) => return Err(e.into()),
+            Err(e) => {
+                stop_if_interrupted();
+                // Every run of this condition fails the same way: recorded as such.
+                let link = LinkRecord {
+                    rtt_us: u64::try_from(cond.link.rtt().as_micros()).unwrap_or(0),
+                    rate_bps: cond.link.a_to_b.rate_bps,
+                    loss: cond.link.a_to_b.loss,
+                    jitter_us: u64::try_from(cond.link.a_to_b.jitter.as_micros()).unwrap_or(0),
+                    queue_bytes: cond.link.a_to_b.queue_bytes(),
+                    emulator: self.experiment.emulator.to_string(),
+                    note: None,
+                };
+                for (_, p) in group {
+                    let r = RunRecord::failed(
+                        p.cell.clone(),
+                        p.repetition,
+                        link.clone(),
+                        Status::Failed,
+                        format!("building the link: {e}"),
+                    );
+                    self.db.insert_run(self.experiment_id, &r)?;
+                    progress.outcome.recorded += 1;
+                    progress.outcome.failed += 1;
+                }
+                return Ok(());
+            }
+        };
+        if progress.outcome.recorded == 0 {
+            let summary = topo.summary();
+            self.db
+                .set_link_environment(self.experiment_id, summary.emulator, &summary.host_cc)?;
+        }
+        if let Some(cap) = &topo.summary().cap {
+            if self.progress {
+                eprintln!("{}: {cap}", cond.label);
+            }
+        }
+        let link = link_record(&topo);
+        for &(index, p) in group {
+            if self.progress {
+                progress.before(p);
+            }
+            let port = 20_000 + (index % 20_000) as u16;
+            let record = self.one_run(&topo, &link, p, port);
+            stop_if_interrupted();
+            if record.status != Status::Ok {
+                progress.outcome.failed += 1;
+                if self.progress {
+                    progress.failed(p, &record);
+                }
+            }
+            self.db.insert_run(self.experiment_id, &record)?;
+            progress.outcome.recorded += 1;
+        }
+        Ok(())
+    }
+
     /// One run across `topo`; never fails: a failure is the record.
     fn one_run(&self, topo: &Topology, link: &LinkRecord, p: &PlannedRun, port: u16) -> RunRecord {
-        let timeout = self.experiment.timeout;
-        let a = topo.addr(Side::A);
-        let b = topo.addr(Side::B);
-        let server_addr = SocketAddrV4::new(a, port);
-        let program = p
-            .cell
-            .is_program()
-            .then(|| self.experiment.program(&p.cell.circuit))
-            .flatten();
         let fail = |status, error: String| {
             RunRecord::failed(p.cell.clone(), p.repetition, link.clone(), status, error)
         };
-        let (server, client) = match program {
-            Some(prog) => {
-                let env = self.launcher.program_env();
-                let cmd = |script: PathBuf, peer: Ipv4Addr, own: Ipv4Addr| PartyCommand {
-                    program: "sh".into(),
-                    args: vec![
-                        script.display().to_string(),
-                        SocketAddrV4::new(peer, port).to_string(),
-                        SocketAddrV4::new(own, port).to_string(),
-                        p.cell.transport.clone(),
-                    ],
-                    env: env.clone(),
-                };
-                for s in [prog.server(), prog.client()] {
-                    if !s.is_file() {
-                        return fail(
-                            Status::Failed,
-                            format!("the program's script {} does not exist", s.display()),
-                        );
-                    }
-                }
-                (cmd(prog.server(), b, a), cmd(prog.client(), a, b))
-            }
-            None if p.cell.is_program() => {
-                return fail(Status::Failed, "no such program in the experiment".into())
-            }
-            None => match self
-                .launcher
-                .circuit_parties(&p.cell, link, server_addr, timeout)
-            {
-                Ok(c) => c,
-                Err(e) => return fail(Status::Failed, e),
-            },
+        let (server, client, program) = match self.commands(topo, link, p, port) {
+            Ok(c) => c,
+            Err(e) => return fail(Status::Failed, e),
         };
-        let (server_name, client_name) = if program.is_some() {
+        let names = if program {
             ("server", "client")
         } else {
             ("garbler", "evaluator")
         };
-
+        let timeout = self.experiment.timeout;
         let start = Instant::now();
         let deadline = start + timeout;
-        let (tx, rx) = mpsc::channel();
-        let mut srv = match Proc::spawn(topo, Side::A, &server, Some(tx)) {
+        let srv = match start_server(topo, &server, program, names, start, deadline) {
             Ok(s) => s,
-            Err(e) => {
-                return fail(
-                    Status::Failed,
-                    format!(
-                        "starting the {server_name} ({}): {e}",
-                        server.program.display()
-                    ),
-                )
+            Err((status, error, output)) => {
+                let mut r = fail(status, error);
+                r.garbler_output = output;
+                return r;
             }
         };
-        // Wait for the announcement (a program: at most PROGRAM_START_WAIT).
-        let announce_by = if program.is_some() {
-            (start + PROGRAM_START_WAIT).min(deadline)
-        } else {
-            deadline
-        };
-        loop {
-            match rx.recv_timeout(Duration::from_millis(20)) {
-                Ok(()) => break,
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-            }
-            if srv.poll() || Instant::now() >= announce_by {
-                break;
-            }
-        }
-        if program.is_none() && srv.status.is_none() && Instant::now() >= deadline {
-            srv.kill();
-            let (_, out, err) = srv.finish();
-            let mut r = fail(
-                Status::Timeout,
-                format!(
-                    "killed after {} s: the {server_name} never announced its address\n{}",
-                    timeout.as_secs(),
-                    tail(&err)
-                ),
-            );
-            r.garbler_output = keep(&out, &err);
-            return r;
-        }
-        if srv.status.is_some_and(|s| !s.success()) || (program.is_none() && srv.status.is_some()) {
-            let (st, out, err) = srv.finish();
-            let mut r = fail(
-                Status::Failed,
-                format!(
-                    "the {server_name} exited ({}) before the {client_name} started:\n{}",
-                    st.map_or("?".into(), |s| s.to_string()),
-                    tail(&err)
-                ),
-            );
-            r.garbler_output = keep(&out, &err);
-            return r;
-        }
-
         let client_start = Instant::now();
-        let mut cli = match Proc::spawn(topo, Side::B, &client, None) {
+        let cli = match Proc::spawn(topo, Side::B, &client, None) {
             Ok(c) => c,
             Err(e) => {
                 return fail(
                     Status::Failed,
                     format!(
-                        "starting the {client_name} ({}): {e}",
+                        "starting the {} ({}): {e}",
+                        names.1,
                         client.program.display()
                     ),
                 )
             }
         };
-        let mut timed_out = false;
-        let mut first_failure: Option<Instant> = None;
-        loop {
-            let s_done = srv.poll();
-            let c_done = cli.poll();
-            if s_done && c_done {
-                break;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                timed_out = true;
-                srv.kill();
-                cli.kill();
-                break;
-            }
-            // One party failed: the other has a moment to notice by itself, then goes.
-            let failed = [&srv, &cli]
-                .iter()
-                .any(|p| p.status.is_some_and(|s| !s.success()));
-            if failed {
-                let since = *first_failure.get_or_insert(now);
-                if now - since > GRACE {
-                    srv.kill();
-                    cli.kill();
-                    break;
-                }
-            }
-            thread::sleep(Duration::from_millis(5));
-        }
+        let ended = wait_both(srv, cli, deadline);
         let wall_ms = client_start.elapsed().as_secs_f64() * 1e3;
-        let (s_status, s_out, s_err) = srv.finish();
-        let (c_status, c_out, c_err) = cli.finish();
-        let outputs = |mut r: RunRecord| {
-            r.garbler_output = keep(&s_out, &s_err);
-            r.evaluator_output = keep(&c_out, &c_err);
+        let with_outputs = |mut r: RunRecord| {
+            r.garbler_output = keep(&ended.server.1, &ended.server.2);
+            r.evaluator_output = keep(&ended.client.1, &ended.client.2);
             r
         };
-        if timed_out {
-            let mut running = Vec::new();
-            if s_status.is_none_or(|s| s.code().is_none()) {
-                running.push(server_name);
-            }
-            if c_status.is_none_or(|s| s.code().is_none()) {
-                running.push(client_name);
-            }
-            return outputs(fail(
-                Status::Timeout,
-                format!(
-                    "killed at the {} s limit (still running: {})",
-                    timeout.as_secs(),
-                    running.join(", ")
-                ),
-            ));
+        if let Some((status, error)) = ended.failure(names, timeout) {
+            return with_outputs(fail(status, error));
         }
-        let mut errors = Vec::new();
-        for (name, st, err) in [
-            (server_name, s_status, &s_err),
-            (client_name, c_status, &c_err),
-        ] {
-            match st {
-                Some(s) if s.success() => {}
-                Some(s) => errors.push(format!("the {name} failed ({s}):\n{}", tail(err))),
-                None => errors.push(format!("the {name} could not be waited for")),
-            }
-        }
-        if !errors.is_empty() {
-            return outputs(fail(Status::Failed, errors.join("\n")));
-        }
-
-        if program.is_some() {
-            return outputs(RunRecord {
+        if program {
+            return with_outputs(RunRecord {
                 status: Status::Ok,
                 error: None,
                 total_ms: Some(wall_ms),
@@ -684,56 +565,265 @@ impl Runner<'_> {
                 ..fail(Status::Ok, String::new())
             });
         }
-        let parse = |name: &str, out: &str| -> Result<Value, String> {
-            serde_json::from_str::<Value>(out)
-                .map_err(|e| format!("the {name}'s report is not JSON ({e}): {:.200}", out.trim()))
-        };
-        let (g, e) = match (parse(server_name, &s_out), parse(client_name, &c_out)) {
-            (Ok(g), Ok(e)) => (g, e),
-            (Err(x), _) | (_, Err(x)) => return outputs(fail(Status::Failed, x)),
-        };
-        let f = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64);
-        let u = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64);
-        let Some(total) = f(&g, "total_ms") else {
-            return outputs(fail(
-                Status::Failed,
-                "the garbler's report has no total_ms".into(),
-            ));
-        };
-        if !g["output"].is_null() && g["output"] != e["output"] {
-            return outputs(fail(
-                Status::Failed,
-                format!(
-                    "the parties disagree on the output: garbler {}, evaluator {}",
-                    g["output"], e["output"]
-                ),
-            ));
+        match measured(&ended.server.1, &ended.client.1) {
+            Ok(m) => RunRecord {
+                wall_ms: Some(wall_ms),
+                // Successful parties' standard error only (their stdout is the report).
+                garbler_output: keep("", &ended.server.2),
+                evaluator_output: keep("", &ended.client.2),
+                ..m.into_record(p, link)
+            },
+            Err(e) => with_outputs(fail(Status::Failed, e)),
         }
-        let (ot, garble, eval) = (f(&e, "ot_ms"), f(&g, "garble_ms"), f(&e, "eval_ms"));
-        let transfer = match (ot, garble, eval) {
-            (Some(o), Some(gb), Some(ev)) => Some((total - o - gb - ev).max(0.0)),
-            _ => None,
+    }
+
+    /// The server's and the client's commands, and whether they are a user program's.
+    fn commands(
+        &self,
+        topo: &Topology,
+        link: &LinkRecord,
+        p: &PlannedRun,
+        port: u16,
+    ) -> Result<(PartyCommand, PartyCommand, bool), String> {
+        let a = topo.addr(Side::A);
+        let b = topo.addr(Side::B);
+        if !p.cell.is_program() {
+            let server_addr = SocketAddrV4::new(a, port);
+            let (s, c) = self.launcher.circuit_parties(
+                &p.cell,
+                link,
+                server_addr,
+                self.experiment.timeout,
+            )?;
+            return Ok((s, c, false));
+        }
+        let prog = self
+            .experiment
+            .program(&p.cell.circuit)
+            .ok_or("no such program in the experiment")?;
+        let env = self.launcher.program_env();
+        let cmd = |script: PathBuf, peer: Ipv4Addr, own: Ipv4Addr| PartyCommand {
+            program: "sh".into(),
+            args: vec![
+                script.display().to_string(),
+                SocketAddrV4::new(peer, port).to_string(),
+                SocketAddrV4::new(own, port).to_string(),
+                p.cell.transport.clone(),
+            ],
+            env: env.clone(),
         };
+        for s in [prog.server(), prog.client()] {
+            if !s.is_file() {
+                return Err(format!(
+                    "the program's script {} does not exist",
+                    s.display()
+                ));
+            }
+        }
+        Ok((cmd(prog.server(), b, a), cmd(prog.client(), a, b), true))
+    }
+}
+
+/// Starts the server in namespace A and waits for its `listening on` line (a user program:
+/// at most [`PROGRAM_START_WAIT`]). An error is the run's status, its message and the
+/// server's output.
+fn start_server(
+    topo: &Topology,
+    server: &PartyCommand,
+    program: bool,
+    names: (&str, &str),
+    start: Instant,
+    deadline: Instant,
+) -> Result<Proc, (Status, String, Option<String>)> {
+    let (server_name, client_name) = names;
+    let (tx, rx) = mpsc::channel();
+    let mut srv = Proc::spawn(topo, Side::A, server, Some(tx)).map_err(|e| {
+        let what = format!(
+            "starting the {server_name} ({}): {e}",
+            server.program.display()
+        );
+        (Status::Failed, what, None)
+    })?;
+    let announce_by = if program {
+        (start + PROGRAM_START_WAIT).min(deadline)
+    } else {
+        deadline
+    };
+    loop {
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if srv.poll() || Instant::now() >= announce_by {
+            break;
+        }
+    }
+    if !program && srv.status.is_none() && Instant::now() >= deadline {
+        srv.kill();
+        let (_, out, err) = srv.finish();
+        let what = format!(
+            "killed after {} s: the {server_name} never announced its address\n{}",
+            deadline.duration_since(start).as_secs(),
+            tail(&err)
+        );
+        return Err((Status::Timeout, what, keep(&out, &err)));
+    }
+    if srv.status.is_some_and(|s| !s.success()) || (!program && srv.status.is_some()) {
+        let (st, out, err) = srv.finish();
+        let what = format!(
+            "the {server_name} exited ({}) before the {client_name} started:\n{}",
+            st.map_or("?".into(), |s| s.to_string()),
+            tail(&err)
+        );
+        return Err((Status::Failed, what, keep(&out, &err)));
+    }
+    Ok(srv)
+}
+
+/// Both parties after they ended: (exit status, standard output, standard error) each.
+struct Ended {
+    server: (Option<ExitStatus>, String, String),
+    client: (Option<ExitStatus>, String, String),
+    timed_out: bool,
+}
+
+impl Ended {
+    /// The run's failure, if it failed: a timeout, or a party that did not succeed.
+    fn failure(&self, names: (&str, &str), timeout: Duration) -> Option<(Status, String)> {
+        let parties = [(names.0, &self.server), (names.1, &self.client)];
+        if self.timed_out {
+            let running: Vec<&str> = parties
+                .iter()
+                .filter(|(_, (st, _, _))| st.is_none_or(|s| s.code().is_none()))
+                .map(|(name, _)| *name)
+                .collect();
+            let what = format!(
+                "killed at the {} s limit (still running: {})",
+                timeout.as_secs(),
+                running.join(", ")
+            );
+            return Some((Status::Timeout, what));
+        }
+        let errors: Vec<String> = parties
+            .iter()
+            .filter_map(|(name, (st, _, err))| match st {
+                Some(s) if s.success() => None,
+                Some(s) => Some(format!("the {name} failed ({s}):\n{}", tail(err))),
+                None => Some(format!("the {name} could not be waited for")),
+            })
+            .collect();
+        (!errors.is_empty()).then(|| (Status::Failed, errors.join("\n")))
+    }
+}
+
+/// Waits for both parties until `deadline` (then kills both); once one has failed, the
+/// other gets [`GRACE`] to end by itself.
+fn wait_both(mut srv: Proc, mut cli: Proc, deadline: Instant) -> Ended {
+    let mut timed_out = false;
+    let mut first_failure: Option<Instant> = None;
+    loop {
+        let s_done = srv.poll();
+        let c_done = cli.poll();
+        if s_done && c_done {
+            break;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            timed_out = true;
+            srv.kill();
+            cli.kill();
+            break;
+        }
+        let failed = [&srv, &cli]
+            .iter()
+            .any(|p| p.status.is_some_and(|s| !s.success()));
+        if failed {
+            let since = *first_failure.get_or_insert(now);
+            if now - since > GRACE {
+                srv.kill();
+                cli.kill();
+                break;
+            }
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    Ended {
+        server: srv.finish(),
+        client: cli.finish(),
+        timed_out,
+    }
+}
+
+/// What two successful parties reported, read through the contract's [`PartyReport`].
+struct Measured {
+    garbler: PartyReport,
+    evaluator: PartyReport,
+}
+
+/// Reads both reports and checks that the parties agree on the output.
+fn measured(garbler_out: &str, evaluator_out: &str) -> Result<Measured, String> {
+    let g = PartyReport::from_json("garbler", garbler_out).map_err(|e| e.to_string())?;
+    let e = PartyReport::from_json("evaluator", evaluator_out).map_err(|e| e.to_string())?;
+    if g.output.is_some() && g.output != e.output {
+        let show = |o: &Option<String>| o.as_deref().map_or("null".into(), |s| format!("{s:?}"));
+        return Err(format!(
+            "the parties disagree on the output: garbler {}, evaluator {}",
+            show(&g.output),
+            show(&e.output)
+        ));
+    }
+    Ok(Measured {
+        garbler: g,
+        evaluator: e,
+    })
+}
+
+impl Measured {
+    /// The run's record (times: the garbler's total and garbling, the evaluator's OT and
+    /// evaluation; bytes as the garbler counted them).
+    fn into_record(self, p: &PlannedRun, link: &LinkRecord) -> RunRecord {
+        let (g, e) = (&self.garbler, &self.evaluator);
+        let transfer = (g.total_ms - e.ot_ms - g.garble_ms - e.eval_ms).max(0.0);
         RunRecord {
-            cell: p.cell.clone(),
-            repetition: p.repetition,
-            link: link.clone(),
+            total_ms: Some(g.total_ms),
+            ot_ms: Some(e.ot_ms),
+            garble_ms: Some(g.garble_ms),
+            eval_ms: Some(e.eval_ms),
+            transfer_ms: Some(transfer),
+            bytes_garbler_to_evaluator: Some(g.bytes_garbler_to_evaluator),
+            bytes_evaluator_to_garbler: Some(g.bytes_evaluator_to_garbler),
+            buffer_bytes: g.buffer_bytes.or(e.buffer_bytes),
+            garbler_report: Some(g.to_json_value().to_string()),
+            evaluator_report: Some(e.to_json_value().to_string()),
             status: Status::Ok,
             error: None,
-            total_ms: Some(total),
-            ot_ms: ot,
-            garble_ms: garble,
-            eval_ms: eval,
-            transfer_ms: transfer,
-            wall_ms: Some(wall_ms),
-            bytes_garbler_to_evaluator: u(&g, "bytes_garbler_to_evaluator"),
-            bytes_evaluator_to_garbler: u(&g, "bytes_evaluator_to_garbler"),
-            buffer_bytes: u(&g, "buffer_bytes").or_else(|| u(&e, "buffer_bytes")),
-            garbler_report: Some(g.to_string()),
-            evaluator_report: Some(e.to_string()),
-            // Successful parties' standard error only (their stdout is the report).
-            garbler_output: keep("", &s_err),
-            evaluator_output: keep("", &c_err),
+            ..RunRecord::failed(
+                p.cell.clone(),
+                p.repetition,
+                link.clone(),
+                Status::Ok,
+                String::new(),
+            )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report as the parties wrote it before the contract: no report_version.
+    const OLD: &str = r#"{"role":"garbler","output":"00","total_ms":1.0}"#;
+
+    #[test]
+    fn reports_of_an_older_binary_fail_the_run_with_the_reason() {
+        let e = measured(OLD, OLD).err().unwrap();
+        assert!(
+            e.starts_with("the garbler's report has no report_version")
+                && e.contains("older than this one"),
+            "{e}"
+        );
+        let e = measured("", OLD).err().unwrap();
+        assert!(e.starts_with("the garbler's report is not JSON"), "{e}");
     }
 }
