@@ -447,8 +447,8 @@ impl ExperimentFile {
             .collect()
     }
 
-    /// Checks the description and builds the experiment.
-    pub fn resolve(&self) -> Result<Experiment, ExperimentError> {
+    /// The checks of the lists and numbers that need nothing parsed.
+    fn check_lists(&self) -> Result<(), ExperimentError> {
         check_list("circuits", &self.circuits, "circuit")?;
         check_list("schemes", &self.schemes, "scheme")?;
         check_list("transports", &self.transports, "transport")?;
@@ -474,23 +474,11 @@ impl ExperimentFile {
         if self.timeout == 0 || self.timeout > 7 * 24 * 3600 {
             return Err(err("timeout", "must be from 1 to 604800 seconds"));
         }
-        let emulator: EmulatorKind = self
-            .emulator
-            .parse()
-            .map_err(|e: SpecError| err("emulator", e.to_string()))?;
-        let max_rate_bps = self
-            .max_rate
-            .as_deref()
-            .map(parse_rate)
-            .transpose()
-            .map_err(|e| err("max_rate", e.to_string()))?;
-        let host_cc: HostCc = self
-            .host_cc
-            .as_deref()
-            .unwrap_or(HostCc::DEFAULT)
-            .parse()
-            .map_err(|e: SpecError| err("host_cc", e.to_string()))?;
+        Ok(())
+    }
 
+    /// The conditions: the named ones, the `[[link]]` ones, then the sweep's combinations.
+    fn conditions(&self) -> Result<Vec<ConditionEntry>, ExperimentError> {
         let mut conditions = Vec::new();
         for (i, c) in self.conditions.iter().enumerate() {
             let link = LinkSpec::condition(c)
@@ -535,6 +523,30 @@ impl ExperimentFile {
             link.name = label.clone();
             conditions.push(ConditionEntry { label, link });
         }
+        Ok(conditions)
+    }
+
+    /// Checks the description and builds the experiment.
+    pub fn resolve(&self) -> Result<Experiment, ExperimentError> {
+        self.check_lists()?;
+        let emulator: EmulatorKind = self
+            .emulator
+            .parse()
+            .map_err(|e: SpecError| err("emulator", e.to_string()))?;
+        let max_rate_bps = self
+            .max_rate
+            .as_deref()
+            .map(parse_rate)
+            .transpose()
+            .map_err(|e| err("max_rate", e.to_string()))?;
+        let host_cc: HostCc = self
+            .host_cc
+            .as_deref()
+            .unwrap_or(HostCc::DEFAULT)
+            .parse()
+            .map_err(|e: SpecError| err("host_cc", e.to_string()))?;
+
+        let conditions = self.conditions()?;
         if conditions.is_empty() {
             return Err(err(
                 "conditions",

@@ -193,8 +193,9 @@ pub fn prepare(
     let id = match id {
         Some(id) => id,
         None => {
+            // The version of the binary whose parties run.
             let env = Environment::detect(
-                env!("CARGO_PKG_VERSION"),
+                &caps.version,
                 git_commit(exe),
                 &experiment.emulator.to_string(),
                 &experiment.host_cc.to_string(),
