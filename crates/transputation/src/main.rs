@@ -3,6 +3,7 @@
 //! This binary is the command-line edge of the workspace: it parses flags, calls the library
 //! crates and prints text or JSON. Errors are reported here, once, with their cause chain.
 
+mod capabilities_cmd;
 mod circuit_cmd;
 mod experiment_cmd;
 mod garble_cmd;
@@ -48,6 +49,8 @@ enum Command {
     Testbed(testbed_cmd::TestbedCommand),
     /// Write a static key pair (or with --psk a pre-shared key) for protected sessions.
     Keygen(secure_cmd::KeygenArgs),
+    /// What this build can do: version, transports, schemes, protection, party features.
+    Capabilities(capabilities_cmd::CapabilitiesArgs),
 }
 
 fn main() {
@@ -63,6 +66,7 @@ fn main() {
         Command::Run(args) => party_cmd::run(args),
         Command::Testbed(cmd) => testbed_cmd::run(cmd),
         Command::Keygen(args) => secure_cmd::keygen(args),
+        Command::Capabilities(args) => capabilities_cmd::run(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
-use transputation_testbed::ns;
+use transputation_netlab::ns;
 
 /// The tests build links and measure time: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -21,7 +21,7 @@ fn exe() -> &'static Path {
 }
 
 fn sample_program() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testbed/programs/twopc")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments/programs/twopc")
 }
 
 macro_rules! require_root {

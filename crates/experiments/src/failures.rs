@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::db::{RunRecord, Status};
-use crate::report::index_or_push;
+use crate::stats::index_or_push;
 
 /// The settings of one row and column, counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

@@ -11,14 +11,12 @@
 //! the kernel does not have (none loaded or loadable by that name) is an error that names
 //! the ones it has; nothing falls back to another algorithm.
 //!
-//! The edit of the host's list is guarded twice: a mutex in this process, which the signal
-//! handler also takes before it exits (so a Ctrl-C never lands between adding and putting
+//! The edit of the host's list is guarded twice: [`ns::host_edit`] in this process, which
+//! the signal handler also takes before it exits (so a Ctrl-C never lands between adding and putting
 //! back), and an exclusive `flock` on a lock file (`/run/lock/transputation-host-cc.lock`,
 //! else in the temporary directory) against other testbed processes, so that each puts back
 //! exactly the list it found. A process killed with SIGKILL in that window of a few
 //! milliseconds leaves the algorithm listed.
-
-use std::sync::Mutex;
 
 use crate::{ns, Error, HostCc};
 
@@ -31,15 +29,6 @@ const AVAILABLE: &str = "net/ipv4/tcp_available_congestion_control";
 const ALLOWED: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
 /// The host's default, where a kernel has no per-namespace one.
 const HOST_DEFAULT: &str = "/proc/sys/net/ipv4/tcp_congestion_control";
-
-/// One change of the allowed list at a time in this process.
-static ALLOWED_LIST: Mutex<()> = Mutex::new(());
-
-/// Waits until no edit of the host's allowed list is under way in this process, and keeps
-/// any new one from starting; for the signal handler, right before the process exits.
-pub(crate) fn hold_for_exit() -> std::sync::MutexGuard<'static, ()> {
-    ALLOWED_LIST.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// An exclusive lock on the host's allowed list among testbed processes, released when
 /// the file is dropped. Best effort: without a lock file the mutex of this process remains.
@@ -146,7 +135,9 @@ fn edited(list: &str, name: &str, add: bool) -> String {
 }
 
 fn set(namespaces: [&str; 2], name: &str) -> Result<(), Error> {
-    let _one = ALLOWED_LIST.lock().unwrap_or_else(|e| e.into_inner());
+    // One change of the allowed list at a time in this process, and none cut short by the
+    // signal handler's exit.
+    let _one = ns::host_edit();
     let fail = |why: String| Error::CongestionControl {
         algorithm: name.into(),
         why,

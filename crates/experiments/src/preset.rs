@@ -14,7 +14,8 @@
 use crate::experiment::{ExperimentError, ExperimentFile, SweepFile, DEFAULT_TIMEOUT_SECS};
 
 /// The reliable transports, as `transputation transports` names them (`udp` loses data
-/// on a lossy link by design, so it is in no preset).
+/// on a lossy link by design, so it is in no preset). Every preset takes its transports
+/// from here and nowhere else: the one place to derive from the transport registry.
 pub const RELIABLE_TRANSPORTS: [&str; 5] = ["tcp", "tcp-bbr", "mtcp", "udt", "quic"];
 
 /// A random circuit with the gate counts of the paper's MinCut (GLNP15: 999,960 AND, 2,524,920

@@ -18,6 +18,7 @@ use serde::Serialize;
 use crate::db::{Environment, ExperimentRow, RunRecord, Status};
 use crate::experiment::PROGRAM_SCHEME;
 use crate::failures::FailureTable;
+use crate::stats::{index_or_push, mean_sd};
 
 /// The runs of one cell, summarised.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -101,20 +102,6 @@ fn fmt_ms(v: f64) -> String {
     format!("{v:.1}")
 }
 
-/// Mean and sample standard deviation.
-pub fn mean_sd(xs: &[f64]) -> (Option<f64>, Option<f64>) {
-    if xs.is_empty() {
-        return (None, None);
-    }
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    let sd = (xs.len() > 1).then(|| {
-        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        var.sqrt()
-    });
-    (Some(mean), sd)
-}
-
 /// One row: a circuit, scheme and condition across the transports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
@@ -176,18 +163,6 @@ impl From<&ExperimentRow> for ExperimentSummary {
             planned_runs: e.planned_runs,
             recorded_runs: e.recorded_runs,
             environment: e.environment.clone(),
-        }
-    }
-}
-
-/// The position of `x` in `v`, appended first if it is not there: numbering values in the
-/// order they first appear.
-pub(crate) fn index_or_push<T: PartialEq>(v: &mut Vec<T>, x: T) -> usize {
-    match v.iter().position(|y| *y == x) {
-        Some(i) => i,
-        None => {
-            v.push(x);
-            v.len() - 1
         }
     }
 }

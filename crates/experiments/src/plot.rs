@@ -18,7 +18,7 @@ use resvg::tiny_skia;
 use resvg::usvg::{self, fontdb};
 
 use crate::db::{RunRecord, Status};
-use crate::report::{index_or_push, mean_sd};
+use crate::stats::{index_or_push, mean_sd};
 use crate::Error;
 
 /// An axis of the link.

@@ -25,6 +25,18 @@ pub const NETNS_DIR: &str = "/run/netns";
 static NEXT: AtomicU32 = AtomicU32::new(0);
 /// Namespaces this process created and has not deleted yet: what the signal handler removes.
 static LIVE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+/// Held while this process edits host-wide state that must not be left half-done (the
+/// host's allowed TCP congestion controls, see `host_cc`); the signal handler takes it
+/// before it cleans up and exits.
+static HOST_EDIT: Mutex<()> = Mutex::new(());
+
+/// Waits until no edit of host-wide state is under way in this process and holds off any
+/// other until the guard is dropped: for an edit, and for the signal handler right before
+/// the process exits (it never drops it). Kept here, not with the edits, so that cleaning up
+/// depends on nothing that builds namespaces.
+pub(crate) fn host_edit() -> std::sync::MutexGuard<'static, ()> {
+    HOST_EDIT.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A fresh id `<pid>-<n>` for this process's next topology.
 pub(crate) fn next_id() -> String {
@@ -169,7 +181,7 @@ fn kill_processes_in(name: &str) {
 pub fn cleanup_all() {
     // Not between adding an algorithm to the host's allowed list and taking it off: wait
     // for such an edit to end, and start none after (the caller exits next).
-    std::mem::forget(crate::host_cc::hold_for_exit());
+    std::mem::forget(host_edit());
     let names: Vec<String> = LIVE
         .lock()
         .unwrap_or_else(|e| e.into_inner())

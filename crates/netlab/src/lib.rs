@@ -12,7 +12,7 @@
 //! ```
 //!
 //! ```no_run
-//! use transputation_testbed::{LinkSpec, Side, Topology};
+//! use transputation_netlab::{LinkSpec, Side, Topology};
 //! let topo = Topology::new(&LinkSpec::condition("eu-us")?)?;
 //! let mut server = topo.command(Side::B, "my-server").arg(topo.addr(Side::B).to_string()).spawn()?;
 //! let client = topo.command(Side::A, "my-client").arg(topo.addr(Side::B).to_string()).status()?;
@@ -57,25 +57,13 @@
 //! described in [`emu`], the netem set-up in [`netem`].
 //!
 //! # Experiments
-//! On top of the links: [`experiment`] (the matrix of circuits × schemes × transports ×
-//! conditions × repetitions, from flags or TOML), [`runner`] (carries a plan out, one
-//! topology per condition, the parties as process groups with a per-run limit), [`db`] (the
-//! SQLite results database and its schema), [`preset`] (the papers' experiments by name),
-//! [`report`] (the paper's Table 4 shape) and
-//! [`plot`] (time against RTT, loss or rate, as SVG). The parties' command lines come from
-//! the caller through [`runner::Launcher`]; the `transputation` binary starts itself.
+//! Experiments over these links (plans, the runner, the results database, reports) live in
+//! the `transputation-experiments` crate, which builds on this one.
 
-pub mod db;
 pub mod emu;
-pub mod experiment;
-pub mod failures;
 mod host_cc;
 pub mod netem;
 pub mod ns;
-pub mod plot;
-pub mod preset;
-pub mod report;
-pub mod runner;
 pub mod spec;
 mod topology;
 pub mod verify;
@@ -259,20 +247,6 @@ pub enum Error {
     /// A measurement across the link failed.
     #[error("measuring the link: {0}")]
     Measure(String),
-    /// The results database failed.
-    #[error("{context}: {source}")]
-    Database {
-        /// What was being done.
-        context: String,
-        /// The cause.
-        source: rusqlite::Error,
-    },
-    /// An experiment description is wrong.
-    #[error(transparent)]
-    Experiment(#[from] experiment::ExperimentError),
-    /// An experiment could not go on (its parties cannot be started at all).
-    #[error("{0}")]
-    Run(String),
 }
 
 /// Counters of one direction of a running link.

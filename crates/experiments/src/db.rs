@@ -38,9 +38,11 @@
 //!
 //! Every run is written in its own transaction, so an interrupted experiment keeps every
 //! finished run, and the unique key makes a resumed one unable to record a run twice. The
-//! file is in WAL mode, so a report can be read while an experiment writes. An older file
-//! gets the columns it lacks when it is opened: `runs.buffer_bytes` (version 1) and
-//! `experiments.host_cc` (versions 1 and 2; NULL in the rows it has).
+//! file is in WAL mode, so a report can be read while an experiment writes. The schema is
+//! versioned (`PRAGMA user_version`, now [`SCHEMA_VERSION`]); an older file is brought up to
+//! date by the migrations in `schema` when it is opened (`runs.buffer_bytes` came in version
+//! 2, `experiments.host_cc` in 3, NULL in older rows), and a newer one is refused. Rows are
+//! read by column name, so the order of the columns in a file does not matter.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -51,61 +53,9 @@ use serde::Serialize;
 use crate::experiment::Cell;
 use crate::Error;
 
-/// The schema version in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 3;
+mod schema;
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS experiments (
-    id INTEGER PRIMARY KEY,
-    name TEXT NOT NULL,
-    created_at TEXT NOT NULL DEFAULT (datetime('now')),
-    finished_at TEXT,
-    spec TEXT NOT NULL,
-    planned_runs INTEGER NOT NULL,
-    version TEXT NOT NULL,
-    git_commit TEXT,
-    kernel TEXT NOT NULL,
-    cpu TEXT NOT NULL,
-    host TEXT NOT NULL,
-    emulator TEXT NOT NULL,
-    protection TEXT NOT NULL,
-    host_cc TEXT
-);
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY,
-    experiment_id INTEGER NOT NULL REFERENCES experiments(id),
-    circuit TEXT NOT NULL,
-    scheme TEXT NOT NULL,
-    transport TEXT NOT NULL,
-    condition TEXT NOT NULL,
-    repetition INTEGER NOT NULL,
-    rtt_us INTEGER NOT NULL,
-    rate_bps INTEGER,
-    loss REAL NOT NULL,
-    jitter_us INTEGER NOT NULL,
-    queue_bytes INTEGER,
-    emulator TEXT NOT NULL,
-    link_note TEXT,
-    status TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'timeout')),
-    error TEXT,
-    total_ms REAL,
-    ot_ms REAL,
-    garble_ms REAL,
-    eval_ms REAL,
-    transfer_ms REAL,
-    wall_ms REAL,
-    bytes_garbler_to_evaluator INTEGER,
-    bytes_evaluator_to_garbler INTEGER,
-    buffer_bytes INTEGER,
-    started_at TEXT NOT NULL DEFAULT (datetime('now')),
-    garbler_report TEXT,
-    evaluator_report TEXT,
-    garbler_output TEXT,
-    evaluator_output TEXT,
-    UNIQUE (experiment_id, circuit, scheme, transport, condition, repetition)
-);
-CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs(experiment_id);
-";
+pub use schema::SCHEMA_VERSION;
 
 /// Where an experiment ran and with what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -357,16 +307,14 @@ impl Db {
         Self::init(conn, "a database in memory")
     }
 
-    fn init(conn: Connection, ctx: &str) -> Result<Self, Error> {
+    fn init(mut conn: Connection, ctx: &str) -> Result<Self, Error> {
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(db_err(ctx))?;
         // WAL: readers (a report, a test watching progress) never block the writer.
         let _: String = conn
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
             .map_err(db_err(ctx))?;
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(db_err(ctx))?;
+        let version = schema::version(&conn).map_err(db_err(ctx))?;
         if version > SCHEMA_VERSION {
             return Err(Error::Database {
                 context: format!(
@@ -375,27 +323,9 @@ impl Db {
                 source: rusqlite::Error::InvalidQuery,
             });
         }
-        conn.execute_batch(SCHEMA).map_err(db_err(ctx))?;
-        // Columns added since version 1 (CREATE TABLE IF NOT EXISTS leaves an old table be):
-        // runs.buffer_bytes in version 2, experiments.host_cc in version 3.
-        for (table, column, ty) in [
-            ("runs", "buffer_bytes", "INTEGER"),
-            ("experiments", "host_cc", "TEXT"),
-        ] {
-            let has: i64 = conn
-                .query_row(
-                    "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
-                    params![table, column],
-                    |r| r.get(0),
-                )
-                .map_err(db_err(ctx))?;
-            if has == 0 {
-                conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {ty}"))
-                    .map_err(db_err(ctx))?;
-            }
-        }
-        conn.pragma_update(None, "user_version", SCHEMA_VERSION)
-            .map_err(db_err(ctx))?;
+        schema::migrate(&mut conn).map_err(db_err(format!(
+            "{ctx}: bringing its schema from version {version} to {SCHEMA_VERSION}"
+        )))?;
         Ok(Db { conn })
     }
 
@@ -470,7 +400,8 @@ impl Db {
         let sql = format!(
             "SELECT e.id, e.name, e.created_at, e.finished_at, e.spec, e.planned_runs, e.version, \
              e.git_commit, e.kernel, e.cpu, e.host, e.emulator, e.protection, \
-             (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id), e.host_cc \
+             (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id) AS recorded_runs, \
+             e.host_cc \
              FROM experiments e {filter} ORDER BY e.id"
         );
         let mut st = self
@@ -479,23 +410,23 @@ impl Db {
             .map_err(db_err("reading the experiments"))?;
         let map = |r: &rusqlite::Row<'_>| -> rusqlite::Result<ExperimentRow> {
             Ok(ExperimentRow {
-                id: r.get(0)?,
-                name: r.get(1)?,
-                created_at: r.get(2)?,
-                finished_at: r.get(3)?,
-                spec: r.get(4)?,
-                planned_runs: r.get(5)?,
+                id: r.get("id")?,
+                name: r.get("name")?,
+                created_at: r.get("created_at")?,
+                finished_at: r.get("finished_at")?,
+                spec: r.get("spec")?,
+                planned_runs: r.get("planned_runs")?,
                 environment: Environment {
-                    version: r.get(6)?,
-                    git_commit: r.get(7)?,
-                    kernel: r.get(8)?,
-                    cpu: r.get(9)?,
-                    host: r.get(10)?,
-                    emulator: r.get(11)?,
-                    host_cc: r.get(14)?,
-                    protection: r.get(12)?,
+                    version: r.get("version")?,
+                    git_commit: r.get("git_commit")?,
+                    kernel: r.get("kernel")?,
+                    cpu: r.get("cpu")?,
+                    host: r.get("host")?,
+                    emulator: r.get("emulator")?,
+                    host_cc: r.get("host_cc")?,
+                    protection: r.get("protection")?,
                 },
-                recorded_runs: r.get(13)?,
+                recorded_runs: r.get("recorded_runs")?,
             })
         };
         let rows = match arg {
@@ -546,12 +477,12 @@ impl Db {
             .query_map(params![id], |r| {
                 Ok((
                     Cell {
-                        circuit: r.get(0)?,
-                        scheme: r.get(1)?,
-                        transport: r.get(2)?,
-                        condition: r.get(3)?,
+                        circuit: r.get("circuit")?,
+                        scheme: r.get("scheme")?,
+                        transport: r.get("transport")?,
+                        condition: r.get("condition")?,
                     },
-                    r.get::<_, u32>(4)?,
+                    r.get::<_, u32>("repetition")?,
                 ))
             })
             .map_err(db_err("reading the recorded runs"))?;
@@ -628,36 +559,36 @@ impl Db {
             .query_map(params![experiment_id], |r| {
                 Ok(RunRecord {
                     cell: Cell {
-                        circuit: r.get(0)?,
-                        scheme: r.get(1)?,
-                        transport: r.get(2)?,
-                        condition: r.get(3)?,
+                        circuit: r.get("circuit")?,
+                        scheme: r.get("scheme")?,
+                        transport: r.get("transport")?,
+                        condition: r.get("condition")?,
                     },
-                    repetition: r.get(4)?,
+                    repetition: r.get("repetition")?,
                     link: LinkRecord {
-                        rtt_us: u(r.get(5)?).unwrap_or(0),
-                        rate_bps: u(r.get(6)?),
-                        loss: r.get(7)?,
-                        jitter_us: u(r.get(8)?).unwrap_or(0),
-                        queue_bytes: u(r.get(9)?),
-                        emulator: r.get(10)?,
-                        note: r.get(11)?,
+                        rtt_us: u(r.get("rtt_us")?).unwrap_or(0),
+                        rate_bps: u(r.get("rate_bps")?),
+                        loss: r.get("loss")?,
+                        jitter_us: u(r.get("jitter_us")?).unwrap_or(0),
+                        queue_bytes: u(r.get("queue_bytes")?),
+                        emulator: r.get("emulator")?,
+                        note: r.get("link_note")?,
                     },
-                    status: Status::parse(&r.get::<_, String>(12)?),
-                    error: r.get(13)?,
-                    total_ms: r.get(14)?,
-                    ot_ms: r.get(15)?,
-                    garble_ms: r.get(16)?,
-                    eval_ms: r.get(17)?,
-                    transfer_ms: r.get(18)?,
-                    wall_ms: r.get(19)?,
-                    bytes_garbler_to_evaluator: u(r.get(20)?),
-                    bytes_evaluator_to_garbler: u(r.get(21)?),
-                    garbler_report: r.get(22)?,
-                    evaluator_report: r.get(23)?,
-                    garbler_output: r.get(24)?,
-                    evaluator_output: r.get(25)?,
-                    buffer_bytes: u(r.get(26)?),
+                    status: Status::parse(&r.get::<_, String>("status")?),
+                    error: r.get("error")?,
+                    total_ms: r.get("total_ms")?,
+                    ot_ms: r.get("ot_ms")?,
+                    garble_ms: r.get("garble_ms")?,
+                    eval_ms: r.get("eval_ms")?,
+                    transfer_ms: r.get("transfer_ms")?,
+                    wall_ms: r.get("wall_ms")?,
+                    bytes_garbler_to_evaluator: u(r.get("bytes_garbler_to_evaluator")?),
+                    bytes_evaluator_to_garbler: u(r.get("bytes_evaluator_to_garbler")?),
+                    garbler_report: r.get("garbler_report")?,
+                    evaluator_report: r.get("evaluator_report")?,
+                    garbler_output: r.get("garbler_output")?,
+                    evaluator_output: r.get("evaluator_output")?,
+                    buffer_bytes: u(r.get("buffer_bytes")?),
                 })
             })
             .map_err(db_err("reading the runs"))?;
@@ -769,20 +700,11 @@ mod tests {
     }
 
     fn has_column(db: &Db, table: &str, column: &str) -> bool {
-        db.conn
-            .query_row(
-                "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
-                params![table, column],
-                |r| r.get::<_, i64>(0),
-            )
-            .unwrap()
-            == 1
+        schema::has_column(&db.conn, table, column).unwrap()
     }
 
     fn user_version(db: &Db) -> i64 {
-        db.conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .unwrap()
+        schema::version(&db.conn).unwrap()
     }
 
     /// A file of an older schema: today's tables without the columns added since `version`,

@@ -1,22 +1,22 @@
 //! Measuring what a topology delivers and comparing it with its [`LinkSpec`](crate::LinkSpec).
 //!
-//! [`measure`] runs `transputation probe` (whose path the caller gives: this crate does not
-//! depend on the binary) as a server in B and a prober in A: 20 pings for the round trip,
-//! then a train of UDP packets A→B for loss and rate (train dispersion; see the probe's
-//! docs). [`check`] compares: the median round trip within 5 % + 0.3 ms of the link's round
+//! [`measure`] runs the UDP probe (`transputation-probe`) with its server's socket in B and
+//! its prober's in A, on two threads of this process: 20 pings for the round trip, then a
+//! train of UDP packets A→B for loss and rate (train dispersion; see the probe's docs). [`check`] compares: the median round trip within 5 % + 0.3 ms of the link's round
 //! trip (including the two pings' serialization at the link rate), the train's loss within
 //! binomial bounds at probability 1e-6, and the rate within 10 %. The train is kept to what
 //! the bottleneck queue holds, so that queue overflow does not count as random loss; the
 //! rate is still measured, because a train that fits in the queue still leaves it at the
 //! link rate.
 
-use std::path::Path;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use serde::Serialize;
+use transputation_probe::{self as probe, Settings};
 
-use crate::{Error, Side, Topology};
+use crate::{ns, Error, Side, Topology};
 
 /// Bytes of each train packet on the wire: the probe's 1200-byte payload plus IP and UDP.
 const TRAIN_PACKET_IP_BYTES: u64 = 1228;
@@ -66,127 +66,75 @@ pub fn train_len(topo: &Topology, max: u64) -> u64 {
         .clamp(16, max.max(16))
 }
 
-/// Runs the probe across the topology (server in B, prober in A); gives up after
-/// `timeout` (both processes are killed then).
+/// Runs the probe across the topology (server in B, prober in A, each on a thread of this
+/// process with its socket bound inside its namespace); the prober gives up on a silent
+/// server after `timeout`, and the server is stopped when the prober is done.
 pub fn measure(
     topo: &Topology,
-    probe_exe: &Path,
     pings: u32,
     train: u64,
     timeout: Duration,
 ) -> Result<Measurement, Error> {
-    let secs = timeout.as_secs().max(1).to_string();
-    let listen = format!("{}:{PORT}", topo.addr(Side::B));
-    let spawn_err = |source| Error::Io {
-        context: format!("starting {}", probe_exe.display()),
-        source,
+    let server_addr = SocketAddr::from((topo.addr(Side::B), PORT));
+    let server = ns::within(topo.namespace(Side::B), || UdpSocket::bind(server_addr))?;
+    let prober = ns::within(topo.namespace(Side::A), || {
+        probe::prober_socket(server_addr)
+    })?;
+    let settings = Settings {
+        pings,
+        train: u32::try_from(train).unwrap_or(u32::MAX),
+        patience: timeout.max(Duration::from_secs(1)),
+        ..Settings::default()
     };
-    // Both ends at nice -10 (where allowed), like the relay: the server's receive times are
-    // the measurement, and other work on a small machine would stretch them.
-    let mut server = topo
-        .command(Side::B, "nice")
-        .args(["-n", "-10"])
-        .arg(probe_exe)
-        .args(["probe", "--listen", &listen, "--timeout", &secs])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(spawn_err)?;
-    let client = topo
-        .command(Side::A, "nice")
-        .args(["-n", "-10"])
-        .arg(probe_exe)
-        .args(["probe", "--connect", &listen, "--json", "--timeout", &secs])
-        .args(["--pings", &pings.to_string(), "--train", &train.to_string()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let client = match client {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = server.kill();
-            let _ = server.wait();
-            return Err(spawn_err(e));
-        }
-    };
-    let out = wait_output(client, timeout + Duration::from_secs(5));
-    let _ = server.kill();
-    let _ = server.wait();
-    let out = out?;
-    if !out.status.success() {
+    let stop = AtomicBool::new(false);
+    let (served, measured) = std::thread::scope(|s| {
+        let served = s.spawn(|| {
+            raise_priority();
+            probe::serve(&server, settings.patience, &stop)
+        });
+        let measured = s
+            .spawn(|| {
+                raise_priority();
+                probe::probe(prober, server_addr, &settings, || {})
+            })
+            .join();
+        stop.store(true, Ordering::Relaxed);
+        (served.join(), measured)
+    });
+    let join_failed = |who| Error::Measure(format!("the probe's {who} thread panicked"));
+    let measured = measured.map_err(|_| join_failed("prober"))?;
+    let m = measured.map_err(|e| Error::Measure(format!("the probe failed: {}", chain(&e))))?;
+    if let Err(e) = served.map_err(|_| join_failed("server"))? {
         return Err(Error::Measure(format!(
-            "the probe failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
+            "the probe server failed: {}",
+            chain(&e)
         )));
     }
-    parse(&out.stdout)
-}
-
-/// Waits for a child's output, killing it after `limit`.
-fn wait_output(
-    mut child: std::process::Child,
-    limit: Duration,
-) -> Result<std::process::Output, Error> {
-    use std::io::Read;
-    let io = |source| Error::Io {
-        context: "waiting for the probe".into(),
-        source,
-    };
-    // The outputs are small (a JSON object, a few lines): read them on threads so that a
-    // full pipe cannot block the child while we poll it.
-    let mut so = child.stdout.take();
-    let mut se = child.stderr.take();
-    let t_out = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        if let Some(s) = so.as_mut() {
-            let _ = s.take(1 << 20).read_to_end(&mut v);
-        }
-        v
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        if let Some(s) = se.as_mut() {
-            let _ = s.take(1 << 20).read_to_end(&mut v);
-        }
-        v
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().map_err(io)? {
-            break s;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(Error::Measure(format!(
-                "the probe did not finish within {limit:?}"
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Ok(std::process::Output {
-        status,
-        stdout: t_out.join().unwrap_or_default(),
-        stderr: t_err.join().unwrap_or_default(),
-    })
-}
-
-fn parse(json: &[u8]) -> Result<Measurement, Error> {
-    let v: serde_json::Value = serde_json::from_slice(json)
-        .map_err(|e| Error::Measure(format!("the probe printed no JSON object: {e}")))?;
-    let num = |k: &str| {
-        v.get(k)
-            .and_then(serde_json::Value::as_f64)
-            .ok_or_else(|| Error::Measure(format!("the probe's JSON lacks the number {k:?}")))
-    };
     Ok(Measurement {
-        rtt_ms_min: num("rtt_ms_min")?,
-        rtt_ms_median: num("rtt_ms_median")?,
-        train_sent: num("train_sent")? as u64,
-        train_received: num("train_received")? as u64,
-        bandwidth_mbps: v.get("bandwidth_mbps").and_then(serde_json::Value::as_f64),
+        rtt_ms_min: m.rtt_ms_min,
+        rtt_ms_median: m.rtt_ms_median,
+        train_sent: u64::from(m.train_sent),
+        train_received: u64::from(m.train_received),
+        bandwidth_mbps: m.bandwidth_mbps,
     })
+}
+
+/// An error with its causes, `: `-separated.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    s
+}
+
+/// Nice -10 for the calling thread, where allowed (as for the relay): the server's receive
+/// times are the measurement, and other work on a small machine would stretch them.
+fn raise_priority() {
+    let tid = rustix::thread::gettid();
+    let _ = rustix::process::setpriority_process(Some(tid), -10);
 }
 
 /// Compares a measurement with the topology's link.
@@ -276,18 +224,5 @@ mod tests {
         // Wider alpha, narrower range.
         let (lo2, hi2) = binomial_bounds(2000, 0.01, 0.05);
         assert!(lo2 > lo && hi2 < hi && (11..=13).contains(&lo2) && (28..=30).contains(&hi2));
-    }
-
-    #[test]
-    fn probe_output_is_parsed_strictly() {
-        let ok = br#"{"rtt_ms_min":1.0,"rtt_ms_median":1.5,"train_sent":10,"train_received":9,"bandwidth_mbps":null}"#;
-        let m = parse(ok).unwrap();
-        assert_eq!(
-            (m.train_sent, m.train_received, m.bandwidth_mbps),
-            (10, 9, None)
-        );
-        assert!(parse(b"").is_err());
-        assert!(parse(br#"{"rtt_ms_min":1.0}"#).is_err());
-        assert!(parse(b"[1,2]").is_err());
     }
 }
