@@ -5,7 +5,7 @@
 //! its fields (`--runs 1`, `--transports tcp;udt`), and the database keeps the result, so a
 //! resumed preset is the experiment that was started, whatever the preset says later.
 //!
-//! The transport lists name every reliable transport ([`RELIABLE_TRANSPORTS`]); the caller
+//! The transport lists name every reliable transport ([`reliable_transports`]); the caller
 //! drops the ones its build cannot run (with a note) before resolving. The Transputation
 //! paper's presets cap every link at [`PAPER_MAX_RATE`]: the userspace emulator (`emu`) should
 //! not be asked for more on a 2-core machine, and its 10 Gbit/s `lan` becomes 500 Mbit/s (the
@@ -13,10 +13,20 @@
 
 use crate::experiment::{ExperimentError, ExperimentFile, SweepFile, DEFAULT_TIMEOUT_SECS};
 
-/// The reliable transports, as `transputation transports` names them (`udp` loses data
-/// on a lossy link by design, so it is in no preset). Every preset takes its transports
-/// from here and nowhere else: the one place to derive from the transport registry.
-pub const RELIABLE_TRANSPORTS: [&str; 5] = ["tcp", "tcp-bbr", "mtcp", "udt", "quic"];
+/// The reliable transports of this build, from the transport registry, as `transputation
+/// transports` names them: every family whose delivery is reliable, then its aliases (`udp`
+/// loses data on a lossy link by design, so it is in no preset). Every preset takes its
+/// transports from here, so a transport added to the registry is in the presets.
+pub fn reliable_transports() -> Vec<String> {
+    let mut out = Vec::new();
+    for f in transputation_transport::families() {
+        if f.delivery.is_reliable() {
+            out.push(f.name.to_string());
+            out.extend(f.aliases.iter().map(|(alias, _)| alias.to_string()));
+        }
+    }
+    out
+}
 
 /// A random circuit with the gate counts of the paper's MinCut (GLNP15: 999,960 AND, 2,524,920
 /// XOR) and 250,000 input bits per party.
@@ -84,7 +94,7 @@ fn paper(name: &str) -> ExperimentFile {
         name: Some(name.into()),
         circuits: strings(&PAPER_CIRCUITS),
         schemes: strings(&PAPER_SCHEMES),
-        transports: strings(&RELIABLE_TRANSPORTS),
+        transports: reliable_transports(),
         runs: 3,
         timeout: DEFAULT_TIMEOUT_SECS,
         max_rate: Some(PAPER_MAX_RATE.into()),
@@ -192,11 +202,32 @@ mod tests {
     }
 
     #[test]
+    fn every_reliable_transport_of_the_registry_is_in_the_papers_presets() {
+        let e = preset("paper-table4").unwrap().resolve().unwrap();
+        for f in transputation_transport::families() {
+            let names: Vec<&str> = std::iter::once(f.name)
+                .chain(f.aliases.iter().map(|(a, _)| *a))
+                .collect();
+            for name in names {
+                assert_eq!(
+                    e.transports.iter().any(|t| t == name),
+                    f.delivery.is_reliable(),
+                    "{name}"
+                );
+            }
+        }
+        // Today's build: the paper's table over these, in this order.
+        if transputation_transport::not_built().is_empty() {
+            assert_eq!(e.transports, ["tcp", "tcp-bbr", "mtcp", "udt", "quic"]);
+        }
+    }
+
+    #[test]
     fn paper_table4_is_the_papers_matrix() {
         let e = preset("paper-table4").unwrap().resolve().unwrap();
         assert_eq!(e.circuits, PAPER_CIRCUITS);
         assert_eq!(e.schemes, ["prf", "circular", "ideal"]);
-        assert_eq!(e.transports, RELIABLE_TRANSPORTS);
+        assert_eq!(e.transports, reliable_transports());
         assert!(!e.transports.iter().any(|t| t == "udp"));
         let labels: Vec<_> = e.conditions.iter().map(|c| c.label.as_str()).collect();
         assert_eq!(labels, ["lan", "eu-us", "eu-aus"]);
