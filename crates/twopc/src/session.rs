@@ -4,9 +4,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use transputation_circuits::{Circuit, Party, Stats, WireId};
-use transputation_garble::aes::Backend;
-use transputation_garble::prg::Prg;
-use transputation_garble::{decode, Block, Evaluate, Garble, Scheme};
+use transputation_core::aes::Backend;
+use transputation_core::prg::Prg;
+use transputation_core::Block;
+use transputation_garble::{decode, Evaluate, Garble, Scheme};
 use transputation_transport::{ByteCounts, Channel, Framed};
 
 use crate::header::{SessionHeader, HEADER_LEN};

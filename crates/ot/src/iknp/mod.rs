@@ -13,8 +13,8 @@ mod sender;
 pub use receiver::{Chosen, Receiver, ReceiverExtension};
 pub use sender::{Sender, SenderSetup};
 
-use transputation_garble::aes::FixedKeyAes;
-use transputation_garble::Block;
+use transputation_core::aes::FixedKeyAes;
+use transputation_core::Block;
 
 use crate::BASE_OTS;
 
@@ -30,7 +30,7 @@ const U_BLOCK: usize = BASE_OTS * 16;
 const SUB_BLOCKS: usize = 32;
 
 /// The 128 column generators of one side, `G(k_i) = AES_{k_i}(0) ‖ AES_{k_i}(1) ‖ …`
-/// ([`transputation_garble::prg::Prg`]'s output for the seed `k_i`), all at the same
+/// ([`transputation_core::prg::Prg`]'s output for the seed `k_i`), all at the same
 /// position: each chunk of `m` OTs advances every column by `⌈m/128⌉` blocks, so the
 /// padding rows of a chunk use up their PRG output and no output is ever used twice.
 struct Columns {
