@@ -220,7 +220,7 @@ mod tests {
         assert_eq!(s.limited_by, Limit::Bdp);
         assert_eq!((s.rtt_ms, s.arrival_bps), (100.0, 100_000_000));
         assert_eq!((s.paper_bound_bytes, s.fill_bound_bytes), (None, None));
-        // 1 Gbit/s × 300 ms = 37.5 MB (NETWORK-NOTES' long link).
+        // 1 Gbit/s × 300 ms = 37.5 MB (the paper's EU–AUS link, its §7.2).
         let s = size_buffers(&path(300, 1000), 1 << 30);
         assert_eq!(s.bdp_bytes, 37_500_000);
         assert_eq!(s.buffer_bytes, 75_000_000);

@@ -15,8 +15,9 @@ use clap::Args;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 use transputation_circuits::{library, Stats};
-use transputation_garble::aes::Backend;
-use transputation_garble::{decode, prg::Prg, Block, Scheme};
+use transputation_core::aes::Backend;
+use transputation_core::{prg::Prg, Block};
+use transputation_garble::{decode, Scheme};
 
 use crate::report::{peak_rss_bytes, table, thousands};
 

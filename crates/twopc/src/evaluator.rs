@@ -7,7 +7,8 @@ use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use transputation_circuits::{Circuit, Party, Stats, WireId};
-use transputation_garble::{decode, Block, Evaluate, Scheme};
+use transputation_core::Block;
+use transputation_garble::{decode, Evaluate, Scheme};
 use transputation_ot::{Receiver, ReceiverExtension};
 use transputation_transport::Channel;
 

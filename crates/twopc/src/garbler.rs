@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use transputation_circuits::{Circuit, Party, Stats};
-use transputation_garble::prg::Prg;
-use transputation_garble::{Block, Garble};
+use transputation_core::prg::Prg;
+use transputation_core::Block;
+use transputation_garble::Garble;
 use transputation_ot::{Sender, SenderSetup};
 use transputation_transport::Channel;
 

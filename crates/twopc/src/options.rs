@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use transputation_garble::aes::Backend;
+use transputation_core::aes::Backend;
 use transputation_garble::Scheme;
 
 /// Who learns the output.

@@ -7,8 +7,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use transputation_circuits::{library, Circuit, Party};
-use transputation_garble::prg::Prg;
-use transputation_garble::{Block, Scheme};
+use transputation_core::prg::Prg;
+use transputation_core::Block;
+use transputation_garble::Scheme;
 use transputation_transport::{memory_pair, Channel, MemoryChannel};
 
 use crate::error::Error;

@@ -6,8 +6,8 @@
 //! AES pipeline stays full and each column's key is loaded once per sub-batch, not once
 //! per block), then each block is transposed and used while it is still in cache.
 
-use transputation_garble::aes::FixedKeyAes;
-use transputation_garble::Block;
+use transputation_core::aes::FixedKeyAes;
+use transputation_core::Block;
 
 use crate::BASE_OTS;
 
@@ -23,7 +23,7 @@ pub(super) const U_BLOCK: usize = BASE_OTS * 16;
 pub(super) const SUB_BLOCKS: usize = 32;
 
 /// The 128 column generators of one side, `G(k_i) = AES_{k_i}(0) ‖ AES_{k_i}(1) ‖ …`
-/// ([`transputation_garble::prg::Prg`]'s output for the seed `k_i`), all at the same
+/// ([`transputation_core::prg::Prg`]'s output for the seed `k_i`), all at the same
 /// position: each chunk of `m` OTs advances every column by `⌈m/128⌉` blocks, so the
 /// padding rows of a chunk use up their PRG output and no output is ever used twice.
 pub(super) struct Columns {

@@ -15,7 +15,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use transputation_garble::{Block, Scheme};
+use transputation_core::Block;
+use transputation_garble::Scheme;
 
 use crate::error::Error;
 use crate::header::{SessionHeader, HEADER_LEN};

@@ -60,6 +60,7 @@ impl Prg {
     }
 
     /// Fills `out` with pseudorandom blocks.
+    #[inline]
     pub fn fill_blocks(&mut self, out: &mut [Block]) {
         for b in out {
             *b = self.block();
@@ -68,10 +69,12 @@ impl Prg {
 }
 
 impl RngCore for Prg {
+    #[inline]
     fn next_u32(&mut self) -> u32 {
         self.block().0 as u32
     }
 
+    #[inline]
     fn next_u64(&mut self) -> u64 {
         self.block().0 as u64
     }

@@ -1,5 +1,5 @@
-//! AES-128 for garbling: a fixed key over many blocks per call, and many keys (wire labels)
-//! each over one or two blocks.
+//! AES-128 for garbling and OT: a fixed key over many blocks per call, and many keys (wire
+//! labels) each over one or two blocks.
 //!
 //! # Backends
 //!
@@ -18,12 +18,14 @@
 //!   Calls of at most four blocks, or one key, take the AES-NI kernels, which have the lower
 //!   latency.
 //!
-//! The x86 backends live in the `x86` module, compiled only for x86 and x86-64, the one place
-//! in the workspace allowed `unsafe` code. Detection uses `is_x86_feature_detected!` (cached by
-//! the standard library). [`Backend::available`] lists the portable backend first, then each
-//! x86 backend the CPU has; [`Backend::detect`] returns the last, the fastest (VAES, else
-//! AES-NI, else portable). Naming a backend the CPU lacks panics ([`Backend::is_supported`]
-//! tells beforehand) rather than executing instructions it does not have.
+//! The x86 backends live in the [`x86`] module, compiled only for x86 and x86-64, whose
+//! building blocks the garbling crate's fused gate kernels also use; the two are the only
+//! places in the workspace allowed `unsafe` code. Detection uses `is_x86_feature_detected!`
+//! (cached by the standard library). [`Backend::available`] lists the portable backend
+//! first, then each x86 backend the CPU has; [`Backend::detect`] returns the last, the
+//! fastest (VAES, else AES-NI, else portable). Naming a backend the CPU lacks panics
+//! ([`Backend::is_supported`] tells beforehand) rather than executing instructions it does
+//! not have.
 //!
 //! # The per-key path
 //!
@@ -39,7 +41,7 @@
 //! each instruction serves four keys. For two blocks per key the VAES backend regroups the
 //! blocks of four keys into a register of first blocks and one of second blocks, so both use
 //! the key register as it is (`prf`'s garbler, which encrypts two blocks per key of an AND
-//! gate, makes them in that order in its fused kernels).
+//! gate, makes them in that order in its fused kernels, in `transputation-garble`).
 //!
 //! # The TCCR hash
 //!
@@ -57,7 +59,7 @@ use crate::block::Block;
 use aes::cipher::{Array, BlockCipherEncrypt, KeyInit};
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-mod x86;
+pub mod x86;
 
 /// An AES implementation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -184,11 +186,25 @@ impl FixedKeyAes {
     }
 
     /// The backend in use.
+    #[inline]
     pub fn backend(&self) -> Backend {
         self.backend
     }
 
+    /// The VAES token and the round keys, if the backend is [`Backend::Vaes`]: what a fused
+    /// kernel built on [`x86::vaes`] needs to run under this key (the `ideal` scheme's gate
+    /// kernels in `transputation-garble`).
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    #[inline]
+    pub fn vaes_round_keys(&self) -> Option<(x86::Vaes, &x86::RoundKeys)> {
+        match &self.expanded {
+            Expanded::Vaes(t, rk) => Some((*t, rk)),
+            _ => None,
+        }
+    }
+
     /// Encrypts one block.
+    #[inline]
     pub fn encrypt(&self, block: Block) -> Block {
         let mut b = [block];
         self.encrypt_blocks(&mut b);
@@ -196,6 +212,7 @@ impl FixedKeyAes {
     }
 
     /// Encrypts every block in place.
+    #[inline]
     pub fn encrypt_blocks(&self, blocks: &mut [Block]) {
         match &self.expanded {
             Expanded::Portable(cipher) => {
@@ -227,6 +244,7 @@ impl FixedKeyAes {
     ///
     /// # Panics
     /// If the three slices differ in length.
+    #[inline]
     pub fn tccr(&self, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
         assert!(
             xs.len() == tweaks.len() && xs.len() == out.len(),
@@ -261,182 +279,8 @@ impl FixedKeyAes {
     }
 }
 
-impl FixedKeyAes {
-    /// The four TCCR hashes of each half-gates AND gate: for gate `i` with 0-labels
-    /// `[a0, b0] = inputs[i]` and AND index `n = and_index[i]`, `out[i]` is
-    /// `[H(a0, j), H(a0 ⊕ Δ, j), H(b0, j'), H(b0 ⊕ Δ, j')]` with `H` = [`FixedKeyAes::tccr`],
-    /// `j = 2n + 1` and `j' = 2n + 2`.
-    ///
-    /// Only the VAES backend has this fused path (inputs and tweaks made in registers); it
-    /// returns whether it wrote `out`, and the caller stages the inputs for
-    /// [`FixedKeyAes::tccr`] otherwise.
-    ///
-    /// # Panics
-    /// If the three slices differ in length.
-    pub fn tccr_and_gates(
-        &self,
-        delta: Block,
-        inputs: &[[Block; 2]],
-        and_index: &[u32],
-        out: &mut [[Block; 4]],
-    ) -> bool {
-        assert!(
-            inputs.len() == and_index.len() && inputs.len() == out.len(),
-            "one AND index and one output per gate"
-        );
-        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-        if let Expanded::Vaes(t, rk) = &self.expanded {
-            t.tccr_and_gates(rk, delta, inputs, and_index, out);
-            return true;
-        }
-        let _ = delta;
-        false
-    }
-}
-
-impl FixedKeyAes {
-    /// The evaluator's two TCCR hashes of each half-gates AND gate: for labels
-    /// `[a, b] = inputs[i]` and AND index `n = and_index[i]`, `out[i]` is
-    /// `[H(a, 2n + 1), H(b, 2n + 2)]` with `H` = [`FixedKeyAes::tccr`].
-    ///
-    /// Only the VAES backend has this fused path (tweaks made in registers); it returns
-    /// whether it wrote `out`, and the caller stages the tweaks for [`FixedKeyAes::tccr`]
-    /// otherwise.
-    ///
-    /// # Panics
-    /// If the three slices differ in length.
-    pub fn tccr_eval_gates(
-        &self,
-        inputs: &[[Block; 2]],
-        and_index: &[u32],
-        out: &mut [[Block; 2]],
-    ) -> bool {
-        assert!(
-            inputs.len() == and_index.len() && inputs.len() == out.len(),
-            "one AND index and one output per gate"
-        );
-        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-        if let Expanded::Vaes(t, rk) = &self.expanded {
-            t.tccr_eval_gates(rk, inputs, and_index, out);
-            return true;
-        }
-        false
-    }
-}
-
-impl FixedKeyAes {
-    /// The half-gates garbler's AND gates `ands = (slots, index, first)` (independent
-    /// gates, e.g. one wave's crypto gates: their slots packed as `a | b << 21 | out << 42`
-    /// ([`crate::schemes::waves::pack_slots`]), their AND indices, and the index of the
-    /// window's first AND gate) with this AES as the TCCR permutation, fused: for each gate
-    /// its input 0-labels from `zero`, the four hashes of [`FixedKeyAes::tccr_and_gates`],
-    /// its table `TG ‖ TE` written to `window[32 · (n − first)..][..32]` and its output
-    /// 0-label to `zero[out]` (`half_gates::garble_and`). Only the VAES backend has it;
-    /// returns whether it ran.
-    ///
-    /// # Panics
-    /// If the slices differ in length or a slot or table is out of range.
-    pub(crate) fn garble_and_gates(
-        &self,
-        delta: Block,
-        zero: &mut [Block],
-        ands: (&[u64], &[u32], u32),
-        window: &mut [u8],
-    ) -> bool {
-        assert_eq!(ands.0.len(), ands.1.len(), "one AND index per gate");
-        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-        if let Expanded::Vaes(t, rk) = &self.expanded {
-            t.garble_and_gates(rk, delta, zero, ands, window);
-            return true;
-        }
-        let _ = (delta, zero, window);
-        false
-    }
-
-    /// The half-gates evaluator's AND gates `ands` (independent gates, given as for
-    /// [`FixedKeyAes::garble_and_gates`]), fused: for each gate its labels from `labels`,
-    /// the two hashes of [`FixedKeyAes::tccr_eval_gates`], and its output label from its
-    /// table at `window[32 · (n − first)..][..32]` written to `labels[out]`
-    /// (`half_gates::eval_and`). Only the VAES backend has it; returns whether it ran.
-    ///
-    /// # Panics
-    /// As [`FixedKeyAes::garble_and_gates`].
-    pub(crate) fn eval_and_gates(
-        &self,
-        labels: &mut [Block],
-        ands: (&[u64], &[u32], u32),
-        window: &[u8],
-    ) -> bool {
-        assert_eq!(ands.0.len(), ands.1.len(), "one AND index per gate");
-        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-        if let Expanded::Vaes(t, rk) = &self.expanded {
-            t.eval_and_gates(rk, labels, ands, window);
-            return true;
-        }
-        let _ = (labels, window);
-        false
-    }
-}
-
-/// One gate of `prf` as its fused garbling kernels take it ([`prf_garble_gates`]).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PrfOp {
-    /// The gate index `g` of the PRF inputs `blk(g, r)`.
-    pub g: u64,
-    /// Where the gate's table goes in the output.
-    pub table: usize,
-    /// Where an AND gate's mask nibble goes in the output ([`PrfOp::HIGH`] says which half).
-    pub mask: usize,
-    /// The slots of the inputs and of the output.
-    pub a: u32,
-    pub b: u32,
-    pub out: u32,
-    /// [`PrfOp::PC`] and [`PrfOp::HIGH`] of an AND gate.
-    pub bits: u32,
-}
-
-impl PrfOp {
-    /// `πc`, the permute bit of an AND gate's output.
-    pub const PC: u32 = 1;
-    /// The mask nibble is the high half of its byte.
-    pub const HIGH: u32 = 2;
-
-    /// Whether `flag` is set.
-    #[inline(always)]
-    pub fn bit(&self, flag: u32) -> bool {
-        self.bits & flag != 0
-    }
-}
-
-/// `prf`'s AND gates (`and`) or XOR gates `op(0..n)` (independent gates in the order of
-/// their slots' assignment, e.g. one wave's), fused where the backend has kernels for them
-/// (VAES): for each, its input labels read from `labels` and ordered by signal bit, its PRF
-/// values, its table written to `out[table..]` (an AND gate's `T1 ‖ T2` and mask nibble
-/// into `out[mask]`, `prf::garble_and`; an XOR gate's `T`, `prf::garble_xor`) and its
-/// output labels `[k^0, k^1]` to `labels[out]`, a group of gates at a time, each group's
-/// inputs read before its outputs are written. Returns whether it ran.
-///
-/// # Panics
-/// If a slot or position is out of range.
-pub(crate) fn prf_garble_gates(
-    backend: Backend,
-    and: bool,
-    n: usize,
-    op: impl Fn(usize) -> PrfOp,
-    labels: &mut [[Block; 2]],
-    out: &mut [u8],
-) -> bool {
-    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if backend == Backend::Vaes {
-        vaes().prf_garble_gates(and, n, op, labels, out);
-        return true;
-    }
-    let _ = (backend, and, n, op, labels, out);
-    false
-}
-
 /// The TCCR tweak block of `t`: `t` as a 128-bit big-endian integer in the 16 bytes
-/// (GARBLING.md §3.7).
+/// (docs/garbling.md §5.1).
 #[inline(always)]
 pub fn tccr_tweak(t: u64) -> Block {
     Block(u128::from(t).swap_bytes())
@@ -446,6 +290,7 @@ pub fn tccr_tweak(t: u64) -> Block {
 ///
 /// # Panics
 /// If `blocks.len() != keys.len() * per_key`, or if the CPU does not support `backend`.
+#[inline]
 pub fn encrypt_under_keys(backend: Backend, keys: &[Block], blocks: &mut [Block], per_key: usize) {
     assert_eq!(
         blocks.len(),
@@ -471,6 +316,7 @@ pub fn encrypt_under_keys(backend: Backend, keys: &[Block], blocks: &mut [Block]
         Backend::AesNi | Backend::Vaes => unsupported(backend),
     }
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -622,105 +468,13 @@ mod tests {
         }
     }
 
-    /// The tweak block layout: the 128-bit big-endian integer `t` (GARBLING.md §3.7).
+    /// The tweak block layout: the 128-bit big-endian integer `t` (docs/garbling.md §5.1).
     #[test]
     fn tccr_tweak_is_big_endian() {
         assert_eq!(
             tccr_tweak(0x0102_0304_0506_0708).to_bytes(),
             [0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]
         );
-    }
-
-    /// The AND-gate TCCR of every backend equals the plain TCCR of the staged inputs.
-    #[test]
-    fn tccr_and_gates_matches_tccr_on_every_backend() {
-        let mut rng = ChaCha8Rng::seed_from_u64(756);
-        let key = Block(rng.gen());
-        let pi = FixedKeyAes::with_backend(key, Backend::Portable);
-        for n in (0..=40).chain([127, 128, 129, 203]) {
-            let delta = Block(rng.gen()).with_lsb(true);
-            let inputs: Vec<[Block; 2]> = (0..n)
-                .map(|_| [Block(rng.gen()), Block(rng.gen())])
-                .collect();
-            // AND indices up to the largest u32 (tweaks above 2^32).
-            let idx: Vec<u32> = (0..n)
-                .map(|i| {
-                    if i % 3 == 0 {
-                        u32::MAX - i as u32
-                    } else {
-                        rng.gen()
-                    }
-                })
-                .collect();
-            let mut expect = Vec::new();
-            for (&[a0, b0], &i) in inputs.iter().zip(&idx) {
-                let (j, j2) = (2 * u64::from(i) + 1, 2 * u64::from(i) + 2);
-                let xs = [a0, a0 ^ delta, b0, b0 ^ delta];
-                let mut h = [Block::ZERO; 4];
-                pi.tccr(&xs, &[j, j, j2, j2], &mut h);
-                expect.push(h);
-            }
-            for backend in Backend::available() {
-                let mut got = vec![[Block::ZERO; 4]; n];
-                let fused = FixedKeyAes::with_backend(key, backend)
-                    .tccr_and_gates(delta, &inputs, &idx, &mut got);
-                assert_eq!(fused, backend == Backend::Vaes, "{backend:?}");
-                if fused {
-                    assert_eq!(got, expect, "{backend:?}, {n} gates");
-                }
-            }
-        }
-    }
-
-    /// The evaluator's AND-gate TCCR of every backend equals the plain TCCR.
-    #[test]
-    fn tccr_eval_gates_matches_tccr_on_every_backend() {
-        let mut rng = ChaCha8Rng::seed_from_u64(757);
-        let key = Block(rng.gen());
-        let pi = FixedKeyAes::with_backend(key, Backend::Portable);
-        for n in (0..=40).chain([127, 128, 129, 203]) {
-            let inputs: Vec<[Block; 2]> = (0..n)
-                .map(|_| [Block(rng.gen()), Block(rng.gen())])
-                .collect();
-            let idx: Vec<u32> = (0..n)
-                .map(|i| {
-                    if i % 3 == 0 {
-                        u32::MAX - i as u32
-                    } else {
-                        rng.gen()
-                    }
-                })
-                .collect();
-            let mut expect = Vec::new();
-            for (&[a, b], &i) in inputs.iter().zip(&idx) {
-                let mut h = [Block::ZERO; 2];
-                pi.tccr(
-                    &[a, b],
-                    &[2 * u64::from(i) + 1, 2 * u64::from(i) + 2],
-                    &mut h,
-                );
-                expect.push(h);
-            }
-            for backend in Backend::available() {
-                const GUARD: Block = Block(0x5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a);
-                let mut got = vec![[GUARD; 2]; n + 2];
-                let fused = FixedKeyAes::with_backend(key, backend).tccr_eval_gates(
-                    &inputs,
-                    &idx,
-                    &mut got[1..n + 1],
-                );
-                assert_eq!(fused, backend == Backend::Vaes, "{backend:?}");
-                if !fused {
-                    continue;
-                }
-                assert_eq!(got[1..n + 1], expect[..], "{backend:?}, {n} gates");
-                assert_eq!(
-                    [got[0], got[n + 1]],
-                    [[GUARD; 2]; 2],
-                    "{backend:?}, {n} gates"
-                );
-            }
-        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The 128-bit block: wire labels, AES inputs and outputs, table entries.
 //!
 //! A [`Block`] is a `u128` whose little-endian bytes are the 16 bytes of the AES block, so
-//! byte 0 is the lowest-addressed byte as in GARBLING.md §0.1, and `lsb` (bit 0 of byte 0) is
+//! byte 0 is the lowest-addressed byte (docs/garbling.md §1.1), and `lsb` (bit 0 of byte 0) is
 //! the lowest bit of the integer. XOR compiles to one vector instruction.
 
 use std::fmt;
@@ -21,11 +21,13 @@ impl Block {
     pub const SIZE: usize = 16;
 
     /// From the 16 bytes of an AES block, byte 0 first.
+    #[inline]
     pub const fn from_bytes(bytes: [u8; 16]) -> Block {
         Block(u128::from_le_bytes(bytes))
     }
 
     /// The 16 bytes, byte 0 first.
+    #[inline]
     pub const fn to_bytes(self) -> [u8; 16] {
         self.0.to_le_bytes()
     }
@@ -34,6 +36,7 @@ impl Block {
     ///
     /// # Panics
     /// If `bytes` is shorter than 16 bytes.
+    #[inline]
     pub fn read(bytes: &[u8]) -> Block {
         let mut b = [0u8; 16];
         b.copy_from_slice(&bytes[..16]);
@@ -58,7 +61,8 @@ impl Block {
         Block(self.0 & (bit as u128).wrapping_neg())
     }
 
-    /// Parses 32 hex digits, byte 0 first (the order of GARBLING.md's vectors).
+    /// Parses 32 hex digits, byte 0 first (the order of the known-answer vectors,
+    /// docs/garbling.md §8).
     ///
     /// # Panics
     /// If `hex` is not 32 hex digits; meant for constants and tests.
