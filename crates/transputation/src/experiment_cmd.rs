@@ -565,7 +565,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let row = db.experiment(id)?;
     let runs = db.runs(id)?;
-    print!("{}", report::build(row.as_ref(), &runs).text());
+    out!("{}", report::build(row.as_ref(), &runs).text())?;
     Ok(())
 }
 
@@ -580,10 +580,10 @@ pub fn report_cmd(args: ReportArgs) -> Result<()> {
     let runs = db.runs(row.id)?;
     let r = report::build(Some(&row), &runs);
     match args.format {
-        Format::Table => print!("{}", r.text()),
-        Format::Markdown => print!("{}", r.markdown()),
-        Format::Csv => print!("{}", r.csv()),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&r.json())?),
+        Format::Table => out!("{}", r.text())?,
+        Format::Markdown => out!("{}", r.markdown())?,
+        Format::Csv => out!("{}", r.csv())?,
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&r.json())?)?,
     }
     if let Some(dir) = &args.plots {
         let written = transputation_testbed::plot::write_all(&runs, dir)
@@ -614,7 +614,7 @@ pub fn presets() -> Result<()> {
         }
         rows.push(vec![p.name.to_string(), runs, about]);
     }
-    print!("{}", table(&["preset", "runs here", "what"], &rows));
+    out!("{}", table(&["preset", "runs here", "what"], &rows))?;
     Ok(())
 }
 
@@ -640,7 +640,7 @@ pub fn list(args: ExperimentsArgs) -> Result<()> {
         })
         .collect();
     eprintln!("{}", path.display());
-    print!(
+    out!(
         "{}",
         table(
             &[
@@ -655,7 +655,7 @@ pub fn list(args: ExperimentsArgs) -> Result<()> {
             ],
             &rows
         )
-    );
+    )?;
     Ok(())
 }
 

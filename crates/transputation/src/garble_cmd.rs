@@ -166,7 +166,7 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
             "peak_rss_bytes": rss,
             "runs": args.repeat.max(1),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
     let rows = vec![
@@ -219,10 +219,10 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
             }),
         ],
     ];
-    print!("{}", table(&["", ""], &rows));
-    println!(
+    out!("{}", table(&["", ""], &rows))?;
+    outln!(
         "(fastest of {} runs; output checked against plain evaluation)",
         args.repeat.max(1)
-    );
+    )?;
     Ok(())
 }

@@ -3,9 +3,29 @@
 //! This binary is the command-line edge of the workspace: it parses flags, calls the library
 //! crates and prints text or JSON. Errors are reported here, once, with their cause chain.
 
+/// `println!` for a command's results: writes to standard output through
+/// [`output::write`], and evaluates to a `Result` that is an [`output::StdoutClosed`] error
+/// once the reader has gone (`... | head`).
+macro_rules! outln {
+    () => {
+        $crate::output::write(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::write(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` for a command's results; see [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::write(format_args!($($arg)*))
+    };
+}
+
 mod circuit_cmd;
 mod experiment_cmd;
 mod garble_cmd;
+mod output;
 mod party_cmd;
 mod probe_cmd;
 mod report;
@@ -65,6 +85,10 @@ fn main() {
         Command::Keygen(args) => secure_cmd::keygen(args),
     };
     if let Err(e) = result {
+        if output::is_closed(&e) {
+            // The reader of the output went away (`... | head`): what it wanted was printed.
+            return;
+        }
         eprint!("{}", error_report(&e));
         std::process::exit(1);
     }

@@ -249,12 +249,12 @@ fn print_report(
 ) -> Result<()> {
     let v = report_json(args, loaded, setup_ms, r, protection);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
     match v["output"].as_str() {
-        Some(out) => println!("output: {out}"),
-        None => println!("output: (only the evaluator learns it)"),
+        Some(out) => outln!("output: {out}")?,
+        None => outln!("output: (only the evaluator learns it)")?,
     }
     eprintln!(
         "{}: {} over {}, {} on {}: protocol {:.2} ms (OT {:.2} ms), {} bytes garbler→evaluator, \
@@ -524,10 +524,10 @@ pub fn run(args: RunArgs) -> Result<()> {
         "evaluator": e,
     });
     if s.json {
-        println!("{}", serde_json::to_string_pretty(&merged)?);
+        outln!("{}", serde_json::to_string_pretty(&merged)?)?;
         return Ok(());
     }
-    println!("output: {}", merged["output"].as_str().unwrap_or("?"));
+    outln!("output: {}", merged["output"].as_str().unwrap_or("?"))?;
     let f = |k: &str| merged[k].as_f64().unwrap_or(f64::NAN);
     eprintln!(
         "{} with {} over {}: protocol {:.2} ms (OT {:.2} ms, garbling {:.2} ms, evaluation \

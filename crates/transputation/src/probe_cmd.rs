@@ -321,7 +321,7 @@ fn probe(addr: SocketAddr, args: &ProbeArgs) -> Result<()> {
             "train_received": received,
             "packet_bytes": len,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
     let rows = vec![
@@ -352,7 +352,7 @@ fn probe(addr: SocketAddr, args: &ProbeArgs) -> Result<()> {
             }),
         ],
     ];
-    print!("{}", table(&["", ""], &rows));
+    out!("{}", table(&["", ""], &rows))?;
     Ok(())
 }
 

@@ -33,7 +33,7 @@ pub fn keygen(args: KeygenArgs) -> Result<()> {
     }
     let kp = StaticKeypair::generate()?;
     let pub_path = kp.write_files(&args.out)?;
-    println!("{}", kp.public());
+    outln!("{}", kp.public())?;
     eprintln!(
         "wrote the private key to {} (mode 0600) and the public key to {}; pass --key {} \
          here, and give the public key to the peer for its --peer-key",

@@ -131,39 +131,40 @@ pub fn list(args: TransportsArgs) -> Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
     // One block per transport: the options strings run to 300 characters, too wide for a
     // table column.
     for (i, t) in all.iter().enumerate() {
         if i > 0 {
-            println!();
+            outln!()?;
         }
         match &t.available {
-            Ok(()) => println!("{}: works here", t.name),
+            Ok(()) => outln!("{}: works here", t.name)?,
             Err(e) => {
-                println!("{}: does not work here:", t.name);
-                print_wrapped("      ", "", &e.to_string());
+                outln!("{}: does not work here:", t.name)?;
+                print_wrapped("      ", "", &e.to_string())?;
             }
         }
-        print_wrapped("    ", "", t.description);
-        print_wrapped("    ", "options: ", t.options);
+        print_wrapped("    ", "", t.description)?;
+        print_wrapped("    ", "options: ", t.options)?;
     }
     Ok(())
 }
 
 /// Prints `text` wrapped to [`WIDTH`] columns, each line indented by `indent`, the first
 /// one starting with `label` and the others aligned under its end.
-fn print_wrapped(indent: &str, label: &str, text: &str) {
+fn print_wrapped(indent: &str, label: &str, text: &str) -> Result<()> {
     let pad = " ".repeat(label.len());
     for (i, line) in wrap(text, WIDTH - indent.len() - label.len())
         .iter()
         .enumerate()
     {
         let head = if i == 0 { label } else { &pad };
-        println!("{indent}{head}{line}");
+        outln!("{indent}{head}{line}")?;
     }
+    Ok(())
 }
 
 /// Width of the `transports` listing.
@@ -396,7 +397,7 @@ pub fn bench(args: TransportBenchArgs) -> Result<()> {
             "rmem_max": caps.map(|c| c.0),
             "wmem_max": caps.map(|c| c.1),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
     let mut rows = vec![
@@ -430,7 +431,7 @@ pub fn bench(args: TransportBenchArgs) -> Result<()> {
     if args.verbose {
         rows.extend(sizing_rows(sizing.as_ref(), m.buffers));
     }
-    print!("{}", table(&["", ""], &rows));
+    out!("{}", table(&["", ""], &rows))?;
     Ok(())
 }
 
