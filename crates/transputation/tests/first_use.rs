@@ -75,3 +75,83 @@ fn a_closed_standard_output_ends_the_command_quietly() {
         );
     }
 }
+
+const AES_KEY: &str = "000102030405060708090a0b0c0d0e0f";
+const AES_PT: &str = "00112233445566778899aabbccddeeff";
+
+fn psk_file(dir: &Path) -> String {
+    let p = dir.join("psk");
+    let out = run(&["keygen", "--psk", "--out", p.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    p.to_str().unwrap().to_string()
+}
+
+/// An aes128 evaluator of the garbler at `addr` with the protection flags `protection`.
+fn evaluator(addr: &str, protection: &[&str]) -> Output {
+    let mut args = vec![
+        "evaluator",
+        "--connect",
+        addr,
+        "--timeout",
+        "3",
+        "--circuit",
+        "aes128",
+        "--input",
+        AES_PT,
+    ];
+    args.extend_from_slice(protection);
+    run(&args)
+}
+
+#[test]
+fn an_unprotected_garbler_and_a_protected_evaluator_both_name_the_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let psk = psk_file(dir.path());
+    let (g, addr) = common::garbler(&["--circuit", "aes128", "--input", AES_KEY, "--insecure"]);
+    let e = evaluator(&addr, &["--psk-file", &psk]);
+    let g_out = g.child.wait_with_output().unwrap();
+    let g_err = g.stderr.join().unwrap();
+    assert!(!g_out.status.success() && !e.status.success());
+    assert!(
+        g_err.contains("the peer runs a protected session (--psk-file or --key) but this side")
+            && !g_err.contains("a message of"),
+        "{g_err}"
+    );
+    let e_err = stderr(&e);
+    assert!(
+        e_err.contains("the peer runs without protection (--insecure)"),
+        "{e_err}"
+    );
+}
+
+#[test]
+fn a_protected_garbler_and_an_unprotected_evaluator_both_name_the_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let psk = psk_file(dir.path());
+    let (mut g, addr) = common::garbler(&[
+        "--circuit",
+        "aes128",
+        "--input",
+        AES_KEY,
+        "--psk-file",
+        &psk,
+    ]);
+    let e = evaluator(&addr, &["--insecure"]);
+    assert!(!e.status.success());
+    let e_err = stderr(&e);
+    assert!(
+        e_err.contains("it refused this session, as a party that protects its session"),
+        "{e_err}"
+    );
+    // The garbler says why it refused the peer, and waits for the next.
+    let refused = g
+        .lines
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap();
+    assert!(
+        refused.contains("the peer runs without protection (--insecure)"),
+        "{refused}"
+    );
+    g.child.kill().unwrap();
+    g.child.wait().unwrap();
+}

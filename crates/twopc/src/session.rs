@@ -172,6 +172,12 @@ impl<C: Channel> Wire<C> {
         Ok(())
     }
 
+    /// Receives the peer's session header, naming a difference in protection.
+    fn recv_header(&mut self) -> Result<(), Error> {
+        let r = self.recv_exact(Part::Header, "session header", HEADER_LEN);
+        r.map_err(|e| crate::header::name_protection_mismatch(e, self.ch.stats().received))
+    }
+
     /// Receives one message into `self.buf` and checks that it has exactly `len` bytes.
     fn recv_exact(&mut self, part: Part, what: &'static str, len: usize) -> Result<(), Error> {
         self.ch.recv_message_into(&mut self.buf)?;
@@ -547,7 +553,7 @@ impl<'c> Garbler<'c> {
         } = self;
         let mut wire = Wire::new(ch, recv_buf);
         wire.send(Part::Header, &header.encode())?;
-        wire.recv_exact(Part::Header, "session header", HEADER_LEN)?;
+        wire.recv_header()?;
         header.check_peer(&SessionHeader::decode(&wire.buf)?)?;
 
         // From the header check until the OT is done, a second thread garbles ahead (the
@@ -748,7 +754,7 @@ impl<'c> Evaluator<'c> {
         let (receiver, msg_a) = self.ot_start;
         wire.send(Part::Ot, &msg_a)?;
         let ot_start = Instant::now();
-        wire.recv_exact(Part::Header, "session header", HEADER_LEN)?;
+        wire.recv_header()?;
         self.header.check_peer(&SessionHeader::decode(&wire.buf)?)?;
 
         let n_g = self.circuit.party_input_bits(Party::Garbler);
