@@ -155,3 +155,17 @@ fn a_protected_garbler_and_an_unprotected_evaluator_both_name_the_mismatch() {
     g.child.kill().unwrap();
     g.child.wait().unwrap();
 }
+
+#[test]
+fn an_old_bristol_file_of_one_party_takes_that_party() {
+    // `2 0 1`: two input bits of one party, an empty second group, one output bit.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("and.txt");
+    std::fs::write(&file, "1 3\n2 0 1\n\n2 1 0 1 2 AND\n").unwrap();
+    let file = file.to_str().unwrap();
+    let out = run(&["circuit", "stats", file, "--parties", "evaluator", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["evaluator_inputs"], 2, "{v}");
+    assert_eq!(v["garbler_inputs"], 0, "{v}");
+}
