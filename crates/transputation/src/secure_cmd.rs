@@ -133,9 +133,10 @@ pub fn accept(
         let Some(creds) = creds else {
             return Ok((ch, Protection::NONE));
         };
+        // Not every transport knows its peer's address (udt, quic): then none is named.
         let peer = ch
             .peer_addr()
-            .map_or_else(|| "an unknown address".to_string(), |a| a.to_string());
+            .map_or_else(String::new, |a| format!(" at {a}"));
         let start = Instant::now();
         match SecureChannel::server(ch, creds) {
             Ok(ch) => {
@@ -145,7 +146,7 @@ pub fn accept(
                 };
                 return Ok((Box::new(ch), p));
             }
-            Err(e) => eprintln!("refused a peer at {peer}: {e}; waiting for the next"),
+            Err(e) => eprintln!("refused a peer{peer}: {e}; waiting for the next"),
         }
     }
 }

@@ -169,3 +169,94 @@ fn an_old_bristol_file_of_one_party_takes_that_party() {
     assert_eq!(v["evaluator_inputs"], 2, "{v}");
     assert_eq!(v["garbler_inputs"], 0, "{v}");
 }
+
+#[test]
+fn keygen_onto_an_existing_file_names_it_and_the_way_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = psk_file(dir.path());
+    for extra in [&["--psk"][..], &[]] {
+        let mut args = vec!["keygen", "--out", &path];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        assert!(!out.status.success());
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("{path} exists already"))
+                && err.contains("remove it first, or choose another path"),
+            "{err}"
+        );
+    }
+}
+
+/// Whether this build and machine have udt (`transports` says so).
+fn udt_works() -> bool {
+    let v: serde_json::Value =
+        serde_json::from_slice(&run(&["transports", "--json"]).stdout).unwrap();
+    let works = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["name"] == "udt" && t["available"] == true);
+    if !works {
+        eprintln!("skipping: udt does not work here");
+    }
+    works
+}
+
+#[test]
+fn udt_on_a_port_in_use_says_so() {
+    if !udt_works() {
+        return;
+    }
+    let busy = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap().to_string();
+    let out = run(&[
+        "garbler",
+        "--transport",
+        "udt",
+        "--listen",
+        &addr,
+        "--circuit",
+        "aes128",
+        "--input",
+        AES_KEY,
+        "--insecure",
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("Address already in use") && !err.contains("UDT error"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_refused_udt_peer_is_logged_without_an_unknown_address() {
+    if !udt_works() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let psk = psk_file(dir.path());
+    let (mut g, addr) = common::garbler(&[
+        "--transport",
+        "udt",
+        "--circuit",
+        "aes128",
+        "--input",
+        AES_KEY,
+        "--psk-file",
+        &psk,
+    ]);
+    let e = evaluator(&addr, &["--transport", "udt", "--insecure"]);
+    assert!(!e.status.success());
+    let refused = g
+        .lines
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap();
+    assert!(
+        refused.starts_with("refused a peer: ") && !refused.contains("unknown"),
+        "{refused}"
+    );
+    g.child.kill().unwrap();
+    g.child.wait().unwrap();
+}

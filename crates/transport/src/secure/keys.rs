@@ -30,6 +30,15 @@ const MAX_KEY_FILE: u64 = 4096;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum KeyError {
+    /// A key file to write exists already (keys are never overwritten).
+    #[error(
+        "{path} exists already, and a key file is never overwritten: remove it first, or \
+         choose another path"
+    )]
+    Exists {
+        /// The file.
+        path: PathBuf,
+    },
     /// The file could not be opened, read or written.
     #[error("{path}: {source}")]
     Io {
@@ -328,7 +337,12 @@ fn write_secret(path: &Path, what: &str, key: &[u8; KEY_LEN]) -> Result<(), KeyE
         .create_new(true)
         .mode(0o600)
         .open(path)
-        .map_err(io)?;
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => KeyError::Exists {
+                path: path.to_path_buf(),
+            },
+            _ => io(e),
+        })?;
     // The mode given to open is filtered by the umask, which never adds bits; set it
     // exactly anyway, in case the file system ignores the creation mode.
     f.set_permissions(std::fs::Permissions::from_mode(0o600))
@@ -363,7 +377,9 @@ mod tests {
             kp.public()
         );
         // Never overwrite.
-        assert!(matches!(kp.write_files(&path), Err(KeyError::Io { .. })));
+        let e = kp.write_files(&path).unwrap_err();
+        assert!(matches!(e, KeyError::Exists { .. }), "{e}");
+        assert!(e.to_string().contains("remove it"), "{e}");
         // Refused once others may read it, with the fix in the message.
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         let e = StaticKeypair::read_file(&path).unwrap_err().to_string();
