@@ -260,3 +260,38 @@ fn a_refused_udt_peer_is_logged_without_an_unknown_address() {
     g.child.kill().unwrap();
     g.child.wait().unwrap();
 }
+
+#[test]
+fn a_key_file_of_the_wrong_kind_is_refused_naming_both_kinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let psk = psk_file(dir.path());
+    let key = dir.path().join("k");
+    let key = key.to_str().unwrap();
+    let out = run(&["keygen", "--out", key]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let public = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    for (role, flags, expected) in [
+        (
+            "garbler",
+            vec!["--key", &psk, "--peer-key", &public],
+            "holds a pre-shared key (for --psk-file), not a static private key (for --key)",
+        ),
+        (
+            "evaluator",
+            vec!["--psk-file", key],
+            "holds a static private key (for --key), not a pre-shared key (for --psk-file)",
+        ),
+        (
+            "evaluator",
+            vec!["--key", key, "--peer-key", key],
+            "holds a static private key (for --key), not a static public key",
+        ),
+    ] {
+        let mut args = vec![role, "--circuit", "aes128"];
+        args.extend(flags);
+        let out = run(&args);
+        assert!(!out.status.success());
+        let err = stderr(&out);
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+}
