@@ -3,7 +3,7 @@
 //! [`SecureChannel`] before the 2PC code sees it (see `transputation_transport::secure`).
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -120,16 +120,39 @@ impl Protection {
     };
 }
 
-/// Accepts peers until one proves the expected key (or accepting fails, e.g. times out);
-/// a peer that does not is logged as refused and gets no byte.
+/// Accepts peers until one proves the expected key, for at most `wait` (or until accepting
+/// fails otherwise); a peer that does not prove it is logged as refused and gets no byte.
+///
+/// The listener gives up on each accept after its I/O timeout (`--timeout`), which is
+/// meant for a silent peer, not for a first one that has yet to start: a timed-out accept
+/// is tried again while `wait` lasts, so the wait may exceed it by up to one I/O timeout.
 pub fn accept(
     listener: &Listener,
     creds: Option<&Credentials>,
+    wait: Duration,
 ) -> Result<(Box<dyn Channel>, Protection)> {
+    let start = Instant::now();
     loop {
-        let ch = listener
-            .accept()
-            .with_context(|| format!("waiting for the evaluator on {}", listener.local_addr()))?;
+        let ch = match listener.accept() {
+            Ok(ch) => ch,
+            Err(transputation_transport::Error::Timeout { .. }) if start.elapsed() < wait => {
+                continue
+            }
+            Err(e @ transputation_transport::Error::Timeout { .. }) => {
+                return Err(e).with_context(|| {
+                    format!(
+                        "no evaluator connected to {} within {:.0} s (--accept-timeout)",
+                        listener.local_addr(),
+                        start.elapsed().as_secs_f64()
+                    )
+                })
+            }
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("waiting for the evaluator on {}", listener.local_addr())
+                })
+            }
+        };
         let Some(creds) = creds else {
             return Ok((ch, Protection::NONE));
         };

@@ -295,3 +295,58 @@ fn a_key_file_of_the_wrong_kind_is_refused_naming_both_kinds() {
         assert!(err.contains(expected), "{args:?}: {err}");
     }
 }
+
+/// Starts an aes128 garbler on a free port with `flags`; returns it and its address.
+fn waiting_garbler(flags: &[&str]) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = common::bin()
+        .args(["garbler", "--listen", "127.0.0.1:0", "--circuit", "aes128"])
+        .args(["--input", AES_KEY, "--insecure"])
+        .args(flags)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    // Keep reading, so the garbler never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    (child, addr)
+}
+
+#[test]
+fn a_garbler_waits_for_its_first_peer_longer_than_the_io_timeout() {
+    let help = String::from_utf8(run(&["garbler", "--help"]).stdout).unwrap();
+    assert!(
+        help.contains("--accept-timeout") && help.contains("10 minutes"),
+        "{help}"
+    );
+
+    // A second's I/O timeout, and an evaluator that starts two seconds later: served.
+    let (garbler, addr) = waiting_garbler(&["--timeout", "1", "--accept-timeout", "20"]);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let e = evaluator(&addr, &["--insecure"]);
+    assert!(e.status.success(), "{}", stderr(&e));
+    let g = garbler.wait_with_output().unwrap();
+    assert!(g.status.success());
+
+    // Nobody comes: the garbler gives up after --accept-timeout, and says which.
+    let start = std::time::Instant::now();
+    let out = common::bin()
+        .args(["garbler", "--listen", "127.0.0.1:0", "--circuit", "aes128"])
+        .args(["--input", AES_KEY, "--insecure", "--timeout", "0.3"])
+        .args(["--accept-timeout", "1"])
+        .output()
+        .unwrap();
+    let took = start.elapsed().as_secs_f64();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("(--accept-timeout)"), "{err}");
+    assert!((0.9..5.0).contains(&took), "{took} s");
+}
