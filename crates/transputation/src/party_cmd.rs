@@ -264,7 +264,8 @@ fn print_report(
         None => outln!("output: (only the evaluator learns it)")?,
     }
     eprintln!(
-        "{}: {} over {}, {} on {}: protocol {:.2} ms (OT {:.2} ms), {} bytes garbler→evaluator, \
+        "{}: {} over {}, {} on {} AND gates: protocol {:.2} ms (OT {:.2} ms), {} bytes \
+         garbler→evaluator, \
          {} bytes evaluator→garbler; loading {:.1} ms, set-up {:.1} ms",
         r.role,
         args.circuit,

@@ -350,3 +350,41 @@ fn a_garbler_waits_for_its_first_peer_longer_than_the_io_timeout() {
     assert!(err.contains("(--accept-timeout)"), "{err}");
     assert!((0.9..5.0).contains(&took), "{took} s");
 }
+
+#[test]
+fn a_partys_summary_counts_and_gates_in_words() {
+    let (garbler, addr) = waiting_garbler(&[]);
+    let e = evaluator(&addr, &["--insecure"]);
+    assert!(e.status.success(), "{}", stderr(&e));
+    garbler.wait_with_output().unwrap();
+    let err = stderr(&e);
+    assert!(
+        err.contains("aes128 over tcp, ideal on 6400 AND gates: protocol"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_parties_byte_counts_differ_by_the_close_record_as_the_readme_says() {
+    let readme = include_str!("../../../README.md");
+    assert!(readme.contains("includes its close record (36 bytes"));
+    for (flags, close_record) in [(&[][..], 36), (&["--insecure"][..], 0)] {
+        let mut args = vec!["run", "--circuit", "aes128", "--json"];
+        args.extend_from_slice(&["--garbler-input", AES_KEY, "--evaluator-input", AES_PT]);
+        args.extend_from_slice(flags);
+        let v = common::run_json(&args);
+        let count = |party: &str, key: &str| v[party][key].as_u64().unwrap();
+        for key in ["bytes_garbler_to_evaluator", "bytes_evaluator_to_garbler"] {
+            let (sender, receiver) = if key == "bytes_garbler_to_evaluator" {
+                ("garbler", "evaluator")
+            } else {
+                ("evaluator", "garbler")
+            };
+            assert_eq!(
+                count(sender, key) - count(receiver, key),
+                close_record,
+                "{key} {flags:?}"
+            );
+        }
+    }
+}
