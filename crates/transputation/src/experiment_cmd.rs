@@ -100,7 +100,8 @@ pub struct RunArgs {
     /// `system` for this machine's.
     #[arg(long, value_name = "NAME")]
     host_cc: Option<String>,
-    /// The results database (default: $XDG_DATA_HOME/transputation/results.sqlite).
+    /// The results database (default: $TRANSPUTATION_RESULTS/results.sqlite, else
+    /// $XDG_DATA_HOME/transputation/results.sqlite).
     #[arg(long)]
     db: Option<PathBuf>,
     /// No progress line.
@@ -131,14 +132,16 @@ pub struct ReportArgs {
     /// Also write plots (SVG) of time against RTT, loss and rate into this directory.
     #[arg(long)]
     plots: Option<PathBuf>,
-    /// The results database (default: $XDG_DATA_HOME/transputation/results.sqlite).
+    /// The results database (default: $TRANSPUTATION_RESULTS/results.sqlite, else
+    /// $XDG_DATA_HOME/transputation/results.sqlite).
     #[arg(long)]
     db: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
 pub struct ExperimentsArgs {
-    /// The results database (default: $XDG_DATA_HOME/transputation/results.sqlite).
+    /// The results database (default: $TRANSPUTATION_RESULTS/results.sqlite, else
+    /// $XDG_DATA_HOME/transputation/results.sqlite).
     #[arg(long)]
     db: Option<PathBuf>,
 }

@@ -388,3 +388,30 @@ fn the_parties_byte_counts_differ_by_the_close_record_as_the_readme_says() {
         }
     }
 }
+
+#[test]
+fn the_results_directory_of_the_main_job_is_found_by_every_testbed_command() {
+    let results = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    results_db(results.path());
+    for args in [
+        &["testbed", "experiments"][..],
+        &["testbed", "report", "first-use"],
+    ] {
+        let out = common::bin()
+            .args(args)
+            .env("TRANSPUTATION_RESULTS", results.path())
+            .env("HOME", home.path())
+            .env("XDG_DATA_HOME", home.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("first-use"), "{args:?}: {stdout}");
+    }
+    let help = String::from_utf8(run(&["testbed", "experiments", "--help"]).stdout).unwrap();
+    assert!(
+        help.contains("$TRANSPUTATION_RESULTS/results.sqlite"),
+        "{help}"
+    );
+}
