@@ -4,7 +4,7 @@
 //! crates and prints text or JSON. Errors are reported here, once, with their cause chain.
 
 /// `println!` for a command's results: writes to standard output through
-/// [`output::write`], and evaluates to a `Result` that is an [`output::StdoutClosed`] error
+/// [`output::write()`], and evaluates to a `Result` that is an [`output::StdoutClosed`] error
 /// once the reader has gone (`... | head`).
 macro_rules! outln {
     () => {

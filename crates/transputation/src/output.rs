@@ -2,7 +2,7 @@
 //! (`transputation testbed report --format json | head -1`).
 //!
 //! `println!` panics when standard output is closed. The `outln!` and `out!` macros (in
-//! `main.rs`) write through [`write`] instead, which turns a closed output (`EPIPE`: Rust
+//! `main.rs`) write through [`write()`] instead, which turns a closed output (`EPIPE`: Rust
 //! ignores `SIGPIPE`, so the write fails rather than the process being killed) into the
 //! error [`StdoutClosed`]; it travels up like any other error, so destructors run (a
 //! one-time key's directory is removed), and `main` ends quietly with status 0 when it
