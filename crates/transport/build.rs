@@ -1,9 +1,15 @@
 //! Builds the C++ shim over the UDT4 library (udt_shim/shim.cpp) for the `udt` transport,
-//! and links libudt. Without libudt's headers and library the build stops with a message
-//! that says how to install them.
+//! and links libudt, when the `udt` feature is on (the default). Without libudt's headers
+//! and library the build then stops with a message that says how to install them, or how
+//! to build without `udt`.
 
+#[cfg(feature = "udt")]
 use std::path::{Path, PathBuf};
 
+#[cfg(not(feature = "udt"))]
+fn main() {}
+
+#[cfg(feature = "udt")]
 fn main() {
     println!("cargo:rerun-if-changed=udt_shim/shim.cpp");
     println!("cargo:rerun-if-env-changed=UDT_INCLUDE_DIR");
@@ -30,7 +36,8 @@ fn main() {
              was not found.\n\
              Install the Debian package libudt-dev (`sudo apt-get install libudt-dev`) or run \
              ./scripts/setup.sh; for a library elsewhere set UDT_INCLUDE_DIR (the directory \
-             holding udt/udt.h) and UDT_LIB_DIR."
+             holding udt/udt.h) and UDT_LIB_DIR. To build without the `udt` transport, \
+             build with --no-default-features (adding --features quic to keep `quic`)."
         );
         std::process::exit(1);
     };
@@ -47,6 +54,7 @@ fn main() {
     println!("cargo:rustc-link-lib=pthread");
 }
 
+#[cfg(feature = "udt")]
 /// The first directory (the environment variable's, else one of `defaults`) that holds one
 /// of `files`.
 fn find(var: &str, defaults: &[&str], files: &[&str]) -> Option<PathBuf> {

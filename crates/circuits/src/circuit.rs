@@ -3,8 +3,8 @@
 //! A [`Circuit`] is a list of XOR, AND and INV gates in topological order over numbered wires.
 //! Input wires are numbered first, `0..n_inputs`, group after group; every other wire is
 //! written by exactly one gate. The position of a gate in [`Circuit::gates`] is its *gate
-//! index*, which the garbling schemes use as a tweak (see GARBLING.md §0.2), so the order is
-//! part of the circuit's identity and is never changed once a circuit is built.
+//! index*, which the garbling schemes use as a tweak (see docs/garbling.md §1.2), so the order
+//! is part of the circuit's identity and is never changed once a circuit is built.
 //!
 //! Inputs come in groups, each owned by one [`Party`]; outputs come in groups of arbitrary
 //! wires. Each group carries the [`BitOrder`] in which its value is written as hex, so that
@@ -12,8 +12,6 @@
 //! from the built-in library.
 
 use std::fmt;
-
-use crate::encoding::{self, EncodingError};
 
 /// Index of a wire. Circuits have at most [`MAX_WIRES`] wires.
 pub type WireId = u32;
@@ -412,14 +410,6 @@ impl Circuit {
             h.update(&buf);
         }
         h.finalize().into()
-    }
-
-    /// Plain evaluation on hex inputs, as `circuit eval` does: each party's input is one hex
-    /// string per group it owns, separated by commas; the output is one hex string per output
-    /// group, separated by commas. See [`crate::encoding`].
-    pub fn eval_hex(&self, garbler: &str, evaluator: &str) -> Result<String, EncodingError> {
-        let bits = encoding::encode_inputs(self, garbler, evaluator)?;
-        Ok(encoding::decode_outputs(self, &self.eval_bits(&bits)))
     }
 }
 

@@ -211,6 +211,18 @@ fn split_groups(s: &str) -> Vec<&str> {
     s.split(',').map(str::trim).collect()
 }
 
+// Hex evaluation lives here rather than in `circuit`, so that the circuit representation
+// does not depend on the encoding built on top of it.
+impl Circuit {
+    /// Plain evaluation on hex inputs, as `circuit eval` does: each party's input is one hex
+    /// string per group it owns, separated by commas; the output is one hex string per output
+    /// group, separated by commas. See [`crate::encoding`].
+    pub fn eval_hex(&self, garbler: &str, evaluator: &str) -> Result<String, EncodingError> {
+        let bits = encode_inputs(self, garbler, evaluator)?;
+        Ok(decode_outputs(self, &self.eval_bits(&bits)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,9 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use transputation_circuits::{library, Circuit, Stats};
-use transputation_garble::aes::{encrypt_under_keys, Backend, FixedKeyAes};
-use transputation_garble::{prg::Prg, Block, Scheme};
+use transputation_core::aes::{encrypt_under_keys, Backend, FixedKeyAes};
+use transputation_core::{prg::Prg, Block};
+use transputation_garble::Scheme;
 
 fn garble_all(scheme: Scheme, circuit: &Circuit, backend: Backend) -> (Vec<u8>, Vec<Block>) {
     let mut prg = Prg::new(Block(1));

@@ -1,5 +1,5 @@
 //! The AES work of each scheme alone, per AND gate of a circuit: what garbling would cost
-//! if it did nothing but its hash calls and key schedules (GARBLING.md §4), on the fastest
+//! if it did nothing but its hash calls and key schedules (docs/garbling.md §6), on the fastest
 //! backend of this CPU. It bounds from below what `garble-bench` can report, and so tells
 //! which ratios between the schemes are reachable at all.
 //!
@@ -7,8 +7,8 @@
 
 use std::time::Instant;
 
-use transputation_garble::aes::{encrypt_under_keys, Backend, FixedKeyAes};
-use transputation_garble::Block;
+use transputation_core::aes::{encrypt_under_keys, Backend, FixedKeyAes};
+use transputation_core::Block;
 
 /// Gates per call, as a wave of the MinCut-size circuit offers (and more than the kernels'
 /// widest group).

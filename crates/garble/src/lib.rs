@@ -1,7 +1,7 @@
 //! Garbling schemes for Yao's protocol, streamed and fast.
 //!
 //! Three schemes behind one interface ([`Garble`], [`Evaluate`]), chosen at run time by
-//! [`Scheme`] and named by the assumption each needs (SPEC.md §1, GARBLING.md):
+//! [`Scheme`] and named by the assumption each needs (docs/garbling.md states them exactly):
 //!
 //! | [`Scheme`] | construction | AND | XOR | assumption on AES |
 //! |---|---|---|---|---|
@@ -12,9 +12,14 @@
 //! The cores do no I/O: the garbler appends tables to a byte buffer, the evaluator consumes
 //! bytes in any pieces, and memory is bounded by the wire labels (see [`schemes`]).
 //!
+//! The primitives, [`Block`](transputation_core::Block), AES ([`transputation_core::aes`])
+//! and the PRG, are `transputation-core`'s, shared with the OT; this crate holds the
+//! schemes, including their fused VAES gate kernels.
+//!
 //! ```
 //! use transputation_circuits::library;
-//! use transputation_garble::{aes::Backend, decode, prg::Prg, Block, Scheme};
+//! use transputation_core::{aes::Backend, prg::Prg, Block};
+//! use transputation_garble::{decode, Scheme};
 //!
 //! let circuit = library::load("millionaires:bits=8").unwrap();
 //! let mut prg = Prg::new(Block(7));
@@ -34,10 +39,6 @@
 //! assert_eq!(out, vec![true]); // 5 > 3
 //! ```
 
-pub mod aes;
-mod block;
-pub mod prg;
 pub mod schemes;
 
-pub use block::Block;
 pub use schemes::{decode, EvalError, Evaluate, Garble, Scheme};

@@ -1,4 +1,4 @@
-//! Determinism (GARBLING.md §5.7): the same seed gives the same input labels, tables and
+//! Determinism (docs/garbling.md §7.7): the same seed gives the same input labels, tables and
 //! decoding bits, however the garbler is driven (batch target) and however the evaluator is
 //! fed (piece size); a different seed gives different ones.
 
@@ -179,8 +179,8 @@ fn degenerate_gates_do_not_depend_on_batch_target() {
 /// wave sizes that leave every remainder of the kernels' groups.
 #[test]
 fn every_backend_garbles_and_evaluates_alike() {
-    use transputation_garble::aes::Backend;
-    use transputation_garble::{prg::Prg, Block};
+    use transputation_core::aes::Backend;
+    use transputation_core::{prg::Prg, Block};
     let mut cs = circuits();
     for n in [1, 7, 9, 17, 33] {
         cs.push(("lanes", lanes(n)));

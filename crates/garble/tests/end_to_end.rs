@@ -6,8 +6,9 @@ mod common;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use transputation_circuits::{library, Circuit, Gate};
-use transputation_garble::aes::Backend;
-use transputation_garble::{decode, prg::Prg, Block, Scheme};
+use transputation_core::aes::Backend;
+use transputation_core::{prg::Prg, Block};
+use transputation_garble::{decode, Scheme};
 
 /// Garbles `circuit`, evaluates it on `inputs` (one bool per input wire) feeding the tables
 /// in pieces of `piece` bytes, and returns the decoded output and the table bytes.

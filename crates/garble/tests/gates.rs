@@ -1,4 +1,4 @@
-//! Single gates through the public gate functions (GARBLING.md §5.1, §5.4, §5.5):
+//! Single gates through the public gate functions (docs/garbling.md §7.1, §7.4, §7.5):
 //! exhaustive correctness over input values, permute bits and `prf`'s πc; `prf`'s signal
 //! masks; and evaluation with wrong labels. Labels are random with forced lsbs, from seeded
 //! generators, so every run checks the same cases.
@@ -9,10 +9,10 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha12Rng;
-use transputation_garble::aes::{encrypt_under_keys, Backend};
+use transputation_core::aes::{encrypt_under_keys, Backend};
+use transputation_core::Block;
 use transputation_garble::schemes::half_gates::{self, HalfGateHash, LabelKeyed, Tccr};
 use transputation_garble::schemes::prf::{self, blk};
-use transputation_garble::Block;
 
 const TRIALS: usize = 50;
 
@@ -30,7 +30,7 @@ fn aes(key: Block, pt: Block) -> Block {
     b[0]
 }
 
-/// Two independent `prf` labels `[k^0, k^1]` with permute bit `pi` (§1.2).
+/// Two independent `prf` labels `[k^0, k^1]` with permute bit `pi` (§2.1).
 fn prf_labels(rng: &mut ChaCha12Rng, pi: bool) -> [Block; 2] {
     [
         random_block(rng).with_lsb(pi),
@@ -59,7 +59,7 @@ fn and_prf_values(ka: [Block; 2], kb: [Block; 2], g: u64) -> ([Block; 4], [Block
     (fa, fb)
 }
 
-/// The evaluator's `K` for held labels `la`, `lb` (§1.4).
+/// The evaluator's `K` for held labels `la`, `lb` (§2.3).
 fn eval_k(la: Block, lb: Block, g: u64) -> Block {
     let r = 2 * u32::from(la.lsb()) + u32::from(lb.lsb());
     aes(la, blk(g, r)) ^ aes(lb, blk(g, r))
@@ -110,7 +110,7 @@ fn prf_and_exhaustive() {
             for pc in bools() {
                 for _ in 0..TRIALS {
                     let gate = PrfAnd::new(&mut rng, pa, pb, pc);
-                    // Point and permute on the output, πc = lsb(kc^0) (§1.4).
+                    // Point and permute on the output, πc = lsb(kc^0) (§2.3).
                     assert_eq!(gate.kc[0].lsb(), pc);
                     assert_ne!(gate.kc[0].lsb(), gate.kc[1].lsb());
                     for va in 0..2 {
@@ -130,7 +130,7 @@ fn prf_and_exhaustive() {
 
 #[test]
 fn prf_and_output_labels_are_the_row_combinations() {
-    // §1.4.1 / §5.2: {kc^0, kc^1} = {K̄00 | πc⊕v00, (K̄01⊕K̄10⊕K̄11) | πc⊕1⊕v00}, so that both
+    // §2.3 / §7.2: {kc^0, kc^1} = {K̄00 | πc⊕v00, (K̄01⊕K̄10⊕K̄11) | πc⊕1⊕v00}, so that both
     // output labels are PRF outputs and the output offset is fresh per gate.
     let mut rng = rng(2);
     for pa in bools() {
@@ -161,7 +161,7 @@ fn prf_xor_exhaustive() {
                 let (ka, kb) = (prf_labels(&mut rng, pa), prf_labels(&mut rng, pb));
                 let f = |k: [Block; 2], s: u32| aes(by_signal(k, s == 1), blk(g, s));
                 let (t, kc) = prf::garble_xor(pa, pb, [f(ka, 0), f(ka, 1)], [f(kb, 0), f(kb, 1)]);
-                // πc = πa ⊕ πb (§1.5).
+                // πc = πa ⊕ πb (§2.5).
                 assert_eq!(kc[0].lsb(), pa ^ pb);
                 assert_ne!(kc[0].lsb(), kc[1].lsb());
                 for va in 0..2 {
@@ -292,7 +292,7 @@ fn batched_hashes_equal_single_hashes() {
 
 #[test]
 fn prf_mask_bits_decrypt_the_output_signal_bit() {
-    // §5.4: bit_r(m) ⊕ lsb(K_r) is the signal bit of row r's correct output label, and
+    // §7.4: bit_r(m) ⊕ lsb(K_r) is the signal bit of row r's correct output label, and
     // flipping bit r of m flips exactly the lsb of row r's output and nothing else.
     let mut rng = rng(6);
     for pa in bools() {
@@ -330,7 +330,7 @@ fn prf_mask_bits_decrypt_the_output_signal_bit() {
 
 #[test]
 fn prf_tables_and_labels_ignore_the_raw_lsbs_of_k() {
-    // §1.4.2 / §5.4: T1, T2 and both output labels come from the lsb-cleared K's; only the
+    // §2.4 / §7.4: T1, T2 and both output labels come from the lsb-cleared K's; only the
     // mask uses lsb(K). Changing lsb(K_r) (through bit 0 of one PRF value) must change bit r
     // of m and nothing else.
     let mut rng = rng(7);
@@ -384,7 +384,7 @@ fn wrong_labels(rng: &mut ChaCha12Rng, own: Block, other: Block) -> Vec<Block> {
 
 #[test]
 fn prf_and_wrong_labels_give_no_output_label() {
-    // §5.5. Swapping a and b is not noticed when both signal bits are equal (row 2α+β and the
+    // §7.5. Swapping a and b is not noticed when both signal bits are equal (row 2α+β and the
     // evaluator's rule are symmetric then), so that case must give the right label, and the
     // other must give neither.
     let mut rng = rng(8);

@@ -10,7 +10,7 @@ use common::{evaluate, garble, lanes};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha12Rng;
 use transputation_circuits::{library, Circuit, Gate};
-use transputation_garble::aes::Backend;
+use transputation_core::aes::Backend;
 use transputation_garble::{EvalError, Scheme};
 
 /// Circuits with different stream layouts: AES-128; AND/XOR/NOT lanes; an odd number of

@@ -1,15 +1,15 @@
-//! Known-answer vectors of GARBLING.md §6 against the public gate functions, on every AES
+//! Known-answer vectors of docs/garbling.md §8 against the public gate functions, on every AES
 //! backend, in both directions: garbling must reproduce the vectors byte for byte, and
 //! evaluating with the labels of each input pair must give the label of the gate's value.
 //!
-//! The vectors come from the spec's Python model, not from libscapi, emp or mpz; they pin
-//! byte order, the PRF input `blk(g, r)` (§1.3), the tweak encodings (§2.2, §3.7) and the
-//! a/b asymmetry of both constructions.
+//! The vectors come from an executable model of docs/garbling.md, not from libscapi, emp or
+//! mpz; they pin byte order, the PRF input `blk(g, r)` (§2.2), the tweak encodings (§4,
+//! §5.1) and the a/b asymmetry of both constructions.
 
-use transputation_garble::aes::{encrypt_under_keys, Backend};
+use transputation_core::aes::{encrypt_under_keys, Backend};
+use transputation_core::Block;
 use transputation_garble::schemes::half_gates::{self, HalfGateHash, LabelKeyed, Tccr};
 use transputation_garble::schemes::prf::{self, blk};
-use transputation_garble::Block;
 
 fn hex(s: &str) -> Block {
     Block::from_hex(s)
@@ -22,7 +22,7 @@ fn aes(backend: Backend, key: Block, pt: Block) -> Block {
     b[0]
 }
 
-/// The label of `[k^0, k^1]` whose lsb is `s` (GARBLING.md §1.2, `k[s]`).
+/// The label of `[k^0, k^1]` whose lsb is `s` (docs/garbling.md §2.1, `k[s]`).
 fn by_signal(k: [Block; 2], s: bool) -> Block {
     if k[0].lsb() == s {
         k[0]
@@ -31,8 +31,8 @@ fn by_signal(k: [Block; 2], s: bool) -> Block {
     }
 }
 
-/// The S1 labels of §6.
-fn s1_labels() -> ([Block; 2], [Block; 2]) {
+/// The `prf` labels of the vectors (docs/garbling.md §8).
+fn prf_labels() -> ([Block; 2], [Block; 2]) {
     (
         [
             hex("000102030405060708090a0b0c0d0e0f"),
@@ -45,7 +45,7 @@ fn s1_labels() -> ([Block; 2], [Block; 2]) {
     )
 }
 
-/// The eight PRF values of an S1 AND gate in `prf::garble_and`'s layout:
+/// The eight PRF values of a `prf` AND gate in `prf::garble_and`'s layout:
 /// `fa[2α+β] = AES_{ka[α]}(blk(g, 2α+β))`, `fb[2β+α] = AES_{kb[β]}(blk(g, 2α+β))`.
 fn and_prf_values(
     backend: Backend,
@@ -66,7 +66,7 @@ fn and_prf_values(
 
 #[test]
 fn blk_layout() {
-    // LE64(g) in bytes 0..7, zero bytes 8..11, LE32(r) in bytes 12..15 (§1.3).
+    // LE64(g) in bytes 0..7, zero bytes 8..11, LE32(r) in bytes 12..15 (§2.2).
     assert_eq!(
         blk(0x0807_0605_0403_0201, 0x0d0c_0b0a),
         hex("0102030405060708000000000a0b0c0d")
@@ -75,8 +75,8 @@ fn blk_layout() {
 }
 
 #[test]
-fn s1_and_gate_5() {
-    let (ka, kb) = s1_labels();
+fn prf_and_gate_5() {
+    let (ka, kb) = prf_labels();
     let g = 5;
     for backend in Backend::available() {
         let (fa, fb) = and_prf_values(backend, ka, kb, g);
@@ -119,8 +119,8 @@ fn s1_and_gate_5() {
 }
 
 #[test]
-fn s1_xor_gate_6() {
-    let (ka, kb) = s1_labels();
+fn prf_xor_gate_6() {
+    let (ka, kb) = prf_labels();
     let g = 6;
     for backend in Backend::available() {
         let f = |k: [Block; 2], s: u32| aes(backend, by_signal(k, s == 1), blk(g, s));
@@ -156,7 +156,7 @@ fn s1_xor_gate_6() {
     }
 }
 
-/// Garbles the §6 half-gates AND with tweaks `(j, j')` through `hash`, checks `(TG, TE, C0)`
+/// Garbles the §8 half-gates AND with tweaks `(j, j')` through `hash`, checks `(TG, TE, C0)`
 /// and evaluates all four input pairs.
 fn half_gates_vector(hash: &dyn HalfGateHash, j: u64, j2: u64, want: [&str; 3], what: &str) {
     let a0 = hex("000102030405060708090a0b0c0d0e0f");
@@ -185,7 +185,7 @@ fn half_gates_vector(hash: &dyn HalfGateHash, j: u64, j2: u64, want: [&str; 3], 
 }
 
 #[test]
-fn s3_mpz_tccr_and_gate() {
+fn ideal_tccr_and_gate() {
     for backend in Backend::available() {
         half_gates_vector(
             &Tccr::new(backend),
@@ -196,13 +196,13 @@ fn s3_mpz_tccr_and_gate() {
                 "1b92b8e4dbbb3e299003fa74a1890ca5",
                 "a4c830cd0ad6650943d807d73bf5134c",
             ],
-            &format!("S3-mpz {backend:?}"),
+            &format!("ideal {backend:?}"),
         );
     }
 }
 
 #[test]
-fn s2_label_keyed_and_gate() {
+fn circular_label_keyed_and_gate() {
     for backend in Backend::available() {
         half_gates_vector(
             &LabelKeyed::new(backend),
@@ -213,14 +213,14 @@ fn s2_label_keyed_and_gate() {
                 "80c263831238f48b86b169f2cd0add6c",
                 "f13f5da8da39fe9663f56031b6c023c2",
             ],
-            &format!("S2 {backend:?}"),
+            &format!("circular {backend:?}"),
         );
     }
 }
 
 #[test]
 fn tccr_is_mpz_formula_with_big_endian_tweak() {
-    // H(X, t) = π(π(X) ⊕ <t>) ⊕ π(X), <t> big-endian, π = AES under 45 2a ... (§3.7),
+    // H(X, t) = π(π(X) ⊕ <t>) ⊕ π(X), <t> big-endian, π = AES under 45 2a ... (§5.1),
     // recomputed here from raw AES so that a tweak in the wrong bytes cannot hide behind the
     // single vector above (which only uses t = 1, 2).
     for backend in Backend::available() {
@@ -248,7 +248,7 @@ fn tccr_is_mpz_formula_with_big_endian_tweak() {
 
 #[test]
 fn label_keyed_is_aes_under_the_label_of_le64_tweak() {
-    // H(X, t) = AES_X(LE64(t) ‖ 0^8) (§2.2).
+    // H(X, t) = AES_X(LE64(t) ‖ 0^8) (§4).
     for backend in Backend::available() {
         let h = LabelKeyed::new(backend);
         for (x, t) in [

@@ -1,4 +1,4 @@
-//! Cheap statistical sanity (GARBLING.md §5.9): over 200 garblings of a small circuit with
+//! Cheap statistical sanity (docs/garbling.md §7.9): over 200 garblings of a small circuit with
 //! deterministic seeds, permute bits, output-label signal bits and table bits are roughly
 //! balanced. Bounds are loose (about 6 standard deviations), so the tests catch stuck or
 //! copied bits, not subtle biases.
@@ -116,7 +116,7 @@ fn table_bits_are_balanced() {
         }
         for (bit, &ones) in counts.iter().enumerate() {
             if scheme == Scheme::Prf && bit == 0 {
-                // T1 and T2 are built from lsb-cleared K's (§1.4.2): bit 0 is always 0.
+                // T1 and T2 are built from lsb-cleared K's (§2.4): bit 0 is always 0.
                 assert_eq!(ones, 0, "prf: bit 0 of T1/T2");
                 continue;
             }

@@ -1,4 +1,4 @@
-//! Tweak uniqueness of the half-gates schemes (GARBLING.md §2.7, §3.8, §5.6, §5.7): the hash
+//! Tweak uniqueness of the half-gates schemes (docs/garbling.md §3.4, §7.6, §7.7): the hash
 //! is wrapped in a recorder, a whole circuit is garbled and evaluated, and every
 //! `(X, tweak)` query is checked. (`prf`'s `(key, blk)` pairs are checked by a unit test in
 //! `src/schemes/prf.rs`, through a test-only hook.)
@@ -9,11 +9,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use transputation_circuits::{library, Circuit, Stats};
-use transputation_garble::aes::Backend;
+use transputation_core::aes::Backend;
+use transputation_core::{prg::Prg, Block};
 use transputation_garble::schemes::half_gates::{
     HalfGateHash, HalfGatesEvaluator, HalfGatesGarbler, LabelKeyed, Tccr,
 };
-use transputation_garble::{decode, prg::Prg, Block, Evaluate, Garble};
+use transputation_garble::{decode, Evaluate, Garble};
 
 /// Hash queries `(X, tweak)` in order.
 type Queries = Vec<(Block, u64)>;
@@ -88,7 +89,7 @@ fn record<H: HalfGateHash>(
     (g, e, delta)
 }
 
-/// The checks of §5.6 on one garbling.
+/// The checks of §7.6 on one garbling.
 fn check_queries(circuit: &Circuit, g: &[(Block, u64)], e: &[(Block, u64)], delta: Block) {
     let n_and = Stats::of(circuit).and;
     assert_eq!(g.len() as u64, 4 * n_and, "4 garbler hashes per AND gate");
@@ -116,7 +117,7 @@ fn check_queries(circuit: &Circuit, g: &[(Block, u64)], e: &[(Block, u64)], delt
             "tweak {t} hashes two unrelated labels"
         );
     }
-    // The AND counter of §3.7: the n-th AND gate uses 2n+1 and 2n+2, so the tweaks are
+    // The AND counter of §5.1: the n-th AND gate uses 2n+1 and 2n+2, so the tweaks are
     // exactly 1..=2·n_and (none restarted between garble() calls).
     let mut tweaks: Vec<u64> = by_tweak.keys().copied().collect();
     tweaks.sort_unstable();

@@ -9,7 +9,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use transputation_garble::Block;
+use transputation_core::Block;
 use transputation_ot::{self as ot, base};
 
 fn base_ot(c: &mut Criterion) {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use transputation_garble::Block;
+use transputation_core::Block;
 use transputation_ot::{self as ot, base};
 
 fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {

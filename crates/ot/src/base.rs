@@ -51,7 +51,7 @@ use curve25519_dalek::traits::{Identity, IsIdentity};
 use rand::{CryptoRng, RngCore};
 use sha2::{Digest, Sha256};
 use subtle::{Choice, ConditionallySelectable};
-use transputation_garble::Block;
+use transputation_core::Block;
 
 use crate::{Error, Message};
 

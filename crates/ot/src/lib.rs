@@ -62,7 +62,7 @@
 //!   `i = 0..128`, the 16 bytes of `u_i` for the chunk's OTs `128·b .. 128·b + 128` as a
 //!   little-endian `u128` (bit `k` is the chunk's OT `128·b + k`).
 //! - msg_y (per chunk): `y_j^0 ‖ y_j^1` for the chunk's OTs `j = 0..m`, 16 bytes each
-//!   ([`transputation_garble::Block::to_bytes`]).
+//!   ([`transputation_core::Block::to_bytes`]).
 //! - msg_d (per chunk): `d_j` for the chunk's OTs `j = 0..m`, 16 bytes each, the same way.
 //!
 //! The base-OT keys and the per-column PRGs are described in [`base`] and above; the test
@@ -98,7 +98,7 @@
 //!    Transfers Efficiently", CRYPTO 2003) turns those 128 into `m` OTs of labels with
 //!    symmetric crypto only. The extension *receiver* (evaluator) is the base-OT *sender*:
 //!    it holds both seeds `k_i^0, k_i^1` of each column and stretches them with AES-CTR
-//!    ([`transputation_garble::prg::Prg`]) into `t_i = G(k_i^0)` and sends
+//!    ([`transputation_core::prg::Prg`]) into `t_i = G(k_i^0)` and sends
 //!    `u_i = t_i ⊕ G(k_i^1) ⊕ r` (`r` = its choices). The extension *sender* (garbler) is
 //!    the base-OT *receiver* with a secret random choice string `s ∈ {0,1}^128`: it gets
 //!    `k_i^{s_i}` and computes `q_i = G(k_i^{s_i}) ⊕ s_i·u_i = t_i ⊕ s_i·r`, whose rows
@@ -128,7 +128,7 @@
 //!   label pairs do not depend on `s`. The one-call forms `π(x ⊕ j) ⊕ x ⊕ j` and
 //!   `π(σ(x) ⊕ j) ⊕ σ(x)` were considered and rejected: two queries `(x, j)`,
 //!   `(x ⊕ j ⊕ j', j')` hit the same `π` input and give related outputs, so they are not
-//!   TCR in the GKWY20 sense (GARBLING.md §3.1 records the same distinguisher); the
+//!   TCR in the GKWY20 sense (docs/garbling.md §5.2 gives the same distinguisher); the
 //!   tweak would buy nothing. TMMO costs two AES calls per hash, which is cheap next to
 //!   the rest (see the `ot` bench).
 //! - `HASH_KEY` differs from the garbling schemes' fixed key, so the OT hashes and the
@@ -174,7 +174,7 @@
 //!
 //! ```
 //! use rand::{Rng, SeedableRng};
-//! use transputation_garble::Block;
+//! use transputation_core::Block;
 //! use transputation_ot as ot;
 //!
 //! let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
@@ -200,7 +200,7 @@
 //! ```
 //! use std::collections::VecDeque;
 //! use rand::{Rng, SeedableRng};
-//! use transputation_garble::Block;
+//! use transputation_core::Block;
 //! use transputation_ot as ot;
 //!
 //! let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(2);

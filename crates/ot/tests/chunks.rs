@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use transputation_garble::Block;
+use transputation_core::Block;
 use transputation_ot::{self as ot, Error, Message};
 
 fn pairs(m: usize, rng: &mut ChaCha20Rng) -> Vec<[Block; 2]> {

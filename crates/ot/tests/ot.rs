@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use sha2::{Digest, Sha256};
-use transputation_garble::Block;
+use transputation_core::Block;
 use transputation_ot::{self as ot, Error, Message};
 
 /// One whole run; returns every message, the pairs, the choices and the labels.

@@ -20,6 +20,19 @@ pub enum Error {
         /// The valid names, comma-separated.
         valid: String,
     },
+    /// A transport this build was compiled without.
+    #[error(
+        "transport '{name}' is not in this build (built without the Cargo feature \
+         '{feature}'; valid: {valid})"
+    )]
+    NotBuilt {
+        /// The name as given.
+        name: String,
+        /// The feature that adds it.
+        feature: &'static str,
+        /// The valid names, comma-separated.
+        valid: String,
+    },
     /// An option that the named transport does not take.
     #[error("transport '{transport}' has no option '{option}' (valid: {valid})")]
     UnknownOption {
@@ -28,7 +41,7 @@ pub enum Error {
         /// The option as given.
         option: String,
         /// The valid options, comma-separated.
-        valid: &'static str,
+        valid: String,
     },
     /// A known option with a value it cannot take.
     #[error("transport '{transport}': bad value '{value}' for option '{option}': {reason}")]
@@ -40,7 +53,7 @@ pub enum Error {
         /// The value as given.
         value: String,
         /// What a valid value looks like.
-        reason: &'static str,
+        reason: String,
     },
     /// The kernel refused the requested TCP congestion control algorithm.
     #[error(

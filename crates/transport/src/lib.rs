@@ -98,25 +98,25 @@
 //! acknowledgements and retransmissions are not counted.
 
 mod channel;
+mod config;
 mod error;
+pub mod family;
 mod framing;
 mod memory;
-mod mtcp;
-mod quic;
+mod registry;
 pub mod secure;
 pub mod sizing;
-mod spec;
-mod tcp;
-mod udp;
-mod udt;
+mod tcp_socket;
+mod transports;
 
 pub use channel::{ByteCounts, Channel, SocketBuffers};
+pub use config::Config;
 pub use error::{Error, Result};
+pub use family::{Delivery, Family};
 pub use framing::{Framed, DEFAULT_MAX_MESSAGE};
 pub use memory::{memory_pair, MemoryChannel};
-pub use quic::QuicCongestion;
-pub use secure::{Credentials, SecureChannel};
-pub use spec::{
-    available_congestion_controls, check_congestion_control, transports, Config, Listener,
-    TransportInfo, TransportSpec,
+pub use registry::{
+    describe_options, families, not_built, transports, Listener, TransportInfo, TransportSpec,
 };
+pub use secure::{Credentials, SecureChannel};
+pub use tcp_socket::{available_congestion_controls, check_congestion_control};

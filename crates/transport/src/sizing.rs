@@ -180,7 +180,7 @@ fn to_u64(x: f64) -> u64 {
 /// unit `bit`, `kbit`, `mbit` or `gbit` (decimal, as in tc), from 8 kbit to 1000 gbit;
 /// `None` for anything else, including `unlimited` and 0.
 pub fn parse_rate(s: &str) -> Option<u64> {
-    crate::spec::parse_rate(s).filter(|&r| r > 0)
+    crate::family::parse_rate(s).filter(|&r| r > 0)
 }
 
 /// The kernel's caps on socket buffers a process may ask for without privilege
@@ -220,7 +220,7 @@ mod tests {
         assert_eq!(s.limited_by, Limit::Bdp);
         assert_eq!((s.rtt_ms, s.arrival_bps), (100.0, 100_000_000));
         assert_eq!((s.paper_bound_bytes, s.fill_bound_bytes), (None, None));
-        // 1 Gbit/s × 300 ms = 37.5 MB (NETWORK-NOTES' long link).
+        // 1 Gbit/s × 300 ms = 37.5 MB (the paper's EU–AUS link, its §7.2).
         let s = size_buffers(&path(300, 1000), 1 << 30);
         assert_eq!(s.bdp_bytes, 37_500_000);
         assert_eq!(s.buffer_bytes, 75_000_000);

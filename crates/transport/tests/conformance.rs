@@ -1,17 +1,14 @@
-//! The transport contract (crate docs; issue 4, "Done when"), one suite run for every
-//! transport, over 127.0.0.1 only.
+//! The transport contract (crate docs), one suite run for every transport of the registry,
+//! over 127.0.0.1 only.
 //!
-//! Each `conformance!` line below generates one `#[test]` per case for one transport
-//! string, in a module named by the first argument, so a failure names both (`cargo test
-//! -p transputation-transport --test conformance udp_jumbo::` runs one transport). Adding a
-//! transport is one line:
-//!
-//! - `conformance!(name, "spec");` for a transport over TCP (or anything that is not UDP);
-//! - `conformance!(name, "spec", datagrams);` for a reliable transport over UDP (`quic`,
-//!   `udt`): it also gets a case in which a relay drops one datagram, which must be repaired;
-//! - `conformance!(name, "spec", lossy_ok);` for a datagram transport that does not repair
-//!   loss (`udp`): there the dropped datagram must be reported as [`Error::Unreliable`], and
-//!   no byte of the damaged message may be delivered.
+//! The tests are derived from the registry (`transputation_transport::families()`): every
+//! transport string a family lists in its `conformance` field gets every case below, named
+//! `SPEC::CASE` (`cargo test -p transputation-transport --test conformance -- udt:mss=9000::`
+//! runs one transport string). Transports over UDP also get a case in which a relay drops
+//! one datagram: one that repairs loss (`udt`, `quic`; its first string) must deliver
+//! everything intact, one that does not (`udp`; every string) must report
+//! [`Error::Unreliable`] and deliver no byte of the damaged message. Adding a transport to the registry adds it
+//! here; nothing in this file names one.
 //!
 //! A transport whose listener fails with [`Error::CongestionControl`] (a kernel without
 //! bbr) is skipped with a message on stderr; every other failure fails the test.
@@ -22,93 +19,79 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use transputation_transport::{Channel, Config, Error, Framed, TransportSpec};
+use libtest_mimic::{Arguments, Failed, Trial};
+use transputation_transport::{families, Channel, Config, Delivery, Error, Framed, TransportSpec};
 
-/// One module of tests per transport string; see the file's docs for the forms.
-macro_rules! conformance {
-    ($name:ident, $spec:literal $(, $kind:ident)?) => {
-        mod $name {
-            use super::cases;
-            const SPEC: &str = $spec;
+/// A case: runs on the transport string it is given, panics on failure.
+type Case = fn(&str);
 
-            #[test]
-            fn message_of_0_bytes() {
-                cases::one_message(SPEC, 0);
-            }
-            #[test]
-            fn message_of_1_byte() {
-                cases::one_message(SPEC, 1);
-            }
-            #[test]
-            fn message_of_64_kib() {
-                cases::one_message(SPEC, 64 << 10);
-            }
-            #[test]
-            fn message_of_1_mib() {
-                cases::one_message(SPEC, 1 << 20);
-            }
-            #[test]
-            fn message_of_256_mib() {
-                cases::huge_message(SPEC, 256 << 20);
-            }
-            #[test]
-            fn messages_of_sizes_around_boundaries() {
-                cases::boundary_sizes(SPEC);
-            }
-            #[test]
-            fn many_small_messages_in_order() {
-                cases::many_small(SPEC, 100_000);
-            }
-            #[test]
-            fn both_directions_at_once() {
-                cases::both_directions(SPEC, 32 << 20);
-            }
-            #[test]
-            fn peer_closing_mid_message_is_an_error() {
-                cases::peer_closes_mid_message(SPEC);
-            }
-            #[test]
-            fn connecting_to_a_closed_port_fails_in_time() {
-                cases::closed_port(SPEC);
-            }
-            #[test]
-            fn oversized_messages_are_refused_on_both_sides() {
-                cases::oversized(SPEC);
-            }
-            $(conformance!(@loss $kind);)?
-        }
-    };
-    (@loss lossy_ok) => {
-        #[test]
-        fn one_lost_datagram_is_reported_not_delivered() {
-            cases::lost_datagram(SPEC, cases::Loss::Reported);
-        }
-    };
-    (@loss datagrams) => {
-        #[test]
-        fn one_lost_datagram_is_repaired() {
-            cases::lost_datagram(SPEC, cases::Loss::Repaired);
-        }
-    };
+/// The cases every transport string runs: (name, case).
+const CASES: &[(&str, Case)] = &[
+    ("message_of_0_bytes", |s| cases::one_message(s, 0)),
+    ("message_of_1_byte", |s| cases::one_message(s, 1)),
+    ("message_of_64_kib", |s| cases::one_message(s, 64 << 10)),
+    ("message_of_1_mib", |s| cases::one_message(s, 1 << 20)),
+    ("message_of_256_mib", |s| cases::huge_message(s, 256 << 20)),
+    ("messages_of_sizes_around_boundaries", cases::boundary_sizes),
+    ("many_small_messages_in_order", |s| {
+        cases::many_small(s, 100_000)
+    }),
+    ("both_directions_at_once", |s| {
+        cases::both_directions(s, 32 << 20)
+    }),
+    (
+        "peer_closing_mid_message_is_an_error",
+        cases::peer_closes_mid_message,
+    ),
+    (
+        "connecting_to_a_closed_port_fails_in_time",
+        cases::closed_port,
+    ),
+    (
+        "oversized_messages_are_refused_on_both_sides",
+        cases::oversized,
+    ),
+];
+
+/// One trial running `case` on `spec`; a panic in the case is its failure.
+fn trial(spec: &'static str, name: &str, case: Case) -> Trial {
+    Trial::test(format!("{spec}::{name}"), move || {
+        std::panic::catch_unwind(|| case(spec)).map_err(|p| {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "the case panicked".into());
+            Failed::from(msg)
+        })
+    })
 }
 
-// The transports under test: one line each (see the file docs for the three forms).
-conformance!(tcp, "tcp");
-conformance!(tcp_cubic, "tcp:cc=cubic");
-conformance!(tcp_bbr, "tcp-bbr");
-conformance!(mtcp_1, "mtcp:streams=1");
-conformance!(mtcp_4_small_chunks, "mtcp:streams=4,chunk=1024");
-conformance!(mtcp_7, "mtcp:streams=7");
-conformance!(udp, "udp", lossy_ok);
-conformance!(udp_jumbo, "udp:mtu=9000,rate=1gbit", lossy_ok);
-conformance!(udp_small_mtu, "udp:mtu=576,rate=500mbit", lossy_ok);
-conformance!(udt, "udt", datagrams);
-conformance!(udt_jumbo, "udt:mss=9000");
-conformance!(udt_timer_acks, "udt:ack=0");
-conformance!(quic, "quic", datagrams);
-conformance!(quic_bbr, "quic:cc=bbr");
-conformance!(quic_newreno_small_window, "quic:cc=newreno,window=1048576");
-conformance!(quic_jumbo, "quic:window=1048576,mtu=9000");
+fn main() {
+    let args = Arguments::from_args();
+    let mut trials = Vec::new();
+    for family in families() {
+        for (i, &spec) in family.conformance.iter().enumerate() {
+            for &(name, case) in CASES {
+                trials.push(trial(spec, name, case));
+            }
+            match (i, family.delivery) {
+                (0, Delivery::RepairsDatagrams) => {
+                    trials.push(trial(spec, "one_lost_datagram_is_repaired", |s| {
+                        cases::lost_datagram(s, cases::Loss::Repaired)
+                    }))
+                }
+                (_, Delivery::ReportsLoss) => trials.push(trial(
+                    spec,
+                    "one_lost_datagram_is_reported_not_delivered",
+                    |s| cases::lost_datagram(s, cases::Loss::Reported),
+                )),
+                _ => {}
+            }
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
 
 /// The cases, each a function of the transport string.
 mod cases {
@@ -118,7 +101,6 @@ mod cases {
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Loss {
         /// Deliver everything intact anyway (it retransmits).
-        #[allow(dead_code, reason = "for the reliable transports over UDP (quic, udt)")]
         Repaired,
         /// Fail with [`Error::Unreliable`], delivering nothing of the damaged message.
         Reported,

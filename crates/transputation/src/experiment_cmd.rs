@@ -1,32 +1,23 @@
 //! `transputation testbed run`, `report` and `experiments`: experiments over emulated links.
 //!
-//! `run` builds an experiment from flags or a TOML file (`transputation_testbed::experiment`),
-//! checks every circuit, scheme and transport here before any link is built, and hands the
-//! runner a [`Launcher`] that starts this binary's `garbler` and `evaluator` with zero inputs
-//! of the right lengths. Session protection follows what the parties support: with
-//! `--psk-file` in `garbler --help`, a one-time pre-shared key is made for the experiment
-//! (protection on), or `--insecure` is passed (`--insecure` here); a build without session
-//! protection records `unsupported`. `--preset` starts from one of
-//! `transputation_testbed::preset`'s experiments. `report` prints the Table-4 shape
-//! (`transputation_testbed::report`) and, with `--plots`, SVG figures.
+//! `run` builds an experiment from flags, a TOML file (`transputation_experiments::experiment`)
+//! or a preset, and hands it to `transputation_experiments::launch`, which checks it, starts
+//! this binary's `garbler` and `evaluator` as the parties and records the runs; this module
+//! only turns flags into the experiment and prints. `--preset` starts from one of
+//! `transputation_experiments::preset`'s experiments. `report` prints the Table-4 shape
+//! (`transputation_experiments::report`) and, with `--plots`, SVG figures.
 
-use std::collections::HashMap;
-use std::net::SocketAddrV4;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
-use transputation_circuits::{library, Party};
-use transputation_testbed::db::{self, Db, Environment, LinkRecord};
-use transputation_testbed::experiment::{Cell, ExperimentFile, SweepFile};
-use transputation_testbed::runner::{Launcher, PartyCommand, Runner};
-use transputation_testbed::{preset, report, HostCc};
+use transputation_experiments::db::{self, Db};
+use transputation_experiments::experiment::{ExperimentFile, SweepFile};
+use transputation_experiments::launch::{self, usable_transports, Source};
+use transputation_experiments::{preset, report};
 
-use crate::garble_cmd::parse_scheme;
+use crate::capabilities_cmd::capabilities;
 use crate::report::table;
-use crate::transport_cmd::parse_spec;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -177,7 +168,8 @@ impl RunArgs {
             (None, Some(name)) => {
                 let mut f = preset::preset(name)?;
                 if self.transports.is_none() {
-                    f.transports = usable_transports(&f.transports, |t, why| {
+                    let caps = capabilities();
+                    f.transports = usable_transports(&f.transports, &caps, |t, why| {
                         eprintln!("preset {name}: leaving out the transport {t}: {why}")
                     });
                 }
@@ -264,30 +256,6 @@ impl RunArgs {
     }
 }
 
-/// The transports of `wanted` this build can run; `skipped` hears of each one left out and
-/// why.
-fn usable_transports(wanted: &[String], mut skipped: impl FnMut(&str, &str)) -> Vec<String> {
-    let known = transputation_transport::transports();
-    wanted
-        .iter()
-        .filter(|t| {
-            let name = t.split(':').next().unwrap_or(t);
-            match known.iter().find(|k| k.name == name).map(|k| &k.available) {
-                Some(Ok(())) => true,
-                Some(Err(e)) => {
-                    skipped(t, &e.to_string());
-                    false
-                }
-                None => {
-                    skipped(t, "no such transport in this build");
-                    false
-                }
-            }
-        })
-        .cloned()
-        .collect()
-}
-
 /// Transports or circuits separated by `;`, or by `,` where a comma does not continue an
 /// item's options (`mtcp:streams=8,chunk=65536` keeps its comma: `chunk=...` is an option).
 fn split_options_list(s: &str) -> Vec<String> {
@@ -310,253 +278,31 @@ fn split_options_list(s: &str) -> Vec<String> {
     out
 }
 
-/// The parties: this binary's garbler and evaluator with zero inputs.
-struct Parties {
-    exe: PathBuf,
-    /// Circuit → (garbler input, evaluator input), hex.
-    inputs: HashMap<String, (String, String)>,
-    /// Protection flags for both parties.
-    protection_flags: Vec<String>,
-    /// Whether the parties take --rtt-ms and --bandwidth (buffer sizing, paper §4.2).
-    sizes_buffers: bool,
-    /// The one-time key's directory, removed at the end.
-    _key_dir: Option<tempfile::TempDir>,
-}
-
-impl Launcher for Parties {
-    fn circuit_parties(
-        &self,
-        cell: &Cell,
-        link: &LinkRecord,
-        server: SocketAddrV4,
-        timeout: Duration,
-    ) -> Result<(PartyCommand, PartyCommand), String> {
-        let (gi, ei) = self
-            .inputs
-            .get(&cell.circuit)
-            .ok_or_else(|| format!("no inputs prepared for {}", cell.circuit))?;
-        // A silent peer is given up on well before the run's limit where that is long.
-        let silent = timeout.as_secs().clamp(1, 120);
-        let mut common = vec![
-            "--circuit".to_string(),
-            cell.circuit.clone(),
-            "--scheme".into(),
-            cell.scheme.clone(),
-            "--transport".into(),
-            cell.transport.clone(),
-            "--timeout".into(),
-            silent.to_string(),
-            "--json".into(),
-        ];
-        common.extend(self.protection_flags.iter().cloned());
-        common.extend(sizing_flags(self.sizes_buffers, link));
-        let party = |role: &str, addr_flag: &str, input: &str| {
-            let mut args = vec![
-                role.to_string(),
-                addr_flag.to_string(),
-                server.to_string(),
-                format!("--input={input}"),
-            ];
-            args.extend(common.iter().cloned());
-            PartyCommand {
-                program: self.exe.clone(),
-                args,
-                env: Vec::new(),
-            }
-        };
-        Ok((
-            party("garbler", "--listen", gi),
-            party("evaluator", "--connect", ei),
-        ))
-    }
-
-    fn program_env(&self) -> Vec<(String, String)> {
-        vec![
-            ("TRANSPUTATION".into(), self.exe.display().to_string()),
-            ("TPB_PARTY_FLAGS".into(), self.protection_flags.join(" ")),
-        ]
-    }
-}
-
-/// `--rtt-ms` and `--bandwidth` of the link as emulated, for both parties, so that they size
-/// their buffers for it and the circuit's volume; none for a link of unlimited rate (the
-/// sizing needs both) or parties that do not size buffers.
-fn sizing_flags(supported: bool, link: &LinkRecord) -> Vec<String> {
-    match link.rate_bps {
-        Some(rate) if supported && rate > 0 => vec![
-            "--rtt-ms".into(),
-            format!("{}", link.rtt_us as f64 / 1e3),
-            "--bandwidth".into(),
-            rate.to_string(),
-        ],
-        _ => Vec::new(),
-    }
-}
-
-/// Zero inputs for a party: one hex string of the right length per group it owns.
-fn zero_input(circuit: &transputation_circuits::Circuit, party: Party) -> String {
-    circuit
-        .inputs()
-        .iter()
-        .filter(|g| g.party == party)
-        .map(|g| "0".repeat((g.len as usize).div_ceil(4)))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// The garbler's `--help`: which flags the parties take.
-fn garbler_help(exe: &Path) -> Result<String> {
-    let help = Command::new(exe)
-        .args(["garbler", "--help"])
-        .output()
-        .context("asking the garbler for its flags")?;
-    Ok(String::from_utf8_lossy(&help.stdout).into_owned())
-}
-
-/// What session protection the parties get: (flags, `on|off|unsupported`, key directory).
-fn protection(
-    exe: &Path,
-    wanted: bool,
-) -> Result<(Vec<String>, &'static str, Option<tempfile::TempDir>)> {
-    let help = garbler_help(exe)?;
-    let has_psk = help.contains("--psk-file");
-    let has_insecure = help.contains("--insecure");
-    match (wanted, has_psk, has_insecure) {
-        (true, true, _) => {
-            let dir = tempfile::Builder::new()
-                .prefix("transputation-testbed-")
-                .tempdir()
-                .context("making a directory for the experiment's key")?;
-            let key = dir.path().join("psk");
-            let out = Command::new(exe)
-                .args(["keygen", "--psk", "--out"])
-                .arg(&key)
-                .output()
-                .context("making the experiment's pre-shared key")?;
-            if !out.status.success() {
-                bail!(
-                    "making the experiment's pre-shared key failed: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                );
-            }
-            Ok((
-                vec!["--psk-file".into(), key.display().to_string()],
-                "on",
-                Some(dir),
-            ))
-        }
-        (false, _, true) => Ok((vec!["--insecure".into()], "off", None)),
-        _ => Ok((Vec::new(), "unsupported", None)),
-    }
-}
-
-/// The commit this binary was built from, if it sits in a git work tree.
-fn git_commit(exe: &Path) -> Option<String> {
-    let dir = exe.parent()?;
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["rev-parse", "HEAD"])
-        .output()
-        .ok()?;
-    let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    (out.status.success() && s.len() >= 7).then_some(s)
-}
-
 pub fn run(args: RunArgs) -> Result<()> {
-    transputation_testbed::ns::check_privileges()?;
+    transputation_netlab::ns::check_privileges()?;
     let (mut db, db_path) = open_db(args.db.as_deref())?;
-    let (file, id, protection_wanted) = match args.resume {
+    let source = match args.resume {
         Some(id) => {
-            let row = db
-                .experiment(id)?
-                .ok_or_else(|| anyhow!("no experiment {id} in {}", db_path.display()))?;
-            let mut file: ExperimentFile = serde_json::from_str(&row.spec)
-                .with_context(|| format!("experiment {id}'s description"))?;
-            if file.host_cc.is_none() {
-                // Recorded before the testbed set the hosts' congestion control: its runs had
-                // this machine's, and so do the rest.
-                eprintln!(
-                    "experiment {id} predates --host-cc: its runs had this machine's TCP \
-                     congestion control, and so will the rest (`system`)"
-                );
-                file.host_cc = Some("system".into());
+            if db.experiment(id)?.is_none() {
+                bail!("no experiment {id} in {}", db_path.display());
             }
-            let wanted = file.protection;
-            (file, Some(id), wanted)
+            Source::Resume(id)
         }
-        None => {
-            let mut f = args.experiment_file()?;
-            // Stored explicitly, so that a resumed experiment keeps it whatever the default
-            // becomes.
-            f.host_cc.get_or_insert_with(|| HostCc::DEFAULT.to_string());
-            let wanted = f.protection;
-            (f, None, wanted)
-        }
+        None => Source::New(Box::new(args.experiment_file()?)),
     };
-    let experiment = file.resolve()?;
-
-    // Check every circuit, scheme and transport here, before any link is built.
-    let mut inputs = HashMap::new();
-    for (i, c) in experiment.circuits.iter().enumerate() {
-        let circuit =
-            library::load_with_parties(c, None).map_err(|e| anyhow!("circuits[{i}] {c:?}: {e}"))?;
-        inputs.insert(
-            c.clone(),
-            (
-                zero_input(&circuit, Party::Garbler),
-                zero_input(&circuit, Party::Evaluator),
-            ),
-        );
-    }
-    for (i, s) in experiment.schemes.iter().enumerate() {
-        parse_scheme(s).map_err(|e| anyhow!("schemes[{i}] {s:?}: {e}"))?;
-    }
-    for (i, t) in experiment.transports.iter().enumerate() {
-        parse_spec(t).map_err(|e| anyhow!("transports[{i}] {t:?}: {e}"))?;
-    }
-
     let exe = std::env::current_exe().context("finding this program to start the parties")?;
-    let (protection_flags, protection_state, key_dir) = protection(&exe, protection_wanted)?;
-    let sizes_buffers = garbler_help(&exe)?.contains("--rtt-ms");
-    let plan_len = experiment.plan().len();
-    let id = match id {
-        Some(id) => id,
-        None => {
-            let env = Environment::detect(
-                env!("CARGO_PKG_VERSION"),
-                git_commit(&exe),
-                &experiment.emulator.to_string(),
-                &experiment.host_cc.to_string(),
-                protection_state,
-            );
-            let spec = serde_json::to_string(&file)?;
-            db.create_experiment(&experiment.name, &spec, plan_len, &env)?
-        }
-    };
+    let prepared = launch::prepare(&mut db, source, &exe, |note| eprintln!("{note}"))?;
+    let id = prepared.id;
     if !args.quiet {
         eprintln!(
-            "experiment {id} \"{}\": {plan_len} runs ({} conditions), results in {}",
-            experiment.name,
-            experiment.conditions.len(),
+            "experiment {id} \"{}\": {} runs ({} conditions), results in {}",
+            prepared.experiment.name,
+            prepared.planned_runs,
+            prepared.experiment.conditions.len(),
             db_path.display()
         );
     }
-    let parties = Parties {
-        exe,
-        inputs,
-        protection_flags,
-        sizes_buffers,
-        _key_dir: key_dir,
-    };
-    let outcome = Runner {
-        experiment: &experiment,
-        experiment_id: id,
-        launcher: &parties,
-        db: &mut db,
-        progress: !args.quiet,
-    }
-    .run()?;
+    let outcome = prepared.run(&mut db, !args.quiet)?;
     if !args.quiet {
         eprintln!(
             "experiment {id}: {} runs recorded now ({} failed or timed out), {} recorded before{}",
@@ -589,7 +335,7 @@ pub fn report_cmd(args: ReportArgs) -> Result<()> {
         Format::Json => outln!("{}", serde_json::to_string_pretty(&r.json())?)?,
     }
     if let Some(dir) = &args.plots {
-        let written = transputation_testbed::plot::write_all(&runs, dir)
+        let written = transputation_experiments::plot::write_all(&runs, dir)
             .with_context(|| format!("writing plots to {}", dir.display()))?;
         if written.is_empty() {
             eprintln!("no plot: the experiment varies no RTT, loss or rate with successful runs");
@@ -602,11 +348,12 @@ pub fn report_cmd(args: ReportArgs) -> Result<()> {
 }
 
 pub fn presets() -> Result<()> {
+    let caps = capabilities();
     let mut rows = Vec::new();
     for p in preset::PRESETS {
         let mut f = preset::preset(p.name)?;
         let mut left_out = Vec::new();
-        f.transports = usable_transports(&f.transports, |t, _| left_out.push(t.to_string()));
+        f.transports = usable_transports(&f.transports, &caps, |t, _| left_out.push(t.to_string()));
         let runs = match f.resolve() {
             Ok(e) => e.plan().len().to_string(),
             Err(e) => format!("unusable here: {e}"),
@@ -665,6 +412,7 @@ pub fn list(args: ExperimentsArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use transputation_netlab::HostCc;
 
     #[derive(clap::Parser)]
     struct Cli {
@@ -747,36 +495,6 @@ mod tests {
             "{e}"
         );
         assert!(file(&["--resume", "1", "--host-cc", "reno"]).is_err());
-    }
-
-    #[test]
-    fn parties_get_the_links_rtt_and_rate() {
-        let link = LinkRecord {
-            rtt_us: 100_500,
-            rate_bps: Some(200_000_000),
-            ..LinkRecord::default()
-        };
-        assert_eq!(
-            sizing_flags(true, &link),
-            ["--rtt-ms", "100.5", "--bandwidth", "200000000"]
-        );
-        assert!(sizing_flags(false, &link).is_empty());
-        let unlimited = LinkRecord {
-            rate_bps: None,
-            ..link
-        };
-        assert!(sizing_flags(true, &unlimited).is_empty());
-    }
-
-    #[test]
-    fn unusable_transports_are_left_out_with_a_note() {
-        let mut notes = Vec::new();
-        let kept = usable_transports(
-            &["tcp".into(), "sctp".into(), "mtcp:streams=2".into()],
-            |t, why| notes.push(format!("{t}: {why}")),
-        );
-        assert_eq!(kept, ["tcp", "mtcp:streams=2"]);
-        assert_eq!(notes, ["sctp: no such transport in this build"]);
     }
 
     #[test]

@@ -15,8 +15,9 @@ use clap::Args;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 use transputation_circuits::{library, Stats};
-use transputation_garble::aes::Backend;
-use transputation_garble::{decode, prg::Prg, Block, Scheme};
+use transputation_core::aes::Backend;
+use transputation_core::{prg::Prg, Block};
+use transputation_garble::{decode, Scheme};
 
 use crate::report::{peak_rss_bytes, table, thousands};
 
@@ -69,33 +70,111 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
     let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(1);
     let inputs: Vec<bool> = (0..circuit.n_inputs()).map(|_| rng.gen()).collect();
     let want = circuit.eval_bits(&inputs);
+    let bench = Bench {
+        name: &args.circuit,
+        circuit: &circuit,
+        scheme,
+        backend,
+        inputs: &inputs,
+        want: &want,
+    };
 
-    let (mut best_garble, mut best_eval) = (Duration::MAX, Duration::MAX);
-    // Set-up (label tables, input labels) is timed apart from the per-gate work.
-    let (mut best_setup, mut best_eval_setup) = (Duration::MAX, Duration::MAX);
-    let mut bytes = 0u64;
+    let mut best = Measured::NONE;
     // One buffer for every run, as a session reuses its send buffer.
     let mut buf = Vec::with_capacity(BATCH_BYTES + 64);
     for run in 0..args.repeat.max(1) {
         let seed = Block(u128::from(run) + 1);
-        // Garbling alone; the tables go to a temporary file between batches.
+        best = best.fastest(bench.garble_and_evaluate(seed, &mut buf)?);
+    }
+
+    let table_bytes = scheme.table_bytes(&stats);
+    let mask_bytes = scheme.mask_bytes(&stats);
+    if best.bytes != table_bytes + mask_bytes {
+        bail!(
+            "{} bytes garbled, expected {table_bytes} + {mask_bytes} mask bytes",
+            best.bytes
+        );
+    }
+    if args.json {
+        print_json(&args, backend, &stats, &best)
+    } else {
+        print_table(&args, backend, &stats, &best)
+    }
+}
+
+/// One circuit, scheme and input to garble and evaluate.
+struct Bench<'a> {
+    /// The circuit as named on the command line, for messages.
+    name: &'a str,
+    circuit: &'a transputation_circuits::Circuit,
+    scheme: Scheme,
+    backend: Backend,
+    /// One bit per input wire.
+    inputs: &'a [bool],
+    /// The plain evaluation's output, which the garbled one must match.
+    want: &'a [bool],
+}
+
+/// The times of one run, or the fastest of several, and the bytes garbled.
+struct Measured {
+    /// Making the garbler (its label tables).
+    setup: Duration,
+    /// Garbling, all batches.
+    garble: Duration,
+    /// Making the evaluator (its label tables, from the input labels).
+    eval_setup: Duration,
+    /// Evaluating, all batches.
+    eval: Duration,
+    /// Tables and mask bytes garbled (of the latest run).
+    bytes: u64,
+}
+
+impl Measured {
+    /// Before any run: every time is slower than a real one.
+    const NONE: Measured = Measured {
+        setup: Duration::MAX,
+        garble: Duration::MAX,
+        eval_setup: Duration::MAX,
+        eval: Duration::MAX,
+        bytes: 0,
+    };
+
+    /// Each time the faster of `self`'s and `run`'s; `run`'s bytes.
+    fn fastest(self, run: Measured) -> Measured {
+        Measured {
+            setup: self.setup.min(run.setup),
+            garble: self.garble.min(run.garble),
+            eval_setup: self.eval_setup.min(run.eval_setup),
+            eval: self.eval.min(run.eval),
+            bytes: run.bytes,
+        }
+    }
+}
+
+impl Bench<'_> {
+    /// One run: garbling alone, its tables streamed to a temporary file between batches,
+    /// then evaluation alone, batch by batch from the file; the output checked against
+    /// plain evaluation. `buf` is the batch buffer, reused across runs.
+    fn garble_and_evaluate(&self, seed: Block, buf: &mut Vec<u8>) -> Result<Measured> {
+        let (circuit, scheme, backend) = (self.circuit, self.scheme, self.backend);
         let mut file = tempfile::tempfile().context("creating a temporary file for the tables")?;
         let mut batches = Vec::new();
         let mut prg = Prg::new(seed);
         let start = Instant::now();
-        let mut garbler = scheme.garbler(&circuit, &mut prg, backend);
-        best_setup = best_setup.min(start.elapsed());
+        let mut garbler = scheme.garbler(circuit, &mut prg, backend);
+        let setup = start.elapsed();
         let mut garble_time = Duration::ZERO;
-        let labels: Vec<Block> = inputs
+        let labels: Vec<Block> = self
+            .inputs
             .iter()
             .enumerate()
             .map(|(w, &v)| garbler.input_labels(w as u32)[usize::from(v)])
             .collect();
-        bytes = 0;
+        let mut bytes = 0u64;
         loop {
             // Over the last batch's bytes, as a session's send buffers are reused.
             let start = Instant::now();
-            let (end, more) = garbler.garble_at(&mut buf, 0, BATCH_BYTES);
+            let (end, more) = garbler.garble_at(buf, 0, BATCH_BYTES);
             garble_time += start.elapsed();
             file.write_all(&buf[..end])?;
             batches.push(end);
@@ -104,71 +183,94 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
                 break;
             }
         }
-        best_garble = best_garble.min(garble_time);
         let decoding = garbler.decoding();
         drop(garbler);
 
-        // Evaluation alone, batch by batch from the file.
         file.seek(SeekFrom::Start(0))?;
         let start = Instant::now();
-        let mut evaluator = scheme.evaluator(&circuit, &labels, backend);
-        best_eval_setup = best_eval_setup.min(start.elapsed());
+        let mut evaluator = scheme.evaluator(circuit, &labels, backend);
+        let eval_setup = start.elapsed();
         let mut eval_time = Duration::ZERO;
         for &len in &batches {
             buf.resize(len, 0);
-            file.read_exact(&mut buf)?;
+            file.read_exact(buf)?;
             let start = Instant::now();
-            let used = evaluator.feed(&buf)?;
+            let used = evaluator.feed(buf)?;
             eval_time += start.elapsed();
             if used != buf.len() {
                 bail!("the evaluator left {} bytes of a batch", buf.len() - used);
             }
         }
-        best_eval = best_eval.min(eval_time);
         let out = decode(&evaluator.output_labels()?, &decoding);
-        if out != want {
+        if out != self.want {
             bail!(
                 "{scheme} on {}: the garbled output differs from plain evaluation",
-                args.circuit
+                self.name
             );
         }
+        Ok(Measured {
+            setup,
+            garble: garble_time,
+            eval_setup,
+            eval: eval_time,
+            bytes,
+        })
     }
+}
 
-    let per_and = |d: Duration| {
-        if stats.and == 0 {
-            0.0
-        } else {
-            d.as_nanos() as f64 / stats.and as f64
-        }
-    };
-    let table_bytes = scheme.table_bytes(&stats);
-    let mask_bytes = scheme.mask_bytes(&stats);
-    if bytes != table_bytes + mask_bytes {
-        bail!("{bytes} bytes garbled, expected {table_bytes} + {mask_bytes} mask bytes");
+/// Nanoseconds per AND gate (0 for a circuit without AND gates).
+fn ns_per_and(d: Duration, stats: &Stats) -> f64 {
+    if stats.and == 0 {
+        0.0
+    } else {
+        d.as_nanos() as f64 / stats.and as f64
     }
+}
+
+/// A duration in milliseconds.
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The result as one JSON object (the keys `--json` documents).
+fn print_json(
+    args: &GarbleBenchArgs,
+    backend: Backend,
+    stats: &Stats,
+    best: &Measured,
+) -> Result<()> {
+    let scheme = args.scheme;
+    let v = json!({
+        "circuit": args.circuit,
+        "scheme": scheme.name(),
+        "backend": backend.name(),
+        "and_gates": stats.and,
+        "xor_gates": stats.xor,
+        "inv_gates": stats.inv,
+        "garble_ns_per_and": ns_per_and(best.garble, stats),
+        "eval_ns_per_and": ns_per_and(best.eval, stats),
+        "garble_ms": ms(best.garble),
+        "eval_ms": ms(best.eval),
+        "garble_setup_ms": ms(best.setup),
+        "eval_setup_ms": ms(best.eval_setup),
+        "table_bytes": scheme.table_bytes(stats),
+        "mask_bytes": scheme.mask_bytes(stats),
+        "peak_rss_bytes": peak_rss_bytes(),
+        "runs": args.repeat.max(1),
+    });
+    outln!("{}", serde_json::to_string_pretty(&v)?)?;
+    Ok(())
+}
+
+/// The result as a table for people.
+fn print_table(
+    args: &GarbleBenchArgs,
+    backend: Backend,
+    stats: &Stats,
+    best: &Measured,
+) -> Result<()> {
+    let scheme = args.scheme;
     let rss = peak_rss_bytes();
-    if args.json {
-        let v = json!({
-            "circuit": args.circuit,
-            "scheme": scheme.name(),
-            "backend": backend.name(),
-            "and_gates": stats.and,
-            "xor_gates": stats.xor,
-            "inv_gates": stats.inv,
-            "garble_ns_per_and": per_and(best_garble),
-            "eval_ns_per_and": per_and(best_eval),
-            "garble_ms": best_garble.as_secs_f64() * 1e3,
-            "eval_ms": best_eval.as_secs_f64() * 1e3,
-            "garble_setup_ms": best_setup.as_secs_f64() * 1e3,
-            "eval_setup_ms": best_eval_setup.as_secs_f64() * 1e3,
-            "table_bytes": table_bytes,
-            "mask_bytes": mask_bytes,
-            "peak_rss_bytes": rss,
-            "runs": args.repeat.max(1),
-        });
-        outln!("{}", serde_json::to_string_pretty(&v)?)?;
-        return Ok(());
-    }
     let rows = vec![
         vec!["circuit".into(), args.circuit.clone()],
         vec![
@@ -188,29 +290,33 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
             "garble".into(),
             format!(
                 "{:.2} ns per AND ({:.1} ms)",
-                per_and(best_garble),
-                best_garble.as_secs_f64() * 1e3
+                ns_per_and(best.garble, stats),
+                ms(best.garble)
             ),
         ],
         vec![
             "evaluate".into(),
             format!(
                 "{:.2} ns per AND ({:.1} ms)",
-                per_and(best_eval),
-                best_eval.as_secs_f64() * 1e3
+                ns_per_and(best.eval, stats),
+                ms(best.eval)
             ),
         ],
         vec![
             "set-up: garbler / evaluator".into(),
             format!(
                 "{:.1} ms / {:.1} ms (label tables, input labels)",
-                best_setup.as_secs_f64() * 1e3,
-                best_eval_setup.as_secs_f64() * 1e3
+                ms(best.setup),
+                ms(best.eval_setup)
             ),
         ],
         vec![
             "table bytes (+ mask bytes)".into(),
-            format!("{} (+ {})", thousands(table_bytes), thousands(mask_bytes)),
+            format!(
+                "{} (+ {})",
+                thousands(scheme.table_bytes(stats)),
+                thousands(scheme.mask_bytes(stats))
+            ),
         ],
         vec![
             "peak memory".into(),

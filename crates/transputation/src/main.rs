@@ -22,6 +22,7 @@ macro_rules! out {
     };
 }
 
+mod capabilities_cmd;
 mod circuit_cmd;
 mod experiment_cmd;
 mod garble_cmd;
@@ -68,6 +69,8 @@ enum Command {
     Testbed(testbed_cmd::TestbedCommand),
     /// Write a static key pair (or with --psk a pre-shared key) for protected sessions.
     Keygen(secure_cmd::KeygenArgs),
+    /// What this build can do: version, transports, schemes, protection, party features.
+    Capabilities(capabilities_cmd::CapabilitiesArgs),
 }
 
 fn main() {
@@ -83,6 +86,7 @@ fn main() {
         Command::Run(args) => party_cmd::run(args),
         Command::Testbed(cmd) => testbed_cmd::run(cmd),
         Command::Keygen(args) => secure_cmd::keygen(args),
+        Command::Capabilities(args) => capabilities_cmd::run(args),
     };
     if let Err(e) = result {
         if output::is_closed(&e) {

@@ -12,6 +12,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
@@ -19,17 +20,18 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::json;
 use transputation_2pc::{ot_reply_len, ByteParts, Evaluator, Garbler, Options, OutputMode, Report};
 use transputation_circuits::encoding::{decode_outputs, encode_party_input};
 use transputation_circuits::{library, Circuit, Party, Stats};
+use transputation_contract::{self as contract, PartyArgs, PartyReport, Role, REPORT_VERSION};
 use transputation_garble::Scheme;
 use transputation_transport::sizing::Sizing;
 use transputation_transport::{Config, TransportSpec};
 
 use crate::garble_cmd::parse_scheme;
 use crate::secure_cmd::{self, Protection, ProtectionArgs};
-use crate::transport_cmd::{parse_rate, parse_spec, path_sizing};
+use crate::transport_cmd::{parse_rate, parse_spec_here, path_sizing, transport_help};
 
 /// What both parties are told the same way.
 #[derive(Args, Debug, Clone)]
@@ -46,7 +48,7 @@ pub struct SessionArgs {
     #[arg(long, value_parser = parse_scheme, default_value = "ideal")]
     scheme: Scheme,
     /// The transport: NAME or NAME:key=value,... (see `transports`).
-    #[arg(long, value_parser = parse_spec, default_value = "tcp")]
+    #[arg(long, value_parser = parse_spec_here, default_value = "tcp", long_help = transport_help())]
     transport: TransportSpec,
     /// Who learns the output: both (the evaluator sends it to the garbler) or evaluator.
     #[arg(long, default_value = "both")]
@@ -202,49 +204,61 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn parts_json(p: &ByteParts) -> Value {
-    json!({
-        "header": p.header, "ot": p.ot, "labels": p.labels, "tables": p.tables,
-        "decoding": p.decoding, "output": p.output, "framing": p.framing,
-    })
+fn parts(p: &ByteParts) -> contract::ByteParts {
+    contract::ByteParts {
+        header: p.header,
+        ot: p.ot,
+        labels: p.labels,
+        tables: p.tables,
+        decoding: p.decoding,
+        output: p.output,
+        framing: p.framing,
+    }
 }
 
-/// One party's JSON report.
-fn report_json(
+/// One party's report (the contract's type, shared with whoever reads it).
+fn party_report(
     args: &SessionArgs,
     loaded: &Loaded,
     setup_ms: f64,
     r: &Report,
     protection: &Protection,
-) -> Value {
+) -> PartyReport {
     let (g2e, e2g, g2e_parts, e2g_parts) = match r.role {
         Party::Garbler => (r.channel.sent, r.channel.received, r.sent, r.received),
         Party::Evaluator => (r.channel.received, r.channel.sent, r.received, r.sent),
     };
-    json!({
-        "role": r.role.name(),
-        "output": r.output.as_ref().map(|bits| decode_outputs(&loaded.circuit, bits)),
-        "total_ms": ms(r.total),
-        "ot_ms": ms(r.ot),
-        "garble_ms": ms(r.garble),
-        "eval_ms": ms(r.eval),
-        "bytes_garbler_to_evaluator": g2e,
-        "bytes_evaluator_to_garbler": e2g,
-        "parts_garbler_to_evaluator": parts_json(&g2e_parts),
-        "parts_evaluator_to_garbler": parts_json(&e2g_parts),
-        "scheme": args.scheme.name(),
-        "transport": args.transport.to_string(),
-        "circuit": args.circuit,
-        "and_gates": loaded.and_gates,
-        "load_ms": loaded.load_ms,
-        "setup_ms": setup_ms,
-        "buffer_bytes": loaded.sizing.map(|s| s.buffer_bytes),
-        "bdp_bytes": loaded.sizing.map(|s| s.bdp_bytes),
-        "paper_bound_bytes": loaded.sizing.and_then(|s| s.paper_bound_bytes),
-        "volume_bytes": loaded.sizing.map(|s| s.volume_bytes),
-        "protection": protection.name,
-        "handshake_ms": protection.handshake_ms,
-    })
+    PartyReport {
+        report_version: REPORT_VERSION,
+        role: match r.role {
+            Party::Garbler => Role::Garbler,
+            Party::Evaluator => Role::Evaluator,
+        },
+        output: r
+            .output
+            .as_ref()
+            .map(|bits| decode_outputs(&loaded.circuit, bits)),
+        total_ms: ms(r.total),
+        ot_ms: ms(r.ot),
+        garble_ms: ms(r.garble),
+        eval_ms: ms(r.eval),
+        bytes_garbler_to_evaluator: g2e,
+        bytes_evaluator_to_garbler: e2g,
+        parts_garbler_to_evaluator: parts(&g2e_parts),
+        parts_evaluator_to_garbler: parts(&e2g_parts),
+        scheme: args.scheme.name().into(),
+        transport: args.transport.to_string(),
+        circuit: args.circuit.clone(),
+        and_gates: loaded.and_gates,
+        load_ms: loaded.load_ms,
+        setup_ms,
+        buffer_bytes: loaded.sizing.map(|s| s.buffer_bytes),
+        bdp_bytes: loaded.sizing.map(|s| s.bdp_bytes),
+        paper_bound_bytes: loaded.sizing.and_then(|s| s.paper_bound_bytes),
+        volume_bytes: loaded.sizing.map(|s| s.volume_bytes),
+        protection: protection.name.into(),
+        handshake_ms: protection.handshake_ms,
+    }
 }
 
 fn print_report(
@@ -254,12 +268,12 @@ fn print_report(
     r: &Report,
     protection: &Protection,
 ) -> Result<()> {
-    let v = report_json(args, loaded, setup_ms, r, protection);
+    let v = party_report(args, loaded, setup_ms, r, protection);
     if args.json {
-        outln!("{}", serde_json::to_string_pretty(&v)?)?;
+        outln!("{}", serde_json::to_string_pretty(&v.to_json_value())?)?;
         return Ok(());
     }
-    match v["output"].as_str() {
+    match v.output.as_deref() {
         Some(out) => outln!("output: {out}")?,
         None => outln!("output: (only the evaluator learns it)")?,
     }
@@ -274,8 +288,8 @@ fn print_report(
         loaded.and_gates,
         ms(r.total),
         ms(r.ot),
-        v["bytes_garbler_to_evaluator"],
-        v["bytes_evaluator_to_garbler"],
+        v.bytes_garbler_to_evaluator,
+        v.bytes_evaluator_to_garbler,
         loaded.load_ms,
         setup_ms,
     );
@@ -349,36 +363,36 @@ pub fn evaluator(args: EvaluatorArgs) -> Result<()> {
     print_report(s, &loaded, setup_ms, &report, &protection)
 }
 
-/// The flags that pass `args` on to a party process.
-fn session_flags(s: &SessionArgs) -> Vec<String> {
-    let mut v = vec![
-        "--circuit".to_string(),
-        s.circuit.clone(),
-        "--scheme".into(),
-        s.scheme.name().into(),
-        "--transport".into(),
-        s.transport.to_string(),
-        "--output".into(),
-        s.output.to_string(),
-        "--timeout".into(),
-        s.timeout.to_string(),
-        "--connect-timeout".into(),
-        s.connect_timeout.to_string(),
-        "--json".into(),
-    ];
-    if let (Some(rtt), Some(bw)) = (s.rtt_ms, s.bandwidth) {
-        v.extend([
-            "--rtt-ms".into(),
-            rtt.to_string(),
-            "--bandwidth".into(),
-            bw.to_string(),
-        ]);
-    }
-    if let Some(p) = &s.parties {
-        v.push("--parties".into());
-        v.push(p.iter().map(|p| p.name()).collect::<Vec<_>>().join(","));
-    }
-    v
+/// The command line of a party of `run`'s session (the contract's type, shared with the
+/// testbed's runner).
+fn party_args(
+    s: &SessionArgs,
+    role: Role,
+    address: SocketAddr,
+    input: &str,
+    protection: Option<&Path>,
+) -> PartyArgs {
+    let mut p = PartyArgs::new(
+        role,
+        address,
+        &s.circuit,
+        s.scheme.name(),
+        &s.transport.to_string(),
+    );
+    p.input = input.into();
+    p.protection = Some(match protection {
+        Some(psk) => contract::Protection::PskFile(psk.to_path_buf()),
+        None => contract::Protection::Insecure,
+    });
+    p.output = Some(s.output.to_string());
+    p.timeout_secs = Some(s.timeout);
+    p.connect_timeout_secs = Some(s.connect_timeout);
+    p.path = s.rtt_ms.zip(s.bandwidth);
+    p.parties = s
+        .parties
+        .as_ref()
+        .map(|ps| ps.iter().map(|p| p.name().to_string()).collect());
+    p
 }
 
 /// A party process whose standard error is collected by a thread (and, for the garbler,
@@ -423,7 +437,7 @@ impl PartyProcess {
     }
 
     /// Waits for the process; its JSON report, or an error with what it printed.
-    fn finish(mut self) -> Result<Value> {
+    fn finish(mut self) -> Result<PartyReport> {
         let mut out = String::new();
         if let Some(mut o) = self.child.stdout.take() {
             o.read_to_string(&mut out)
@@ -438,8 +452,7 @@ impl PartyProcess {
         if !status.success() {
             bail!("the {} failed ({status}):\n{}", self.name, err.trim_end());
         }
-        serde_json::from_str(&out)
-            .with_context(|| format!("the {}'s report is not JSON: {out:?}", self.name))
+        Ok(PartyReport::from_json(self.name, &out)?)
     }
 }
 
@@ -462,25 +475,25 @@ pub fn run(args: RunArgs) -> Result<()> {
     encode_party_input(&loaded.circuit, Party::Evaluator, &args.evaluator_input)?;
 
     // The parties' one-time key: a 0600 file in a 0700 directory, removed when `run` ends.
-    let (_key_dir, protection) = if args.insecure {
-        (None, vec!["--insecure".to_string()])
+    let (_key_dir, psk) = if args.insecure {
+        (None, None)
     } else {
         let (dir, path) = secure_cmd::one_time_psk()?;
-        (Some(dir), ProtectionArgs::psk_flags(&path))
+        (Some(dir), Some(path))
     };
     let (tx, rx) = mpsc::channel();
-    let mut g_args = vec![
-        "garbler".to_string(),
-        "--listen".into(),
-        "127.0.0.1:0".into(),
-    ];
-    g_args.extend(["--input".to_string(), args.garbler_input.clone()]);
+    let any_port = SocketAddr::from(([127, 0, 0, 1], 0));
+    let mut g_args = party_args(
+        s,
+        Role::Garbler,
+        any_port,
+        &args.garbler_input,
+        psk.as_deref(),
+    );
     // The evaluator starts as soon as the garbler listens: a garbler still alone after
     // --timeout waits for one that failed, not for one on its way.
-    g_args.extend(["--accept-timeout".to_string(), s.timeout.to_string()]);
-    g_args.extend(protection.iter().cloned());
-    g_args.extend(session_flags(s));
-    let garbler = PartyProcess::spawn("garbler", g_args, Some(tx))?;
+    g_args.accept_timeout_secs = Some(s.timeout);
+    let garbler = PartyProcess::spawn("garbler", g_args.to_argv(), Some(tx))?;
     // Loading a large circuit takes the garbler a while; wait for its address as long as
     // loading took here, plus the timeout.
     let wait =
@@ -494,11 +507,17 @@ pub fn run(args: RunArgs) -> Result<()> {
                 .unwrap_or_else(|| anyhow!("the garbler never announced its address")))
         }
     };
-    let mut e_args = vec!["evaluator".to_string(), "--connect".into(), addr];
-    e_args.extend(["--input".to_string(), args.evaluator_input.clone()]);
-    e_args.extend(protection);
-    e_args.extend(session_flags(s));
-    let evaluator = PartyProcess::spawn("evaluator", e_args, None)?;
+    let addr: SocketAddr = addr
+        .parse()
+        .with_context(|| format!("the garbler announced {addr:?}, not an address"))?;
+    let e_args = party_args(
+        s,
+        Role::Evaluator,
+        addr,
+        &args.evaluator_input,
+        psk.as_deref(),
+    );
+    let evaluator = PartyProcess::spawn("evaluator", e_args.to_argv(), None)?;
     let e = evaluator.finish();
     let g = garbler.finish();
     let (g, e) = match (g, e) {
@@ -506,34 +525,35 @@ pub fn run(args: RunArgs) -> Result<()> {
         (Err(ge), Err(ee)) => bail!("{ge:#}\n{ee:#}"),
         (Err(x), _) | (_, Err(x)) => return Err(x),
     };
-    if s.output == OutputMode::Both && g["output"] != e["output"] {
+    if s.output == OutputMode::Both && g.output != e.output {
         bail!(
             "the parties disagree on the output: garbler {}, evaluator {}",
-            g["output"],
-            e["output"]
+            json!(g.output),
+            json!(e.output)
         );
     }
     let merged = json!({
-        "output": e["output"],
-        "total_ms": g["total_ms"],
-        "ot_ms": e["ot_ms"],
-        "garble_ms": g["garble_ms"],
-        "eval_ms": e["eval_ms"],
-        "bytes_garbler_to_evaluator": g["bytes_garbler_to_evaluator"],
-        "bytes_evaluator_to_garbler": g["bytes_evaluator_to_garbler"],
+        "report_version": REPORT_VERSION,
+        "output": e.output,
+        "total_ms": g.total_ms,
+        "ot_ms": e.ot_ms,
+        "garble_ms": g.garble_ms,
+        "eval_ms": e.eval_ms,
+        "bytes_garbler_to_evaluator": g.bytes_garbler_to_evaluator,
+        "bytes_evaluator_to_garbler": g.bytes_evaluator_to_garbler,
         "scheme": s.scheme.name(),
         "transport": s.transport.to_string(),
         "circuit": s.circuit,
         "and_gates": loaded.and_gates,
-        "load_ms": g["load_ms"],
-        "setup_ms": g["setup_ms"],
-        "buffer_bytes": g["buffer_bytes"],
-        "bdp_bytes": g["bdp_bytes"],
-        "paper_bound_bytes": g["paper_bound_bytes"],
-        "protection": g["protection"],
-        "handshake_ms": g["handshake_ms"],
-        "garbler": g,
-        "evaluator": e,
+        "load_ms": g.load_ms,
+        "setup_ms": g.setup_ms,
+        "buffer_bytes": g.buffer_bytes,
+        "bdp_bytes": g.bdp_bytes,
+        "paper_bound_bytes": g.paper_bound_bytes,
+        "protection": g.protection,
+        "handshake_ms": g.handshake_ms,
+        "garbler": g.to_json_value(),
+        "evaluator": e.to_json_value(),
     });
     if s.json {
         outln!("{}", serde_json::to_string_pretty(&merged)?)?;

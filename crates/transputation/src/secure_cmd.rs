@@ -2,7 +2,7 @@
 //! sessions: the key flags, and wrapping the connected channel in a
 //! [`SecureChannel`] before the 2PC code sees it (see `transputation_transport::secure`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -96,11 +96,6 @@ impl ProtectionArgs {
              `transputation keygen --out FILE`), or --insecure to run without \
              authentication or encryption"
         )
-    }
-
-    /// The flags that pass a pre-shared key file on to a party process.
-    pub fn psk_flags(path: &Path) -> Vec<String> {
-        vec!["--psk-file".into(), path.display().to_string()]
     }
 }
 

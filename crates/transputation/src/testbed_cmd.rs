@@ -1,10 +1,10 @@
 //! `transputation testbed`: emulated links between two network namespaces.
 //!
-//! `check` builds a topology for a named or custom condition, measures it with `probe` (this
-//! binary, run in the two namespaces) and prints expected against measured; `exec` runs a
+//! `check` builds a topology for a named or custom condition, measures it with the UDP probe
+//! (`transputation-probe`, its two ends bound in the two namespaces) and prints expected against measured; `exec` runs a
 //! command in each namespace across such a link; `conditions` lists the named conditions;
 //! `cleanup` removes leftovers of killed runs; `run`, `report`, `experiments` and `presets` are
-//! the experiments (`crate::experiment_cmd`). The library is `transputation-testbed`.
+//! the experiments (`crate::experiment_cmd`). The libraries are `transputation-netlab` (links) and `transputation-experiments`.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -12,8 +12,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::json;
-use transputation_testbed::spec::{fmt_duration, fmt_rate, parse_rate};
-use transputation_testbed::{
+use transputation_netlab::spec::{fmt_duration, fmt_rate, parse_rate};
+use transputation_netlab::{
     ns, verify, EmulatorKind, HostCc, LinkSpec, Options, Side, Summary, Topology, CONDITIONS,
 };
 
@@ -190,15 +190,8 @@ fn summary_line(s: &Summary) -> String {
 
 fn check(args: CheckArgs) -> Result<()> {
     let topo = build(&args.link)?;
-    let exe = std::env::current_exe().context("finding this program for the probe")?;
     let train = verify::train_len(&topo, args.train);
-    let m = verify::measure(
-        &topo,
-        &exe,
-        args.pings,
-        train,
-        Duration::from_secs(args.timeout),
-    )?;
+    let m = verify::measure(&topo, args.pings, train, Duration::from_secs(args.timeout))?;
     let verdicts = verify::check(&topo, &m);
     let ok = verdicts.iter().all(|v| v.pass);
     let s = topo.summary();

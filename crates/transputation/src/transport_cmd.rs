@@ -21,7 +21,8 @@ use clap::Args;
 use serde_json::json;
 use transputation_transport::sizing::{self, PathEstimate, Sizing};
 use transputation_transport::{
-    transports, Channel, Config, Framed, SocketBuffers, TransportSpec, DEFAULT_MAX_MESSAGE,
+    families, transports, Channel, Config, Framed, SocketBuffers, TransportSpec,
+    DEFAULT_MAX_MESSAGE,
 };
 
 use crate::report::{table, thousands};
@@ -40,7 +41,7 @@ pub struct TransportsArgs {
 pub struct TransportBenchArgs {
     /// The transport: NAME or NAME:key=value,... (see `transports`), e.g. tcp, tcp-bbr,
     /// mtcp:streams=4.
-    #[arg(long, value_parser = parse_spec)]
+    #[arg(long, value_parser = parse_spec_here, long_help = transport_help())]
     transport: TransportSpec,
     /// Bytes to move (a whole number, optionally with KiB, MiB or GiB); the sender's
     /// choice, not needed with --listen.
@@ -91,9 +92,49 @@ pub(crate) fn parse_rate(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{s}' is not a rate (bits per second, e.g. 100mbit, 1gbit)"))
 }
 
+/// A transport string, as written (for plans that run elsewhere or later).
 pub(crate) fn parse_spec(s: &str) -> Result<TransportSpec, String> {
     s.parse()
         .map_err(|e: transputation_transport::Error| e.to_string())
+}
+
+/// A transport string for a transport about to run on this host: parsed, then checked
+/// here (a congestion control the kernel lacks is refused now, by name, not at connect).
+pub(crate) fn parse_spec_here(s: &str) -> Result<TransportSpec, String> {
+    let spec = parse_spec(s)?;
+    spec.check_here().map_err(|e| format!("{spec}: {e}"))?;
+    Ok(spec)
+}
+
+/// The `--transport` help: the syntax and the names and options of this build, from the
+/// registry.
+pub(crate) fn transport_help() -> String {
+    let names: Vec<String> = families()
+        .iter()
+        .flat_map(|f| {
+            let keys = f
+                .options
+                .iter()
+                .map(|o| o.key)
+                .collect::<Vec<_>>()
+                .join(", ");
+            let main = if keys.is_empty() {
+                f.name.to_string()
+            } else {
+                format!("{} ({keys})", f.name)
+            };
+            std::iter::once(main).chain(
+                f.aliases
+                    .iter()
+                    .map(|(a, p)| format!("{a} (= {}:{p})", f.name)),
+            )
+        })
+        .collect();
+    format!(
+        "The transport: NAME or NAME:key=value,... This build has {}. `transputation \
+         transports` describes each and its options.",
+        names.join(", ")
+    )
 }
 
 fn parse_bytes(s: &str) -> Result<u64, String> {
@@ -134,8 +175,7 @@ pub fn list(args: TransportsArgs) -> Result<()> {
         outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
-    // One block per transport: the options strings run to 300 characters, too wide for a
-    // table column.
+    // One block per transport, an option per paragraph: the registry's declarations.
     for (i, t) in all.iter().enumerate() {
         if i > 0 {
             outln!()?;
@@ -148,7 +188,27 @@ pub fn list(args: TransportsArgs) -> Result<()> {
             }
         }
         print_wrapped("    ", "", t.description)?;
-        print_wrapped("    ", "options: ", t.options)?;
+        match families().iter().find(|f| f.name == t.name) {
+            Some(f) if !f.options.is_empty() => {
+                outln!("    options:")?;
+                for o in f.options {
+                    let default = o
+                        .default
+                        .as_ref()
+                        .map(|v| format!(" Default {}.", o.format_value(v)))
+                        .unwrap_or_default();
+                    let text = format!("{}; {}.{default}", o.doc, o.kind.describe());
+                    print_wrapped(
+                        "      ",
+                        &format!("{}={}  ", o.key, o.kind.metavar()),
+                        &text,
+                    )?;
+                }
+            }
+            Some(_) => {}
+            None if !t.options.is_empty() => print_wrapped("    ", "", &t.options)?,
+            None => {}
+        }
     }
     Ok(())
 }

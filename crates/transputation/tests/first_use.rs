@@ -8,7 +8,7 @@ use common::run;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
-use transputation_testbed::db::{Db, Environment};
+use transputation_experiments::db::{Db, Environment};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
-use transputation_testbed::ns;
+use transputation_netlab::ns;
 
 /// The tests build links and measure time: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -21,7 +21,7 @@ fn exe() -> &'static Path {
 }
 
 fn sample_program() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testbed/programs/twopc")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments/programs/twopc")
 }
 
 macro_rules! require_root {
@@ -88,10 +88,32 @@ fn a_small_experiment_is_killed_resumed_and_reported() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.sqlite");
     let db_s = db.to_str().unwrap();
-    let program = format!("twopc={}", sample_program().display());
-    // aes128 (ideal) and the sample program × tcp, udt × cw-lan, 10 ms at 100 Mbit/s × 2.
-    let planned = 2 * 2 * 2 * 2;
     let started = Instant::now();
+    let (pid, id) = start_and_kill_after_three_runs(&db, started);
+
+    // Resume: the rest runs, nothing twice; the killed run's namespaces and parties go.
+    let out = run(&["testbed", "run", "--resume", &id.to_string(), "--db", db_s]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let stale = format!("{}{pid}-", ns::PREFIX);
+    assert!(
+        ns::list().iter().all(|n| !n.starts_with(&stale)),
+        "{:?}",
+        ns::list()
+    );
+    runs_are_complete_and_once(&db);
+    runs_are_measured_with_their_environment(&db, &text);
+    reports_in_every_format_and_plots(dir.path(), db_s, id);
+    eprintln!("end to end in {:?}", started.elapsed());
+}
+
+/// aes128 (ideal) and the sample program × tcp, udt × cw-lan, 10 ms at 100 Mbit/s × 2.
+const PLANNED: i64 = 2 * 2 * 2 * 2;
+
+/// Starts the experiment `e2e` into `db` and kills it (SIGKILL: no chance to tidy up) once a
+/// few of its [`PLANNED`] runs are recorded; returns its process id and the experiment's id.
+fn start_and_kill_after_three_runs(db: &Path, started: Instant) -> (u32, i64) {
+    let db_s = db.to_str().unwrap();
+    let program = format!("twopc={}", sample_program().display());
     let mut child = Command::new(exe())
         .args([
             "testbed",
@@ -122,10 +144,9 @@ fn a_small_experiment_is_killed_resumed_and_reported() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Kill it (SIGKILL: no chance to tidy up) once a few runs are in the database.
     let pid = child.id();
     loop {
-        if db.exists() && count(&db, "SELECT count(*) FROM runs") >= 3 {
+        if db.exists() && count(db, "SELECT count(*) FROM runs") >= 3 {
             break;
         }
         if let Ok(Some(st)) = child.try_wait() {
@@ -139,51 +160,50 @@ fn a_small_experiment_is_killed_resumed_and_reported() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let before = count(&db, "SELECT count(*) FROM runs");
+    let before = count(db, "SELECT count(*) FROM runs");
     assert!(
-        before >= 3 && before < planned,
+        (3..PLANNED).contains(&before),
         "{before} runs before the kill"
     );
-    let id = count(&db, "SELECT id FROM experiments WHERE name = 'e2e'");
+    let id = count(db, "SELECT id FROM experiments WHERE name = 'e2e'");
     assert!(id > 0);
     assert_eq!(
         count(
-            &db,
+            db,
             "SELECT count(*) FROM experiments WHERE finished_at IS NULL"
         ),
         1
     );
+    (pid, id)
+}
 
-    // Resume: the rest runs, nothing twice; the killed run's namespaces and parties go.
-    let out = run(&["testbed", "run", "--resume", &id.to_string(), "--db", db_s]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    let stale = format!("{}{pid}-", ns::PREFIX);
-    assert!(
-        ns::list().iter().all(|n| !n.starts_with(&stale)),
-        "{:?}",
-        ns::list()
-    );
-    assert_eq!(count(&db, "SELECT count(*) FROM runs"), planned);
+/// After the resume: every planned run once, none failed, the experiment finished.
+fn runs_are_complete_and_once(db: &Path) {
+    assert_eq!(count(db, "SELECT count(*) FROM runs"), PLANNED);
     assert_eq!(
         count(
-            &db,
+            db,
             "SELECT count(*) FROM (SELECT 1 FROM runs GROUP BY circuit, scheme, transport, \
              condition, repetition HAVING count(*) > 1)"
         ),
         0
     );
-    assert_eq!(failures(&db), Vec::<String>::new());
+    assert_eq!(failures(db), Vec::<String>::new());
     assert_eq!(
         count(
-            &db,
+            db,
             "SELECT count(*) FROM experiments WHERE finished_at IS NOT NULL"
         ),
         1
     );
-    // Measurements and environment are there.
+}
+
+/// The runs' measurements and link, and the experiment's environment, are recorded;
+/// `text` is what the resumed `testbed run` printed.
+fn runs_are_measured_with_their_environment(db: &Path, text: &str) {
     assert_eq!(
         count(
-            &db,
+            db,
             "SELECT count(*) FROM runs WHERE scheme = 'ideal' AND total_ms > 0 AND ot_ms > 0 \
              AND bytes_garbler_to_evaluator > 100000 AND bytes_evaluator_to_garbler > 0 \
              AND wall_ms >= total_ms"
@@ -192,7 +212,7 @@ fn a_small_experiment_is_killed_resumed_and_reported() {
     );
     assert_eq!(
         count(
-            &db,
+            db,
             "SELECT count(*) FROM runs WHERE condition = 'rtt 10ms rate 100mbit' AND \
              rtt_us = 10000 AND rate_bps = 100000000"
         ),
@@ -201,14 +221,14 @@ fn a_small_experiment_is_killed_resumed_and_reported() {
     // Both parties were told the link's RTT and rate and sized their buffers for it.
     assert_eq!(
         count(
-            &db,
+            db,
             "SELECT count(*) FROM runs WHERE scheme = 'ideal' AND buffer_bytes > 0"
         ),
         8
     );
     assert_eq!(
         count(
-            &db,
+            db,
             "SELECT count(*) FROM experiments WHERE emulator IN ('emu', 'netem') AND \
              kernel != '' AND cpu != '' AND protection IN ('on', 'unsupported') AND \
              host_cc = 'cubic'"
@@ -218,7 +238,7 @@ fn a_small_experiment_is_killed_resumed_and_reported() {
     // The sample program's output (AES-128 of FIPS-197 C.1) is kept.
     assert_eq!(
         count(
-            &db,
+            db,
             "SELECT count(*) FROM runs WHERE scheme = 'program' AND evaluator_output LIKE \
              '%69c4e0d86a7b0430d8cdb78070b4c55a%' AND total_ms > 0"
         ),
@@ -229,8 +249,10 @@ fn a_small_experiment_is_killed_resumed_and_reported() {
         text.contains(", hosts' TCP congestion control cubic, session protection "),
         "{text}"
     );
+}
 
-    // The report in every format, and the plots.
+/// `testbed report` in csv, markdown and json, and its plots in `dir`.
+fn reports_in_every_format_and_plots(dir: &Path, db_s: &str, id: i64) {
     let csv = run(&["testbed", "report", "e2e", "--db", db_s, "--format", "csv"]);
     let csv = String::from_utf8_lossy(&csv.stdout);
     let lines: Vec<&str> = csv.lines().collect();
@@ -258,7 +280,7 @@ fn a_small_experiment_is_killed_resumed_and_reported() {
     assert_eq!(v["transports"], serde_json::json!(["tcp", "udt"]));
     assert_eq!(v["rows"].as_array().unwrap().len(), 4);
     assert_eq!(v["experiment"]["environment"]["host_cc"], "cubic");
-    let plots = dir.path().join("plots");
+    let plots = dir.join("plots");
     run(&[
         "testbed",
         "report",
@@ -273,7 +295,6 @@ fn a_small_experiment_is_killed_resumed_and_reported() {
             svg.starts_with("<svg") && svg.contains("tcp / ideal") | svg.contains("tcp / program")
         );
     }
-    eprintln!("end to end in {:?}", started.elapsed());
 }
 
 #[test]

@@ -1,6 +1,6 @@
-//! The testbed's emulated links, measured: `transputation probe` in two namespaces built by
-//! `transputation-testbed` checks the round trip (within 5 % + 0.3 ms), the loss (within
-//! binomial bounds at 1e-6) and the rate (within 10 %) for the backend this machine has
+//! The testbed's emulated links, measured: the UDP probe (`transputation-probe`) across two
+//! namespaces built by `transputation-netlab` checks the round trip (within 5 % + 0.3 ms),
+//! the loss (within binomial bounds at 1e-6) and the rate (within 10 %) for the backend this machine has
 //! (netem where the kernel has it, else the userspace relay), the cleanup: after a drop,
 //! a panic, Ctrl-C (SIGINT) and a SIGKILL followed by the next start, and the hosts' TCP
 //! congestion control: cubic unless `--host-cc` asks for another or `system`, a clear error
@@ -15,9 +15,9 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use transputation_testbed::spec::Queue;
-use transputation_testbed::verify::{check, measure, train_len};
-use transputation_testbed::{ns, HostCc, LinkSpec, Options, Side, Topology};
+use transputation_netlab::spec::Queue;
+use transputation_netlab::verify::{check, measure, train_len};
+use transputation_netlab::{ns, HostCc, LinkSpec, Options, Side, Topology};
 
 /// The tests measure timing: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -71,7 +71,7 @@ fn verify(mut spec: LinkSpec, max_rate_bps: Option<u64>) {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let m = measure(&topo, exe(), 20, train, Duration::from_secs(30)).expect("probing");
+        let m = measure(&topo, 20, train, Duration::from_secs(30)).expect("probing");
         let verdicts = check(&topo, &m);
         let report = format!(
             "{} via {} (attempt {attempt}): {m:?}, {verdicts:?}, stats {:?}",

@@ -21,7 +21,8 @@ use transputation_garble::Scheme;
 use transputation_transport::secure::is_protected_hello;
 use transputation_transport::Error as TransportError;
 
-use crate::{Error, OutputMode};
+use crate::error::Error;
+use crate::options::OutputMode;
 
 /// The version of the message flow in the crate documentation; bumped on any change.
 pub const PROTOCOL_VERSION: u16 = 3;
@@ -35,7 +36,8 @@ const MAGIC: [u8; 8] = *b"TPUT2PC\0";
 /// to name a difference in protection where it shows: a protected peer's first bytes are
 /// its handshake hello, read as an absurd message length; a protected peer that refuses
 /// this unprotected one closes the connection before sending anything, seen while
-/// receiving (`received`: bytes received so far). A party with protection sees the difference in its handshake.
+/// receiving (`received`: bytes received so far). A party with protection sees the
+/// difference in its handshake.
 pub(crate) fn name_protection_mismatch(e: Error, received: u64) -> Error {
     match e {
         Error::Transport(TransportError::MessageTooLarge { len, .. })

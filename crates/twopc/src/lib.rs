@@ -9,21 +9,23 @@
 //!
 //! # Message flow
 //!
-//! Every message is a [`Framed`] message (an 8-byte length, then the bytes); `n_g`, `n_e`
-//! and `n_o` are the garbler's input bits, the evaluator's and the output bits, `m = n_e`.
+//! Every message is framed as [`Framed`] frames it (an 8-byte big-endian length, then the
+//! payload) and is one type of [`messages`], which holds its encoding, the lengths it may
+//! have and its decoding. `n_g`, `n_e` and `n_o` are the garbler's input bits, the
+//! evaluator's and the output bits; `k` is the OTs of one chunk.
 //!
 //! | # | direction | message | bytes |
 //! |---|-----------|---------|-------|
-//! | 1 | G → E | session header ([`SessionHeader`]) | 72 |
-//! | 1 | E → G | session header | 72 |
-//! | 2 | E → G | OT: base-OT sender's point | 32 |
-//! | 3 | G → E | the garbler's input labels, wire order | 16 · n_g |
-//! | 4 | G → E | OT: base-OT receiver's points | 128 · 32 |
-//! | 5 | E → G | OT extension matrix, one message per chunk of up to [`OT_CHUNK`] OTs | `transputation_ot::msg_u_len(k)` each |
-//! | 6 | G → E | the evaluator's labels, one message per chunk, once every message 5 arrived: correlated OT's corrections under `ideal` and `circular`, ordinary OT's ciphertexts under `prf` | `transputation_ot::msg_d_len(k)` = 16·k or `transputation_ot::msg_y_len(k)` = 32·k each |
-//! | 7 | G → E | garbled tables, in batches as they are produced | the scheme's table and mask bytes |
-//! | 8 | G → E | decoding bits, packed | ⌈n_o / 8⌉ |
-//! | 9 | E → G | the output bits, packed (none with [`OutputMode::Evaluator`]) | ⌈n_o / 8⌉ or 0 |
+//! | 1 | G → E | [`SessionHeader`]: what the garbler is about to run | [`HEADER_LEN`] = 72 |
+//! | 1 | E → G | [`SessionHeader`]: the same from the evaluator | 72 |
+//! | 2 | E → G | [`messages::BaseOtPoint`]: the evaluator's base-OT point | 32 |
+//! | 3 | G → E | [`messages::GarblerLabels`]: the labels of the garbler's input, wire order | 16 · n_g |
+//! | 4 | G → E | [`messages::BaseOtAnswer`]: the garbler's 128 base-OT points | 128 · 32 |
+//! | 5 | E → G | [`messages::OtExtension`]: the extension matrix, one message per chunk of up to [`OT_CHUNK`] OTs | `transputation_ot::msg_u_len(k)` each |
+//! | 6 | G → E | [`messages::OtReply`]: the evaluator's labels, one message per chunk, once every message 5 arrived: correlated OT's corrections under `ideal` and `circular`, ordinary OT's ciphertexts under `prf` | [`ot_reply_len`]: 16·k or 32·k each |
+//! | 7 | G → E | [`messages::TableBatch`]: garbled tables, in batches as they are produced | the scheme's table and mask bytes in all |
+//! | 8 | G → E | [`messages::DecodingBits`]: one per output bit, packed | ⌈n_o / 8⌉ |
+//! | 9 | E → G | [`messages::OutputBits`]: the output, packed (empty under [`OutputMode::Evaluator`]) | ⌈n_o / 8⌉ or 0 |
 //!
 //! Each party checks the peer's header against its own before using its input: a different
 //! circuit, scheme, input size, output mode or protocol version stops both parties with
@@ -41,9 +43,18 @@
 //! the wire labels. Message 9 is sent even when empty: it tells the garbler that the
 //! evaluator holds the output, which ends the garbler's protocol time.
 //!
-//! Every message has a length each side knows in advance: a peer that sends another length,
-//! a malformed header or point, more table bytes than the circuit has, or nonzero padding
-//! bits is stopped with [`Error::Malformed`] (or the OT's error), never followed.
+//! The garbler does not wait idle for the OT: from the header check until the OT ends, a
+//! second thread in the idle scheduling class garbles up to [`Options::prefetch_bytes`] of
+//! tables ahead, sent first once the OT is done.
+//!
+//! Every message has lengths each side knows before it arrives ([`messages::Message`]): a
+//! receiver checks the length a frame announces before it reads or allocates anything, so
+//! a peer that announces another length, sends a malformed header or point, more table
+//! bytes than the circuit has, or nonzero padding bits is stopped with
+//! [`Error::Malformed`] (or the OT's error), never followed.
+//!
+//! Each party's driver ([`Garbler::run`], [`Evaluator::run`]) is the table read from its
+//! side: one step per message or exchange, in this order.
 //!
 //! # Security
 //!
@@ -54,99 +65,27 @@
 //! is the caller's: wrap the channel in `transputation_transport::SecureChannel` before
 //! `run` (the `transputation` binary does, unless `--insecure`).
 
+mod buffers;
+mod error;
+mod evaluator;
+mod garbler;
 mod header;
-mod session;
+mod inputs;
+pub mod messages;
+mod options;
+mod relay;
+mod report;
+mod wire;
 
+#[cfg(test)]
+mod tests;
+
+pub use error::Error;
+pub use evaluator::Evaluator;
+pub use garbler::Garbler;
 pub use header::{SessionHeader, HEADER_LEN, PROTOCOL_VERSION};
-pub use session::{ot_reply_len, ByteParts, Evaluator, Garbler, Options, Report, OT_CHUNK};
-
-use std::fmt;
-use std::str::FromStr;
+pub use messages::{ot_reply_len, OT_CHUNK};
+pub use options::{Options, OutputMode};
+pub use report::{ByteParts, Part, Report};
 
 pub use transputation_transport::{Channel, Framed};
-
-/// Who learns the output.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum OutputMode {
-    /// Both parties: the evaluator decodes and sends the output to the garbler.
-    #[default]
-    Both,
-    /// The evaluator only.
-    Evaluator,
-}
-
-impl fmt::Display for OutputMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            OutputMode::Both => "both",
-            OutputMode::Evaluator => "evaluator",
-        })
-    }
-}
-
-impl FromStr for OutputMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "both" => Ok(OutputMode::Both),
-            "evaluator" => Ok(OutputMode::Evaluator),
-            other => Err(format!(
-                "unknown output mode '{other}' (expected both or evaluator)"
-            )),
-        }
-    }
-}
-
-/// Why a session failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// The channel failed: the peer closed, went silent past the timeout, or sent a frame
-    /// the transport refused.
-    #[error("transport: {0}")]
-    Transport(#[from] transputation_transport::Error),
-    /// The peer's session header describes another session.
-    #[error(
-        "the peer runs a different session: {field} differs (ours: {ours}; the peer's: {theirs})"
-    )]
-    Mismatch {
-        /// What differs.
-        field: &'static str,
-        /// This party's value.
-        ours: String,
-        /// The peer's value.
-        theirs: String,
-    },
-    /// The peer protects its session (its first bytes are a protected-session hello) and
-    /// this side does not.
-    #[error(
-        "the peer runs a protected session (--psk-file or --key) but this side runs without \
-         protection (--insecure): give both parties the same protection"
-    )]
-    PeerProtected,
-    /// The peer closed the connection before sending any byte, in place of its session
-    /// header: what a party that protects its sessions does with one that does not.
-    #[error(
-        "the peer closed the connection without sending its session header: it refused this \
-         session, as a party that protects its session (--psk-file or --key) refuses one \
-         without protection (--insecure); give both parties the same protection"
-    )]
-    RefusedUnprotected,
-    /// The peer sent something that is not what the protocol expects here.
-    #[error("malformed {what} from the peer: {problem}")]
-    Malformed {
-        /// The message.
-        what: &'static str,
-        /// What is wrong with it.
-        problem: String,
-    },
-    /// The oblivious transfer failed (an invalid point or a message of the wrong size).
-    #[error("oblivious transfer: {0}")]
-    Ot(#[from] transputation_ot::Error),
-    /// The garbled tables do not fit the circuit.
-    #[error("garbled tables: {0}")]
-    Tables(#[from] transputation_garble::EvalError),
-    /// This party's own input does not fit the circuit.
-    #[error("input: {0}")]
-    Input(String),
-}

@@ -272,7 +272,11 @@ fn garbage_from_a_fake_peer_is_refused() {
         io_timeout: Duration::from_secs(2),
         ..Config::default()
     };
-    let ch = TransportSpec::Tcp { cc: None }.connect(addr, &cfg).unwrap();
+    let ch = "tcp"
+        .parse::<TransportSpec>()
+        .unwrap()
+        .connect(addr, &cfg)
+        .unwrap();
     let evaluator = Evaluator::new(&c, Options::new(Scheme::Ideal), &e_in).unwrap();
     let err = evaluator.run(ch).unwrap_err();
     // "GET / HT" read as a frame length is far beyond the limit.

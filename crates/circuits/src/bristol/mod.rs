@@ -13,57 +13,19 @@
 //! Parties and bit order: the first input group belongs to the garbler and every other group
 //! to the evaluator (change it with [`crate::Circuit::set_input_parties`], `--parties` on the
 //! command line). A group of 0 bits is absent (an old Bristol `512 0 256` header gives one
-//! group), so that a one-party circuit's group can be given to either party. Old Bristol groups are [`BitOrder::MsbFirst`] and Bristol Fashion groups
-//! [`BitOrder::LsbFirst`], as the reference files use them (shared/circuits/README.md).
+//! group), so that a one-party circuit's group can be given to either party. Old Bristol
+//! groups are [`BitOrder::MsbFirst`](crate::BitOrder::MsbFirst) and Bristol Fashion groups
+//! [`BitOrder::LsbFirst`](crate::BitOrder::LsbFirst), as the reference files use them
+//! (shared/circuits/README.md).
 //!
 //! Writing converts: groups are reordered garbler first, and bit-reversed where the circuit's
 //! order differs from the format's, so that a circuit written and read back takes and gives
 //! the same hex strings.
 
+mod format;
 mod reader;
 mod writer;
 
+pub use format::Format;
 pub use reader::{read, read_file, ReadError, ReadErrorKind};
 pub use writer::{write, write_file, WriteError};
-
-use crate::BitOrder;
-
-/// A circuit file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// Old Bristol (Nigel Smart's circuits): two inputs, one output, MSB first.
-    Bristol,
-    /// Bristol Fashion (SCALE-MAMBA): any number of inputs and outputs, LSB first.
-    BristolFashion,
-}
-
-impl Format {
-    /// The bit order of every group in this format.
-    pub fn bit_order(self) -> BitOrder {
-        match self {
-            Format::Bristol => BitOrder::MsbFirst,
-            Format::BristolFashion => BitOrder::LsbFirst,
-        }
-    }
-
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Bristol => "bristol",
-            Format::BristolFashion => "bristol-fashion",
-        }
-    }
-}
-
-impl std::str::FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "bristol" => Ok(Format::Bristol),
-            "bristol-fashion" | "fashion" => Ok(Format::BristolFashion),
-            other => Err(format!(
-                "unknown format '{other}' (expected bristol or bristol-fashion)"
-            )),
-        }
-    }
-}

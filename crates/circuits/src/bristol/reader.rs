@@ -10,7 +10,7 @@ use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use super::Format;
+use super::format::Format;
 use crate::circuit::{Circuit, Gate, InputGroup, OutputGroup, Party, WireId, WireSet, MAX_WIRES};
 
 /// A file that is not a valid circuit, and the line where that shows.
@@ -462,27 +462,41 @@ impl Body {
         Ok(z)
     }
 
+    /// An `EQ` gate: writes the constant `value` (the token `0` or `1`) to the wire `out`.
+    /// The first constant 0 is `w0 XOR w0` written to `out` itself (it becomes the zero
+    /// wire); a later 0 is an alias of the zero wire; a 1 is the zero wire negated.
+    fn constant_gate(&mut self, value: &[u8], out: &[u8]) -> Result<(), ReadErrorKind> {
+        let value = match value {
+            b"0" => false,
+            b"1" => true,
+            other => {
+                return Err(ReadErrorKind::BadGate(format!(
+                    "EQ takes the constant 0 or 1, found '{}'",
+                    String::from_utf8_lossy(other)
+                )))
+            }
+        };
+        let out = self.write_wire(out)?;
+        if value {
+            let z = self.zero_wire()?;
+            self.gates.push(Gate::Inv { a: z, out });
+        } else if self.zero.is_none() && self.n_inputs > 0 {
+            self.gates.push(Gate::Xor { a: 0, b: 0, out });
+            self.zero = Some(out);
+        } else {
+            let z = self.zero_wire()?;
+            self.aliases.insert(out, z);
+        }
+        Ok(())
+    }
+
     fn gate<R: BufRead>(
         &mut self,
         lines: &Lines<R>,
         toks: &mut Vec<(usize, usize)>,
     ) -> Result<(), ReadErrorKind> {
-        // Token boundaries in the reused buffer.
-        toks.clear();
         let buf = &lines.buf;
-        let mut i = 0;
-        while i < buf.len() {
-            while i < buf.len() && buf[i].is_ascii_whitespace() {
-                i += 1;
-            }
-            let start = i;
-            while i < buf.len() && !buf[i].is_ascii_whitespace() {
-                i += 1;
-            }
-            if i > start {
-                toks.push((start, i));
-            }
-        }
+        split_tokens(buf, toks);
         let tok = |k: usize| &buf[toks[k].0..toks[k].1];
         if toks.len() < 4 {
             return Err(ReadErrorKind::BadGate(format!(
@@ -538,27 +552,7 @@ impl Body {
             }
             b"EQ" => {
                 arity(1, 1)?;
-                let value = match tok(2) {
-                    b"0" => false,
-                    b"1" => true,
-                    other => {
-                        return Err(ReadErrorKind::BadGate(format!(
-                            "EQ takes the constant 0 or 1, found '{}'",
-                            String::from_utf8_lossy(other)
-                        )))
-                    }
-                };
-                let out = self.write_wire(tok(3))?;
-                if value {
-                    let z = self.zero_wire()?;
-                    self.gates.push(Gate::Inv { a: z, out });
-                } else if self.zero.is_none() && self.n_inputs > 0 {
-                    self.gates.push(Gate::Xor { a: 0, b: 0, out });
-                    self.zero = Some(out);
-                } else {
-                    let z = self.zero_wire()?;
-                    self.aliases.insert(out, z);
-                }
+                self.constant_gate(tok(2), tok(3))?;
             }
             b"MAND" => {
                 if nin != 2 * nout || nout == 0 {
@@ -588,6 +582,25 @@ impl Body {
             }
         }
         Ok(())
+    }
+}
+
+/// Splits a gate line into tokens at ASCII whitespace: `toks` (reused from line to line) gets
+/// the `(start, end)` byte offsets of each token in `buf`.
+fn split_tokens(buf: &[u8], toks: &mut Vec<(usize, usize)>) {
+    toks.clear();
+    let mut i = 0;
+    while i < buf.len() {
+        while i < buf.len() && buf[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let start = i;
+        while i < buf.len() && !buf[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i > start {
+            toks.push((start, i));
+        }
     }
 }
 

@@ -8,10 +8,11 @@
 //! which has no copy operation.
 
 use std::io::{self, BufWriter, Write};
+use std::ops::Range;
 use std::path::Path;
 
-use super::Format;
-use crate::circuit::{Circuit, Gate, Party, WireId};
+use super::format::Format;
+use crate::circuit::{Circuit, Gate, InputGroup, Party, WireId};
 
 /// Why a circuit could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -53,102 +54,165 @@ pub fn write_file(circuit: &Circuit, format: Format, path: &Path) -> Result<(), 
 
 /// Writes `circuit` in `format`. See the module documentation for the renumbering.
 pub fn write(circuit: &Circuit, format: Format, out: &mut impl Write) -> Result<(), WriteError> {
-    let order = format.bit_order();
-    // Input groups, garbler's first (the reader's default gives the first group to the
-    // garbler).
-    let mut groups: Vec<(usize, &crate::InputGroup, std::ops::Range<WireId>)> = circuit
+    let groups = input_groups_in_file_order(circuit);
+    if format == Format::Bristol {
+        check_old_bristol_inputs(&groups)?;
+    }
+    let numbering = Numbering::new(circuit, format, &groups);
+    write_header(circuit, format, &groups, &numbering, out)?;
+    write_gates(circuit, format, &numbering, out)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// An input group as the file holds it: its index in the circuit, the group and its wires.
+type FileInputGroup<'c> = (usize, &'c InputGroup, Range<WireId>);
+
+/// The input groups, garbler's first (the reader's default gives the first group to the
+/// garbler), otherwise in circuit order.
+fn input_groups_in_file_order(circuit: &Circuit) -> Vec<FileInputGroup<'_>> {
+    let mut groups: Vec<FileInputGroup<'_>> = circuit
         .input_ranges()
         .enumerate()
         .map(|(i, (g, r))| (i, g, r))
         .collect();
     groups.sort_by_key(|(i, g, _)| (g.party != Party::Garbler, *i));
-    if format == Format::Bristol {
-        let parties: Vec<Party> = groups.iter().map(|(_, g, _)| g.party).collect();
-        let fits = match parties[..] {
-            [] | [_] => true,
-            [a, b] => a == Party::Garbler && b == Party::Evaluator,
-            _ => false,
-        };
-        if !fits {
-            return Err(WriteError::Unsupported(format!(
-                "old Bristol holds at most one input per party; this circuit has {} input groups \
-                 ({}): use bristol-fashion",
-                parties.len(),
-                parties
-                    .iter()
-                    .map(|p| p.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-    }
+    groups
+}
 
-    const UNSET: WireId = WireId::MAX;
-    let n = circuit.num_wires() as usize;
-    let mut map = vec![UNSET; n];
-    let mut next: WireId = 0;
-    for (_, g, range) in &groups {
-        let wires: Vec<WireId> = if g.order == order {
-            range.clone().collect()
-        } else {
-            range.clone().rev().collect()
-        };
-        for w in wires {
-            map[w as usize] = next;
-            next += 1;
-        }
+/// Old Bristol has at most one input per party, the garbler's first: other layouts are
+/// refused with a pointer to Bristol Fashion.
+fn check_old_bristol_inputs(groups: &[FileInputGroup<'_>]) -> Result<(), WriteError> {
+    let parties: Vec<Party> = groups.iter().map(|(_, g, _)| g.party).collect();
+    let fits = match parties[..] {
+        [] | [_] => true,
+        [a, b] => a == Party::Garbler && b == Party::Evaluator,
+        _ => false,
+    };
+    if !fits {
+        return Err(WriteError::Unsupported(format!(
+            "old Bristol holds at most one input per party; this circuit has {} input groups \
+             ({}): use bristol-fashion",
+            parties.len(),
+            parties
+                .iter()
+                .map(|p| p.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
     }
+    Ok(())
+}
 
-    // Output bits in file order: groups in order, each reversed if its order differs.
-    let out_bits: Vec<WireId> = circuit
-        .outputs()
-        .iter()
-        .flat_map(|o| {
-            let reverse = o.order != order;
-            let len = o.wires.len();
-            (0..len).map(move |k| o.wires[if reverse { len - 1 - k } else { k }])
-        })
-        .collect();
-    let n_in = next as usize;
-    let mut is_gate_output = vec![false; n];
-    for g in circuit.gates() {
-        is_gate_output[g.output() as usize] = true;
-    }
-    // Output position p takes wire w directly if w is a gate output not yet taken.
-    let mut taken = vec![false; n];
-    let direct: Vec<bool> = out_bits
-        .iter()
-        .map(|&w| {
-            let ok = is_gate_output[w as usize] && !taken[w as usize];
-            taken[w as usize] = true;
-            ok
-        })
-        .collect();
-    let copies = direct.iter().filter(|&&d| !d).count();
-    let temps = if format == Format::Bristol { copies } else { 0 };
-    let internal = circuit.gates().len() - (out_bits.len() - copies);
-    let total_wires = n_in + internal + temps + out_bits.len();
-    let out_base = (total_wires - out_bits.len()) as WireId;
-    for (p, (&w, &d)) in out_bits.iter().zip(&direct).enumerate() {
-        if d {
-            map[w as usize] = out_base + p as WireId;
-        }
-    }
-    for g in circuit.gates() {
-        let w = g.output() as usize;
-        if map[w] == UNSET {
-            map[w] = next;
-            next += 1;
-        }
-    }
+/// A wire not numbered yet.
+const UNSET: WireId = WireId::MAX;
 
+/// The file's wire numbers: inputs, then internal gate outputs (and old Bristol's temporary
+/// wires of copies), then the output bits.
+struct Numbering {
+    /// The file's number of each circuit wire.
+    map: Vec<WireId>,
+    /// The circuit wire of each output bit, in file order.
+    out_bits: Vec<WireId>,
+    /// Whether an output bit is its gate's output wire itself (otherwise a copy is written).
+    direct: Vec<bool>,
+    /// How many output bits need a copy.
+    copies: usize,
+    /// The number of wires in the file.
+    total_wires: usize,
+    /// The file's number of the first output bit.
+    out_base: WireId,
+    /// The next free number below `out_base`: taken by old Bristol's temporary wires.
+    next: WireId,
+}
+
+impl Numbering {
+    fn new(circuit: &Circuit, format: Format, groups: &[FileInputGroup<'_>]) -> Self {
+        let order = format.bit_order();
+        let n = circuit.num_wires() as usize;
+        let mut map = vec![UNSET; n];
+        let mut next: WireId = 0;
+        for (_, g, range) in groups {
+            let wires: Vec<WireId> = if g.order == order {
+                range.clone().collect()
+            } else {
+                range.clone().rev().collect()
+            };
+            for w in wires {
+                map[w as usize] = next;
+                next += 1;
+            }
+        }
+
+        // Output bits in file order: groups in order, each reversed if its order differs.
+        let out_bits: Vec<WireId> = circuit
+            .outputs()
+            .iter()
+            .flat_map(|o| {
+                let reverse = o.order != order;
+                let len = o.wires.len();
+                (0..len).map(move |k| o.wires[if reverse { len - 1 - k } else { k }])
+            })
+            .collect();
+        let n_in = next as usize;
+        let mut is_gate_output = vec![false; n];
+        for g in circuit.gates() {
+            is_gate_output[g.output() as usize] = true;
+        }
+        // Output position p takes wire w directly if w is a gate output not yet taken.
+        let mut taken = vec![false; n];
+        let direct: Vec<bool> = out_bits
+            .iter()
+            .map(|&w| {
+                let ok = is_gate_output[w as usize] && !taken[w as usize];
+                taken[w as usize] = true;
+                ok
+            })
+            .collect();
+        let copies = direct.iter().filter(|&&d| !d).count();
+        let temps = if format == Format::Bristol { copies } else { 0 };
+        let internal = circuit.gates().len() - (out_bits.len() - copies);
+        let total_wires = n_in + internal + temps + out_bits.len();
+        let out_base = (total_wires - out_bits.len()) as WireId;
+        for (p, (&w, &d)) in out_bits.iter().zip(&direct).enumerate() {
+            if d {
+                map[w as usize] = out_base + p as WireId;
+            }
+        }
+        for g in circuit.gates() {
+            let w = g.output() as usize;
+            if map[w] == UNSET {
+                map[w] = next;
+                next += 1;
+            }
+        }
+        Numbering {
+            map,
+            out_bits,
+            direct,
+            copies,
+            total_wires,
+            out_base,
+            next,
+        }
+    }
+}
+
+/// The header: gate and wire counts, the input and output sizes, and the blank line.
+fn write_header(
+    circuit: &Circuit,
+    format: Format,
+    groups: &[FileInputGroup<'_>],
+    numbering: &Numbering,
+    out: &mut impl Write,
+) -> Result<(), WriteError> {
     let copy_gates = if format == Format::Bristol {
-        2 * copies
+        2 * numbering.copies
     } else {
-        copies
+        numbering.copies
     };
     let n_gates = circuit.gates().len() + copy_gates;
-    writeln!(out, "{n_gates} {total_wires}")?;
+    writeln!(out, "{n_gates} {}", numbering.total_wires)?;
     match format {
         Format::Bristol => {
             let len = |p: Party| -> u32 {
@@ -163,12 +227,12 @@ pub fn write(circuit: &Circuit, format: Format, out: &mut impl Write) -> Result<
                 "{} {} {}",
                 len(Party::Garbler),
                 len(Party::Evaluator),
-                out_bits.len()
+                numbering.out_bits.len()
             )?;
         }
         Format::BristolFashion => {
             write!(out, "{}", groups.len())?;
-            for (_, g, _) in &groups {
+            for (_, g, _) in groups {
                 write!(out, " {}", g.len)?;
             }
             writeln!(out)?;
@@ -180,6 +244,18 @@ pub fn write(circuit: &Circuit, format: Format, out: &mut impl Write) -> Result<
         }
     }
     writeln!(out)?;
+    Ok(())
+}
+
+/// The circuit's gates renumbered, then the copies of the output bits that are not gate
+/// outputs of their own (`EQW`, or two `INV` through a temporary wire in old Bristol).
+fn write_gates(
+    circuit: &Circuit,
+    format: Format,
+    numbering: &Numbering,
+    out: &mut impl Write,
+) -> Result<(), WriteError> {
+    let map = &numbering.map;
     let m = |w: WireId| map[w as usize];
     for g in circuit.gates() {
         match *g {
@@ -188,11 +264,12 @@ pub fn write(circuit: &Circuit, format: Format, out: &mut impl Write) -> Result<
             Gate::Inv { a, out: c } => writeln!(out, "1 1 {} {} INV", m(a), m(c))?,
         }
     }
-    for (p, (&w, &d)) in out_bits.iter().zip(&direct).enumerate() {
+    let mut next = numbering.next;
+    for (p, (&w, &d)) in numbering.out_bits.iter().zip(&numbering.direct).enumerate() {
         if d {
             continue;
         }
-        let dst = out_base + p as WireId;
+        let dst = numbering.out_base + p as WireId;
         match format {
             Format::BristolFashion => writeln!(out, "1 1 {} {dst} EQW", m(w))?,
             Format::Bristol => {
@@ -203,8 +280,7 @@ pub fn write(circuit: &Circuit, format: Format, out: &mut impl Write) -> Result<
             }
         }
     }
-    debug_assert_eq!(next, out_base);
-    out.flush()?;
+    debug_assert_eq!(next, numbering.out_base);
     Ok(())
 }
 

@@ -5,7 +5,8 @@
 //! multiplexer `n`, truncated multiplication about `n^2`, full multiplication about `2 n^2`.
 //! The adder is the usual one-AND full adder: `c' = c XOR ((a XOR c) AND (b XOR c))`.
 
-use super::{Bit, Builder};
+use super::bits::{Bit, Builder};
+use crate::circuit::Party;
 
 /// An unsigned integer, least significant bit first.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -154,6 +155,49 @@ impl From<Int> for Uint {
 }
 
 impl Builder {
+    /// Declares an input group of `count` unsigned integers of `width` bits, written in hex as
+    /// their big-endian values concatenated, first value first.
+    pub fn input_uints(
+        &mut self,
+        party: Party,
+        name: &str,
+        count: usize,
+        width: usize,
+    ) -> Vec<Uint> {
+        let bits = self.input_bits(party, name, count * width);
+        if width == 0 {
+            return vec![Uint::default(); count];
+        }
+        bits.chunks(width).map(Uint::from_msb_first).collect()
+    }
+
+    /// Declares an input group holding one unsigned integer of `width` bits.
+    pub fn input_uint(&mut self, party: Party, name: &str, width: usize) -> Uint {
+        self.input_uints(party, name, 1, width)
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// Declares an input group of `count` two's-complement integers of `width` bits.
+    pub fn input_ints(&mut self, party: Party, name: &str, count: usize, width: usize) -> Vec<Int> {
+        self.input_uints(party, name, count, width)
+            .into_iter()
+            .map(Int::from)
+            .collect()
+    }
+
+    /// Adds an output group of unsigned integers, written as big-endian hex values
+    /// concatenated, first value first.
+    pub fn output_uints(&mut self, name: &str, values: &[Uint]) {
+        let bits: Vec<Bit> = values.iter().flat_map(|v| v.msb_first()).collect();
+        self.output_bits(name, &bits);
+    }
+
+    /// Adds an output group holding one unsigned integer.
+    pub fn output_uint(&mut self, name: &str, value: &Uint) {
+        self.output_uints(name, std::slice::from_ref(value));
+    }
+
     /// A constant unsigned integer of `width` bits (the low `width` bits of `value`).
     pub fn constant_uint(&mut self, value: u128, width: usize) -> Uint {
         Uint::new(

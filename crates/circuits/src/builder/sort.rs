@@ -3,8 +3,8 @@
 //! (`n` for the comparison, `n` for the conditional swap); a network on `m` values has
 //! about `m log2(m) (log2(m) + 1) / 4` of them.
 
+use super::bits::Builder;
 use super::int::Word;
-use super::Builder;
 
 impl Builder {
     /// Sorts `values` in ascending order (signed or unsigned by the word type).

@@ -178,10 +178,17 @@ fn mix_columns(b: &mut Builder, s: &Block) -> Block {
 /// 32 AND, 79 XOR and 4 XNOR gates. `x[0]` is the most significant input bit (their `U0`),
 /// and the output is most significant bit first (their `S0..S7`).
 fn sbox(b: &mut Builder, x: &Byte) -> Byte {
+    let top = sbox_top_linear(b, x);
+    let z = sbox_nonlinear_middle(b, &top);
+    sbox_bottom_linear(b, &z)
+}
+
+/// The S-box's top linear layer: 23 XORs. Returns `U7` (the least significant input bit,
+/// which the middle reads too) at index 0 and `y1..y21` at indices 1 to 21.
+fn sbox_top_linear(b: &mut Builder, x: &Byte) -> [Bit; 22] {
     let [x0, x1, x2, x3, x4, x5, x6, x7] = *x;
     let mut xor = |p: Bit, q: Bit| b.xor(p, q);
 
-    // Top linear layer: 23 XORs.
     let y14 = xor(x3, x5);
     let y13 = xor(x0, x6);
     let y9 = xor(x0, x3);
@@ -205,8 +212,17 @@ fn sbox(b: &mut Builder, x: &Byte) -> Byte {
     let y16 = xor(t0, y11);
     let y21 = xor(y13, y16);
     let y18 = xor(x0, y16);
+    [
+        x7, y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11, y12, y13, y14, y15, y16, y17, y18, y19,
+        y20, y21,
+    ]
+}
 
-    // Non-linear middle: 32 ANDs, 30 XORs.
+/// The S-box's non-linear middle: 32 ANDs, 30 XORs, from the top layer's outputs (as
+/// [`sbox_top_linear`] returns them) to `z0..z17`.
+fn sbox_nonlinear_middle(b: &mut Builder, top: &[Bit; 22]) -> [Bit; 18] {
+    let [x7, y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, ..] = *top;
+    let [.., y11, y12, y13, y14, y15, y16, y17, y18, y19, y20, y21] = *top;
     let t2 = b.and(y12, y15);
     let t3 = b.and(y3, y6);
     let t4 = b.xor(t3, t2);
@@ -269,8 +285,15 @@ fn sbox(b: &mut Builder, x: &Byte) -> Byte {
     let z15 = b.and(t42, y9);
     let z16 = b.and(t45, y14);
     let z17 = b.and(t41, y8);
+    [
+        z0, z1, z2, z3, z4, z5, z6, z7, z8, z9, z10, z11, z12, z13, z14, z15, z16, z17,
+    ]
+}
 
-    // Bottom linear layer: 26 XORs and 4 XNORs (XOR then INV).
+/// The S-box's bottom linear layer: 26 XORs and 4 XNORs (XOR then INV), from `z0..z17` to
+/// the output byte, most significant bit first.
+fn sbox_bottom_linear(b: &mut Builder, z: &[Bit; 18]) -> Byte {
+    let [z0, z1, z2, z3, z4, z5, z6, z7, z8, z9, z10, z11, z12, z13, z14, z15, z16, z17] = *z;
     let t46 = b.xor(z15, z16);
     let t47 = b.xor(z10, z11);
     let t48 = b.xor(z5, z13);

@@ -1,7 +1,7 @@
 //! The applications of *Parallel Yao* (Buescher, Katzenbeisser: "Faster Secure Computation
-//! through Automatic Parallelization", USENIX Security 2015, `/work/shared/seeds/
-//! parallel-yao-paper.txt`): `biomatch`, `mexp` and `mvmul` (§6.2 "Evaluation methodology",
-//! Table 2), and `millionaires`, the paper's introductory example (Listing 1).
+//! through Automatic Parallelization", USENIX Security 2015): `biomatch`, `mexp` and
+//! `mvmul` (§6.2 "Evaluation methodology", Table 2), and `millionaires`, the paper's
+//! introductory example (Listing 1).
 //!
 //! The paper's parties are `P_A` and `P_B`, `P_A` providing the first input; here `P_A` is the
 //! garbler and `P_B` the evaluator. Its Table 2 fixes who holds what through the input sizes

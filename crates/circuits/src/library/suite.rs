@@ -1,7 +1,7 @@
-//! The comparison suite of *Choose Wisely* (Perl, Brenner, Henze, Wehrle: "Choose Wisely: A
-//! Comparison of Secure Two-Party Computation Frameworks", IWPE 2015; §III-A "Benchmarks",
-//! `/work/shared/seeds/choose-wisely-paper.md`): `add`, `mult`, `min`, `argmin`, `matmul` and
-//! `sort`.
+//! The comparison suite of *Choose Wisely* (Ziegeldorf, Metzke, Henze, Wehrle: "Choose
+//! Wisely: A Comparison of Secure Two-Party Computation Frameworks", IWPE 2015, IEEE
+//! Security and Privacy Workshops; §III-A "Benchmarks"): `add`, `mult`, `min`, `argmin`,
+//! `matmul` and `sort`.
 //!
 //! # Parties
 //! The paper writes `[x]` (`[X]`) for the input of the client C and `[y]` (`[Y]`) for the input

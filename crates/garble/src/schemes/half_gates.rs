@@ -1,6 +1,6 @@
 //! Free-XOR with half gates (Zahur–Rosulek–Evans, "Two Halves Make a Whole", EUROCRYPT 2015,
 //! eprint 2014/756, §3): two ciphertexts per AND gate, XOR and INV free. The `ideal` and
-//! `circular` schemes are this construction with different hashes (GARBLING.md §2 and §3):
+//! `circular` schemes are this construction with different hashes (docs/garbling.md §4 and §5):
 //!
 //! - [`Tccr`] (`ideal`): the tweakable circular correlation-robust hash of Guo–Katz–Wang–Yu
 //!   (S&P 2020, eprint 2019/074, §7.4), `H(X, t) = π(π(X) ⊕ t) ⊕ π(X)` with `π` AES under one
@@ -12,8 +12,8 @@
 //! Labels: a global offset `Δ` with `lsb(Δ) = 1`; wire `w` has `W_w^1 = W_w^0 ⊕ Δ`, so the
 //! permute bit `lsb(W_w^0)` differs between the two labels. The `n`-th AND gate of a session
 //! (from 0) hashes its first input under tweak `j = 2n + 1` and its second under
-//! `j' = 2n + 2` (the counter of mpz's TCCR profile, GARBLING.md §3.7): no tweak repeats in a
-//! session, which the security of both hashes requires (§2.7, §3.8).
+//! `j' = 2n + 2` (the counter of mpz's TCCR profile, docs/garbling.md §5.1): no tweak repeats in a
+//! session, which the security of both hashes requires (docs/garbling.md §3.4).
 //!
 //! Tables are written in circuit order, but the hashes of AND gates are computed in batches
 //! of independent gates planned over windows of the circuit (module `waves`). Batching
@@ -25,11 +25,13 @@ use std::ops::Range;
 
 use transputation_circuits::{Circuit, Gate, WireId};
 
+use transputation_core::aes::{encrypt_under_keys, Backend, FixedKeyAes};
+use transputation_core::prg::Prg;
+use transputation_core::Block;
+
+use super::fused;
 use super::waves::{pack_slots, unpack_slots, OpKind, Schedule, PACKED_SLOTS, REUSE_SLOTS};
 use super::{wire_table, EvalError, Evaluate, Garble, HALF_GATES_AND_BYTES};
-use crate::aes::{encrypt_under_keys, Backend, FixedKeyAes};
-use crate::block::Block;
-use crate::prg::Prg;
 
 /// The hash of a half-gates scheme: `H(X, t)` for many `(X, t)` at once.
 pub trait HalfGateHash: Send + Sync {
@@ -133,7 +135,7 @@ pub struct Tccr {
 }
 
 impl Tccr {
-    /// The fixed public key, `45 2a` repeated (mpz's, GARBLING.md §3.7).
+    /// The fixed public key, `45 2a` repeated (mpz's, docs/garbling.md §5.1).
     pub const KEY: Block = Block::from_bytes([
         0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45,
         0x2a,
@@ -161,14 +163,14 @@ impl HalfGateHash for Tccr {
         out: &mut [[Block; 4]],
     ) {
         // Inputs and tweaks made in registers where the backend can (VAES), else staged.
-        if !self.pi.tccr_and_gates(delta, inputs, and_index, out) {
+        if !fused::tccr_and_gates(&self.pi, delta, inputs, and_index, out) {
             stage_and_gates(self, delta, inputs, and_index, out);
         }
     }
 
     fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
         // Tweaks made in registers where the backend can (VAES), else staged.
-        if !self.pi.tccr_eval_gates(inputs, and_index, out) {
+        if !fused::tccr_eval_gates(&self.pi, inputs, and_index, out) {
             stage_eval_gates(self, inputs, and_index, out);
         }
     }
@@ -178,7 +180,7 @@ impl HalfGateHash for Tccr {
     }
 }
 
-/// `H(X, t) = AES_X(tw(t))` with `tw(t)` = LE64(t) in bytes 0..7 (GARBLING.md §2.2).
+/// `H(X, t) = AES_X(tw(t))` with `tw(t)` = LE64(t) in bytes 0..7 (docs/garbling.md §4).
 pub struct LabelKeyed {
     backend: Backend,
 }
@@ -250,7 +252,7 @@ impl HalfGateHash for LabelKeyed {
 }
 
 /// Garbles one AND gate from the four hashes `H(A0,j), H(A1,j), H(B0,j'), H(B1,j')`:
-/// returns `(TG, TE, C0)` (ZRE15 §3, GARBLING.md §2.3).
+/// returns `(TG, TE, C0)` (ZRE15 §3, docs/garbling.md §3.2).
 #[inline(always)]
 pub fn garble_and(a0: Block, b0: Block, delta: Block, h: [Block; 4]) -> (Block, Block, Block) {
     let (pa, pb) = (a0.lsb(), b0.lsb());
@@ -479,7 +481,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
         if let (Some(aes), Some(ands)) =
             (self.hash.tccr_aes(), self.packed.ands(k, self.next_window))
         {
-            if aes.garble_and_gates(self.delta, &mut self.zero, ands, window) {
+            if fused::garble_and_gates(aes, self.delta, &mut self.zero, ands, window) {
                 return;
             }
         }
@@ -614,7 +616,7 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         if let (Some(aes), Some(ands)) =
             (self.hash.tccr_aes(), self.packed.ands(k, self.next_window))
         {
-            if aes.eval_and_gates(&mut self.labels, ands, window) {
+            if fused::eval_and_gates(aes, &mut self.labels, ands, window) {
                 return;
             }
         }
@@ -703,7 +705,7 @@ impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
 #[cfg(test)]
 pub(crate) mod tests {
     //! Whole-garbler tests that need the garbler's internal labels: exhaustive gates with
-    //! forced permute bits (GARBLING.md §5.1), label invariants on every wire (§5.2) and
+    //! forced permute bits (docs/garbling.md §7.1), label invariants on every wire (§7.2) and
     //! single bit flips in the tables with an exact prediction of their effect. The helpers
     //! are shared with `prf`'s tests.
 
@@ -742,7 +744,7 @@ pub(crate) mod tests {
         pub(crate) f: fn(bool, bool) -> bool,
     }
 
-    /// AND, XOR, NOT and the derived XNOR, NAND, OR (GARBLING.md §0.2), plus the same gates
+    /// AND, XOR, NOT and the derived XNOR, NAND, OR (docs/garbling.md §1.2), plus the same gates
     /// with the inputs in the other order.
     pub(crate) fn kinds() -> Vec<Kind> {
         use Gate::{And, Inv, Xor};
@@ -832,7 +834,7 @@ pub(crate) mod tests {
 
     /// Both hashes, behind one generic test body.
     fn for_each_hash(mut test: impl FnMut(&str, &dyn Fn() -> Box<dyn HalfGateHash>)) {
-        for backend in crate::aes::Backend::available() {
+        for backend in Backend::available() {
             test("ideal", &move || Box::new(Tccr::new(backend)));
             test("circular", &move || Box::new(LabelKeyed::new(backend)));
         }
@@ -899,7 +901,7 @@ pub(crate) mod tests {
 
     #[test]
     fn every_gate_kind_exhaustive_with_forced_permute_bits() {
-        // §5.1: for all (πa, πb) and (va, vb), the evaluator's label on every wire is the
+        // §7.1: for all (πa, πb) and (va, vb), the evaluator's label on every wire is the
         // garbler's label of the wire's value, byte for byte.
         for_each_hash(|name, make| {
             for kind in kinds() {
@@ -942,7 +944,7 @@ pub(crate) mod tests {
 
     #[test]
     fn labels_on_every_wire_of_aes128() {
-        // §5.2: lsb(Δ) = 1; every wire's labels are W0 and W0 ⊕ Δ (so lsb(W0) ≠ lsb(W1)),
+        // §7.2: lsb(Δ) = 1; every wire's labels are W0 and W0 ⊕ Δ (so lsb(W0) ≠ lsb(W1)),
         // and the evaluator holds exactly the label of the wire's value; XOR and NOT are
         // free-XOR; the decoding bit is lsb(W0).
         let c = aes128();
@@ -993,7 +995,7 @@ pub(crate) mod tests {
     #[test]
     fn flipped_table_bits_change_exactly_the_used_ciphertexts() {
         // A flipped bit in TG (TE) reaches the evaluator iff the signal bit of its a (b)
-        // input is 1 (§2.3); then the output labels must change (every AES-128 gate whose
+        // input is 1 (§3.2); then the output labels must change (every AES-128 gate whose
         // output is live reaches an output); otherwise they must not. No flip may panic.
         let c = aes128();
         let live = live_gates(&c);

@@ -13,7 +13,7 @@
 //! `TG ‖ TE` (32 bytes) per AND gate and nothing for XOR and INV; `prf` writes `T1 ‖ T2`
 //! (32 bytes) per AND gate, `T` (16 bytes) per XOR gate, and one byte of signal masks before
 //! every even-numbered AND gate (counting from 0), holding that gate's 4-bit mask in the low
-//! nibble and the next AND gate's in the high nibble (GARBLING.md §1.8).
+//! nibble and the next AND gate's in the high nibble (docs/garbling.md §2.8).
 //!
 //! # Call order
 //! Garbler: [`Garble::input_labels`] for the input wires, then
@@ -23,6 +23,7 @@
 //! so a driver calls `feed` once after the last bytes even if none arrived;
 //! [`decode`] turns output labels and decoding bits into output bits.
 
+mod fused;
 pub mod half_gates;
 pub mod prf;
 pub(crate) mod waves;
@@ -32,9 +33,9 @@ use std::str::FromStr;
 
 use transputation_circuits::{Circuit, Stats, WireId};
 
-use crate::aes::Backend;
-use crate::block::Block;
-use crate::prg::Prg;
+use transputation_core::aes::Backend;
+use transputation_core::prg::Prg;
+use transputation_core::Block;
 
 /// Bytes of an AND gate's table in the half-gates schemes.
 pub(crate) const HALF_GATES_AND_BYTES: usize = 32;

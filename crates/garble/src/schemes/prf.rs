@@ -1,16 +1,16 @@
 //! `prf`: garbling under the sole assumption that AES is a pseudorandom function
 //! (Gueron–Lindell–Nof–Pinkas, "Fast Garbling of Circuits Under Standard Assumptions",
-//! CCS 2015, eprint 2015/751), as specified in GARBLING.md §1.
+//! CCS 2015, eprint 2015/751), as specified in docs/garbling.md §2.
 //!
 //! Every wire has two independent labels (no global offset), used only as AES keys:
-//! - AND gates: the XOR-based 4-to-2 garbled row reduction (§1.4): two ciphertexts
+//! - AND gates: the XOR-based 4-to-2 garbled row reduction (§2.3): two ciphertexts
 //!   `T1, T2` and a 4-bit mask of encrypted signal bits, one per row.
 //! - XOR gates: one ciphertext `T` that moves the second input onto the first input's
-//!   translated offset (§1.5).
+//!   translated offset (§2.5).
 //! - INV gates: the two labels swap; nothing is sent.
 //!
 //! The PRF input is `blk(g, r)`: the gate index `g` as LE64 in bytes 0..7 and a row tag `r`
-//! as LE32 in bytes 12..15 (§1.3). Every (label, input) pair is used by one gate row only:
+//! as LE32 in bytes 12..15 (§2.2). Every (label, input) pair is used by one gate row only:
 //! gate indices are unique and the row tag holds both signal bits (pitfalls 1 and 2).
 //!
 //! Degenerate AND gates, whose inputs carry the same label set (`AND(a, a)`, or
@@ -27,18 +27,20 @@ use std::ops::Range;
 
 use transputation_circuits::{Circuit, Gate, WireId};
 
+use transputation_core::aes::{encrypt_under_keys, Backend, FixedKeyAes};
+use transputation_core::prg::Prg;
+use transputation_core::Block;
+
+use super::fused::{prf_garble_gates, set_nibble, PrfOp};
 use super::waves::{OpKind, Schedule, Window, REUSE_SLOTS, WINDOW};
 use super::{wire_table, EvalError, Evaluate, Garble};
-use crate::aes::{encrypt_under_keys, prf_garble_gates, Backend, FixedKeyAes, PrfOp};
-use crate::block::Block;
-use crate::prg::Prg;
 
 /// Bytes of an AND gate's ciphertexts.
 const AND_BYTES: usize = 32;
 /// Bytes of an XOR gate's ciphertext.
 const XOR_BYTES: usize = 16;
 
-/// The PRF input `blk(g, r)` (GARBLING.md §1.3).
+/// The PRF input `blk(g, r)` (docs/garbling.md §2.2).
 #[inline(always)]
 pub fn blk(g: u64, r: u32) -> Block {
     Block(u128::from(g) | (u128::from(r) << 96))
@@ -48,7 +50,7 @@ pub fn blk(g: u64, r: u32) -> Block {
 /// `ka = [ka^0, ka^1]`, `kb`, the eight PRF values and the output permute bit `pc`.
 ///
 /// `fa[2α + β] = AES_{ka[α]}(blk(g, 2α + β))` and `fb[2β + α] = AES_{kb[β]}(blk(g, 2α + β))`,
-/// with `ka[α]` the label of `a` whose lsb is `α` (§1.4).
+/// with `ka[α]` the label of `a` whose lsb is `α` (§2.3).
 pub fn garble_and(
     ka: [Block; 2],
     kb: [Block; 2],
@@ -89,7 +91,7 @@ pub fn eval_and(la: Block, lb: Block, k: Block, t1: Block, t2: Block, m: u8) -> 
 }
 
 /// The XOR table of one gate: `(T, [k^0, k^1] of the output)` from the permute bits and
-/// `ta[s] = AES_{ka[s]}(blk(g, s))`, `tb[s] = AES_{kb[s]}(blk(g, s))` by signal bit (§1.5).
+/// `ta[s] = AES_{ka[s]}(blk(g, s))`, `tb[s] = AES_{kb[s]}(blk(g, s))` by signal bit (§2.5).
 pub fn garble_xor(pa: bool, pb: bool, ta: [Block; 2], tb: [Block; 2]) -> (Block, [Block; 2]) {
     let d = ta[0] ^ ta[1];
     let t = tb[0] ^ tb[1] ^ d;
@@ -221,19 +223,6 @@ fn mask_position(mask: u32, base: usize, carried: usize) -> usize {
     } else {
         base + mask as usize
     }
-}
-
-/// Writes the mask nibble `m` (4 bits) into the high or low half of `out[byte]`, keeping
-/// the other half: the two AND gates of a pair may be garbled in either order, and the
-/// bytes are not zeroed first.
-#[inline(always)]
-pub(crate) fn set_nibble(out: &mut [u8], byte: usize, high: bool, m: u8) {
-    let b = &mut out[byte];
-    *b = if high {
-        (*b & 0x0f) | (m << 4)
-    } else {
-        (*b & 0xf0) | m
-    };
 }
 
 /// Where op `i`'s table starts in its window, and where its mask nibble is:
@@ -483,7 +472,7 @@ impl<'c> PrfGarbler<'c> {
     }
 
     /// The fresh labels of the constant at gate `gate`: `AES(2g + j)` under a secret key,
-    /// the second label's lsb made the complement of the first's (§1.2).
+    /// the second label's lsb made the complement of the first's (§2.1).
     fn fresh_labels(&self, gate: u64) -> [Block; 2] {
         let mut k = [
             Block(u128::from(gate) << 1),
@@ -741,9 +730,9 @@ impl Evaluate for PrfEvaluator<'_> {
 #[cfg(test)]
 mod tests {
     //! Whole-garbler tests that need the garbler's labels or its PRF queries: exhaustive
-    //! gates with forced permute bits and both πc (GARBLING.md §5.1), label invariants on
-    //! every wire (§5.2), uniqueness of (key, PRF input) pairs (§5.6), degenerate AND gates
-    //! (§1.10.3) and single bit flips in the tables with an exact prediction of their effect.
+    //! gates with forced permute bits and both πc (docs/garbling.md §7.1), label invariants on
+    //! every wire (§7.2), uniqueness of (key, PRF input) pairs (§7.6), degenerate AND gates
+    //! (§2.7, rule 3) and single bit flips in the tables with an exact prediction of their effect.
 
     use std::cell::RefCell;
     use std::collections::HashSet;
@@ -832,7 +821,7 @@ mod tests {
         }
     }
 
-    /// Degenerate gates (§1.10.3) that the garbler recognises: the same label set on both
+    /// Degenerate gates (§2.7, rule 3) that the garbler recognises: the same label set on both
     /// inputs through INV chains, and their outputs used by ordinary gates.
     fn degenerate_kinds() -> Vec<Kind> {
         use Gate::{And, Inv, Xor};
@@ -909,7 +898,7 @@ mod tests {
 
     #[test]
     fn every_gate_kind_exhaustive_with_forced_permute_bits_and_both_pc() {
-        // §5.1: for all (πa, πb), both values of πc of every AND gate, and all (va, vb), the
+        // §7.1: for all (πa, πb), both values of πc of every AND gate, and all (va, vb), the
         // evaluator's label on every wire is the garbler's label of the wire's value.
         let mut all = kinds();
         all.extend(degenerate_kinds());
@@ -959,7 +948,7 @@ mod tests {
         }
     }
 
-    /// The cleared `K[α,β]` of an AND gate, recomputed from the garbler's labels (§1.4).
+    /// The cleared `K[α,β]` of an AND gate, recomputed from the garbler's labels (§2.3).
     fn kbar(
         g: &PrfGarbler<'_>,
         gate: u64,
@@ -977,10 +966,10 @@ mod tests {
 
     #[test]
     fn labels_on_every_wire_of_aes128() {
-        // §5.2 on a whole circuit: point and permute on every wire; the evaluator holds the
+        // §7.2 on a whole circuit: point and permute on every wire; the evaluator holds the
         // label of each wire's value; input labels independent (no global offset); XOR
-        // output π = πa ⊕ πb and the §1.5 labels; NOT swaps; AND outputs are
-        // {K̄00, K̄01 ⊕ K̄10 ⊕ K̄11} with fresh offsets (§1.4.1, §5.9).
+        // output π = πa ⊕ πb and the §2.5 labels; NOT swaps; AND outputs are
+        // {K̄00, K̄01 ⊕ K̄10 ⊕ K̄11} with fresh offsets (§2.3, §7.9).
         let c = aes128();
         let mut rng = ChaCha12Rng::seed_from_u64(1);
         for seed in 0..2 {
@@ -1065,7 +1054,7 @@ mod tests {
         (garbler, evaluator)
     }
 
-    /// §5.6: no (key, PRF input) pair twice in one garbling; every input is `blk(g, r)` of
+    /// §7.6: no (key, PRF input) pair twice in one garbling; every input is `blk(g, r)` of
     /// an AND (r < 4) or XOR (r < 2) gate g; the evaluator asks only pairs the garbler used.
     fn check_unique(
         c: &Circuit,
@@ -1125,7 +1114,7 @@ mod tests {
     #[test]
     fn same_label_set_xor_gates_repeat_prf_inputs_only_within_the_gate() {
         // prf.rs garbles XOR(a, a) and XOR(a, NOT a) like any XOR gate (it does not
-        // normalise them as §1.10.3 suggests), so the two halves query the same pairs, which
+        // normalise them as §2.7, rule 3 suggests), so the two halves query the same pairs, which
         // cancel: T = 0 and the label of the public value is the all-zero block. Pinned here
         // so that a change is noticed: the other label must stay secret (not derivable from
         // T or the zero label) and the repeats must stay inside the gate.
@@ -1157,7 +1146,7 @@ mod tests {
 
     #[test]
     fn degenerate_and_gates_are_garbled_without_cryptography() {
-        // §1.10.3 as prf.rs documents it: AND(a, a) copies a's labels and sends zeros;
+        // §2.7, rule 3 as prf.rs documents it: AND(a, a) copies a's labels and sends zeros;
         // AND(a, NOT a) sends the output's 0-label (the value is public) and zeros; mask
         // nibbles 0; no PRF call; the hidden 1-label of the constant appears nowhere.
         use Gate::{And, Inv};
@@ -1220,10 +1209,10 @@ mod tests {
             ],
         ] {
             let c = two_input(gates);
-            // No (key, PRF input) pair twice (§1.10.2)...
+            // No (key, PRF input) pair twice (§2.7, rule 2)...
             let (garbler, evaluator) = record_calls(&c, 1 << 20);
             check_unique(&c, &garbler, &evaluator, "copied label set");
-            // ...and no evaluator can compute the label it should not have (§1.10.3): with
+            // ...and no evaluator can compute the label it should not have (§2.7, rule 3): with
             // the same label set on both inputs K[α,α] = 0, so one output label is 0 and the
             // other T1 ⊕ T2 (up to the lsb). The 1-label is the hidden one: the first
             // circuit's output copies a's labels (each input holds one of them), the
@@ -1243,7 +1232,7 @@ mod tests {
 
     #[test]
     fn flipped_table_bits_change_exactly_the_used_bits() {
-        // Which stream bits the evaluator uses (§1.4, §1.5): T1 iff β = 1, T2 iff α = 1,
+        // Which stream bits the evaluator uses (§2.3, §2.5): T1 iff β = 1, T2 iff α = 1,
         // an XOR gate's T iff β = 1, never bit 0 of a block (the lsb is overwritten), and
         // of an AND gate's mask only bit r = 2α+β. A flip of a used bit must change the
         // output labels (AES-128 has no dead gate whose label could absorb it), any other

@@ -5,8 +5,9 @@
 #![allow(dead_code)]
 
 use transputation_circuits::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party};
-use transputation_garble::aes::Backend;
-use transputation_garble::{prg::Prg, Block, EvalError, Garble, Scheme};
+use transputation_core::aes::Backend;
+use transputation_core::{prg::Prg, Block};
+use transputation_garble::{EvalError, Garble, Scheme};
 
 /// Everything one garbling produces.
 pub struct Garbled {

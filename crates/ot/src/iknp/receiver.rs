@@ -5,10 +5,10 @@
 use std::collections::VecDeque;
 
 use rand::{CryptoRng, RngCore};
-use transputation_garble::aes::FixedKeyAes;
-use transputation_garble::Block;
+use transputation_core::aes::FixedKeyAes;
+use transputation_core::Block;
 
-use super::{next_index, read_u128, Columns, HASH_KEY, SUB_BLOCKS, U_BLOCK};
+use super::shared::{next_index, read_u128, Columns, HASH_KEY, SUB_BLOCKS, U_BLOCK};
 use crate::base::{check_len, BaseSender};
 use crate::transpose::transpose128;
 use crate::{msg_d_len, msg_u_len, msg_y_len, Error, Message, BASE_OTS};

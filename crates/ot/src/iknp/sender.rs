@@ -2,10 +2,10 @@
 //! extension that answers each chunk's msg_u with that chunk's msg_y.
 
 use rand::{CryptoRng, Rng, RngCore};
-use transputation_garble::aes::FixedKeyAes;
-use transputation_garble::Block;
+use transputation_core::aes::FixedKeyAes;
+use transputation_core::Block;
 
-use super::{next_index, read_u128, Columns, HASH_KEY, SUB_BLOCKS, U_BLOCK};
+use super::shared::{next_index, read_u128, Columns, HASH_KEY, SUB_BLOCKS, U_BLOCK};
 use crate::base::{self, check_len, Precomputed};
 use crate::transpose::transpose128;
 use crate::{msg_d_len, msg_u_len, msg_y_len, Error, Message, BASE_OTS};

@@ -1,0 +1,440 @@
+//! A party's arguments: the command line of `transputation garbler` or `evaluator`, as a
+//! value. [`PartyArgs::to_argv`] writes it; [`PartyArgs::from_argv`] reads back exactly
+//! what `to_argv` writes (the binary itself parses with its full command-line parser, which
+//! accepts more).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Which party.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Garbles, listens.
+    Garbler,
+    /// Evaluates, connects.
+    Evaluator,
+}
+
+impl Role {
+    /// Its name: the subcommand, and `role` in the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Garbler => "garbler",
+            Role::Evaluator => "evaluator",
+        }
+    }
+
+    /// The flag of its address: `--listen` or `--connect`.
+    pub fn address_flag(self) -> &'static str {
+        match self {
+            Role::Garbler => "--listen",
+            Role::Evaluator => "--connect",
+        }
+    }
+}
+
+/// How the session is protected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Protection {
+    /// `--insecure`: neither authenticated nor encrypted.
+    Insecure,
+    /// `--psk-file FILE`: a pre-shared key both parties hold.
+    PskFile(PathBuf),
+    /// `--key FILE --peer-key HEX|FILE`: static keys (Noise KK).
+    Pinned {
+        /// This party's private key file.
+        key: PathBuf,
+        /// The peer's public key, hex or a file.
+        peer_key: String,
+    },
+}
+
+/// Everything a party is told on its command line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartyArgs {
+    /// Which party.
+    pub role: Role,
+    /// The garbler's address: where it listens, where the evaluator connects.
+    pub address: SocketAddr,
+    /// Its input: one hex string per input group it owns, comma-separated.
+    pub input: String,
+    /// Session protection (`None`: no flag, the binary's default).
+    pub protection: Option<Protection>,
+    /// The circuit: a built-in (with options) or a file.
+    pub circuit: String,
+    /// For circuit files, the owner of each input group (`garbler`, `evaluator`).
+    pub parties: Option<Vec<String>>,
+    /// The garbling scheme.
+    pub scheme: String,
+    /// The transport with its options.
+    pub transport: String,
+    /// Who learns the output (`both`, `evaluator`); `None`: the default.
+    pub output: Option<String>,
+    /// Seconds a silent peer is waited for; `None`: the default.
+    pub timeout_secs: Option<f64>,
+    /// Seconds the evaluator keeps trying to reach the garbler; `None`: the default.
+    pub connect_timeout_secs: Option<f64>,
+    /// Seconds the garbler waits for its first evaluator (`--accept-timeout`); `None`: the
+    /// default. Only the garbler takes it.
+    #[serde(default)]
+    pub accept_timeout_secs: Option<f64>,
+    /// The path's round-trip time and bottleneck bandwidth (bits/s), for buffer sizing.
+    pub path: Option<(f64, u64)>,
+    /// Print the report as JSON ([`crate::PartyReport`]).
+    pub json: bool,
+}
+
+/// A command line [`PartyArgs::from_argv`] cannot read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("party command line, at {at:?}: {why}")]
+pub struct ArgvError {
+    /// The argument.
+    pub at: String,
+    /// What is wrong.
+    pub why: String,
+}
+
+fn argv_err(at: &str, why: impl Into<String>) -> ArgvError {
+    ArgvError {
+        at: at.into(),
+        why: why.into(),
+    }
+}
+
+impl PartyArgs {
+    /// A party with no protection flag, no input, default options and JSON output.
+    pub fn new(
+        role: Role,
+        address: SocketAddr,
+        circuit: &str,
+        scheme: &str,
+        transport: &str,
+    ) -> Self {
+        PartyArgs {
+            role,
+            address,
+            input: String::new(),
+            protection: None,
+            circuit: circuit.into(),
+            parties: None,
+            scheme: scheme.into(),
+            transport: transport.into(),
+            output: None,
+            timeout_secs: None,
+            connect_timeout_secs: None,
+            accept_timeout_secs: None,
+            path: None,
+            json: true,
+        }
+    }
+
+    /// The command line after the program's name: the subcommand first.
+    pub fn to_argv(&self) -> Vec<String> {
+        let mut v = vec![
+            self.role.name().to_string(),
+            self.role.address_flag().into(),
+            self.address.to_string(),
+            // One argument, so that an empty input or one starting with `-` stays a value.
+            format!("--input={}", self.input),
+        ];
+        match &self.protection {
+            None => {}
+            Some(Protection::Insecure) => v.push("--insecure".into()),
+            Some(Protection::PskFile(p)) => {
+                v.extend(["--psk-file".into(), p.display().to_string()])
+            }
+            Some(Protection::Pinned { key, peer_key }) => v.extend([
+                "--key".into(),
+                key.display().to_string(),
+                "--peer-key".into(),
+                peer_key.clone(),
+            ]),
+        }
+        v.extend(["--circuit".into(), self.circuit.clone()]);
+        if let Some(p) = &self.parties {
+            v.extend(["--parties".into(), p.join(",")]);
+        }
+        v.extend(["--scheme".into(), self.scheme.clone()]);
+        v.extend(["--transport".into(), self.transport.clone()]);
+        if let Some(o) = &self.output {
+            v.extend(["--output".into(), o.clone()]);
+        }
+        if let Some(t) = self.timeout_secs {
+            v.extend(["--timeout".into(), t.to_string()]);
+        }
+        if let Some(t) = self.connect_timeout_secs {
+            v.extend(["--connect-timeout".into(), t.to_string()]);
+        }
+        if let Some(t) = self.accept_timeout_secs {
+            v.extend(["--accept-timeout".into(), t.to_string()]);
+        }
+        if let Some((rtt_ms, bandwidth)) = self.path {
+            v.extend([
+                "--rtt-ms".into(),
+                rtt_ms.to_string(),
+                "--bandwidth".into(),
+                bandwidth.to_string(),
+            ]);
+        }
+        if self.json {
+            v.push("--json".into());
+        }
+        v
+    }
+
+    /// Reads a command line written by [`PartyArgs::to_argv`]; anything else (an unknown
+    /// flag, a missing value, a flag twice) is an error naming the argument.
+    pub fn from_argv(argv: &[String]) -> Result<Self, ArgvError> {
+        let mut it = argv.iter();
+        let role = match it.next().map(String::as_str) {
+            Some("garbler") => Role::Garbler,
+            Some("evaluator") => Role::Evaluator,
+            other => {
+                return Err(argv_err(
+                    other.unwrap_or(""),
+                    "expected the subcommand garbler or evaluator",
+                ))
+            }
+        };
+        let mut flags: Vec<(String, Option<String>)> = Vec::new();
+        while let Some(a) = it.next() {
+            let (flag, inline) = match a.split_once('=') {
+                Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+                _ => (a.clone(), None),
+            };
+            if flags.iter().any(|(f, _)| *f == flag) {
+                return Err(argv_err(a, "given twice"));
+            }
+            let takes_value = !matches!(flag.as_str(), "--insecure" | "--json");
+            let value = match (takes_value, inline) {
+                (false, None) => None,
+                (false, Some(_)) => return Err(argv_err(a, "takes no value")),
+                (true, Some(v)) => Some(v),
+                (true, None) => Some(
+                    it.next()
+                        .cloned()
+                        .ok_or_else(|| argv_err(a, "needs a value"))?,
+                ),
+            };
+            flags.push((flag, value));
+        }
+        Self::from_flags(role, flags)
+    }
+
+    fn from_flags(role: Role, flags: Vec<(String, Option<String>)>) -> Result<Self, ArgvError> {
+        let take = |name: &str| {
+            flags
+                .iter()
+                .position(|(f, _)| f == name)
+                .map(|i| flags[i].1.clone().unwrap_or_default())
+        };
+        let required = |v: Option<String>, name: &str| v.ok_or_else(|| argv_err(name, "missing"));
+        let number = |name: &str, v: Option<String>| -> Result<Option<f64>, ArgvError> {
+            v.map(|s| {
+                s.parse()
+                    .map_err(|_| argv_err(name, format!("{s:?} is not a number")))
+            })
+            .transpose()
+        };
+        let address_flag = role.address_flag();
+        let address = required(take(address_flag), address_flag)?;
+        let address = address
+            .parse()
+            .map_err(|_| argv_err(address_flag, format!("{address:?} is not IP:PORT")))?;
+        let insecure = take("--insecure").is_some();
+        let protection = match (
+            insecure,
+            take("--psk-file"),
+            take("--key"),
+            take("--peer-key"),
+        ) {
+            (false, None, None, None) => None,
+            (true, None, None, None) => Some(Protection::Insecure),
+            (false, Some(p), None, None) => Some(Protection::PskFile(p.into())),
+            (false, None, Some(key), Some(peer_key)) => Some(Protection::Pinned {
+                key: key.into(),
+                peer_key,
+            }),
+            _ => return Err(argv_err("--insecure", "conflicting protection flags")),
+        };
+        let rtt = number("--rtt-ms", take("--rtt-ms"))?;
+        let bandwidth = take("--bandwidth")
+            .map(|s| {
+                s.parse::<u64>()
+                    .map_err(|_| argv_err("--bandwidth", format!("{s:?} is not bits per second")))
+            })
+            .transpose()?;
+        let path = match (rtt, bandwidth) {
+            (Some(r), Some(b)) => Some((r, b)),
+            (None, None) => None,
+            _ => {
+                return Err(argv_err(
+                    "--rtt-ms",
+                    "needs --bandwidth, and the other way round",
+                ))
+            }
+        };
+        let args = PartyArgs {
+            role,
+            address,
+            input: take("--input").unwrap_or_default(),
+            protection,
+            circuit: required(take("--circuit"), "--circuit")?,
+            parties: take("--parties").map(|p| p.split(',').map(str::to_string).collect()),
+            scheme: required(take("--scheme"), "--scheme")?,
+            transport: required(take("--transport"), "--transport")?,
+            output: take("--output"),
+            timeout_secs: number("--timeout", take("--timeout"))?,
+            connect_timeout_secs: number("--connect-timeout", take("--connect-timeout"))?,
+            accept_timeout_secs: number("--accept-timeout", take("--accept-timeout"))?,
+            path,
+            json: take("--json").is_some(),
+        };
+        let known = [
+            address_flag,
+            "--input",
+            "--insecure",
+            "--psk-file",
+            "--key",
+            "--peer-key",
+            "--circuit",
+            "--parties",
+            "--scheme",
+            "--transport",
+            "--output",
+            "--timeout",
+            "--connect-timeout",
+            "--accept-timeout",
+            "--rtt-ms",
+            "--bandwidth",
+            "--json",
+        ];
+        if let Some((f, _)) = flags.iter().find(|(f, _)| !known.contains(&f.as_str())) {
+            return Err(argv_err(f, "not a flag of the party contract"));
+        }
+        if role == Role::Evaluator && args.accept_timeout_secs.is_some() {
+            return Err(argv_err("--accept-timeout", "only the garbler takes it"));
+        }
+        Ok(args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_command_line_reads_back_as_written() {
+        let mut g = PartyArgs::new(
+            Role::Garbler,
+            "10.64.0.1:20001".parse().unwrap(),
+            "synthetic:and=10,xor=20",
+            "ideal",
+            "mtcp:streams=8,chunk=65536",
+        );
+        g.input = "00ff,".into();
+        g.protection = Some(Protection::PskFile("/tmp/k/psk".into()));
+        g.timeout_secs = Some(120.0);
+        g.accept_timeout_secs = Some(600.0);
+        g.path = Some((100.5, 200_000_000));
+        let a = g.to_argv();
+        assert_eq!(
+            a,
+            argv(&[
+                "garbler",
+                "--listen",
+                "10.64.0.1:20001",
+                "--input=00ff,",
+                "--psk-file",
+                "/tmp/k/psk",
+                "--circuit",
+                "synthetic:and=10,xor=20",
+                "--scheme",
+                "ideal",
+                "--transport",
+                "mtcp:streams=8,chunk=65536",
+                "--timeout",
+                "120",
+                "--accept-timeout",
+                "600",
+                "--rtt-ms",
+                "100.5",
+                "--bandwidth",
+                "200000000",
+                "--json"
+            ])
+        );
+        assert_eq!(PartyArgs::from_argv(&a).unwrap(), g);
+
+        let mut e = PartyArgs::new(
+            Role::Evaluator,
+            "127.0.0.1:7766".parse().unwrap(),
+            "c.txt",
+            "prf",
+            "tcp",
+        );
+        e.protection = Some(Protection::Pinned {
+            key: "k".into(),
+            peer_key: "ab".repeat(32),
+        });
+        e.parties = Some(vec!["evaluator".into(), "garbler".into()]);
+        e.output = Some("evaluator".into());
+        e.connect_timeout_secs = Some(2.5);
+        e.json = false;
+        assert_eq!(PartyArgs::from_argv(&e.to_argv()).unwrap(), e);
+        e.protection = Some(Protection::Insecure);
+        assert_eq!(PartyArgs::from_argv(&e.to_argv()).unwrap(), e);
+    }
+
+    #[test]
+    fn foreign_command_lines_are_refused_with_the_argument() {
+        let ok = [
+            "garbler",
+            "--listen",
+            "1.2.3.4:5",
+            "--circuit",
+            "c",
+            "--scheme",
+            "s",
+        ];
+        let with = |extra: &[&str]| {
+            let mut v = argv(&ok);
+            v.extend(argv(&["--transport", "tcp"]));
+            v.extend(argv(extra));
+            PartyArgs::from_argv(&v).map_err(|e| e.to_string())
+        };
+        assert!(with(&[]).is_ok());
+        let e = with(&["--frobnicate", "1"]).unwrap_err();
+        assert!(e.contains("\"--frobnicate\": not a flag"), "{e}");
+        let e = with(&["--timeout"]).unwrap_err();
+        assert!(e.contains("\"--timeout\": needs a value"), "{e}");
+        let e = with(&["--timeout", "soon"]).unwrap_err();
+        assert!(e.contains("\"soon\" is not a number"), "{e}");
+        let e = with(&["--insecure", "--psk-file", "k"]).unwrap_err();
+        assert!(e.contains("conflicting protection"), "{e}");
+        let mut evaluator = argv(&["evaluator", "--connect", "1.2.3.4:5"]);
+        evaluator.extend(argv(&ok[3..]));
+        evaluator.extend(argv(&["--transport", "tcp", "--accept-timeout", "9"]));
+        let e = PartyArgs::from_argv(&evaluator).unwrap_err().to_string();
+        assert!(e.contains("only the garbler"), "{e}");
+        let e = with(&["--rtt-ms", "5"]).unwrap_err();
+        assert!(e.contains("needs --bandwidth"), "{e}");
+        let e = with(&["--scheme", "x"]).unwrap_err();
+        assert!(e.contains("given twice"), "{e}");
+        let e = PartyArgs::from_argv(&argv(&["run"]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("garbler or evaluator"), "{e}");
+        let e = PartyArgs::from_argv(&argv(&["evaluator", "--listen", "1.2.3.4:5"]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"--connect\": missing"), "{e}");
+    }
+}

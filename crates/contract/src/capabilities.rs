@@ -1,0 +1,86 @@
+//! What a `transputation` binary can do, as `transputation capabilities --json` prints it:
+//! asked by whatever starts its parties instead of reading its `--help`.
+
+use serde::{Deserialize, Serialize};
+
+/// The feature of parties that size their transport's buffers for a path (`--rtt-ms`,
+/// `--bandwidth`).
+pub const FEATURE_BUFFER_SIZING: &str = "buffer-sizing";
+
+/// One transport of the build.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransportInfo {
+    /// Its name (`tcp`, `udt`, ...).
+    pub name: String,
+    /// Whether it works on this machine.
+    pub available: bool,
+    /// Why not, if it does not.
+    pub why: Option<String>,
+}
+
+/// A binary's capabilities.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// The binary's version.
+    pub version: String,
+    /// The [`crate::PartyReport`] version its parties write.
+    pub report_version: u32,
+    /// Its transports.
+    pub transports: Vec<TransportInfo>,
+    /// Its garbling schemes.
+    pub schemes: Vec<String>,
+    /// Its kinds of session protection (`none`, `noise-psk`, `noise-kk`).
+    pub protection: Vec<String>,
+    /// Optional features of its parties ([`FEATURE_BUFFER_SIZING`]).
+    pub features: Vec<String>,
+}
+
+impl Capabilities {
+    /// Whether the parties have `feature`.
+    pub fn has_feature(&self, feature: &str) -> bool {
+        self.features.iter().any(|f| f == feature)
+    }
+
+    /// Whether the parties offer the protection `kind`.
+    pub fn protects_with(&self, kind: &str) -> bool {
+        self.protection.iter().any(|p| p == kind)
+    }
+
+    /// The transport called `name`, if the build has it.
+    pub fn transport(&self, name: &str) -> Option<&TransportInfo> {
+        self.transports.iter().find(|t| t.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capabilities_read_back_and_answer() {
+        let c = Capabilities {
+            version: "0.1.0".into(),
+            report_version: 1,
+            transports: vec![
+                TransportInfo {
+                    name: "tcp".into(),
+                    available: true,
+                    why: None,
+                },
+                TransportInfo {
+                    name: "udt".into(),
+                    available: false,
+                    why: Some("built without libudt".into()),
+                },
+            ],
+            schemes: vec!["ideal".into()],
+            protection: vec!["none".into(), "noise-psk".into()],
+            features: vec![FEATURE_BUFFER_SIZING.into()],
+        };
+        let back: Capabilities = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+        assert!(c.has_feature("buffer-sizing") && !c.has_feature("x"));
+        assert!(c.protects_with("noise-psk") && !c.protects_with("noise-kk"));
+        assert!(!c.transport("udt").unwrap().available && c.transport("quic").is_none());
+    }
+}

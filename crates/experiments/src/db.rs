@@ -1,0 +1,804 @@
+//! The results database: one SQLite file (by default
+//! `$TRANSPUTATION_RESULTS/results.sqlite`, else `$XDG_DATA_HOME/transputation/results.sqlite`,
+//! else `~/.local/share/transputation/results.sqlite`) with two tables.
+//!
+//! ```sql
+//! experiments(
+//!   id INTEGER PRIMARY KEY, name TEXT, created_at TEXT (UTC, 'YYYY-MM-DD HH:MM:SS'),
+//!   finished_at TEXT (NULL until every planned run is recorded),
+//!   spec TEXT (the experiment as written, JSON: what --resume rebuilds the plan from),
+//!   planned_runs INTEGER,
+//!   version TEXT, git_commit TEXT, kernel TEXT, cpu TEXT, host TEXT,
+//!   emulator TEXT (the backend actually used: netem or emu; the request until a link is up),
+//!   host_cc TEXT (the default TCP congestion control in force in the parties' namespaces, as
+//!                 read back there: cubic, reno, bbr, ...; the request, `system` included,
+//!                 until a link is up; NULL: recorded before schema version 3, unknown),
+//!   protection TEXT (on: Noise with a pre-shared key; off: --insecure; unsupported: the
+//!                    parties have no session protection))
+//! runs(
+//!   id INTEGER PRIMARY KEY, experiment_id INTEGER REFERENCES experiments,
+//!   circuit TEXT, scheme TEXT ('program' for a user program, whose name is in circuit),
+//!   transport TEXT, condition TEXT (label), repetition INTEGER (0-based),
+//!   rtt_us INTEGER, rate_bps INTEGER (NULL: unlimited), loss REAL (fraction), jitter_us INTEGER,
+//!   queue_bytes INTEGER, emulator TEXT, link_note TEXT (e.g. the rate cap),
+//!   status TEXT ('ok' | 'failed' | 'timeout'), error TEXT,
+//!   total_ms REAL   -- the garbler's protocol time: from the connection until it received the
+//!                   -- evaluator's last message (the output), an application-level
+//!                   -- acknowledgement; for a user program, wall time of the pair
+//!   ot_ms REAL, garble_ms REAL, eval_ms REAL,
+//!   transfer_ms REAL -- total − OT − garbling − evaluation, at least 0: waiting on the network
+//!   wall_ms REAL     -- from starting the client until both processes exited
+//!   bytes_garbler_to_evaluator INTEGER, bytes_evaluator_to_garbler INTEGER,
+//!   buffer_bytes INTEGER -- the socket / UDT / QUIC buffer the parties sized for the link's
+//!                        -- RTT and rate and the circuit's volume (paper §4.2), if they did
+//!   started_at TEXT, garbler_report TEXT, evaluator_report TEXT (their JSON),
+//!   garbler_output TEXT, evaluator_output TEXT (standard output and error, last 64 KiB),
+//!   UNIQUE(experiment_id, circuit, scheme, transport, condition, repetition))
+//! ```
+//!
+//! Every run is written in its own transaction, so an interrupted experiment keeps every
+//! finished run, and the unique key makes a resumed one unable to record a run twice. The
+//! file is in WAL mode, so a report can be read while an experiment writes. The schema is
+//! versioned (`PRAGMA user_version`, now [`SCHEMA_VERSION`]); an older file is brought up to
+//! date by the migrations in `schema` when it is opened (`runs.buffer_bytes` came in version
+//! 2, `experiments.host_cc` in 3, NULL in older rows), and a newer one is refused. Rows are
+//! read by column name, so the order of the columns in a file does not matter.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection};
+use serde::Serialize;
+
+use crate::experiment::Cell;
+use crate::Error;
+
+mod schema;
+
+pub use schema::SCHEMA_VERSION;
+
+/// Where an experiment ran and with what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Environment {
+    /// The tool's version.
+    pub version: String,
+    /// The source commit, where known.
+    pub git_commit: Option<String>,
+    /// `uname -r`.
+    pub kernel: String,
+    /// The CPU model.
+    pub cpu: String,
+    /// The host name.
+    pub host: String,
+    /// The link emulator.
+    pub emulator: String,
+    /// The default TCP congestion control of the emulated hosts (`cubic`); `None` for an
+    /// experiment recorded before it was.
+    pub host_cc: Option<String>,
+    /// `on`, `off` or `unsupported`.
+    pub protection: String,
+}
+
+impl Environment {
+    /// This machine's kernel, CPU and host, with what the caller knows (the emulator and the
+    /// hosts' congestion control as requested, until a link is up).
+    pub fn detect(
+        version: &str,
+        git_commit: Option<String>,
+        emulator: &str,
+        host_cc: &str,
+        protection: &str,
+    ) -> Self {
+        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+        let cpuinfo = read("/proc/cpuinfo");
+        let cpu = cpuinfo
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == "model name").then(|| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        let cores = cpuinfo
+            .lines()
+            .filter(|l| l.starts_with("processor"))
+            .count();
+        Environment {
+            version: version.into(),
+            git_commit,
+            kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
+            cpu: format!("{cpu} ({cores} cores)"),
+            host: read("/proc/sys/kernel/hostname").trim().to_string(),
+            emulator: emulator.into(),
+            host_cc: Some(host_cc.into()),
+            protection: protection.into(),
+        }
+    }
+}
+
+/// An experiment's row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExperimentRow {
+    /// Its id (what `--resume` and `report` take).
+    pub id: i64,
+    /// Its name.
+    pub name: String,
+    /// When it was created (UTC).
+    pub created_at: String,
+    /// When its last planned run was recorded (UTC).
+    pub finished_at: Option<String>,
+    /// The experiment as written (JSON of [`crate::experiment::ExperimentFile`]).
+    pub spec: String,
+    /// How many runs its plan has.
+    pub planned_runs: i64,
+    /// Where it ran.
+    pub environment: Environment,
+    /// How many runs are recorded.
+    pub recorded_runs: i64,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Both parties finished and reported.
+    Ok,
+    /// A party failed (its error is kept).
+    Failed,
+    /// The per-run limit passed; both parties were killed.
+    Timeout,
+}
+
+impl Status {
+    /// Its name in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+            Status::Timeout => "timeout",
+        }
+    }
+
+    fn parse(s: &str) -> Status {
+        match s {
+            "ok" => Status::Ok,
+            "timeout" => Status::Timeout,
+            _ => Status::Failed,
+        }
+    }
+}
+
+/// The link a run crossed, as emulated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LinkRecord {
+    /// Round-trip time added, µs.
+    pub rtt_us: u64,
+    /// Rate, bits per second (None: unlimited).
+    pub rate_bps: Option<u64>,
+    /// Loss probability each way.
+    pub loss: f64,
+    /// Jitter, µs.
+    pub jitter_us: u64,
+    /// Bottleneck queue, bytes.
+    pub queue_bytes: Option<u64>,
+    /// The backend.
+    pub emulator: String,
+    /// How the emulated link differs from the request (a rate cap), if it does.
+    pub note: Option<String>,
+}
+
+/// One run: the cell, the link, the outcome and the measurements.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRecord {
+    /// The cell.
+    pub cell: Cell,
+    /// The repetition (0-based).
+    pub repetition: u32,
+    /// The link.
+    pub link: LinkRecord,
+    /// How it ended.
+    pub status: Status,
+    /// What went wrong, for failures and timeouts.
+    pub error: Option<String>,
+    /// Protocol time (see the module docs), ms.
+    pub total_ms: Option<f64>,
+    /// Oblivious transfer, ms (the evaluator's).
+    pub ot_ms: Option<f64>,
+    /// Garbling, ms (the garbler's).
+    pub garble_ms: Option<f64>,
+    /// Evaluation, ms (the evaluator's).
+    pub eval_ms: Option<f64>,
+    /// Total − OT − garbling − evaluation, at least 0, ms.
+    pub transfer_ms: Option<f64>,
+    /// Client start to both exited, ms.
+    pub wall_ms: Option<f64>,
+    /// Bytes from garbler to evaluator.
+    pub bytes_garbler_to_evaluator: Option<u64>,
+    /// Bytes from evaluator to garbler.
+    pub bytes_evaluator_to_garbler: Option<u64>,
+    /// The buffer size the parties chose for the link and the circuit, bytes.
+    pub buffer_bytes: Option<u64>,
+    /// The garbler's JSON report.
+    pub garbler_report: Option<String>,
+    /// The evaluator's JSON report.
+    pub evaluator_report: Option<String>,
+    /// The garbler's (server's) output, for user programs and failures.
+    pub garbler_output: Option<String>,
+    /// The evaluator's (client's) output, for user programs and failures.
+    pub evaluator_output: Option<String>,
+}
+
+impl RunRecord {
+    /// A run that produced no measurement.
+    pub fn failed(
+        cell: Cell,
+        repetition: u32,
+        link: LinkRecord,
+        status: Status,
+        error: String,
+    ) -> Self {
+        RunRecord {
+            cell,
+            repetition,
+            link,
+            status,
+            error: Some(error),
+            total_ms: None,
+            ot_ms: None,
+            garble_ms: None,
+            eval_ms: None,
+            transfer_ms: None,
+            wall_ms: None,
+            bytes_garbler_to_evaluator: None,
+            bytes_evaluator_to_garbler: None,
+            buffer_bytes: None,
+            garbler_report: None,
+            evaluator_report: None,
+            garbler_output: None,
+            evaluator_output: None,
+        }
+    }
+}
+
+/// The results database.
+#[derive(Debug)]
+pub struct Db {
+    conn: Connection,
+}
+
+fn db_err(context: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> Error {
+    let context = context.into();
+    move |source| Error::Database { context, source }
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// `$TRANSPUTATION_RESULTS/results.sqlite` (the directory `scripts/main-job.sh` writes its
+/// results to), else `$XDG_DATA_HOME/transputation/results.sqlite`, else
+/// `$HOME/.local/share/...`, else `./transputation-results.sqlite`.
+pub fn default_path() -> PathBuf {
+    let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(d) = non_empty("TRANSPUTATION_RESULTS") {
+        return Path::new(&d).join("results.sqlite");
+    }
+    if let Some(d) = non_empty("XDG_DATA_HOME") {
+        return Path::new(&d).join("transputation/results.sqlite");
+    }
+    if let Some(h) = non_empty("HOME") {
+        return Path::new(&h).join(".local/share/transputation/results.sqlite");
+    }
+    PathBuf::from("transputation-results.sqlite")
+}
+
+impl Db {
+    /// Opens (creating it and its directory if need be) the database at `path`.
+    pub fn open(path: &Path) -> Result<Self, Error> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+                context: format!("creating {}", dir.display()),
+                source,
+            })?;
+        }
+        let ctx = format!("opening the results database {}", path.display());
+        let conn = Connection::open(path).map_err(db_err(ctx.clone()))?;
+        Self::init(conn, &ctx)
+    }
+
+    /// A database in memory (for tests and dry runs).
+    pub fn in_memory() -> Result<Self, Error> {
+        let conn = Connection::open_in_memory().map_err(db_err("opening a database in memory"))?;
+        Self::init(conn, "a database in memory")
+    }
+
+    fn init(mut conn: Connection, ctx: &str) -> Result<Self, Error> {
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(db_err(ctx))?;
+        // WAL: readers (a report, a test watching progress) never block the writer.
+        let _: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(db_err(ctx))?;
+        let version = schema::version(&conn).map_err(db_err(ctx))?;
+        if version > SCHEMA_VERSION {
+            return Err(Error::Database {
+                context: format!(
+                    "{ctx}: its schema is version {version}, newer than this tool's {SCHEMA_VERSION}"
+                ),
+                source: rusqlite::Error::InvalidQuery,
+            });
+        }
+        schema::migrate(&mut conn).map_err(db_err(format!(
+            "{ctx}: bringing its schema from version {version} to {SCHEMA_VERSION}"
+        )))?;
+        Ok(Db { conn })
+    }
+
+    /// Records a new experiment; returns its id.
+    pub fn create_experiment(
+        &self,
+        name: &str,
+        spec_json: &str,
+        planned_runs: usize,
+        env: &Environment,
+    ) -> Result<i64, Error> {
+        self.conn
+            .execute(
+                "INSERT INTO experiments (name, spec, planned_runs, version, git_commit, kernel, \
+                 cpu, host, emulator, protection, host_cc) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, \
+                 ?8, ?9, ?10, ?11)",
+                params![
+                    name,
+                    spec_json,
+                    planned_runs as i64,
+                    env.version,
+                    env.git_commit,
+                    env.kernel,
+                    env.cpu,
+                    env.host,
+                    env.emulator,
+                    env.protection,
+                    env.host_cc
+                ],
+            )
+            .map_err(db_err("recording the experiment"))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Records what the first link was built with: the emulator backend actually used and
+    /// the default TCP congestion control in force in the parties' namespaces.
+    pub fn set_link_environment(
+        &self,
+        id: i64,
+        emulator: &str,
+        host_cc: &str,
+    ) -> Result<(), Error> {
+        self.conn
+            .execute(
+                "UPDATE experiments SET emulator = ?1, host_cc = ?2 WHERE id = ?3",
+                params![emulator, host_cc, id],
+            )
+            .map_err(db_err(
+                "recording the emulator and the hosts' TCP congestion control",
+            ))?;
+        Ok(())
+    }
+
+    /// Marks the experiment finished if every planned run is recorded; returns whether it is.
+    pub fn finish_if_complete(&self, id: i64) -> Result<bool, Error> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE experiments SET finished_at = datetime('now') WHERE id = ?1 AND \
+                 finished_at IS NULL AND (SELECT count(*) FROM runs WHERE experiment_id = ?1) \
+                 >= planned_runs",
+                params![id],
+            )
+            .map_err(db_err("marking the experiment finished"))?;
+        Ok(n > 0
+            || self
+                .experiment(id)?
+                .is_some_and(|e| e.finished_at.is_some()))
+    }
+
+    fn experiment_rows(&self, filter: &str, arg: Option<i64>) -> Result<Vec<ExperimentRow>, Error> {
+        let sql = format!(
+            "SELECT e.id, e.name, e.created_at, e.finished_at, e.spec, e.planned_runs, e.version, \
+             e.git_commit, e.kernel, e.cpu, e.host, e.emulator, e.protection, \
+             (SELECT count(*) FROM runs r WHERE r.experiment_id = e.id) AS recorded_runs, \
+             e.host_cc \
+             FROM experiments e {filter} ORDER BY e.id"
+        );
+        let mut st = self
+            .conn
+            .prepare(&sql)
+            .map_err(db_err("reading the experiments"))?;
+        let map = |r: &rusqlite::Row<'_>| -> rusqlite::Result<ExperimentRow> {
+            Ok(ExperimentRow {
+                id: r.get("id")?,
+                name: r.get("name")?,
+                created_at: r.get("created_at")?,
+                finished_at: r.get("finished_at")?,
+                spec: r.get("spec")?,
+                planned_runs: r.get("planned_runs")?,
+                environment: Environment {
+                    version: r.get("version")?,
+                    git_commit: r.get("git_commit")?,
+                    kernel: r.get("kernel")?,
+                    cpu: r.get("cpu")?,
+                    host: r.get("host")?,
+                    emulator: r.get("emulator")?,
+                    host_cc: r.get("host_cc")?,
+                    protection: r.get("protection")?,
+                },
+                recorded_runs: r.get("recorded_runs")?,
+            })
+        };
+        let rows = match arg {
+            Some(a) => st.query_map(params![a], map),
+            None => st.query_map([], map),
+        }
+        .map_err(db_err("reading the experiments"))?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(db_err("reading the experiments"))
+    }
+
+    /// Every experiment, oldest first.
+    pub fn experiments(&self) -> Result<Vec<ExperimentRow>, Error> {
+        self.experiment_rows("", None)
+    }
+
+    /// The experiment with this id.
+    pub fn experiment(&self, id: i64) -> Result<Option<ExperimentRow>, Error> {
+        Ok(self
+            .experiment_rows("WHERE e.id = ?1", Some(id))?
+            .into_iter()
+            .next())
+    }
+
+    /// The experiment named by `which`: an id, a name (the latest of that name), or
+    /// `None` for the latest of all.
+    pub fn find_experiment(&self, which: Option<&str>) -> Result<Option<ExperimentRow>, Error> {
+        let all = self.experiments()?;
+        Ok(match which {
+            None => all.into_iter().last(),
+            Some(w) => match w.parse::<i64>() {
+                Ok(id) => all.into_iter().find(|e| e.id == id),
+                Err(_) => all.into_iter().rev().find(|e| e.name == w),
+            },
+        })
+    }
+
+    /// The (cell, repetition) keys already recorded for an experiment.
+    pub fn recorded(&self, id: i64) -> Result<HashSet<(Cell, u32)>, Error> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT circuit, scheme, transport, condition, repetition FROM runs \
+                 WHERE experiment_id = ?1",
+            )
+            .map_err(db_err("reading the recorded runs"))?;
+        let rows = st
+            .query_map(params![id], |r| {
+                Ok((
+                    Cell {
+                        circuit: r.get("circuit")?,
+                        scheme: r.get("scheme")?,
+                        transport: r.get("transport")?,
+                        condition: r.get("condition")?,
+                    },
+                    r.get::<_, u32>("repetition")?,
+                ))
+            })
+            .map_err(db_err("reading the recorded runs"))?;
+        rows.collect::<Result<HashSet<_>, _>>()
+            .map_err(db_err("reading the recorded runs"))
+    }
+
+    /// Records one run, in its own transaction.
+    pub fn insert_run(&mut self, experiment_id: i64, r: &RunRecord) -> Result<(), Error> {
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(db_err("starting a transaction"))?;
+        tx.execute(
+            "INSERT INTO runs (experiment_id, circuit, scheme, transport, condition, repetition, \
+             rtt_us, rate_bps, loss, jitter_us, queue_bytes, emulator, link_note, status, error, \
+             total_ms, ot_ms, garble_ms, eval_ms, transfer_ms, wall_ms, \
+             bytes_garbler_to_evaluator, bytes_evaluator_to_garbler, garbler_report, \
+             evaluator_report, garbler_output, evaluator_output, buffer_bytes) VALUES (?1, ?2, \
+             ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
+             ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+            params![
+                experiment_id,
+                r.cell.circuit,
+                r.cell.scheme,
+                r.cell.transport,
+                r.cell.condition,
+                r.repetition,
+                to_i64(r.link.rtt_us),
+                r.link.rate_bps.map(to_i64),
+                r.link.loss,
+                to_i64(r.link.jitter_us),
+                r.link.queue_bytes.map(to_i64),
+                r.link.emulator,
+                r.link.note,
+                r.status.as_str(),
+                r.error,
+                r.total_ms,
+                r.ot_ms,
+                r.garble_ms,
+                r.eval_ms,
+                r.transfer_ms,
+                r.wall_ms,
+                r.bytes_garbler_to_evaluator.map(to_i64),
+                r.bytes_evaluator_to_garbler.map(to_i64),
+                r.garbler_report,
+                r.evaluator_report,
+                r.garbler_output,
+                r.evaluator_output,
+                r.buffer_bytes.map(to_i64),
+            ],
+        )
+        .map_err(db_err(format!(
+            "recording run {} {} {} {} #{}",
+            r.cell.circuit, r.cell.scheme, r.cell.transport, r.cell.condition, r.repetition
+        )))?;
+        tx.commit().map_err(db_err("committing a run"))
+    }
+
+    /// The runs of an experiment, in the order they were recorded.
+    pub fn runs(&self, experiment_id: i64) -> Result<Vec<RunRecord>, Error> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT circuit, scheme, transport, condition, repetition, rtt_us, rate_bps, loss, \
+                 jitter_us, queue_bytes, emulator, link_note, status, error, total_ms, ot_ms, \
+                 garble_ms, eval_ms, transfer_ms, wall_ms, bytes_garbler_to_evaluator, \
+                 bytes_evaluator_to_garbler, garbler_report, evaluator_report, garbler_output, \
+                 evaluator_output, buffer_bytes FROM runs WHERE experiment_id = ?1 ORDER BY id",
+            )
+            .map_err(db_err("reading the runs"))?;
+        let u = |v: Option<i64>| v.map(|x| u64::try_from(x).unwrap_or(0));
+        let rows = st
+            .query_map(params![experiment_id], |r| {
+                Ok(RunRecord {
+                    cell: Cell {
+                        circuit: r.get("circuit")?,
+                        scheme: r.get("scheme")?,
+                        transport: r.get("transport")?,
+                        condition: r.get("condition")?,
+                    },
+                    repetition: r.get("repetition")?,
+                    link: LinkRecord {
+                        rtt_us: u(r.get("rtt_us")?).unwrap_or(0),
+                        rate_bps: u(r.get("rate_bps")?),
+                        loss: r.get("loss")?,
+                        jitter_us: u(r.get("jitter_us")?).unwrap_or(0),
+                        queue_bytes: u(r.get("queue_bytes")?),
+                        emulator: r.get("emulator")?,
+                        note: r.get("link_note")?,
+                    },
+                    status: Status::parse(&r.get::<_, String>("status")?),
+                    error: r.get("error")?,
+                    total_ms: r.get("total_ms")?,
+                    ot_ms: r.get("ot_ms")?,
+                    garble_ms: r.get("garble_ms")?,
+                    eval_ms: r.get("eval_ms")?,
+                    transfer_ms: r.get("transfer_ms")?,
+                    wall_ms: r.get("wall_ms")?,
+                    bytes_garbler_to_evaluator: u(r.get("bytes_garbler_to_evaluator")?),
+                    bytes_evaluator_to_garbler: u(r.get("bytes_evaluator_to_garbler")?),
+                    garbler_report: r.get("garbler_report")?,
+                    evaluator_report: r.get("evaluator_report")?,
+                    garbler_output: r.get("garbler_output")?,
+                    evaluator_output: r.get("evaluator_output")?,
+                    buffer_bytes: u(r.get("buffer_bytes")?),
+                })
+            })
+            .map_err(db_err("reading the runs"))?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(db_err("reading the runs"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn env() -> Environment {
+        Environment::detect("0.1.0", Some("abc123".into()), "emu", "system", "on")
+    }
+
+    pub(crate) fn ok_run(transport: &str, rep: u32, total: f64) -> RunRecord {
+        RunRecord {
+            total_ms: Some(total),
+            ot_ms: Some(1.5),
+            garble_ms: Some(2.0),
+            eval_ms: Some(3.0),
+            transfer_ms: Some(total - 6.5),
+            wall_ms: Some(total + 40.0),
+            bytes_garbler_to_evaluator: Some(1 << 20),
+            bytes_evaluator_to_garbler: Some(4096),
+            buffer_bytes: Some(3 << 20),
+            garbler_report: Some("{\"total_ms\": 1}".into()),
+            status: Status::Ok,
+            error: None,
+            ..RunRecord::failed(
+                Cell {
+                    circuit: "aes128".into(),
+                    scheme: "ideal".into(),
+                    transport: transport.into(),
+                    condition: "cw-lan".into(),
+                },
+                rep,
+                LinkRecord {
+                    rtt_us: 300,
+                    rate_bps: Some(100_000_000),
+                    loss: 0.001,
+                    jitter_us: 0,
+                    queue_bytes: Some(250_000),
+                    emulator: "emu".into(),
+                    note: None,
+                },
+                Status::Ok,
+                String::new(),
+            )
+        }
+    }
+
+    #[test]
+    fn schema_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/results.sqlite");
+        let mut db = Db::open(&path).unwrap();
+        let e = env();
+        assert!(!e.kernel.is_empty() && !e.cpu.is_empty());
+        let id = db
+            .create_experiment("small", "{\"runs\":2}", 3, &e)
+            .unwrap();
+        db.set_link_environment(id, "netem", "cubic").unwrap();
+        let a = ok_run("tcp", 0, 120.0);
+        let b = ok_run("udt", 0, 80.0);
+        let mut c = RunRecord::failed(
+            b.cell.clone(),
+            1,
+            b.link.clone(),
+            Status::Timeout,
+            "killed after 60 s".into(),
+        );
+        c.evaluator_output = Some("connecting...".into());
+        for r in [&a, &b] {
+            db.insert_run(id, r).unwrap();
+        }
+        assert!(!db.finish_if_complete(id).unwrap());
+        db.insert_run(id, &c).unwrap();
+        // The same cell and repetition twice is refused, and the first stays.
+        assert!(db.insert_run(id, &a).is_err());
+        assert!(db.finish_if_complete(id).unwrap());
+        drop(db);
+
+        let db = Db::open(&path).unwrap();
+        let row = db.find_experiment(None).unwrap().unwrap();
+        assert_eq!(row.id, id);
+        assert_eq!(row.name, "small");
+        assert_eq!(row.spec, "{\"runs\":2}");
+        assert_eq!(row.recorded_runs, 3);
+        assert!(row.finished_at.is_some());
+        assert_eq!(row.environment.emulator, "netem");
+        assert_eq!(row.environment.host_cc.as_deref(), Some("cubic"));
+        assert_eq!(row.environment.git_commit.as_deref(), Some("abc123"));
+        assert_eq!(row.environment.kernel, e.kernel);
+        assert_eq!(db.find_experiment(Some("small")).unwrap().unwrap().id, id);
+        assert_eq!(
+            db.find_experiment(Some(&id.to_string()))
+                .unwrap()
+                .unwrap()
+                .id,
+            id
+        );
+        assert!(db.find_experiment(Some("other")).unwrap().is_none());
+        assert_eq!(db.runs(id).unwrap(), vec![a.clone(), b.clone(), c.clone()]);
+        let rec = db.recorded(id).unwrap();
+        assert_eq!(rec.len(), 3);
+        assert!(rec.contains(&(c.cell.clone(), 1)));
+    }
+
+    fn has_column(db: &Db, table: &str, column: &str) -> bool {
+        schema::has_column(&db.conn, table, column).unwrap()
+    }
+
+    fn user_version(db: &Db) -> i64 {
+        schema::version(&db.conn).unwrap()
+    }
+
+    /// A file of an older schema: today's tables without the columns added since `version`,
+    /// with one experiment recorded then (by hand, as that version wrote it).
+    fn old_file(path: &Path, version: i64) -> i64 {
+        let db = Db::open(path).unwrap();
+        let mut sql = String::from("ALTER TABLE experiments DROP COLUMN host_cc;");
+        if version < 2 {
+            sql.push_str("ALTER TABLE runs DROP COLUMN buffer_bytes;");
+        }
+        sql.push_str(&format!("PRAGMA user_version = {version};"));
+        db.conn.execute_batch(&sql).unwrap();
+        assert!(!has_column(&db, "experiments", "host_cc"));
+        db.conn
+            .execute(
+                "INSERT INTO experiments (name, spec, planned_runs, version, kernel, cpu, host, \
+                 emulator, protection) VALUES ('before', '{}', 1, '0.1.0', 'k', 'c', 'h', \
+                 'emu', 'on')",
+                [],
+            )
+            .unwrap();
+        db.conn.last_insert_rowid()
+    }
+
+    #[test]
+    fn a_version_1_file_gets_buffer_bytes_and_host_cc() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite");
+        let before = old_file(&path, 1);
+        let mut db = Db::open(&path).unwrap();
+        assert!(has_column(&db, "runs", "buffer_bytes"));
+        assert!(has_column(&db, "experiments", "host_cc"));
+        let id = db.create_experiment("old", "{}", 1, &env()).unwrap();
+        let r = ok_run("tcp", 0, 50.0);
+        db.insert_run(id, &r).unwrap();
+        assert_eq!(db.runs(id).unwrap()[0].buffer_bytes, Some(3 << 20));
+        let old = db.experiment(before).unwrap().unwrap();
+        assert_eq!(old.environment.host_cc, None);
+        assert_eq!(user_version(&db), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_version_2_file_gets_host_cc_unknown_for_its_experiments() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.sqlite");
+        let before = old_file(&path, 2);
+        let db = Db::open(&path).unwrap();
+        assert_eq!(user_version(&db), 3);
+        assert!(has_column(&db, "experiments", "host_cc"));
+        let old = db.experiment(before).unwrap().unwrap();
+        assert_eq!(old.environment.host_cc, None, "unknown, not made up");
+        assert_eq!(old.environment.emulator, "emu");
+        // New experiments record it, and the old row can be given it.
+        let id = db.create_experiment("new", "{}", 1, &env()).unwrap();
+        assert_eq!(
+            db.experiment(id)
+                .unwrap()
+                .unwrap()
+                .environment
+                .host_cc
+                .as_deref(),
+            Some("system")
+        );
+        db.set_link_environment(id, "emu", "bbr").unwrap();
+        assert_eq!(
+            db.experiment(id)
+                .unwrap()
+                .unwrap()
+                .environment
+                .host_cc
+                .as_deref(),
+            Some("bbr")
+        );
+        drop(db);
+        // Opening a current file again changes nothing.
+        let db = Db::open(&path).unwrap();
+        assert_eq!(db.experiments().unwrap().len(), 2);
+        assert_eq!(user_version(&db), 3);
+    }
+
+    #[test]
+    fn a_newer_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.sqlite");
+        Db::open(&path)
+            .unwrap()
+            .conn
+            .execute_batch("PRAGMA user_version = 4")
+            .unwrap();
+        let e = Db::open(&path).unwrap_err().to_string();
+        assert!(e.contains("version 4, newer than this tool's 3"), "{e}");
+    }
+}

@@ -1,0 +1,697 @@
+//! Experiments: a matrix of circuits × schemes × transports × network conditions ×
+//! repetitions (plus user programs × transports × conditions), described by command-line flags
+//! or a TOML file, and expanded into the list of runs the runner carries out.
+//!
+//! [`ExperimentFile`] is the description as written (strings, as on the command line); it is
+//! what the database keeps, so that `--resume` rebuilds exactly the same plan.
+//! [`ExperimentFile::resolve`] checks it and gives an [`Experiment`], whose
+//! [`Experiment::plan`] orders the runs condition by condition (one topology per condition),
+//! then repetition by repetition, so that the repetitions of one cell are spread over the time
+//! the condition takes and a slow drift of the machine touches every transport alike.
+//!
+//! The TOML form:
+//!
+//! ```toml
+//! name = "wan"                       # optional; default: "experiment"
+//! circuits = ["aes128", "sha256"]    # built-in names or Bristol files
+//! schemes = ["ideal", "prf"]         # default ["ideal"]
+//! transports = ["tcp", "udt"]        # NAME or NAME:key=value,...; default ["tcp"]
+//! conditions = ["eu-us", "cw-wan"]   # named conditions
+//! runs = 3                           # repetitions of every cell; default 1
+//! timeout = 600                      # seconds per run; default 600
+//! protection = true                  # session protection; default true
+//! emulator = "auto"                  # auto, netem or emu
+//! max_rate = "500mbit"               # cap on every link rate (optional)
+//! host_cc = "cubic"                  # the emulated hosts' TCP congestion control: cubic
+//!                                    # (default), reno, bbr, ..., or "system" (this machine's)
+//!
+//! [[link]]                           # a custom condition (any number of them)
+//! name = "lossy-wan"                 # optional; default: made from the parameters
+//! rtt = "100ms"
+//! rate = "500mbit"
+//! loss = "0.1%"
+//! jitter = "1ms"
+//! queue = "20ms"
+//!
+//! [sweep]                            # custom conditions: every combination of these lists
+//! rtt = ["10ms", "100ms"]
+//! loss = ["0", "0.1%"]
+//! rate = ["100mbit"]
+//!
+//! [programs]                         # user programs: NAME = DIR with NAME-server.sh, NAME-client.sh
+//! echo = "examples/testbed-program"
+//! ```
+//!
+//! A mistake names its key and, in a file, its line: `line 7, link[0].rate: bad rate ...`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use transputation_netlab::spec::{parse_rate, LinkSpec};
+use transputation_netlab::{EmulatorKind, HostCc, SpecError};
+
+/// The scheme column of a user program's runs: a program has no circuit or scheme of ours.
+pub const PROGRAM_SCHEME: &str = "program";
+
+/// The default per-run time limit, as in the choose-wisely paper.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
+
+/// A mistake in an experiment description: the key (`link[1].rate`), the line in a file
+/// when known, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ExperimentError {
+    /// The key, as a path (`runs`, `link[1].rate`, `sweep.loss[0]`).
+    pub key: String,
+    /// The 1-based line of a TOML file, if the error came from one.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ExperimentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(l) = self.line {
+            write!(f, "line {l}, ")?;
+        }
+        if self.key.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.key, self.message)
+        }
+    }
+}
+
+fn err(key: impl Into<String>, message: impl Into<String>) -> ExperimentError {
+    ExperimentError {
+        key: key.into(),
+        line: None,
+        message: message.into(),
+    }
+}
+
+/// A custom condition as written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkFile {
+    /// Its label in reports; default: made from the parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Round-trip time (`100ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<String>,
+    /// Rate each way (`500mbit`); none: unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<String>,
+    /// Loss each way (`0.1%`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<String>,
+    /// Jitter each way (`1ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<String>,
+    /// Bottleneck queue (`20ms`, `64kb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+}
+
+/// Lists whose every combination is a custom condition.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepFile {
+    /// Round-trip times.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rtt: Vec<String>,
+    /// Loss rates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loss: Vec<String>,
+    /// Rates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate: Vec<String>,
+    /// Jitter (one value for all, or a list).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jitter: Vec<String>,
+    /// Queues.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queue: Vec<String>,
+}
+
+impl SweepFile {
+    /// Whether no list is given.
+    pub fn is_empty(&self) -> bool {
+        self.rtt.is_empty()
+            && self.loss.is_empty()
+            && self.rate.is_empty()
+            && self.jitter.is_empty()
+            && self.queue.is_empty()
+    }
+}
+
+fn default_schemes() -> Vec<String> {
+    vec!["ideal".into()]
+}
+fn default_transports() -> Vec<String> {
+    vec!["tcp".into()]
+}
+fn default_runs() -> u32 {
+    1
+}
+fn default_timeout() -> u64 {
+    DEFAULT_TIMEOUT_SECS
+}
+fn default_true() -> bool {
+    true
+}
+fn default_emulator() -> String {
+    "auto".into()
+}
+
+/// An experiment as written: in a TOML file, or made from command-line flags.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentFile {
+    /// A name for listings and reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Circuits: built-in names (`aes128`, `mincut:n=64`) or Bristol files.
+    #[serde(default)]
+    pub circuits: Vec<String>,
+    /// Garbling schemes.
+    #[serde(default = "default_schemes")]
+    pub schemes: Vec<String>,
+    /// Transports (`tcp`, `udt`, `mtcp:streams=8`).
+    #[serde(default = "default_transports")]
+    pub transports: Vec<String>,
+    /// Named conditions.
+    #[serde(default)]
+    pub conditions: Vec<String>,
+    /// Custom conditions.
+    #[serde(default, rename = "link", skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkFile>,
+    /// Custom conditions as every combination of lists.
+    #[serde(default, skip_serializing_if = "SweepFile::is_empty")]
+    pub sweep: SweepFile,
+    /// Repetitions of every cell.
+    #[serde(default = "default_runs")]
+    pub runs: u32,
+    /// Seconds one run may take before both parties are killed.
+    #[serde(default = "default_timeout")]
+    pub timeout: u64,
+    /// Whether sessions are protected (authenticated and encrypted).
+    #[serde(default = "default_true")]
+    pub protection: bool,
+    /// The link emulator: auto, netem or emu.
+    #[serde(default = "default_emulator")]
+    pub emulator: String,
+    /// A cap on every link rate (`500mbit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate: Option<String>,
+    /// The default TCP congestion control of the emulated hosts: an algorithm (`cubic`,
+    /// `reno`, `bbr`) or `system` (this machine's); none: [`HostCc::DEFAULT`]. (A description
+    /// stored before this key existed lacks it; its runs had this machine's.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cc: Option<String>,
+    /// User programs: NAME → DIR holding `NAME-server.sh` and `NAME-client.sh`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub programs: BTreeMap<String, PathBuf>,
+}
+
+impl Default for ExperimentFile {
+    fn default() -> Self {
+        ExperimentFile {
+            name: None,
+            circuits: Vec::new(),
+            schemes: default_schemes(),
+            transports: default_transports(),
+            conditions: Vec::new(),
+            links: Vec::new(),
+            sweep: SweepFile::default(),
+            runs: default_runs(),
+            timeout: default_timeout(),
+            protection: true,
+            emulator: default_emulator(),
+            max_rate: None,
+            host_cc: None,
+            programs: BTreeMap::new(),
+        }
+    }
+}
+
+/// A user program: `DIR/NAME-server.sh` and `DIR/NAME-client.sh`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    /// Its name (the circuit column of its runs).
+    pub name: String,
+    /// The directory holding its two scripts.
+    pub dir: PathBuf,
+}
+
+impl Program {
+    /// The server's script (run in namespace A, like the garbler).
+    pub fn server(&self) -> PathBuf {
+        self.dir.join(format!("{}-server.sh", self.name))
+    }
+    /// The client's script (run in namespace B, like the evaluator).
+    pub fn client(&self) -> PathBuf {
+        self.dir.join(format!("{}-client.sh", self.name))
+    }
+}
+
+/// One network condition of an experiment: its label and the link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConditionEntry {
+    /// The label in the database and reports (`eu-us`, `rtt 10ms rate 100mbit`).
+    pub label: String,
+    /// The link.
+    pub link: LinkSpec,
+}
+
+/// A checked experiment.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    /// Its name.
+    pub name: String,
+    /// Circuits.
+    pub circuits: Vec<String>,
+    /// Schemes.
+    pub schemes: Vec<String>,
+    /// Transports.
+    pub transports: Vec<String>,
+    /// Conditions, named first, then `[[link]]`, then the sweep.
+    pub conditions: Vec<ConditionEntry>,
+    /// User programs.
+    pub programs: Vec<Program>,
+    /// Repetitions.
+    pub runs: u32,
+    /// Per-run limit.
+    pub timeout: Duration,
+    /// Session protection.
+    pub protection: bool,
+    /// The emulator.
+    pub emulator: EmulatorKind,
+    /// Cap on every rate.
+    pub max_rate_bps: Option<u64>,
+    /// The hosts' TCP congestion control.
+    pub host_cc: HostCc,
+}
+
+/// One cell of the matrix: what runs, over which transport, across which condition.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Cell {
+    /// The circuit, or the user program's name.
+    pub circuit: String,
+    /// The scheme, or [`PROGRAM_SCHEME`] for a user program.
+    pub scheme: String,
+    /// The transport.
+    pub transport: String,
+    /// The condition's label.
+    pub condition: String,
+}
+
+impl Cell {
+    /// Whether this cell runs a user program.
+    pub fn is_program(&self) -> bool {
+        self.scheme == PROGRAM_SCHEME
+    }
+}
+
+/// One run of the plan: a cell, its repetition, and the index of its condition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedRun {
+    /// The cell.
+    pub cell: Cell,
+    /// Which repetition (0-based).
+    pub repetition: u32,
+    /// Index into [`Experiment::conditions`].
+    pub condition_index: usize,
+}
+
+impl PlannedRun {
+    /// The key that makes a run unique in an experiment.
+    pub fn key(&self) -> (Cell, u32) {
+        (self.cell.clone(), self.repetition)
+    }
+}
+
+fn check_list(key: &str, v: &[String], what: &str) -> Result<(), ExperimentError> {
+    let mut seen = HashSet::new();
+    for (i, s) in v.iter().enumerate() {
+        // Transports and circuits have options after a colon, separated by commas.
+        let options_ok = matches!(what, "transport" | "circuit") && s.contains(':');
+        if s.trim().is_empty() || s.contains(',') && !options_ok {
+            return Err(err(format!("{key}[{i}]"), format!("{s:?} is not a {what}")));
+        }
+        if !seen.insert(s) {
+            return Err(err(format!("{key}[{i}]"), format!("{s:?} is given twice")));
+        }
+    }
+    Ok(())
+}
+
+/// A label for a custom link made from the parameters as written.
+fn custom_label(l: &LinkFile) -> String {
+    let mut parts = vec![format!("rtt {}", l.rtt.as_deref().unwrap_or("0ms"))];
+    parts.push(format!("rate {}", l.rate.as_deref().unwrap_or("unlimited")));
+    if let Some(loss) = &l.loss {
+        parts.push(format!("loss {loss}"));
+    }
+    if let Some(j) = &l.jitter {
+        parts.push(format!("jitter {j}"));
+    }
+    if let Some(q) = &l.queue {
+        parts.push(format!("queue {q}"));
+    }
+    parts.join(" ")
+}
+
+/// The `[sweep]` lists, in the order they combine.
+const SWEEP_FIELDS: [&str; 5] = ["rtt", "loss", "rate", "jitter", "queue"];
+
+/// The link of a custom condition; an error says which field (if one) is wrong.
+fn link_spec(l: &LinkFile) -> Result<LinkSpec, (Option<&'static str>, String)> {
+    LinkSpec::parse_custom(
+        l.rtt.as_deref(),
+        l.rate.as_deref(),
+        l.loss.as_deref(),
+        l.jitter.as_deref(),
+        l.queue.as_deref(),
+    )
+    .map_err(|e| {
+        let field = SWEEP_FIELDS.iter().find(|&&f| f == e.what).copied();
+        (field, e.to_string())
+    })
+}
+
+impl ExperimentFile {
+    /// Parses a TOML experiment; an error names the line and the key.
+    pub fn from_toml(text: &str) -> Result<Self, ExperimentError> {
+        let file: ExperimentFile = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            // toml's message already says what is wrong; its first line repeats the place.
+            let message = e.message().trim().to_string();
+            ExperimentError {
+                key: String::new(),
+                line,
+                message,
+            }
+        })?;
+        file.resolve().map_err(|mut e| {
+            e.line = locate(text, &e.key);
+            e
+        })?;
+        Ok(file)
+    }
+
+    /// The custom conditions of the `[sweep]` lists: every combination, in the order rtt,
+    /// loss, rate, jitter, queue (the last varies fastest), each with the list indices used.
+    fn sweep_links(&self) -> Vec<([Option<usize>; 5], LinkFile)> {
+        let s = &self.sweep;
+        if s.is_empty() {
+            return Vec::new();
+        }
+        let lists = [&s.rtt, &s.loss, &s.rate, &s.jitter, &s.queue];
+        let mut combos: Vec<[Option<usize>; 5]> = vec![[None; 5]];
+        for (k, list) in lists.iter().enumerate() {
+            if list.is_empty() {
+                continue;
+            }
+            combos = combos
+                .into_iter()
+                .flat_map(|c| {
+                    (0..list.len()).map(move |i| {
+                        let mut c = c;
+                        c[k] = Some(i);
+                        c
+                    })
+                })
+                .collect();
+        }
+        combos
+            .into_iter()
+            .map(|c| {
+                let v = |k: usize| c[k].map(|i| lists[k][i].clone());
+                let link = LinkFile {
+                    name: None,
+                    rtt: v(0),
+                    loss: v(1),
+                    rate: v(2),
+                    jitter: v(3),
+                    queue: v(4),
+                };
+                (c, link)
+            })
+            .collect()
+    }
+
+    /// The checks of the lists and numbers that need nothing parsed.
+    fn check_lists(&self) -> Result<(), ExperimentError> {
+        check_list("circuits", &self.circuits, "circuit")?;
+        check_list("schemes", &self.schemes, "scheme")?;
+        check_list("transports", &self.transports, "transport")?;
+        check_list("conditions", &self.conditions, "condition")?;
+        if self.circuits.is_empty() && self.programs.is_empty() {
+            return Err(err("circuits", "no circuit and no program: nothing to run"));
+        }
+        if !self.circuits.is_empty() && self.schemes.is_empty() {
+            return Err(err("schemes", "empty"));
+        }
+        if let Some(i) = self.schemes.iter().position(|s| s == PROGRAM_SCHEME) {
+            return Err(err(
+                format!("schemes[{i}]"),
+                format!("{PROGRAM_SCHEME:?} is reserved for user programs"),
+            ));
+        }
+        if self.transports.is_empty() {
+            return Err(err("transports", "empty"));
+        }
+        if self.runs == 0 {
+            return Err(err("runs", "must be at least 1"));
+        }
+        if self.timeout == 0 || self.timeout > 7 * 24 * 3600 {
+            return Err(err("timeout", "must be from 1 to 604800 seconds"));
+        }
+        Ok(())
+    }
+
+    /// The conditions: the named ones, the `[[link]]` ones, then the sweep's combinations.
+    fn conditions(&self) -> Result<Vec<ConditionEntry>, ExperimentError> {
+        let mut conditions = Vec::new();
+        for (i, c) in self.conditions.iter().enumerate() {
+            let link = LinkSpec::condition(c)
+                .map_err(|e| err(format!("conditions[{i}]"), e.to_string()))?;
+            conditions.push(ConditionEntry {
+                label: c.clone(),
+                link,
+            });
+        }
+        let links = self
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (Err(i), l.clone()))
+            .chain(self.sweep_links().into_iter().map(|(c, l)| (Ok(c), l)));
+        for (from, l) in links {
+            let key = match from {
+                Err(i) => format!("link[{i}]"),
+                Ok(_) => "sweep".to_string(),
+            };
+            let mut link = link_spec(&l).map_err(|(field, msg)| {
+                let key = match (from, field) {
+                    (_, None) => key.clone(),
+                    (Err(i), Some(f)) => format!("link[{i}].{f}"),
+                    (Ok(c), Some(f)) => {
+                        let k = SWEEP_FIELDS.iter().position(|&x| x == f).unwrap_or(0);
+                        match c[k] {
+                            Some(i) => format!("sweep.{f}[{i}]"),
+                            None => format!("sweep.{f}"),
+                        }
+                    }
+                };
+                err(key, msg)
+            })?;
+            let label = match &l.name {
+                Some(n) if n.trim().is_empty() => {
+                    return Err(err(format!("{key}.name"), "empty"));
+                }
+                Some(n) => n.clone(),
+                None => custom_label(&l),
+            };
+            link.name = label.clone();
+            conditions.push(ConditionEntry { label, link });
+        }
+        Ok(conditions)
+    }
+
+    /// Checks the description and builds the experiment.
+    pub fn resolve(&self) -> Result<Experiment, ExperimentError> {
+        self.check_lists()?;
+        let emulator: EmulatorKind = self
+            .emulator
+            .parse()
+            .map_err(|e: SpecError| err("emulator", e.to_string()))?;
+        let max_rate_bps = self
+            .max_rate
+            .as_deref()
+            .map(parse_rate)
+            .transpose()
+            .map_err(|e| err("max_rate", e.to_string()))?;
+        let host_cc: HostCc = self
+            .host_cc
+            .as_deref()
+            .unwrap_or(HostCc::DEFAULT)
+            .parse()
+            .map_err(|e: SpecError| err("host_cc", e.to_string()))?;
+
+        let conditions = self.conditions()?;
+        if conditions.is_empty() {
+            return Err(err(
+                "conditions",
+                "no condition: name one (`conditions`), or give `[[link]]` or `[sweep]`",
+            ));
+        }
+        let mut labels = HashSet::new();
+        for c in &conditions {
+            if !labels.insert(c.label.clone()) {
+                return Err(err(
+                    "conditions",
+                    format!("two conditions are labelled {:?}; name them apart", c.label),
+                ));
+            }
+        }
+
+        let mut programs = Vec::new();
+        for (name, dir) in &self.programs {
+            let ok = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !ok {
+                return Err(err(
+                    format!("programs.{name}"),
+                    "a program's name is letters, digits, - and _",
+                ));
+            }
+            if self.circuits.contains(name) {
+                return Err(err(
+                    format!("programs.{name}"),
+                    "a circuit has the same name",
+                ));
+            }
+            programs.push(Program {
+                name: name.clone(),
+                dir: dir.clone(),
+            });
+        }
+
+        Ok(Experiment {
+            name: self.name.clone().unwrap_or_else(|| "experiment".into()),
+            circuits: self.circuits.clone(),
+            schemes: self.schemes.clone(),
+            transports: self.transports.clone(),
+            conditions,
+            programs,
+            runs: self.runs,
+            timeout: Duration::from_secs(self.timeout),
+            protection: self.protection,
+            emulator,
+            max_rate_bps,
+            host_cc,
+        })
+    }
+}
+
+impl Experiment {
+    /// The workloads: (circuit or program name, scheme or [`PROGRAM_SCHEME`]).
+    pub fn workloads(&self) -> Vec<(String, String)> {
+        let mut w: Vec<(String, String)> = self
+            .circuits
+            .iter()
+            .flat_map(|c| self.schemes.iter().map(move |s| (c.clone(), s.clone())))
+            .collect();
+        w.extend(
+            self.programs
+                .iter()
+                .map(|p| (p.name.clone(), PROGRAM_SCHEME.to_string())),
+        );
+        w
+    }
+
+    /// Every run: by condition, then repetition, then circuit, scheme and transport.
+    pub fn plan(&self) -> Vec<PlannedRun> {
+        let workloads = self.workloads();
+        let mut plan = Vec::new();
+        for (ci, c) in self.conditions.iter().enumerate() {
+            for repetition in 0..self.runs {
+                for (circuit, scheme) in &workloads {
+                    for t in &self.transports {
+                        plan.push(PlannedRun {
+                            cell: Cell {
+                                circuit: circuit.clone(),
+                                scheme: scheme.clone(),
+                                transport: t.clone(),
+                                condition: c.label.clone(),
+                            },
+                            repetition,
+                            condition_index: ci,
+                        });
+                    }
+                }
+            }
+        }
+        plan
+    }
+
+    /// The user program of that name.
+    pub fn program(&self, name: &str) -> Option<&Program> {
+        self.programs.iter().find(|p| p.name == name)
+    }
+}
+
+/// Splits `link[1].rate` into `["link", 1, "rate"]`.
+fn key_path(key: &str) -> Vec<Result<usize, &str>> {
+    let mut out = Vec::new();
+    for part in key.split('.') {
+        let (name, rest) = part.split_once('[').unwrap_or((part, ""));
+        if !name.is_empty() {
+            out.push(Err(name));
+        }
+        for idx in rest.split('[') {
+            if let Ok(i) = idx.trim_end_matches(']').parse::<usize>() {
+                out.push(Ok(i));
+            }
+        }
+    }
+    out
+}
+
+/// The 1-based line of `key` in the TOML text (as deep as the path can be followed).
+fn locate(text: &str, key: &str) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let doc = DeTable::parse(text).ok()?;
+    let mut span = None;
+    let mut table: Option<&DeTable> = Some(doc.get_ref());
+    let mut value: Option<&DeValue> = None;
+    for seg in key_path(key) {
+        let next = match (seg, table, value) {
+            (Err(name), Some(t), _) => t.iter().find(|(k, _)| k.get_ref() == name).map(|(_, v)| v),
+            (Ok(i), _, Some(DeValue::Array(a))) => a.get(i),
+            _ => None,
+        };
+        let Some(v) = next else { break };
+        span = Some(v.span());
+        value = Some(v.get_ref());
+        table = match v.get_ref() {
+            DeValue::Table(t) => Some(t),
+            _ => None,
+        };
+    }
+    let s = span?;
+    Some(text[..s.start.min(text.len())].matches('\n').count() + 1)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,225 @@
+//! Tests of experiment files: parsing, checking, planning and error locations.
+
+use super::*;
+
+fn flags() -> ExperimentFile {
+    ExperimentFile {
+        circuits: vec!["aes128".into(), "sha256".into()],
+        schemes: vec!["ideal".into(), "prf".into()],
+        transports: vec!["tcp".into(), "udt".into()],
+        conditions: vec!["eu-us".into()],
+        sweep: SweepFile {
+            rtt: vec!["10ms".into(), "100ms".into()],
+            loss: vec!["0".into(), "0.1%".into()],
+            rate: vec!["100mbit".into()],
+            ..SweepFile::default()
+        },
+        runs: 3,
+        ..ExperimentFile::default()
+    }
+}
+
+#[test]
+fn the_matrix_has_every_combination_once() {
+    let e = flags().resolve().unwrap();
+    // eu-us and 2 rtts × 2 losses × 1 rate.
+    let labels: Vec<_> = e.conditions.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "eu-us",
+            "rtt 10ms rate 100mbit loss 0",
+            "rtt 10ms rate 100mbit loss 0.1%",
+            "rtt 100ms rate 100mbit loss 0",
+            "rtt 100ms rate 100mbit loss 0.1%"
+        ]
+    );
+    assert_eq!(e.conditions[4].link.rtt(), Duration::from_millis(100));
+    assert_eq!(e.conditions[4].link.a_to_b.loss, 0.001);
+    assert_eq!(e.conditions[4].link.name, labels[4]);
+    let plan = e.plan();
+    assert_eq!(plan.len(), 2 * 2 * 2 * 5 * 3);
+    let keys: HashSet<_> = plan.iter().map(PlannedRun::key).collect();
+    assert_eq!(keys.len(), plan.len());
+    // Condition by condition, so one topology serves a contiguous stretch of runs.
+    let mut seen = Vec::new();
+    for p in &plan {
+        if seen.last() != Some(&p.condition_index) {
+            assert!(!seen.contains(&p.condition_index));
+            seen.push(p.condition_index);
+        }
+        assert_eq!(e.conditions[p.condition_index].label, p.cell.condition);
+    }
+    // Within a condition, all cells of repetition 0 come before any of repetition 1.
+    assert_eq!(plan[7].repetition, 0);
+    assert_eq!(plan[8].repetition, 1);
+    assert_eq!(plan[0].cell.transport, "tcp");
+    assert_eq!(plan[1].cell.transport, "udt");
+}
+
+#[test]
+fn programs_join_the_matrix_without_schemes() {
+    let mut f = flags();
+    f.sweep = SweepFile::default();
+    f.programs.insert("echo".into(), "/tmp/x".into());
+    let e = f.resolve().unwrap();
+    let plan = e.plan();
+    assert_eq!(plan.len(), (2 * 2 + 1) * 2 * 3);
+    let p: Vec<_> = plan.iter().filter(|p| p.cell.is_program()).collect();
+    assert_eq!(p.len(), 2 * 3);
+    assert_eq!(
+        e.program("echo").unwrap().server(),
+        PathBuf::from("/tmp/x/echo-server.sh")
+    );
+}
+
+#[test]
+fn bad_flags_name_their_key() {
+    type Change = Box<dyn Fn(&mut ExperimentFile)>;
+    let cases: Vec<(Change, &str)> = vec![
+        (Box::new(|f| f.runs = 0), "runs"),
+        (Box::new(|f| f.timeout = 0), "timeout"),
+        (
+            Box::new(|f| f.conditions.push("mars".into())),
+            "conditions[1]",
+        ),
+        (
+            Box::new(|f| f.transports.push("tcp".into())),
+            "transports[2]",
+        ),
+        (Box::new(|f| f.sweep.loss[1] = "2".into()), "sweep.loss[1]"),
+        (
+            Box::new(|f| f.sweep.rate[0] = "5mbps".into()),
+            "sweep.rate[0]",
+        ),
+        (Box::new(|f| f.emulator = "ns3".into()), "emulator"),
+        (Box::new(|f| f.host_cc = Some("CUBIC".into())), "host_cc"),
+        (Box::new(|f| f.host_cc = Some(String::new())), "host_cc"),
+        (
+            Box::new(|f| f.host_cc = Some("reno cubic".into())),
+            "host_cc",
+        ),
+        (
+            Box::new(|f| f.schemes = vec!["program".into()]),
+            "schemes[0]",
+        ),
+        (
+            Box::new(|f| {
+                f.circuits.clear();
+            }),
+            "circuits",
+        ),
+    ];
+    for (change, key) in cases {
+        let mut f = flags();
+        change(&mut f);
+        let e = f.resolve().unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+    }
+}
+
+const FILE: &str = r#"
+name = "small"
+circuits = ["aes128"]
+schemes = ["ideal"]
+transports = ["tcp", "udt"]
+conditions = ["cw-lan"]
+runs = 2
+timeout = 60
+
+[[link]]
+name = "wan"
+rtt = "10ms"
+rate = "100mbit"
+
+[[link]]
+rtt = "40ms"
+loss = "0.1%"
+
+[programs]
+echo = "examples/testbed-program"
+"#;
+
+#[test]
+fn a_toml_file_parses_and_round_trips() {
+    let f = ExperimentFile::from_toml(FILE).unwrap();
+    let e = f.resolve().unwrap();
+    assert_eq!(e.name, "small");
+    assert_eq!(e.timeout, Duration::from_secs(60));
+    assert!(e.protection);
+    let labels: Vec<_> = e.conditions.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["cw-lan", "wan", "rtt 40ms rate unlimited loss 0.1%"]
+    );
+    assert_eq!(e.plan().len(), 2 * 3 * 2 * 2);
+    // What the database keeps (JSON) gives back the same description.
+    let json = serde_json::to_string(&f).unwrap();
+    let back: ExperimentFile = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, f);
+}
+
+#[test]
+fn the_hosts_congestion_control_defaults_to_cubic() {
+    let e = flags().resolve().unwrap();
+    assert_eq!(e.host_cc, HostCc::Algorithm("cubic".into()));
+    let mut f = flags();
+    f.host_cc = Some("system".into());
+    assert_eq!(f.resolve().unwrap().host_cc, HostCc::System);
+    f.host_cc = Some("reno".into());
+    assert_eq!(
+        f.resolve().unwrap().host_cc,
+        HostCc::Algorithm("reno".into())
+    );
+
+    let f = ExperimentFile::from_toml(&FILE.replace("runs = 2", "runs = 2\nhost_cc = \"bbr\""))
+        .unwrap();
+    assert_eq!(f.host_cc.as_deref(), Some("bbr"));
+    assert_eq!(
+        f.resolve().unwrap().host_cc,
+        HostCc::Algorithm("bbr".into())
+    );
+    let json = serde_json::to_string(&f).unwrap();
+    assert!(json.contains("\"host_cc\":\"bbr\""), "{json}");
+    // Absent stays absent: a stored description without it predates the key.
+    let f = ExperimentFile::from_toml(FILE).unwrap();
+    assert_eq!(f.host_cc, None);
+    assert!(!serde_json::to_string(&f).unwrap().contains("host_cc"));
+}
+
+#[test]
+fn toml_errors_name_line_and_key() {
+    let bad_rate = FILE.replace("rate = \"100mbit\"", "rate = \"100mbps\"");
+    let e = ExperimentFile::from_toml(&bad_rate).unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("link[0].rate", Some(13)), "{e}");
+    assert!(
+        e.to_string().starts_with("line 13, link[0].rate: bad rate"),
+        "{e}"
+    );
+
+    let bad_cond = FILE.replace("[\"cw-lan\"]", "[\"cw-lan\", \"moon\"]");
+    let e = ExperimentFile::from_toml(&bad_cond).unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("conditions[1]", Some(6)), "{e}");
+
+    let unknown = FILE.replace("runs = 2", "rusn = 2");
+    let e = ExperimentFile::from_toml(&unknown).unwrap_err();
+    assert_eq!(e.line, Some(7), "{e}");
+    assert!(e.message.contains("rusn"), "{e}");
+
+    let wrong_type = FILE.replace("runs = 2", "runs = \"two\"");
+    let e = ExperimentFile::from_toml(&wrong_type).unwrap_err();
+    assert_eq!(e.line, Some(7), "{e}");
+
+    let bad_cc = FILE.replace("timeout = 60", "timeout = 60\nhost_cc = \"Cubic\"");
+    let e = ExperimentFile::from_toml(&bad_cc).unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("host_cc", Some(9)), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("line 9, host_cc: bad TCP congestion control \"Cubic\""),
+        "{e}"
+    );
+
+    let syntax = FILE.replace("timeout = 60", "timeout = ");
+    let e = ExperimentFile::from_toml(&syntax).unwrap_err();
+    assert_eq!(e.line, Some(8), "{e}");
+}

@@ -1,0 +1,474 @@
+//! Starting an experiment: one library call for any front end (the CLI today, a web UI or a
+//! remote runner later). [`prepare`] takes a new experiment or the id of one to resume,
+//! checks every circuit, scheme and transport before any link is built, asks the party
+//! binary what it can do (`capabilities --json`), records the experiment and its
+//! environment, and returns a [`Prepared`] whose [`Prepared::run`] carries the plan out.
+//!
+//! The parties are a `transputation` binary's `garbler` and `evaluator` with zero inputs of
+//! the right lengths ([`BinaryParties`], the runner's [`Launcher`]); their command lines are
+//! the contract's [`PartyArgs`]. Session protection follows what the binary offers: with
+//! `noise-psk`, a one-time pre-shared key made for the experiment (protection on), or
+//! `--insecure` when protection is not wanted; a binary offering neither records
+//! `unsupported`.
+
+use std::collections::HashMap;
+use std::net::SocketAddrV4;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use transputation_circuits::{library, Circuit, Party};
+use transputation_contract::{
+    Capabilities, PartyArgs, Protection, Role, FEATURE_BUFFER_SIZING, REPORT_VERSION,
+};
+use transputation_netlab::HostCc;
+
+use crate::db::{Db, Environment, LinkRecord};
+use crate::experiment::{Cell, Experiment, ExperimentFile};
+use crate::runner::{Launcher, Outcome, PartyCommand, Runner};
+use crate::Error;
+
+/// What to run: a new experiment, or the rest of a recorded one.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A new experiment, as written (from a file, a preset or flags).
+    New(Box<ExperimentFile>),
+    /// The experiment with this id in the database: what it has not recorded yet.
+    Resume(i64),
+}
+
+/// An experiment recorded and ready to run.
+pub struct Prepared {
+    /// Its id in the database.
+    pub id: i64,
+    /// The experiment.
+    pub experiment: Experiment,
+    /// How many runs its plan has.
+    pub planned_runs: usize,
+    parties: BinaryParties,
+}
+
+/// The transports of `wanted` that the party binary can run (as its capabilities say);
+/// `skipped` hears of each one left out and why.
+pub fn usable_transports(
+    wanted: &[String],
+    caps: &Capabilities,
+    mut skipped: impl FnMut(&str, &str),
+) -> Vec<String> {
+    wanted
+        .iter()
+        .filter(|t| {
+            let name = t.split(':').next().unwrap_or(t);
+            match caps.transport(name) {
+                Some(info) if info.available => true,
+                Some(info) => {
+                    skipped(t, info.why.as_deref().unwrap_or("not available here"));
+                    false
+                }
+                None => {
+                    skipped(t, "no such transport in this build");
+                    false
+                }
+            }
+        })
+        .cloned()
+        .collect()
+}
+
+/// Asks the party binary `exe` for its capabilities; an older binary without the command is
+/// an error that says so.
+pub fn capabilities(exe: &Path) -> Result<Capabilities, Error> {
+    let out = Command::new(exe)
+        .args(["capabilities", "--json"])
+        .output()
+        .map_err(|source| Error::Io {
+            context: format!(
+                "asking the party binary {} for its capabilities",
+                exe.display()
+            ),
+            source,
+        })?;
+    if !out.status.success() {
+        return Err(Error::Run(format!(
+            "the party binary {} has no `capabilities --json` (it is older than this build, \
+             which needs report version {REPORT_VERSION}): {}",
+            exe.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let caps: Capabilities = serde_json::from_slice(&out.stdout).map_err(|e| {
+        Error::Run(format!(
+            "the capabilities of the party binary {} are not readable: {e}",
+            exe.display()
+        ))
+    })?;
+    if caps.report_version != REPORT_VERSION {
+        return Err(Error::Run(format!(
+            "the party binary {} writes report version {}, this build reads {REPORT_VERSION}",
+            exe.display(),
+            caps.report_version
+        )));
+    }
+    Ok(caps)
+}
+
+/// Checks the experiment's circuits, schemes and transports, naming the first bad entry;
+/// returns each circuit's zero inputs (garbler, evaluator).
+fn check(experiment: &Experiment) -> Result<HashMap<String, (String, String)>, Error> {
+    let bad =
+        |list: &str, i: usize, v: &str, e: String| Error::Run(format!("{list}[{i}] {v:?}: {e}"));
+    let mut inputs = HashMap::new();
+    for (i, c) in experiment.circuits.iter().enumerate() {
+        let circuit = library::load_with_parties(c, None)
+            .map_err(|e| bad("circuits", i, c, e.to_string()))?;
+        inputs.insert(
+            c.clone(),
+            (
+                zero_input(&circuit, Party::Garbler),
+                zero_input(&circuit, Party::Evaluator),
+            ),
+        );
+    }
+    for (i, s) in experiment.schemes.iter().enumerate() {
+        s.parse::<transputation_garble::Scheme>()
+            .map_err(|e| bad("schemes", i, s, e))?;
+    }
+    for (i, t) in experiment.transports.iter().enumerate() {
+        t.parse::<transputation_transport::TransportSpec>()
+            .map_err(|e| bad("transports", i, t, e.to_string()))?;
+    }
+    Ok(inputs)
+}
+
+/// The experiment as written and its id, for a source; `note` hears what the caller should
+/// tell the user.
+fn source_file(
+    db: &Db,
+    source: Source,
+    note: &mut dyn FnMut(String),
+) -> Result<(ExperimentFile, Option<i64>), Error> {
+    match source {
+        Source::Resume(id) => {
+            let row = db
+                .experiment(id)?
+                .ok_or_else(|| Error::Run(format!("no experiment {id} in the database")))?;
+            let mut file: ExperimentFile = serde_json::from_str(&row.spec)
+                .map_err(|e| Error::Run(format!("experiment {id}'s description: {e}")))?;
+            if file.host_cc.is_none() {
+                // Recorded before the testbed set the hosts' congestion control: its runs had
+                // this machine's, and so do the rest.
+                note(format!(
+                    "experiment {id} predates --host-cc: its runs had this machine's TCP \
+                     congestion control, and so will the rest (`system`)"
+                ));
+                file.host_cc = Some("system".into());
+            }
+            Ok((file, Some(id)))
+        }
+        Source::New(f) => {
+            let mut f = *f;
+            // Stored explicitly, so that a resumed experiment keeps it whatever the default
+            // becomes.
+            f.host_cc.get_or_insert_with(|| HostCc::DEFAULT.to_string());
+            Ok((f, None))
+        }
+    }
+}
+
+/// Checks and records the experiment (a new one) and gets its parties ready: `exe` is the
+/// `transputation` binary whose garbler and evaluator run; `note` hears remarks for the
+/// user.
+pub fn prepare(
+    db: &mut Db,
+    source: Source,
+    exe: &Path,
+    mut note: impl FnMut(String),
+) -> Result<Prepared, Error> {
+    let (file, id) = source_file(db, source, &mut note)?;
+    let experiment = file.resolve()?;
+    let inputs = check(&experiment)?;
+    let caps = capabilities(exe)?;
+    let (protection, protection_state, key_dir) = protection(exe, &caps, experiment.protection)?;
+    let planned_runs = experiment.plan().len();
+    let id = match id {
+        Some(id) => id,
+        None => {
+            // The version of the binary whose parties run.
+            let env = Environment::detect(
+                &caps.version,
+                git_commit(exe),
+                &experiment.emulator.to_string(),
+                &experiment.host_cc.to_string(),
+                protection_state,
+            );
+            let spec = serde_json::to_string(&file)
+                .map_err(|e| Error::Run(format!("recording the experiment: {e}")))?;
+            db.create_experiment(&experiment.name, &spec, planned_runs, &env)?
+        }
+    };
+    Ok(Prepared {
+        id,
+        experiment,
+        planned_runs,
+        parties: BinaryParties {
+            exe: exe.to_path_buf(),
+            inputs,
+            protection,
+            sizes_buffers: caps.has_feature(FEATURE_BUFFER_SIZING),
+            _key_dir: key_dir,
+        },
+    })
+}
+
+impl Prepared {
+    /// Runs every planned run not yet recorded (see [`Runner`]).
+    pub fn run(&self, db: &mut Db, progress: bool) -> Result<Outcome, Error> {
+        Runner {
+            experiment: &self.experiment,
+            experiment_id: self.id,
+            launcher: &self.parties,
+            db,
+            progress,
+        }
+        .run()
+    }
+}
+
+/// The parties: a `transputation` binary's garbler and evaluator with zero inputs.
+pub struct BinaryParties {
+    exe: PathBuf,
+    /// Circuit → (garbler input, evaluator input), hex.
+    inputs: HashMap<String, (String, String)>,
+    /// Protection for both parties (`None`: the binary offers none).
+    protection: Option<Protection>,
+    /// Whether the parties take --rtt-ms and --bandwidth (buffer sizing, paper §4.2).
+    sizes_buffers: bool,
+    /// The one-time key's directory, removed at the end.
+    _key_dir: Option<tempfile::TempDir>,
+}
+
+impl Launcher for BinaryParties {
+    fn circuit_parties(
+        &self,
+        cell: &Cell,
+        link: &LinkRecord,
+        server: SocketAddrV4,
+        timeout: Duration,
+    ) -> Result<(PartyCommand, PartyCommand), String> {
+        let (gi, ei) = self
+            .inputs
+            .get(&cell.circuit)
+            .ok_or_else(|| format!("no inputs prepared for {}", cell.circuit))?;
+        let party = |role: Role, input: &str| {
+            let mut args = PartyArgs::new(
+                role,
+                server.into(),
+                &cell.circuit,
+                &cell.scheme,
+                &cell.transport,
+            );
+            args.input = input.into();
+            // A silent peer is given up on well before the run's limit where that is long.
+            args.timeout_secs = Some(timeout.as_secs().clamp(1, 120) as f64);
+            args.protection = self.protection.clone();
+            args.path = sizing(self.sizes_buffers, link);
+            PartyCommand {
+                program: self.exe.clone(),
+                args: args.to_argv(),
+                env: Vec::new(),
+            }
+        };
+        Ok((party(Role::Garbler, gi), party(Role::Evaluator, ei)))
+    }
+
+    fn program_env(&self) -> Vec<(String, String)> {
+        let flags = match &self.protection {
+            Some(Protection::Insecure) => vec!["--insecure".to_string()],
+            Some(Protection::PskFile(p)) => vec!["--psk-file".into(), p.display().to_string()],
+            Some(Protection::Pinned { key, peer_key }) => vec![
+                "--key".into(),
+                key.display().to_string(),
+                "--peer-key".into(),
+                peer_key.clone(),
+            ],
+            None => Vec::new(),
+        };
+        vec![
+            ("TRANSPUTATION".into(), self.exe.display().to_string()),
+            ("TPB_PARTY_FLAGS".into(), flags.join(" ")),
+        ]
+    }
+}
+
+/// The link as emulated (RTT ms, rate bits/s), for both parties to size their buffers for
+/// it and the circuit's volume; none for a link of unlimited rate (the sizing needs both)
+/// or parties that do not size buffers.
+fn sizing(supported: bool, link: &LinkRecord) -> Option<(f64, u64)> {
+    match link.rate_bps {
+        Some(rate) if supported && rate > 0 => Some((link.rtt_us as f64 / 1e3, rate)),
+        _ => None,
+    }
+}
+
+/// Zero inputs for a party: one hex string of the right length per group it owns.
+fn zero_input(circuit: &Circuit, party: Party) -> String {
+    circuit
+        .inputs()
+        .iter()
+        .filter(|g| g.party == party)
+        .map(|g| "0".repeat((g.len as usize).div_ceil(4)))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// What session protection the parties get: (protection, `on|off|unsupported`, key
+/// directory).
+fn protection(
+    exe: &Path,
+    caps: &Capabilities,
+    wanted: bool,
+) -> Result<(Option<Protection>, &'static str, Option<tempfile::TempDir>), Error> {
+    let io = |context: &str| {
+        let context = context.to_string();
+        move |source| Error::Io { context, source }
+    };
+    if wanted && caps.protects_with("noise-psk") {
+        let dir = tempfile::Builder::new()
+            .prefix("transputation-testbed-")
+            .tempdir()
+            .map_err(io("making a directory for the experiment's key"))?;
+        let key = dir.path().join("psk");
+        let out = Command::new(exe)
+            .args(["keygen", "--psk", "--out"])
+            .arg(&key)
+            .output()
+            .map_err(io("making the experiment's pre-shared key"))?;
+        if !out.status.success() {
+            return Err(Error::Run(format!(
+                "making the experiment's pre-shared key failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        return Ok((Some(Protection::PskFile(key)), "on", Some(dir)));
+    }
+    if !wanted && caps.protects_with("none") {
+        return Ok((Some(Protection::Insecure), "off", None));
+    }
+    Ok((None, "unsupported", None))
+}
+
+/// The commit `exe` was built from, if it sits in a git work tree.
+fn git_commit(exe: &Path) -> Option<String> {
+    let dir = exe.parent()?;
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()?;
+    let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && s.len() >= 7).then_some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use transputation_contract::TransportInfo;
+
+    #[test]
+    fn parties_get_the_links_rtt_and_rate() {
+        let link = LinkRecord {
+            rtt_us: 100_500,
+            rate_bps: Some(200_000_000),
+            ..LinkRecord::default()
+        };
+        assert_eq!(sizing(true, &link), Some((100.5, 200_000_000)));
+        assert_eq!(sizing(false, &link), None);
+        let unlimited = LinkRecord {
+            rate_bps: None,
+            ..link.clone()
+        };
+        assert_eq!(sizing(true, &unlimited), None);
+
+        let parties = BinaryParties {
+            exe: "/bin/transputation".into(),
+            inputs: HashMap::from([("aes128".to_string(), ("00".into(), "11".into()))]),
+            protection: Some(Protection::Insecure),
+            sizes_buffers: true,
+            _key_dir: None,
+        };
+        let cell = Cell {
+            circuit: "aes128".into(),
+            scheme: "ideal".into(),
+            transport: "tcp".into(),
+            condition: "lan".into(),
+        };
+        let server = "10.64.0.1:20000".parse().unwrap();
+        let (g, e) = parties
+            .circuit_parties(&cell, &link, server, Duration::from_secs(600))
+            .unwrap();
+        let g = PartyArgs::from_argv(&g.args).unwrap();
+        let e = PartyArgs::from_argv(&e.args).unwrap();
+        assert_eq!((g.role, e.role), (Role::Garbler, Role::Evaluator));
+        assert_eq!((g.input.as_str(), e.input.as_str()), ("00", "11"));
+        assert_eq!(g.address, e.address);
+        assert_eq!(g.path, Some((100.5, 200_000_000)));
+        assert_eq!(g.timeout_secs, Some(120.0));
+        assert_eq!(g.protection, Some(Protection::Insecure));
+        assert!(g.json && e.json);
+        let other = Cell {
+            circuit: "sha256".into(),
+            ..cell
+        };
+        assert!(parties
+            .circuit_parties(&other, &link, server, Duration::from_secs(1))
+            .is_err());
+    }
+
+    #[test]
+    fn unusable_transports_are_left_out_with_a_note() {
+        let caps = Capabilities {
+            version: "0".into(),
+            report_version: REPORT_VERSION,
+            transports: vec![
+                TransportInfo {
+                    name: "tcp".into(),
+                    available: true,
+                    why: None,
+                },
+                TransportInfo {
+                    name: "mtcp".into(),
+                    available: true,
+                    why: None,
+                },
+                TransportInfo {
+                    name: "udt".into(),
+                    available: false,
+                    why: Some("no libudt".into()),
+                },
+            ],
+            schemes: Vec::new(),
+            protection: Vec::new(),
+            features: Vec::new(),
+        };
+        let mut notes = Vec::new();
+        let kept = usable_transports(
+            &[
+                "tcp".into(),
+                "sctp".into(),
+                "mtcp:streams=2".into(),
+                "udt:ack=4".into(),
+            ],
+            &caps,
+            |t, why| notes.push(format!("{t}: {why}")),
+        );
+        assert_eq!(kept, ["tcp", "mtcp:streams=2"]);
+        assert_eq!(
+            notes,
+            [
+                "sctp: no such transport in this build",
+                "udt:ack=4: no libudt"
+            ]
+        );
+    }
+}

@@ -1,0 +1,519 @@
+//! Plots in the shape of the paper's Figures 5–13: protocol time against RTT, loss or rate,
+//! one line per transport and scheme, each point the mean of the successful runs with an
+//! error bar of ± one standard deviation. Written as self-contained SVG (no font or
+//! library needed to view it) and, next to it, as PNG: the same SVG rendered by `resvg` at
+//! twice its size, its text in the system's fonts (DejaVu Sans, Liberation Sans, Noto Sans
+//! or FreeSans, the first installed; without any, the PNG has lines and no text).
+//!
+//! A figure is drawn for each circuit and axis along which the experiment varies (at least
+//! two values with successful runs) while the other two axes stay fixed; an experiment
+//! sweeping RTT and loss gets one RTT figure per loss value and one loss figure per RTT.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use resvg::tiny_skia;
+use resvg::usvg::{self, fontdb};
+
+use crate::db::{RunRecord, Status};
+use crate::stats::{index_or_push, mean_sd};
+use crate::Error;
+
+/// An axis of the link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    /// Round-trip time, ms.
+    Rtt,
+    /// Loss, %.
+    Loss,
+    /// Rate, Mbit/s.
+    Rate,
+}
+
+impl Axis {
+    const ALL: [Axis; 3] = [Axis::Rtt, Axis::Loss, Axis::Rate];
+
+    fn name(self) -> &'static str {
+        match self {
+            Axis::Rtt => "rtt",
+            Axis::Loss => "loss",
+            Axis::Rate => "rate",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Axis::Rtt => "round-trip time (ms)",
+            Axis::Loss => "loss (%)",
+            Axis::Rate => "rate (Mbit/s)",
+        }
+    }
+
+    /// The run's value on this axis (an unlimited rate is 0).
+    fn value(self, r: &RunRecord) -> f64 {
+        match self {
+            Axis::Rtt => r.link.rtt_us as f64 / 1e3,
+            Axis::Loss => r.link.loss * 100.0,
+            Axis::Rate => r.link.rate_bps.unwrap_or(0) as f64 / 1e6,
+        }
+    }
+}
+
+/// One line: (x, mean, sd) sorted by x.
+type Series = Vec<(f64, f64, f64)>;
+
+/// A figure: title, axis, and its lines by name.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// The title.
+    pub title: String,
+    /// The x axis.
+    pub axis: Axis,
+    /// Lines by `transport / scheme`.
+    pub series: BTreeMap<String, Series>,
+}
+
+/// A key for grouping f64 values exactly.
+fn k(v: f64) -> u64 {
+    v.to_bits()
+}
+
+/// The figures an experiment's runs give.
+pub fn figures(runs: &[RunRecord]) -> Vec<(String, Figure)> {
+    let ok: Vec<&RunRecord> = runs
+        .iter()
+        .filter(|r| r.status == Status::Ok && r.total_ms.is_some())
+        .collect();
+    let mut out = Vec::new();
+    let mut circuits: Vec<&str> = Vec::new();
+    for r in &ok {
+        if !circuits.contains(&r.cell.circuit.as_str()) {
+            circuits.push(&r.cell.circuit);
+        }
+    }
+    for circuit in circuits {
+        let mine: Vec<&&RunRecord> = ok.iter().filter(|r| r.cell.circuit == circuit).collect();
+        for axis in Axis::ALL {
+            let others: Vec<Axis> = Axis::ALL.into_iter().filter(|&a| a != axis).collect();
+            // Group by the other two axes' values.
+            let mut groups: BTreeMap<(u64, u64), Vec<&RunRecord>> = BTreeMap::new();
+            for r in &mine {
+                groups
+                    .entry((k(others[0].value(r)), k(others[1].value(r))))
+                    .or_default()
+                    .push(r);
+            }
+            let n_groups = groups.len();
+            for (gi, (_, rs)) in groups.into_iter().enumerate() {
+                let mut xs: Vec<u64> = rs.iter().map(|r| k(axis.value(r))).collect();
+                xs.sort_unstable();
+                xs.dedup();
+                if xs.len() < 2 {
+                    continue;
+                }
+                let mut points: BTreeMap<String, BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
+                for r in &rs {
+                    points
+                        .entry(format!("{} / {}", r.cell.transport, r.cell.scheme))
+                        .or_default()
+                        .entry(k(axis.value(r)))
+                        .or_default()
+                        .push(r.total_ms.unwrap_or(0.0));
+                }
+                let series = points
+                    .into_iter()
+                    .map(|(name, by_x)| {
+                        let mut s: Series = by_x
+                            .into_iter()
+                            .map(|(x, ts)| {
+                                let (m, sd) = mean_sd(&ts);
+                                (f64::from_bits(x), m.unwrap_or(0.0), sd.unwrap_or(0.0))
+                            })
+                            .collect();
+                        s.sort_by(|a, b| a.0.total_cmp(&b.0));
+                        (name, s)
+                    })
+                    .collect();
+                let fixed: Vec<String> = others
+                    .iter()
+                    .map(|a| {
+                        let v = a.value(rs[0]);
+                        match a {
+                            Axis::Rtt => format!("RTT {v} ms"),
+                            Axis::Loss => format!("loss {v} %"),
+                            Axis::Rate if v == 0.0 => "no rate limit".into(),
+                            Axis::Rate => format!("{v} Mbit/s"),
+                        }
+                    })
+                    .collect();
+                let file = if n_groups > 1 {
+                    format!("{}-time-vs-{}-{}", slug(circuit), axis.name(), gi + 1)
+                } else {
+                    format!("{}-time-vs-{}", slug(circuit), axis.name())
+                };
+                out.push((
+                    file,
+                    Figure {
+                        title: format!(
+                            "{circuit}: time against {} ({})",
+                            axis.name(),
+                            fixed.join(", ")
+                        ),
+                        axis,
+                        series,
+                    },
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// About five round tick values from 0 (or `lo`) to at least `hi`.
+fn ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let span = (hi - lo).max(1e-9);
+    let raw = span / 5.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| span / s <= 6.0)
+        .unwrap_or(10.0 * mag);
+    let start = (lo / step).floor() * step;
+    let mut v = Vec::new();
+    let mut t = start;
+    while t <= hi + step * 0.999 {
+        v.push(t);
+        if t >= hi {
+            break;
+        }
+        t += step;
+    }
+    v
+}
+
+fn fmt_tick(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// One colour per transport.
+const COLORS: [&str; 8] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+
+/// One dash pattern per scheme (solid first), so that the lines of one transport share
+/// its colour and the schemes stay apart.
+const DASHES: [&str; 4] = ["none", "7 4", "2 3", "9 3 2 3"];
+
+/// The colour and dash pattern of each line of `names` (`transport / scheme`), in order.
+fn styles<'a>(names: impl Iterator<Item = &'a String>) -> Vec<(&'static str, &'static str)> {
+    let (mut transports, mut schemes): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+    names
+        .map(|n| {
+            let (t, sch) = n.split_once(" / ").unwrap_or((n.as_str(), ""));
+            let c = index_or_push(&mut transports, t);
+            let d = index_or_push(&mut schemes, sch);
+            (COLORS[c % COLORS.len()], DASHES[d % DASHES.len()])
+        })
+        .collect()
+}
+
+impl Figure {
+    /// The figure as an SVG document.
+    pub fn svg(&self) -> String {
+        let (w, h) = (760.0, 460.0);
+        let (l, r, t, b) = (80.0, 200.0, 40.0, 60.0);
+        let pts = self.series.values().flatten();
+        let xmin = pts.clone().map(|p| p.0).fold(f64::INFINITY, f64::min);
+        let xmax = pts.clone().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+        let ymax = pts.map(|p| p.1 + p.2).fold(0.0, f64::max);
+        let xt = ticks(xmin.min(0.0), xmax);
+        let yt = ticks(0.0, ymax.max(1e-3));
+        let (x0, x1) = (xt[0], *xt.last().unwrap_or(&1.0));
+        let (y0, y1) = (0.0, *yt.last().unwrap_or(&1.0));
+        let px = |x: f64| l + (x - x0) / (x1 - x0).max(1e-12) * (w - l - r);
+        let py = |y: f64| h - b - (y - y0) / (y1 - y0).max(1e-12) * (h - t - b);
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+        );
+        let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+        let _ = writeln!(
+            s,
+            r#"<text x="10" y="22" font-size="13">{}</text>"#,
+            esc(&self.title)
+        );
+        for &v in &xt {
+            let x = px(v);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                t,
+                h - b,
+                h - b + 16.0,
+                fmt_tick(v)
+            );
+        }
+        for &v in &yt {
+            let y = py(v);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{l}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                w - r,
+                l - 6.0,
+                y + 4.0,
+                fmt_tick(v)
+            );
+        }
+        let _ = writeln!(
+            s,
+            r##"<rect x="{l}" y="{t}" width="{:.1}" height="{:.1}" fill="none" stroke="#333"/>"##,
+            w - l - r,
+            h - t - b
+        );
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            (l + w - r) / 2.0,
+            h - 18.0,
+            self.axis.label()
+        );
+        let _ = writeln!(
+            s,
+            r#"<text transform="translate(20 {:.1}) rotate(-90)" text-anchor="middle">protocol time (ms)</text>"#,
+            (t + h - b) / 2.0
+        );
+        let styles = styles(self.series.keys());
+        for (i, (name, pts)) in self.series.iter().enumerate() {
+            let (c, dash) = styles[i];
+            let path: Vec<String> = pts
+                .iter()
+                .map(|&(x, m, _)| format!("{:.1},{:.1}", px(x), py(m)))
+                .collect();
+            let _ = writeln!(
+                s,
+                r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2" stroke-dasharray="{dash}"/>"#,
+                path.join(" ")
+            );
+            for &(x, m, sd) in pts {
+                let (cx, top, bot) = (px(x), py(m + sd), py((m - sd).max(0.0)));
+                let _ = writeln!(
+                    s,
+                    r#"<line x1="{cx:.1}" y1="{top:.1}" x2="{cx:.1}" y2="{bot:.1}" stroke="{c}"/><line x1="{:.1}" y1="{top:.1}" x2="{:.1}" y2="{top:.1}" stroke="{c}"/><line x1="{:.1}" y1="{bot:.1}" x2="{:.1}" y2="{bot:.1}" stroke="{c}"/><circle cx="{cx:.1}" cy="{:.1}" r="3.5" fill="{c}"/>"#,
+                    cx - 4.0,
+                    cx + 4.0,
+                    cx - 4.0,
+                    cx + 4.0,
+                    py(m)
+                );
+            }
+            let ly = t + 10.0 + 20.0 * i as f64;
+            let _ = writeln!(
+                s,
+                r#"<line x1="{:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{c}" stroke-width="2" stroke-dasharray="{dash}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
+                w - r + 12.0,
+                w - r + 36.0,
+                w - r + 42.0,
+                ly + 4.0,
+                esc(name)
+            );
+        }
+        s.push_str("</svg>\n");
+        s
+    }
+}
+
+/// The system's fonts, loaded once, with a sans-serif family that exists.
+fn fonts() -> Arc<fontdb::Database> {
+    static FONTS: OnceLock<Arc<fontdb::Database>> = OnceLock::new();
+    FONTS
+        .get_or_init(|| {
+            let mut db = fontdb::Database::new();
+            db.load_system_fonts();
+            let installed = |family: &str| {
+                db.faces()
+                    .any(|f| f.families.iter().any(|(name, _)| name == family))
+            };
+            let sans = ["DejaVu Sans", "Liberation Sans", "Noto Sans", "FreeSans"]
+                .into_iter()
+                .find(|f| installed(f));
+            if let Some(f) = sans {
+                db.set_sans_serif_family(f);
+            }
+            Arc::new(db)
+        })
+        .clone()
+}
+
+/// Renders an SVG document as PNG, at `scale` times its size.
+pub fn png(svg: &str, scale: f32) -> Result<Vec<u8>, String> {
+    let opt = usvg::Options {
+        fontdb: fonts(),
+        ..usvg::Options::default()
+    };
+    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| format!("reading the SVG: {e}"))?;
+    let size = tree
+        .size()
+        .to_int_size()
+        .scale_by(scale)
+        .ok_or("the picture's size is out of range")?;
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or("the picture's size is out of range")?;
+    resvg::render(
+        &tree,
+        tiny_skia::Transform::from_scale(scale, scale),
+        &mut pixmap.as_mut(),
+    );
+    pixmap
+        .encode_png()
+        .map_err(|e| format!("encoding the PNG: {e}"))
+}
+
+/// Writes every figure of `runs` into `dir` as `CIRCUIT-time-vs-AXIS.svg` and `.png`;
+/// returns the paths.
+pub fn write_all(runs: &[RunRecord], dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let figs = figures(runs);
+    if figs.is_empty() {
+        return Ok(Vec::new());
+    }
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        context: format!("creating {}", dir.display()),
+        source,
+    })?;
+    let mut out = Vec::new();
+    for (name, f) in figs {
+        let p = dir.join(format!("{name}.svg"));
+        std::fs::write(&p, f.svg()).map_err(|source| Error::Io {
+            context: format!("writing {}", p.display()),
+            source,
+        })?;
+        out.push(p);
+        let p = dir.join(format!("{name}.png"));
+        let bytes = png(&f.svg(), 2.0).map_err(|e| Error::Io {
+            context: format!("drawing {}", p.display()),
+            source: std::io::Error::other(e),
+        })?;
+        std::fs::write(&p, bytes).map_err(|source| Error::Io {
+            context: format!("writing {}", p.display()),
+            source,
+        })?;
+        out.push(p);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::LinkRecord;
+    use crate::experiment::Cell;
+
+    fn run(transport: &str, rtt_ms: u64, total: f64) -> RunRecord {
+        RunRecord {
+            status: Status::Ok,
+            error: None,
+            total_ms: Some(total),
+            ..RunRecord::failed(
+                Cell {
+                    circuit: "aes128".into(),
+                    scheme: "ideal".into(),
+                    transport: transport.into(),
+                    condition: format!("rtt {rtt_ms}ms"),
+                },
+                0,
+                LinkRecord {
+                    rtt_us: rtt_ms * 1000,
+                    rate_bps: Some(100_000_000),
+                    ..LinkRecord::default()
+                },
+                Status::Ok,
+                String::new(),
+            )
+        }
+    }
+
+    #[test]
+    fn a_transport_keeps_its_colour_and_a_scheme_its_dashes() {
+        let names: Vec<String> = ["tcp / ideal", "tcp / prf", "udt / ideal", "udt / prf"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let st = styles(names.iter());
+        assert_eq!(st[0], (COLORS[0], "none"));
+        assert_eq!(st[1], (COLORS[0], DASHES[1]));
+        assert_eq!(st[2], (COLORS[1], "none"));
+        assert_eq!(st[3], (COLORS[1], DASHES[1]));
+    }
+
+    #[test]
+    fn one_figure_per_varied_axis_with_a_line_per_transport() {
+        let runs = vec![
+            run("tcp", 10, 30.0),
+            run("tcp", 10, 34.0),
+            run("tcp", 100, 300.0),
+            run("udt", 10, 50.0),
+            run("udt", 100, 150.0),
+        ];
+        let figs = figures(&runs);
+        assert_eq!(figs.len(), 1, "{figs:?}");
+        let (name, f) = &figs[0];
+        assert_eq!(name, "aes128-time-vs-rtt");
+        assert_eq!(f.series.len(), 2);
+        assert_eq!(
+            f.series["tcp / ideal"],
+            vec![(10.0, 32.0, 2.8284271247461903), (100.0, 300.0, 0.0)]
+        );
+        let svg = f.svg();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert_eq!(svg.matches("<circle").count(), 4);
+        assert!(svg.contains("udt / ideal") && svg.contains("round-trip time (ms)"));
+        // The PNG: a valid file of twice the size, with more than a blank page in it.
+        let png = png(&svg, 2.0).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert_eq!(&png[12..16], b"IHDR");
+        let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+        let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
+        assert_eq!((width, height), (1520, 920));
+        assert!(png.len() > 10_000, "{} bytes", png.len());
+        // Text is drawn where a font is installed: the title alone changes the picture.
+        if !fonts().is_empty() {
+            let mut g = f.clone();
+            g.title = "another title".into();
+            assert_ne!(super::png(&g.svg(), 2.0).unwrap(), png);
+        }
+        assert!(super::png("<svg", 1.0).is_err());
+        // A single condition varies nothing: no figure.
+        assert!(figures(&runs[..2]).is_empty());
+        assert_eq!(
+            ticks(0.0, 300.0),
+            vec![0.0, 50.0, 100.0, 150.0, 200.0, 250.0, 300.0]
+        );
+        assert_eq!(
+            ticks(0.0, 0.9),
+            vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]
+        );
+    }
+}

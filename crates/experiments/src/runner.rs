@@ -1,0 +1,829 @@
+//! The experiment runner: carries out an [`Experiment`]'s plan across emulated links and
+//! records every run in the [`Db`].
+//!
+//! One [`Topology`] serves all the runs of a condition (building one takes a while). Each
+//! run starts the server (the garbler, or a user program's `NAME-server.sh`) in namespace A,
+//! waits until it announces `listening on ...` on its standard error, then starts the client
+//! (the evaluator, or `NAME-client.sh`) in namespace B, and waits for both. Each party is
+//! the leader of its own process group, so that the per-run limit kills a script together
+//! with whatever it started. The outcome is written in its own transaction: a success with
+//! its measurements, or a failure or timeout with the error and the parties' output, never
+//! dropped. Runs already recorded (a resumed experiment) are skipped.
+//!
+//! User programs get `$1` = the peer's address, `$2` = their own address (both `IP:PORT`,
+//! the run's port; the server listens on its own, the client connects to the peer's) and
+//! `$3` = the transport, plus the environment from [`Launcher::program_env`]. A program
+//! that prints no `listening on` line gets its client started after one second. Its time is
+//! the wall time from starting the client until both exited, and its output is kept.
+
+use std::io::{BufRead, BufReader, IsTerminal, Read, Write};
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use transputation_contract::PartyReport;
+
+use crate::db::{Db, LinkRecord, RunRecord, Status};
+use crate::experiment::{Cell, Experiment, PlannedRun};
+use transputation_netlab::{ns, Error as LinkError, Options, Side, Topology};
+
+use crate::Error;
+
+/// Output kept per party, from the end.
+pub const KEPT_OUTPUT: usize = 64 << 10;
+
+/// How long a user program's server gets before its client starts, if it announces nothing.
+pub const PROGRAM_START_WAIT: Duration = Duration::from_secs(1);
+
+/// After one party failed, how long the other gets to end by itself before it is killed.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// A program to start in a namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartyCommand {
+    /// The program.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment.
+    pub env: Vec<(String, String)>,
+}
+
+/// What the runner needs from its caller: the parties' command lines for a circuit cell.
+pub trait Launcher {
+    /// The garbler (listening on `server`, in namespace A) and the evaluator (connecting to
+    /// it from namespace B) for `cell` across `link` (as emulated, so that the parties can
+    /// size their buffers for it); both must print their JSON report on standard output
+    /// (with `buffer_bytes` if they sized buffers) and the garbler `listening on ADDR` on
+    /// standard error. An `Err` is recorded as the run's failure.
+    fn circuit_parties(
+        &self,
+        cell: &Cell,
+        link: &LinkRecord,
+        server: SocketAddrV4,
+        timeout: Duration,
+    ) -> Result<(PartyCommand, PartyCommand), String>;
+
+    /// Environment for user programs (e.g. where the `transputation` binary is).
+    fn program_env(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// What a call of [`Runner::run`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Runs carried out and recorded now.
+    pub recorded: usize,
+    /// Of those, failures and timeouts.
+    pub failed: usize,
+    /// Runs skipped because they were recorded before.
+    pub skipped: usize,
+    /// Whether every planned run is now recorded.
+    pub finished: bool,
+}
+
+/// Carries out an experiment's plan.
+pub struct Runner<'a> {
+    /// The experiment.
+    pub experiment: &'a Experiment,
+    /// Its id in `db`.
+    pub experiment_id: i64,
+    /// The parties.
+    pub launcher: &'a dyn Launcher,
+    /// Where runs are recorded.
+    pub db: &'a mut Db,
+    /// Print a progress line with ETA on standard error.
+    pub progress: bool,
+}
+
+/// Process groups of running parties, killed by the Ctrl-C handler.
+static PARTY_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+fn register(pgid: i32, add: bool) {
+    let mut g = PARTY_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    if add {
+        g.push(pgid);
+    } else {
+        g.retain(|&p| p != pgid);
+    }
+}
+
+fn kill_group(pgid: i32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pgid) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// Set (first thing) by the interrupt handler: a run whose parties it killed is not a result.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// After an interrupt, waits for the handler to end the process, so that the run the
+/// interrupt cut short is not recorded (a resumed experiment runs it again).
+fn stop_if_interrupted() {
+    while INTERRUPTED.load(Ordering::SeqCst) {
+        thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// Ctrl-C, SIGTERM, SIGHUP: kill the parties, delete the namespaces, exit 130. (The finished
+/// runs are in the database already; `--resume` continues.)
+fn install_interrupt_handler() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            INTERRUPTED.store(true, Ordering::SeqCst);
+            let groups = PARTY_GROUPS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            for g in groups {
+                kill_group(g);
+            }
+            ns::cleanup_all();
+            eprintln!("\ninterrupted: finished runs are recorded; --resume continues");
+            std::process::exit(130);
+        });
+    });
+}
+
+/// A running party.
+struct Proc {
+    child: Child,
+    pgid: i32,
+    status: Option<ExitStatus>,
+    stdout: Option<JoinHandle<Vec<u8>>>,
+    stderr: Option<JoinHandle<Vec<u8>>>,
+}
+
+/// Reads a pipe to its end, keeping the first `limit` bytes.
+fn drain(mut r: impl Read + Send + 'static, limit: usize) -> JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = limit.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+        }
+        kept
+    })
+}
+
+impl Proc {
+    fn spawn(
+        topo: &Topology,
+        side: Side,
+        cmd: &PartyCommand,
+        announce: Option<mpsc::Sender<()>>,
+    ) -> std::io::Result<Proc> {
+        let mut c = topo.command(side, &cmd.program);
+        c.args(&cmd.args)
+            .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        // Spawn and register under the lock, so that the interrupt handler (which takes it
+        // after raising INTERRUPTED) either sees this party or prevents it.
+        let mut groups = PARTY_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return Err(std::io::Error::other("interrupted"));
+        }
+        let mut child = c.spawn()?;
+        let pgid = child.id() as i32;
+        groups.push(pgid);
+        drop(groups);
+        let stdout = child.stdout.take().map(|o| drain(o, 4 << 20));
+        let stderr = child.stderr.take().map(|e| {
+            thread::spawn(move || {
+                // Scan for the announcement line by line; keep everything (up to 4 MiB).
+                let mut all = Vec::new();
+                let mut r = BufReader::new(e);
+                let mut line = Vec::new();
+                while let Ok(n) = r.read_until(b'\n', &mut line) {
+                    if n == 0 {
+                        break;
+                    }
+                    if let Some(tx) = &announce {
+                        if line.starts_with(b"listening on") {
+                            let _ = tx.send(());
+                        }
+                    }
+                    if all.len() < 4 << 20 {
+                        all.extend_from_slice(&line);
+                    }
+                    line.clear();
+                }
+                all
+            })
+        });
+        Ok(Proc {
+            child,
+            pgid,
+            status: None,
+            stdout,
+            stderr,
+        })
+    }
+
+    fn poll(&mut self) -> bool {
+        if self.status.is_none() {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                self.status = Some(s);
+            }
+        }
+        self.status.is_some()
+    }
+
+    /// Kills the process group (the party and anything it started) and reaps the party.
+    fn kill(&mut self) {
+        kill_group(self.pgid);
+        if self.status.is_none() {
+            let _ = self.child.kill();
+            self.status = self.child.wait().ok();
+        }
+    }
+
+    /// The exit status, standard output and standard error (after the party ended).
+    fn finish(mut self) -> (Option<ExitStatus>, String, String) {
+        // Whatever the party left in its group (a script's background jobs) goes too.
+        kill_group(self.pgid);
+        register(self.pgid, false);
+        let text = |h: Option<JoinHandle<Vec<u8>>>| {
+            h.and_then(|h| h.join().ok())
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default()
+        };
+        let out = text(self.stdout.take());
+        let err = text(self.stderr.take());
+        (self.status, out, err)
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if self.status.is_none() {
+            self.kill();
+        }
+        register(self.pgid, false);
+    }
+}
+
+/// The last `KEPT_OUTPUT` bytes of a party's output (standard output, then error).
+fn keep(out: &str, err: &str) -> Option<String> {
+    let mut s = String::new();
+    if !out.is_empty() {
+        s.push_str(out);
+    }
+    if !err.is_empty() {
+        if !s.is_empty() && !s.ends_with('\n') {
+            s.push('\n');
+        }
+        s.push_str(err);
+    }
+    if s.is_empty() {
+        return None;
+    }
+    if s.len() > KEPT_OUTPUT {
+        let mut cut = s.len() - KEPT_OUTPUT;
+        while !s.is_char_boundary(cut) {
+            cut += 1;
+        }
+        s = format!("[…]{}", &s[cut..]);
+    }
+    Some(s)
+}
+
+/// The last lines of a party's standard error, for an error message.
+fn tail(err: &str) -> String {
+    let lines: Vec<&str> = err.trim_end().lines().collect();
+    let start = lines.len().saturating_sub(6);
+    lines[start..].join("\n")
+}
+
+fn link_record(topo: &Topology) -> LinkRecord {
+    let s = topo.summary();
+    let d = s.applied.a_to_b;
+    LinkRecord {
+        rtt_us: u64::try_from(s.applied.rtt().as_micros()).unwrap_or(u64::MAX),
+        rate_bps: d.rate_bps,
+        loss: d.loss,
+        jitter_us: u64::try_from(d.jitter.as_micros()).unwrap_or(u64::MAX),
+        queue_bytes: d.queue_bytes(),
+        emulator: s.emulator.to_string(),
+        note: s.cap.clone(),
+    }
+}
+
+fn fmt_secs(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+/// The counts so far and the progress line on standard error.
+struct Progress {
+    outcome: Outcome,
+    started: Instant,
+    /// Runs to do now.
+    total: usize,
+    /// Runs in the plan.
+    planned: usize,
+    /// Whether standard error is a terminal (the line is rewritten in place).
+    tty: bool,
+}
+
+impl Progress {
+    /// The line for the run about to start, with the elapsed time and an ETA.
+    fn before(&self, p: &PlannedRun) {
+        let done_now = self.outcome.recorded;
+        let eta = if done_now == 0 {
+            "?".to_string()
+        } else {
+            fmt_secs(self.started.elapsed() / done_now as u32 * (self.total - done_now) as u32)
+        };
+        let line = format!(
+            "[{}/{}] {} {} {} @ {} #{} — elapsed {}, ETA {}",
+            self.outcome.skipped + done_now + 1,
+            self.planned,
+            p.cell.circuit,
+            p.cell.scheme,
+            p.cell.transport,
+            p.cell.condition,
+            p.repetition + 1,
+            fmt_secs(self.started.elapsed()),
+            eta
+        );
+        if self.tty {
+            eprint!("\r\x1b[2K{line}");
+            let _ = std::io::stderr().flush();
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    /// A line for a run that failed: its status and the first line of its error.
+    fn failed(&self, p: &PlannedRun, record: &RunRecord) {
+        let what = record.error.as_deref().unwrap_or("");
+        let first = what.lines().next().unwrap_or("");
+        if self.tty {
+            eprintln!();
+        }
+        eprintln!(
+            "  {} {} {} @ {} #{}: {}: {first}",
+            p.cell.circuit,
+            p.cell.scheme,
+            p.cell.transport,
+            p.cell.condition,
+            p.repetition + 1,
+            record.status.as_str()
+        );
+    }
+}
+
+impl Runner<'_> {
+    /// Runs every planned run not yet recorded.
+    pub fn run(&mut self) -> Result<Outcome, Error> {
+        ns::check_privileges()?;
+        install_interrupt_handler();
+        let plan = self.experiment.plan();
+        let done = self.db.recorded(self.experiment_id)?;
+        let todo: Vec<(usize, &PlannedRun)> = plan
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !done.contains(&p.key()))
+            .collect();
+        let mut progress = Progress {
+            outcome: Outcome {
+                skipped: plan.len() - todo.len(),
+                ..Outcome::default()
+            },
+            started: Instant::now(),
+            total: todo.len(),
+            planned: plan.len(),
+            tty: std::io::stderr().is_terminal(),
+        };
+        // The runs of one condition are consecutive in the plan: one topology for each group.
+        for group in todo.chunk_by(|x, y| x.1.condition_index == y.1.condition_index) {
+            self.run_condition(group, &mut progress)?;
+        }
+        if self.progress && progress.tty && progress.total > 0 {
+            eprintln!();
+        }
+        let mut outcome = progress.outcome;
+        outcome.finished = self.db.finish_if_complete(self.experiment_id)?;
+        Ok(outcome)
+    }
+
+    /// The runs of one condition, across one topology built for them; if it cannot be
+    /// built, each run is recorded as failed with the reason.
+    fn run_condition(
+        &mut self,
+        group: &[(usize, &PlannedRun)],
+        progress: &mut Progress,
+    ) -> Result<(), Error> {
+        let cond = &self.experiment.conditions[group[0].1.condition_index];
+        let opts = Options {
+            emulator: self.experiment.emulator,
+            max_rate_bps: self.experiment.max_rate_bps,
+            host_cc: self.experiment.host_cc.clone(),
+        };
+        let topo = match Topology::with_options(&cond.link, opts) {
+            Ok(t) => t,
+            // Wrong for every condition alike: nothing to record run by run.
+            Err(
+                e @ (LinkError::Privileges(_)
+                | LinkError::MissingTool { .. }
+                | LinkError::CongestionControl { .. }),
+            ) => return Err(e.into()),
+            Err(e) => {
+                stop_if_interrupted();
+                // Every run of this condition fails the same way: recorded as such.
+                let link = LinkRecord {
+                    rtt_us: u64::try_from(cond.link.rtt().as_micros()).unwrap_or(0),
+                    rate_bps: cond.link.a_to_b.rate_bps,
+                    loss: cond.link.a_to_b.loss,
+                    jitter_us: u64::try_from(cond.link.a_to_b.jitter.as_micros()).unwrap_or(0),
+                    queue_bytes: cond.link.a_to_b.queue_bytes(),
+                    emulator: self.experiment.emulator.to_string(),
+                    note: None,
+                };
+                for (_, p) in group {
+                    let r = RunRecord::failed(
+                        p.cell.clone(),
+                        p.repetition,
+                        link.clone(),
+                        Status::Failed,
+                        format!("building the link: {e}"),
+                    );
+                    self.db.insert_run(self.experiment_id, &r)?;
+                    progress.outcome.recorded += 1;
+                    progress.outcome.failed += 1;
+                }
+                return Ok(());
+            }
+        };
+        if progress.outcome.recorded == 0 {
+            let summary = topo.summary();
+            self.db
+                .set_link_environment(self.experiment_id, summary.emulator, &summary.host_cc)?;
+        }
+        if let Some(cap) = &topo.summary().cap {
+            if self.progress {
+                eprintln!("{}: {cap}", cond.label);
+            }
+        }
+        let link = link_record(&topo);
+        for &(index, p) in group {
+            if self.progress {
+                progress.before(p);
+            }
+            let port = 20_000 + (index % 20_000) as u16;
+            let record = self.one_run(&topo, &link, p, port);
+            stop_if_interrupted();
+            if record.status != Status::Ok {
+                progress.outcome.failed += 1;
+                if self.progress {
+                    progress.failed(p, &record);
+                }
+            }
+            self.db.insert_run(self.experiment_id, &record)?;
+            progress.outcome.recorded += 1;
+        }
+        Ok(())
+    }
+
+    /// One run across `topo`; never fails: a failure is the record.
+    fn one_run(&self, topo: &Topology, link: &LinkRecord, p: &PlannedRun, port: u16) -> RunRecord {
+        let fail = |status, error: String| {
+            RunRecord::failed(p.cell.clone(), p.repetition, link.clone(), status, error)
+        };
+        let (server, client, program) = match self.commands(topo, link, p, port) {
+            Ok(c) => c,
+            Err(e) => return fail(Status::Failed, e),
+        };
+        let names = if program {
+            ("server", "client")
+        } else {
+            ("garbler", "evaluator")
+        };
+        let timeout = self.experiment.timeout;
+        let start = Instant::now();
+        let deadline = start + timeout;
+        let srv = match start_server(topo, &server, program, names, start, deadline) {
+            Ok(s) => s,
+            Err((status, error, output)) => {
+                let mut r = fail(status, error);
+                r.garbler_output = output;
+                return r;
+            }
+        };
+        let client_start = Instant::now();
+        let cli = match Proc::spawn(topo, Side::B, &client, None) {
+            Ok(c) => c,
+            Err(e) => {
+                return fail(
+                    Status::Failed,
+                    format!(
+                        "starting the {} ({}): {e}",
+                        names.1,
+                        client.program.display()
+                    ),
+                )
+            }
+        };
+        let ended = wait_both(srv, cli, deadline);
+        let wall_ms = client_start.elapsed().as_secs_f64() * 1e3;
+        let with_outputs = |mut r: RunRecord| {
+            r.garbler_output = keep(&ended.server.1, &ended.server.2);
+            r.evaluator_output = keep(&ended.client.1, &ended.client.2);
+            r
+        };
+        if let Some((status, error)) = ended.failure(names, timeout) {
+            return with_outputs(fail(status, error));
+        }
+        if program {
+            return with_outputs(RunRecord {
+                status: Status::Ok,
+                error: None,
+                total_ms: Some(wall_ms),
+                wall_ms: Some(wall_ms),
+                ..fail(Status::Ok, String::new())
+            });
+        }
+        match measured(&ended.server.1, &ended.client.1) {
+            Ok(m) => RunRecord {
+                wall_ms: Some(wall_ms),
+                // Successful parties' standard error only (their stdout is the report).
+                garbler_output: keep("", &ended.server.2),
+                evaluator_output: keep("", &ended.client.2),
+                ..m.into_record(p, link)
+            },
+            Err(e) => with_outputs(fail(Status::Failed, e)),
+        }
+    }
+
+    /// The server's and the client's commands, and whether they are a user program's.
+    fn commands(
+        &self,
+        topo: &Topology,
+        link: &LinkRecord,
+        p: &PlannedRun,
+        port: u16,
+    ) -> Result<(PartyCommand, PartyCommand, bool), String> {
+        let a = topo.addr(Side::A);
+        let b = topo.addr(Side::B);
+        if !p.cell.is_program() {
+            let server_addr = SocketAddrV4::new(a, port);
+            let (s, c) = self.launcher.circuit_parties(
+                &p.cell,
+                link,
+                server_addr,
+                self.experiment.timeout,
+            )?;
+            return Ok((s, c, false));
+        }
+        let prog = self
+            .experiment
+            .program(&p.cell.circuit)
+            .ok_or("no such program in the experiment")?;
+        let env = self.launcher.program_env();
+        let cmd = |script: PathBuf, peer: Ipv4Addr, own: Ipv4Addr| PartyCommand {
+            program: "sh".into(),
+            args: vec![
+                script.display().to_string(),
+                SocketAddrV4::new(peer, port).to_string(),
+                SocketAddrV4::new(own, port).to_string(),
+                p.cell.transport.clone(),
+            ],
+            env: env.clone(),
+        };
+        for s in [prog.server(), prog.client()] {
+            if !s.is_file() {
+                return Err(format!(
+                    "the program's script {} does not exist",
+                    s.display()
+                ));
+            }
+        }
+        Ok((cmd(prog.server(), b, a), cmd(prog.client(), a, b), true))
+    }
+}
+
+/// Starts the server in namespace A and waits for its `listening on` line (a user program:
+/// at most [`PROGRAM_START_WAIT`]). An error is the run's status, its message and the
+/// server's output.
+fn start_server(
+    topo: &Topology,
+    server: &PartyCommand,
+    program: bool,
+    names: (&str, &str),
+    start: Instant,
+    deadline: Instant,
+) -> Result<Proc, (Status, String, Option<String>)> {
+    let (server_name, client_name) = names;
+    let (tx, rx) = mpsc::channel();
+    let mut srv = Proc::spawn(topo, Side::A, server, Some(tx)).map_err(|e| {
+        let what = format!(
+            "starting the {server_name} ({}): {e}",
+            server.program.display()
+        );
+        (Status::Failed, what, None)
+    })?;
+    let announce_by = if program {
+        (start + PROGRAM_START_WAIT).min(deadline)
+    } else {
+        deadline
+    };
+    loop {
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if srv.poll() || Instant::now() >= announce_by {
+            break;
+        }
+    }
+    if !program && srv.status.is_none() && Instant::now() >= deadline {
+        srv.kill();
+        let (_, out, err) = srv.finish();
+        let what = format!(
+            "killed after {} s: the {server_name} never announced its address\n{}",
+            deadline.duration_since(start).as_secs(),
+            tail(&err)
+        );
+        return Err((Status::Timeout, what, keep(&out, &err)));
+    }
+    if srv.status.is_some_and(|s| !s.success()) || (!program && srv.status.is_some()) {
+        let (st, out, err) = srv.finish();
+        let what = format!(
+            "the {server_name} exited ({}) before the {client_name} started:\n{}",
+            st.map_or("?".into(), |s| s.to_string()),
+            tail(&err)
+        );
+        return Err((Status::Failed, what, keep(&out, &err)));
+    }
+    Ok(srv)
+}
+
+/// Both parties after they ended: (exit status, standard output, standard error) each.
+struct Ended {
+    server: (Option<ExitStatus>, String, String),
+    client: (Option<ExitStatus>, String, String),
+    timed_out: bool,
+}
+
+impl Ended {
+    /// The run's failure, if it failed: a timeout, or a party that did not succeed.
+    fn failure(&self, names: (&str, &str), timeout: Duration) -> Option<(Status, String)> {
+        let parties = [(names.0, &self.server), (names.1, &self.client)];
+        if self.timed_out {
+            let running: Vec<&str> = parties
+                .iter()
+                .filter(|(_, (st, _, _))| st.is_none_or(|s| s.code().is_none()))
+                .map(|(name, _)| *name)
+                .collect();
+            let what = format!(
+                "killed at the {} s limit (still running: {})",
+                timeout.as_secs(),
+                running.join(", ")
+            );
+            return Some((Status::Timeout, what));
+        }
+        let errors: Vec<String> = parties
+            .iter()
+            .filter_map(|(name, (st, _, err))| match st {
+                Some(s) if s.success() => None,
+                Some(s) => Some(format!("the {name} failed ({s}):\n{}", tail(err))),
+                None => Some(format!("the {name} could not be waited for")),
+            })
+            .collect();
+        (!errors.is_empty()).then(|| (Status::Failed, errors.join("\n")))
+    }
+}
+
+/// Waits for both parties until `deadline` (then kills both); once one has failed, the
+/// other gets [`GRACE`] to end by itself.
+fn wait_both(mut srv: Proc, mut cli: Proc, deadline: Instant) -> Ended {
+    let mut timed_out = false;
+    let mut first_failure: Option<Instant> = None;
+    loop {
+        let s_done = srv.poll();
+        let c_done = cli.poll();
+        if s_done && c_done {
+            break;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            timed_out = true;
+            srv.kill();
+            cli.kill();
+            break;
+        }
+        let failed = [&srv, &cli]
+            .iter()
+            .any(|p| p.status.is_some_and(|s| !s.success()));
+        if failed {
+            let since = *first_failure.get_or_insert(now);
+            if now - since > GRACE {
+                srv.kill();
+                cli.kill();
+                break;
+            }
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    Ended {
+        server: srv.finish(),
+        client: cli.finish(),
+        timed_out,
+    }
+}
+
+/// What two successful parties reported, read through the contract's [`PartyReport`].
+struct Measured {
+    garbler: PartyReport,
+    evaluator: PartyReport,
+}
+
+/// Reads both reports and checks that the parties agree on the output.
+fn measured(garbler_out: &str, evaluator_out: &str) -> Result<Measured, String> {
+    let g = PartyReport::from_json("garbler", garbler_out).map_err(|e| e.to_string())?;
+    let e = PartyReport::from_json("evaluator", evaluator_out).map_err(|e| e.to_string())?;
+    if g.output.is_some() && g.output != e.output {
+        let show = |o: &Option<String>| o.as_deref().map_or("null".into(), |s| format!("{s:?}"));
+        return Err(format!(
+            "the parties disagree on the output: garbler {}, evaluator {}",
+            show(&g.output),
+            show(&e.output)
+        ));
+    }
+    Ok(Measured {
+        garbler: g,
+        evaluator: e,
+    })
+}
+
+impl Measured {
+    /// The run's record (times: the garbler's total and garbling, the evaluator's OT and
+    /// evaluation; bytes as the garbler counted them).
+    fn into_record(self, p: &PlannedRun, link: &LinkRecord) -> RunRecord {
+        let (g, e) = (&self.garbler, &self.evaluator);
+        let transfer = (g.total_ms - e.ot_ms - g.garble_ms - e.eval_ms).max(0.0);
+        RunRecord {
+            total_ms: Some(g.total_ms),
+            ot_ms: Some(e.ot_ms),
+            garble_ms: Some(g.garble_ms),
+            eval_ms: Some(e.eval_ms),
+            transfer_ms: Some(transfer),
+            bytes_garbler_to_evaluator: Some(g.bytes_garbler_to_evaluator),
+            bytes_evaluator_to_garbler: Some(g.bytes_evaluator_to_garbler),
+            buffer_bytes: g.buffer_bytes.or(e.buffer_bytes),
+            garbler_report: Some(g.to_json_value().to_string()),
+            evaluator_report: Some(e.to_json_value().to_string()),
+            status: Status::Ok,
+            error: None,
+            ..RunRecord::failed(
+                p.cell.clone(),
+                p.repetition,
+                link.clone(),
+                Status::Ok,
+                String::new(),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report as the parties wrote it before the contract: no report_version.
+    const OLD: &str = r#"{"role":"garbler","output":"00","total_ms":1.0}"#;
+
+    #[test]
+    fn reports_of_an_older_binary_fail_the_run_with_the_reason() {
+        let e = measured(OLD, OLD).err().unwrap();
+        assert!(
+            e.starts_with("the garbler's report has no report_version")
+                && e.contains("older than this one"),
+            "{e}"
+        );
+        let e = measured("", OLD).err().unwrap();
+        assert!(e.starts_with("the garbler's report is not JSON"), "{e}");
+    }
+}

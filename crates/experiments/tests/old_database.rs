@@ -1,0 +1,87 @@
+//! A results database written by the build before the testbed was split (schema version 3,
+//! `tests/fixtures/results-v3.sqlite`: two experiments run with `transputation testbed run`,
+//! two successful runs and a timeout) opens with this build and reads the same, and
+//! accepts new runs.
+
+use std::path::Path;
+
+use transputation_experiments::db::{Db, Status, SCHEMA_VERSION};
+use transputation_experiments::report;
+
+fn fixture_copy(dir: &Path) -> std::path::PathBuf {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-v3.sqlite");
+    let to = dir.join("results.sqlite");
+    std::fs::copy(&from, &to).unwrap();
+    to
+}
+
+#[test]
+fn a_database_of_the_previous_build_reads_the_same() {
+    assert_eq!(
+        SCHEMA_VERSION, 3,
+        "a new version: keep this file's checks of version 3"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture_copy(dir.path());
+    let mut db = Db::open(&path).unwrap();
+
+    let experiments = db.experiments().unwrap();
+    let names: Vec<&str> = experiments.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["fixture", "fixture-timeout"]);
+    let first = &experiments[0];
+    assert_eq!((first.planned_runs, first.recorded_runs), (2, 2));
+    assert!(first.finished_at.is_some());
+    assert_eq!(first.environment.emulator, "emu");
+    assert_eq!(first.environment.host_cc.as_deref(), Some("cubic"));
+    assert_eq!(first.environment.protection, "on");
+    assert_eq!(first.environment.version, "0.1.0");
+
+    let runs = db.runs(first.id).unwrap();
+    assert_eq!(runs.len(), 2);
+    let tcp = &runs[0];
+    assert_eq!(
+        (
+            tcp.cell.circuit.as_str(),
+            tcp.cell.scheme.as_str(),
+            tcp.cell.transport.as_str(),
+            tcp.cell.condition.as_str(),
+            tcp.repetition
+        ),
+        ("aes128", "ideal", "tcp", "lan", 0)
+    );
+    assert_eq!(tcp.status, Status::Ok);
+    assert_eq!(tcp.total_ms, Some(5440.299516));
+    assert_eq!(tcp.ot_ms, Some(5418.918468));
+    assert_eq!(tcp.bytes_garbler_to_evaluator, Some(213_380));
+    assert_eq!(tcp.bytes_evaluator_to_garbler, Some(2308));
+    assert_eq!(tcp.buffer_bytes, Some(125_000));
+    assert_eq!(tcp.link.rtt_us, 500);
+    assert_eq!(tcp.link.rate_bps, Some(1_000_000_000));
+    assert!(tcp
+        .garbler_report
+        .as_deref()
+        .unwrap()
+        .contains("\"output\":\"66e94bd4ef8a2c3b884cfa59ca342b2e\""));
+    assert_eq!(runs[1].cell.transport, "mtcp:streams=2");
+
+    let timeout = &db.runs(experiments[1].id).unwrap()[0];
+    assert_eq!(timeout.status, Status::Timeout);
+    assert_eq!(timeout.total_ms, None);
+    assert_eq!(
+        timeout.error.as_deref(),
+        Some("killed at the 1 s limit (still running: garbler, evaluator)")
+    );
+
+    // The report of the old experiment is built as before: one row, both transports.
+    let r = report::build(Some(first), &runs);
+    let text = r.text();
+    assert!(text.contains("5440.3") && text.contains("5126.3"), "{text}");
+
+    // And the file takes new experiments and runs.
+    let mut run = tcp.clone();
+    run.repetition = 1;
+    db.insert_run(first.id, &run).unwrap();
+    assert_eq!(db.runs(first.id).unwrap().len(), 3);
+    drop(db);
+    assert_eq!(Db::open(&path).unwrap().experiments().unwrap().len(), 2);
+}

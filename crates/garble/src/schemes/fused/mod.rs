@@ -1,0 +1,296 @@
+//! The garbling schemes' fused gate kernels, where the AES backend has them (VAES): each
+//! computes a batch of independent gates' AES work and their table rows in registers,
+//! reading labels and writing tables and labels in place, instead of staging the hashes'
+//! inputs and outputs in memory (see the `x86` module for what that saves).
+//!
+//! Every function returns whether it ran; the schemes keep the staged path, which computes
+//! the same bytes, for the other backends, and the tests check the two against each other.
+//! These kernels are scheme code (they know the table layouts of docs/garbling.md §2.8 and
+//! §3.5); the AES building blocks they use are `transputation_core::aes::x86`'s.
+
+use transputation_core::aes::{Backend, FixedKeyAes};
+use transputation_core::Block;
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod x86;
+
+/// The four TCCR hashes of each half-gates AND gate: for gate `i` with 0-labels
+/// `[a0, b0] = inputs[i]` and AND index `n = and_index[i]`, `out[i]` is
+/// `[H(a0, j), H(a0 ⊕ Δ, j), H(b0, j'), H(b0 ⊕ Δ, j')]` with `H` = [`FixedKeyAes::tccr`]
+/// under `aes`, `j = 2n + 1` and `j' = 2n + 2`.
+///
+/// Only the VAES backend has this fused path (inputs and tweaks made in registers); it
+/// returns whether it wrote `out`, and the caller stages the inputs for
+/// [`FixedKeyAes::tccr`] otherwise.
+///
+/// # Panics
+/// If the three slices differ in length.
+pub(crate) fn tccr_and_gates(
+    aes: &FixedKeyAes,
+    delta: Block,
+    inputs: &[[Block; 2]],
+    and_index: &[u32],
+    out: &mut [[Block; 4]],
+) -> bool {
+    assert!(
+        inputs.len() == and_index.len() && inputs.len() == out.len(),
+        "one AND index and one output per gate"
+    );
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if let Some((t, rk)) = aes.vaes_round_keys() {
+        x86::tccr_and_gates(t, rk, delta, inputs, and_index, out);
+        return true;
+    }
+    let _ = (aes, delta);
+    false
+}
+
+/// The evaluator's two TCCR hashes of each half-gates AND gate: for labels
+/// `[a, b] = inputs[i]` and AND index `n = and_index[i]`, `out[i]` is
+/// `[H(a, 2n + 1), H(b, 2n + 2)]` with `H` = [`FixedKeyAes::tccr`] under `aes`.
+///
+/// Only the VAES backend has this fused path (tweaks made in registers); it returns
+/// whether it wrote `out`, and the caller stages the tweaks for [`FixedKeyAes::tccr`]
+/// otherwise.
+///
+/// # Panics
+/// If the three slices differ in length.
+pub(crate) fn tccr_eval_gates(
+    aes: &FixedKeyAes,
+    inputs: &[[Block; 2]],
+    and_index: &[u32],
+    out: &mut [[Block; 2]],
+) -> bool {
+    assert!(
+        inputs.len() == and_index.len() && inputs.len() == out.len(),
+        "one AND index and one output per gate"
+    );
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if let Some((t, rk)) = aes.vaes_round_keys() {
+        x86::tccr_eval_gates(t, rk, inputs, and_index, out);
+        return true;
+    }
+    let _ = aes;
+    false
+}
+
+/// The half-gates garbler's AND gates `ands = (slots, index, first)` (independent gates,
+/// e.g. one wave's crypto gates: their slots packed as `a | b << 21 | out << 42`
+/// (`waves::pack_slots`), their AND indices, and the index of the window's first AND gate)
+/// with `aes` as the TCCR permutation, fused: for each gate its input 0-labels from `zero`,
+/// the four hashes of [`tccr_and_gates`], its table `TG ‖ TE` written to
+/// `window[32 · (n − first)..][..32]` and its output 0-label to `zero[out]`
+/// (`half_gates::garble_and`). Only the VAES backend has it; returns whether it ran.
+///
+/// # Panics
+/// If the slices differ in length or a slot or table is out of range.
+pub(crate) fn garble_and_gates(
+    aes: &FixedKeyAes,
+    delta: Block,
+    zero: &mut [Block],
+    ands: (&[u64], &[u32], u32),
+    window: &mut [u8],
+) -> bool {
+    assert_eq!(ands.0.len(), ands.1.len(), "one AND index per gate");
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if let Some((t, rk)) = aes.vaes_round_keys() {
+        x86::garble_and_gates(t, rk, delta, zero, ands, window);
+        return true;
+    }
+    let _ = (aes, delta, zero, window);
+    false
+}
+
+/// The half-gates evaluator's AND gates `ands` (independent gates, given as for
+/// [`garble_and_gates`]), fused: for each gate its labels from `labels`, the two hashes of
+/// [`tccr_eval_gates`], and its output label from its table at
+/// `window[32 · (n − first)..][..32]` written to `labels[out]` (`half_gates::eval_and`).
+/// Only the VAES backend has it; returns whether it ran.
+///
+/// # Panics
+/// As [`garble_and_gates`].
+pub(crate) fn eval_and_gates(
+    aes: &FixedKeyAes,
+    labels: &mut [Block],
+    ands: (&[u64], &[u32], u32),
+    window: &[u8],
+) -> bool {
+    assert_eq!(ands.0.len(), ands.1.len(), "one AND index per gate");
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if let Some((t, rk)) = aes.vaes_round_keys() {
+        x86::eval_and_gates(t, rk, labels, ands, window);
+        return true;
+    }
+    let _ = (aes, labels, window);
+    false
+}
+
+/// One gate of `prf` as its fused garbling kernels take it ([`prf_garble_gates`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PrfOp {
+    /// The gate index `g` of the PRF inputs `blk(g, r)`.
+    pub g: u64,
+    /// Where the gate's table goes in the output.
+    pub table: usize,
+    /// Where an AND gate's mask nibble goes in the output ([`PrfOp::HIGH`] says which half).
+    pub mask: usize,
+    /// The slots of the inputs and of the output.
+    pub a: u32,
+    pub b: u32,
+    pub out: u32,
+    /// [`PrfOp::PC`] and [`PrfOp::HIGH`] of an AND gate.
+    pub bits: u32,
+}
+
+impl PrfOp {
+    /// `πc`, the permute bit of an AND gate's output.
+    pub const PC: u32 = 1;
+    /// The mask nibble is the high half of its byte.
+    pub const HIGH: u32 = 2;
+
+    /// Whether `flag` is set.
+    #[inline(always)]
+    pub fn bit(&self, flag: u32) -> bool {
+        self.bits & flag != 0
+    }
+}
+
+/// `prf`'s AND gates (`and`) or XOR gates `op(0..n)` (independent gates in the order of
+/// their slots' assignment, e.g. one wave's), fused where the backend has kernels for them
+/// (VAES): for each, its input labels read from `labels` and ordered by signal bit, its PRF
+/// values, its table written to `out[table..]` (an AND gate's `T1 ‖ T2` and mask nibble
+/// into `out[mask]`, `prf::garble_and`; an XOR gate's `T`, `prf::garble_xor`) and its
+/// output labels `[k^0, k^1]` to `labels[out]`, a group of gates at a time, each group's
+/// inputs read before its outputs are written. Returns whether it ran (not on a CPU
+/// without VAES, where the staged path's AES call then names the missing backend).
+///
+/// # Panics
+/// If a slot or position is out of range.
+pub(crate) fn prf_garble_gates(
+    backend: Backend,
+    and: bool,
+    n: usize,
+    op: impl Fn(usize) -> PrfOp,
+    labels: &mut [[Block; 2]],
+    out: &mut [u8],
+) -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if backend == Backend::Vaes {
+        if let Some(t) = transputation_core::aes::x86::Vaes::detect() {
+            x86::prf_garble_gates(t, and, n, op, labels, out);
+            return true;
+        }
+    }
+    let _ = (backend, and, n, op, labels, out);
+    false
+}
+
+/// Writes the mask nibble `m` (4 bits) into the high or low half of `out[byte]`, keeping
+/// the other half: the two AND gates of a pair may be garbled in either order, and the
+/// bytes are not zeroed first. (`prf`'s mask layout, docs/garbling.md §2.8; here because
+/// both `prf`'s staged path and its fused kernels write it.)
+#[inline(always)]
+pub(crate) fn set_nibble(out: &mut [u8], byte: usize, high: bool, m: u8) {
+    let b = &mut out[byte];
+    *b = if high {
+        (*b & 0x0f) | (m << 4)
+    } else {
+        (*b & 0xf0) | m
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// The AND-gate TCCR of every backend equals the plain TCCR of the staged inputs.
+    #[test]
+    fn tccr_and_gates_matches_tccr_on_every_backend() {
+        let mut rng = ChaCha8Rng::seed_from_u64(756);
+        let key = Block(rng.gen());
+        let pi = FixedKeyAes::with_backend(key, Backend::Portable);
+        for n in (0..=40).chain([127, 128, 129, 203]) {
+            let delta = Block(rng.gen()).with_lsb(true);
+            let inputs: Vec<[Block; 2]> = (0..n)
+                .map(|_| [Block(rng.gen()), Block(rng.gen())])
+                .collect();
+            // AND indices up to the largest u32 (tweaks above 2^32).
+            let idx: Vec<u32> = (0..n)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        u32::MAX - i as u32
+                    } else {
+                        rng.gen()
+                    }
+                })
+                .collect();
+            let mut expect = Vec::new();
+            for (&[a0, b0], &i) in inputs.iter().zip(&idx) {
+                let (j, j2) = (2 * u64::from(i) + 1, 2 * u64::from(i) + 2);
+                let xs = [a0, a0 ^ delta, b0, b0 ^ delta];
+                let mut h = [Block::ZERO; 4];
+                pi.tccr(&xs, &[j, j, j2, j2], &mut h);
+                expect.push(h);
+            }
+            for backend in Backend::available() {
+                let mut got = vec![[Block::ZERO; 4]; n];
+                let aes = FixedKeyAes::with_backend(key, backend);
+                let fused = tccr_and_gates(&aes, delta, &inputs, &idx, &mut got);
+                assert_eq!(fused, backend == Backend::Vaes, "{backend:?}");
+                if fused {
+                    assert_eq!(got, expect, "{backend:?}, {n} gates");
+                }
+            }
+        }
+    }
+
+    /// The evaluator's AND-gate TCCR of every backend equals the plain TCCR.
+    #[test]
+    fn tccr_eval_gates_matches_tccr_on_every_backend() {
+        let mut rng = ChaCha8Rng::seed_from_u64(757);
+        let key = Block(rng.gen());
+        let pi = FixedKeyAes::with_backend(key, Backend::Portable);
+        for n in (0..=40).chain([127, 128, 129, 203]) {
+            let inputs: Vec<[Block; 2]> = (0..n)
+                .map(|_| [Block(rng.gen()), Block(rng.gen())])
+                .collect();
+            let idx: Vec<u32> = (0..n)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        u32::MAX - i as u32
+                    } else {
+                        rng.gen()
+                    }
+                })
+                .collect();
+            let mut expect = Vec::new();
+            for (&[a, b], &i) in inputs.iter().zip(&idx) {
+                let mut h = [Block::ZERO; 2];
+                pi.tccr(
+                    &[a, b],
+                    &[2 * u64::from(i) + 1, 2 * u64::from(i) + 2],
+                    &mut h,
+                );
+                expect.push(h);
+            }
+            for backend in Backend::available() {
+                const GUARD: Block = Block(0x5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a);
+                let mut got = vec![[GUARD; 2]; n + 2];
+                let aes = FixedKeyAes::with_backend(key, backend);
+                let fused = tccr_eval_gates(&aes, &inputs, &idx, &mut got[1..n + 1]);
+                assert_eq!(fused, backend == Backend::Vaes, "{backend:?}");
+                if !fused {
+                    continue;
+                }
+                assert_eq!(got[1..n + 1], expect[..], "{backend:?}, {n} gates");
+                assert_eq!(
+                    [got[0], got[n + 1]],
+                    [[GUARD; 2]; 2],
+                    "{backend:?}, {n} gates"
+                );
+            }
+        }
+    }
+}

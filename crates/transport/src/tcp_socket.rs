@@ -1,0 +1,191 @@
+//! Kernel TCP sockets as `tcp` and `mtcp` set them up: buffers before connect and listen,
+//! retries within the connect budget, TCP_NODELAY, timeouts and the congestion control
+//! algorithm, and an accept that wakes as soon as a connection waits.
+
+use std::io;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use crate::config::{Attempts, Config};
+use crate::family::{OptionDecl, OptionKind, Shown};
+use crate::{Error, Result};
+
+/// The `cc` option of `tcp` and `mtcp`: the kernel's congestion control algorithm.
+pub(crate) const CC_OPTION: OptionDecl = OptionDecl {
+    key: "cc",
+    kind: OptionKind::Name,
+    default: None,
+    shown: Shown::WhenChanged,
+    doc: "the kernel's TCP congestion control algorithm, e.g. cubic, reno or bbr (unset: the \
+          system's default; in the testbed the emulated hosts', --host-cc, cubic by default)",
+};
+
+/// The kernel's congestion control algorithms, as listed in
+/// /proc/sys/net/ipv4/tcp_available_congestion_control ("unknown" if unreadable).
+pub fn available_congestion_controls() -> String {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Checks that sockets can use congestion control `algorithm`, by setting it on a
+/// throw-away socket.
+pub fn check_congestion_control(algorithm: &str) -> Result<()> {
+    let l = TcpListener::bind("127.0.0.1:0").map_err(|source| Error::Io {
+        during: "binding a probe socket",
+        source,
+    })?;
+    set_congestion(&l, algorithm)
+}
+
+/// Sets TCP_CONGESTION on a socket, and reads it back.
+pub(crate) fn set_congestion(fd: impl std::os::fd::AsFd, algorithm: &str) -> Result<()> {
+    let fail = |source: io::Error| Error::CongestionControl {
+        algorithm: algorithm.to_string(),
+        available: available_congestion_controls(),
+        source,
+    };
+    rustix::net::sockopt::set_tcp_congestion(&fd, algorithm).map_err(|e| fail(e.into()))?;
+    let got = rustix::net::sockopt::tcp_congestion(&fd).map_err(|e| fail(e.into()))?;
+    if got != algorithm {
+        return Err(fail(io::Error::other(format!(
+            "the kernel reports '{got}' after setting it"
+        ))));
+    }
+    Ok(())
+}
+
+/// A TCP socket for `addr`'s address family, with `buffer` bytes of socket buffers if
+/// given. Buffers are set before connect or listen: the kernel picks a connection's TCP
+/// window scale from the receive buffer when it sends or answers the SYN, and accepted
+/// sockets inherit the listener's buffers.
+fn tcp_socket(addr: &SocketAddr, buffer: Option<usize>) -> io::Result<socket2::Socket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(
+        Domain::for_address(*addr),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )?;
+    if let Some(b) = buffer {
+        crate::channel::set_socket_buffers(&s, b)?;
+    }
+    Ok(s)
+}
+
+/// A listening TCP socket (SO_REUSEADDR, as std's `TcpListener::bind` sets it).
+fn tcp_listener(addr: SocketAddr, buffer: Option<usize>) -> Result<TcpListener> {
+    let listen = || -> io::Result<TcpListener> {
+        let s = tcp_socket(&addr, buffer)?;
+        s.set_reuse_address(true)?;
+        s.bind(&addr.into())?;
+        s.listen(128)?;
+        Ok(s.into())
+    };
+    listen().map_err(|source| Error::Io {
+        during: "binding the server socket",
+        source,
+    })
+}
+
+/// One TCP connection with retries, TCP_NODELAY, the congestion control and the buffers
+/// set.
+pub(crate) fn connect_tcp(
+    addr: SocketAddr,
+    cfg: &Config,
+    deadline: Instant,
+    cc: Option<&str>,
+    buffer: Option<usize>,
+) -> Result<TcpStream> {
+    let mut attempts = Attempts::until(cfg, deadline);
+    let mut last = None;
+    while let Some(left) = attempts.next() {
+        let s = tcp_socket(&addr, buffer).map_err(|source| Error::Io {
+            during: "creating a socket",
+            source,
+        })?;
+        match s.connect_timeout(&addr.into(), left) {
+            Ok(()) => return prepare(s.into(), cfg, cc),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(Error::Connect {
+        addr,
+        attempts: attempts.made(),
+        source: last.unwrap_or_else(|| io::Error::other("no attempt made")),
+    })
+}
+
+/// Options every TCP connection gets, on both ends.
+pub(crate) fn prepare(s: TcpStream, cfg: &Config, cc: Option<&str>) -> Result<TcpStream> {
+    let io = |source| Error::Io {
+        during: "configuring a connection",
+        source,
+    };
+    s.set_nonblocking(false).map_err(io)?;
+    s.set_nodelay(true).map_err(io)?;
+    s.set_read_timeout(Some(cfg.io_timeout)).map_err(io)?;
+    s.set_write_timeout(Some(cfg.io_timeout)).map_err(io)?;
+    if let Some(cc) = cc {
+        set_congestion(&s, cc)?;
+    }
+    Ok(s)
+}
+
+/// A listening TCP socket, non-blocking, for [`accept`].
+pub(crate) fn listen(addr: SocketAddr, buffer: Option<usize>) -> Result<(TcpListener, SocketAddr)> {
+    let inner = tcp_listener(addr, buffer)?;
+    inner.set_nonblocking(true).map_err(|source| Error::Io {
+        during: "configuring the server socket",
+        source,
+    })?;
+    let local = inner.local_addr().map_err(|source| Error::Io {
+        during: "reading the server's address",
+        source,
+    })?;
+    Ok((inner, local))
+}
+
+/// One TCP connection from a listener of [`listen`]: accepted as soon as `poll` says a
+/// connection is waiting (a sleep between attempts would add up to its length to every
+/// session's start), until [`Config::io_timeout`].
+pub(crate) fn accept(listener: &TcpListener, cfg: &Config, cc: Option<&str>) -> Result<TcpStream> {
+    let start = Instant::now();
+    loop {
+        match listener.accept() {
+            Ok((s, _)) => return prepare(s, cfg, cc),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let left = cfg.io_timeout.saturating_sub(start.elapsed());
+                if left.is_zero() {
+                    return Err(Error::Timeout {
+                        during: "waiting for a client to connect",
+                        after: cfg.io_timeout,
+                    });
+                }
+                wait_readable(listener, left)?;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(source) => {
+                return Err(Error::Io {
+                    during: "accepting a connection",
+                    source,
+                })
+            }
+        }
+    }
+}
+
+/// Waits until `listener` has a connection to accept, at most `timeout` (a wake-up
+/// without one, as on a signal, returns early: the caller tries to accept and waits again).
+fn wait_readable(listener: &std::net::TcpListener, timeout: Duration) -> Result<()> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    // At most a day per wait (every platform's poll takes that; the caller waits again).
+    let timeout = Timespec::try_from(timeout.min(Duration::from_secs(86_400)))
+        .expect("a day fits a timespec");
+    match poll(&mut [PollFd::new(listener, PollFlags::IN)], Some(&timeout)) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
+        Err(e) => Err(Error::Io {
+            during: "waiting for a client to connect",
+            source: e.into(),
+        }),
+    }
+}

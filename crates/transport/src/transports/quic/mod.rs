@@ -1,0 +1,590 @@
+//! `quic`: one QUIC connection (quinn), one bidirectional stream carrying the byte stream.
+//!
+//! QUIC gives what the paper asks of a transport for long, lossy links without kernel help:
+//! congestion control in user space, selectable per connection (`cc=cubic|bbr|newreno`,
+//! quinn's controllers), and flow-control windows sized to the bandwidth-delay product
+//! (`window=BYTES`; see [`window_for`]).
+//!
+//! # Initial window
+//!
+//! `iw=BYTES` sets the congestion controller's initial window (quinn's defaults: 12,000
+//! bytes for cubic and newreno, as TCP's ten segments; 240,000 for bbr). On a long path
+//! every party's message that opens a direction then slow-starts from that: on a 300 ms
+//! path, seven to ten round trips (2–3 s) before a 500 Mbit/s link is full, paid again by
+//! each direction of a 2PC session. A
+//! party that knows its path (the testbed does; paper §4.2 sizes the buffers from the same
+//! knowledge) can start at the path's bandwidth-delay product: quinn paces a window over
+//! the measured round trip (the handshake gives the first sample), so the first flight
+//! leaves at the link rate rather than in one burst. The risk is the usual one of a large
+//! initial window: on a path with less capacity than assumed, the first flight overflows
+//! the bottleneck queue and the controller backs off from losses. Not for unknown paths.
+//!
+//! # Security: encrypted, authenticated only by the layer above
+//!
+//! Every byte is protected by TLS 1.3 (ALPN `transputation/1`), but the client does **not**
+//! authenticate the server: a server makes a fresh self-signed certificate when it starts
+//! listening, and the client accepts any certificate. It still checks that the server holds
+//! the key of the certificate it presented (the handshake signature), which proves nothing
+//! about who the server is. An active attacker on the path can therefore stand in the
+//! middle; a passive one learns nothing but sizes and timing. Sessions are authenticated
+//! by [`crate::SecureChannel`] on top of this channel, as on every other transport (its
+//! module docs say why rather than pinning keys in QUIC's TLS).
+//!
+//! # Threads and blocking
+//!
+//! quinn is asynchronous; this module keeps the crate's blocking [`Channel`]. Each endpoint
+//! (a listener, or a client's connection) owns a tokio runtime with one worker thread,
+//! which drives the UDP socket, timers, acknowledgements and keep-alives in the background,
+//! also while the application computes. The calling thread waits for a QUIC operation on a
+//! small executor of its own (it parks until woken), so a channel works from any thread,
+//! also one inside another tokio runtime. Every wait is bounded by [`Config::io_timeout`]
+//! (reset by progress, as everywhere in this crate).
+//!
+//! # Set-up
+//!
+//! The client opens the connection (TLS handshake), opens one bidirectional stream and
+//! writes the 8-byte hello `b"TPQC"`, version byte 1, three zero bytes; a QUIC stream
+//! becomes visible to the peer only with its first byte, so the hello lets the server's
+//! accept finish before either side sends data. The hello is not counted in the byte
+//! counters (like the handshakes of the other transports). QUIC has no "connection
+//! refused": a client retries a handshake that fails, and gives up with [`Error::Connect`]
+//! after [`Config::connect_budget`], as every transport does; quinn itself retransmits an
+//! unanswered Initial packet.
+//!
+//! # Sending, closing, timeouts
+//!
+//! [`Channel::send`] gathers small writes into a 256 KiB buffer and hands full buffers to
+//! quinn without copying; larger sends go in 256 KiB pieces. [`Channel::flush`] hands what
+//! is buffered to the QUIC connection, whose send buffer (the window) then drains in the
+//! background as congestion and flow control allow, like a kernel socket buffer.
+//! [`Channel::close`] flushes, finishes the stream (the peer reads everything, then sees
+//! the end of the stream) and waits, at most the I/O timeout, until the peer's QUIC stack
+//! has acknowledged every byte: quinn discards unacknowledged data when a connection
+//! closes, and this wait is what keeps the tail of the stream from being lost. `close`
+//! errs with [`Error::Closed`] if the peer stopped reading first or the connection broke,
+//! and succeeds if the peer dropped its channel in good order meanwhile (it has all it
+//! chose to read, as with a TCP peer that closed its socket). Dropping a channel does the
+//! same on a best-effort basis, then closes the connection (application code 0); data the
+//! peer has received stays readable there, then it sees the end of the stream. A channel
+//! dropped after an error, or whose peer did not acknowledge the tail in time, resets the
+//! stream and closes with code 1 at once: the peer gets [`Error::Closed`] without waiting
+//! (quinn would otherwise hold the close back behind the unsent data).
+//!
+//! The connection's idle timeout is the I/O timeout and each end sends keep-alives every
+//! third of it, so a live but busy peer keeps the connection, while a vanished one gives
+//! [`Error::Timeout`] within the timeout.
+//!
+//! # Byte counters
+//!
+//! The counters count the stream's payload bytes handed to and taken from quinn, framing
+//! headers of [`crate::Framed`] included; QUIC packet and frame headers, UDP/IP headers,
+//! encryption overhead, acknowledgements, retransmissions and the handshake are not counted.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use quinn::{
+    ConnectionError,
+    RecvStream, SendStream, VarInt,
+};
+
+use std::borrow::Cow;
+
+use crate::config::{Attempts, Config};
+use crate::family::{Accept, Delivery, Family, OptionDecl, OptionKind, Shown, Transport, Value};
+use crate::{ByteCounts, Channel, Error, Result};
+
+mod endpoint;
+mod params;
+
+use endpoint::*;
+use params::*;
+
+/// The `quic` transport's declaration.
+pub(crate) static FAMILY: Family = Family {
+    name: "quic",
+    aliases: &[],
+    summary: "QUIC (quinn), one connection, one stream, user-space congestion control; TLS 1.3 \
+              encrypted, not authenticated by QUIC itself (protected sessions authenticate on \
+              top, as on every transport)",
+    options: &[
+        OptionDecl {
+            key: "cc",
+            kind: OptionKind::Choice(&["cubic", "bbr", "newreno"]),
+            default: Some(Value::Text(Cow::Borrowed("cubic"))),
+            shown: Shown::Always,
+            doc: "quinn's congestion controller",
+        },
+        OptionDecl {
+            key: "window",
+            kind: OptionKind::Integer {
+                min: MIN_WINDOW,
+                max: MAX_WINDOW,
+                unit: "bytes",
+            },
+            default: None,
+            shown: Shown::WhenChanged,
+            doc: "the flow-control windows (unset: the configured buffer size, else 33554432, \
+                  twice the bandwidth-delay product of 1 Gbit/s x 100 ms)",
+        },
+        OptionDecl {
+            key: "mtu",
+            kind: OptionKind::Integer {
+                min: MIN_MTU as u64,
+                max: MAX_MTU as u64,
+                unit: "bytes",
+            },
+            default: None,
+            shown: Shown::WhenChanged,
+            doc: "the path MTU to start from (unset: quinn's 1200-byte packets, probing up to \
+                  1452); both ends should name the same",
+        },
+        OptionDecl {
+            key: "iw",
+            kind: OptionKind::Integer {
+                min: MIN_INITIAL_WINDOW,
+                max: MAX_WINDOW,
+                unit: "bytes",
+            },
+            default: None,
+            shown: Shown::WhenChanged,
+            doc: "the initial congestion window (unset: quinn's, 12000, bbr 240000); for a \
+                  known path, its bandwidth-delay product",
+        },
+    ],
+    delivery: Delivery::RepairsDatagrams,
+    conformance: &[
+        "quic",
+        "quic:cc=bbr",
+        "quic:cc=newreno,window=1048576",
+        "quic:window=1048576,mtu=9000",
+    ],
+    available: || Ok(()),
+    build: |v| {
+        Ok(Arc::new(Quic {
+            cc: v
+                .text("cc")
+                .and_then(QuicCongestion::from_name)
+                .unwrap_or_default(),
+            window: v.int("window"),
+            mtu: v.opt_u32("mtu"),
+            iw: v.int("iw"),
+        }))
+    },
+};
+
+/// `quic` with its options.
+#[derive(Debug)]
+struct Quic {
+    cc: QuicCongestion,
+    window: Option<u64>,
+    mtu: Option<u32>,
+    iw: Option<u64>,
+}
+
+impl Quic {
+    /// An endpoint's parameters: the options, the window chosen by [`window_for`].
+    fn params(&self, cfg: &Config) -> Params {
+        Params {
+            cc: self.cc,
+            window: window_for(self.window, cfg),
+            mtu: self.mtu,
+            initial_window: self.iw,
+        }
+    }
+}
+
+impl Transport for Quic {
+    fn listen(&self, addr: SocketAddr, cfg: &Config) -> Result<Box<dyn Accept>> {
+        Ok(Box::new(QuicListener::bind(addr, &self.params(cfg), cfg)?))
+    }
+
+    fn connect(&self, addr: SocketAddr, cfg: &Config) -> Result<Box<dyn Channel>> {
+        Ok(Box::new(connect(addr, &self.params(cfg), cfg)?))
+    }
+}
+
+impl Accept for QuicListener {
+    fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    fn accept(&self, cfg: &Config) -> Result<Box<dyn Channel>> {
+        Ok(Box::new(QuicListener::accept(self, cfg)?))
+    }
+}
+
+/// The set-up hello on the stream.
+const HELLO: [u8; 8] = *b"TPQC\x01\x00\x00\x00";
+/// The application close code of a channel dropped in good order.
+const DONE: VarInt = VarInt::from_u32(0);
+/// The application close code of a channel dropped after an error.
+const FAILED: VarInt = VarInt::from_u32(1);
+/// Bytes gathered before they are handed to quinn; also the piece size of large sends.
+const BUF: usize = 256 << 10;
+/// Chunks taken from quinn per lock of the connection.
+const READ_BATCH: usize = 32;
+
+/// A `quic` server: an endpoint with a self-signed certificate, one client per accept.
+#[derive(Debug)]
+struct QuicListener {
+    driver: Arc<Driver>,
+    local_addr: SocketAddr,
+}
+
+impl QuicListener {
+    /// Binds a server endpoint to `addr`.
+    fn bind(addr: SocketAddr, params: &Params, cfg: &Config) -> Result<Self> {
+        let server = server_config(params, &addr, cfg)?;
+        let driver = Driver::new(addr, params, &addr, Some(server))?;
+        let local_addr = driver.endpoint.local_addr().map_err(|source| Error::Io {
+            during: "reading the server's address",
+            source,
+        })?;
+        Ok(QuicListener {
+            driver: Arc::new(driver),
+            local_addr,
+        })
+    }
+
+    /// Waits for one client: its handshake, its stream and its hello, each within the
+    /// I/O timeout.
+    fn accept(&self, cfg: &Config) -> Result<QuicChannel> {
+        let t = cfg.io_timeout;
+        let endpoint = self.driver.endpoint.clone();
+        let (conn, send, recv) = self.driver.block_on(async move {
+            let timed_out = |during| Error::Timeout { during, after: t };
+            let incoming = tokio::time::timeout(t, endpoint.accept())
+                .await
+                .map_err(|_| timed_out("waiting for a client to connect"))?
+                .ok_or(Error::Closed {
+                    during: "waiting for a client to connect",
+                })?;
+            let during = "the QUIC handshake with a client";
+            let connecting = incoming.accept().map_err(|e| lost(e, during, t))?;
+            let conn = tokio::time::timeout(t, connecting)
+                .await
+                .map_err(|_| timed_out(during))?
+                .map_err(|e| lost(e, during, t))?;
+            let during = "waiting for the client's stream";
+            let (send, mut recv) = tokio::time::timeout(t, conn.accept_bi())
+                .await
+                .map_err(|_| timed_out(during))?
+                .map_err(|e| lost(e, during, t))?;
+            let mut hello = [0u8; HELLO.len()];
+            tokio::time::timeout(t, recv.read_exact(&mut hello))
+                .await
+                .map_err(|_| timed_out(during))?
+                .map_err(|e| match e {
+                    quinn::ReadExactError::FinishedEarly(_) => Error::Closed { during },
+                    quinn::ReadExactError::ReadError(e) => read_err(e, during, t),
+                })?;
+            if hello != HELLO {
+                return Err(Error::Malformed {
+                    what: "the quic client's hello has a wrong magic or version".into(),
+                });
+            }
+            Ok((conn, send, recv))
+        })?;
+        Ok(QuicChannel::new(self.driver.clone(), conn, send, recv, cfg))
+    }
+}
+
+/// Sets up a client: a handshake with the server at `addr`, retried as the module docs
+/// say, then the stream and its hello.
+fn connect(addr: SocketAddr, params: &Params, cfg: &Config) -> Result<QuicChannel> {
+    let local: SocketAddr = if addr.is_ipv4() {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    let client = client_config(params, &addr, cfg)?;
+    let mut driver = Driver::new(local, params, &addr, None)?;
+    let budget = cfg.connect_budget();
+    let mut attempts = Attempts::until(cfg, cfg.connect_deadline());
+    let endpoint = driver.endpoint.clone();
+    let connected = driver.block_on(async move {
+        let mut last = io::Error::other("no attempt made");
+        while let Some(pause) = attempts.pause() {
+            if !pause.is_zero() {
+                tokio::time::sleep(pause).await;
+            }
+            let connecting = endpoint
+                .connect_with(client.clone(), addr, SERVER_NAME)
+                .map_err(|e| Error::Connect {
+                    addr,
+                    attempts: attempts.made(),
+                    source: io::Error::other(e),
+                })?;
+            last = match tokio::time::timeout(attempts.left(), connecting).await {
+                Ok(Ok(conn)) => return Ok(conn),
+                Ok(Err(e)) => io::Error::other(e),
+                Err(_) => io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("no QUIC handshake completed within {budget:?}"),
+                ),
+            };
+        }
+        Err(Error::Connect {
+            addr,
+            attempts: attempts.made(),
+            source: last,
+        })
+    });
+    // A handshake that timed out keeps the endpoint busy for quinn's own timeout; the
+    // budget is spent, so the driver goes without waiting for it.
+    driver.linger = connected.is_ok();
+    let conn = connected?;
+    let t = cfg.io_timeout;
+    let (send, recv) = driver.block_on(async {
+        let during = "opening the QUIC stream";
+        let (mut send, recv) = tokio::time::timeout(t, conn.open_bi())
+            .await
+            .map_err(|_| Error::Timeout { during, after: t })?
+            .map_err(|e| lost(e, during, t))?;
+        tokio::time::timeout(t, send.write_all(&HELLO))
+            .await
+            .map_err(|_| Error::Timeout { during, after: t })?
+            .map_err(|e| write_err(e, during, t))?;
+        Ok::<_, Error>((send, recv))
+    })?;
+    Ok(QuicChannel::new(Arc::new(driver), conn, send, recv, cfg))
+}
+
+/// A [`Channel`] over one QUIC stream.
+struct QuicChannel {
+    conn: quinn::Connection,
+    send: SendStream,
+    recv: RecvStream,
+    /// Bytes gathered for the next hand-over to quinn.
+    pending: Vec<u8>,
+    /// Chunks taken from quinn, not yet given to the application.
+    incoming: VecDeque<Bytes>,
+    scratch: Vec<Bytes>,
+    timeout: Duration,
+    counts: ByteCounts,
+    /// `close` finished the stream.
+    finished: bool,
+    /// An operation failed: drop closes at once instead of lingering.
+    failed: bool,
+    /// The peer acknowledged the whole finished stream (or went away in good order).
+    acked: bool,
+    /// Declared last: the runtime outlives the streams and the connection.
+    driver: Arc<Driver>,
+}
+
+impl fmt::Debug for QuicChannel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QuicChannel")
+            .field("remote", &self.conn.remote_address())
+            .field("counts", &self.counts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl QuicChannel {
+    fn new(
+        driver: Arc<Driver>,
+        conn: quinn::Connection,
+        send: SendStream,
+        recv: RecvStream,
+        cfg: &Config,
+    ) -> Self {
+        QuicChannel {
+            conn,
+            send,
+            recv,
+            pending: Vec::with_capacity(BUF),
+            incoming: VecDeque::new(),
+            scratch: vec![Bytes::new(); READ_BATCH],
+            timeout: cfg.io_timeout,
+            counts: ByteCounts::default(),
+            finished: false,
+            failed: false,
+            acked: false,
+            driver,
+        }
+    }
+
+    /// Hands the pending buffer, then `more` in pieces of at most [`BUF`], to quinn; each
+    /// piece must find room within the I/O timeout.
+    fn write(&mut self, during: &'static str, more: &[u8]) -> Result<()> {
+        if self.pending.is_empty() && more.is_empty() {
+            return Ok(());
+        }
+        if self.finished {
+            return Err(Error::Closed { during });
+        }
+        // A full buffer changes hands without a copy; a small one is copied, so that a
+        // flush after a few bytes does not cost a fresh 256 KiB buffer.
+        let first = if self.pending.len() >= BUF / 2 {
+            Bytes::from(std::mem::replace(
+                &mut self.pending,
+                Vec::with_capacity(BUF),
+            ))
+        } else {
+            let b = Bytes::copy_from_slice(&self.pending);
+            self.pending.clear();
+            b
+        };
+        let t = self.timeout;
+        let send = &mut self.send;
+        let r = self.driver.block_on(async move {
+            let mut sleep = pin!(tokio::time::sleep(t));
+            let pieces = std::iter::once(first)
+                .filter(|b| !b.is_empty())
+                .chain(more.chunks(BUF).map(Bytes::copy_from_slice));
+            for piece in pieces {
+                match before(send.write_chunk(piece), &mut sleep).await {
+                    Some(Ok(())) => {}
+                    Some(Err(e)) => return Err(write_err(e, during, t)),
+                    None => return Err(Error::Timeout { during, after: t }),
+                }
+                let next = tokio::time::Instant::now() + t;
+                sleep.as_mut().reset(next);
+            }
+            Ok(())
+        });
+        self.failed |= r.is_err();
+        r
+    }
+
+    /// Takes the next chunks from quinn into `incoming`, within the I/O timeout.
+    fn fill(&mut self) -> Result<()> {
+        let t = self.timeout;
+        let during = "receiving";
+        let (recv, scratch) = (&mut self.recv, &mut self.scratch);
+        let r = self.driver.block_on(async move {
+            let sleep = pin!(tokio::time::sleep(t));
+            let mut sleep = sleep;
+            match before(recv.read_chunks(scratch), &mut sleep).await {
+                Some(Ok(Some(n))) => Ok(n),
+                Some(Ok(None)) => Err(Error::Closed { during }),
+                Some(Err(e)) => Err(read_err(e, during, t)),
+                None => Err(Error::Timeout { during, after: t }),
+            }
+        });
+        match r {
+            Ok(n) => {
+                self.incoming
+                    .extend(self.scratch[..n].iter_mut().map(std::mem::take));
+                Ok(())
+            }
+            Err(e) => {
+                self.failed = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// Finishes the stream and waits until the peer acknowledged all of it.
+    fn finish(&mut self) -> Result<()> {
+        let during = "closing";
+        let t = self.timeout;
+        if !self.finished {
+            self.finished = true;
+            // An error means the stream was already reset: the wait below reports it.
+            let _ = self.send.finish();
+        }
+        let stopped = self.send.stopped();
+        let r = self.driver.block_on(async move {
+            match tokio::time::timeout(t, stopped).await {
+                Ok(Ok(None)) => Ok(()),
+                // The peer stopped reading before the end.
+                Ok(Ok(Some(_))) => Err(Error::Closed { during }),
+                // The peer dropped its channel normally: it has all it chose to read.
+                Ok(Err(quinn::StoppedError::ConnectionLost(
+                    ConnectionError::ApplicationClosed(c),
+                ))) if c.error_code == DONE => Ok(()),
+                Ok(Err(quinn::StoppedError::ConnectionLost(e))) => Err(lost(e, during, t)),
+                Ok(Err(quinn::StoppedError::ZeroRttRejected)) => Err(Error::Closed { during }),
+                Err(_) => Err(Error::Timeout { during, after: t }),
+            }
+        });
+        self.failed |= r.is_err();
+        self.acked = r.is_ok();
+        r
+    }
+}
+
+impl Channel for QuicChannel {
+    fn send(&mut self, bytes: &[u8]) -> Result<()> {
+        let room = BUF - self.pending.len();
+        if bytes.len() <= room {
+            self.pending.extend_from_slice(bytes);
+        } else {
+            // Fill the buffer, hand it over with the whole pieces that follow, keep the tail.
+            let (head, rest) = bytes.split_at(room);
+            self.pending.extend_from_slice(head);
+            let whole = rest.len() - rest.len() % BUF;
+            self.write("sending", &rest[..whole])?;
+            self.pending.extend_from_slice(&rest[whole..]);
+        }
+        self.counts.sent += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.flush()?;
+        let mut filled = 0;
+        while filled < buf.len() {
+            let Some(chunk) = self.incoming.front_mut() else {
+                self.fill()?;
+                continue;
+            };
+            let take = chunk.len().min(buf.len() - filled);
+            buf[filled..filled + take].copy_from_slice(&chunk.split_to(take));
+            if chunk.is_empty() {
+                self.incoming.pop_front();
+            }
+            filled += take;
+            self.counts.received += take as u64;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.write("flushing", &[])
+    }
+
+    fn close(&mut self) -> Result<()> {
+        self.flush()?;
+        self.finish()
+    }
+
+    fn stats(&self) -> ByteCounts {
+        self.counts
+    }
+
+    fn peer_addr(&self) -> Option<SocketAddr> {
+        Some(self.conn.remote_address())
+    }
+}
+
+impl Drop for QuicChannel {
+    fn drop(&mut self) {
+        // Best effort, as the crate docs say; `close` reports errors. Closing the connection
+        // before the peer acknowledged the stream's tail would lose it, hence the wait.
+        if !self.failed && !self.acked {
+            let _ = self.flush().and_then(|()| self.finish());
+        }
+        if self.acked {
+            self.conn.close(DONE, b"done");
+        } else {
+            // Unacknowledged stream data left in quinn's buffers keeps it from sending the
+            // close (it is held back by congestion control, and the peer would wait out the
+            // idle timeout): drop that data first.
+            let _ = self.send.reset(FAILED);
+            self.conn.close(FAILED, b"failed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,289 @@
+//! The evaluator: everything that needs no peer in [`Evaluator::new`], then the message flow
+//! of the crate docs in [`Evaluator::run`], one step (function) per message or exchange, in
+//! the table's order. Each step takes the wire and the state it needs, so that it can be
+//! driven on its own against a peer of the test's making.
+
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+use transputation_circuits::{Circuit, Party, Stats, WireId};
+use transputation_core::Block;
+use transputation_garble::{decode, Evaluate, Scheme};
+use transputation_ot::{Receiver, ReceiverExtension};
+use transputation_transport::Channel;
+
+use crate::buffers::{touched, touched_vec};
+use crate::error::Error;
+use crate::header::SessionHeader;
+use crate::inputs::{check_input, wires_of};
+use crate::messages::{
+    ot_reply_len, BaseOtAnswer, BaseOtPoint, DecodingBits, GarblerLabels, OtExtension, OtReply,
+    OtReplyContext, OutputBits, TableBatch, OT_CHUNK,
+};
+use crate::options::Options;
+use crate::relay::{relay, SEND_QUEUE};
+use crate::report::Report;
+use crate::wire::Wire;
+
+/// The evaluator, ready to run once connected.
+pub struct Evaluator<'c> {
+    pub(crate) circuit: &'c Circuit,
+    pub(crate) options: Options,
+    pub(crate) header: SessionHeader,
+    pub(crate) evaluate: Box<dyn Evaluate + 'c>,
+    /// The evaluator's input, one bit per input wire it owns, wire order: its OT choices.
+    pub(crate) choices: Vec<bool>,
+    /// Bytes of tables and masks the garbler will send.
+    pub(crate) table_bytes: usize,
+    /// The OT receiver's first step (it needs no message from the garbler).
+    pub(crate) ot_start: (Receiver, Vec<u8>),
+    /// The message buffers that circulate between receiving and evaluating the tables,
+    /// touched before the session.
+    pub(crate) batches: Vec<Vec<u8>>,
+    /// The receive buffer: room for the garbler's input labels and every OT message.
+    pub(crate) recv_buf: Vec<u8>,
+    /// Room for one OT chunk's labels.
+    pub(crate) ot_labels: Vec<Block>,
+    /// The OT extension's row buffers, one per chunk.
+    pub(crate) ot_rows: Vec<Vec<u128>>,
+}
+
+impl<'c> Evaluator<'c> {
+    /// Plans the evaluation of `circuit` for `input` (one bit per input wire the evaluator
+    /// owns, in wire order).
+    pub fn new(circuit: &'c Circuit, options: Options, input: &[bool]) -> Result<Self, Error> {
+        check_input(circuit, Party::Evaluator, input)?;
+        let placeholder = vec![Block::ZERO; circuit.n_inputs()];
+        let evaluate = options
+            .scheme
+            .evaluator(circuit, &placeholder, options.backend);
+        let header = SessionHeader::new(Party::Evaluator, circuit, options.scheme, options.output);
+        let stats = Stats::of(circuit);
+        let table_bytes = options.scheme.table_bytes(&stats) + options.scheme.mask_bytes(&stats);
+        let batches = (0..SEND_QUEUE)
+            .map(|_| touched(options.batch_bytes.saturating_add(1 << 20)))
+            .collect();
+        let (n_g, n_e) = (
+            circuit.party_input_bits(Party::Garbler),
+            circuit.party_input_bits(Party::Evaluator),
+        );
+        let recv_buf = touched(
+            (16 * n_g)
+                .max(ot_reply_len(options.scheme, OT_CHUNK))
+                .max(transputation_ot::MSG_B_LEN),
+        );
+        let ot_rows = input
+            .chunks(OT_CHUNK)
+            .map(|c| touched_vec(transputation_ot::padded(c.len()), u128::MAX))
+            .collect();
+        Ok(Evaluator {
+            circuit,
+            options,
+            header,
+            evaluate,
+            choices: input.to_vec(),
+            ot_start: Receiver::start(&mut rand::thread_rng()),
+            batches,
+            recv_buf,
+            ot_labels: touched_vec(OT_CHUNK.min(n_e), Block(u128::MAX)),
+            ot_rows,
+            table_bytes: usize::try_from(table_bytes).map_err(|_| {
+                Error::Input("the garbled circuit is too large for this machine".into())
+            })?,
+        })
+    }
+
+    /// Runs the protocol on a connected channel; see the crate docs for the messages.
+    pub fn run<C: Channel>(self, ch: C) -> Result<Report, Error> {
+        let start = Instant::now();
+        let Evaluator {
+            circuit,
+            options,
+            header,
+            mut evaluate,
+            choices,
+            table_bytes,
+            ot_start: (receiver, base_ot_point),
+            batches,
+            recv_buf,
+            ot_labels,
+            ot_rows,
+        } = self;
+        let mut wire = Wire::new(ch, recv_buf);
+        wire.send(&header)?; // 1
+        wire.send(&BaseOtPoint(&base_ot_point))?; // 2
+        let ot_start = Instant::now();
+        let theirs = wire.recv_header()?; // 1
+        header.check_peer(&theirs)?;
+        recv_garbler_labels(&mut wire, circuit, &mut *evaluate)?; // 3
+        let mut receiver = extend_ot(&mut wire, receiver, &choices, ot_rows)?; // 4, 5
+        recv_ot_labels(
+            &mut wire,
+            &mut receiver,
+            options.scheme,
+            circuit,
+            &mut *evaluate,
+            ot_labels,
+        )?; // 6
+        let ot = ot_start.elapsed();
+        let (labels, eval) =
+            evaluate_tables(&mut wire, &mut *evaluate, circuit, batches, table_bytes)?; // 7
+        let DecodingBits(decoding) = wire.recv(circuit.n_outputs())?; // 8
+        let output = decode(&labels, &decoding);
+        let total = start.elapsed();
+        wire.send(&OutputBits::for_mode(options.output, &output))?; // 9
+        wire.close()?;
+        Ok(Report {
+            role: Party::Evaluator,
+            output: Some(output),
+            total,
+            ot,
+            garble: Duration::ZERO,
+            eval,
+            sent: wire.sent,
+            received: wire.received,
+            channel: wire.stats(),
+        })
+    }
+}
+
+/// Writes `labels` straight into the evaluator's slots of a party's input bits
+/// `first .. first + labels.len()` (counted over its input wires `ranges`, in wire order).
+fn put_labels(
+    evaluate: &mut dyn Evaluate,
+    ranges: &[Range<WireId>],
+    mut first: usize,
+    mut labels: impl ExactSizeIterator<Item = Block>,
+) {
+    for r in ranges {
+        if labels.len() == 0 {
+            break;
+        }
+        if first >= r.len() {
+            first -= r.len();
+            continue;
+        }
+        let n = (r.len() - first).min(labels.len());
+        let slots = evaluate.input_labels_mut(r.start + first as WireId, n);
+        for (slot, label) in slots.iter_mut().zip(&mut labels) {
+            *slot = label;
+        }
+        first = 0;
+    }
+    debug_assert!(labels.len() == 0, "labels past the party's last input wire");
+}
+
+/// Message 3: the garbler's input labels, decoded straight into the evaluator's input
+/// slots (a copy through a vector of labels first cost ~0.5 ms of memory traffic on the
+/// MinCut size).
+pub(crate) fn recv_garbler_labels<C: Channel>(
+    wire: &mut Wire<C>,
+    circuit: &Circuit,
+    evaluate: &mut dyn Evaluate,
+) -> Result<(), Error> {
+    let garbler_wires = wires_of(circuit, Party::Garbler);
+    let labels: GarblerLabels = wire.recv(circuit.party_input_bits(Party::Garbler))?;
+    put_labels(evaluate, &garbler_wires, 0, labels.labels());
+    Ok(())
+}
+
+/// Messages 4 and 5: reads the garbler's base-OT answer, then extends the OT chunk by
+/// chunk for the evaluator's `choices`, sending each chunk's matrix as soon as it is made.
+/// `rows` are the extension's row buffers, one per chunk.
+pub(crate) fn extend_ot<C: Channel>(
+    wire: &mut Wire<C>,
+    receiver: Receiver,
+    choices: &[bool],
+    rows: Vec<Vec<u128>>,
+) -> Result<ReceiverExtension, Error> {
+    let BaseOtAnswer(answer) = wire.recv(())?;
+    let mut receiver = receiver.base(answer)?;
+    // Reversed: the extension takes its spare buffers from the back, chunk 0's first.
+    receiver.add_row_buffers(rows.into_iter().rev());
+    let mut matrix = Vec::new();
+    for chunk in choices.chunks(OT_CHUNK) {
+        receiver.extend_into(chunk, &mut matrix);
+        wire.send(&OtExtension(&matrix))?;
+        // Let the garbler start on this chunk while the next is extended.
+        wire.flush()?;
+    }
+    Ok(receiver)
+}
+
+/// Message 6: each chunk's labels for the evaluator's input wires, from the OT `receiver`
+/// under `scheme`, through `labels`, a chunk-sized buffer (hot in the cache), into the
+/// evaluator's input slots.
+pub(crate) fn recv_ot_labels<C: Channel>(
+    wire: &mut Wire<C>,
+    receiver: &mut ReceiverExtension,
+    scheme: Scheme,
+    circuit: &Circuit,
+    evaluate: &mut dyn Evaluate,
+    mut labels: Vec<Block>,
+) -> Result<(), Error> {
+    let wires = wires_of(circuit, Party::Evaluator);
+    let mut done = 0;
+    while let Some(ots) = receiver.next_pending() {
+        labels.clear();
+        match wire.recv(OtReplyContext { scheme, ots })? {
+            OtReply::Corrections(d) => receiver.receive_correlated_into(d, &mut labels)?,
+            OtReply::Ciphertexts(y) => receiver.receive_into(y, &mut labels)?,
+        }
+        put_labels(evaluate, &wires, done, labels.iter().copied());
+        done += labels.len();
+    }
+    Ok(())
+}
+
+/// Message 7: receives the `table_bytes` of tables on one thread while this one evaluates
+/// them (the copies out of the kernel need not wait for evaluation), then finishes the
+/// evaluation. Returns the output labels and the time spent evaluating.
+///
+/// Receiving ends with the last table byte; a batch past the tables still due, or a failed
+/// receive, ends it with an error.
+pub(crate) fn evaluate_tables<C: Channel>(
+    wire: &mut Wire<C>,
+    evaluate: &mut dyn Evaluate,
+    circuit: &Circuit,
+    buffers: Vec<Vec<u8>>,
+    table_bytes: usize,
+) -> Result<(Vec<Block>, Duration), Error> {
+    let mut eval = Duration::ZERO;
+    let mut pending: Vec<u8> = Vec::new();
+    let mut still_due = table_bytes;
+    relay::<Error>(
+        buffers,
+        |msg| {
+            if still_due == 0 {
+                // Nothing to receive (a circuit without tables): an empty batch.
+                msg.clear();
+                return Ok(false);
+            }
+            let TableBatch(batch) = wire.recv_into(msg, still_due)?;
+            still_due -= batch.len();
+            Ok(still_due > 0)
+        },
+        |msg| {
+            // Evaluate every complete window; keep the rest for the next batch.
+            let t = Instant::now();
+            let fed = if pending.is_empty() {
+                evaluate
+                    .feed(msg)
+                    .map(|used| pending.extend_from_slice(&msg[used..]))
+            } else {
+                pending.extend_from_slice(msg);
+                evaluate.feed(&pending).map(|used| {
+                    pending.drain(..used);
+                })
+            };
+            eval += t.elapsed();
+            Ok(fed?)
+        },
+    )?;
+    let t = Instant::now();
+    evaluate.feed(&pending)?;
+    evaluate.check_done(circuit)?;
+    let labels = evaluate.output_labels()?;
+    eval += t.elapsed();
+    Ok((labels, eval))
+}

@@ -1,0 +1,417 @@
+//! The garbler: everything that needs no peer in [`Garbler::new`], then the message flow of
+//! the crate docs in [`Garbler::run`], one step (function) per message or exchange, in the
+//! table's order. Each step takes the wire and the state it needs, so that it can be driven
+//! on its own against a peer of the test's making.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use transputation_circuits::{Circuit, Party, Stats};
+use transputation_core::prg::Prg;
+use transputation_core::Block;
+use transputation_garble::Garble;
+use transputation_ot::{Sender, SenderSetup};
+use transputation_transport::Channel;
+
+use crate::buffers::{filled, touched};
+use crate::error::Error;
+use crate::header::{SessionHeader, HEADER_LEN};
+use crate::inputs::{check_input, wires_of};
+use crate::messages::{
+    ot_chunks, ot_reply_len, BaseOtAnswer, BaseOtPoint, DecodingBits, GarblerLabels, OtExtension,
+    OtReply, OutputBits, OutputContext, TableBatch, OT_CHUNK,
+};
+use crate::options::Options;
+use crate::relay::{idle_priority, relay, SEND_QUEUE};
+use crate::report::Report;
+use crate::wire::Wire;
+
+/// The garbler's step while it garbles ahead during the OT (see [`garble_ahead`]).
+const AHEAD_STEP: usize = 64 << 10;
+
+/// What the garbler transfers by OT for the evaluator's input wires, wire order.
+pub(crate) enum OtLabels {
+    /// Both labels of each wire, by ordinary OT (msg_y): schemes without a global offset.
+    Pairs(Vec<[Block; 2]>),
+    /// The 0-label of each wire, by correlated OT with the scheme's `Δ` (msg_d, half the
+    /// bytes): the evaluator gets `W^0 ⊕ r·Δ` (`transputation-ot`, "Correlated OT").
+    Zeros(Vec<Block>),
+}
+
+impl OtLabels {
+    /// The number of OTs.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            OtLabels::Pairs(p) => p.len(),
+            OtLabels::Zeros(z) => z.len(),
+        }
+    }
+}
+
+/// What the garbler's side of the OT extension transfers, and where its replies go.
+pub(crate) struct OtReplies {
+    /// What the OT transfers.
+    pub(crate) labels: OtLabels,
+    /// One buffer per OT chunk for its reply, allocated and touched before the session so
+    /// that the protocol does not pay for page faults.
+    pub(crate) out: Vec<Vec<u8>>,
+}
+
+/// How much to garble ahead during the OT, and in which steps.
+#[derive(Clone, Copy)]
+pub(crate) struct AheadLimits {
+    /// Bytes of tables per message.
+    pub(crate) batch_bytes: usize,
+    /// Bytes of tables garbled ahead at most.
+    pub(crate) prefetch_bytes: usize,
+    /// Whether every table fits in what may be garbled ahead: then garbling ahead waits
+    /// while this party answers the base OT (see [`garble_ahead`]).
+    pub(crate) all_ahead: bool,
+}
+
+/// The garbler, ready to run once connected.
+pub struct Garbler<'c> {
+    pub(crate) circuit: &'c Circuit,
+    pub(crate) options: Options,
+    pub(crate) header: SessionHeader,
+    pub(crate) garble: Box<dyn Garble + 'c>,
+    /// The labels of the garbler's input values: message 3, ready to send.
+    pub(crate) own_labels: Vec<u8>,
+    /// The half of the base OT that needs no message from the evaluator.
+    pub(crate) ot_setup: SenderSetup,
+    pub(crate) ot: OtReplies,
+    /// The tables garbled ahead during the OT, batch after batch, written over in place:
+    /// allocated and touched before the session (16 MiB would cost 4,096 page faults).
+    pub(crate) ahead: Vec<u8>,
+    /// The batch buffers that circulate between garbling and sending after the OT,
+    /// touched before the session too.
+    pub(crate) batches: Vec<Vec<u8>>,
+    /// The receive buffer: room for a chunk's OT extension matrix.
+    pub(crate) recv_buf: Vec<u8>,
+    pub(crate) limits: AheadLimits,
+}
+
+impl<'c> Garbler<'c> {
+    /// Plans the garbling of `circuit`, draws the labels, and encodes `input` (one bit per
+    /// input wire the garbler owns, in wire order).
+    pub fn new(circuit: &'c Circuit, options: Options, input: &[bool]) -> Result<Self, Error> {
+        check_input(circuit, Party::Garbler, input)?;
+        let mut prg = Prg::from_entropy();
+        let garble = options.scheme.garbler(circuit, &mut prg, options.backend);
+        let mut own_labels = Vec::with_capacity(16 * input.len());
+        let own_wires = wires_of(circuit, Party::Garbler).into_iter().flatten();
+        let chosen = own_wires
+            .zip(input)
+            .map(|(w, &bit)| garble.input_labels(w)[usize::from(bit)]);
+        GarblerLabels::write(chosen, &mut own_labels);
+        let evaluator_wires = wires_of(circuit, Party::Evaluator).into_iter().flatten();
+        let mut rng = rand::thread_rng();
+        let (labels, setup) = match garble.global_offset() {
+            Some(delta) => (
+                OtLabels::Zeros(evaluator_wires.map(|w| garble.input_labels(w)[0]).collect()),
+                Sender::setup_correlated(delta, &mut rng),
+            ),
+            None => (
+                OtLabels::Pairs(evaluator_wires.map(|w| garble.input_labels(w)).collect()),
+                Sender::setup(&mut rng),
+            ),
+        };
+        let header = SessionHeader::new(Party::Garbler, circuit, options.scheme, options.output);
+        let out = ot_chunks(labels.len())
+            .map(|c| touched(ot_reply_len(options.scheme, c.len())))
+            .collect();
+        // Room for what can be garbled ahead: the prefetch limit (or all the tables, if
+        // fewer) plus the batch that crosses it, which may end up to a window later.
+        let stats = Stats::of(circuit);
+        let tables = options.scheme.table_bytes(&stats) + options.scheme.mask_bytes(&stats);
+        let tables = usize::try_from(tables).unwrap_or(usize::MAX);
+        let ahead_room = options
+            .prefetch_bytes
+            .min(tables)
+            .saturating_add(options.batch_bytes)
+            .saturating_add(1 << 20);
+        let batches = (0..SEND_QUEUE)
+            .map(|_| touched(options.batch_bytes.saturating_add(1 << 20)))
+            .collect();
+        let recv_buf = touched(transputation_ot::msg_u_len(OT_CHUNK).max(HEADER_LEN));
+        let limits = AheadLimits {
+            batch_bytes: options.batch_bytes,
+            prefetch_bytes: options.prefetch_bytes,
+            all_ahead: tables <= options.prefetch_bytes,
+        };
+        Ok(Garbler {
+            circuit,
+            options,
+            header,
+            garble,
+            own_labels,
+            ot_setup: setup,
+            ot: OtReplies { labels, out },
+            ahead: filled(ahead_room),
+            batches,
+            recv_buf,
+            limits,
+        })
+    }
+
+    /// Runs the protocol on a connected channel; see the crate docs for the messages.
+    pub fn run<C: Channel>(self, ch: C) -> Result<Report, Error> {
+        let start = Instant::now();
+        let Garbler {
+            circuit,
+            options,
+            header,
+            mut garble,
+            own_labels,
+            ot_setup,
+            mut ot,
+            mut ahead,
+            batches,
+            recv_buf,
+            limits,
+        } = self;
+        let mut wire = Wire::new(ch, recv_buf);
+        exchange_headers(&mut wire, &header)?; // 1
+        let (ot_time, ahead_batches, mut garble_time) = ot_while_garbling_ahead(
+            &mut wire,
+            &own_labels,
+            ot_setup,
+            &mut ot,
+            &mut *garble,
+            &mut ahead,
+            limits,
+        )?; // 2–6
+        garble_time += send_tables(
+            &mut wire,
+            &mut *garble,
+            &ahead,
+            ahead_batches,
+            batches,
+            limits.batch_bytes,
+        )?; // 7
+        wire.send(&DecodingBits(garble.decoding()))?; // 8
+        let OutputBits(output) = wire.recv(OutputContext {
+            mode: options.output,
+            bits: circuit.n_outputs(),
+        })?; // 9
+        let total = start.elapsed();
+        close_after_the_last_message(&mut wire)?;
+        Ok(Report {
+            role: Party::Garbler,
+            output,
+            total,
+            ot: ot_time,
+            garble: garble_time,
+            eval: Duration::ZERO,
+            sent: wire.sent,
+            received: wire.received,
+            channel: wire.stats(),
+        })
+    }
+}
+
+/// Message 1: sends this party's header, then reads and checks the evaluator's.
+pub(crate) fn exchange_headers<C: Channel>(
+    wire: &mut Wire<C>,
+    ours: &SessionHeader,
+) -> Result<(), Error> {
+    wire.send(ours)?;
+    let theirs = wire.recv_header()?;
+    ours.check_peer(&theirs)
+}
+
+/// Messages 2 to 6 while a second thread garbles ahead: returns the time of this side's OT
+/// computation, the batches garbled ahead (ranges of `ahead`) and the time they took.
+///
+/// From the header check until the OT is done, the second thread garbles ahead (the tables
+/// depend on neither the peer nor any input), holding at most `prefetch_bytes`, which
+/// bounds the memory this costs; the tables are sent after the OT. It runs under
+/// SCHED_IDLE: the OT is the session's critical path (the evaluator waits for each of this
+/// side's OT messages), and on a machine whose cores are all busy (both parties on two
+/// cores) a garbling thread of equal weight would take a share of the CPU from it; as an
+/// idle-class thread it only fills time in which a core would otherwise wait (for the peer,
+/// or the network).
+fn ot_while_garbling_ahead<C: Channel>(
+    wire: &mut Wire<C>,
+    own_labels: &[u8],
+    ot_setup: SenderSetup,
+    ot: &mut OtReplies,
+    garble: &mut dyn Garble,
+    ahead: &mut Vec<u8>,
+    limits: AheadLimits,
+) -> Result<(Duration, Vec<Range<usize>>, Duration), Error> {
+    let ot_done = AtomicBool::new(false);
+    let answering = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (ot_done, answering) = (&ot_done, &answering);
+        let ahead_thread =
+            scope.spawn(move || garble_ahead(garble, ahead, limits, ot_done, answering));
+        let ot_time = labels_and_ot(wire, own_labels, ot_setup, ot, answering);
+        ot_done.store(true, Ordering::Release);
+        let (batches, garble_time) = ahead_thread
+            .join()
+            .expect("the garbling thread does not panic");
+        ot_time.map(|t| (t, batches, garble_time))
+    })
+}
+
+/// The garbling-ahead thread's work: garbles into `buf` until the OT is done, the prefetch
+/// limit is reached or the tables end, and returns the batches (ranges of `buf`, each of
+/// about `batch_bytes`, as garbled after the OT) and the time spent garbling.
+pub(crate) fn garble_ahead(
+    garble: &mut dyn Garble,
+    buf: &mut Vec<u8>,
+    limits: AheadLimits,
+    ot_done: &AtomicBool,
+    answering: &AtomicBool,
+) -> (Vec<Range<usize>>, Duration) {
+    idle_priority();
+    // Small steps, so that the end of the OT finds this thread at most one step from
+    // stopping (an idle-class thread may wait long for a core); the steps are joined into
+    // messages of about `batch_bytes`.
+    let step = limits.batch_bytes.min(AHEAD_STEP);
+    let mut batches: Vec<Range<usize>> = Vec::new();
+    let (mut time, mut more, mut end) = (Duration::ZERO, true, 0);
+    while more && end < limits.prefetch_bytes && !ot_done.load(Ordering::Acquire) {
+        // When every table will be garbled ahead anyway, the base OT's answer (on every
+        // core, the session's critical path) is left alone: measured on `aes128`, garbling
+        // beside it, even in the idle class, delayed it by 1.3–1.9 ms. A larger circuit
+        // needs every moment of garbling ahead.
+        if limits.all_ahead && answering.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_micros(50));
+            continue;
+        }
+        let start = end;
+        let t = Instant::now();
+        (end, more) = garble.garble_at(buf, start, step);
+        time += t.elapsed();
+        match batches.last_mut() {
+            Some(last) if last.len() < limits.batch_bytes => last.end = end,
+            _ if end > start => batches.push(start..end),
+            _ => {}
+        }
+    }
+    (batches, time)
+}
+
+/// Messages 2 to 6: the garbler's input labels and the OT. Returns the time of this side's
+/// OT computation (answering the base OT, then the extension), not the waits in between.
+/// `answering` is set while the base OT is answered.
+pub(crate) fn labels_and_ot<C: Channel>(
+    wire: &mut Wire<C>,
+    own_labels: &[u8],
+    setup: SenderSetup,
+    ot: &mut OtReplies,
+    answering: &AtomicBool,
+) -> Result<Duration, Error> {
+    // This party's input labels go first, while the evaluator only reads (it sent its
+    // header and base-OT point at once and waits for ours): they cross while the base OT is
+    // computed here, and the evaluator holds them when its OT ends. (Later, once the
+    // evaluator sends its extension matrix, both parties sending at once could block each
+    // on a full buffer the other does not read.)
+    wire.send(&GarblerLabels(own_labels))?; // 3
+    wire.flush()?;
+    let (mut sender, base_time) = answer_base_ot(wire, setup, answering)?; // 2, 4
+    let ext_time = answer_extension(wire, &mut sender, ot)?; // 5, 6
+    Ok(base_time + ext_time)
+}
+
+/// Messages 2 and 4: reads the evaluator's base-OT point and answers it. Returns the OT's
+/// sender and the time the answer took (until it is flushed). `answering` is set while
+/// it is computed.
+pub(crate) fn answer_base_ot<C: Channel>(
+    wire: &mut Wire<C>,
+    setup: SenderSetup,
+    answering: &AtomicBool,
+) -> Result<(Sender, Duration), Error> {
+    let BaseOtPoint(point) = wire.recv(())?;
+    let t = Instant::now();
+    answering.store(true, Ordering::Release);
+    let answer = setup.respond(point);
+    answering.store(false, Ordering::Release);
+    let (sender, msg_b) = answer?;
+    wire.send(&BaseOtAnswer(&msg_b))?;
+    wire.flush()?;
+    Ok((sender, t.elapsed()))
+}
+
+/// Messages 5 and 6: reads every chunk's extension matrix, answering each into its buffer
+/// of `ot.out` as it arrives, then sends the answers. Returns the time the answers took.
+pub(crate) fn answer_extension<C: Channel>(
+    wire: &mut Wire<C>,
+    sender: &mut Sender,
+    ot: &mut OtReplies,
+) -> Result<Duration, Error> {
+    let OtReplies { labels, out } = ot;
+    // Every chunk's matrix before any answer: the evaluator sends them all before it
+    // reads, so answering early could fill both directions' buffers and deadlock. The work
+    // still overlaps: this side answers chunk k while the evaluator extends chunk k + 1.
+    let mut work = Duration::ZERO;
+    for (chunk, out) in ot_chunks(labels.len()).zip(out.iter_mut()) {
+        let OtExtension(matrix) = wire.recv(chunk.len())?;
+        let t = Instant::now();
+        match labels {
+            OtLabels::Pairs(pairs) => sender.extend_into(matrix, &pairs[chunk], out)?,
+            OtLabels::Zeros(zeros) => sender.extend_correlated_into(matrix, &zeros[chunk], out)?,
+        }
+        work += t.elapsed();
+    }
+    for out in out.iter() {
+        let reply = match labels {
+            OtLabels::Pairs(_) => OtReply::Ciphertexts(out),
+            OtLabels::Zeros(_) => OtReply::Corrections(out),
+        };
+        wire.send(&reply)?;
+    }
+    Ok(work)
+}
+
+/// Message 7: sends the tables garbled ahead (`ahead_batches`, ranges of `ahead`), then
+/// garbles and sends the rest. Returns the time spent garbling.
+///
+/// One thread garbles while this one sends (the copies into the kernel, and on loopback
+/// the peer's side of TCP, cost about a third of what garbling costs, and need not wait
+/// for it). Garbling ends with the last table, so a relay that ends well sent them all.
+pub(crate) fn send_tables<C: Channel>(
+    wire: &mut Wire<C>,
+    garble: &mut dyn Garble,
+    ahead: &[u8],
+    ahead_batches: Vec<Range<usize>>,
+    buffers: Vec<Vec<u8>>,
+    batch_bytes: usize,
+) -> Result<Duration, Error> {
+    let mut garble_time = Duration::ZERO;
+    let mut ahead_batches = Some(ahead_batches);
+    relay(
+        buffers,
+        |batch| {
+            // Over the batch's old bytes (no memset); only growth past them is zeroed.
+            let t = Instant::now();
+            let (end, more) = garble.garble_at(batch, 0, batch_bytes);
+            garble_time += t.elapsed();
+            batch.truncate(end);
+            Ok(more)
+        },
+        |batch| {
+            for range in ahead_batches.take().into_iter().flatten() {
+                wire.send(&TableBatch(&ahead[range]))?;
+            }
+            if batch.is_empty() {
+                return Ok(());
+            }
+            wire.send(&TableBatch(batch))
+        },
+    )?;
+    Ok(garble_time)
+}
+
+/// After message 9: closes this side. The evaluator sent the session's last message and
+/// may have closed its end already (a `udt` socket then refuses further bytes): a peer that
+/// is gone can no longer be told that our stream ends, and it needs nothing more from us.
+fn close_after_the_last_message<C: Channel>(wire: &mut Wire<C>) -> Result<(), Error> {
+    match wire.close() {
+        Ok(()) | Err(transputation_transport::Error::Closed { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,390 @@
+//! The messages of the session, one type each (the table in the crate docs): its wire form,
+//! the lengths a well-formed one may have, and its decoding, in one place.
+//!
+//! Every length a receiver accepts follows from what it already knows before the message
+//! arrives (the circuit, the scheme, the output mode, the OT chunk, the table bytes still
+//! due): the [`Message::Context`]. The session reads a frame's announced length, checks it
+//! against [`Message::length`] before it reads or allocates anything, and then hands the
+//! bytes to [`Message::decode`], which checks the length again (so that it is safe on its
+//! own) and everything else the message must satisfy. Messages that carry bulk data borrow
+//! the bytes they were received into, so that decoding copies nothing.
+//!
+//! A new message is a type here with a [`Message`] implementation, a row in the crate
+//! docs' table, and a step in each party's driver that sends or receives it.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use transputation_core::Block;
+use transputation_garble::Scheme;
+
+use crate::error::Error;
+use crate::header::{SessionHeader, HEADER_LEN};
+use crate::options::OutputMode;
+use crate::report::Part;
+
+/// OTs per chunk of the OT extension ([`OtExtension`] and [`OtReply`]): small enough that
+/// the garbler starts on the ciphertexts while the evaluator still extends, large enough
+/// that per-message costs vanish.
+pub const OT_CHUNK: usize = 8192;
+
+/// The OTs of each chunk ([`OtExtension`] and [`OtReply`]), as ranges of the evaluator's
+/// `m` input bits.
+pub fn ot_chunks(m: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    (0..m)
+        .step_by(OT_CHUNK)
+        .map(move |start| start..(start + OT_CHUNK).min(m))
+}
+
+/// Bytes of an [`OtReply`] for `k` OTs under `scheme`: correlated OT (16 per OT) for the
+/// schemes with a global offset, ordinary OT (32 per OT) for the others. Summed over the
+/// chunks, with `k` the evaluator's input bits, it is what the garbler sends for the OT
+/// beyond the [`BaseOtAnswer`].
+pub fn ot_reply_len(scheme: Scheme, k: usize) -> usize {
+    if scheme.has_global_offset() {
+        transputation_ot::msg_d_len(k)
+    } else {
+        transputation_ot::msg_y_len(k)
+    }
+}
+
+/// The payload lengths a message may have, known before it arrives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Length {
+    /// Exactly this many bytes.
+    Exact(usize),
+    /// Any length up to this many bytes.
+    AtMost(usize),
+}
+
+impl Length {
+    /// Whether a payload of `len` bytes fits.
+    pub fn admits(self, len: u64) -> bool {
+        match self {
+            Length::Exact(n) => len == n as u64,
+            Length::AtMost(n) => len <= n as u64,
+        }
+    }
+}
+
+impl fmt::Display for Length {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Length::Exact(n) => write!(f, "exactly {n} bytes"),
+            Length::AtMost(n) => write!(f, "at most {n} bytes"),
+        }
+    }
+}
+
+/// One message of the session: what a receiver knows of it in advance, its wire form, and
+/// how a received payload becomes the message. `'a` is the lifetime of the received bytes,
+/// which bulk messages borrow.
+pub trait Message<'a>: Sized {
+    /// What the receiver knows before the message arrives, from which its length follows.
+    type Context: Copy;
+    /// The message's name in errors.
+    const NAME: &'static str;
+    /// Where its bytes count in a [`Report`](crate::Report).
+    const PART: Part;
+    /// The payload lengths a well-formed message may have.
+    fn length(cx: Self::Context) -> Length;
+    /// The payload, as sent (the frame's length prefix is the channel's).
+    fn encode(&self) -> Cow<'_, [u8]>;
+    /// The message in `bytes`, a received payload; anything malformed is an error.
+    fn decode(bytes: &'a [u8], cx: Self::Context) -> Result<Self, Error>;
+}
+
+/// Checks a payload length announced by the peer against what `M` may have, before any of
+/// its bytes are read: the error names the message and both lengths.
+pub fn check_length<'a, M: Message<'a>>(len: u64, cx: M::Context) -> Result<usize, Error> {
+    let want = M::length(cx);
+    if !want.admits(len) {
+        return Err(Error::Malformed {
+            what: M::NAME,
+            problem: format!("{len} bytes where {want} belong"),
+        });
+    }
+    // Admitted lengths are at most a `usize`.
+    Ok(len as usize)
+}
+
+/// Message 1 (both ways): the session header, which each party checks against its own.
+impl<'a> Message<'a> for SessionHeader {
+    type Context = ();
+    const NAME: &'static str = "the session header";
+    const PART: Part = Part::Header;
+    fn length((): ()) -> Length {
+        Length::Exact(HEADER_LEN)
+    }
+    fn encode(&self) -> Cow<'_, [u8]> {
+        Cow::Owned(SessionHeader::encode(self).to_vec())
+    }
+    fn decode(bytes: &'a [u8], (): ()) -> Result<Self, Error> {
+        SessionHeader::decode(bytes)
+    }
+}
+
+/// Checks the length of a payload that `M` received for a fixed `len`, for the decoders of
+/// byte messages whose content the OT or the evaluator checks.
+fn exact<'a, M: Message<'a>>(bytes: &'a [u8], cx: M::Context) -> Result<&'a [u8], Error> {
+    check_length::<M>(bytes.len() as u64, cx)?;
+    Ok(bytes)
+}
+
+/// Message 2 (E → G): the evaluator's base-OT point (its first OT message, `msg_a` of
+/// `transputation-ot`). The garbler's OT checks the point itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BaseOtPoint<'a>(pub &'a [u8]);
+
+impl<'a> Message<'a> for BaseOtPoint<'a> {
+    type Context = ();
+    const NAME: &'static str = "base-OT point";
+    const PART: Part = Part::Ot;
+    fn length((): ()) -> Length {
+        Length::Exact(transputation_ot::MSG_A_LEN)
+    }
+    fn encode(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(self.0)
+    }
+    fn decode(bytes: &'a [u8], cx: ()) -> Result<Self, Error> {
+        exact::<Self>(bytes, cx).map(BaseOtPoint)
+    }
+}
+
+/// Message 3 (G → E): the labels of the garbler's input values, wire order, 16 bytes each.
+/// The context is the garbler's input bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GarblerLabels<'a>(pub &'a [u8]);
+
+impl GarblerLabels<'_> {
+    /// Appends the wire form of `labels` to `out` (the garbler encodes its input once,
+    /// before the session).
+    pub fn write(labels: impl IntoIterator<Item = Block>, out: &mut Vec<u8>) {
+        for label in labels {
+            out.extend_from_slice(&label.to_bytes());
+        }
+    }
+
+    /// The labels, in wire order.
+    pub fn labels(&self) -> impl ExactSizeIterator<Item = Block> + '_ {
+        self.0.chunks_exact(16).map(Block::read)
+    }
+}
+
+impl<'a> Message<'a> for GarblerLabels<'a> {
+    type Context = usize;
+    const NAME: &'static str = "garbler's input labels";
+    const PART: Part = Part::Labels;
+    fn length(garbler_bits: usize) -> Length {
+        Length::Exact(garbler_bits.saturating_mul(16))
+    }
+    fn encode(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(self.0)
+    }
+    fn decode(bytes: &'a [u8], garbler_bits: usize) -> Result<Self, Error> {
+        exact::<Self>(bytes, garbler_bits).map(GarblerLabels)
+    }
+}
+
+/// Message 4 (G → E): the garbler's answer to the base OT (`msg_b`: the base-OT
+/// receiver's points). The evaluator's OT checks the points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BaseOtAnswer<'a>(pub &'a [u8]);
+
+impl<'a> Message<'a> for BaseOtAnswer<'a> {
+    type Context = ();
+    const NAME: &'static str = "base-OT answer";
+    const PART: Part = Part::Ot;
+    fn length((): ()) -> Length {
+        Length::Exact(transputation_ot::MSG_B_LEN)
+    }
+    fn encode(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(self.0)
+    }
+    fn decode(bytes: &'a [u8], cx: ()) -> Result<Self, Error> {
+        exact::<Self>(bytes, cx).map(BaseOtAnswer)
+    }
+}
+
+/// Message 5 (E → G): one chunk's OT extension matrix (`msg_u`), one message per chunk of
+/// up to [`OT_CHUNK`] OTs. The context is the chunk's OTs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OtExtension<'a>(pub &'a [u8]);
+
+impl<'a> Message<'a> for OtExtension<'a> {
+    type Context = usize;
+    const NAME: &'static str = "OT extension matrix";
+    const PART: Part = Part::Ot;
+    fn length(ots: usize) -> Length {
+        Length::Exact(transputation_ot::msg_u_len(ots))
+    }
+    fn encode(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(self.0)
+    }
+    fn decode(bytes: &'a [u8], ots: usize) -> Result<Self, Error> {
+        exact::<Self>(bytes, ots).map(OtExtension)
+    }
+}
+
+/// The context of an [`OtReply`]: the scheme picks the kind of OT, `ots` is the chunk's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OtReplyContext {
+    /// The session's garbling scheme.
+    pub scheme: Scheme,
+    /// OTs in the chunk.
+    pub ots: usize,
+}
+
+/// Message 6 (G → E): one chunk's labels for the evaluator's input, one message per chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OtReply<'a> {
+    /// Correlated OT's corrections (`msg_d`, 16 bytes per OT): the schemes with a global
+    /// offset (`ideal`, `circular`).
+    Corrections(&'a [u8]),
+    /// Ordinary OT's ciphertexts (`msg_y`, 32 bytes per OT): `prf`.
+    Ciphertexts(&'a [u8]),
+}
+
+impl<'a> Message<'a> for OtReply<'a> {
+    type Context = OtReplyContext;
+    const NAME: &'static str = "OT reply (label corrections or ciphertexts)";
+    const PART: Part = Part::Ot;
+    fn length(cx: OtReplyContext) -> Length {
+        Length::Exact(ot_reply_len(cx.scheme, cx.ots))
+    }
+    fn encode(&self) -> Cow<'_, [u8]> {
+        match *self {
+            OtReply::Corrections(b) | OtReply::Ciphertexts(b) => Cow::Borrowed(b),
+        }
+    }
+    fn decode(bytes: &'a [u8], cx: OtReplyContext) -> Result<Self, Error> {
+        let bytes = exact::<Self>(bytes, cx)?;
+        Ok(if cx.scheme.has_global_offset() {
+            OtReply::Corrections(bytes)
+        } else {
+            OtReply::Ciphertexts(bytes)
+        })
+    }
+}
+
+/// Message 7 (G → E): a batch of garbled tables and masks, as the garbler produced them;
+/// the batches together are the scheme's table and mask bytes for the circuit, and a batch
+/// may end anywhere (the evaluator keeps an incomplete window for the next). The context
+/// is the table bytes still due, which bounds the batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableBatch<'a>(pub &'a [u8]);
+
+impl<'a> Message<'a> for TableBatch<'a> {
+    type Context = usize;
+    const NAME: &'static str = "garbled tables";
+    const PART: Part = Part::Tables;
+    fn length(still_due: usize) -> Length {
+        Length::AtMost(still_due)
+    }
+    fn encode(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(self.0)
+    }
+    fn decode(bytes: &'a [u8], still_due: usize) -> Result<Self, Error> {
+        exact::<Self>(bytes, still_due).map(TableBatch)
+    }
+}
+
+/// Bits packed eight to a byte, bit `i` in byte `i / 8` at weight `2^(i % 8)`.
+fn pack(bits: &[bool]) -> Vec<u8> {
+    let mut out = vec![0u8; bits.len().div_ceil(8)];
+    for (i, &b) in bits.iter().enumerate() {
+        out[i / 8] |= u8::from(b) << (i % 8);
+    }
+    out
+}
+
+/// The inverse of [`pack`] for `n` bits in exactly `⌈n / 8⌉` bytes; padding bits must be
+/// zero.
+fn unpack(bytes: &[u8], n: usize, what: &'static str) -> Result<Vec<bool>, Error> {
+    if bytes.len() != n.div_ceil(8) {
+        return Err(Error::Malformed {
+            what,
+            problem: format!("{} bytes for {n} bits", bytes.len()),
+        });
+    }
+    let bits: Vec<bool> = (0..n).map(|i| bytes[i / 8] >> (i % 8) & 1 == 1).collect();
+    if pack(&bits) != bytes {
+        return Err(Error::Malformed {
+            what,
+            problem: "padding bits are not zero".to_string(),
+        });
+    }
+    Ok(bits)
+}
+
+/// Message 8 (G → E): the decoding bits, one per output bit, packed. The context is the
+/// circuit's output bits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodingBits(pub Vec<bool>);
+
+impl<'a> Message<'a> for DecodingBits {
+    type Context = usize;
+    const NAME: &'static str = "decoding bits";
+    const PART: Part = Part::Decoding;
+    fn length(output_bits: usize) -> Length {
+        Length::Exact(output_bits.div_ceil(8))
+    }
+    fn encode(&self) -> Cow<'_, [u8]> {
+        Cow::Owned(pack(&self.0))
+    }
+    fn decode(bytes: &'a [u8], output_bits: usize) -> Result<Self, Error> {
+        unpack(bytes, output_bits, Self::NAME).map(DecodingBits)
+    }
+}
+
+/// The context of an [`OutputBits`]: who learns the output, and the circuit's output bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputContext {
+    /// Who learns the output.
+    pub mode: OutputMode,
+    /// The circuit's output bits.
+    pub bits: usize,
+}
+
+/// Message 9 (E → G): the output bits, packed, under [`OutputMode::Both`]; empty (`None`)
+/// under [`OutputMode::Evaluator`], where it still tells the garbler that the session is
+/// over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputBits(pub Option<Vec<bool>>);
+
+impl OutputBits {
+    /// What the evaluator sends under `mode` once it holds `output`.
+    pub fn for_mode(mode: OutputMode, output: &[bool]) -> Self {
+        OutputBits(match mode {
+            OutputMode::Both => Some(output.to_vec()),
+            OutputMode::Evaluator => None,
+        })
+    }
+}
+
+impl<'a> Message<'a> for OutputBits {
+    type Context = OutputContext;
+    const NAME: &'static str = "output";
+    const PART: Part = Part::Output;
+    fn length(cx: OutputContext) -> Length {
+        Length::Exact(match cx.mode {
+            OutputMode::Both => cx.bits.div_ceil(8),
+            OutputMode::Evaluator => 0,
+        })
+    }
+    fn encode(&self) -> Cow<'_, [u8]> {
+        match &self.0 {
+            Some(bits) => Cow::Owned(pack(bits)),
+            None => Cow::Borrowed(&[]),
+        }
+    }
+    fn decode(bytes: &'a [u8], cx: OutputContext) -> Result<Self, Error> {
+        match cx.mode {
+            OutputMode::Both => unpack(bytes, cx.bits, Self::NAME).map(|b| OutputBits(Some(b))),
+            OutputMode::Evaluator => exact::<Self>(bytes, cx).map(|_| OutputBits(None)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

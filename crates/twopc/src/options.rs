@@ -1,0 +1,74 @@
+//! What a session is run with: the settings both parties must agree on (checked through the
+//! session header) and each party's local tuning.
+
+use std::fmt;
+use std::str::FromStr;
+
+use transputation_core::aes::Backend;
+use transputation_garble::Scheme;
+
+/// Who learns the output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutputMode {
+    /// Both parties: the evaluator decodes and sends the output to the garbler.
+    #[default]
+    Both,
+    /// The evaluator only.
+    Evaluator,
+}
+
+impl fmt::Display for OutputMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OutputMode::Both => "both",
+            OutputMode::Evaluator => "evaluator",
+        })
+    }
+}
+
+impl FromStr for OutputMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "both" => Ok(OutputMode::Both),
+            "evaluator" => Ok(OutputMode::Evaluator),
+            other => Err(format!(
+                "unknown output mode '{other}' (expected both or evaluator)"
+            )),
+        }
+    }
+}
+
+/// Settings both parties must agree on (checked through the session header), and local
+/// tuning.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The garbling scheme.
+    pub scheme: Scheme,
+    /// Who learns the output.
+    pub output: OutputMode,
+    /// The garbler's batch of tables per message (default 256 KiB): small enough for the
+    /// evaluator to start early, large enough to keep per-message costs low. Batches end at
+    /// the garbling windows, so a message may be up to one window larger.
+    pub batch_bytes: usize,
+    /// Tables the garbler produces ahead while it waits for the evaluator's OT message
+    /// (default 16 MiB), sent once the OT is done; bounds the memory this costs, which is
+    /// allocated and touched when the garbler is made (at most the circuit's tables plus a
+    /// batch).
+    pub prefetch_bytes: usize,
+    /// The AES implementation.
+    pub backend: Backend,
+}
+
+impl Options {
+    /// Default settings for a scheme.
+    pub fn new(scheme: Scheme) -> Self {
+        Options {
+            scheme,
+            output: OutputMode::Both,
+            batch_bytes: 256 << 10,
+            prefetch_bytes: 16 << 20,
+            backend: Backend::detect(),
+        }
+    }
+}

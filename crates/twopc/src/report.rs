@@ -1,0 +1,101 @@
+//! What a party measured in a session: times by phase and bytes by part of the message
+//! flow, counted as the messages cross the wire.
+
+use std::time::Duration;
+
+use transputation_circuits::Party;
+use transputation_transport::ByteCounts;
+
+/// Bytes of one direction of a session, by part (payload of the messages in the crate
+/// docs; `framing` is their 8-byte length prefixes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ByteParts {
+    /// Message 1.
+    pub header: u64,
+    /// The OT's messages of this direction (2 and 5, or 4 and 6).
+    pub ot: u64,
+    /// The garbler's input labels (message 3).
+    pub labels: u64,
+    /// Garbled tables and masks (message 7).
+    pub tables: u64,
+    /// Decoding bits (message 8).
+    pub decoding: u64,
+    /// The output sent back (message 9).
+    pub output: u64,
+    /// 8 bytes per frame.
+    pub framing: u64,
+}
+
+impl ByteParts {
+    /// Every part together: what the framed messages took, before the transport's own
+    /// headers.
+    pub fn total(&self) -> u64 {
+        self.header
+            + self.ot
+            + self.labels
+            + self.tables
+            + self.decoding
+            + self.output
+            + self.framing
+    }
+
+    /// Counts one framed message of `payload` bytes under `part`.
+    pub fn add(&mut self, part: Part, payload: usize) {
+        let n = payload as u64;
+        match part {
+            Part::Header => self.header += n,
+            Part::Ot => self.ot += n,
+            Part::Labels => self.labels += n,
+            Part::Tables => self.tables += n,
+            Part::Decoding => self.decoding += n,
+            Part::Output => self.output += n,
+        }
+        self.framing += 8;
+    }
+}
+
+/// Which field of [`ByteParts`] a message's payload counts in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// [`ByteParts::header`].
+    Header,
+    /// [`ByteParts::ot`].
+    Ot,
+    /// [`ByteParts::labels`].
+    Labels,
+    /// [`ByteParts::tables`].
+    Tables,
+    /// [`ByteParts::decoding`].
+    Decoding,
+    /// [`ByteParts::output`].
+    Output,
+}
+
+/// What one party measured in a session.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The party.
+    pub role: Party,
+    /// The output bits, groups in order; `None` for a garbler under
+    /// [`OutputMode::Evaluator`](crate::OutputMode::Evaluator).
+    pub output: Option<Vec<bool>>,
+    /// Protocol time: from the call to `run` on a connected channel until this party holds
+    /// its output (the garbler: until the evaluator's last message arrived).
+    pub total: Duration,
+    /// Oblivious transfer: the evaluator from sending its first OT message until it holds
+    /// its labels (the garbler's input labels, which arrive in between, included); the
+    /// garbler its own OT computation (answering the base OT, then the
+    /// ciphertexts), not the wait in between, in which it garbles ahead.
+    pub ot: Duration,
+    /// Time inside the garbling scheme (the garbler): wall time of its calls, so it counts
+    /// the time the garbling threads waited for a core, too.
+    pub garble: Duration,
+    /// Time inside evaluation (the evaluator).
+    pub eval: Duration,
+    /// Bytes this party sent, by part.
+    pub sent: ByteParts,
+    /// Bytes this party received, by part.
+    pub received: ByteParts,
+    /// The channel's own counts (framed messages plus any transport headers).
+    pub channel: ByteCounts,
+}
