@@ -100,6 +100,8 @@ wan() {
   else
     echo "   results database: $results/results.sqlite ($((SECONDS - start)) s)"
   fi
+  echo "   browse it: $bin testbed experiments --db $results/results.sqlite"
+  echo "   (or TRANSPUTATION_RESULTS=$results $bin testbed experiments; report main-job likewise)"
 }
 
 if [ "$(id -u)" -ne 0 ]; then

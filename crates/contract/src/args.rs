@@ -77,6 +77,10 @@ pub struct PartyArgs {
     pub timeout_secs: Option<f64>,
     /// Seconds the evaluator keeps trying to reach the garbler; `None`: the default.
     pub connect_timeout_secs: Option<f64>,
+    /// Seconds the garbler waits for its first evaluator (`--accept-timeout`); `None`: the
+    /// default. Only the garbler takes it.
+    #[serde(default)]
+    pub accept_timeout_secs: Option<f64>,
     /// The path's round-trip time and bottleneck bandwidth (bits/s), for buffer sizing.
     pub path: Option<(f64, u64)>,
     /// Print the report as JSON ([`crate::PartyReport`]).
@@ -121,6 +125,7 @@ impl PartyArgs {
             output: None,
             timeout_secs: None,
             connect_timeout_secs: None,
+            accept_timeout_secs: None,
             path: None,
             json: true,
         }
@@ -162,6 +167,9 @@ impl PartyArgs {
         }
         if let Some(t) = self.connect_timeout_secs {
             v.extend(["--connect-timeout".into(), t.to_string()]);
+        }
+        if let Some(t) = self.accept_timeout_secs {
+            v.extend(["--accept-timeout".into(), t.to_string()]);
         }
         if let Some((rtt_ms, bandwidth)) = self.path {
             v.extend([
@@ -281,6 +289,7 @@ impl PartyArgs {
             output: take("--output"),
             timeout_secs: number("--timeout", take("--timeout"))?,
             connect_timeout_secs: number("--connect-timeout", take("--connect-timeout"))?,
+            accept_timeout_secs: number("--accept-timeout", take("--accept-timeout"))?,
             path,
             json: take("--json").is_some(),
         };
@@ -298,12 +307,16 @@ impl PartyArgs {
             "--output",
             "--timeout",
             "--connect-timeout",
+            "--accept-timeout",
             "--rtt-ms",
             "--bandwidth",
             "--json",
         ];
         if let Some((f, _)) = flags.iter().find(|(f, _)| !known.contains(&f.as_str())) {
             return Err(argv_err(f, "not a flag of the party contract"));
+        }
+        if role == Role::Evaluator && args.accept_timeout_secs.is_some() {
+            return Err(argv_err("--accept-timeout", "only the garbler takes it"));
         }
         Ok(args)
     }
@@ -329,6 +342,7 @@ mod tests {
         g.input = "00ff,".into();
         g.protection = Some(Protection::PskFile("/tmp/k/psk".into()));
         g.timeout_secs = Some(120.0);
+        g.accept_timeout_secs = Some(600.0);
         g.path = Some((100.5, 200_000_000));
         let a = g.to_argv();
         assert_eq!(
@@ -348,6 +362,8 @@ mod tests {
                 "mtcp:streams=8,chunk=65536",
                 "--timeout",
                 "120",
+                "--accept-timeout",
+                "600",
                 "--rtt-ms",
                 "100.5",
                 "--bandwidth",
@@ -403,6 +419,11 @@ mod tests {
         assert!(e.contains("\"soon\" is not a number"), "{e}");
         let e = with(&["--insecure", "--psk-file", "k"]).unwrap_err();
         assert!(e.contains("conflicting protection"), "{e}");
+        let mut evaluator = argv(&["evaluator", "--connect", "1.2.3.4:5"]);
+        evaluator.extend(argv(&ok[3..]));
+        evaluator.extend(argv(&["--transport", "tcp", "--accept-timeout", "9"]));
+        let e = PartyArgs::from_argv(&evaluator).unwrap_err().to_string();
+        assert!(e.contains("only the garbler"), "{e}");
         let e = with(&["--rtt-ms", "5"]).unwrap_err();
         assert!(e.contains("needs --bandwidth"), "{e}");
         let e = with(&["--scheme", "x"]).unwrap_err();

@@ -1,6 +1,6 @@
 //! The results database: one SQLite file (by default
-//! `$XDG_DATA_HOME/transputation/results.sqlite`, else
-//! `~/.local/share/transputation/results.sqlite`) with two tables.
+//! `$TRANSPUTATION_RESULTS/results.sqlite`, else `$XDG_DATA_HOME/transputation/results.sqlite`,
+//! else `~/.local/share/transputation/results.sqlite`) with two tables.
 //!
 //! ```sql
 //! experiments(
@@ -274,10 +274,14 @@ fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-/// `$XDG_DATA_HOME/transputation/results.sqlite`, else `$HOME/.local/share/...`, else
-/// `./transputation-results.sqlite`.
+/// `$TRANSPUTATION_RESULTS/results.sqlite` (the directory `scripts/main-job.sh` writes its
+/// results to), else `$XDG_DATA_HOME/transputation/results.sqlite`, else
+/// `$HOME/.local/share/...`, else `./transputation-results.sqlite`.
 pub fn default_path() -> PathBuf {
     let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(d) = non_empty("TRANSPUTATION_RESULTS") {
+        return Path::new(&d).join("results.sqlite");
+    }
     if let Some(d) = non_empty("XDG_DATA_HOME") {
         return Path::new(&d).join("transputation/results.sqlite");
     }

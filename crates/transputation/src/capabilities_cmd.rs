@@ -40,7 +40,7 @@ pub fn capabilities() -> Capabilities {
 pub fn run(args: CapabilitiesArgs) -> Result<()> {
     let c = capabilities();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
+        outln!("{}", serde_json::to_string_pretty(&c)?)?;
         return Ok(());
     }
     let transports: Vec<String> = c
@@ -59,6 +59,6 @@ pub fn run(args: CapabilitiesArgs) -> Result<()> {
         vec!["protection".into(), c.protection.join(", ")],
         vec!["features".into(), c.features.join(", ")],
     ];
-    print!("{}", table(&["", ""], &rows));
+    out!("{}", table(&["", ""], &rows))?;
     Ok(())
 }

@@ -125,25 +125,29 @@ fn list(json: bool) -> Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&items)?);
+        outln!("{}", serde_json::to_string_pretty(&items)?)?;
         return Ok(());
     }
     for b in builtins() {
-        println!("{}  {}", b.name, b.summary);
+        outln!("{}  {}", b.name, b.summary)?;
         for p in b.params {
-            println!(
+            outln!(
                 "    {}={}  {} ({}..={})",
-                p.name, p.default, p.doc, p.min, p.max
-            );
+                p.name,
+                p.default,
+                p.doc,
+                p.min,
+                p.max
+            )?;
         }
         for line in b.encoding.lines() {
-            println!("    | {line}");
+            outln!("    | {line}")?;
         }
-        println!();
+        outln!()?;
     }
-    println!(
+    outln!(
         "A circuit is a built-in, written NAME or NAME:key=value,..., or a Bristol / Bristol Fashion file."
-    );
+    )?;
     Ok(())
 }
 
@@ -189,7 +193,7 @@ fn stats(names: Vec<String>, parties: Option<Vec<Party>>, json: bool) -> Result<
         } else {
             serde_json::Value::Array(values)
         };
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
     if all.len() > 1 {
@@ -220,7 +224,7 @@ fn stats(names: Vec<String>, parties: Option<Vec<Party>>, json: bool) -> Result<
             "output bits",
             "load ms",
         ];
-        print!("{}", table(&header, &rows));
+        out!("{}", table(&header, &rows))?;
         return Ok(());
     }
     let (name, circuit, s, load_ms) = &all[0];
@@ -259,8 +263,8 @@ fn stats(names: Vec<String>, parties: Option<Vec<Party>>, json: bool) -> Result<
         vec!["output bits".into(), thousands(s.outputs)],
         vec!["load time".into(), format!("{load_ms:.1} ms")],
     ];
-    println!("circuit {name}");
-    print!("{}", table(&["", ""], &rows));
+    outln!("circuit {name}")?;
+    out!("{}", table(&["", ""], &rows))?;
     Ok(())
 }
 
@@ -270,12 +274,12 @@ fn eval(arg: &CircuitArg, garbler: &str, evaluator: &str, json: bool) -> Result<
         .eval_hex(garbler, evaluator)
         .with_context(|| format!("circuit {}", arg.name))?;
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "circuit": arg.name, "output": output }))?
-        );
+        )?;
     } else {
-        println!("{output}");
+        outln!("{output}")?;
     }
     Ok(())
 }

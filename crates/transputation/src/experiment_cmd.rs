@@ -91,7 +91,8 @@ pub struct RunArgs {
     /// `system` for this machine's.
     #[arg(long, value_name = "NAME")]
     host_cc: Option<String>,
-    /// The results database (default: $XDG_DATA_HOME/transputation/results.sqlite).
+    /// The results database (default: $TRANSPUTATION_RESULTS/results.sqlite, else
+    /// $XDG_DATA_HOME/transputation/results.sqlite).
     #[arg(long)]
     db: Option<PathBuf>,
     /// No progress line.
@@ -122,14 +123,16 @@ pub struct ReportArgs {
     /// Also write plots (SVG) of time against RTT, loss and rate into this directory.
     #[arg(long)]
     plots: Option<PathBuf>,
-    /// The results database (default: $XDG_DATA_HOME/transputation/results.sqlite).
+    /// The results database (default: $TRANSPUTATION_RESULTS/results.sqlite, else
+    /// $XDG_DATA_HOME/transputation/results.sqlite).
     #[arg(long)]
     db: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
 pub struct ExperimentsArgs {
-    /// The results database (default: $XDG_DATA_HOME/transputation/results.sqlite).
+    /// The results database (default: $TRANSPUTATION_RESULTS/results.sqlite, else
+    /// $XDG_DATA_HOME/transputation/results.sqlite).
     #[arg(long)]
     db: Option<PathBuf>,
 }
@@ -311,7 +314,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let row = db.experiment(id)?;
     let runs = db.runs(id)?;
-    print!("{}", report::build(row.as_ref(), &runs).text());
+    out!("{}", report::build(row.as_ref(), &runs).text())?;
     Ok(())
 }
 
@@ -326,10 +329,10 @@ pub fn report_cmd(args: ReportArgs) -> Result<()> {
     let runs = db.runs(row.id)?;
     let r = report::build(Some(&row), &runs);
     match args.format {
-        Format::Table => print!("{}", r.text()),
-        Format::Markdown => print!("{}", r.markdown()),
-        Format::Csv => print!("{}", r.csv()),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&r.json())?),
+        Format::Table => out!("{}", r.text())?,
+        Format::Markdown => out!("{}", r.markdown())?,
+        Format::Csv => out!("{}", r.csv())?,
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&r.json())?)?,
     }
     if let Some(dir) = &args.plots {
         let written = transputation_experiments::plot::write_all(&runs, dir)
@@ -361,7 +364,7 @@ pub fn presets() -> Result<()> {
         }
         rows.push(vec![p.name.to_string(), runs, about]);
     }
-    print!("{}", table(&["preset", "runs here", "what"], &rows));
+    out!("{}", table(&["preset", "runs here", "what"], &rows))?;
     Ok(())
 }
 
@@ -387,7 +390,7 @@ pub fn list(args: ExperimentsArgs) -> Result<()> {
         })
         .collect();
     eprintln!("{}", path.display());
-    print!(
+    out!(
         "{}",
         table(
             &[
@@ -402,7 +405,7 @@ pub fn list(args: ExperimentsArgs) -> Result<()> {
             ],
             &rows
         )
-    );
+    )?;
     Ok(())
 }
 

@@ -98,8 +98,7 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
     if args.json {
         print_json(&args, backend, &stats, &best)
     } else {
-        print_table(&args, backend, &stats, &best);
-        Ok(())
+        print_table(&args, backend, &stats, &best)
     }
 }
 
@@ -259,12 +258,17 @@ fn print_json(
         "peak_rss_bytes": peak_rss_bytes(),
         "runs": args.repeat.max(1),
     });
-    println!("{}", serde_json::to_string_pretty(&v)?);
+    outln!("{}", serde_json::to_string_pretty(&v)?)?;
     Ok(())
 }
 
 /// The result as a table for people.
-fn print_table(args: &GarbleBenchArgs, backend: Backend, stats: &Stats, best: &Measured) {
+fn print_table(
+    args: &GarbleBenchArgs,
+    backend: Backend,
+    stats: &Stats,
+    best: &Measured,
+) -> Result<()> {
     let scheme = args.scheme;
     let rss = peak_rss_bytes();
     let rows = vec![
@@ -321,9 +325,10 @@ fn print_table(args: &GarbleBenchArgs, backend: Backend, stats: &Stats, best: &M
             }),
         ],
     ];
-    print!("{}", table(&["", ""], &rows));
-    println!(
+    out!("{}", table(&["", ""], &rows))?;
+    outln!(
         "(fastest of {} runs; output checked against plain evaluation)",
         args.repeat.max(1)
-    );
+    )?;
+    Ok(())
 }

@@ -3,10 +3,30 @@
 //! This binary is the command-line edge of the workspace: it parses flags, calls the library
 //! crates and prints text or JSON. Errors are reported here, once, with their cause chain.
 
+/// `println!` for a command's results: writes to standard output through
+/// [`output::write()`], and evaluates to a `Result` that is an [`output::StdoutClosed`] error
+/// once the reader has gone (`... | head`).
+macro_rules! outln {
+    () => {
+        $crate::output::write(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::write(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` for a command's results; see [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::write(format_args!($($arg)*))
+    };
+}
+
 mod capabilities_cmd;
 mod circuit_cmd;
 mod experiment_cmd;
 mod garble_cmd;
+mod output;
 mod party_cmd;
 mod probe_cmd;
 mod report;
@@ -69,10 +89,79 @@ fn main() {
         Command::Capabilities(args) => capabilities_cmd::run(args),
     };
     if let Err(e) = result {
-        eprintln!("error: {e}");
-        for cause in e.chain().skip(1) {
-            eprintln!("  caused by: {cause}");
+        if output::is_closed(&e) {
+            // The reader of the output went away (`... | head`): what it wanted was printed.
+            return;
         }
+        eprint!("{}", error_report(&e));
         std::process::exit(1);
+    }
+}
+
+/// The text printed for an error: `error: ` and its message, then one `caused by:` line per
+/// cause in its chain. The convention for error types here and in the libraries is that a
+/// message may include its source's text (`#[error("{path}: {source}")]`, or an
+/// `anyhow` context that repeats it); a cause whose text was printed already is therefore
+/// left out, so each text is printed once.
+fn error_report(e: &anyhow::Error) -> String {
+    let mut printed = format!("error: {e}\n");
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !printed.contains(&text) {
+            printed.push_str(&format!("  caused by: {text}\n"));
+        }
+    }
+    printed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_report;
+    use anyhow::Context;
+
+    /// An error whose message includes its source's, as `#[error("{path}: {source}")]`.
+    #[derive(Debug)]
+    struct Repeats {
+        path: &'static str,
+        source: std::io::Error,
+    }
+
+    impl std::fmt::Display for Repeats {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{}: {}", self.path, self.source)
+        }
+    }
+
+    impl std::error::Error for Repeats {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.source)
+        }
+    }
+
+    #[test]
+    fn each_cause_is_printed_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let e = anyhow::Error::new(Repeats {
+            path: "/k",
+            source: io(),
+        });
+        assert_eq!(error_report(&e), "error: /k: no such file\n");
+        // A context that does not repeat its cause keeps it, once.
+        let e = Err::<(), _>(io()).context("reading the key").unwrap_err();
+        assert_eq!(
+            error_report(&e),
+            "error: reading the key\n  caused by: no such file\n"
+        );
+        // A chain of three whose middle link repeats the last.
+        let e = Err::<(), _>(Repeats {
+            path: "/k",
+            source: io(),
+        })
+        .context("loading")
+        .unwrap_err();
+        assert_eq!(
+            error_report(&e),
+            "error: loading\n  caused by: /k: no such file\n"
+        );
     }
 }

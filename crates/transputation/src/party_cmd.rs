@@ -53,7 +53,8 @@ pub struct SessionArgs {
     /// Who learns the output: both (the evaluator sends it to the garbler) or evaluator.
     #[arg(long, default_value = "both")]
     output: OutputMode,
-    /// Seconds a silent peer is waited for before giving up.
+    /// Seconds a silent peer is waited for before giving up, once connected (the garbler's
+    /// wait for an evaluator to connect is --accept-timeout).
     #[arg(long, default_value_t = 30.0)]
     timeout: f64,
     /// Seconds the evaluator keeps trying to reach the garbler (which may start after it)
@@ -83,6 +84,11 @@ pub struct GarblerArgs {
     /// standard error).
     #[arg(long, default_value = "127.0.0.1:7766")]
     listen: SocketAddr,
+    /// Seconds to wait for an evaluator to connect (and, if protected, prove its key)
+    /// before giving up: 10 minutes by default, time to start the evaluator elsewhere.
+    /// Checked every --timeout seconds, so it may run up to one --timeout longer.
+    #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
+    accept_timeout: f64,
     /// The garbler's input: one hex string per input group it owns, comma-separated.
     #[arg(long, default_value = "")]
     input: String,
@@ -157,15 +163,8 @@ impl SessionArgs {
     }
 
     fn config(&self, loaded: &Loaded) -> Result<Config> {
-        for (flag, v) in [
-            ("--timeout", self.timeout),
-            ("--connect-timeout", self.connect_timeout),
-        ] {
-            if !(v.is_finite() && v > 0.0 && v < 1e9) {
-                bail!("{flag} must be a positive number of seconds, not {v}");
-            }
-        }
-        let connect_timeout = Duration::from_secs_f64(self.connect_timeout);
+        seconds("--timeout", self.timeout)?;
+        let connect_timeout = seconds("--connect-timeout", self.connect_timeout)?;
         // The default pause, or less for a --connect-timeout below it.
         let retry_delay = Config::default().retry_delay.min(connect_timeout);
         Ok(Config {
@@ -191,6 +190,14 @@ impl SessionArgs {
             ..Options::new(self.scheme)
         }
     }
+}
+
+/// The value of a flag of seconds, which must be positive.
+fn seconds(flag: &str, v: f64) -> Result<Duration> {
+    if !(v.is_finite() && v > 0.0 && v < 1e9) {
+        bail!("{flag} must be a positive number of seconds, not {v}");
+    }
+    Ok(Duration::from_secs_f64(v))
 }
 
 fn ms(d: Duration) -> f64 {
@@ -263,15 +270,16 @@ fn print_report(
 ) -> Result<()> {
     let v = party_report(args, loaded, setup_ms, r, protection);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&v.to_json_value())?);
+        outln!("{}", serde_json::to_string_pretty(&v.to_json_value())?)?;
         return Ok(());
     }
     match v.output.as_deref() {
-        Some(out) => println!("output: {out}"),
-        None => println!("output: (only the evaluator learns it)"),
+        Some(out) => outln!("output: {out}")?,
+        None => outln!("output: (only the evaluator learns it)")?,
     }
     eprintln!(
-        "{}: {} over {}, {} on {}: protocol {:.2} ms (OT {:.2} ms), {} bytes garbler→evaluator, \
+        "{}: {} over {}, {} on {} AND gates: protocol {:.2} ms (OT {:.2} ms), {} bytes \
+         garbler→evaluator, \
          {} bytes evaluator→garbler; loading {:.1} ms, set-up {:.1} ms",
         r.role,
         args.circuit,
@@ -311,6 +319,7 @@ fn print_protection(p: &Protection) {
 
 pub fn garbler(args: GarblerArgs) -> Result<()> {
     let s = &args.session;
+    let accept_wait = seconds("--accept-timeout", args.accept_timeout)?;
     let creds = args.protection.credentials()?;
     let loaded = s.load()?;
     let cfg = s.config(&loaded)?;
@@ -323,7 +332,7 @@ pub fn garbler(args: GarblerArgs) -> Result<()> {
         .listen(args.listen, &cfg)
         .with_context(|| format!("listening on {} with {}", args.listen, s.transport))?;
     eprintln!("listening on {}", listener.local_addr());
-    let (ch, protection) = secure_cmd::accept(&listener, creds.as_ref())?;
+    let (ch, protection) = secure_cmd::accept(&listener, creds.as_ref(), accept_wait)?;
     eprintln!("evaluator connected (protection: {})", protection.name);
     let report = garbler.run(ch).context("the 2PC session failed")?;
     print_report(s, &loaded, setup_ms, &report, &protection)
@@ -474,13 +483,16 @@ pub fn run(args: RunArgs) -> Result<()> {
     };
     let (tx, rx) = mpsc::channel();
     let any_port = SocketAddr::from(([127, 0, 0, 1], 0));
-    let g_args = party_args(
+    let mut g_args = party_args(
         s,
         Role::Garbler,
         any_port,
         &args.garbler_input,
         psk.as_deref(),
     );
+    // The evaluator starts as soon as the garbler listens: a garbler still alone after
+    // --timeout waits for one that failed, not for one on its way.
+    g_args.accept_timeout_secs = Some(s.timeout);
     let garbler = PartyProcess::spawn("garbler", g_args.to_argv(), Some(tx))?;
     // Loading a large circuit takes the garbler a while; wait for its address as long as
     // loading took here, plus the timeout.
@@ -544,10 +556,10 @@ pub fn run(args: RunArgs) -> Result<()> {
         "evaluator": e.to_json_value(),
     });
     if s.json {
-        println!("{}", serde_json::to_string_pretty(&merged)?);
+        outln!("{}", serde_json::to_string_pretty(&merged)?)?;
         return Ok(());
     }
-    println!("output: {}", merged["output"].as_str().unwrap_or("?"));
+    outln!("output: {}", merged["output"].as_str().unwrap_or("?"))?;
     let f = |k: &str| merged[k].as_f64().unwrap_or(f64::NAN);
     eprintln!(
         "{} with {} over {}: protocol {:.2} ms (OT {:.2} ms, garbling {:.2} ms, evaluation \

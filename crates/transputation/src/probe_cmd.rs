@@ -72,10 +72,10 @@ pub fn run(args: ProbeArgs) -> Result<()> {
     if args.json {
         // Through a JSON value, so the keys come out in the same (sorted) order as ever.
         let v = serde_json::to_value(&m)?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
-    print!("{}", table(&["", ""], &rows(&m)));
+    out!("{}", table(&["", ""], &rows(&m)))?;
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 //! [`SecureChannel`] before the 2PC code sees it (see `transputation_transport::secure`).
 
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -33,7 +33,7 @@ pub fn keygen(args: KeygenArgs) -> Result<()> {
     }
     let kp = StaticKeypair::generate()?;
     let pub_path = kp.write_files(&args.out)?;
-    println!("{}", kp.public());
+    outln!("{}", kp.public())?;
     eprintln!(
         "wrote the private key to {} (mode 0600) and the public key to {}; pass --key {} \
          here, and give the public key to the peer for its --peer-key",
@@ -115,22 +115,46 @@ impl Protection {
     };
 }
 
-/// Accepts peers until one proves the expected key (or accepting fails, e.g. times out);
-/// a peer that does not is logged as refused and gets no byte.
+/// Accepts peers until one proves the expected key, for at most `wait` (or until accepting
+/// fails otherwise); a peer that does not prove it is logged as refused and gets no byte.
+///
+/// The listener gives up on each accept after its I/O timeout (`--timeout`), which is
+/// meant for a silent peer, not for a first one that has yet to start: a timed-out accept
+/// is tried again while `wait` lasts, so the wait may exceed it by up to one I/O timeout.
 pub fn accept(
     listener: &Listener,
     creds: Option<&Credentials>,
+    wait: Duration,
 ) -> Result<(Box<dyn Channel>, Protection)> {
+    let start = Instant::now();
     loop {
-        let ch = listener
-            .accept()
-            .with_context(|| format!("waiting for the evaluator on {}", listener.local_addr()))?;
+        let ch = match listener.accept() {
+            Ok(ch) => ch,
+            Err(transputation_transport::Error::Timeout { .. }) if start.elapsed() < wait => {
+                continue
+            }
+            Err(e @ transputation_transport::Error::Timeout { .. }) => {
+                return Err(e).with_context(|| {
+                    format!(
+                        "no evaluator connected to {} within {:.0} s (--accept-timeout)",
+                        listener.local_addr(),
+                        start.elapsed().as_secs_f64()
+                    )
+                })
+            }
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("waiting for the evaluator on {}", listener.local_addr())
+                })
+            }
+        };
         let Some(creds) = creds else {
             return Ok((ch, Protection::NONE));
         };
+        // Not every transport knows its peer's address (udt, quic): then none is named.
         let peer = ch
             .peer_addr()
-            .map_or_else(|| "an unknown address".to_string(), |a| a.to_string());
+            .map_or_else(String::new, |a| format!(" at {a}"));
         let start = Instant::now();
         match SecureChannel::server(ch, creds) {
             Ok(ch) => {
@@ -140,7 +164,7 @@ pub fn accept(
                 };
                 return Ok((Box::new(ch), p));
             }
-            Err(e) => eprintln!("refused a peer at {peer}: {e}; waiting for the next"),
+            Err(e) => eprintln!("refused a peer{peer}: {e}; waiting for the next"),
         }
     }
 }

@@ -150,17 +150,17 @@ pub fn run(cmd: TestbedCommand) -> Result<()> {
                     ]
                 })
                 .collect();
-            print!("{}", table(&["condition", "rtt", "rate", "source"], &rows));
+            out!("{}", table(&["condition", "rtt", "rate", "source"], &rows))?;
             Ok(())
         }
         TestbedCommand::Cleanup => {
             ns::check_privileges()?;
             let removed = ns::remove_stale();
             if removed.is_empty() {
-                println!("no leftovers");
+                outln!("no leftovers")?;
             }
             for n in removed {
-                println!("removed {n}");
+                outln!("removed {n}")?;
             }
             Ok(())
         }
@@ -206,11 +206,11 @@ fn check(args: CheckArgs) -> Result<()> {
             "stats": topo.stats(),
             "pass": ok,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        println!("{}", summary_line(s));
-        println!("  A→B: {}", s.applied.a_to_b);
-        println!("  B→A: {}", s.applied.b_to_a);
+        outln!("{}", summary_line(s))?;
+        outln!("  A→B: {}", s.applied.a_to_b)?;
+        outln!("  B→A: {}", s.applied.b_to_a)?;
         let rows: Vec<Vec<String>> = verdicts
             .iter()
             .map(|v| {
@@ -223,17 +223,17 @@ fn check(args: CheckArgs) -> Result<()> {
                 ]
             })
             .collect();
-        print!(
+        out!(
             "{}",
             table(&["", "setting", "accepted", "measured", ""], &rows)
-        );
-        println!(
+        )?;
+        outln!(
             "  {} pings, {} of {} train packets arrived; TCP buffers up to {} MiB",
             args.pings,
             m.train_received,
             m.train_sent,
             s.tcp_buffer_max >> 20
-        );
+        )?;
     }
     drop(topo);
     if !ok {

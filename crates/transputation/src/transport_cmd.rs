@@ -172,25 +172,25 @@ pub fn list(args: TransportsArgs) -> Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
     // One block per transport, an option per paragraph: the registry's declarations.
     for (i, t) in all.iter().enumerate() {
         if i > 0 {
-            println!();
+            outln!()?;
         }
         match &t.available {
-            Ok(()) => println!("{}: works here", t.name),
+            Ok(()) => outln!("{}: works here", t.name)?,
             Err(e) => {
-                println!("{}: does not work here:", t.name);
-                print_wrapped("      ", "", &e.to_string());
+                outln!("{}: does not work here:", t.name)?;
+                print_wrapped("      ", "", &e.to_string())?;
             }
         }
-        print_wrapped("    ", "", t.description);
+        print_wrapped("    ", "", t.description)?;
         match families().iter().find(|f| f.name == t.name) {
             Some(f) if !f.options.is_empty() => {
-                println!("    options:");
+                outln!("    options:")?;
                 for o in f.options {
                     let default = o
                         .default
@@ -202,11 +202,11 @@ pub fn list(args: TransportsArgs) -> Result<()> {
                         "      ",
                         &format!("{}={}  ", o.key, o.kind.metavar()),
                         &text,
-                    );
+                    )?;
                 }
             }
             Some(_) => {}
-            None if !t.options.is_empty() => print_wrapped("    ", "", &t.options),
+            None if !t.options.is_empty() => print_wrapped("    ", "", &t.options)?,
             None => {}
         }
     }
@@ -215,15 +215,16 @@ pub fn list(args: TransportsArgs) -> Result<()> {
 
 /// Prints `text` wrapped to [`WIDTH`] columns, each line indented by `indent`, the first
 /// one starting with `label` and the others aligned under its end.
-fn print_wrapped(indent: &str, label: &str, text: &str) {
+fn print_wrapped(indent: &str, label: &str, text: &str) -> Result<()> {
     let pad = " ".repeat(label.len());
     for (i, line) in wrap(text, WIDTH - indent.len() - label.len())
         .iter()
         .enumerate()
     {
         let head = if i == 0 { label } else { &pad };
-        println!("{indent}{head}{line}");
+        outln!("{indent}{head}{line}")?;
     }
+    Ok(())
 }
 
 /// Width of the `transports` listing.
@@ -456,7 +457,7 @@ pub fn bench(args: TransportBenchArgs) -> Result<()> {
             "rmem_max": caps.map(|c| c.0),
             "wmem_max": caps.map(|c| c.1),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
     let mut rows = vec![
@@ -490,7 +491,7 @@ pub fn bench(args: TransportBenchArgs) -> Result<()> {
     if args.verbose {
         rows.extend(sizing_rows(sizing.as_ref(), m.buffers));
     }
-    print!("{}", table(&["", ""], &rows));
+    out!("{}", table(&["", ""], &rows))?;
     Ok(())
 }
 

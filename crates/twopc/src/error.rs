@@ -22,6 +22,21 @@ pub enum Error {
         /// The peer's value.
         theirs: String,
     },
+    /// The peer protects its session (its first bytes are a protected-session hello) and
+    /// this side does not.
+    #[error(
+        "the peer runs a protected session (--psk-file or --key) but this side runs without \
+         protection (--insecure): give both parties the same protection"
+    )]
+    PeerProtected,
+    /// The peer closed the connection before sending any byte, in place of its session
+    /// header: what a party that protects its sessions does with one that does not.
+    #[error(
+        "the peer closed the connection without sending its session header: it refused this \
+         session, as a party that protects its session (--psk-file or --key) refuses one \
+         without protection (--insecure); give both parties the same protection"
+    )]
+    RefusedUnprotected,
     /// The peer sent something that is not what the protocol expects here.
     #[error("malformed {what} from the peer: {problem}")]
     Malformed {

@@ -113,7 +113,7 @@ impl<'c> Evaluator<'c> {
         wire.send(&header)?; // 1
         wire.send(&BaseOtPoint(&base_ot_point))?; // 2
         let ot_start = Instant::now();
-        let theirs: SessionHeader = wire.recv(())?; // 1
+        let theirs = wire.recv_header()?; // 1
         header.check_peer(&theirs)?;
         recv_garbler_labels(&mut wire, circuit, &mut *evaluate)?; // 3
         let mut receiver = extend_ot(&mut wire, receiver, &choices, ot_rows)?; // 4, 5

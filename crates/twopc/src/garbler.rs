@@ -217,7 +217,7 @@ pub(crate) fn exchange_headers<C: Channel>(
     ours: &SessionHeader,
 ) -> Result<(), Error> {
     wire.send(ours)?;
-    let theirs: SessionHeader = wire.recv(())?;
+    let theirs = wire.recv_header()?;
     ours.check_peer(&theirs)
 }
 

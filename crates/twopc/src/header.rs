@@ -18,6 +18,8 @@
 
 use transputation_circuits::{Circuit, Party};
 use transputation_garble::Scheme;
+use transputation_transport::secure::is_protected_hello;
+use transputation_transport::Error as TransportError;
 
 use crate::error::Error;
 use crate::options::OutputMode;
@@ -29,6 +31,28 @@ pub const PROTOCOL_VERSION: u16 = 3;
 pub const HEADER_LEN: usize = 72;
 
 const MAGIC: [u8; 8] = *b"TPUT2PC\0";
+
+/// The error of receiving the peer's session header, the first message of a session, made
+/// to name a difference in protection where it shows: a protected peer's first bytes are
+/// its handshake hello, read as an absurd message length; a protected peer that refuses
+/// this unprotected one closes the connection before sending anything, seen while
+/// receiving (`received`: bytes received so far). A party with protection sees the
+/// difference in its handshake.
+pub(crate) fn name_protection_mismatch(e: Error, received: u64) -> Error {
+    match e {
+        Error::Transport(TransportError::MessageTooLarge { len, .. })
+            if is_protected_hello(&len.to_be_bytes()) =>
+        {
+            Error::PeerProtected
+        }
+        // Receiving, not sending: a send that fails first may mean only that our bytes found
+        // the peer gone, not that it sent none.
+        Error::Transport(TransportError::Closed {
+            during: "receiving",
+        }) if received == 0 => Error::RefusedUnprotected,
+        e => e,
+    }
+}
 
 /// What one party states about the session it is about to run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -285,6 +309,34 @@ mod tests {
                 field: "protocol version",
                 ..
             })
+        ));
+    }
+
+    #[test]
+    fn a_difference_in_protection_is_named() {
+        let closed = |during| Error::Transport(TransportError::Closed { during });
+        let hello = u64::from_be_bytes(*b"TPSC\x04\x01\0\0");
+        let too_large = |len| Error::Transport(TransportError::MessageTooLarge { len, max: 1 });
+        assert!(matches!(
+            name_protection_mismatch(too_large(hello), 0),
+            Error::PeerProtected
+        ));
+        assert!(matches!(
+            name_protection_mismatch(too_large(1 << 40), 0),
+            Error::Transport(_)
+        ));
+        assert!(matches!(
+            name_protection_mismatch(closed("receiving"), 0),
+            Error::RefusedUnprotected
+        ));
+        // Something arrived, or our send found the peer gone: just closed.
+        assert!(matches!(
+            name_protection_mismatch(closed("receiving"), 8),
+            Error::Transport(_)
+        ));
+        assert!(matches!(
+            name_protection_mismatch(closed("sending"), 0),
+            Error::Transport(_)
         ));
     }
 }

@@ -9,6 +9,7 @@
 use transputation_transport::{ByteCounts, Channel, DEFAULT_MAX_MESSAGE};
 
 use crate::error::Error;
+use crate::header::{name_protection_mismatch, SessionHeader};
 use crate::messages::{check_length, Message};
 use crate::report::{ByteParts, Part};
 
@@ -65,6 +66,17 @@ impl<C: Channel> Wire<C> {
         recv_payload::<M, C>(ch, received, buf, cx)?;
         let buf: &'w Vec<u8> = buf;
         M::decode(buf, cx)
+    }
+
+    /// Receives the peer's session header (message 1), naming a difference in protection
+    /// where it shows (see [`name_protection_mismatch`]).
+    pub(crate) fn recv_header(&mut self) -> Result<SessionHeader, Error> {
+        let Wire {
+            ch, received, buf, ..
+        } = self;
+        recv_payload::<SessionHeader, C>(ch, received, buf, ())
+            .map_err(|e| name_protection_mismatch(e, ch.stats().received))?;
+        SessionHeader::decode(buf)
     }
 
     /// Receives the next message, which must be an `M`, into `buf` (replacing its contents,

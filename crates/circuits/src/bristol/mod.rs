@@ -12,9 +12,11 @@
 //!
 //! Parties and bit order: the first input group belongs to the garbler and every other group
 //! to the evaluator (change it with [`crate::Circuit::set_input_parties`], `--parties` on the
-//! command line). Old Bristol groups are [`BitOrder::MsbFirst`](crate::BitOrder::MsbFirst)
-//! and Bristol Fashion groups [`BitOrder::LsbFirst`](crate::BitOrder::LsbFirst), as the
-//! reference files use them (shared/circuits/README.md).
+//! command line). A group of 0 bits is absent (an old Bristol `512 0 256` header gives one
+//! group), so that a one-party circuit's group can be given to either party. Old Bristol
+//! groups are [`BitOrder::MsbFirst`](crate::BitOrder::MsbFirst) and Bristol Fashion groups
+//! [`BitOrder::LsbFirst`](crate::BitOrder::LsbFirst), as the reference files use them
+//! (shared/circuits/README.md).
 //!
 //! Writing converts: groups are reordered garbler first, and bit-reversed where the circuit's
 //! order differs from the format's, so that a circuit written and read back takes and gives

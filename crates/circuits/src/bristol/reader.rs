@@ -360,9 +360,12 @@ impl Body {
         }
 
         let order = h.format.bit_order();
+        // A group of 0 bits is absent (old Bristol files of one party say `512 0 N`), so
+        // that it needs no owner: `--parties evaluator` names the one real group.
         let inputs = h
             .inputs
             .iter()
+            .filter(|&&len| len > 0)
             .enumerate()
             .map(|(i, &len)| InputGroup {
                 party: if i == 0 {
@@ -629,6 +632,18 @@ mod tests {
             let (x, y) = (x == 1, y == 1);
             assert_eq!(c.eval_bits(&[x, y]), vec![!(x & y) ^ x]);
         }
+    }
+
+    #[test]
+    fn an_empty_input_group_is_absent() {
+        // One party's 2 bits and an empty second group: a single input group.
+        let c = read_str("1 3\n2 0 1\n\n2 1 0 1 2 AND\n").unwrap();
+        assert_eq!(c.inputs().len(), 1);
+        assert_eq!(c.inputs()[0].len, 2);
+        assert_eq!(c.inputs()[0].name, "input 1");
+        assert_eq!(c.eval_bits(&[true, true]), vec![true]);
+        let c = read_str("1 3\n0 2 1\n\n2 1 0 1 2 AND\n").unwrap();
+        assert_eq!(c.inputs().len(), 1);
     }
 
     #[test]

@@ -343,7 +343,8 @@ mod tests {
         assert_eq!(aes.inputs()[0].name, "key");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.txt");
-        std::fs::write(&path, "1 2\n1 0 1\n1 1 0 1 INV\n").unwrap();
+        // Two input groups of one bit each (a group of 0 bits would be absent).
+        std::fs::write(&path, "2 4\n1 1 1\n1 1 0 2 INV\n2 1 2 1 3 AND\n").unwrap();
         let c = load_with_parties(
             path.to_str().unwrap(),
             Some(&[Party::Evaluator, Party::Garbler]),

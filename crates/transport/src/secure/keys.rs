@@ -4,10 +4,23 @@
 //! # File format
 //!
 //! Every key file is text: lines starting with `#` are comments, and the one other
-//! non-empty line is the key as 64 hexadecimal digits (32 bytes). A private key file and a
-//! pre-shared key file are secrets: they are written with mode 0600 and refused when the
-//! group or others have any access to them. A public key file (`FILE.pub` next to the
-//! private key) may be shared freely; a public key may also be passed as its 64 hex digits.
+//! non-empty line is the key as 64 hexadecimal digits (32 bytes). The first line says what
+//! key the file holds, one of
+//!
+//! ```text
+//! # transputation pre-shared key
+//! # transputation static private key (X25519)
+//! # transputation static public key (X25519)
+//! ```
+//!
+//! (followed by more words on the same line), as `keygen` has always written it; a file
+//! of another kind than asked for (a pre-shared key as `--key`, a private key as
+//! `--psk-file` or `--peer-key`) is refused, naming both kinds, and so is a file without
+//! that line, with the `keygen` command that makes a proper one: the three kinds are all 64
+//! hex digits, so nothing else tells them apart. A private key file and a pre-shared key
+//! file are secrets: they are written with mode 0600 and refused when the group or others
+//! have any access to them. A public key file (`FILE.pub` next to the private key) may be
+//! shared freely; a public key may also be passed as its 64 hex digits.
 //!
 //! Secret bytes live in [`Zeroizing`] buffers, so they are overwritten when dropped, and no
 //! type here prints them: their `Debug` shows only that a secret is there.
@@ -30,6 +43,15 @@ const MAX_KEY_FILE: u64 = 4096;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum KeyError {
+    /// A key file to write exists already (keys are never overwritten).
+    #[error(
+        "{path} exists already, and a key file is never overwritten: remove it first, or \
+         choose another path"
+    )]
+    Exists {
+        /// The file.
+        path: PathBuf,
+    },
     /// The file could not be opened, read or written.
     #[error("{path}: {source}")]
     Io {
@@ -50,6 +72,18 @@ pub enum KeyError {
         /// Its permission bits.
         mode: u32,
     },
+    /// The file holds another kind of key than the one asked for.
+    #[error("{path} holds {found}, not {expected}: {hint}")]
+    WrongKind {
+        /// The file.
+        path: PathBuf,
+        /// The kind of key in it.
+        found: &'static str,
+        /// The kind of key asked for.
+        expected: &'static str,
+        /// What to do instead.
+        hint: &'static str,
+    },
     /// The file or argument is not a key in the expected format.
     #[error("{source_name}: {what}")]
     Format {
@@ -61,6 +95,74 @@ pub enum KeyError {
     /// The system's random number generator failed.
     #[error("the system's random number generator failed")]
     Random,
+}
+
+/// The kinds of key file, told apart by their first line (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum KeyKind {
+    Psk,
+    Private,
+    Public,
+}
+
+impl KeyKind {
+    const ALL: [KeyKind; 3] = [KeyKind::Psk, KeyKind::Private, KeyKind::Public];
+
+    /// The start of the first line of a file of this kind.
+    fn header(self) -> &'static str {
+        match self {
+            KeyKind::Psk => "# transputation pre-shared key",
+            KeyKind::Private => "# transputation static private key (X25519)",
+            KeyKind::Public => "# transputation static public key (X25519)",
+        }
+    }
+
+    /// The kind, with the flag that takes it.
+    fn name(self) -> &'static str {
+        match self {
+            KeyKind::Psk => "a pre-shared key (for --psk-file)",
+            KeyKind::Private => "a static private key (for --key)",
+            KeyKind::Public => "a static public key (for --peer-key)",
+        }
+    }
+
+    /// How to make a file of this kind.
+    fn how_to_make(self) -> &'static str {
+        match self {
+            KeyKind::Psk => "make one with `transputation keygen --psk --out FILE`",
+            KeyKind::Private => "make a key pair with `transputation keygen --out FILE`",
+            KeyKind::Public => "pass the FILE.pub that `transputation keygen --out FILE` wrote",
+        }
+    }
+
+    /// Checks that `text`, a key file's contents, starts with this kind's header.
+    fn check(self, text: &[u8], path: &Path) -> Result<(), KeyError> {
+        let first = text.split(|&b| b == b'\n').next().unwrap_or_default();
+        let first = String::from_utf8_lossy(first);
+        let first = first.trim();
+        match KeyKind::ALL
+            .into_iter()
+            .find(|k| first.starts_with(k.header()))
+        {
+            Some(k) if k == self => Ok(()),
+            Some(k) => Err(KeyError::WrongKind {
+                path: path.to_path_buf(),
+                found: k.name(),
+                expected: self.name(),
+                hint: self.how_to_make(),
+            }),
+            None => Err(KeyError::Format {
+                source_name: path.display().to_string(),
+                what: format!(
+                    "its first line must say what key it holds, `{}` for {} (a bare key \
+                     could be any kind); {}",
+                    self.header(),
+                    self.name(),
+                    self.how_to_make()
+                ),
+            }),
+        }
+    }
 }
 
 /// A 32-byte pre-shared key, known to both parties and no one else.
@@ -89,12 +191,12 @@ impl Psk {
 
     /// Reads a pre-shared key file, refusing one the group or others may access.
     pub fn read_file(path: &Path) -> Result<Self, KeyError> {
-        Ok(Psk(read_secret(path)?))
+        Ok(Psk(read_secret(path, KeyKind::Psk)?))
     }
 
     /// Writes the key to a new file with mode 0600 (an existing file is not overwritten).
     pub fn write_file(&self, path: &Path) -> Result<(), KeyError> {
-        write_secret(path, "transputation pre-shared key", &self.0)
+        write_secret(path, KeyKind::Psk, &self.0)
     }
 
     pub(crate) fn bytes(&self) -> &[u8; KEY_LEN] {
@@ -124,7 +226,7 @@ impl StaticKeypair {
     /// Reads a private key file (as `keygen` writes it), refusing one the group or others
     /// may access.
     pub fn read_file(path: &Path) -> Result<Self, KeyError> {
-        Ok(Self::from_private(read_secret(path)?))
+        Ok(Self::from_private(read_secret(path, KeyKind::Private)?))
     }
 
     /// Writes the private key to `path` (mode 0600, not overwriting) and the public key to
@@ -133,13 +235,10 @@ impl StaticKeypair {
         let mut pub_path = path.as_os_str().to_owned();
         pub_path.push(".pub");
         let pub_path = PathBuf::from(pub_path);
-        write_secret(
-            path,
-            "transputation static private key (X25519)",
-            &self.private,
-        )?;
+        write_secret(path, KeyKind::Private, &self.private)?;
         let text = format!(
-            "# transputation static public key (X25519): give it to the peer for --peer-key\n{}\n",
+            "{}: give it to the peer for --peer-key\n{}\n",
+            KeyKind::Public.header(),
             self.public
         );
         std::fs::write(&pub_path, text).map_err(|source| KeyError::Io {
@@ -195,6 +294,7 @@ impl PublicKey {
             });
         }
         let text = read_limited(path, false)?;
+        KeyKind::Public.check(&text, path)?;
         let mut k = [0u8; KEY_LEN];
         parse_key_text(&text, &mut k, path)?;
         Ok(PublicKey(k))
@@ -226,8 +326,9 @@ fn random_key() -> Result<Zeroizing<[u8; KEY_LEN]>, KeyError> {
 }
 
 /// Reads a secret key file after checking that only its owner may access it.
-fn read_secret(path: &Path) -> Result<Zeroizing<[u8; KEY_LEN]>, KeyError> {
+fn read_secret(path: &Path, kind: KeyKind) -> Result<Zeroizing<[u8; KEY_LEN]>, KeyError> {
     let text = read_limited(path, true)?;
+    kind.check(&text, path)?;
     let mut k = Zeroizing::new([0u8; KEY_LEN]);
     parse_key_text(&text, &mut k, path)?;
     Ok(k)
@@ -312,13 +413,13 @@ fn parse_hex(s: &str, out: &mut [u8; KEY_LEN], name: &str) -> Result<(), KeyErro
     Ok(())
 }
 
-/// Writes a secret key as a comment line and 64 hex digits to a new file with mode 0600.
-fn write_secret(path: &Path, what: &str, key: &[u8; KEY_LEN]) -> Result<(), KeyError> {
+/// Writes a secret key as its kind's header and 64 hex digits to a new file with mode 0600.
+fn write_secret(path: &Path, kind: KeyKind, key: &[u8; KEY_LEN]) -> Result<(), KeyError> {
     let io = |source| KeyError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let mut text = Zeroizing::new(format!("# {what}; keep it secret (mode 0600)\n"));
+    let mut text = Zeroizing::new(format!("{}; keep it secret (mode 0600)\n", kind.header()));
     for b in key {
         text.push_str(&format!("{b:02x}"));
     }
@@ -328,7 +429,12 @@ fn write_secret(path: &Path, what: &str, key: &[u8; KEY_LEN]) -> Result<(), KeyE
         .create_new(true)
         .mode(0o600)
         .open(path)
-        .map_err(io)?;
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => KeyError::Exists {
+                path: path.to_path_buf(),
+            },
+            _ => io(e),
+        })?;
     // The mode given to open is filtered by the umask, which never adds bits; set it
     // exactly anyway, in case the file system ignores the creation mode.
     f.set_permissions(std::fs::Permissions::from_mode(0o600))
@@ -363,7 +469,9 @@ mod tests {
             kp.public()
         );
         // Never overwrite.
-        assert!(matches!(kp.write_files(&path), Err(KeyError::Io { .. })));
+        let e = kp.write_files(&path).unwrap_err();
+        assert!(matches!(e, KeyError::Exists { .. }), "{e}");
+        assert!(e.to_string().contains("remove it"), "{e}");
         // Refused once others may read it, with the fix in the message.
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         let e = StaticKeypair::read_file(&path).unwrap_err().to_string();
@@ -402,6 +510,56 @@ mod tests {
         parse_key_text(format!("# c\n {}\n", "ab".repeat(32)).as_bytes(), &mut k, p).unwrap();
         assert_eq!(k, [0xab; KEY_LEN]);
         assert!(PublicKey::from_arg("/nonexistent/key.pub").is_err());
+    }
+
+    #[test]
+    fn a_key_file_of_another_kind_is_refused() {
+        let dir = std::env::temp_dir().join(format!("tp-key-kinds-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        let psk = dir.join("psk");
+        Psk::generate().unwrap().write_file(&psk).unwrap();
+        let private = dir.join("k");
+        let public = StaticKeypair::generate()
+            .unwrap()
+            .write_files(&private)
+            .unwrap();
+        let e = StaticKeypair::read_file(&psk).unwrap_err().to_string();
+        assert!(
+            e.contains("holds a pre-shared key") && e.contains("--key"),
+            "{e}"
+        );
+        let e = Psk::read_file(&private).unwrap_err().to_string();
+        assert!(
+            e.contains("holds a static private key") && e.contains("keygen --psk"),
+            "{e}"
+        );
+        let e = PublicKey::from_arg(private.to_str().unwrap()).unwrap_err();
+        assert!(matches!(e, KeyError::WrongKind { .. }), "{e}");
+        let e = Psk::read_file(&public).unwrap_err();
+        assert!(matches!(
+            e,
+            KeyError::Permissions { .. } | KeyError::WrongKind { .. }
+        ));
+        // A bare key says nothing of its kind: refused, with the way to make a proper one.
+        let bare = dir.join("bare");
+        write_bare(&bare, &"ab".repeat(32));
+        let e = Psk::read_file(&bare).unwrap_err().to_string();
+        assert!(
+            e.contains("# transputation pre-shared key") && e.contains("keygen"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn write_bare(path: &Path, text: &str) {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
     }
 
     #[test]

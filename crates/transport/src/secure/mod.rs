@@ -47,6 +47,9 @@
 //! The responder checks the hello (a peer without protection, one of another version or
 //! another pattern is told apart in the error) and Noise message 1, and sends nothing at
 //! all if either fails: a peer that cannot prove the expected key gets no byte from it.
+//! A party without protection tells the mismatch from the other side: a peer's first
+//! bytes that are a hello ([`is_protected_hello`]), or a peer that closes the connection
+//! before sending anything (see `transputation-2pc`'s session header).
 //! Handshake messages longer than 256 bytes are refused unread.
 //! Version 4 seals records with AEGIS-128X4; version 3 used AEGIS-128L, version 2
 //! AES-128-GCM, and version 1 also allowed only 256 KiB records. They are told apart in the
@@ -527,8 +530,23 @@ fn read_peer_message(hs: &mut HandshakeState, msg: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Whether `first_bytes`, the first bytes a peer sent, start with the hello of a protected
+/// session: how a party without protection tells that its peer protects its session.
+pub fn is_protected_hello(first_bytes: &[u8]) -> bool {
+    first_bytes.starts_with(MAGIC)
+}
+
 fn check_hello(hello: &[u8; 8], creds: &Credentials, what: &str) -> Result<()> {
     let fail = |what: String| Err(Error::Handshake { what });
+    if hello[..6] == [0; 6] {
+        // A small big-endian length: a framed message, as a party without protection
+        // opens its session with (its session header).
+        return fail(format!(
+            "the peer runs without protection (--insecure) but this side protects its \
+             session (--psk-file or --key): the peer's {what} is a plain message, not a \
+             protected-session hello; give both parties the same protection"
+        ));
+    }
     if &hello[..4] != MAGIC {
         return fail(format!(
             "the peer's {what} is no protected-session hello: it does not protect its \

@@ -292,7 +292,7 @@ impl UdtListener {
             .map_err(|f| f.io("configuring a UDT socket"))?;
         // SAFETY: `ip` is a live 16-byte array; the other arguments are integers.
         call(|e| unsafe { ffi::tp_udt_bind(socket.id, family, ip.as_ptr(), addr.port(), e) })
-            .map_err(|f| f.io("binding the UDT server socket"))?;
+            .map_err(|f| bind_failure(f, addr))?;
         // SAFETY: integer arguments and a valid error record pointer.
         call(|e| unsafe { ffi::tp_udt_listen(socket.id, BACKLOG, e) })
             .map_err(|f| f.io("listening on the UDT server socket"))?;
@@ -342,6 +342,25 @@ impl UdtListener {
             }
         }
     }
+}
+
+/// UDT's error 1003, "unable to create/configure UDP socket".
+const UDT_SOCKET_FAILURE: c_int = 1003;
+
+/// The error of a failed bind. UDT reports every failure of its UDP socket, a port in use
+/// included, as error 1003 without the system's error; binding a UDP socket to the same
+/// address here recovers it (`Address already in use`).
+fn bind_failure(f: Failure, addr: SocketAddr) -> Error {
+    const DURING: &str = "binding the UDT server socket";
+    if f.code == UDT_SOCKET_FAILURE {
+        if let Err(source) = std::net::UdpSocket::bind(addr) {
+            return Error::Io {
+                during: DURING,
+                source,
+            };
+        }
+    }
+    f.io(DURING)
 }
 
 /// Connects to a `udt` server, retrying as [`Config`] says.
