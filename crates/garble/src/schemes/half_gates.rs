@@ -30,8 +30,13 @@ use transputation_core::prg::Prg;
 use transputation_core::Block;
 
 use super::fused;
-use super::waves::{pack_slots, unpack_slots, OpKind, Schedule, PACKED_SLOTS, REUSE_SLOTS};
-use super::{wire_table, EvalError, Evaluate, Garble, HALF_GATES_AND_BYTES};
+use super::interface::{EvalError, Evaluate, Garble};
+use super::waves::{
+    pack_slots, unpack_slots, wire_table, OpKind, Schedule, PACKED_SLOTS, REUSE_SLOTS,
+};
+
+/// Bytes of an AND gate's table in the half-gates schemes.
+pub(crate) const HALF_GATES_AND_BYTES: usize = 32;
 
 /// The hash of a half-gates scheme: `H(X, t)` for many `(X, t)` at once.
 pub trait HalfGateHash: Send + Sync {

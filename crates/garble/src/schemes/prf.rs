@@ -32,8 +32,8 @@ use transputation_core::prg::Prg;
 use transputation_core::Block;
 
 use super::fused::{prf_garble_gates, set_nibble, PrfOp};
-use super::waves::{OpKind, Schedule, Window, REUSE_SLOTS, WINDOW};
-use super::{wire_table, EvalError, Evaluate, Garble};
+use super::interface::{EvalError, Evaluate, Garble};
+use super::waves::{wire_table, OpKind, Schedule, Window, REUSE_SLOTS, WINDOW};
 
 /// Bytes of an AND gate's ciphertexts.
 const AND_BYTES: usize = 32;
