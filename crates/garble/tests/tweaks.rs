@@ -1,7 +1,7 @@
 //! Tweak uniqueness of the half-gates schemes (docs/garbling.md §3.4, §7.6, §7.7): the hash
 //! is wrapped in a recorder, a whole circuit is garbled and evaluated, and every
 //! `(X, tweak)` query is checked. (`prf`'s `(key, blk)` pairs are checked by a unit test in
-//! `src/schemes/prf.rs`, through a test-only hook.)
+//! `src/schemes/prf/tests.rs`, through a test-only hook.)
 
 mod common;
 

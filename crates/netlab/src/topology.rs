@@ -92,95 +92,14 @@ impl Topology {
                 stale.join(", ")
             );
         }
-        let backend: Box<dyn Backend> = match opts.emulator {
-            EmulatorKind::Netem => {
-                netem::available().map_err(|why| Error::Unavailable {
-                    kind: EmulatorKind::Netem,
-                    why,
-                })?;
-                Box::new(netem::Netem)
-            }
-            EmulatorKind::Emu => {
-                emu::available().map_err(|why| Error::Unavailable {
-                    kind: EmulatorKind::Emu,
-                    why,
-                })?;
-                Box::new(emu::Emu)
-            }
-            EmulatorKind::Auto => match netem::available() {
-                Ok(()) => Box::new(netem::Netem),
-                Err(no_netem) => {
-                    emu::available().map_err(|why| Error::Unavailable {
-                        kind: EmulatorKind::Auto,
-                        why: format!("no netem ({no_netem}) and no emu ({why})"),
-                    })?;
-                    Box::new(emu::Emu)
-                }
-            },
-        };
-
-        let mut applied = spec.clone();
-        let mut cap = None;
-        let limits = [backend.max_rate_bps(), opts.max_rate_bps];
-        if let Some(max) = limits.iter().flatten().min().copied() {
-            let (c, capped) = spec.capped(max);
-            if capped {
-                cap = Some(format!(
-                    "rate capped to {} ({})",
-                    crate::spec::fmt_rate(max),
-                    if backend.max_rate_bps() == Some(max) {
-                        format!("what the {} emulator carries", backend.name())
-                    } else {
-                        "the caller's limit".to_string()
-                    }
-                ));
-                applied = c;
-            }
-        }
+        let backend = choose_backend(opts.emulator)?;
+        let (applied, cap) = cap_rate(spec, backend.as_ref(), opts.max_rate_bps);
 
         let id = ns::next_id();
-        let name = |role: &str| format!("{}{id}-{role}", ns::PREFIX);
-        let (a, b) = (name("a"), name("b"));
-        let r = if backend.needs_router() {
-            name("r")
-        } else {
-            String::new()
-        };
+        // Deletes what was created if a later step fails.
         let mut guard = Guard(Vec::new());
-        for n in [&a, &b, &r] {
-            if n.is_empty() {
-                continue;
-            }
-            ns::add(n)?;
-            guard.0.push(n.clone());
-            ns::ip(&["-n", n, "link", "set", "lo", "up"])?;
-            // Keep the links quiet: no IPv6 autoconfiguration chatter through the emulator.
-            let _ = ns::sysctl(n, "net/ipv6/conf/all/disable_ipv6", "1");
-            let _ = ns::sysctl(n, "net/ipv6/conf/default/disable_ipv6", "1");
-        }
-
-        // Twice the BDP plus the queue, at least 32 MiB (the kernel's default is 4-6 MiB).
-        let queue = [applied.a_to_b, applied.b_to_a]
-            .iter()
-            .filter_map(|d| d.queue_bytes())
-            .max()
-            .unwrap_or(0);
-        let max = (2 * applied.bdp_bytes() + queue).clamp(32 << 20, 1 << 30);
-        let mut core_raised = true;
-        for n in [&a, &b] {
-            for key in ["net/ipv4/tcp_rmem", "net/ipv4/tcp_wmem"] {
-                let default = if key.ends_with("rmem") { 131072 } else { 16384 };
-                if !ns::sysctl(n, key, &format!("4096 {default} {max}"))? {
-                    return Err(Error::Io {
-                        context: format!("setting {key} in {n}"),
-                        source: std::io::Error::other("the sysctl is missing or read-only"),
-                    });
-                }
-            }
-            for key in ["net/core/rmem_max", "net/core/wmem_max"] {
-                core_raised &= ns::sysctl(n, key, &max.to_string())?;
-            }
-        }
+        let [a, b, r] = add_namespaces(&id, backend.needs_router(), &mut guard)?;
+        let (max, core_raised) = raise_tcp_buffers([&a, &b], &applied)?;
         let host_cc = host_cc::apply([&a, &b], &opts.host_cc)?;
 
         let wiring = Wiring {
@@ -257,6 +176,114 @@ impl Drop for Topology {
             ns::delete(n);
         }
     }
+}
+
+/// The emulator `kind` asks for, if it works here; `Auto` takes netem where it works, else
+/// emu.
+fn choose_backend(kind: EmulatorKind) -> Result<Box<dyn Backend>, Error> {
+    Ok(match kind {
+        EmulatorKind::Netem => {
+            netem::available().map_err(|why| Error::Unavailable {
+                kind: EmulatorKind::Netem,
+                why,
+            })?;
+            Box::new(netem::Netem)
+        }
+        EmulatorKind::Emu => {
+            emu::available().map_err(|why| Error::Unavailable {
+                kind: EmulatorKind::Emu,
+                why,
+            })?;
+            Box::new(emu::Emu)
+        }
+        EmulatorKind::Auto => match netem::available() {
+            Ok(()) => Box::new(netem::Netem),
+            Err(no_netem) => {
+                emu::available().map_err(|why| Error::Unavailable {
+                    kind: EmulatorKind::Auto,
+                    why: format!("no netem ({no_netem}) and no emu ({why})"),
+                })?;
+                Box::new(emu::Emu)
+            }
+        },
+    })
+}
+
+/// The link to emulate: `spec` with its rates capped to the lower of what `backend` carries
+/// and the caller's limit `max_rate_bps`, and why, if that changed it.
+fn cap_rate(
+    spec: &LinkSpec,
+    backend: &dyn Backend,
+    max_rate_bps: Option<u64>,
+) -> (LinkSpec, Option<String>) {
+    let mut applied = spec.clone();
+    let mut cap = None;
+    let limits = [backend.max_rate_bps(), max_rate_bps];
+    if let Some(max) = limits.iter().flatten().min().copied() {
+        let (c, capped) = spec.capped(max);
+        if capped {
+            cap = Some(format!(
+                "rate capped to {} ({})",
+                crate::spec::fmt_rate(max),
+                if backend.max_rate_bps() == Some(max) {
+                    format!("what the {} emulator carries", backend.name())
+                } else {
+                    "the caller's limit".to_string()
+                }
+            ));
+            applied = c;
+        }
+    }
+    (applied, cap)
+}
+
+/// Creates the namespaces of topology `id`, loopback up and IPv6 off: A's, B's and, if the
+/// backend needs one, the router's (else its name is empty). Each is added to `guard` as
+/// soon as it exists.
+fn add_namespaces(id: &str, router: bool, guard: &mut Guard) -> Result<[String; 3], Error> {
+    let name = |role: &str| format!("{}{id}-{role}", ns::PREFIX);
+    let (a, b) = (name("a"), name("b"));
+    let r = if router { name("r") } else { String::new() };
+    for n in [&a, &b, &r] {
+        if n.is_empty() {
+            continue;
+        }
+        ns::add(n)?;
+        guard.0.push(n.clone());
+        ns::ip(&["-n", n, "link", "set", "lo", "up"])?;
+        // Keep the links quiet: no IPv6 autoconfiguration chatter through the emulator.
+        let _ = ns::sysctl(n, "net/ipv6/conf/all/disable_ipv6", "1");
+        let _ = ns::sysctl(n, "net/ipv6/conf/default/disable_ipv6", "1");
+    }
+    Ok([a, b, r])
+}
+
+/// Raises the TCP buffer maximum in the parties' namespaces for the link `applied`; returns
+/// it, and whether `net.core.rmem_max`/`wmem_max` could be raised too.
+fn raise_tcp_buffers(parties: [&str; 2], applied: &LinkSpec) -> Result<(u64, bool), Error> {
+    // Twice the BDP plus the queue, at least 32 MiB (the kernel's default is 4-6 MiB).
+    let queue = [applied.a_to_b, applied.b_to_a]
+        .iter()
+        .filter_map(|d| d.queue_bytes())
+        .max()
+        .unwrap_or(0);
+    let max = (2 * applied.bdp_bytes() + queue).clamp(32 << 20, 1 << 30);
+    let mut core_raised = true;
+    for n in parties {
+        for key in ["net/ipv4/tcp_rmem", "net/ipv4/tcp_wmem"] {
+            let default = if key.ends_with("rmem") { 131072 } else { 16384 };
+            if !ns::sysctl(n, key, &format!("4096 {default} {max}"))? {
+                return Err(Error::Io {
+                    context: format!("setting {key} in {n}"),
+                    source: std::io::Error::other("the sysctl is missing or read-only"),
+                });
+            }
+        }
+        for key in ["net/core/rmem_max", "net/core/wmem_max"] {
+            core_raised &= ns::sysctl(n, key, &max.to_string())?;
+        }
+    }
+    Ok((max, core_raised))
 }
 
 /// A /29 in 10.64.0.0/10 that overlaps no route of this (the host's) namespace, starting

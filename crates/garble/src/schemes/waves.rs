@@ -37,6 +37,8 @@ use std::ops::Range;
 
 use transputation_circuits::{Circuit, Gate, WireId};
 
+use super::interface::EvalError;
+
 /// Gates per window.
 pub(crate) const WINDOW: usize = 8192;
 
@@ -307,9 +309,9 @@ impl Schedule {
         window: usize,
         used: usize,
         len: usize,
-    ) -> Result<usize, super::EvalError> {
+    ) -> Result<usize, EvalError> {
         if window == self.windows.len() && used < len {
-            return Err(super::EvalError::TrailingBytes { extra: len - used });
+            return Err(EvalError::TrailingBytes { extra: len - used });
         }
         Ok(used)
     }
@@ -444,6 +446,16 @@ fn slots_plus(slots: u32, more: u32) -> u32 {
         .checked_add(more)
         .filter(|&n| n <= Op::MAX_SLOTS)
         .expect("at most 2^29 label slots")
+}
+
+/// A per-wire table of `n` entries, every page written now. `vec![0; n]` would map
+/// zero pages lazily and fault on first write, in the middle of garbling; touching the
+/// memory here moves that cost to set-up, where a session pays it before the network is
+/// involved.
+pub(crate) fn wire_table<T: Copy>(n: usize, fill: T) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, fill);
+    v
 }
 
 #[cfg(test)]

@@ -1,0 +1,147 @@
+//! The half-gates evaluator: each window's AND gates hashed and evaluated in batches from
+//! its bytes (in one pass by the fused kernels where the hash has them), its free gates as
+//! XORs of labels.
+
+use std::ops::Range;
+
+use transputation_circuits::{Circuit, WireId};
+
+use transputation_core::Block;
+
+use crate::schemes::fused;
+use crate::schemes::interface::{EvalError, Evaluate};
+use crate::schemes::waves::{wire_table, Schedule};
+
+use super::gates::eval_and;
+use super::hash::{HalfGateHash, HASH_CHUNK};
+use super::program::{schedule, xor_gates, xor_gates_packed, Packed};
+
+/// AND gates per evaluator chunk (two hashes each).
+const EVAL_CHUNK: usize = HASH_CHUNK / 2;
+
+/// The half-gates evaluator over any [`HalfGateHash`].
+pub struct HalfGatesEvaluator<'c, H> {
+    circuit: &'c Circuit,
+    hash: H,
+    /// The label in every slot.
+    pub(super) labels: Vec<Block>,
+    schedule: Schedule,
+    pub(super) packed: Packed,
+    next_window: usize,
+    /// Per AND gate of a chunk: the input labels `[a, b]`, the AND index, the two hashes.
+    inputs: Vec<[Block; 2]>,
+    and_index: Vec<u32>,
+    hashes: Vec<[Block; 2]>,
+}
+
+impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
+    /// An evaluator holding one label per input wire.
+    pub fn new(circuit: &'c Circuit, hash: H, inputs: &[Block]) -> Self {
+        assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
+        let (schedule, _constant) = schedule(circuit);
+        let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
+        labels[schedule.input_slots(inputs.len())].copy_from_slice(inputs);
+        HalfGatesEvaluator {
+            circuit,
+            hash,
+            labels,
+            packed: Packed::new(&schedule),
+            schedule,
+            next_window: 0,
+            inputs: vec![[Block::ZERO; 2]; EVAL_CHUNK],
+            and_index: vec![0; EVAL_CHUNK],
+            hashes: vec![[Block::ZERO; 2]; EVAL_CHUNK],
+        }
+    }
+
+    /// Evaluates the AND gates `ops[range]` from their window's bytes: in one pass where
+    /// the hash has a fused kernel, else a chunk at a time.
+    fn and_batch(&mut self, k: usize, range: Range<usize>, window: &[u8]) {
+        if let (Some(aes), Some(ands)) =
+            (self.hash.tccr_aes(), self.packed.ands(k, self.next_window))
+        {
+            if fused::eval_and_gates(aes, &mut self.labels, ands, window) {
+                return;
+            }
+        }
+        for start in range.clone().step_by(EVAL_CHUNK) {
+            self.and_chunk(start..(start + EVAL_CHUNK).min(range.end), window);
+        }
+    }
+
+    fn and_chunk(&mut self, range: Range<usize>, window: &[u8]) {
+        let ops = &self.schedule.ops[range.clone()];
+        let offsets = &self.schedule.offset[range];
+        let n = ops.len();
+        let (inputs, and_index) = (&mut self.inputs[..n], &mut self.and_index[..n]);
+        for ((op, ab), i) in ops.iter().zip(inputs.iter_mut()).zip(and_index.iter_mut()) {
+            *ab = [self.labels[op.a as usize], self.labels[op.b as usize]];
+            *i = op.aux;
+        }
+        let hashes = &mut self.hashes[..n];
+        self.hash.hash_eval_gates(inputs, and_index, hashes);
+        for (((op, &pos), &[ha, hb]), &[a, b]) in ops
+            .iter()
+            .zip(offsets)
+            .zip(hashes.iter())
+            .zip(inputs.iter())
+        {
+            let pos = pos as usize;
+            let table: &[u8; 32] = window[pos..pos + 32].try_into().expect("32 bytes");
+            let (tg, te) = (Block::read(&table[..16]), Block::read(&table[16..]));
+            self.labels[op.out() as usize] = eval_and(a, b, ha, hb, tg, te);
+        }
+    }
+
+    fn free_gates(&mut self, k: usize, range: Range<usize>) {
+        // INV(a) is a ⊕ 0 = a for the evaluator: the constant slot stays 0.
+        match self.packed.xors(k) {
+            Some(ops) => xor_gates_packed(&mut self.labels, ops),
+            None => xor_gates(&mut self.labels, &self.schedule.ops[range]),
+        }
+    }
+}
+
+impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
+    fn input_labels_mut(&mut self, first: WireId, len: usize) -> &mut [Block] {
+        assert_eq!(
+            self.next_window, 0,
+            "input labels are set before evaluation"
+        );
+        let first = first as usize;
+        let end = first + len;
+        assert!(
+            end <= self.circuit.n_inputs(),
+            "wires {first}..{end} are not all inputs"
+        );
+        &mut self.labels[self.schedule.input_slots(end)][first..]
+    }
+
+    fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {
+        let mut used = 0;
+        while let Some(window) = self.schedule.windows.get(self.next_window).cloned() {
+            if bytes.len() - used < window.bytes {
+                break;
+            }
+            let tables = &bytes[used..used + window.bytes];
+            for k in window.waves {
+                let (crypto, free) = self.schedule.wave(k);
+                self.and_batch(k, crypto, tables);
+                self.free_gates(k, free);
+            }
+            used += window.bytes;
+            self.next_window += 1;
+        }
+        self.schedule
+            .check_trailing(self.next_window, used, bytes.len())
+    }
+
+    fn gates_done(&self) -> usize {
+        self.schedule.gates_before(self.next_window)
+    }
+
+    fn output_labels(&self) -> Result<Vec<Block>, EvalError> {
+        self.check_done(self.circuit)?;
+        Ok(self.schedule.outputs_of(&self.labels))
+    }
+}

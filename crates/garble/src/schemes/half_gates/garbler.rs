@@ -1,0 +1,167 @@
+//! The half-gates garbler: a fresh `Δ` and input labels, and each wave's AND gates hashed
+//! and garbled in batches (in one pass by the fused kernels where the hash has them), its
+//! free gates as XORs of 0-labels.
+
+use std::marker::PhantomData;
+use std::ops::Range;
+
+use transputation_circuits::{Circuit, WireId};
+
+use transputation_core::prg::Prg;
+use transputation_core::Block;
+
+use crate::schemes::fused;
+use crate::schemes::interface::Garble;
+use crate::schemes::waves::{wire_table, Schedule, REUSE_SLOTS};
+
+use super::gates::garble_and;
+use super::hash::{HalfGateHash, HASH_CHUNK};
+use super::program::{schedule, xor_gates, xor_gates_packed, Packed};
+
+/// AND gates per garbler chunk (four hashes each).
+const GARBLE_CHUNK: usize = HASH_CHUNK / 4;
+
+/// The half-gates garbler over any [`HalfGateHash`]. It borrows the circuit for as long as it
+/// garbles, though it only reads it while planning.
+pub struct HalfGatesGarbler<'c, H> {
+    circuit: PhantomData<&'c Circuit>,
+    hash: H,
+    pub(super) delta: Block,
+    /// The 0-label in every slot (input wire `i` is slot `i`).
+    pub(super) zero: Vec<Block>,
+    schedule: Schedule,
+    pub(super) packed: Packed,
+    next_window: usize,
+    /// Per AND gate of a chunk: the 0-labels `[a0, b0]`, the AND index, the four hashes.
+    inputs: Vec<[Block; 2]>,
+    and_index: Vec<u32>,
+    hashes: Vec<[Block; 4]>,
+}
+
+impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
+    /// A garbler with fresh `Δ` and input labels from `prg`.
+    pub fn new(circuit: &'c Circuit, hash: H, prg: &mut Prg) -> Self {
+        let delta = prg.block().with_lsb(true);
+        let (schedule, constant) = schedule(circuit);
+        let mut zero = wire_table(schedule.slots as usize, Block::ZERO);
+        prg.fill_blocks(&mut zero[schedule.input_slots(circuit.n_inputs())]);
+        // INV(a) is a ⊕ Δ for the garbler.
+        zero[constant] = delta;
+        HalfGatesGarbler {
+            circuit: PhantomData,
+            hash,
+            delta,
+            zero,
+            packed: Packed::new(&schedule),
+            schedule,
+            next_window: 0,
+            inputs: vec![[Block::ZERO; 2]; GARBLE_CHUNK],
+            and_index: vec![0; GARBLE_CHUNK],
+            hashes: vec![[Block::ZERO; 4]; GARBLE_CHUNK],
+        }
+    }
+
+    /// The global offset `Δ` (for correlated OT and tests).
+    pub fn delta(&self) -> Block {
+        self.delta
+    }
+
+    /// Garbles the AND gates `ops[range]` into their window's bytes: in one pass where the
+    /// hash has a fused kernel, else a chunk at a time.
+    fn and_batch(&mut self, k: usize, range: Range<usize>, window: &mut [u8]) {
+        if let (Some(aes), Some(ands)) =
+            (self.hash.tccr_aes(), self.packed.ands(k, self.next_window))
+        {
+            if fused::garble_and_gates(aes, self.delta, &mut self.zero, ands, window) {
+                return;
+            }
+        }
+        for start in range.clone().step_by(GARBLE_CHUNK) {
+            self.and_chunk(start..(start + GARBLE_CHUNK).min(range.end), window);
+        }
+    }
+
+    fn and_chunk(&mut self, range: Range<usize>, window: &mut [u8]) {
+        let ops = &self.schedule.ops[range.clone()];
+        let offsets = &self.schedule.offset[range];
+        let n = ops.len();
+        let (inputs, and_index) = (&mut self.inputs[..n], &mut self.and_index[..n]);
+        for ((op, ab), i) in ops.iter().zip(inputs.iter_mut()).zip(and_index.iter_mut()) {
+            *ab = [self.zero[op.a as usize], self.zero[op.b as usize]];
+            *i = op.aux;
+        }
+        let hashes = &mut self.hashes[..n];
+        self.hash
+            .hash_and_gates(self.delta, inputs, and_index, hashes);
+        for (((op, &pos), &h), &[a0, b0]) in ops
+            .iter()
+            .zip(offsets)
+            .zip(hashes.iter())
+            .zip(inputs.iter())
+        {
+            let (tg, te, c0) = garble_and(a0, b0, self.delta, h);
+            let pos = pos as usize;
+            let table: &mut [u8; 32] = (&mut window[pos..pos + 32]).try_into().expect("32 bytes");
+            table[..16].copy_from_slice(&tg.to_bytes());
+            table[16..].copy_from_slice(&te.to_bytes());
+            self.zero[op.out() as usize] = c0;
+        }
+    }
+
+    fn free_gates(&mut self, k: usize, range: Range<usize>) {
+        match self.packed.xors(k) {
+            Some(ops) => xor_gates_packed(&mut self.zero, ops),
+            None => xor_gates(&mut self.zero, &self.schedule.ops[range]),
+        }
+    }
+}
+
+impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
+    fn input_labels(&self, wire: WireId) -> [Block; 2] {
+        // The interface's contract (labels read before garbling), which leaves the
+        // schedule free to reuse input slots.
+        assert!(
+            self.next_window == 0 || !REUSE_SLOTS,
+            "input labels are read before garbling"
+        );
+        let w0 = self.zero[self.schedule.input_slot(wire)];
+        [w0, w0 ^ self.delta]
+    }
+
+    fn global_offset(&self) -> Option<Block> {
+        Some(self.delta)
+    }
+
+    fn garble_at(&mut self, out: &mut Vec<u8>, at: usize, target: usize) -> (usize, bool) {
+        assert!(at <= out.len(), "tables are written from within the buffer");
+        let mut end = at;
+        // At least one window with tables per call (a `target` of 0 still makes progress).
+        while self.next_window < self.schedule.windows.len() && (end == at || end - at < target) {
+            let window = self.schedule.windows[self.next_window].clone();
+            let base = end;
+            end += window.bytes;
+            // Every byte of the window is written below (32 per AND gate, at the offsets of
+            // the schedule), so old contents need no zeroing; only growth is zeroed.
+            if out.len() < end {
+                out.resize(end, 0);
+            }
+            for k in window.waves {
+                let (crypto, free) = self.schedule.wave(k);
+                self.and_batch(k, crypto, &mut out[base..end]);
+                self.free_gates(k, free);
+            }
+            self.next_window += 1;
+        }
+        (end, self.next_window < self.schedule.windows.len())
+    }
+
+    fn decoding(&self) -> Vec<bool> {
+        assert_eq!(
+            self.next_window,
+            self.schedule.windows.len(),
+            "garbling finished"
+        );
+        let zero = self.schedule.outputs_of(&self.zero);
+        zero.iter().map(|w| w.lsb()).collect()
+    }
+}

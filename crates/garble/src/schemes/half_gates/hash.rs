@@ -1,0 +1,237 @@
+//! The hashes of the half-gates schemes behind one trait, [`HalfGateHash`]: [`Tccr`]
+//! (`ideal`) and [`LabelKeyed`] (`circular`), each hashing many AND gates' inputs per call,
+//! and the tweaks an AND gate hashes under.
+
+use transputation_core::aes::{encrypt_under_keys, Backend, FixedKeyAes};
+use transputation_core::Block;
+
+use crate::schemes::fused;
+
+/// The hash of a half-gates scheme: `H(X, t)` for many `(X, t)` at once.
+pub trait HalfGateHash: Send + Sync {
+    /// Writes `H(xs[i], tweaks[i])` to `out[i]`.
+    fn hash(&self, xs: &[Block], tweaks: &[u64], out: &mut [Block]);
+
+    /// The garbler's four hashes of each AND gate: for 0-labels `[a0, b0] = inputs[i]` and
+    /// AND index `n = and_index[i]` with tweaks `(j, j') = (2n + 1, 2n + 2)`, `out[i]` is
+    /// `[H(a0, j), H(a0 ⊕ Δ, j), H(b0, j'), H(b0 ⊕ Δ, j')]`. The default stages the inputs
+    /// and tweaks for [`HalfGateHash::hash`]; a hash may make them on the fly.
+    fn hash_and_gates(
+        &self,
+        delta: Block,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 4]],
+    ) {
+        stage_and_gates(self, delta, inputs, and_index, out);
+    }
+
+    /// The evaluator's two hashes of each AND gate: for labels `[a, b] = inputs[i]` and AND
+    /// index `and_index[i]`, `out[i] = [H(a, j), H(b, j')]`. The default stages the tweaks
+    /// for [`HalfGateHash::hash`].
+    fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
+        stage_eval_gates(self, inputs, and_index, out);
+    }
+
+    /// The fixed-key AES of [`Tccr`], whose garbler and evaluator have fused kernels
+    /// (reading labels, hashing and writing tables and labels in one pass); `None` for
+    /// every other hash.
+    #[doc(hidden)]
+    fn tccr_aes(&self) -> Option<&FixedKeyAes> {
+        None
+    }
+}
+
+/// [`HalfGateHash::hash_and_gates`] by staging the inputs and tweaks for
+/// [`HalfGateHash::hash`].
+fn stage_and_gates<H: HalfGateHash + ?Sized>(
+    hash: &H,
+    delta: Block,
+    inputs: &[[Block; 2]],
+    and_index: &[u32],
+    out: &mut [[Block; 4]],
+) {
+    const GATES: usize = HASH_CHUNK / 4;
+    let (mut xs, mut tweaks) = ([[Block::ZERO; 4]; GATES], [[0u64; 4]; GATES]);
+    for ((inputs, and_index), out) in inputs
+        .chunks(GATES)
+        .zip(and_index.chunks(GATES))
+        .zip(out.chunks_mut(GATES))
+    {
+        let n = inputs.len();
+        for ((x, t), (&[a0, b0], &i)) in xs
+            .iter_mut()
+            .zip(tweaks.iter_mut())
+            .zip(inputs.iter().zip(and_index))
+        {
+            let (j, j2) = tweaks_of(i);
+            *x = [a0, a0 ^ delta, b0, b0 ^ delta];
+            *t = [j, j, j2, j2];
+        }
+        hash.hash(
+            xs[..n].as_flattened(),
+            tweaks[..n].as_flattened(),
+            out.as_flattened_mut(),
+        );
+    }
+}
+
+/// [`HalfGateHash::hash_eval_gates`] by staging the tweaks for [`HalfGateHash::hash`].
+fn stage_eval_gates<H: HalfGateHash + ?Sized>(
+    hash: &H,
+    inputs: &[[Block; 2]],
+    and_index: &[u32],
+    out: &mut [[Block; 2]],
+) {
+    const GATES: usize = HASH_CHUNK / 2;
+    let mut tweaks = [[0u64; 2]; GATES];
+    for ((inputs, and_index), out) in inputs
+        .chunks(GATES)
+        .zip(and_index.chunks(GATES))
+        .zip(out.chunks_mut(GATES))
+    {
+        let tweaks = &mut tweaks[..inputs.len()];
+        for (t, &i) in tweaks.iter_mut().zip(and_index) {
+            let (j, j2) = tweaks_of(i);
+            *t = [j, j2];
+        }
+        hash.hash(
+            inputs.as_flattened(),
+            tweaks.as_flattened(),
+            out.as_flattened_mut(),
+        );
+    }
+}
+
+/// GKWY20's TCCR hash with fixed-key AES; see the module documentation.
+pub struct Tccr {
+    pi: FixedKeyAes,
+}
+
+impl Tccr {
+    /// The fixed public key, `45 2a` repeated (mpz's, docs/garbling.md §5.1).
+    pub const KEY: Block = Block::from_bytes([
+        0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45,
+        0x2a,
+    ]);
+
+    /// The hash on the given AES backend.
+    pub fn new(backend: Backend) -> Tccr {
+        Tccr {
+            pi: FixedKeyAes::with_backend(Tccr::KEY, backend),
+        }
+    }
+}
+
+impl HalfGateHash for Tccr {
+    fn hash(&self, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
+        // u = π(X); out = π(u ⊕ t) ⊕ u, fused in the AES backend.
+        self.pi.tccr(xs, tweaks, out);
+    }
+
+    fn hash_and_gates(
+        &self,
+        delta: Block,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 4]],
+    ) {
+        // Inputs and tweaks made in registers where the backend can (VAES), else staged.
+        if !fused::tccr_and_gates(&self.pi, delta, inputs, and_index, out) {
+            stage_and_gates(self, delta, inputs, and_index, out);
+        }
+    }
+
+    fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
+        // Tweaks made in registers where the backend can (VAES), else staged.
+        if !fused::tccr_eval_gates(&self.pi, inputs, and_index, out) {
+            stage_eval_gates(self, inputs, and_index, out);
+        }
+    }
+
+    fn tccr_aes(&self) -> Option<&FixedKeyAes> {
+        Some(&self.pi)
+    }
+}
+
+/// `H(X, t) = AES_X(tw(t))` with `tw(t)` = LE64(t) in bytes 0..7 (docs/garbling.md §4).
+pub struct LabelKeyed {
+    backend: Backend,
+}
+
+impl LabelKeyed {
+    /// The hash on the given AES backend.
+    pub fn new(backend: Backend) -> LabelKeyed {
+        LabelKeyed { backend }
+    }
+
+    /// The plaintext `tw(t)`: LE64(t) in bytes 0..7, zeros after.
+    #[inline(always)]
+    fn tw(t: u64) -> Block {
+        Block(u128::from(t))
+    }
+}
+
+impl HalfGateHash for LabelKeyed {
+    fn hash(&self, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
+        for (o, &t) in out.iter_mut().zip(tweaks) {
+            *o = LabelKeyed::tw(t);
+        }
+        encrypt_under_keys(self.backend, xs, out, 1);
+    }
+
+    // The two below write the PRF inputs straight into `out` and the keys into one staging
+    // array, instead of staging tweaks for `hash` as the defaults do.
+
+    fn hash_and_gates(
+        &self,
+        delta: Block,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        out: &mut [[Block; 4]],
+    ) {
+        const GATES: usize = HASH_CHUNK / 4;
+        let mut keys = [[Block::ZERO; 4]; GATES];
+        for ((inputs, and_index), out) in inputs
+            .chunks(GATES)
+            .zip(and_index.chunks(GATES))
+            .zip(out.chunks_mut(GATES))
+        {
+            let keys = &mut keys[..inputs.len()];
+            for ((k, o), (&[a0, b0], &i)) in keys
+                .iter_mut()
+                .zip(out.iter_mut())
+                .zip(inputs.iter().zip(and_index))
+            {
+                let (j, j2) = tweaks_of(i);
+                *k = [a0, a0 ^ delta, b0, b0 ^ delta];
+                *o = [j, j, j2, j2].map(LabelKeyed::tw);
+            }
+            encrypt_under_keys(self.backend, keys.as_flattened(), out.as_flattened_mut(), 1);
+        }
+    }
+
+    fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
+        for (o, &i) in out.iter_mut().zip(and_index) {
+            let (j, j2) = tweaks_of(i);
+            *o = [LabelKeyed::tw(j), LabelKeyed::tw(j2)];
+        }
+        encrypt_under_keys(
+            self.backend,
+            inputs.as_flattened(),
+            out.as_flattened_mut(),
+            1,
+        );
+    }
+}
+
+/// Hash inputs per call: small enough that a chunk's inputs, hashes and scratch stay in
+/// the L1 cache, large enough to keep the AES pipeline full.
+pub(super) const HASH_CHUNK: usize = 128;
+
+/// The tweaks `(j, j')` of the AND gate with the given index (module documentation).
+#[inline(always)]
+fn tweaks_of(and_index: u32) -> (u64, u64) {
+    let n = u64::from(and_index);
+    (2 * n + 1, 2 * n + 2)
+}

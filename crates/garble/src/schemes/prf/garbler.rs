@@ -1,0 +1,342 @@
+//! The `prf` garbler: fresh, independent labels on every wire, and each wave's XOR and AND
+//! gates garbled in batches, by the fused kernels where the backend has them and staged in
+//! memory otherwise; degenerate AND gates without cryptography.
+
+use std::marker::PhantomData;
+use std::ops::Range;
+
+use transputation_circuits::{Circuit, WireId};
+
+use transputation_core::aes::{encrypt_under_keys, Backend, FixedKeyAes};
+use transputation_core::prg::Prg;
+use transputation_core::Block;
+
+use crate::schemes::fused::{prf_garble_gates, set_nibble, PrfOp};
+use crate::schemes::interface::Garble;
+use crate::schemes::waves::{wire_table, OpKind, Schedule, Window, REUSE_SLOTS, WINDOW};
+
+#[cfg(test)]
+use super::call_log;
+use super::gates::{blk, garble_and, garble_xor};
+use super::layout::{mask_position, schedule, table_and_mask, CHUNK};
+
+/// The labels `[k^0, k^1]` of a wire ordered by signal bit: `[k with lsb 0, k with lsb 1]`,
+/// without a branch on the (random) permute bit.
+#[inline(always)]
+fn by_signals([k0, k1]: [Block; 2]) -> [Block; 2] {
+    let swap = (k0 ^ k1).select(k0.lsb());
+    [k0 ^ swap, k1 ^ swap]
+}
+
+/// What the fused kernels need of op `i` of `schedule` ([`PrfOp`]), in the window at `base`
+/// of the output whose first gate is `first` and whose permute bits are `pcs`; `carried` is
+/// the position of a mask byte carried from the window before.
+#[inline(always)]
+fn prf_op(
+    schedule: &Schedule,
+    i: usize,
+    base: usize,
+    first: usize,
+    pcs: &[u64],
+    carried: usize,
+) -> PrfOp {
+    let op = schedule.ops[i];
+    let (table, mask, high) = table_and_mask(schedule, i);
+    let (mut mask_pos, mut bits) = (0, 0);
+    if op.kind() == OpKind::And {
+        let n = op.aux as usize - first;
+        let pc = (pcs[n / 64] >> (n % 64)) & 1 == 1;
+        mask_pos = mask_position(mask, base, carried);
+        bits = u32::from(pc) * PrfOp::PC + u32::from(high) * PrfOp::HIGH;
+    }
+    PrfOp {
+        g: u64::from(op.aux),
+        table: base + table,
+        mask: mask_pos,
+        a: op.a,
+        b: op.b,
+        out: op.out(),
+        bits,
+    }
+}
+
+/// The keys of a gate's PRF calls, its inputs' labels by signal bit
+/// `[ka[0], ka[1], kb[0], kb[1]]`; its PRF inputs in the order [`garble_and`] takes
+/// their outputs (eight, two per key) or [`garble_xor`] (the first four, one per key); and
+/// its inputs' permute bits `(πa, πb)`.
+fn prf_calls(
+    labels: &[[Block; 2]],
+    op: &PrfOp,
+    and: bool,
+) -> ([Block; 4], [Block; 8], (bool, bool)) {
+    let (la, lb) = (labels[op.a as usize], labels[op.b as usize]);
+    let ([ka0, ka1], [kb0, kb1]) = (by_signals(la), by_signals(lb));
+    let rows = if and {
+        [0, 1, 2, 3, 0, 2, 1, 3]
+    } else {
+        [0, 1, 0, 1, 0, 0, 0, 0]
+    };
+    let permute = (la[0].lsb(), lb[0].lsb());
+    ([ka0, ka1, kb0, kb1], rows.map(|r| blk(op.g, r)), permute)
+}
+
+/// What the fused kernels do, for backends without them: `ops` (all AND gates if `AND`,
+/// else all XOR gates) a chunk at a time, the chunk's PRF inputs staged in memory and
+/// encrypted under their keys, then combined gate by gate. A chunk's inputs are all read
+/// before its outputs are written.
+fn garble_staged<const AND: bool>(
+    backend: Backend,
+    ops: &[PrfOp],
+    labels: &mut [[Block; 2]],
+    out: &mut [u8],
+) {
+    let per_key = if AND { 2 } else { 1 };
+    for chunk in ops.chunks(CHUNK) {
+        let mut keys = Vec::with_capacity(4 * chunk.len());
+        let mut f = Vec::with_capacity(4 * per_key * chunk.len());
+        let mut permute = Vec::with_capacity(chunk.len());
+        for op in chunk {
+            let (k, blocks, p) = prf_calls(labels, op, AND);
+            keys.extend(k);
+            f.extend_from_slice(&blocks[..4 * per_key]);
+            permute.push(p);
+        }
+        encrypt_under_keys(backend, &keys, &mut f, per_key);
+        for (((op, f), k), (pa, pb)) in chunk
+            .iter()
+            .zip(f.chunks(4 * per_key))
+            .zip(keys.chunks(4))
+            .zip(permute)
+        {
+            let (table, labels_out) = (op.table, op.out as usize);
+            if AND {
+                // The labels by value again, from the keys by signal bit.
+                let (t1, t2, m, kc) = garble_and(
+                    by_values([k[0], k[1]], pa),
+                    by_values([k[2], k[3]], pb),
+                    [f[0], f[1], f[2], f[3]],
+                    [f[4], f[5], f[6], f[7]],
+                    op.bit(PrfOp::PC),
+                );
+                out[table..table + 16].copy_from_slice(&t1.to_bytes());
+                out[table + 16..table + 32].copy_from_slice(&t2.to_bytes());
+                set_nibble(out, op.mask, op.bit(PrfOp::HIGH), m);
+                labels[labels_out] = kc;
+            } else {
+                let (t, kc) = garble_xor(pa, pb, [f[0], f[1]], [f[2], f[3]]);
+                out[table..table + 16].copy_from_slice(&t.to_bytes());
+                labels[labels_out] = kc;
+            }
+        }
+    }
+}
+
+/// `labels` ordered by value from labels by signal bit and the permute bit.
+fn by_values([s0, s1]: [Block; 2], permute: bool) -> [Block; 2] {
+    if permute {
+        [s1, s0]
+    } else {
+        [s0, s1]
+    }
+}
+
+/// The `prf` garbler.
+pub struct PrfGarbler<'c> {
+    circuit: PhantomData<&'c Circuit>,
+    backend: Backend,
+    prg: Prg,
+    /// `[k^0, k^1]` in every slot (input wire `i` is slot `i`).
+    pub(super) labels: Vec<[Block; 2]>,
+    schedule: Schedule,
+    next_window: usize,
+    /// Absolute position in the output of the mask byte of an AND pair split by a window.
+    carried_mask: usize,
+    /// The last window with an AND gate.
+    last_and_window: Option<usize>,
+    /// One random bit per gate of the window, by position in the circuit: `πc` of a normal
+    /// AND gate (drawn whatever the gate's kind, so they follow gate order whatever the
+    /// processing order), 64 to a word.
+    pcs: Vec<u64>,
+    /// The PRF (AES under a secret key) that gives a constant's fresh labels from its gate
+    /// index, in any processing order.
+    fresh: FixedKeyAes,
+}
+
+impl<'c> PrfGarbler<'c> {
+    /// A garbler with fresh, independent input labels from `prg`.
+    pub fn new(circuit: &'c Circuit, prg: &mut Prg, backend: Backend) -> Self {
+        let mut own = Prg::new(prg.block());
+        let fresh_key = own.block();
+        let schedule = schedule(circuit);
+        let mut labels = wire_table(schedule.slots as usize, [Block::ZERO; 2]);
+        for l in &mut labels[schedule.input_slots(circuit.n_inputs())] {
+            let k0 = own.block();
+            let k1 = own.block().with_lsb(!k0.lsb());
+            *l = [k0, k1];
+        }
+        let last_and_window = schedule.windows.iter().rposition(|w| w.last_and.is_some());
+        PrfGarbler {
+            circuit: PhantomData,
+            backend,
+            prg: own,
+            labels,
+            schedule,
+            next_window: 0,
+            carried_mask: 0,
+            last_and_window,
+            pcs: Vec::with_capacity(WINDOW.div_ceil(64)),
+            fresh: FixedKeyAes::with_backend(fresh_key, backend),
+        }
+    }
+
+    /// The label in slot `w` whose lsb is `s` (for tests; garbling uses [`by_signals`]).
+    #[cfg(test)]
+    pub(super) fn by_signal(&self, w: u32, s: usize) -> Block {
+        let l = self.labels[w as usize];
+        l[s ^ usize::from(l[0].lsb())]
+    }
+
+    /// Garbles the crypto ops `ops[range]` of a wave, its XOR gates then its AND gates
+    /// (their order in the schedule); the window starts at `base` of `out` and its first
+    /// gate is `first`.
+    fn crypto_batch(&mut self, range: Range<usize>, out: &mut [u8], base: usize, first: usize) {
+        let kinds = &self.schedule.ops[range.clone()];
+        let xor_end = range.start + kinds.partition_point(|op| op.kind() == OpKind::Xor);
+        let (schedule, pcs, carried) = (&self.schedule, &self.pcs[..], self.carried_mask);
+        let op = |i| prf_op(schedule, i, base, first, pcs, carried);
+        #[cfg(test)]
+        for i in range.clone() {
+            // The PRF calls the gates make, for the tests of their inputs' uniqueness.
+            let and = i >= xor_end;
+            let (keys, blocks, _) = prf_calls(&self.labels, &op(i), and);
+            let per_key = if and { 2 } else { 1 };
+            call_log::record(&keys, &blocks[..4 * per_key], per_key);
+        }
+        let labels = &mut self.labels;
+        for (part, and) in [(range.start..xor_end, false), (xor_end..range.end, true)] {
+            let (n, from) = (part.len(), part.start);
+            if !prf_garble_gates(self.backend, and, n, |j| op(from + j), labels, out) {
+                let ops: Vec<PrfOp> = part.map(op).collect();
+                // One instance per kind (the kind tested per gate cost ~6 % on AES-NI).
+                if and {
+                    garble_staged::<true>(self.backend, &ops, labels, out);
+                } else {
+                    garble_staged::<false>(self.backend, &ops, labels, out);
+                }
+            }
+        }
+    }
+
+    /// The ops `ops[range]` that need no AES: INV and degenerate AND gates.
+    fn free_gates(&mut self, range: Range<usize>, out: &mut [u8], base: usize) {
+        for i in range {
+            let op = self.schedule.ops[i];
+            let (a, c) = (op.a as usize, op.out() as usize);
+            match op.kind() {
+                OpKind::Inv => {
+                    let [k0, k1] = self.labels[a];
+                    self.labels[c] = [k1, k0];
+                }
+                kind @ (OpKind::AndCopy | OpKind::AndZero) => {
+                    // A zero table and mask nibble; the constant's `T1` is its 0-label.
+                    let (table, mask, high) = table_and_mask(&self.schedule, i);
+                    let pos = base + table;
+                    out[pos..pos + 32].fill(0);
+                    set_nibble(out, mask_position(mask, base, self.carried_mask), high, 0);
+                    self.labels[c] = if kind == OpKind::AndCopy {
+                        self.labels[a]
+                    } else {
+                        let labels = self.fresh_labels(u64::from(op.aux));
+                        out[pos..pos + 16].copy_from_slice(&labels[0].to_bytes());
+                        labels
+                    };
+                }
+                OpKind::And | OpKind::Xor => unreachable!("AND and XOR gates need AES"),
+            }
+        }
+    }
+
+    /// Draws the window's permute bits: one per gate, in gate order.
+    fn draw_randomness(&mut self, window: &Window) {
+        self.pcs.clear();
+        for _ in 0..window.gates.len().div_ceil(128) {
+            let b = self.prg.block().0;
+            self.pcs.extend([b as u64, (b >> 64) as u64]);
+        }
+    }
+
+    /// The fresh labels of the constant at gate `gate`: `AES(2g + j)` under a secret key,
+    /// the second label's lsb made the complement of the first's (§2.1).
+    fn fresh_labels(&self, gate: u64) -> [Block; 2] {
+        let mut k = [
+            Block(u128::from(gate) << 1),
+            Block((u128::from(gate) << 1) | 1),
+        ];
+        self.fresh.encrypt_blocks(&mut k);
+        [k[0], k[1].with_lsb(!k[0].lsb())]
+    }
+}
+
+impl Garble for PrfGarbler<'_> {
+    fn input_labels(&self, wire: WireId) -> [Block; 2] {
+        // The interface's contract (labels read before garbling), which leaves the
+        // schedule free to reuse input slots.
+        assert!(
+            self.next_window == 0 || !REUSE_SLOTS,
+            "input labels are read before garbling"
+        );
+        self.labels[self.schedule.input_slot(wire)]
+    }
+
+    fn garble_at(&mut self, out: &mut Vec<u8>, at: usize, target: usize) -> (usize, bool) {
+        assert!(at <= out.len(), "tables are written from within the buffer");
+        let mut end = at;
+        let windows = self.schedule.windows.len();
+        // A call ends only where no AND pair is split, so that every mask byte it returns is
+        // complete: after a window whose last mask byte is full.
+        let mut split = false;
+        // At least one window with tables per call (a `target` of 0 still makes progress).
+        while self.next_window < windows && (end == at || end - at < target || split) {
+            let window = self.schedule.windows[self.next_window].clone();
+            self.draw_randomness(&window);
+            let base = end;
+            end += window.bytes;
+            // Every byte of the window is written below (tables, zero tables of degenerate
+            // gates, both nibbles of every mask byte), so old contents need no zeroing.
+            if out.len() < end {
+                out.resize(end, 0);
+            }
+            let first = window.gates.start;
+            for k in window.waves.clone() {
+                let (crypto, free) = self.schedule.wave(k);
+                self.crypto_batch(crypto, out, base, first);
+                self.free_gates(free, out, base);
+            }
+            // If the window's last AND gate opened a pair, its byte carries over, unless no
+            // AND gate follows: then nothing closes the pair and its high half is 0 (so a
+            // circuit's XOR gates after its last AND gate still come in batches of `target`).
+            if let Some(last) = window.last_and {
+                let (_, mask, high) = table_and_mask(&self.schedule, last);
+                split = !high;
+                if split && Some(self.next_window) == self.last_and_window {
+                    set_nibble(out, base + mask as usize, true, 0);
+                    split = false;
+                } else if split {
+                    self.carried_mask = base + mask as usize;
+                }
+            }
+            self.next_window += 1;
+        }
+        (end, self.next_window < windows)
+    }
+
+    fn decoding(&self) -> Vec<bool> {
+        assert_eq!(
+            self.next_window,
+            self.schedule.windows.len(),
+            "garbling finished"
+        );
+        let labels = self.schedule.outputs_of(&self.labels);
+        labels.iter().map(|[k0, _]| k0.lsb()).collect()
+    }
+}

@@ -1,0 +1,36 @@
+//! `prf`: garbling under the sole assumption that AES is a pseudorandom function
+//! (Gueron–Lindell–Nof–Pinkas, "Fast Garbling of Circuits Under Standard Assumptions",
+//! CCS 2015, eprint 2015/751), as specified in docs/garbling.md §2.
+//!
+//! Every wire has two independent labels (no global offset), used only as AES keys:
+//! - AND gates: the XOR-based 4-to-2 garbled row reduction (§2.3): two ciphertexts
+//!   `T1, T2` and a 4-bit mask of encrypted signal bits, one per row.
+//! - XOR gates: one ciphertext `T` that moves the second input onto the first input's
+//!   translated offset (§2.5).
+//! - INV gates: the two labels swap; nothing is sent.
+//!
+//! The PRF input is `blk(g, r)`: the gate index `g` as LE64 in bytes 0..7 and a row tag `r`
+//! as LE32 in bytes 12..15 (§2.2). Every (label, input) pair is used by one gate row only:
+//! gate indices are unique and the row tag holds both signal bits (pitfalls 1 and 2).
+//!
+//! Degenerate AND gates, whose inputs carry the same label set (`AND(a, a)`, or
+//! `AND(a, NOT a)`, through any chain of INV gates and of such copies), would let the evaluator learn both output
+//! labels (pitfall 3: `T1 ⊕ T2` is the other label). Both parties recognise them from the
+//! circuit alone and garble them without cryptography, keeping the wire format: `AND(a, a)`
+//! copies `a`'s labels and sends 32 zero bytes; `AND(a, NOT a)` is the constant 0, whose
+//! output gets fresh labels and whose `T1` is the 0-label (which the evaluator may know, as
+//! the value is public); the mask nibble is 0. Same-label-set XOR gates need nothing special:
+//! their output label is the public constant's, and the other label stays hidden.
+
+#[cfg(test)]
+mod call_log;
+mod evaluator;
+mod garbler;
+mod gates;
+mod layout;
+#[cfg(test)]
+mod tests;
+
+pub use evaluator::PrfEvaluator;
+pub use garbler::PrfGarbler;
+pub use gates::{blk, eval_and, eval_xor, garble_and, garble_xor};
