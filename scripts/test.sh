@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 export RUSTDOCFLAGS="-D warnings"
 
+echo "== structure (import cycles, file and function lengths)"
+python3 scripts/check-structure.py
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
