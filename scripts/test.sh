@@ -18,15 +18,19 @@ echo "== cargo test"
 cargo test --workspace
 echo "== without the udt and quic features, libudt hidden"
 # The UDT4 library's headers and library are looked for where these point (nowhere): a
-# build that still needed libudt would stop here. The binary must not link it either.
-export UDT_INCLUDE_DIR=/nonexistent UDT_LIB_DIR=/nonexistent
-cargo build --workspace --no-default-features
-if ldd target/debug/transputation | grep -q libudt; then
-  echo "the build without the udt feature links libudt" >&2
-  exit 1
-fi
-cargo test --workspace --no-default-features
-unset UDT_INCLUDE_DIR UDT_LIB_DIR
+# build that still needed libudt would stop here. The binary must not link it either. Its
+# own target directory: cargo names the C library (libtransputation_ffi.so) the same for
+# every feature set, so sharing target/ would leave one build's library to the other.
+(
+  export UDT_INCLUDE_DIR=/nonexistent UDT_LIB_DIR=/nonexistent
+  export CARGO_TARGET_DIR=target/no-default-features
+  cargo build --workspace --no-default-features
+  if ldd "$CARGO_TARGET_DIR/debug/transputation" | grep -q libudt; then
+    echo "the build without the udt feature links libudt" >&2
+    exit 1
+  fi
+  cargo test --workspace --no-default-features
+)
 echo "== fuzz (${FUZZ_SECONDS:=60} s per target)"
 (
   cd fuzz
