@@ -124,6 +124,16 @@ fn wait(mut child: Child, what: &str) -> Output {
     }
 }
 
+/// A command running a program linked against this run's library: the loader is told to
+/// look in [`lib_dir`] first, since a `libtransputation_ffi.so` of another build (one
+/// `cargo build` put next to the target directory's binaries, with other features) would
+/// otherwise win through the search path cargo sets for tests.
+fn echo_command(program: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env("LD_LIBRARY_PATH", lib_dir());
+    cmd
+}
+
 /// A running echo server and the address it printed.
 struct Server {
     child: Child,
@@ -133,7 +143,7 @@ struct Server {
 
 impl Server {
     fn start(echo: &Path, transport: &str) -> Server {
-        let mut child = Command::new(echo)
+        let mut child = echo_command(echo)
             .args(["server", transport, "127.0.0.1:0"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -175,7 +185,7 @@ impl Server {
 }
 
 fn run_client(echo: &Path, transport: &str, addr: &str, messages: &[&str]) -> Output {
-    let child = Command::new(echo)
+    let child = echo_command(echo)
         .args(["client", transport, addr])
         .args(messages)
         .stdout(Stdio::piped())
@@ -313,7 +323,7 @@ fn a_bad_transport_name_is_an_error_naming_it() {
             && err.contains("TP_ERR_BAD_TRANSPORT"),
         "{err}"
     );
-    let out = Command::new(echo)
+    let out = echo_command(echo)
         .args(["server", "mtcp:streams=x", "127.0.0.1:0"])
         .output()
         .unwrap();
@@ -321,7 +331,7 @@ fn a_bad_transport_name_is_an_error_naming_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad value 'x' for option 'streams'"), "{err}");
     // Wrong arguments: usage, exit status 2.
-    let out = Command::new(echo).arg("server").output().unwrap();
+    let out = echo_command(echo).arg("server").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("usage:"));
 }
@@ -380,7 +390,7 @@ fn the_header_works_from_cpp() {
             .arg("-o")
             .arg(&exe),
     );
-    let status = Command::new(&exe).status().unwrap();
+    let status = echo_command(&exe).status().unwrap();
     assert!(status.success(), "{status}");
 }
 
