@@ -16,7 +16,7 @@
 //! group), so that a one-party circuit's group can be given to either party. Old Bristol
 //! groups are [`BitOrder::MsbFirst`](crate::BitOrder::MsbFirst) and Bristol Fashion groups
 //! [`BitOrder::LsbFirst`](crate::BitOrder::LsbFirst), as the reference files use them
-//! (shared/circuits/README.md).
+//! (the reference circuits used by the tests).
 //!
 //! Writing converts: groups are reordered garbler first, and bit-reversed where the circuit's
 //! order differs from the format's, so that a circuit written and read back takes and gives
