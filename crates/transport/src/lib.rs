@@ -116,7 +116,8 @@ pub use family::{Delivery, Family};
 pub use framing::{Framed, DEFAULT_MAX_MESSAGE};
 pub use memory::{memory_pair, MemoryChannel};
 pub use registry::{
-    describe_options, families, not_built, transports, Listener, TransportInfo, TransportSpec,
+    describe_options, families, family, not_built, transports, Listener, TransportInfo,
+    TransportSpec,
 };
 pub use secure::{Credentials, SecureChannel};
 pub use tcp_socket::{available_congestion_controls, check_congestion_control};

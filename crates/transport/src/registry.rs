@@ -25,7 +25,13 @@ pub fn not_built() -> &'static [(&'static str, &'static str)] {
     NOT_BUILT
 }
 
-/// The family named `name` (an alias names its family).
+/// The transport of this build named `name`, or whose alias it is (`tcp-bbr` names `tcp`);
+/// `None` for a name this build lacks.
+pub fn family(name: &str) -> Option<&'static Family> {
+    family_of(name).map(|(f, _)| f)
+}
+
+/// The family named `name` (an alias names its family) and the alias's preset options.
 fn family_of(name: &str) -> Option<(&'static Family, Option<&'static str>)> {
     ALL.iter().find_map(|f| {
         if f.name == name {

@@ -528,10 +528,7 @@ fn the_hosts_congestion_control_reaches_the_runs_and_the_database() {
 /// The experiments' second transport: `udt` (over UDP, unlike `tcp`), or `mtcp` in a build
 /// without `udt`.
 fn second_transport() -> &'static str {
-    let has_udt = transputation_transport::families()
-        .iter()
-        .any(|f| f.name == "udt");
-    if has_udt {
+    if transputation_transport::family("udt").is_some() {
         "udt"
     } else {
         "mtcp"

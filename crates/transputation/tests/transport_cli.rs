@@ -340,8 +340,5 @@ fn sizes_socket_buffers_from_the_path_and_reports_them() {
 
 /// Whether this build has the transport of `spec`.
 fn built(spec: &str) -> bool {
-    let name = spec.split(':').next().unwrap_or(spec);
-    transputation_transport::families()
-        .iter()
-        .any(|f| f.name == name || f.aliases.iter().any(|(a, _)| *a == name))
+    transputation_transport::family(spec.split(':').next().unwrap_or(spec)).is_some()
 }

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::thread;
 use std::time::Duration;
 
-use transputation_transport::{families, Channel, Config, TransportSpec};
+use transputation_transport::{family, Channel, Config, TransportSpec};
 
 pub fn any_port() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()
@@ -59,10 +59,7 @@ pub fn closed_udp_port() -> SocketAddr {
 /// saying so, in a build without it).
 pub fn built(spec: &str) -> bool {
     let name = spec.split(':').next().unwrap_or(spec);
-    let has = families().iter().any(|f| f.name == name)
-        || families()
-            .iter()
-            .any(|f| f.aliases.iter().any(|(a, _)| *a == name));
+    let has = family(name).is_some();
     if !has {
         eprintln!("skipped: this build has no '{name}' transport");
     }
