@@ -21,8 +21,7 @@ pub fn reliable_transports() -> Vec<String> {
     let mut out = Vec::new();
     for f in transputation_transport::families() {
         if f.delivery.is_reliable() {
-            out.push(f.name.to_string());
-            out.extend(f.aliases.iter().map(|(alias, _)| alias.to_string()));
+            out.extend(f.names().map(str::to_string));
         }
     }
     out
@@ -205,10 +204,7 @@ mod tests {
     fn every_reliable_transport_of_the_registry_is_in_the_papers_presets() {
         let e = preset("paper-table4").unwrap().resolve().unwrap();
         for f in transputation_transport::families() {
-            let names: Vec<&str> = std::iter::once(f.name)
-                .chain(f.aliases.iter().map(|(a, _)| *a))
-                .collect();
-            for name in names {
+            for name in f.names() {
                 assert_eq!(
                     e.transports.iter().any(|t| t == name),
                     f.delivery.is_reliable(),

@@ -50,6 +50,11 @@ impl Family {
         self.options.iter().find(|o| o.key == key)
     }
 
+    /// The names a user may pass for it: its own, then its aliases.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+        std::iter::once(self.name).chain(self.aliases.iter().map(|(alias, _)| *alias))
+    }
+
     /// The option keys, comma-separated (for messages).
     pub fn option_keys(&self) -> String {
         self.options
@@ -100,6 +105,11 @@ impl OptionDecl {
     /// A value as the canonical name writes it.
     pub fn format_value(&self, v: &Value) -> String {
         self.kind.format(v)
+    }
+
+    /// Its default as the canonical name writes it, if it has one.
+    pub fn default_text(&self) -> Option<String> {
+        self.default.as_ref().map(|v| self.format_value(v))
     }
 }
 
@@ -221,23 +231,17 @@ pub enum Value {
     Text(Cow<'static, str>),
 }
 
-/// A transport's options as parsed: every declared option, in declaration order, with its
-/// value (given or default) or unset.
+/// A transport's options as parsed: one value (given or default) or none per option the
+/// family declares, in declaration order.
 #[derive(Debug, Clone)]
 pub struct Values {
-    family: &'static str,
-    set: Vec<(&'static OptionDecl, Option<Value>)>,
+    family: &'static Family,
+    values: Vec<Option<Value>>,
 }
 
 impl PartialEq for Values {
     fn eq(&self, other: &Self) -> bool {
-        self.family == other.family
-            && self.set.len() == other.set.len()
-            && self
-                .set
-                .iter()
-                .zip(&other.set)
-                .all(|((a, x), (b, y))| a.key == b.key && x == y)
+        self.family.name == other.family.name && self.values == other.values
     }
 }
 
@@ -247,40 +251,35 @@ impl Values {
     /// The defaults of `family`'s options.
     pub(crate) fn defaults(family: &'static Family) -> Values {
         Values {
-            family: family.name,
-            set: family
-                .options
-                .iter()
-                .map(|o| (o, o.default.clone()))
-                .collect(),
+            family,
+            values: family.options.iter().map(|o| o.default.clone()).collect(),
         }
     }
 
-    /// Parses and sets `key=value` for `family`, naming the option and its range when the
-    /// value is outside it.
-    pub(crate) fn set(&mut self, family: &'static Family, key: &str, text: &str) -> Result<()> {
-        let Some(slot) = self.set.iter_mut().find(|(o, _)| o.key == key) else {
+    /// Parses and sets `key=value`, naming the option and its range when the value is
+    /// outside it.
+    pub(crate) fn set(&mut self, key: &str, text: &str) -> Result<()> {
+        let family = self.family;
+        let Some(i) = family.options.iter().position(|o| o.key == key) else {
             return Err(Error::UnknownOption {
                 transport: family.name,
                 option: key.to_string(),
                 valid: family.option_keys(),
             });
         };
-        let decl = slot.0;
-        slot.1 = Some(decl.kind.parse(text).ok_or_else(|| Error::BadOption {
+        let kind = &family.options[i].kind;
+        self.values[i] = Some(kind.parse(text).ok_or_else(|| Error::BadOption {
             transport: family.name,
             option: key.to_string(),
             value: text.to_string(),
-            reason: decl.kind.describe(),
+            reason: kind.describe(),
         })?);
         Ok(())
     }
 
     fn get(&self, key: &str) -> Option<&Value> {
-        self.set
-            .iter()
-            .find(|(o, _)| o.key == key)
-            .and_then(|(_, v)| v.as_ref())
+        let i = self.family.options.iter().position(|o| o.key == key)?;
+        self.values[i].as_ref()
     }
 
     /// A number option's value, if set (always, for one with a default).
@@ -301,29 +300,33 @@ impl Values {
 
     /// An option with a default, as a `u32` (its bounds are declared within `u32`).
     pub(crate) fn u32_of(&self, key: &str) -> u32 {
-        self.opt_u32(key)
-            .unwrap_or_else(|| panic!("'{}' declares option '{key}' with a default", self.family))
+        self.opt_u32(key).unwrap_or_else(|| {
+            panic!(
+                "'{}' declares option '{key}' with a default",
+                self.family.name
+            )
+        })
     }
 
     /// An option without a default, as a `u32` if set (its bounds are within `u32`).
     pub(crate) fn opt_u32(&self, key: &str) -> Option<u32> {
         self.int(key).map(|n| {
             u32::try_from(n)
-                .unwrap_or_else(|_| panic!("'{}' bounds option '{key}' in u32", self.family))
+                .unwrap_or_else(|_| panic!("'{}' bounds option '{key}' in u32", self.family.name))
         })
     }
 
     /// The options the canonical name writes, `key=value`, comma-separated.
     pub(crate) fn canonical(&self) -> String {
         let mut out = Vec::new();
-        for (decl, v) in &self.set {
+        for (decl, v) in self.family.options.iter().zip(&self.values) {
             let Some(v) = v else { continue };
             let write = match decl.shown {
                 Shown::Always => true,
                 Shown::WhenChanged => decl.default.as_ref() != Some(v),
             };
             if write {
-                out.push(format!("{}={}", decl.key, decl.kind.format(v)));
+                out.push(format!("{}={}", decl.key, decl.format_value(v)));
             }
         }
         out.join(",")

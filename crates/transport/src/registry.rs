@@ -47,7 +47,7 @@ fn family_of(name: &str) -> Option<(&'static Family, Option<&'static str>)> {
 /// The names a user may pass, for messages: every family and alias of this build.
 fn valid_names() -> String {
     ALL.iter()
-        .flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().map(|(a, _)| *a)))
+        .flat_map(|f| f.names())
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -105,6 +105,11 @@ impl TransportSpec {
     /// here calls this to fail at once, with a message naming what is missing.
     pub fn check_here(&self) -> Result<()> {
         (self.family.available)()?;
+        self.check_congestion_control()
+    }
+
+    /// Checks that the kernel has the congestion control this transport names, if any.
+    fn check_congestion_control(&self) -> Result<()> {
         match self.congestion_control() {
             Some(cc) => crate::tcp_socket::check_congestion_control(cc),
             None => Ok(()),
@@ -114,9 +119,7 @@ impl TransportSpec {
     /// Sets up a server on `addr` (port 0: any free port; see [`Listener::local_addr`]).
     /// Fails at once if the congestion control asked for is missing.
     pub fn listen(&self, addr: SocketAddr, cfg: &Config) -> Result<Listener> {
-        if let Some(cc) = self.congestion_control() {
-            crate::tcp_socket::check_congestion_control(cc)?;
-        }
+        self.check_congestion_control()?;
         Ok(Listener {
             inner: self.transport.listen(addr, cfg)?,
             cfg: cfg.clone(),
@@ -147,7 +150,7 @@ impl FromStr for TransportSpec {
             .filter(|p| !p.is_empty())
             .map(|p| p.split_once('=').unwrap_or((p, "")));
         for (key, value) in pairs {
-            values.set(family, key.trim(), value.trim())?;
+            values.set(key.trim(), value.trim())?;
         }
         let transport = (family.build)(&values)?;
         Ok(TransportSpec {
@@ -260,10 +263,10 @@ pub fn describe_options(f: &Family) -> String {
     f.options
         .iter()
         .map(|o| {
-            let default = match &o.default {
-                Some(v) => format!(" (default {})", o.format_value(v)),
-                None => String::new(),
-            };
+            let default = o
+                .default_text()
+                .map(|d| format!(" (default {d})"))
+                .unwrap_or_default();
             format!(
                 "{}={}: {}{default}; {}",
                 o.key,

@@ -17,9 +17,8 @@ fn rows(f: &Family) -> Vec<String> {
         .iter()
         .map(|o| {
             let default = o
-                .default
-                .as_ref()
-                .map(|v| format!(" (default `{}`)", o.format_value(v)))
+                .default_text()
+                .map(|d| format!(" (default `{d}`)"))
                 .unwrap_or_default();
             format!("`{}={}`: {}{default}", o.key, o.kind.metavar(), o.doc)
         })

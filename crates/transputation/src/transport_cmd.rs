@@ -112,12 +112,7 @@ pub(crate) fn transport_help() -> String {
     let names: Vec<String> = families()
         .iter()
         .flat_map(|f| {
-            let keys = f
-                .options
-                .iter()
-                .map(|o| o.key)
-                .collect::<Vec<_>>()
-                .join(", ");
+            let keys = f.option_keys();
             let main = if keys.is_empty() {
                 f.name.to_string()
             } else {
@@ -193,9 +188,8 @@ pub fn list(args: TransportsArgs) -> Result<()> {
                 outln!("    options:")?;
                 for o in f.options {
                     let default = o
-                        .default
-                        .as_ref()
-                        .map(|v| format!(" Default {}.", o.format_value(v)))
+                        .default_text()
+                        .map(|d| format!(" Default {d}."))
                         .unwrap_or_default();
                     let text = format!("{}; {}.{default}", o.doc, o.kind.describe());
                     print_wrapped(

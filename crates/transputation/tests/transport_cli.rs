@@ -38,8 +38,7 @@ fn lists_every_transport_with_its_availability() {
         .collect();
     let mut registry: Vec<&str> = Vec::new();
     for f in transputation_transport::families() {
-        registry.push(f.name);
-        registry.extend(f.aliases.iter().map(|(a, _)| *a));
+        registry.extend(f.names());
     }
     registry.extend(transputation_transport::not_built().iter().map(|(n, _)| *n));
     assert_eq!(names, registry);

@@ -7,8 +7,7 @@ use crate::family::OptionKind;
 /// Whether this build has the transport `name` (tests of one transport's names skip
 /// themselves in a build without it).
 fn built(spec: &str) -> bool {
-    let name = spec.split(':').next().unwrap_or(spec);
-    family_of(name).is_some()
+    family(spec.split(':').next().unwrap_or(spec)).is_some()
 }
 
 #[test]

@@ -103,8 +103,11 @@ use crate::{ByteCounts, Channel, Error, Result};
 mod endpoint;
 mod params;
 
-use endpoint::*;
-use params::*;
+use endpoint::{before, client_config, lost, read_err, server_config, write_err, Driver, SERVER_NAME};
+use params::{
+    window_for, Params, QuicCongestion, MAX_MTU, MAX_WINDOW, MIN_INITIAL_WINDOW, MIN_MTU, MIN_WINDOW,
+};
+
 
 /// The `quic` transport's declaration.
 pub(crate) static FAMILY: Family = Family {

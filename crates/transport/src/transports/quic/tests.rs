@@ -1,6 +1,7 @@
 //! The `quic` transport's own tests: congestion names, windows, MTUs, and the behaviour at
 //! the edges (closed ports, silent peers, a peer closing mid-message, the tail on drop).
 
+use super::params::DEFAULT_WINDOW;
 use super::*;
 
 #[test]

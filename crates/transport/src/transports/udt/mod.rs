@@ -84,7 +84,7 @@ use crate::{ByteCounts, Channel, Error, Result};
 
 mod library;
 
-use library::*;
+use library::{call, ffi, raw_addr, unless_closed, Failure, Library, Socket};
 
 /// A byte-count option of `udt` (`sndbuf`, `rcvbuf`, `udpbuf`): unset by default.
 const fn buffer_option(key: &'static str, doc: &'static str) -> OptionDecl {
