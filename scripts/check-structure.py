@@ -140,11 +140,31 @@ def module_of(crate_src, path):
     return tuple(rel)
 
 
-def test_module(path, code_text):
-    """Whether a file is a test module (tests.rs, tests/*.rs under src, or one that only a
-    `#[cfg(test)] mod` declares)."""
+def test_module(path):
+    """Whether a file is a test module by its place: a `tests.rs`, or a file under a
+    `tests` directory inside src/ (inline test modules are cut by `without_test_blocks`)."""
     parts = path.split(os.sep)
     return parts[-1] == "tests.rs" or "tests" in parts[parts.index("src") + 1:-1]
+
+
+TEST_BLOCK = re.compile(r"#\[cfg\(test\)\]\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+\w+\s*\{")
+
+
+def without_test_blocks(code):
+    """The code without its inline `#[cfg(test)] mod name { ... }` blocks (braces matched,
+    so what follows such a block is still read)."""
+    while True:
+        m = TEST_BLOCK.search(code)
+        if not m:
+            return code
+        depth, end = 0, len(code)
+        for k in range(m.end() - 1, len(code)):
+            depth += code[k] == "{"
+            depth -= code[k] == "}"
+            if depth == 0:
+                end = k + 1
+                break
+        code = code[:m.start()] + "\n" * code.count("\n", m.start(), end) + code[end:]
 
 
 def resolve(modules, target):
@@ -201,14 +221,14 @@ def crate_cycles(crate_dir):
     files = {}
     for path in rust_files(src):
         code = strip_comments_and_strings(open(path, encoding="utf-8").read())
-        if test_module(path, code):
+        if test_module(path):
             continue
         files[module_of(src, path)] = code
     modules = set(files)
     # Inline `mod x { ... }` blocks count as part of their file's module; `#[cfg(test)]
     # mod tests { ... }` blocks are cut out.
     for mod, code in list(files.items()):
-        files[mod] = re.sub(r"#\[cfg\(test\)\]\s*mod\s+tests\s*\{.*", "", code, flags=re.S)
+        files[mod] = without_test_blocks(code)
     # Names the crate root re-exports: name -> module.
     reexports = {}
     root = files.get((), "")
