@@ -20,7 +20,7 @@
 //!
 //! The x86 backends live in the [`x86`] module, compiled only for x86 and x86-64, whose
 //! building blocks the garbling crate's fused gate kernels also use; the two are the only
-//! places in the workspace allowed `unsafe` code. Detection uses `is_x86_feature_detected!`
+//! `unsafe` code of the garbling and OT crates. Detection uses `is_x86_feature_detected!`
 //! (cached by the standard library). [`Backend::available`] lists the portable backend
 //! first, then each x86 backend the CPU has; [`Backend::detect`] returns the last, the
 //! fastest (VAES, else AES-NI, else portable). Naming a backend the CPU lacks panics

@@ -32,12 +32,13 @@
 //! store-forwarding stall). Batches of at most `SMALL_BLOCKS` blocks or `SMALL_KEYS` keys
 //! run the AES-NI kernels even on the VAES backend: latency, not throughput, bounds them.
 
-// `unsafe` is denied in the workspace and allowed only in the AES kernels (this module, and
-// the garbling crate's fused gate kernels built on its blocks): the AES instructions are reached
-// through `core::arch` intrinsics, and calling a `#[target_feature]` function from code
-// compiled without those features, or loading and storing a vector through a raw pointer, are
-// `unsafe` operations. Each is a small block whose `// SAFETY:` comment gives its argument:
-// run-time detection (a token) for the former, a reference to whole `Block`s for the latter.
+// `unsafe` is denied in the workspace and allowed only where a module needs it; of the
+// cryptography, only in the AES kernels (this module, and the garbling crate's fused gate
+// kernels built on its blocks): the AES instructions are reached through `core::arch`
+// intrinsics, and calling a `#[target_feature]` function from code compiled without those
+// features, or loading and storing a vector through a raw pointer, are `unsafe` operations.
+// Each is a small block whose `// SAFETY:` comment gives its argument: run-time detection
+// (a token) for the former, a reference to whole `Block`s for the latter.
 #![allow(unsafe_code)]
 // The AVX-512 and VAES intrinsics are stable since Rust 1.89 (and safe `#[target_feature]`
 // functions since 1.86), later than the workspace's declared `rust-version`; this module needs

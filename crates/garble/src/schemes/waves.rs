@@ -345,6 +345,27 @@ impl Schedule {
         base..base + n_inputs
     }
 
+    /// The entries of the input wires `first .. first + len` in a per-slot table, in wire
+    /// order: `Evaluate::input_labels_mut` of an evaluator with `n_inputs` input wires that
+    /// has reached window `next_window`.
+    ///
+    /// # Panics
+    /// If evaluation has begun or a wire is not an input wire.
+    pub(crate) fn input_labels_mut<'t, T>(
+        &self,
+        table: &'t mut [T],
+        next_window: usize,
+        n_inputs: usize,
+        first: WireId,
+        len: usize,
+    ) -> &'t mut [T] {
+        assert_eq!(next_window, 0, "input labels are set before evaluation");
+        let first = first as usize;
+        let end = first + len;
+        assert!(end <= n_inputs, "wires {first}..{end} are not all inputs");
+        &mut table[self.input_slots(end)][first..]
+    }
+
     /// The slot of input wire `wire`.
     pub(crate) fn input_slot(&self, wire: WireId) -> usize {
         self.input_base as usize + wire as usize
@@ -543,5 +564,42 @@ mod tests {
         assert_eq!(s.windows[1].waves.len(), 10);
         let w = WINDOW as u32;
         assert_eq!(s.waves[WINDOW], (w..w + 1, w + 1));
+    }
+
+    fn one_and() -> (Circuit, Schedule) {
+        let c = circuit(3, vec![Gate::And { a: 0, b: 1, out: 2 }], vec![2]);
+        let s = half_gates(&c);
+        (c, s)
+    }
+
+    #[test]
+    fn input_labels_are_the_input_slots_in_wire_order() {
+        let (c, s) = one_and();
+        let mut table: Vec<u32> = (0..s.slots).collect();
+        let n = c.n_inputs();
+        assert_eq!(
+            s.input_labels_mut(&mut table, 0, n, 0, 2),
+            [s.input_slot(0), s.input_slot(1)].map(|x| x as u32)
+        );
+        assert_eq!(
+            s.input_labels_mut(&mut table, 0, n, 1, 1),
+            [s.input_slot(1) as u32]
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "wires 1..3 are not all inputs")]
+    fn input_labels_past_the_inputs_panic() {
+        let (c, s) = one_and();
+        let mut table = vec![0u32; s.slots as usize];
+        s.input_labels_mut(&mut table, 0, c.n_inputs(), 1, 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "input labels are set before evaluation")]
+    fn input_labels_after_the_first_window_panic() {
+        let (c, s) = one_and();
+        let mut table = vec![0u32; s.slots as usize];
+        s.input_labels_mut(&mut table, 1, c.n_inputs(), 0, 1);
     }
 }

@@ -205,6 +205,24 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
+    /// `n` random label pairs and AND indices, every third index near `u32::MAX` (tweaks
+    /// above 2^32).
+    fn random_gates(rng: &mut ChaCha8Rng, n: usize) -> (Vec<[Block; 2]>, Vec<u32>) {
+        let inputs = (0..n)
+            .map(|_| [Block(rng.gen()), Block(rng.gen())])
+            .collect();
+        let idx = (0..n)
+            .map(|i| {
+                if i % 3 == 0 {
+                    u32::MAX - i as u32
+                } else {
+                    rng.gen()
+                }
+            })
+            .collect();
+        (inputs, idx)
+    }
+
     /// The AND-gate TCCR of every backend equals the plain TCCR of the staged inputs.
     #[test]
     fn tccr_and_gates_matches_tccr_on_every_backend() {
@@ -213,19 +231,7 @@ mod tests {
         let pi = FixedKeyAes::with_backend(key, Backend::Portable);
         for n in (0..=40).chain([127, 128, 129, 203]) {
             let delta = Block(rng.gen()).with_lsb(true);
-            let inputs: Vec<[Block; 2]> = (0..n)
-                .map(|_| [Block(rng.gen()), Block(rng.gen())])
-                .collect();
-            // AND indices up to the largest u32 (tweaks above 2^32).
-            let idx: Vec<u32> = (0..n)
-                .map(|i| {
-                    if i % 3 == 0 {
-                        u32::MAX - i as u32
-                    } else {
-                        rng.gen()
-                    }
-                })
-                .collect();
+            let (inputs, idx) = random_gates(&mut rng, n);
             let mut expect = Vec::new();
             for (&[a0, b0], &i) in inputs.iter().zip(&idx) {
                 let (j, j2) = (2 * u64::from(i) + 1, 2 * u64::from(i) + 2);
@@ -253,18 +259,7 @@ mod tests {
         let key = Block(rng.gen());
         let pi = FixedKeyAes::with_backend(key, Backend::Portable);
         for n in (0..=40).chain([127, 128, 129, 203]) {
-            let inputs: Vec<[Block; 2]> = (0..n)
-                .map(|_| [Block(rng.gen()), Block(rng.gen())])
-                .collect();
-            let idx: Vec<u32> = (0..n)
-                .map(|i| {
-                    if i % 3 == 0 {
-                        u32::MAX - i as u32
-                    } else {
-                        rng.gen()
-                    }
-                })
-                .collect();
+            let (inputs, idx) = random_gates(&mut rng, n);
             let mut expect = Vec::new();
             for (&[a, b], &i) in inputs.iter().zip(&idx) {
                 let mut h = [Block::ZERO; 2];

@@ -16,11 +16,12 @@
 //! The entry points take the [`Vaes`] token, the proof that the CPU has every target
 //! feature the kernels are compiled with.
 
-// `unsafe` is denied in the workspace and allowed only in the AES kernels: here and in
-// `transputation_core::aes::x86`. Calling a `#[target_feature]` function from code compiled
-// without those features, or loading and storing a vector through a raw pointer, are
-// `unsafe` operations; each is a small block whose `// SAFETY:` comment gives its argument:
-// the token for the former, a reference to whole `Block`s or bytes for the latter.
+// `unsafe` is denied in the workspace and allowed only where a module needs it; of the
+// cryptography, only in the AES kernels: here and in `transputation_core::aes::x86`.
+// Calling a `#[target_feature]` function from code compiled without those features, or
+// loading and storing a vector through a raw pointer, are `unsafe` operations; each is a
+// small block whose `// SAFETY:` comment gives its argument: the token for the former, a
+// reference to whole `Block`s or bytes for the latter.
 #![allow(unsafe_code)]
 // The AVX-512 and VAES intrinsics are stable since Rust 1.89, later than the workspace's
 // declared `rust-version` (see `transputation_core::aes::x86`).

@@ -104,17 +104,9 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
 
 impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
     fn input_labels_mut(&mut self, first: WireId, len: usize) -> &mut [Block] {
-        assert_eq!(
-            self.next_window, 0,
-            "input labels are set before evaluation"
-        );
-        let first = first as usize;
-        let end = first + len;
-        assert!(
-            end <= self.circuit.n_inputs(),
-            "wires {first}..{end} are not all inputs"
-        );
-        &mut self.labels[self.schedule.input_slots(end)][first..]
+        let n_inputs = self.circuit.n_inputs();
+        self.schedule
+            .input_labels_mut(&mut self.labels, self.next_window, n_inputs, first, len)
     }
 
     fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {

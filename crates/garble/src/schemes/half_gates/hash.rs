@@ -103,7 +103,7 @@ fn stage_eval_gates<H: HalfGateHash + ?Sized>(
     }
 }
 
-/// GKWY20's TCCR hash with fixed-key AES; see the module documentation.
+/// GKWY20's TCCR hash with fixed-key AES; see the `half_gates` module documentation.
 pub struct Tccr {
     pi: FixedKeyAes,
 }
@@ -229,7 +229,8 @@ impl HalfGateHash for LabelKeyed {
 /// the L1 cache, large enough to keep the AES pipeline full.
 pub(super) const HASH_CHUNK: usize = 128;
 
-/// The tweaks `(j, j')` of the AND gate with the given index (module documentation).
+/// The tweaks `(j, j')` of the AND gate with the given index (`half_gates` module
+/// documentation).
 #[inline(always)]
 fn tweaks_of(and_index: u32) -> (u64, u64) {
     let n = u64::from(and_index);

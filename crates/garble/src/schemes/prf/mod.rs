@@ -11,16 +11,17 @@
 //!
 //! The PRF input is `blk(g, r)`: the gate index `g` as LE64 in bytes 0..7 and a row tag `r`
 //! as LE32 in bytes 12..15 (§2.2). Every (label, input) pair is used by one gate row only:
-//! gate indices are unique and the row tag holds both signal bits (pitfalls 1 and 2).
+//! gate indices are unique and the row tag holds both signal bits (§2.7, rules 1 and 2).
 //!
 //! Degenerate AND gates, whose inputs carry the same label set (`AND(a, a)`, or
-//! `AND(a, NOT a)`, through any chain of INV gates and of such copies), would let the evaluator learn both output
-//! labels (pitfall 3: `T1 ⊕ T2` is the other label). Both parties recognise them from the
-//! circuit alone and garble them without cryptography, keeping the wire format: `AND(a, a)`
-//! copies `a`'s labels and sends 32 zero bytes; `AND(a, NOT a)` is the constant 0, whose
-//! output gets fresh labels and whose `T1` is the 0-label (which the evaluator may know, as
-//! the value is public); the mask nibble is 0. Same-label-set XOR gates need nothing special:
-//! their output label is the public constant's, and the other label stays hidden.
+//! `AND(a, NOT a)`, through any chain of INV gates and of such copies), would let the
+//! evaluator learn both output labels (§2.7, rule 3: `T1 ⊕ T2` is the other label). Both
+//! parties recognise them from the circuit alone and garble them without cryptography,
+//! keeping the wire format: `AND(a, a)` copies `a`'s labels and sends 32 zero bytes;
+//! `AND(a, NOT a)` is the constant 0, whose output gets fresh labels and whose `T1` is the
+//! 0-label (which the evaluator may know, as the value is public); the mask nibble is 0.
+//! Same-label-set XOR gates need nothing special: their output label is the public
+//! constant's, and the other label stays hidden.
 
 #[cfg(test)]
 mod call_log;
