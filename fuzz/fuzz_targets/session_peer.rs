@@ -13,15 +13,17 @@
 //! semi-honest protocol allows; only crashing or hanging is a failure.
 #![no_main]
 
-use std::sync::{Arc, Mutex, OnceLock};
-use std::thread;
+#[path = "../../crates/twopc/tests/common/mod.rs"]
+mod common;
+
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
 use transputation_2pc::{Evaluator, Garbler, Options, OutputMode};
 use transputation_circuits::{library, Circuit};
 use transputation_garble::Scheme;
-use transputation_transport::{memory_pair, ByteCounts, Channel, MemoryChannel, Result};
+use transputation_transport::{memory_pair, Channel};
 
 /// Longest any receive waits; a session never takes this long here, so hitting it means
 /// the real party waited for bytes its (closed) peer will never send.
@@ -43,55 +45,6 @@ fn options(scheme: Scheme, output: OutputMode) -> Options {
     }
 }
 
-/// A channel that keeps a copy of everything sent through it.
-struct Recording {
-    inner: MemoryChannel,
-    sent: Arc<Mutex<Vec<u8>>>,
-}
-
-impl Channel for Recording {
-    fn send(&mut self, bytes: &[u8]) -> Result<()> {
-        self.sent.lock().unwrap().extend_from_slice(bytes);
-        self.inner.send(bytes)
-    }
-    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
-        self.inner.recv(buf)
-    }
-    fn flush(&mut self) -> Result<()> {
-        self.inner.flush()
-    }
-    fn close(&mut self) -> Result<()> {
-        self.inner.close()
-    }
-    fn stats(&self) -> ByteCounts {
-        self.inner.stats()
-    }
-}
-
-/// What each party sent in one honest session: `(garbler's bytes, evaluator's bytes)`.
-fn record(scheme: Scheme, output: OutputMode) -> (Vec<u8>, Vec<u8>) {
-    let c = circuit();
-    let g_in: Vec<bool> = (0..32).map(|i| i % 3 == 0).collect();
-    let e_in: Vec<bool> = (0..32).map(|i| i % 5 == 0).collect();
-    let (a, b) = memory_pair(TIMEOUT);
-    let (g_sent, e_sent) = (Arc::default(), Arc::default());
-    let ga = Recording {
-        inner: a,
-        sent: Arc::clone(&g_sent),
-    };
-    let eb = Recording {
-        inner: b,
-        sent: Arc::clone(&e_sent),
-    };
-    let garbler = Garbler::new(c, options(scheme, output), &g_in).unwrap();
-    let g = thread::spawn(move || garbler.run(ga));
-    let evaluator = Evaluator::new(c, options(scheme, output), &e_in).unwrap();
-    evaluator.run(eb).expect("an honest evaluator");
-    g.join().unwrap().expect("an honest garbler");
-    let take = |s: Arc<Mutex<Vec<u8>>>| std::mem::take(&mut *s.lock().unwrap());
-    (take(g_sent), take(e_sent))
-}
-
 /// The honest transcripts, by scheme and output mode.
 fn transcripts() -> &'static Vec<(Vec<u8>, Vec<u8>)> {
     static T: OnceLock<Vec<(Vec<u8>, Vec<u8>)>> = OnceLock::new();
@@ -99,7 +52,7 @@ fn transcripts() -> &'static Vec<(Vec<u8>, Vec<u8>)> {
         let mut all = Vec::new();
         for scheme in SCHEMES {
             for output in OUTPUTS {
-                all.push(record(scheme, output));
+                all.push(common::record(circuit(), &options(scheme, output), TIMEOUT));
             }
         }
         all

@@ -1,7 +1,8 @@
 //! Messages over any [`Channel`]: N messages sent are N messages received, in order.
 //!
 //! Wire format of one message: its length as an 8-byte unsigned big-endian integer (network
-//! byte order), then the bytes. A receiver checks the announced length against its maximum
+//! byte order), then the bytes. A receiver checks the announced length against its maximum,
+//! and against what it expects next if it says so ([`Framed::recv_message_into_checked`]),
 //! before allocating anything.
 
 use crate::{ByteCounts, Channel, Error, Result};
@@ -61,6 +62,19 @@ impl<C: Channel> Framed<C> {
 
     /// Receives the next message into `buf`, replacing its contents (reuses its allocation).
     pub fn recv_message_into(&mut self, buf: &mut Vec<u8>) -> Result<()> {
+        self.recv_message_into_checked(buf, |_| Ok::<(), Error>(()))
+    }
+
+    /// Receives the next message into `buf` as [`Framed::recv_message_into`] does, once
+    /// `accept` has taken the length its frame announces (within the maximum): a receiver
+    /// that knows which message comes next refuses another length before it reads or
+    /// allocates anything. An error of `accept` is returned as it is, and poisons the
+    /// channel like any other.
+    pub fn recv_message_into_checked<E: From<Error>>(
+        &mut self,
+        buf: &mut Vec<u8>,
+        accept: impl FnOnce(u64) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
         let max = self.max_message;
         self.guard(|c| {
             let mut header = [0u8; 8];
@@ -68,13 +82,14 @@ impl<C: Channel> Framed<C> {
             let len = u64::from_be_bytes(header);
             let too_large = Error::MessageTooLarge { len, max };
             if len > max {
-                return Err(too_large);
+                return Err(too_large.into());
             }
+            accept(len)?;
             let len = usize::try_from(len).map_err(|_| too_large)?;
             // Only growth is zeroed: `recv` overwrites all `len` bytes or fails (and then
             // poisons this channel), so old contents never show.
             buf.resize(len, 0);
-            c.recv(buf)
+            Ok(c.recv(buf)?)
         })
     }
 
@@ -98,14 +113,96 @@ impl<C: Channel> Framed<C> {
         self.inner
     }
 
-    fn guard<T>(&mut self, f: impl FnOnce(&mut C) -> Result<T>) -> Result<T> {
+    fn guard<T, E: From<Error>>(
+        &mut self,
+        f: impl FnOnce(&mut C) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
         if self.poisoned {
-            return Err(Error::Poisoned);
+            return Err(Error::Poisoned.into());
         }
         let r = f(&mut self.inner);
         if r.is_err() {
             self.poisoned = true;
         }
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::memory_pair;
+
+    const TIMEOUT: Duration = Duration::from_secs(5);
+
+    /// A receiver's own error, as `accept` gives it.
+    #[derive(Debug)]
+    enum ReceiverError {
+        Length(u64),
+        Transport(Error),
+    }
+
+    impl From<Error> for ReceiverError {
+        fn from(e: Error) -> Self {
+            ReceiverError::Transport(e)
+        }
+    }
+
+    fn exactly_four(len: u64) -> std::result::Result<(), ReceiverError> {
+        match len {
+            4 => Ok(()),
+            n => Err(ReceiverError::Length(n)),
+        }
+    }
+
+    #[test]
+    fn a_length_the_receiver_refuses_is_refused_before_the_body_is_read() {
+        let (a, mut raw) = memory_pair(TIMEOUT);
+        let mut ch = Framed::new(a);
+        // A frame of 5 bytes, announced but never sent: the refusal must not wait for them.
+        raw.send(&5u64.to_be_bytes()).unwrap();
+        raw.flush().unwrap();
+        let mut buf = Vec::new();
+        let start = Instant::now();
+        let r = ch.recv_message_into_checked(&mut buf, exactly_four);
+        assert!(start.elapsed() < TIMEOUT / 2);
+        assert!(matches!(r, Err(ReceiverError::Length(5))), "{r:?}");
+        assert!(buf.is_empty());
+        let r = ch.recv_message_into_checked(&mut buf, exactly_four);
+        assert!(
+            matches!(r, Err(ReceiverError::Transport(Error::Poisoned))),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn a_length_the_receiver_accepts_is_read() {
+        let (a, b) = memory_pair(TIMEOUT);
+        let (mut rx, mut tx) = (Framed::new(a), Framed::new(b));
+        tx.send_message(b"four").unwrap();
+        tx.send_message(&[0; 65]).unwrap();
+        tx.flush().unwrap();
+        let mut buf = Vec::new();
+        rx.recv_message_into_checked(&mut buf, exactly_four)
+            .unwrap();
+        assert_eq!(buf, b"four");
+        // Past the maximum: the transport's error, before `accept` is asked.
+        let mut rx = Framed::with_max_message(rx.into_inner(), 64);
+        let r =
+            rx.recv_message_into_checked(&mut buf, |_| -> std::result::Result<(), ReceiverError> {
+                panic!("asked about a length past the maximum")
+            });
+        assert!(
+            matches!(
+                r,
+                Err(ReceiverError::Transport(Error::MessageTooLarge {
+                    len: 65,
+                    max: 64
+                }))
+            ),
+            "{r:?}"
+        );
     }
 }

@@ -9,7 +9,7 @@
 //!
 //! # Message flow
 //!
-//! Every message is framed as [`Framed`] frames it (an 8-byte big-endian length, then the
+//! Every message is one [`Framed`] message (an 8-byte big-endian length, then the
 //! payload) and is one type of [`messages`], which holds its encoding, the lengths it may
 //! have and its decoding. `n_g`, `n_e` and `n_o` are the garbler's input bits, the
 //! evaluator's and the output bits; `k` is the OTs of one chunk.

@@ -3,41 +3,13 @@
 //! with the lengths of the message table in the crate docs. A change of the flow or of a
 //! message's size fails here (and then needs a new protocol version).
 
-use std::sync::{Arc, Mutex};
-use std::thread;
+mod common;
+
 use std::time::Duration;
 
-use transputation_2pc::{
-    ot_reply_len, Evaluator, Garbler, Options, OutputMode, SessionHeader, HEADER_LEN, OT_CHUNK,
-};
+use transputation_2pc::{ot_reply_len, Options, OutputMode, SessionHeader, HEADER_LEN, OT_CHUNK};
 use transputation_circuits::{library, Circuit, Party, Stats};
 use transputation_garble::Scheme;
-use transputation_transport::{memory_pair, ByteCounts, Channel, MemoryChannel, Result};
-
-/// A channel that keeps a copy of everything sent through it.
-struct Recording {
-    inner: MemoryChannel,
-    sent: Arc<Mutex<Vec<u8>>>,
-}
-
-impl Channel for Recording {
-    fn send(&mut self, bytes: &[u8]) -> Result<()> {
-        self.sent.lock().unwrap().extend_from_slice(bytes);
-        self.inner.send(bytes)
-    }
-    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
-        self.inner.recv(buf)
-    }
-    fn flush(&mut self) -> Result<()> {
-        self.inner.flush()
-    }
-    fn close(&mut self) -> Result<()> {
-        self.inner.close()
-    }
-    fn stats(&self) -> ByteCounts {
-        self.inner.stats()
-    }
-}
 
 /// The payloads of the frames in `bytes`, which must be whole frames.
 fn frames(mut bytes: &[u8]) -> Vec<&[u8]> {
@@ -48,35 +20,6 @@ fn frames(mut bytes: &[u8]) -> Vec<&[u8]> {
         bytes = &bytes[8 + len..];
     }
     out
-}
-
-/// What each party sent in one honest session: `(garbler's bytes, evaluator's bytes)`.
-fn record(c: &Circuit, options: &Options) -> (Vec<u8>, Vec<u8>) {
-    let g_in: Vec<bool> = (0..c.party_input_bits(Party::Garbler))
-        .map(|i| i % 3 == 0)
-        .collect();
-    let e_in: Vec<bool> = (0..c.party_input_bits(Party::Evaluator))
-        .map(|i| i % 5 == 0)
-        .collect();
-    let (a, b) = memory_pair(Duration::from_secs(10));
-    let (g_sent, e_sent) = (Arc::default(), Arc::default());
-    let ga = Recording {
-        inner: a,
-        sent: Arc::clone(&g_sent),
-    };
-    let eb = Recording {
-        inner: b,
-        sent: Arc::clone(&e_sent),
-    };
-    let garbler = Garbler::new(c, options.clone(), &g_in).unwrap();
-    let evaluator = Evaluator::new(c, options.clone(), &e_in).unwrap();
-    thread::scope(|scope| {
-        let g = scope.spawn(move || garbler.run(ga));
-        evaluator.run(eb).unwrap();
-        g.join().unwrap().unwrap();
-    });
-    let take = |s: Arc<Mutex<Vec<u8>>>| std::mem::take(&mut *s.lock().unwrap());
-    (take(g_sent), take(e_sent))
 }
 
 #[test]
@@ -94,7 +37,7 @@ fn each_party_sends_the_messages_of_the_table_in_order() {
                     batch_bytes: 4096,
                     ..Options::new(scheme)
                 };
-                let (g_sent, e_sent) = record(c, &options);
+                let (g_sent, e_sent) = common::record(c, &options, Duration::from_secs(10));
                 check_layout(c, scheme, output, &frames(&g_sent), &frames(&e_sent));
             }
         }

@@ -96,7 +96,7 @@ pub trait Message<'a>: Sized {
 
 /// Checks a payload length announced by the peer against what `M` may have, before any of
 /// its bytes are read: the error names the message and both lengths.
-pub fn check_length<'a, M: Message<'a>>(len: u64, cx: M::Context) -> Result<usize, Error> {
+pub fn check_length<'a, M: Message<'a>>(len: u64, cx: M::Context) -> Result<(), Error> {
     let want = M::length(cx);
     if !want.admits(len) {
         return Err(Error::Malformed {
@@ -104,8 +104,7 @@ pub fn check_length<'a, M: Message<'a>>(len: u64, cx: M::Context) -> Result<usiz
             problem: format!("{len} bytes where {want} belong"),
         });
     }
-    // Admitted lengths are at most a `usize`.
-    Ok(len as usize)
+    Ok(())
 }
 
 /// Message 1 (both ways): the session header, which each party checks against its own.
