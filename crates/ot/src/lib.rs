@@ -164,6 +164,23 @@
 //! expose a random `s`. Transputation claims semi-honest security, under which this does
 //! not arise; an actively secure version needs that check.
 //!
+//! ## Zero labels drawn by the OT
+//!
+//! The garbler need not choose the zero labels of the evaluator's input wires at all: with
+//! `s = Δ` the rows themselves are correlated, `t_j = q_j ⊕ r_j·Δ`, so taking `x_j^0 = q_j`
+//! gives the evaluator its label `t_j` with nothing sent back
+//! ([`Sender::extend_cot_zeros_into`], [`ReceiverExtension::extend_cot_into`]). This is the
+//! correlated OT functionality with a global offset, `F_COT^Δ`, that the IKNP rows realise
+//! before any hash (Keller, Orsini and Scholl, "Actively Secure OT Extension with Optimal
+//! Overhead", CRYPTO 2015, §3: the sender learns random `q_j`, the receiver `q_j ⊕ r_j·Δ`).
+//! The garbler's view is IKNP's, as above. The evaluator's view is its own `t_j`, now with
+//! no message at all; the garbling is as if the garbler had drawn `x_j^0 = t_j ⊕ r_j·Δ`:
+//! the evaluator's active label `t_j` comes from its own column PRGs, uniform and
+//! independent of `Δ`, which is exactly the distribution of a fresh zero label's active
+//! label, so the garbled circuit it sees is distributed as one with uniform zero labels.
+//! The cost: the garbler knows these zero labels only when msg_u arrives, so it garbles
+//! the gates that depend on them after the OT rather than during it.
+//!
 //! `Δ` is the garbler's garbling secret, so it must not be the choice string of anything
 //! else; a chunk of ordinary OTs in the same session (msg_y) still hides the message not
 //! chosen behind `H(q_j ⊕ Δ, j)`, under its own index.

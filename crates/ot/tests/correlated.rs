@@ -1,6 +1,6 @@
-//! Correlated OT (msg_d) through the public API: the evaluator gets `x^0 ⊕ r·Δ` for mixed
-//! chunk sizes and for chunks mixed with ordinary ones; hostile lengths are errors; misuse
-//! panics.
+//! Correlated OT through the public API, with chosen zero labels (msg_d) and with zero labels
+//! the OT draws (no message back): the evaluator gets `x^0 ⊕ r·Δ` for mixed chunk sizes and
+//! for chunks mixed with ordinary ones; hostile lengths are errors; misuse panics.
 
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -83,6 +83,84 @@ fn correlated_and_ordinary_chunks_mix() {
             }
         }
     }
+}
+
+/// Correlated OTs whose zero labels the OT draws (no msg_d): the garbler's zeros are its
+/// rows `q_j`, the evaluator's labels `q_j ⊕ r_j·Δ`, for every chunk size, mixed with
+/// chosen-label chunks; the zeros of different OTs differ.
+#[test]
+fn drawn_zero_labels_match_the_evaluators_labels() {
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    let delta = Block(rng.gen::<u128>() | 1);
+    let (mut ext, mut s) = base(6, delta);
+    let mut u = Vec::new();
+    let mut all_zeros = Vec::new();
+    for (k, &m) in SIZES.iter().enumerate() {
+        let choices: Vec<bool> = (0..m).map(|_| rng.gen()).collect();
+        let (mut labels, mut zeros) = (vec![Block(7)], vec![Block(8)]);
+        if k % 3 == 2 {
+            let chosen = blocks(m, &mut rng);
+            ext.extend_into(&choices, &mut u);
+            let mut d = Vec::new();
+            s.extend_correlated_into(&u, &chosen, &mut d).unwrap();
+            ext.receive_correlated_into(&d, &mut labels).unwrap();
+            zeros.extend(chosen);
+        } else {
+            ext.extend_cot_into(&choices, &mut u, &mut labels);
+            assert_eq!(u.len(), ot::msg_u_len(m));
+            s.extend_cot_zeros_into(&u, m, &mut zeros).unwrap();
+            all_zeros.extend_from_slice(&zeros[1..]);
+        }
+        assert_eq!(
+            (labels[0], zeros[0]),
+            (Block(7), Block(8)),
+            "appended, not replaced"
+        );
+        check(
+            &labels[1..],
+            &zeros[1..],
+            &choices,
+            delta,
+            &format!("chunk {k} of {m}"),
+        );
+    }
+    assert_eq!((s.ots(), ext.pending()), (ext.ots(), 0));
+    let distinct: std::collections::HashSet<u128> = all_zeros.iter().map(|b| b.0).collect();
+    assert_eq!(distinct.len(), all_zeros.len());
+}
+
+#[test]
+fn a_drawn_zero_chunk_refuses_a_msg_u_of_another_length() {
+    let (mut ext, mut s) = base(9, Block(3));
+    let mut u = Vec::new();
+    ext.extend_cot_into(&[true; 300], &mut u, &mut Vec::new());
+    let mut zeros = vec![Block(1)];
+    for m in [0, 128, 256, 385, 1000] {
+        let e = s.extend_cot_zeros_into(&u, m, &mut zeros).unwrap_err();
+        assert_eq!(
+            e,
+            Error::Length {
+                msg: Message::U,
+                expected: ot::msg_u_len(m),
+                got: u.len()
+            }
+        );
+    }
+    assert_eq!((zeros, s.ots()), (vec![Block(1)], 0));
+    s.extend_cot_zeros_into(&u, 300, &mut Vec::new()).unwrap();
+    assert_eq!(s.ots(), 300);
+}
+
+#[test]
+#[should_panic(expected = "setup_correlated")]
+fn drawn_zero_chunks_need_a_correlated_sender() {
+    let mut rng = ChaCha20Rng::seed_from_u64(8);
+    let (r, msg_a) = ot::Receiver::start(&mut rng);
+    let (mut s, msg_b) = ot::Sender::respond(&msg_a, &mut rng).unwrap();
+    let mut ext = r.base(&msg_b).unwrap();
+    let mut u = Vec::new();
+    ext.extend_cot_into(&[true; 3], &mut u, &mut Vec::new());
+    let _ = s.extend_cot_zeros_into(&u, 3, &mut Vec::new());
 }
 
 #[test]

@@ -125,6 +125,38 @@ impl ReceiverExtension {
     /// # Panics
     /// After 2^64 OTs in one session.
     pub fn extend_into(&mut self, choices: &[bool], msg_u: &mut Vec<u8>) {
+        let (first, r, t) = self.matrix(choices, msg_u);
+        self.pending.push_back(Pending {
+            m: choices.len(),
+            first,
+            r,
+            t,
+        });
+    }
+
+    /// Runs the next chunk of `m = choices.len()` correlated OTs whose messages the OT
+    /// itself draws (see "Correlated OT" in the crate documentation): writes its msg_u as
+    /// [`ReceiverExtension::extend_into`] does, and appends the evaluator's label of each OT,
+    /// `t_j = q_j ⊕ r_j·Δ`, to `labels` at once. The garbler answers nothing: its zero labels
+    /// are the `q_j` ([`crate::Sender::extend_cot_zeros_into`]). The chunk takes the next
+    /// `m` session-wide indices, so ordinary and correlated chunks may follow it.
+    ///
+    /// # Panics
+    /// After 2^64 OTs in one session.
+    pub fn extend_cot_into(
+        &mut self,
+        choices: &[bool],
+        msg_u: &mut Vec<u8>,
+        labels: &mut Vec<Block>,
+    ) {
+        let (_, _, t) = self.matrix(choices, msg_u);
+        labels.extend(t[..choices.len()].iter().map(|&t| Block(t)));
+        self.recycle(t);
+    }
+
+    /// The next chunk's IKNP matrix: writes msg_u, advances the column PRGs and the OT
+    /// index, and returns the chunk's first index, its packed choices and its rows `t_j`.
+    fn matrix(&mut self, choices: &[bool], msg_u: &mut Vec<u8>) -> (u64, Vec<u128>, Vec<u128>) {
         let m = choices.len();
         let first = self.ots;
         self.ots = next_index(first, m);
@@ -175,7 +207,7 @@ impl ReceiverExtension {
         }
         self.g0.advance(blocks);
         self.g1.advance(blocks);
-        self.pending.push_back(Pending { m, first, r, t });
+        (first, r, t)
     }
 
     /// Takes the oldest pending chunk if `msg` has the length `len(m)` its message needs.
@@ -197,9 +229,9 @@ impl ReceiverExtension {
     }
 
     /// Keeps a received chunk's row buffer for a later chunk.
-    fn recycle(&mut self, chunk: Pending) {
+    fn recycle(&mut self, rows: Vec<u128>) {
         if self.spare.len() < SPARE {
-            self.spare.push(chunk.t);
+            self.spare.push(rows);
         }
     }
 
@@ -222,7 +254,7 @@ impl ReceiverExtension {
                 .zip(msg_d.chunks_exact(16))
                 .map(|(&t, d)| Block(t ^ read_u128(d))),
         );
-        self.recycle(chunk);
+        self.recycle(chunk.t);
         Ok(())
     }
 
@@ -269,7 +301,7 @@ impl ReceiverExtension {
                 labels.push(y0 ^ (y0 ^ y1).select(bit) ^ *h);
             }
         }
-        self.recycle(chunk);
+        self.recycle(chunk.t);
         Ok(())
     }
 

@@ -233,6 +233,39 @@ impl Sender {
         Ok(())
     }
 
+    /// Runs the next chunk of `m` correlated OTs whose messages the OT itself draws: the
+    /// zero label of OT `j` is the row `q_j`, appended to `zeros`, and the evaluator holds
+    /// `q_j ⊕ r_j·Δ` ([`crate::ReceiverExtension::extend_cot_into`]) with nothing sent back
+    /// (see "Correlated OT" in the crate documentation). The chunk takes the next `m`
+    /// session-wide indices.
+    ///
+    /// # Errors
+    /// As [`Sender::extend`]; `zeros` is unchanged then.
+    ///
+    /// # Panics
+    /// As [`Sender::extend_correlated_into`].
+    pub fn extend_cot_zeros_into(
+        &mut self,
+        msg_u: &[u8],
+        m: usize,
+        zeros: &mut Vec<Block>,
+    ) -> Result<(), Error> {
+        assert!(
+            self.correlated,
+            "correlated OTs need a sender made by Sender::setup_correlated"
+        );
+        check_len(Message::U, msg_u, msg_u_len(m))?;
+        self.ots = next_index(self.ots, m);
+        zeros.reserve(m);
+        for (sb, u) in msg_u.chunks(SUB_BLOCKS * U_BLOCK).enumerate() {
+            self.rows(sb, u);
+            let rows = (m - sb * SUB_BLOCKS * BASE_OTS).min(SUB_BLOCKS * BASE_OTS);
+            zeros.extend(self.q[..rows].iter().map(|&q| Block(q)));
+        }
+        self.cols.advance(m.div_ceil(BASE_OTS));
+        Ok(())
+    }
+
     /// The one-shot form: [`Sender::extend`] of all `pairs` as the session's only chunk.
     ///
     /// # Errors
