@@ -162,12 +162,12 @@ impl SessionArgs {
     }
 
     fn config(&self, loaded: &Loaded) -> Result<Config> {
-        seconds("--timeout", self.timeout)?;
+        let io_timeout = seconds("--timeout", self.timeout)?;
         let connect_timeout = seconds("--connect-timeout", self.connect_timeout)?;
         // The default pause, or less for a --connect-timeout below it.
         let retry_delay = Config::default().retry_delay.min(connect_timeout);
         Ok(Config {
-            io_timeout: Duration::from_secs_f64(self.timeout),
+            io_timeout,
             // The garbler's wait for a first peer (--accept-timeout) is set on its listener
             // by `secure_cmd::accept`, which shortens it after each peer it turns away.
             accept_timeout: None,
