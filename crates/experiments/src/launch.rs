@@ -286,17 +286,12 @@ impl Launcher for BinaryParties {
     }
 
     fn program_env(&self) -> Vec<(String, String)> {
-        let flags = match &self.protection {
-            Some(Protection::Insecure) => vec!["--insecure".to_string()],
-            Some(Protection::PskFile(p)) => vec!["--psk-file".into(), p.display().to_string()],
-            Some(Protection::Pinned { key, peer_key }) => vec![
-                "--key".into(),
-                key.display().to_string(),
-                "--peer-key".into(),
-                peer_key.clone(),
-            ],
-            None => Vec::new(),
-        };
+        // The protection flags a garbler or evaluator of this experiment gets.
+        let flags = self
+            .protection
+            .as_ref()
+            .map(Protection::to_argv)
+            .unwrap_or_default();
         vec![
             ("TRANSPUTATION".into(), self.exe.display().to_string()),
             ("TPB_PARTY_FLAGS".into(), flags.join(" ")),
