@@ -56,10 +56,18 @@ fn run(args: &[&str]) -> Output {
     out
 }
 
+/// The number `sql` answers; a query that fails (a mistyped column, a missing table) fails
+/// the test instead of reading as 0.
 fn count(db: &Path, sql: &str) -> i64 {
-    let c = Connection::open(db).unwrap();
-    c.busy_timeout(Duration::from_secs(5)).unwrap();
-    c.query_row(sql, [], |r| r.get(0)).unwrap_or(0)
+    try_count(db, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// [`count`] while an experiment may still be creating the database (its tables may not be
+/// there yet).
+fn try_count(db: &Path, sql: &str) -> rusqlite::Result<i64> {
+    let c = Connection::open(db)?;
+    c.busy_timeout(Duration::from_secs(5))?;
+    c.query_row(sql, [], |r| r.get(0))
 }
 
 fn failures(db: &Path) -> Vec<String> {
@@ -146,7 +154,7 @@ fn start_and_kill_after_three_runs(db: &Path, started: Instant) -> (u32, i64) {
         .unwrap();
     let pid = child.id();
     loop {
-        if db.exists() && count(db, "SELECT count(*) FROM runs") >= 3 {
+        if db.exists() && try_count(db, "SELECT count(*) FROM runs").unwrap_or(0) >= 3 {
             break;
         }
         if let Ok(Some(st)) = child.try_wait() {
@@ -405,7 +413,7 @@ fn ctrl_c_keeps_the_finished_runs_and_records_no_cut_short_one() {
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while !(db.exists() && count(&db, "SELECT count(*) FROM runs") >= 2) {
+    while !(db.exists() && try_count(&db, "SELECT count(*) FROM runs").unwrap_or(0) >= 2) {
         assert!(
             start.elapsed() < Duration::from_secs(30),
             "no 2 runs in 30 s"
