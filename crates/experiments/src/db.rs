@@ -237,11 +237,20 @@ impl RunRecord {
         error: String,
     ) -> Self {
         RunRecord {
+            status,
+            error: Some(error),
+            ..RunRecord::ok(cell, repetition, link)
+        }
+    }
+
+    /// A successful run, its measurements and outputs not filled in yet.
+    pub fn ok(cell: Cell, repetition: u32, link: LinkRecord) -> Self {
+        RunRecord {
             cell,
             repetition,
             link,
-            status,
-            error: Some(error),
+            status: Status::Ok,
+            error: None,
             total_ms: None,
             ot_ms: None,
             garble_ms: None,
@@ -625,9 +634,7 @@ mod tests {
             bytes_evaluator_to_garbler: Some(4096),
             buffer_bytes: Some(3 << 20),
             garbler_report: Some("{\"total_ms\": 1}".into()),
-            status: Status::Ok,
-            error: None,
-            ..RunRecord::failed(
+            ..RunRecord::ok(
                 Cell {
                     circuit: "aes128".into(),
                     scheme: "ideal".into(),
@@ -644,8 +651,6 @@ mod tests {
                     emulator: "emu".into(),
                     note: None,
                 },
-                Status::Ok,
-                String::new(),
             )
         }
     }

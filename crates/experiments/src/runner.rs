@@ -558,11 +558,9 @@ impl Runner<'_> {
         }
         if program {
             return with_outputs(RunRecord {
-                status: Status::Ok,
-                error: None,
                 total_ms: Some(wall_ms),
                 wall_ms: Some(wall_ms),
-                ..fail(Status::Ok, String::new())
+                ..RunRecord::ok(p.cell.clone(), p.repetition, link.clone())
             });
         }
         match measured(&ended.server.1, &ended.client.1) {
@@ -795,15 +793,7 @@ impl Measured {
             buffer_bytes: g.buffer_bytes.or(e.buffer_bytes),
             garbler_report: Some(g.to_json_value().to_string()),
             evaluator_report: Some(e.to_json_value().to_string()),
-            status: Status::Ok,
-            error: None,
-            ..RunRecord::failed(
-                p.cell.clone(),
-                p.repetition,
-                link.clone(),
-                Status::Ok,
-                String::new(),
-            )
+            ..RunRecord::ok(p.cell.clone(), p.repetition, link.clone())
         }
     }
 }
