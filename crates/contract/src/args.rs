@@ -52,6 +52,22 @@ pub enum Protection {
     },
 }
 
+impl Protection {
+    /// Its flags on a party's command line.
+    pub fn to_argv(&self) -> Vec<String> {
+        match self {
+            Protection::Insecure => vec!["--insecure".into()],
+            Protection::PskFile(p) => vec!["--psk-file".into(), p.display().to_string()],
+            Protection::Pinned { key, peer_key } => vec![
+                "--key".into(),
+                key.display().to_string(),
+                "--peer-key".into(),
+                peer_key.clone(),
+            ],
+        }
+    }
+}
+
 /// Everything a party is told on its command line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PartyArgs {
@@ -140,18 +156,8 @@ impl PartyArgs {
             // One argument, so that an empty input or one starting with `-` stays a value.
             format!("--input={}", self.input),
         ];
-        match &self.protection {
-            None => {}
-            Some(Protection::Insecure) => v.push("--insecure".into()),
-            Some(Protection::PskFile(p)) => {
-                v.extend(["--psk-file".into(), p.display().to_string()])
-            }
-            Some(Protection::Pinned { key, peer_key }) => v.extend([
-                "--key".into(),
-                key.display().to_string(),
-                "--peer-key".into(),
-                peer_key.clone(),
-            ]),
+        if let Some(p) = &self.protection {
+            v.extend(p.to_argv());
         }
         v.extend(["--circuit".into(), self.circuit.clone()]);
         if let Some(p) = &self.parties {

@@ -46,7 +46,8 @@ impl Capabilities {
         self.protection.iter().any(|p| p == kind)
     }
 
-    /// The transport called `name`, if the build has it.
+    /// The transport called `name`, if the binary lists it (it lists those it was built
+    /// without too, as unavailable).
     pub fn transport(&self, name: &str) -> Option<&TransportInfo> {
         self.transports.iter().find(|t| t.name == name)
     }

@@ -47,7 +47,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, params_from_iter, Connection, Row};
 use serde::Serialize;
 
 use crate::experiment::Cell;
@@ -237,11 +237,20 @@ impl RunRecord {
         error: String,
     ) -> Self {
         RunRecord {
+            status,
+            error: Some(error),
+            ..RunRecord::ok(cell, repetition, link)
+        }
+    }
+
+    /// A successful run, its measurements and outputs not filled in yet.
+    pub fn ok(cell: Cell, repetition: u32, link: LinkRecord) -> Self {
+        RunRecord {
             cell,
             repetition,
             link,
-            status,
-            error: Some(error),
+            status: Status::Ok,
+            error: None,
             total_ms: None,
             ot_ms: None,
             garble_ms: None,
@@ -408,38 +417,12 @@ impl Db {
              e.host_cc \
              FROM experiments e {filter} ORDER BY e.id"
         );
-        let mut st = self
-            .conn
-            .prepare(&sql)
-            .map_err(db_err("reading the experiments"))?;
-        let map = |r: &rusqlite::Row<'_>| -> rusqlite::Result<ExperimentRow> {
-            Ok(ExperimentRow {
-                id: r.get("id")?,
-                name: r.get("name")?,
-                created_at: r.get("created_at")?,
-                finished_at: r.get("finished_at")?,
-                spec: r.get("spec")?,
-                planned_runs: r.get("planned_runs")?,
-                environment: Environment {
-                    version: r.get("version")?,
-                    git_commit: r.get("git_commit")?,
-                    kernel: r.get("kernel")?,
-                    cpu: r.get("cpu")?,
-                    host: r.get("host")?,
-                    emulator: r.get("emulator")?,
-                    host_cc: r.get("host_cc")?,
-                    protection: r.get("protection")?,
-                },
-                recorded_runs: r.get("recorded_runs")?,
-            })
-        };
-        let rows = match arg {
-            Some(a) => st.query_map(params![a], map),
-            None => st.query_map([], map),
-        }
-        .map_err(db_err("reading the experiments"))?;
-        rows.collect::<Result<Vec<_>, _>>()
-            .map_err(db_err("reading the experiments"))
+        self.read_rows(
+            "reading the experiments",
+            &sql,
+            params_from_iter(arg),
+            read_experiment,
+        )
     }
 
     /// Every experiment, oldest first.
@@ -470,28 +453,13 @@ impl Db {
 
     /// The (cell, repetition) keys already recorded for an experiment.
     pub fn recorded(&self, id: i64) -> Result<HashSet<(Cell, u32)>, Error> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT circuit, scheme, transport, condition, repetition FROM runs \
-                 WHERE experiment_id = ?1",
-            )
-            .map_err(db_err("reading the recorded runs"))?;
-        let rows = st
-            .query_map(params![id], |r| {
-                Ok((
-                    Cell {
-                        circuit: r.get("circuit")?,
-                        scheme: r.get("scheme")?,
-                        transport: r.get("transport")?,
-                        condition: r.get("condition")?,
-                    },
-                    r.get::<_, u32>("repetition")?,
-                ))
-            })
-            .map_err(db_err("reading the recorded runs"))?;
-        rows.collect::<Result<HashSet<_>, _>>()
-            .map_err(db_err("reading the recorded runs"))
+        self.read_rows(
+            "reading the recorded runs",
+            "SELECT circuit, scheme, transport, condition, repetition FROM runs \
+             WHERE experiment_id = ?1",
+            params![id],
+            |r| Ok((read_cell(r)?, r.get::<_, u32>("repetition")?)),
+        )
     }
 
     /// Records one run, in its own transaction.
@@ -548,57 +516,102 @@ impl Db {
 
     /// The runs of an experiment, in the order they were recorded.
     pub fn runs(&self, experiment_id: i64) -> Result<Vec<RunRecord>, Error> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT circuit, scheme, transport, condition, repetition, rtt_us, rate_bps, loss, \
-                 jitter_us, queue_bytes, emulator, link_note, status, error, total_ms, ot_ms, \
-                 garble_ms, eval_ms, transfer_ms, wall_ms, bytes_garbler_to_evaluator, \
-                 bytes_evaluator_to_garbler, garbler_report, evaluator_report, garbler_output, \
-                 evaluator_output, buffer_bytes FROM runs WHERE experiment_id = ?1 ORDER BY id",
-            )
-            .map_err(db_err("reading the runs"))?;
-        let u = |v: Option<i64>| v.map(|x| u64::try_from(x).unwrap_or(0));
-        let rows = st
-            .query_map(params![experiment_id], |r| {
-                Ok(RunRecord {
-                    cell: Cell {
-                        circuit: r.get("circuit")?,
-                        scheme: r.get("scheme")?,
-                        transport: r.get("transport")?,
-                        condition: r.get("condition")?,
-                    },
-                    repetition: r.get("repetition")?,
-                    link: LinkRecord {
-                        rtt_us: u(r.get("rtt_us")?).unwrap_or(0),
-                        rate_bps: u(r.get("rate_bps")?),
-                        loss: r.get("loss")?,
-                        jitter_us: u(r.get("jitter_us")?).unwrap_or(0),
-                        queue_bytes: u(r.get("queue_bytes")?),
-                        emulator: r.get("emulator")?,
-                        note: r.get("link_note")?,
-                    },
-                    status: Status::parse(&r.get::<_, String>("status")?),
-                    error: r.get("error")?,
-                    total_ms: r.get("total_ms")?,
-                    ot_ms: r.get("ot_ms")?,
-                    garble_ms: r.get("garble_ms")?,
-                    eval_ms: r.get("eval_ms")?,
-                    transfer_ms: r.get("transfer_ms")?,
-                    wall_ms: r.get("wall_ms")?,
-                    bytes_garbler_to_evaluator: u(r.get("bytes_garbler_to_evaluator")?),
-                    bytes_evaluator_to_garbler: u(r.get("bytes_evaluator_to_garbler")?),
-                    garbler_report: r.get("garbler_report")?,
-                    evaluator_report: r.get("evaluator_report")?,
-                    garbler_output: r.get("garbler_output")?,
-                    evaluator_output: r.get("evaluator_output")?,
-                    buffer_bytes: u(r.get("buffer_bytes")?),
-                })
-            })
-            .map_err(db_err("reading the runs"))?;
-        rows.collect::<Result<Vec<_>, _>>()
-            .map_err(db_err("reading the runs"))
+        self.read_rows(
+            "reading the runs",
+            "SELECT circuit, scheme, transport, condition, repetition, rtt_us, rate_bps, loss, \
+             jitter_us, queue_bytes, emulator, link_note, status, error, total_ms, ot_ms, \
+             garble_ms, eval_ms, transfer_ms, wall_ms, bytes_garbler_to_evaluator, \
+             bytes_evaluator_to_garbler, garbler_report, evaluator_report, garbler_output, \
+             evaluator_output, buffer_bytes FROM runs WHERE experiment_id = ?1 ORDER BY id",
+            params![experiment_id],
+            read_run,
+        )
     }
+
+    /// Every row of the query `sql`, each read by `read`; `what` names the reading in an
+    /// error.
+    fn read_rows<T, Rows: FromIterator<T>>(
+        &self,
+        what: &str,
+        sql: &str,
+        params: impl rusqlite::Params,
+        read: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Rows, Error> {
+        let mut st = self.conn.prepare(sql).map_err(db_err(what))?;
+        let rows = st.query_map(params, read).map_err(db_err(what))?;
+        rows.collect::<Result<Rows, _>>().map_err(db_err(what))
+    }
+}
+
+/// A run's cell, from the columns of the same names.
+fn read_cell(r: &Row<'_>) -> rusqlite::Result<Cell> {
+    Ok(Cell {
+        circuit: r.get("circuit")?,
+        scheme: r.get("scheme")?,
+        transport: r.get("transport")?,
+        condition: r.get("condition")?,
+    })
+}
+
+/// A count or size, stored as SQLite's signed integer (a negative one reads as 0).
+fn read_u64(r: &Row<'_>, column: &str) -> rusqlite::Result<Option<u64>> {
+    Ok(r.get::<_, Option<i64>>(column)?
+        .map(|x| u64::try_from(x).unwrap_or(0)))
+}
+
+/// An experiment's row, with its `recorded_runs` counted.
+fn read_experiment(r: &Row<'_>) -> rusqlite::Result<ExperimentRow> {
+    Ok(ExperimentRow {
+        id: r.get("id")?,
+        name: r.get("name")?,
+        created_at: r.get("created_at")?,
+        finished_at: r.get("finished_at")?,
+        spec: r.get("spec")?,
+        planned_runs: r.get("planned_runs")?,
+        environment: Environment {
+            version: r.get("version")?,
+            git_commit: r.get("git_commit")?,
+            kernel: r.get("kernel")?,
+            cpu: r.get("cpu")?,
+            host: r.get("host")?,
+            emulator: r.get("emulator")?,
+            host_cc: r.get("host_cc")?,
+            protection: r.get("protection")?,
+        },
+        recorded_runs: r.get("recorded_runs")?,
+    })
+}
+
+/// A run's row.
+fn read_run(r: &Row<'_>) -> rusqlite::Result<RunRecord> {
+    Ok(RunRecord {
+        cell: read_cell(r)?,
+        repetition: r.get("repetition")?,
+        link: LinkRecord {
+            rtt_us: read_u64(r, "rtt_us")?.unwrap_or(0),
+            rate_bps: read_u64(r, "rate_bps")?,
+            loss: r.get("loss")?,
+            jitter_us: read_u64(r, "jitter_us")?.unwrap_or(0),
+            queue_bytes: read_u64(r, "queue_bytes")?,
+            emulator: r.get("emulator")?,
+            note: r.get("link_note")?,
+        },
+        status: Status::parse(&r.get::<_, String>("status")?),
+        error: r.get("error")?,
+        total_ms: r.get("total_ms")?,
+        ot_ms: r.get("ot_ms")?,
+        garble_ms: r.get("garble_ms")?,
+        eval_ms: r.get("eval_ms")?,
+        transfer_ms: r.get("transfer_ms")?,
+        wall_ms: r.get("wall_ms")?,
+        bytes_garbler_to_evaluator: read_u64(r, "bytes_garbler_to_evaluator")?,
+        bytes_evaluator_to_garbler: read_u64(r, "bytes_evaluator_to_garbler")?,
+        garbler_report: r.get("garbler_report")?,
+        evaluator_report: r.get("evaluator_report")?,
+        garbler_output: r.get("garbler_output")?,
+        evaluator_output: r.get("evaluator_output")?,
+        buffer_bytes: read_u64(r, "buffer_bytes")?,
+    })
 }
 
 #[cfg(test)]
@@ -621,9 +634,7 @@ mod tests {
             bytes_evaluator_to_garbler: Some(4096),
             buffer_bytes: Some(3 << 20),
             garbler_report: Some("{\"total_ms\": 1}".into()),
-            status: Status::Ok,
-            error: None,
-            ..RunRecord::failed(
+            ..RunRecord::ok(
                 Cell {
                     circuit: "aes128".into(),
                     scheme: "ideal".into(),
@@ -640,8 +651,6 @@ mod tests {
                     emulator: "emu".into(),
                     note: None,
                 },
-                Status::Ok,
-                String::new(),
             )
         }
     }
@@ -747,7 +756,7 @@ mod tests {
         assert_eq!(db.runs(id).unwrap()[0].buffer_bytes, Some(3 << 20));
         let old = db.experiment(before).unwrap().unwrap();
         assert_eq!(old.environment.host_cc, None);
-        assert_eq!(user_version(&db), SCHEMA_VERSION);
+        assert_eq!(user_version(&db), 3);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Starting an experiment: one library call for any front end (the CLI today, a web UI or a
 //! remote runner later). [`prepare`] takes a new experiment or the id of one to resume,
 //! checks every circuit, scheme and transport before any link is built, asks the party
-//! binary what it can do (`capabilities --json`), records the experiment and its
+//! binary what it can do (`capabilities --json`), leaves out the transports it cannot run
+//! (with a note, whether the experiment is new or resumed), records the experiment and its
 //! environment, and returns a [`Prepared`] whose [`Prepared::run`] carries the plan out.
 //!
 //! The parties are a `transputation` binary's `garbler` and `evaluator` with zero inputs of
@@ -75,6 +76,29 @@ pub fn usable_transports(
         .collect()
 }
 
+/// The transports of `wanted` that the party binary `exe` can run: each one left out is a
+/// note (by [`usable_transports`]), and none left is an error.
+fn runnable_transports(
+    wanted: &[String],
+    caps: &Capabilities,
+    exe: &Path,
+    note: &mut dyn FnMut(String),
+) -> Result<Vec<String>, Error> {
+    let mut left_out = Vec::new();
+    let kept = usable_transports(wanted, caps, |t, why| {
+        note(format!("leaving out the transport {t}: {why}"));
+        left_out.push(t.to_string());
+    });
+    if kept.is_empty() {
+        return Err(Error::Run(format!(
+            "transports: the party binary {} can run none of {}",
+            exe.display(),
+            left_out.join(", ")
+        )));
+    }
+    Ok(kept)
+}
+
 /// Asks the party binary `exe` for its capabilities; an older binary without the command is
 /// an error that says so.
 pub fn capabilities(exe: &Path) -> Result<Capabilities, Error> {
@@ -134,8 +158,8 @@ fn check(experiment: &Experiment) -> Result<HashMap<String, (String, String)>, E
             .map_err(|e| bad("schemes", i, s, e))?;
     }
     for (i, t) in experiment.transports.iter().enumerate() {
-        // A transport this build lacks is well written: `usable_transports` leaves it out
-        // with a note, as it does one that does not work here.
+        // A transport this build lacks is well written: `prepare` leaves it out with a
+        // note (`usable_transports`), as it does one that does not work here.
         match t.parse::<transputation_transport::TransportSpec>() {
             Ok(_) | Err(transputation_transport::Error::NotBuilt { .. }) => {}
             Err(e) => return Err(bad("transports", i, t, e.to_string())),
@@ -179,19 +203,23 @@ fn source_file(
     }
 }
 
-/// Checks and records the experiment (a new one) and gets its parties ready: `exe` is the
-/// `transputation` binary whose garbler and evaluator run; `note` hears remarks for the
-/// user.
+/// Checks the experiment, leaves out the transports `exe` cannot run, records the experiment
+/// (a new one) and gets its parties ready: `exe` is the `transputation` binary whose garbler
+/// and evaluator run; `note` hears remarks for the user, such as each transport left out.
 pub fn prepare(
     db: &mut Db,
     source: Source,
     exe: &Path,
     mut note: impl FnMut(String),
 ) -> Result<Prepared, Error> {
-    let (file, id) = source_file(db, source, &mut note)?;
-    let experiment = file.resolve()?;
+    let (mut file, id) = source_file(db, source, &mut note)?;
+    let mut experiment = file.resolve()?;
     let inputs = check(&experiment)?;
     let caps = capabilities(exe)?;
+    experiment.transports = runnable_transports(&experiment.transports, &caps, exe, &mut note)?;
+    // A new experiment records what it runs, so that it finishes; a resumed one keeps its
+    // record, and the runs of a transport left out now stay to do.
+    file.transports.clone_from(&experiment.transports);
     let (protection, protection_state, key_dir) = protection(exe, &caps, experiment.protection)?;
     let planned_runs = experiment.plan().len();
     let id = match id {
@@ -286,17 +314,12 @@ impl Launcher for BinaryParties {
     }
 
     fn program_env(&self) -> Vec<(String, String)> {
-        let flags = match &self.protection {
-            Some(Protection::Insecure) => vec!["--insecure".to_string()],
-            Some(Protection::PskFile(p)) => vec!["--psk-file".into(), p.display().to_string()],
-            Some(Protection::Pinned { key, peer_key }) => vec![
-                "--key".into(),
-                key.display().to_string(),
-                "--peer-key".into(),
-                peer_key.clone(),
-            ],
-            None => Vec::new(),
-        };
+        // The protection flags a garbler or evaluator of this experiment gets.
+        let flags = self
+            .protection
+            .as_ref()
+            .map(Protection::to_argv)
+            .unwrap_or_default();
         vec![
             ("TRANSPUTATION".into(), self.exe.display().to_string()),
             ("TPB_PARTY_FLAGS".into(), flags.join(" ")),
@@ -429,9 +452,8 @@ mod tests {
             .is_err());
     }
 
-    #[test]
-    fn unusable_transports_are_left_out_with_a_note() {
-        let caps = Capabilities {
+    fn caps_without_udt() -> Capabilities {
+        Capabilities {
             version: "0".into(),
             report_version: REPORT_VERSION,
             transports: vec![
@@ -454,7 +476,12 @@ mod tests {
             schemes: Vec::new(),
             protection: Vec::new(),
             features: Vec::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn unusable_transports_are_left_out_with_a_note() {
+        let caps = caps_without_udt();
         let mut notes = Vec::new();
         let kept = usable_transports(
             &[
@@ -473,6 +500,26 @@ mod tests {
                 "sctp: no such transport in this build",
                 "udt:ack=4: no libudt"
             ]
+        );
+    }
+
+    #[test]
+    fn an_experiment_runs_the_transports_the_party_binary_can() {
+        let caps = caps_without_udt();
+        let exe = Path::new("/bin/transputation");
+        let mut notes = Vec::new();
+        let kept = runnable_transports(&["udt".into(), "tcp".into()], &caps, exe, &mut |n| {
+            notes.push(n)
+        })
+        .unwrap();
+        assert_eq!(kept, ["tcp"]);
+        assert_eq!(notes, ["leaving out the transport udt: no libudt"]);
+        let e = runnable_transports(&["udt".into(), "sctp".into()], &caps, exe, &mut |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("transports: the party binary /bin/transputation can run none of udt, sctp"),
+            "{e}"
         );
     }
 }

@@ -432,10 +432,8 @@ mod tests {
 
     fn run(transport: &str, rtt_ms: u64, total: f64) -> RunRecord {
         RunRecord {
-            status: Status::Ok,
-            error: None,
             total_ms: Some(total),
-            ..RunRecord::failed(
+            ..RunRecord::ok(
                 Cell {
                     circuit: "aes128".into(),
                     scheme: "ideal".into(),
@@ -448,8 +446,6 @@ mod tests {
                     rate_bps: Some(100_000_000),
                     ..LinkRecord::default()
                 },
-                Status::Ok,
-                String::new(),
             )
         }
     }

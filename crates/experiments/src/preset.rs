@@ -5,11 +5,11 @@
 //! its fields (`--runs 1`, `--transports tcp;udt`), and the database keeps the result, so a
 //! resumed preset is the experiment that was started, whatever the preset says later.
 //!
-//! The transport lists name every reliable transport ([`reliable_transports`]); the caller
-//! drops the ones its build cannot run (with a note) before resolving. The Transputation
-//! paper's presets cap every link at [`PAPER_MAX_RATE`]: the userspace emulator (`emu`) should
-//! not be asked for more on a 2-core machine, and its 10 Gbit/s `lan` becomes 500 Mbit/s (the
-//! report says so). `--max-rate` sets another cap.
+//! The transport lists name every reliable transport ([`reliable_transports`]);
+//! [`crate::launch::prepare`] leaves out, with a note, those the party binary cannot run. The
+//! Transputation paper's presets cap every link at [`PAPER_MAX_RATE`]: the userspace emulator
+//! (`emu`) should not be asked for more on a 2-core machine, and its 10 Gbit/s `lan` becomes
+//! 500 Mbit/s (the report says so). `--max-rate` sets another cap.
 
 use crate::experiment::{ExperimentError, ExperimentFile, SweepFile, DEFAULT_TIMEOUT_SECS};
 

@@ -503,10 +503,8 @@ mod tests {
         };
         match total {
             Some(t) => RunRecord {
-                status: Status::Ok,
-                error: None,
                 total_ms: Some(t),
-                ..RunRecord::failed(cell, rep, link, Status::Ok, String::new())
+                ..RunRecord::ok(cell, rep, link)
             },
             None => RunRecord::failed(cell, rep, link, Status::Failed, "connection refused".into()),
         }

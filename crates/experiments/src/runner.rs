@@ -31,7 +31,7 @@ use transputation_contract::PartyReport;
 
 use crate::db::{Db, LinkRecord, RunRecord, Status};
 use crate::experiment::{Cell, Experiment, PlannedRun};
-use transputation_netlab::{ns, Error as LinkError, Options, Side, Topology};
+use transputation_netlab::{ns, Error as LinkError, LinkSpec, Options, Side, Topology};
 
 use crate::Error;
 
@@ -312,17 +312,23 @@ fn tail(err: &str) -> String {
     lines[start..].join("\n")
 }
 
+/// The link as `topo` emulates it.
 fn link_record(topo: &Topology) -> LinkRecord {
     let s = topo.summary();
-    let d = s.applied.a_to_b;
+    link_record_of(&s.applied, s.emulator.to_string(), s.cap.clone())
+}
+
+/// The record of `link` (its RTT, and the A-to-B direction's rate, loss, jitter and queue).
+fn link_record_of(link: &LinkSpec, emulator: String, note: Option<String>) -> LinkRecord {
+    let d = link.a_to_b;
     LinkRecord {
-        rtt_us: u64::try_from(s.applied.rtt().as_micros()).unwrap_or(u64::MAX),
+        rtt_us: u64::try_from(link.rtt().as_micros()).unwrap_or(u64::MAX),
         rate_bps: d.rate_bps,
         loss: d.loss,
         jitter_us: u64::try_from(d.jitter.as_micros()).unwrap_or(u64::MAX),
         queue_bytes: d.queue_bytes(),
-        emulator: s.emulator.to_string(),
-        note: s.cap.clone(),
+        emulator,
+        note,
     }
 }
 
@@ -453,15 +459,8 @@ impl Runner<'_> {
             Err(e) => {
                 stop_if_interrupted();
                 // Every run of this condition fails the same way: recorded as such.
-                let link = LinkRecord {
-                    rtt_us: u64::try_from(cond.link.rtt().as_micros()).unwrap_or(0),
-                    rate_bps: cond.link.a_to_b.rate_bps,
-                    loss: cond.link.a_to_b.loss,
-                    jitter_us: u64::try_from(cond.link.a_to_b.jitter.as_micros()).unwrap_or(0),
-                    queue_bytes: cond.link.a_to_b.queue_bytes(),
-                    emulator: self.experiment.emulator.to_string(),
-                    note: None,
-                };
+                // The link as asked for: none was built.
+                let link = link_record_of(&cond.link, self.experiment.emulator.to_string(), None);
                 for (_, p) in group {
                     let r = RunRecord::failed(
                         p.cell.clone(),
@@ -558,11 +557,9 @@ impl Runner<'_> {
         }
         if program {
             return with_outputs(RunRecord {
-                status: Status::Ok,
-                error: None,
                 total_ms: Some(wall_ms),
                 wall_ms: Some(wall_ms),
-                ..fail(Status::Ok, String::new())
+                ..RunRecord::ok(p.cell.clone(), p.repetition, link.clone())
             });
         }
         match measured(&ended.server.1, &ended.client.1) {
@@ -795,15 +792,7 @@ impl Measured {
             buffer_bytes: g.buffer_bytes.or(e.buffer_bytes),
             garbler_report: Some(g.to_json_value().to_string()),
             evaluator_report: Some(e.to_json_value().to_string()),
-            status: Status::Ok,
-            error: None,
-            ..RunRecord::failed(
-                p.cell.clone(),
-                p.repetition,
-                link.clone(),
-                Status::Ok,
-                String::new(),
-            )
+            ..RunRecord::ok(p.cell.clone(), p.repetition, link.clone())
         }
     }
 }

@@ -12,10 +12,10 @@
 //! the ones it has; nothing falls back to another algorithm.
 //!
 //! The edit of the host's list is guarded twice: [`ns::host_edit`] in this process, which
-//! the signal handler also takes before it exits (so a Ctrl-C never lands between adding and putting
-//! back), and an exclusive `flock` on a lock file (`/run/lock/transputation-host-cc.lock`,
-//! else in the temporary directory) against other testbed processes, so that each puts back
-//! exactly the list it found. A process killed with SIGKILL in that window of a few
+//! the signal handler also takes before it exits (so a Ctrl-C never lands between adding
+//! and putting back), and an exclusive `flock` on a lock file
+//! (`/run/lock/transputation-host-cc.lock`, else in the temporary directory) against other
+//! testbed processes, so that each puts back exactly the list it found. A process killed with SIGKILL in that window of a few
 //! milliseconds leaves the algorithm listed.
 
 use crate::{ns, Error, HostCc};

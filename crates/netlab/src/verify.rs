@@ -2,8 +2,9 @@
 //!
 //! [`measure`] runs the UDP probe (`transputation-probe`) with its server's socket in B and
 //! its prober's in A, on two threads of this process: 20 pings for the round trip, then a
-//! train of UDP packets A→B for loss and rate (train dispersion; see the probe's docs). [`check`] compares: the median round trip within 5 % + 0.3 ms of the link's round
-//! trip (including the two pings' serialization at the link rate), the train's loss within
+//! train of UDP packets A→B for loss and rate (train dispersion; see the probe's docs).
+//! [`check`] compares: the median round trip within 5 % + 0.3 ms of the link's round trip
+//! (including the two pings' serialization at the link rate), the train's loss within
 //! binomial bounds at probability 1e-6, and the rate within 10 %. The train is kept to what
 //! the bottleneck queue holds, so that queue overflow does not count as random loss; the
 //! rate is still measured, because a train that fits in the queue still leaves it at the

@@ -8,6 +8,10 @@ use std::time::{Duration, Instant};
 pub struct Config {
     /// Longest wait for any progress when sending, receiving or accepting (default 30 s).
     pub io_timeout: Duration,
+    /// Longest wait, when accepting, for a client to make contact (a server whose first
+    /// peer may have yet to start); setting up the channel after that falls under
+    /// `io_timeout`. `None` (the default): `io_timeout`. See [`Config::accept_wait`].
+    pub accept_timeout: Option<Duration>,
     /// Longest wait for a connection (default 5 s); see [`Config::connect_budget`].
     pub connect_timeout: Duration,
     /// Connection attempts before giving up (default 50); a refused attempt is retried
@@ -41,16 +45,35 @@ impl Config {
     /// When connecting started now must give up: now + [`Config::connect_budget`], or a
     /// century from now for a budget too large to add (`Duration::MAX` as "no limit").
     pub(crate) fn connect_deadline(&self) -> Instant {
-        let now = Instant::now();
-        now.checked_add(self.connect_budget())
-            .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400))
+        deadline_after(self.connect_budget())
     }
+
+    /// How long every transport's accept waits for a client to make contact:
+    /// [`Config::accept_timeout`], or [`Config::io_timeout`] without it.
+    pub fn accept_wait(&self) -> Duration {
+        self.accept_timeout.unwrap_or(self.io_timeout)
+    }
+
+    /// When an accept started now stops waiting for contact: now + [`Config::accept_wait`]
+    /// (a century from now for `Duration::MAX`, as for connecting).
+    pub(crate) fn accept_deadline(&self) -> Instant {
+        deadline_after(self.accept_wait())
+    }
+}
+
+/// Now + `wait`, or a century from now for a wait too large to add (`Duration::MAX` as "no
+/// limit").
+fn deadline_after(wait: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(wait)
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400))
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             io_timeout: Duration::from_secs(30),
+            accept_timeout: None,
             connect_timeout: Duration::from_secs(5),
             connect_attempts: 50,
             retry_delay: Duration::from_millis(100),

@@ -352,7 +352,8 @@ pub trait Accept: Send + Sync + fmt::Debug {
     /// The address clients connect to.
     fn local_addr(&self) -> SocketAddr;
 
-    /// Waits (at most [`Config::io_timeout`]) for a client and sets up the channel to it.
+    /// Waits (at most [`Config::accept_wait`]) for a client to make contact and sets up the
+    /// channel to it (each step at most [`Config::io_timeout`]).
     fn accept(&self, cfg: &Config) -> Result<Box<dyn Channel>>;
 }
 

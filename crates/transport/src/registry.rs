@@ -9,6 +9,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::config::Config;
 use crate::family::{Accept, Family, Transport, Values};
@@ -201,10 +202,16 @@ impl Listener {
         self.inner.local_addr()
     }
 
-    /// Waits (at most [`Config::io_timeout`] per connection) for a client and sets up the
-    /// channel to it.
+    /// Waits (at most [`Config::accept_wait`]) for a client to make contact and sets up the
+    /// channel to it (at most [`Config::io_timeout`] per step).
     pub fn accept(&self) -> Result<Box<dyn Channel>> {
         self.inner.accept(&self.cfg)
+    }
+
+    /// Sets [`Config::accept_timeout`] for the accepts to come: a server that gives its
+    /// first peer a deadline shortens the wait after each peer it turns away.
+    pub fn set_accept_timeout(&mut self, timeout: Option<Duration>) {
+        self.cfg.accept_timeout = timeout;
     }
 }
 

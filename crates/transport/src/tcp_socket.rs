@@ -147,18 +147,23 @@ pub(crate) fn listen(addr: SocketAddr, buffer: Option<usize>) -> Result<(TcpList
 
 /// One TCP connection from a listener of [`listen`]: accepted as soon as `poll` says a
 /// connection is waiting (a sleep between attempts would add up to its length to every
-/// session's start), until [`Config::io_timeout`].
-pub(crate) fn accept(listener: &TcpListener, cfg: &Config, cc: Option<&str>) -> Result<TcpStream> {
+/// session's start), for at most `wait`.
+pub(crate) fn accept(
+    listener: &TcpListener,
+    wait: Duration,
+    cfg: &Config,
+    cc: Option<&str>,
+) -> Result<TcpStream> {
     let start = Instant::now();
     loop {
         match listener.accept() {
             Ok((s, _)) => return prepare(s, cfg, cc),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                let left = cfg.io_timeout.saturating_sub(start.elapsed());
+                let left = wait.saturating_sub(start.elapsed());
                 if left.is_zero() {
                     return Err(Error::Timeout {
                         during: "waiting for a client to connect",
-                        after: cfg.io_timeout,
+                        after: wait,
                     });
                 }
                 wait_readable(listener, left)?;

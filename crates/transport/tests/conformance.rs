@@ -51,6 +51,10 @@ const CASES: &[(&str, Case)] = &[
         "oversized_messages_are_refused_on_both_sides",
         cases::oversized,
     ),
+    (
+        "accepting_waits_for_contact_as_long_as_the_accept_timeout",
+        cases::accept_timeout,
+    ),
 ];
 
 /// One trial running `case` on `spec`; libtest-mimic counts a panic in it as its failure.
@@ -505,6 +509,57 @@ mod cases {
         // The budget once, not once per attempt (3 x 500 ms), plus slack.
         let bound = cfg.connect_budget() + cfg.retry_delay + Duration::from_millis(700);
         assert!(took < bound, "{spec}: {took:?} (bound {bound:?})");
+    }
+
+    /// Accepting waits for a client to make contact as long as [`Config::accept_timeout`]
+    /// says, apart from the I/O timeout: nobody comes, and a short accept timeout ends the
+    /// wait although the I/O timeout is long; a client that comes after the I/O timeout but
+    /// within a long accept timeout is served.
+    pub fn accept_timeout(spec: &str) {
+        let short_wait = Config {
+            io_timeout: Duration::from_secs(30),
+            accept_timeout: Some(Duration::from_millis(300)),
+            ..cfg()
+        };
+        let Some((_, listener)) = listen(spec, &short_wait) else {
+            return;
+        };
+        let start = Instant::now();
+        let e = listener.accept().map(|_| ()).unwrap_err();
+        let took = start.elapsed();
+        assert!(
+            matches!(e, Error::Timeout { .. }) && took < Duration::from_secs(3),
+            "{spec}: {e} after {took:?}"
+        );
+
+        let long_wait = Config {
+            io_timeout: Duration::from_millis(400),
+            accept_timeout: Some(Duration::from_secs(10)),
+            ..cfg()
+        };
+        let _shared = LARGE.read().unwrap_or_else(|p| p.into_inner());
+        let Some((parsed, listener)) = listen(spec, &long_wait) else {
+            return;
+        };
+        let addr = listener.local_addr();
+        let server = thread::spawn(move || {
+            let mut ch = Framed::new(listener.accept().expect("accept"));
+            ch.send_message(b"late").unwrap();
+            ch.flush().unwrap();
+            // Until the client has read it (what is unread when a channel closes may be
+            // lost).
+            ch.recv_message().unwrap()
+        });
+        thread::sleep(long_wait.io_timeout * 3);
+        let mut ch = Framed::new(parsed.connect(addr, &long_wait).expect("connect"));
+        let got = ch.recv_message().unwrap();
+        ch.send_message(b"done").unwrap();
+        ch.flush().unwrap();
+        let reply = server
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        assert_eq!(reply, b"done", "{spec}");
+        assert_eq!(got, b"late", "{spec}");
     }
 
     /// A receiver refuses a message over its maximum ([`Error::MessageTooLarge`]) after

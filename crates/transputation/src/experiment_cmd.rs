@@ -28,7 +28,7 @@ pub struct RunArgs {
     /// paper-bandwidth or choose-wisely. The other flags override its fields: --conditions
     /// replaces its named conditions, --rtt/--loss/--rate/--jitter/--queue its lists of the
     /// same name (a preset's named conditions go when only these are given, and its lists go
-    /// when only --conditions is); transports this build cannot run are left out, with a note.
+    /// when only --conditions is).
     #[arg(long)]
     preset: Option<String>,
     /// Continue the experiment with this id: run what it has not recorded yet.
@@ -43,7 +43,9 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',')]
     schemes: Vec<String>,
     /// Transports, separated by `;` or `,` (default: tcp); options as in `transports`, e.g.
-    /// `tcp;mtcp:streams=8,chunk=65536;udt`.
+    /// `tcp;mtcp:streams=8,chunk=65536;udt`. A transport this build cannot run (see
+    /// `transports`) is left out with a note, here as in a preset, a file or a resumed
+    /// experiment.
     #[arg(long)]
     transports: Option<String>,
     /// Named conditions, comma-separated (see `testbed conditions`).
@@ -165,16 +167,7 @@ impl RunArgs {
                     .with_context(|| format!("reading the experiment file {}", p.display()))?;
                 ExperimentFile::from_toml(&text).map_err(|e| anyhow!("{}: {e}", p.display()))?
             }
-            (None, Some(name)) => {
-                let mut f = preset::preset(name)?;
-                if self.transports.is_none() {
-                    let caps = capabilities();
-                    f.transports = usable_transports(&f.transports, &caps, |t, why| {
-                        eprintln!("preset {name}: leaving out the transport {t}: {why}")
-                    });
-                }
-                f
-            }
+            (None, Some(name)) => preset::preset(name)?,
             (None, None) => ExperimentFile::default(),
         };
         if let Some(c) = &self.circuits {

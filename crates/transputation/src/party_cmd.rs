@@ -86,7 +86,6 @@ pub struct GarblerArgs {
     listen: SocketAddr,
     /// Seconds to wait for an evaluator to connect (and, if protected, prove its key)
     /// before giving up: 10 minutes by default, time to start the evaluator elsewhere.
-    /// Checked every --timeout seconds, so it may run up to one --timeout longer.
     #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
     accept_timeout: f64,
     /// The garbler's input: one hex string per input group it owns, comma-separated.
@@ -163,12 +162,15 @@ impl SessionArgs {
     }
 
     fn config(&self, loaded: &Loaded) -> Result<Config> {
-        seconds("--timeout", self.timeout)?;
+        let io_timeout = seconds("--timeout", self.timeout)?;
         let connect_timeout = seconds("--connect-timeout", self.connect_timeout)?;
         // The default pause, or less for a --connect-timeout below it.
         let retry_delay = Config::default().retry_delay.min(connect_timeout);
         Ok(Config {
-            io_timeout: Duration::from_secs_f64(self.timeout),
+            io_timeout,
+            // The garbler's wait for a first peer (--accept-timeout) is set on its listener
+            // by `secure_cmd::accept`, which shortens it after each peer it turns away.
+            accept_timeout: None,
             connect_timeout,
             // Retries every retry_delay for the whole --connect-timeout (a refused TCP
             // attempt returns at once).
@@ -327,12 +329,12 @@ pub fn garbler(args: GarblerArgs) -> Result<()> {
     let start = Instant::now();
     let garbler = Garbler::new(&loaded.circuit, s.options(), &input)?;
     let setup_ms = ms(start.elapsed());
-    let listener = s
+    let mut listener = s
         .transport
         .listen(args.listen, &cfg)
         .with_context(|| format!("listening on {} with {}", args.listen, s.transport))?;
     eprintln!("listening on {}", listener.local_addr());
-    let (ch, protection) = secure_cmd::accept(&listener, creds.as_ref(), accept_wait)?;
+    let (ch, protection) = secure_cmd::accept(&mut listener, creds.as_ref(), accept_wait)?;
     eprintln!("evaluator connected (protection: {})", protection.name);
     let report = garbler.run(ch).context("the 2PC session failed")?;
     print_report(s, &loaded, setup_ms, &report, &protection)

@@ -115,21 +115,22 @@ impl Protection {
     };
 }
 
-/// Accepts peers until one proves the expected key, for at most `wait` (or until accepting
-/// fails otherwise); a peer that does not prove it is logged as refused and gets no byte.
-///
-/// The listener gives up on each accept after its I/O timeout (`--timeout`), which is
-/// meant for a silent peer, not for a first one that has yet to start: a timed-out accept
-/// is tried again while `wait` lasts, so the wait may exceed it by up to one I/O timeout.
+/// Accepts peers until one proves the expected key, for at most `wait` in all (the first
+/// peer may have yet to start: `wait` is not the I/O timeout), or until accepting fails
+/// otherwise; a peer that does not prove it is logged as refused and gets no byte.
 pub fn accept(
-    listener: &Listener,
+    listener: &mut Listener,
     creds: Option<&Credentials>,
     wait: Duration,
 ) -> Result<(Box<dyn Channel>, Protection)> {
     let start = Instant::now();
     loop {
+        // What is left of `wait`, for this accept.
+        listener.set_accept_timeout(Some(wait.saturating_sub(start.elapsed())));
         let ch = match listener.accept() {
             Ok(ch) => ch,
+            // A peer that made contact and then stalled while the transport set up its
+            // channel (mtcp's other connections, quic's handshake): wait for the next.
             Err(transputation_transport::Error::Timeout { .. }) if start.elapsed() < wait => {
                 continue
             }
@@ -155,12 +156,12 @@ pub fn accept(
         let peer = ch
             .peer_addr()
             .map_or_else(String::new, |a| format!(" at {a}"));
-        let start = Instant::now();
+        let handshake = Instant::now();
         match SecureChannel::server(ch, creds) {
             Ok(ch) => {
                 let p = Protection {
                     name: creds.protection(),
-                    handshake_ms: start.elapsed().as_secs_f64() * 1e3,
+                    handshake_ms: handshake.elapsed().as_secs_f64() * 1e3,
                 };
                 return Ok((Box::new(ch), p));
             }

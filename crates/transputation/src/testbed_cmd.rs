@@ -1,10 +1,11 @@
 //! `transputation testbed`: emulated links between two network namespaces.
 //!
 //! `check` builds a topology for a named or custom condition, measures it with the UDP probe
-//! (`transputation-probe`, its two ends bound in the two namespaces) and prints expected against measured; `exec` runs a
-//! command in each namespace across such a link; `conditions` lists the named conditions;
-//! `cleanup` removes leftovers of killed runs; `run`, `report`, `experiments` and `presets` are
-//! the experiments (`crate::experiment_cmd`). The libraries are `transputation-netlab` (links) and `transputation-experiments`.
+//! (`transputation-probe`, its two ends bound in the two namespaces) and prints expected
+//! against measured; `exec` runs a command in each namespace across such a link;
+//! `conditions` lists the named conditions; `cleanup` removes leftovers of killed runs; `run`,
+//! `report`, `experiments` and `presets` are the experiments (`crate::experiment_cmd`). The
+//! libraries are `transputation-netlab` (links) and `transputation-experiments`.
 
 use std::process::Stdio;
 use std::time::Duration;

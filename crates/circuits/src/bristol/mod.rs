@@ -13,8 +13,9 @@
 //! Parties and bit order: the first input group belongs to the garbler and every other group
 //! to the evaluator (change it with [`crate::Circuit::set_input_parties`], `--parties` on the
 //! command line). A group of 0 bits is absent (an old Bristol `512 0 256` header gives one
-//! group), so that a one-party circuit's group can be given to either party. Old Bristol
-//! groups are [`BitOrder::MsbFirst`](crate::BitOrder::MsbFirst) and Bristol Fashion groups
+//! group, the garbler's, and `0 512 256` the evaluator's), so that a one-party circuit's
+//! group can be given to either party. Old Bristol groups are
+//! [`BitOrder::MsbFirst`](crate::BitOrder::MsbFirst) and Bristol Fashion groups
 //! [`BitOrder::LsbFirst`](crate::BitOrder::LsbFirst), as the reference files use them
 //! (the reference circuits used by the tests).
 //!

@@ -361,12 +361,14 @@ impl Body {
 
         let order = h.format.bit_order();
         // A group of 0 bits is absent (old Bristol files of one party say `512 0 N`), so
-        // that it needs no owner: `--parties evaluator` names the one real group.
+        // that it needs no owner: `--parties evaluator` names the one real group. The others
+        // keep the owner and name of their place in the header (`0 512 N` is the
+        // evaluator's, as the writer writes an evaluator's only group).
         let inputs = h
             .inputs
             .iter()
-            .filter(|&&len| len > 0)
             .enumerate()
+            .filter(|&(_, &len)| len > 0)
             .map(|(i, &len)| InputGroup {
                 party: if i == 0 {
                     Party::Garbler
@@ -644,6 +646,7 @@ mod tests {
         assert_eq!(c.eval_bits(&[true, true]), vec![true]);
         let c = read_str("1 3\n0 2 1\n\n2 1 0 1 2 AND\n").unwrap();
         assert_eq!(c.inputs().len(), 1);
+        assert_eq!(c.inputs()[0].party, Party::Evaluator);
     }
 
     #[test]

@@ -297,6 +297,18 @@ mod tests {
     }
 
     #[test]
+    fn an_evaluators_only_input_keeps_its_owner_in_old_bristol() {
+        // Written as `0 4 N`: read back, the one group is still the evaluator's.
+        let mut b = Builder::new();
+        let x = b.input_uint(Party::Evaluator, "x", 4);
+        let twice = b.add(&x, &x);
+        b.output_uint("twice", &twice);
+        let back = round_trip(&b.build(), Format::Bristol);
+        assert_eq!(back.inputs().len(), 1);
+        assert_eq!(back.inputs()[0].party, Party::Evaluator);
+    }
+
+    #[test]
     fn awkward_outputs_survive_both_formats() {
         // Outputs: an input wire, a constant, the same gate output twice, a gate output.
         let mut b = Builder::new();

@@ -136,8 +136,15 @@ impl Accept for MtcpServer {
 
     fn accept(&self, cfg: &Config) -> Result<Box<dyn Channel>> {
         let cc = self.cc.as_deref();
+        // The first connection may be waited for as long as the accept timeout says; the
+        // session's others follow it at once.
+        let mut wait = cfg.accept_wait();
         Ok(Box::new(MtcpChannel::server(
-            || tcp_socket::accept(&self.socket, cfg, cc),
+            || {
+                let s = tcp_socket::accept(&self.socket, wait, cfg, cc);
+                wait = cfg.io_timeout;
+                s
+            },
             self.streams,
             self.chunk,
             cfg,

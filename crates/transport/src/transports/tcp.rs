@@ -67,7 +67,7 @@ impl Accept for TcpServer {
     }
 
     fn accept(&self, cfg: &Config) -> Result<Box<dyn Channel>> {
-        let s = tcp_socket::accept(&self.socket, cfg, self.cc.as_deref())?;
+        let s = tcp_socket::accept(&self.socket, cfg.accept_wait(), cfg, self.cc.as_deref())?;
         Ok(Box::new(TcpChannel::new(s, cfg)?))
     }
 }

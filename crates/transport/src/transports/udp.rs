@@ -306,13 +306,14 @@ impl UdpListener {
             .map_err(io_err("reading the server's address"))
     }
 
-    /// Waits for a HELLO of a new session and answers it from a new socket.
+    /// Waits at most [`Config::accept_wait`] for a HELLO of a new session and answers it
+    /// from a new socket.
     pub(crate) fn accept(&self, mtu: u32, rate: u64, cfg: &Config) -> Result<UdpChannel> {
         let timeout = || Error::Timeout {
             during: "waiting for a client to connect",
-            after: cfg.io_timeout,
+            after: cfg.accept_wait(),
         };
-        let deadline = Instant::now() + cfg.io_timeout;
+        let deadline = cfg.accept_deadline();
         let mut buf = vec![0u8; MAX_DATAGRAM];
         loop {
             let left = deadline.saturating_duration_since(Instant::now());

@@ -256,16 +256,20 @@ impl QuicListener {
         })
     }
 
-    /// Waits for one client: its handshake, its stream and its hello, each within the
-    /// I/O timeout.
+    /// Waits at most [`Config::accept_wait`] for one client, then for its handshake, its
+    /// stream and its hello, each within the I/O timeout.
     fn accept(&self, cfg: &Config) -> Result<QuicChannel> {
         let t = cfg.io_timeout;
+        let wait = cfg.accept_wait();
         let endpoint = self.driver.endpoint.clone();
         let (conn, send, recv) = self.driver.block_on(async move {
             let timed_out = |during| Error::Timeout { during, after: t };
-            let incoming = tokio::time::timeout(t, endpoint.accept())
+            let incoming = tokio::time::timeout(wait, endpoint.accept())
                 .await
-                .map_err(|_| timed_out("waiting for a client to connect"))?
+                .map_err(|_| Error::Timeout {
+                    during: "waiting for a client to connect",
+                    after: wait,
+                })?
                 .ok_or(Error::Closed {
                     during: "waiting for a client to connect",
                 })?;

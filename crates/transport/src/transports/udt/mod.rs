@@ -286,7 +286,7 @@ impl UdtListener {
         let (family, ip) = raw_addr(addr);
         let socket = Socket::new(family)?;
         socket.configure(&opts.for_socket(cfg))?;
-        // Non-blocking accept, so that accept can give up after the I/O timeout.
+        // Non-blocking accept, so that accept can give up after its wait (Config::accept_wait).
         socket
             .set_blocking_recv(false)
             .map_err(|f| f.io("configuring a UDT socket"))?;
@@ -304,8 +304,9 @@ impl UdtListener {
         })
     }
 
-    /// Waits at most the I/O timeout for a client.
+    /// Waits at most [`Config::accept_wait`] for a client.
     fn accept(&self, cfg: &Config) -> Result<UdtChannel> {
+        let wait = cfg.accept_wait();
         let start = Instant::now();
         loop {
             // Each accepted socket holds its own library start, taken before it exists.
@@ -330,10 +331,10 @@ impl UdtListener {
                     return UdtChannel::new(socket, self.ack, cfg);
                 }
                 Err(f) if f.kind == ffi::KIND_WOULD_BLOCK => {
-                    if start.elapsed() >= cfg.io_timeout {
+                    if start.elapsed() >= wait {
                         return Err(Error::Timeout {
                             during: "waiting for a client to connect",
-                            after: cfg.io_timeout,
+                            after: wait,
                         });
                     }
                     std::thread::sleep(Duration::from_millis(2));
