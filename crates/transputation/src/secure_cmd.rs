@@ -170,7 +170,9 @@ pub fn accept(
     }
 }
 
-/// Runs the handshake as the connecting party, unless protection is off.
+/// Protects the connecting party's channel, unless protection is off. The handshake runs
+/// with the session's first exchange: the session's first messages ride in its first
+/// message (`EarlyClient`), so its time is part of the session's, and `handshake_ms` is 0.
 pub fn connect(
     ch: Box<dyn Channel>,
     creds: Option<&Credentials>,
@@ -178,11 +180,10 @@ pub fn connect(
     let Some(creds) = creds else {
         return Ok((ch, Protection::NONE));
     };
-    let start = Instant::now();
-    let ch = SecureChannel::client(ch, creds)?;
+    let ch = SecureChannel::client_early(ch, creds)?;
     let p = Protection {
         name: creds.protection(),
-        handshake_ms: start.elapsed().as_secs_f64() * 1e3,
+        handshake_ms: 0.0,
     };
     Ok((Box::new(ch), p))
 }

@@ -63,9 +63,8 @@ impl<'c> Evaluator<'c> {
             .map(|_| touched(options.batch_bytes.saturating_add(1 << 20)))
             .collect();
         let n_e = circuit.party_input_bits(Party::Evaluator);
-        let recv_buf = touched(
-            ot_reply_len(options.scheme, OT_CHUNK).max(transputation_ot::MSG_B_LEN),
-        );
+        let recv_buf =
+            touched(ot_reply_len(options.scheme, OT_CHUNK).max(transputation_ot::MSG_B_LEN));
         let ot_rows = input
             .chunks(OT_CHUNK)
             .map(|c| touched_vec(transputation_ot::padded(c.len()), u128::MAX))
@@ -124,7 +123,13 @@ impl<'c> Evaluator<'c> {
             &mut *evaluate,
             &mut ot_labels,
         )?; // 6
-        recv_ot_labels(&mut wire, &mut receiver, circuit, &mut *evaluate, &mut ot_labels)?; // 7
+        recv_ot_labels(
+            &mut wire,
+            &mut receiver,
+            circuit,
+            &mut *evaluate,
+            &mut ot_labels,
+        )?; // 7
         let ot = ot_start.elapsed();
         let (labels, eval) =
             evaluate_tables(&mut wire, &mut *evaluate, circuit, batches, table_bytes)?; // 8
@@ -140,6 +145,7 @@ impl<'c> Evaluator<'c> {
             ot,
             garble: Duration::ZERO,
             eval,
+            round_trips: wire.round_trips,
             sent: wire.sent,
             received: wire.received,
             channel: wire.stats(),
@@ -149,7 +155,13 @@ impl<'c> Evaluator<'c> {
 
 /// Writes `labels` into the evaluator's slots of a party's input bits
 /// `first .. first + labels.len()`.
-fn put_labels(evaluate: &mut dyn Evaluate, circuit: &Circuit, party: Party, first: usize, labels: &[Block]) {
+fn put_labels(
+    evaluate: &mut dyn Evaluate,
+    circuit: &Circuit,
+    party: Party,
+    first: usize,
+    labels: &[Block],
+) {
     over_ranges(&wires_of(circuit, party), first, labels, |w, l| {
         evaluate.set_input_labels(w, l)
     });

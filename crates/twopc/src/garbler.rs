@@ -67,6 +67,15 @@ pub(crate) struct OtReplies {
     pub(crate) out: Vec<Vec<u8>>,
 }
 
+/// What the garbler sends in its first flight beside its base-OT answer (messages 3 and 5).
+#[derive(Clone, Copy)]
+pub(crate) struct FirstFlight<'h> {
+    /// This party's session header.
+    pub(crate) header: &'h SessionHeader,
+    /// The seed of the evaluator's labels of the garbler's input.
+    pub(crate) label_seed: Block,
+}
+
 /// How much to garble ahead during the OT, and in which steps.
 #[derive(Clone, Copy)]
 pub(crate) struct AheadLimits {
@@ -142,8 +151,9 @@ impl<'c> Garbler<'c> {
                 .collect(),
             OtLabels::Drawn { .. } => Vec::new(),
         };
-        // Room for what can be garbled ahead: the prefetch limit (or all the tables, if
-        // fewer) plus the batch that crosses it, which may end up to a window later.
+        // Room for what can be garbled ahead, where the labels are chosen ahead: the
+        // prefetch limit (or all the tables, if fewer) plus the batch that crosses it, which
+        // may end up to a window later.
         let stats = Stats::of(circuit);
         let tables = options.scheme.table_bytes(&stats) + options.scheme.mask_bytes(&stats);
         let tables = usize::try_from(tables).unwrap_or(usize::MAX);
@@ -161,6 +171,10 @@ impl<'c> Garbler<'c> {
             prefetch_bytes: options.prefetch_bytes,
             all_ahead: tables <= options.prefetch_bytes,
         };
+        let ahead = match labels {
+            OtLabels::Pairs(_) => filled(ahead_room),
+            OtLabels::Drawn { .. } => Vec::new(),
+        };
         Ok(Garbler {
             circuit,
             options,
@@ -169,7 +183,7 @@ impl<'c> Garbler<'c> {
             label_seed,
             ot_setup: setup,
             ot: OtReplies { labels, out },
-            ahead: filled(ahead_room),
+            ahead,
             batches,
             recv_buf,
             limits,
@@ -193,30 +207,28 @@ impl<'c> Garbler<'c> {
             limits,
         } = self;
         let mut wire = Wire::new(ch, recv_buf);
-        exchange_headers(&mut wire, &header)?; // 1, 3
-        let (ot_time, ahead_batches, mut garble_time) = match ot.labels {
+        check_evaluator_header(&mut wire, &header)?; // 1
+        let first = FirstFlight {
+            header: &header,
+            label_seed,
+        };
+        let chosen_ahead = matches!(ot.labels, OtLabels::Pairs(_));
+        let (ot_time, ahead_batches, mut garble_time) = if chosen_ahead {
             // Labels chosen ahead: the tables can be garbled during the OT.
-            OtLabels::Pairs(_) => ot_while_garbling_ahead(
+            ot_while_garbling_ahead(
                 &mut wire,
-                label_seed,
+                first,
                 ot_setup,
                 &mut ot,
                 &mut *garble,
                 &mut ahead,
                 limits,
-            )?, // 2, 4–7
+            )? // 2, 4–7
+        } else {
             // Labels drawn by the OT: the tables need them.
-            OtLabels::Drawn { .. } => {
-                let t = labels_and_ot(
-                    &mut wire,
-                    label_seed,
-                    ot_setup,
-                    &mut ot,
-                    &AtomicBool::new(false),
-                )?; // 2, 4–6
-                set_drawn_labels(circuit, &mut *garble, &ot.labels);
-                (t, Vec::new(), Duration::ZERO)
-            }
+            let t = labels_and_ot(&mut wire, first, ot_setup, &mut ot, &AtomicBool::new(false))?; // 2, 4–6
+            set_drawn_labels(circuit, &mut *garble, &ot.labels);
+            (t, Vec::new(), Duration::ZERO)
         };
         garble_time += send_tables(
             &mut wire,
@@ -225,7 +237,7 @@ impl<'c> Garbler<'c> {
             ahead_batches,
             batches,
             limits.batch_bytes,
-        )?; // 7
+        )?; // 8
         wire.send(&DecodingBits(garble.decoding()))?; // 9
         let OutputBits(output) = wire.recv(OutputContext {
             mode: options.output,
@@ -240,6 +252,7 @@ impl<'c> Garbler<'c> {
             ot: ot_time,
             garble: garble_time,
             eval: Duration::ZERO,
+            round_trips: wire.round_trips,
             sent: wire.sent,
             received: wire.received,
             channel: wire.stats(),
@@ -289,15 +302,17 @@ fn set_drawn_labels(circuit: &Circuit, garble: &mut dyn Garble, labels: &OtLabel
     });
 }
 
-/// Messages 1 and 3: reads the evaluator's header, sends this party's, and checks the two
-/// (the evaluator, which reads ours, sees a difference too).
-pub(crate) fn exchange_headers<C: Channel>(
+/// Message 1: reads the evaluator's header and checks it against this party's. On a
+/// difference this party's header (message 3) goes out before the error, so that the
+/// evaluator, which reads it, names the difference too; otherwise it goes with the base-OT
+/// answer ([`answer_base_ot`]), once message 2 is read.
+pub(crate) fn check_evaluator_header<C: Channel>(
     wire: &mut Wire<C>,
     ours: &SessionHeader,
 ) -> Result<(), Error> {
     let theirs = wire.recv_header()?;
-    wire.send(ours)?;
     if let Err(e) = ours.check_peer(&theirs) {
+        wire.send(ours)?;
         wire.flush()?;
         return Err(e);
     }
@@ -317,7 +332,7 @@ pub(crate) fn exchange_headers<C: Channel>(
 /// or the network).
 fn ot_while_garbling_ahead<C: Channel>(
     wire: &mut Wire<C>,
-    label_seed: Block,
+    first: FirstFlight<'_>,
     ot_setup: SenderSetup,
     ot: &mut OtReplies,
     garble: &mut dyn Garble,
@@ -330,7 +345,7 @@ fn ot_while_garbling_ahead<C: Channel>(
         let (ot_done, answering) = (&ot_done, &answering);
         let ahead_thread =
             scope.spawn(move || garble_ahead(garble, ahead, limits, ot_done, answering));
-        let ot_time = labels_and_ot(wire, label_seed, ot_setup, ot, answering);
+        let ot_time = labels_and_ot(wire, first, ot_setup, ot, answering);
         ot_done.store(true, Ordering::Release);
         let (batches, garble_time) = ahead_thread
             .join()
@@ -378,28 +393,30 @@ pub(crate) fn garble_ahead(
     (batches, time)
 }
 
-/// Messages 2 and 4 to 7: the OT and the seed of the garbler's input labels. Returns the
-/// time of this side's OT computation (answering the base OT, then the extension), not the
-/// waits in between. `answering` is set while the base OT is answered.
+/// Messages 2 to 7: the OT, with this party's header and the seed of its input labels in
+/// the first flight. Returns the time of this side's OT computation (answering the base
+/// OT, then the extension), not the waits in between. `answering` is set while the base
+/// OT is answered.
 pub(crate) fn labels_and_ot<C: Channel>(
     wire: &mut Wire<C>,
-    label_seed: Block,
+    first: FirstFlight<'_>,
     setup: SenderSetup,
     ot: &mut OtReplies,
     answering: &AtomicBool,
 ) -> Result<Duration, Error> {
-    let (mut sender, base_time) = answer_base_ot(wire, setup, label_seed, answering)?; // 2, 4, 5
+    let (mut sender, base_time) = answer_base_ot(wire, setup, first, answering)?; // 2–5
     let ext_time = answer_extension(wire, &mut sender, ot)?; // 6, 7
     Ok(base_time + ext_time)
 }
 
-/// Messages 2, 4 and 5: reads the evaluator's base-OT point (sent with its header) and
-/// answers it, with the seed of the garbler's input labels. Returns the OT's sender and the
-/// time the answer took (until it is flushed). `answering` is set while it is computed.
+/// Messages 2 to 5: reads the evaluator's base-OT point (sent with its header) and answers
+/// it, after this party's header and with the seed of its input labels, in one flight.
+/// Returns the OT's sender and the time the answer took (until it is flushed). `answering`
+/// is set while it is computed.
 pub(crate) fn answer_base_ot<C: Channel>(
     wire: &mut Wire<C>,
     setup: SenderSetup,
-    label_seed: Block,
+    first: FirstFlight<'_>,
     answering: &AtomicBool,
 ) -> Result<(Sender, Duration), Error> {
     let BaseOtPoint(point) = wire.recv(())?;
@@ -408,8 +425,9 @@ pub(crate) fn answer_base_ot<C: Channel>(
     let answer = setup.respond(point);
     answering.store(false, Ordering::Release);
     let (sender, msg_b) = answer?;
+    wire.send(first.header)?;
     wire.send(&BaseOtAnswer(&msg_b))?;
-    wire.send(&LabelSeed(label_seed))?;
+    wire.send(&LabelSeed(first.label_seed))?;
     wire.flush()?;
     Ok((sender, t.elapsed()))
 }

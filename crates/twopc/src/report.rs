@@ -10,17 +10,17 @@ use transputation_transport::ByteCounts;
 /// docs; `framing` is their 8-byte length prefixes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ByteParts {
-    /// Message 1.
+    /// The session header (message 1 or 3).
     pub header: u64,
-    /// The OT's messages of this direction (2 and 5, or 4 and 6).
+    /// The OT's messages of this direction (2 and 6, or 4 and 7).
     pub ot: u64,
-    /// The garbler's input labels (message 3).
+    /// The seed of the garbler's input labels (message 5).
     pub labels: u64,
-    /// Garbled tables and masks (message 7).
+    /// Garbled tables and masks (message 8).
     pub tables: u64,
-    /// Decoding bits (message 8).
+    /// Decoding bits (message 9).
     pub decoding: u64,
-    /// The output sent back (message 9).
+    /// The output sent back (message 10).
     pub output: u64,
     /// 8 bytes per frame.
     pub framing: u64,
@@ -83,10 +83,14 @@ pub struct Report {
     /// its output (the garbler: until the evaluator's last message arrived).
     pub total: Duration,
     /// Oblivious transfer: the evaluator from sending its first OT message until it holds
-    /// its labels (the garbler's input labels, which arrive in between, included); the
-    /// garbler its own OT computation (answering the base OT, then the
-    /// ciphertexts), not the wait in between, in which it garbles ahead.
+    /// its labels (the garbler's header and label seed, which arrive in between,
+    /// included); the garbler its own OT computation (answering the base OT, then the
+    /// extension), not the waits in between.
     pub ot: Duration,
+    /// Times this party waited for the peer: each turn from sending (or, for the garbler,
+    /// from its start) to receiving. The message table in the crate docs fixes it: 2 for
+    /// the evaluator, 3 for the garbler.
+    pub round_trips: u32,
     /// Time inside the garbling scheme (the garbler): wall time of its calls, so it counts
     /// the time the garbling threads waited for a core, too.
     pub garble: Duration,
