@@ -67,15 +67,6 @@ pub(crate) struct OtReplies {
     pub(crate) out: Vec<Vec<u8>>,
 }
 
-/// What the garbler sends in its first flight beside its base-OT answer (messages 3 and 5).
-#[derive(Clone, Copy)]
-pub(crate) struct FirstFlight<'h> {
-    /// This party's session header.
-    pub(crate) header: &'h SessionHeader,
-    /// The seed of the evaluator's labels of the garbler's input.
-    pub(crate) label_seed: Block,
-}
-
 /// How much to garble ahead during the OT, and in which steps.
 #[derive(Clone, Copy)]
 pub(crate) struct AheadLimits {
@@ -207,17 +198,13 @@ impl<'c> Garbler<'c> {
             limits,
         } = self;
         let mut wire = Wire::new(ch, recv_buf);
-        check_evaluator_header(&mut wire, &header)?; // 1
-        let first = FirstFlight {
-            header: &header,
-            label_seed,
-        };
+        exchange_headers(&mut wire, &header)?; // 3, 1
         let chosen_ahead = matches!(ot.labels, OtLabels::Pairs(_));
         let (ot_time, ahead_batches, mut garble_time) = if chosen_ahead {
             // Labels chosen ahead: the tables can be garbled during the OT.
             ot_while_garbling_ahead(
                 &mut wire,
-                first,
+                label_seed,
                 ot_setup,
                 &mut ot,
                 &mut *garble,
@@ -226,7 +213,13 @@ impl<'c> Garbler<'c> {
             )? // 2, 4–7
         } else {
             // Labels drawn by the OT: the tables need them.
-            let t = labels_and_ot(&mut wire, first, ot_setup, &mut ot, &AtomicBool::new(false))?; // 2, 4–6
+            let t = labels_and_ot(
+                &mut wire,
+                label_seed,
+                ot_setup,
+                &mut ot,
+                &AtomicBool::new(false),
+            )?; // 2, 4–6
             set_drawn_labels(circuit, &mut *garble, &ot.labels);
             (t, Vec::new(), Duration::ZERO)
         };
@@ -302,21 +295,17 @@ fn set_drawn_labels(circuit: &Circuit, garble: &mut dyn Garble, labels: &OtLabel
     });
 }
 
-/// Message 1: reads the evaluator's header and checks it against this party's. On a
-/// difference this party's header (message 3) goes out before the error, so that the
-/// evaluator, which reads it, names the difference too; otherwise it goes with the base-OT
-/// answer ([`answer_base_ot`]), once message 2 is read.
-pub(crate) fn check_evaluator_header<C: Channel>(
+/// Messages 3 and 1: sends this party's header, then reads and checks the evaluator's. The
+/// header goes first, before anything is read: it costs no wait, and a protected evaluator
+/// facing an unprotected garbler reads it where its handshake's answer belongs and names
+/// the difference.
+pub(crate) fn exchange_headers<C: Channel>(
     wire: &mut Wire<C>,
     ours: &SessionHeader,
 ) -> Result<(), Error> {
+    wire.send(ours)?;
     let theirs = wire.recv_header()?;
-    if let Err(e) = ours.check_peer(&theirs) {
-        wire.send(ours)?;
-        wire.flush()?;
-        return Err(e);
-    }
-    Ok(())
+    ours.check_peer(&theirs)
 }
 
 /// Messages 2 to 6 while a second thread garbles ahead: returns the time of this side's OT
@@ -332,7 +321,7 @@ pub(crate) fn check_evaluator_header<C: Channel>(
 /// or the network).
 fn ot_while_garbling_ahead<C: Channel>(
     wire: &mut Wire<C>,
-    first: FirstFlight<'_>,
+    label_seed: Block,
     ot_setup: SenderSetup,
     ot: &mut OtReplies,
     garble: &mut dyn Garble,
@@ -345,7 +334,7 @@ fn ot_while_garbling_ahead<C: Channel>(
         let (ot_done, answering) = (&ot_done, &answering);
         let ahead_thread =
             scope.spawn(move || garble_ahead(garble, ahead, limits, ot_done, answering));
-        let ot_time = labels_and_ot(wire, first, ot_setup, ot, answering);
+        let ot_time = labels_and_ot(wire, label_seed, ot_setup, ot, answering);
         ot_done.store(true, Ordering::Release);
         let (batches, garble_time) = ahead_thread
             .join()
@@ -393,30 +382,30 @@ pub(crate) fn garble_ahead(
     (batches, time)
 }
 
-/// Messages 2 to 7: the OT, with this party's header and the seed of its input labels in
-/// the first flight. Returns the time of this side's OT computation (answering the base
+/// Messages 2 and 4 to 7: the OT, with the seed of this party's input labels in its first
+/// flight. Returns the time of this side's OT computation (answering the base
 /// OT, then the extension), not the waits in between. `answering` is set while the base
 /// OT is answered.
 pub(crate) fn labels_and_ot<C: Channel>(
     wire: &mut Wire<C>,
-    first: FirstFlight<'_>,
+    label_seed: Block,
     setup: SenderSetup,
     ot: &mut OtReplies,
     answering: &AtomicBool,
 ) -> Result<Duration, Error> {
-    let (mut sender, base_time) = answer_base_ot(wire, setup, first, answering)?; // 2–5
+    let (mut sender, base_time) = answer_base_ot(wire, setup, label_seed, answering)?; // 2, 4, 5
     let ext_time = answer_extension(wire, &mut sender, ot)?; // 6, 7
     Ok(base_time + ext_time)
 }
 
-/// Messages 2 to 5: reads the evaluator's base-OT point (sent with its header) and answers
-/// it, after this party's header and with the seed of its input labels, in one flight.
+/// Messages 2, 4 and 5: reads the evaluator's base-OT point (sent with its header) and
+/// answers it, with the seed of this party's input labels, in one flight.
 /// Returns the OT's sender and the time the answer took (until it is flushed). `answering`
 /// is set while it is computed.
 pub(crate) fn answer_base_ot<C: Channel>(
     wire: &mut Wire<C>,
     setup: SenderSetup,
-    first: FirstFlight<'_>,
+    label_seed: Block,
     answering: &AtomicBool,
 ) -> Result<(Sender, Duration), Error> {
     let BaseOtPoint(point) = wire.recv(())?;
@@ -425,9 +414,8 @@ pub(crate) fn answer_base_ot<C: Channel>(
     let answer = setup.respond(point);
     answering.store(false, Ordering::Release);
     let (sender, msg_b) = answer?;
-    wire.send(first.header)?;
     wire.send(&BaseOtAnswer(&msg_b))?;
-    wire.send(&LabelSeed(first.label_seed))?;
+    wire.send(&LabelSeed(label_seed))?;
     wire.flush()?;
     Ok((sender, t.elapsed()))
 }

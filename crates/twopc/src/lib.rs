@@ -48,8 +48,10 @@
 //!
 //! Each party checks the peer's header against its own before using its input: a different
 //! circuit, scheme, input size, output mode or protocol version stops both parties with
-//! [`Error::Mismatch`] (the garbler sends its header before it stops, so that the evaluator
-//! names the difference too). Under the schemes with a global offset (`ideal`, `circular`)
+//! [`Error::Mismatch`]. The garbler sends its header (3) as soon as it starts, before it
+//! reads anything: that costs no wait, and an evaluator reads it even when the garbler stops
+//! at the evaluator's header (a protected evaluator facing an unprotected garbler reads it
+//! where its handshake's answer belongs, and says so). Under the schemes with a global offset (`ideal`, `circular`)
 //! the garbler sends nothing for the evaluator's labels: the OT draws them (see Security),
 //! so the garbler knows them, and garbles, once it has read every matrix. Under `prf` the
 //! garbler chose them before the session and transfers them by ordinary OT (message 7); a

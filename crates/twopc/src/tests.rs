@@ -16,8 +16,7 @@ use crate::error::Error;
 use crate::evaluator::Evaluator;
 use crate::evaluator::{evaluate_tables, extend_ot, recv_label_seed, recv_ot_labels};
 use crate::garbler::{
-    answer_base_ot, check_evaluator_header, garble_ahead, labels_and_ot, send_tables, AheadLimits,
-    FirstFlight,
+    answer_base_ot, exchange_headers, garble_ahead, labels_and_ot, send_tables, AheadLimits,
 };
 use crate::garbler::{Garbler, OtLabels};
 use crate::header::SessionHeader;
@@ -49,21 +48,18 @@ fn headers_are_exchanged_and_checked() {
         let theirs = SessionHeader::new(Party::Evaluator, &c, theirs_scheme, OutputMode::Both);
         e.send(&theirs).unwrap();
         e.flush().unwrap();
-        let r = check_evaluator_header(&mut g, &ours);
+        let r = exchange_headers(&mut g, &ours);
         assert_eq!(r.is_ok(), ok, "{r:?}");
-        if ok {
-            // Our header waits for the base-OT answer's flight.
-            assert_eq!(g.sent.header, 0);
-            continue;
+        if !ok {
+            assert!(matches!(
+                r,
+                Err(Error::Mismatch {
+                    field: "garbling scheme",
+                    ..
+                })
+            ));
         }
-        assert!(matches!(
-            r,
-            Err(Error::Mismatch {
-                field: "garbling scheme",
-                ..
-            })
-        ));
-        // On a difference it goes out at once, for the evaluator to name it too.
+        g.flush().unwrap();
         let sent: SessionHeader = e.recv(()).unwrap();
         assert_eq!(sent, ours);
         assert_eq!(g.sent.header, 72);
@@ -93,11 +89,15 @@ fn labels_and_ot_deliver_the_chosen_labels(scheme: Scheme, circuit: &Circuit) {
         ..
     } = garbler;
     let g_thread = thread::spawn(move || -> Result<_, Error> {
-        let first = FirstFlight {
-            header: &header,
+        // The header goes first in a session (exchange_headers); here it stands alone.
+        g.send(&header)?;
+        labels_and_ot(
+            &mut g,
             label_seed,
-        };
-        labels_and_ot(&mut g, first, ot_setup, &mut ot, &AtomicBool::new(false))?;
+            ot_setup,
+            &mut ot,
+            &AtomicBool::new(false),
+        )?;
         // The session's next message would carry the replies out; here a flush does.
         g.flush()?;
         Ok((g, ot))
@@ -318,13 +318,7 @@ fn a_base_ot_point_that_is_no_point_is_the_ots_error() {
     e.send(&BaseOtPoint(&[0xff; 32])).unwrap();
     e.flush().unwrap();
     let setup = transputation_ot::Sender::setup(&mut rand::thread_rng());
-    let c = library::load("millionaires").unwrap();
-    let header = SessionHeader::new(Party::Garbler, &c, Scheme::Ideal, OutputMode::Both);
-    let first = FirstFlight {
-        header: &header,
-        label_seed: Block(1),
-    };
-    let r = answer_base_ot(&mut g, setup, first, &AtomicBool::new(false));
+    let r = answer_base_ot(&mut g, setup, Block(1), &AtomicBool::new(false));
     assert!(matches!(r, Err(Error::Ot(_))), "{:?}", r.err());
 }
 
