@@ -170,22 +170,29 @@ pub fn accept(
     }
 }
 
-/// Protects the connecting party's channel, unless protection is off. The handshake runs
-/// with the session's first exchange: the session's first messages ride in its first
-/// message (`EarlyClient`), so its time is part of the session's, and `handshake_ms` is 0.
-pub fn connect(
-    ch: Box<dyn Channel>,
+/// Runs `session` on the connecting party's channel, protected unless protection is off.
+/// The handshake runs with the session's first exchange: the session's first messages ride
+/// in its first message (`EarlyClient`), so its time (`handshake_ms`, from sending that
+/// message until the answer was read) is part of the session's time, not before it.
+pub fn connect_and_run<T>(
+    mut ch: Box<dyn Channel>,
     creds: Option<&Credentials>,
-) -> Result<(Box<dyn Channel>, Protection)> {
+    session: impl FnOnce(&mut dyn Channel) -> Result<T>,
+) -> Result<(T, Protection)> {
     let Some(creds) = creds else {
-        return Ok((ch, Protection::NONE));
+        return Ok((session(&mut *ch)?, Protection::NONE));
     };
-    let ch = SecureChannel::client_early(ch, creds)?;
+    let mut ch = SecureChannel::client_early(ch, creds)
+        .context("preparing the protected channel's handshake")?;
+    let out = session(&mut ch)?;
+    let Some(handshake) = ch.handshake_time() else {
+        bail!("the session ended without running the protected channel's handshake");
+    };
     let p = Protection {
         name: creds.protection(),
-        handshake_ms: 0.0,
+        handshake_ms: handshake.as_secs_f64() * 1e3,
     };
-    Ok((Box::new(ch), p))
+    Ok((out, p))
 }
 
 /// A one-time pre-shared key for `run`'s two local parties: a file of mode 0600 in a new

@@ -130,12 +130,14 @@ impl<'c> Evaluator<'c> {
             &mut *evaluate,
             &mut ot_labels,
         )?; // 7
-        let ot = ot_start.elapsed();
+        let labels_held = Instant::now();
+        let ot = labels_held - ot_start;
         let (labels, eval) =
             evaluate_tables(&mut wire, &mut *evaluate, circuit, batches, table_bytes)?; // 8
         let DecodingBits(decoding) = wire.recv(circuit.n_outputs())?; // 9
         let output = decode(&labels, &decoding);
-        let total = start.elapsed();
+        let output_at = Instant::now();
+        let total = output_at - start;
         wire.send(&OutputBits::for_mode(options.output, &output))?; // 10
         wire.close()?;
         Ok(Report {
@@ -143,6 +145,8 @@ impl<'c> Evaluator<'c> {
             output: Some(output),
             total,
             ot,
+            paper: output_at - labels_held,
+            output_at,
             garble: Duration::ZERO,
             eval,
             round_trips: wire.round_trips,

@@ -223,6 +223,7 @@ impl<'c> Garbler<'c> {
             set_drawn_labels(circuit, &mut *garble, &ot.labels);
             (t, Vec::new(), Duration::ZERO)
         };
+        let ot_end = Instant::now();
         garble_time += send_tables(
             &mut wire,
             &mut *garble,
@@ -236,13 +237,16 @@ impl<'c> Garbler<'c> {
             mode: options.output,
             bits: circuit.n_outputs(),
         })?; // 10
-        let total = start.elapsed();
+        let output_at = Instant::now();
+        let total = output_at - start;
         close_after_the_last_message(&mut wire)?;
         Ok(Report {
             role: Party::Garbler,
             output,
             total,
             ot: ot_time,
+            paper: output_at - ot_end,
+            output_at,
             garble: garble_time,
             eval: Duration::ZERO,
             round_trips: wire.round_trips,

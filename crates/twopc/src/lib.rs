@@ -36,7 +36,12 @@
 //! evaluator's first byte to its output that is two round trips plus the tables' transfer
 //! (one more under `prf` only for message 7, which travels with the tables); the output
 //! (10) reaches the garbler half a round trip later. The garbler waits three times: for
-//! messages 1–2, for the matrices, and for the output.
+//! messages 1–2, for the matrices, and for the output. Each [`Report`] counts its party's
+//! waits (`round_trips`) and times, beside the whole session, the paper's measure
+//! (`paper`: the Transputation paper's Table 4 times garbling, the tables' transfer and the
+//! output, not the OT or set-up): the garbler from the end of its OT (flight 3 read) until
+//! message 10 arrived, the evaluator from holding its input labels until it holds its
+//! output; `output_at` is when the party held its output, for a caller's own clock.
 //!
 //! | flight | evaluator → garbler | garbler → evaluator |
 //! |---|---|---|

@@ -1,7 +1,7 @@
 //! What a party measured in a session: times by phase and bytes by part of the message
 //! flow, counted as the messages cross the wire.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use transputation_circuits::Party;
 use transputation_transport::ByteCounts;
@@ -91,6 +91,19 @@ pub struct Report {
     /// from its start) to receiving. The message table in the crate docs fixes it: 2 for
     /// the evaluator, 3 for the garbler.
     pub round_trips: u32,
+    /// The paper's measure (Table 4 of the Transputation paper times garbling, the transfer
+    /// of the tables and the output; OT and set-up excluded): the garbler from the end of
+    /// its OT (it has read every extension matrix and, under `prf`, sent its replies), when
+    /// it starts garbling and sending the tables (message 8), until the evaluator's last
+    /// message (10) arrived; the evaluator from holding its input labels (the end of its
+    /// OT) until it holds its output. Under `prf` the garbler garbles ahead during the OT
+    /// (see the crate docs): those tables, garbled while the OT ran, are sent at the start
+    /// of this time but their garbling is not in it.
+    pub paper: Duration,
+    /// When this party held its output (the garbler: when the evaluator's last message
+    /// arrived, whether or not it carries the output), on this process's clock; what a
+    /// caller measures from its own start to the output with.
+    pub output_at: Instant,
     /// Time inside the garbling scheme (the garbler): wall time of its calls, so it counts
     /// the time the garbling threads waited for a core, too.
     pub garble: Duration,

@@ -3,6 +3,8 @@
 //! flight count is one more than that of the latest bytes it received, as with Lamport
 //! clocks). The evaluator's flights when it holds its output are the critical path of the
 //! message table in the crate docs: two round trips, handshake included when protected.
+//! The same sessions check the times that the round trips bound: the paper's measure
+//! (`Report::paper`), when each party held its output, and the early handshake's time.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
@@ -122,15 +124,20 @@ impl Channel for Delayed {
 const ONE_WAY: Duration = Duration::from_millis(40);
 
 /// A session of `c` over a delayed pair, protected with a pre-shared key or not: both
-/// reports and the flights each party had counted at its end.
-fn session(c: &Circuit, scheme: Scheme, protected: bool) -> (Report, Report, u32, u32) {
+/// reports, the flights each party had counted at its end, and the evaluator's handshake
+/// time when protected.
+fn session(
+    c: &Circuit,
+    scheme: Scheme,
+    protected: bool,
+) -> (Report, Report, u32, u32, Option<Duration>) {
     let (a, b, g_flights, e_flights) = delayed_pair(ONE_WAY);
     let g_in = vec![true; c.party_input_bits(Party::Garbler)];
     let e_in = vec![false; c.party_input_bits(Party::Evaluator)];
     let garbler = Garbler::new(c, Options::new(scheme), &g_in).unwrap();
     let evaluator = Evaluator::new(c, Options::new(scheme), &e_in).unwrap();
     let psk = || Credentials::Psk(Psk::from_bytes([7; 32]));
-    let (g, e) = thread::scope(|s| {
+    let (g, e, handshake) = thread::scope(|s| {
         let g = s.spawn(move || {
             if protected {
                 garbler.run(SecureChannel::server(a, &psk()).unwrap())
@@ -138,15 +145,18 @@ fn session(c: &Circuit, scheme: Scheme, protected: bool) -> (Report, Report, u32
                 garbler.run(a)
             }
         });
-        let e = if protected {
-            evaluator.run(SecureChannel::client_early(b, &psk()).unwrap())
+        let (e, handshake) = if protected {
+            let mut early = SecureChannel::client_early(b, &psk()).unwrap();
+            assert_eq!(early.handshake_time(), None, "not run yet");
+            let e = evaluator.run(&mut early);
+            (e, early.handshake_time())
         } else {
-            evaluator.run(b)
+            (evaluator.run(b), None)
         };
-        (g.join().unwrap().unwrap(), e.unwrap())
+        (g.join().unwrap().unwrap(), e.unwrap(), handshake)
     });
     let flights = |f: Arc<Mutex<u32>>| *f.lock().unwrap();
-    (g, e, flights(g_flights), flights(e_flights))
+    (g, e, flights(g_flights), flights(e_flights), handshake)
 }
 
 #[test]
@@ -156,7 +166,7 @@ fn the_evaluator_waits_two_round_trips_and_the_garbler_three() {
         for protected in [false, true] {
             let case = format!("{scheme}, protected {protected}");
             let start = Instant::now();
-            let (g, e, g_flights, e_flights) = session(&c, scheme, protected);
+            let (g, e, g_flights, e_flights, handshake) = session(&c, scheme, protected);
             // The evaluator's last bytes (the decoding bits) came on flight 4: it sent
             // (1), was answered (2), sent its matrices (3) and got the tables (4).
             assert_eq!(e_flights, 4, "{case}: flights to the evaluator's output");
@@ -167,6 +177,58 @@ fn the_evaluator_waits_two_round_trips_and_the_garbler_three() {
             // Every flight takes its latency: the evaluator cannot be faster than its four.
             assert!(e.total >= 4 * ONE_WAY, "{case}: {:?}", e.total);
             assert!(start.elapsed() >= 5 * ONE_WAY, "{case}");
+            check_times(&case, scheme, (&g, &e), start, protected, handshake);
         }
+    }
+}
+
+/// The times that the flights bound. The garbler's paper measure runs from the matrices
+/// (flight 3) to the output (flight 5): two one-way latencies, and before it at least the
+/// two of flights 1 and 3 (one when protected, whose flight 1 arrived before `run`). The
+/// evaluator's runs from its labels to the decoding bits: a round trip where the OT draws
+/// the labels (the matrices go, the tables come back); under `prf` the labels come with the
+/// tables, so less than a flight. Both hold the output after their flights.
+fn check_times(
+    case: &str,
+    scheme: Scheme,
+    (g, e): (&Report, &Report),
+    start: Instant,
+    protected: bool,
+    handshake: Option<Duration>,
+) {
+    assert!(
+        g.paper >= 2 * ONE_WAY,
+        "{case}: garbler paper {:?}",
+        g.paper
+    );
+    let before = if protected { ONE_WAY } else { 2 * ONE_WAY };
+    assert!(
+        g.total >= g.paper + before,
+        "{case}: garbler total {:?}, paper {:?}",
+        g.total,
+        g.paper
+    );
+    // The evaluator's first round trip (flights 1 and 2) is before its labels.
+    assert!(e.paper <= e.total - 2 * ONE_WAY, "{case}: {:?}", e.paper);
+    if scheme == Scheme::Prf {
+        assert!(e.paper < ONE_WAY, "{case}: evaluator paper {:?}", e.paper);
+    } else {
+        assert!(
+            e.paper >= 2 * ONE_WAY,
+            "{case}: evaluator paper {:?}",
+            e.paper
+        );
+    }
+    assert!(e.output_at - start >= 4 * ONE_WAY, "{case}");
+    assert!(g.output_at - start >= 5 * ONE_WAY, "{case}");
+    assert!(g.output_at >= e.output_at + ONE_WAY, "{case}");
+    match handshake {
+        // Message 1 went and its answer came back: one round trip, which the session's
+        // first exchange shares, so it fits in the evaluator's time to its output.
+        Some(h) => assert!(h >= 2 * ONE_WAY && h < e.total, "{case}: handshake {h:?}"),
+        None => assert!(
+            !protected,
+            "{case}: a protected session's handshake has a time"
+        ),
     }
 }

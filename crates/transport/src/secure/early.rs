@@ -3,6 +3,7 @@
 //! that opens with a request and waits for the answer pays one round trip, not two.
 
 use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 
 use snow::HandshakeState;
 
@@ -16,6 +17,8 @@ use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
 /// goes into records. Made by [`SecureChannel::client_early`].
 pub struct EarlyClient<C: Channel> {
     state: State<C>,
+    /// How long the handshake took, once it ran (see [`EarlyClient::handshake_time`]).
+    handshake_time: Option<Duration>,
 }
 
 enum State<C: Channel> {
@@ -47,6 +50,7 @@ impl<C: Channel> EarlyClient<C> {
                 protection,
                 early: Vec::new(),
             },
+            handshake_time: None,
         }
     }
 
@@ -66,6 +70,14 @@ impl<C: Channel> EarlyClient<C> {
     /// Whether the handshake has run (and succeeded).
     pub fn is_ready(&self) -> bool {
         matches!(self.state, State::Ready(_))
+    }
+
+    /// How long the handshake took: from sending its first message (with the early data)
+    /// until the peer's answer was read and checked, the one round trip it costs. `None`
+    /// until it ran successfully. The session's first exchange rides on that round trip, so
+    /// this time is part of the session's, not before it.
+    pub fn handshake_time(&self) -> Option<Duration> {
+        self.handshake_time
     }
 
     /// `noise-psk` or `noise-kk`.
@@ -90,9 +102,11 @@ impl<C: Channel> EarlyClient<C> {
             else {
                 unreachable!("matched above")
             };
+            let start = Instant::now();
             self.state = State::Ready(SecureChannel::initiate(
                 inner, *hs, hello, protection, &early,
             )?);
+            self.handshake_time = Some(start.elapsed());
         }
         match &mut self.state {
             State::Ready(channel) => Ok(channel),

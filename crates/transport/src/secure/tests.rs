@@ -526,3 +526,40 @@ proptest! {
         prop_assert!(SecureChannel::server(b, &psk(6)).is_err());
     }
 }
+
+/// The early client times its handshake once it has run (message 1 with the early data,
+/// then the answer), and not before: bytes kept as early data start nothing. A handshake
+/// that fails has no time.
+#[test]
+fn the_early_handshake_is_timed_once_it_ran() {
+    for (server_key, ok) in [(1, true), (2, false)] {
+        let (a, b) = memory_pair(Duration::from_secs(5));
+        let srv = thread::spawn(move || -> Result<[u8; 4]> {
+            let mut ch = SecureChannel::server(b, &psk(server_key))?;
+            let mut ping = [0u8; 4];
+            ch.recv(&mut ping)?;
+            ch.send(&ping)?;
+            ch.close()?;
+            Ok(ping)
+        });
+        let mut ch = SecureChannel::client_early(a, &psk(1)).unwrap();
+        ch.send(b"ping").unwrap();
+        assert_eq!(
+            ch.handshake_time(),
+            None,
+            "kept as early data: no handshake yet"
+        );
+        let mut back = [0u8; 4];
+        let answered = ch.recv(&mut back);
+        let served = srv.join().unwrap();
+        if ok {
+            answered.unwrap();
+            assert_eq!((&back, served.unwrap()), (b"ping", *b"ping"));
+            let t = ch.handshake_time().expect("the handshake ran");
+            assert!(t > Duration::ZERO && t < Duration::from_secs(5), "{t:?}");
+        } else {
+            assert!(answered.is_err() && served.is_err());
+            assert_eq!(ch.handshake_time(), None, "a failed handshake has no time");
+        }
+    }
+}
