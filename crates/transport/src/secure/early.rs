@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use snow::HandshakeState;
 
-use super::{SecureChannel, MAX_EARLY_DATA};
+use super::{Credentials, SecureChannel, MAX_EARLY_DATA};
 use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
 
 /// A [`SecureChannel`] client whose handshake has not run yet: bytes sent before the first
@@ -35,13 +35,22 @@ enum State<C: Channel> {
     Failed,
 }
 
+impl<C: Channel> SecureChannel<C> {
+    /// Starts the handshake as the connecting party (initiator) over `inner`, sending
+    /// nothing yet: the bytes sent before the first `flush` or `recv` go as early data in
+    /// the handshake's first message (see "Early data" in the module docs).
+    pub fn client_early(inner: C, creds: &Credentials) -> Result<EarlyClient<C>> {
+        Ok(EarlyClient::new(
+            inner,
+            creds.handshake(true)?,
+            creds.hello(),
+            creds.protection(),
+        ))
+    }
+}
+
 impl<C: Channel> EarlyClient<C> {
-    pub(super) fn new(
-        inner: C,
-        hs: HandshakeState,
-        hello: [u8; 8],
-        protection: &'static str,
-    ) -> Self {
+    fn new(inner: C, hs: HandshakeState, hello: [u8; 8], protection: &'static str) -> Self {
         EarlyClient {
             state: State::Pending {
                 inner,

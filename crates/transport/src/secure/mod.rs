@@ -49,7 +49,7 @@
 //! Both patterns encrypt the payload of message 1 (NNpsk0 under the pre-shared key, KK
 //! under `es` and `ss`), so the initiator's first bytes can ride in it instead of waiting a
 //! round trip for the handshake: [`SecureChannel::client_early`] returns an
-//! [`EarlyClient`], which keeps what is sent before the first `flush` or `recv` (up to
+//! [`EarlyClient`](early::EarlyClient), which keeps what is sent before the first `flush` or `recv` (up to
 //! [`MAX_EARLY_DATA`] bytes) and sends it as message 1's payload; the responder delivers it
 //! as the first bytes its [`SecureChannel`] receives. The responder can send records right
 //! after message 2 (its keys are complete then), so a request–answer exchange costs one
@@ -119,7 +119,7 @@
 //! handshake state (the pre-shared or static private key, the chaining key) until the
 //! state is dropped after the handshake.
 
-mod early;
+pub mod early;
 pub mod keys;
 mod record;
 
@@ -129,7 +129,6 @@ use snow::HandshakeState;
 use zeroize::Zeroizing;
 
 use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
-pub use early::EarlyClient;
 use keys::{Psk, PublicKey, StaticKeypair};
 pub use record::MAX_RECORD;
 
@@ -145,7 +144,7 @@ const KK_PATTERN: &str = "Noise_KK_25519_AESGCM_SHA256";
 const MAGIC: &[u8; 4] = b"TPSC";
 const VERSION: u8 = 5;
 const LABEL: &[u8] = b"transputation secure channel v1";
-/// Bytes of early data an [`EarlyClient`] sends in the handshake's first message at most.
+/// Bytes of early data an [`EarlyClient`](early::EarlyClient) sends in the handshake's first message at most.
 pub const MAX_EARLY_DATA: usize = 1024;
 /// A handshake message: an ephemeral key (32), early data and its tag (16), with room.
 const MAX_HANDSHAKE_MESSAGE: usize = MAX_EARLY_DATA + 64;
@@ -252,25 +251,15 @@ impl<C: Channel> std::fmt::Debug for SecureChannel<C> {
 }
 
 impl<C: Channel> SecureChannel<C> {
-    /// Runs the handshake as the connecting party (initiator) over `inner`.
+    /// Runs the handshake as the connecting party (initiator) over `inner`. To send the
+    /// first bytes inside the handshake, see [`SecureChannel::client_early`].
     pub fn client(inner: C, creds: &Credentials) -> Result<Self> {
-        Self::client_early(inner, creds)?.into_ready()
-    }
-
-    /// Starts the handshake as the connecting party (initiator) over `inner`, sending
-    /// nothing yet: the bytes sent before the first `flush` or `recv` go as early data in
-    /// the handshake's first message (see "Early data" in the module docs).
-    pub fn client_early(inner: C, creds: &Credentials) -> Result<EarlyClient<C>> {
-        Ok(EarlyClient::new(
-            inner,
-            creds.handshake(true)?,
-            creds.hello(),
-            creds.protection(),
-        ))
+        let hs = creds.handshake(true)?;
+        Self::initiate(inner, hs, creds.hello(), creds.protection(), &[])
     }
 
     /// The initiator's handshake: message 1 with `early` as its payload, then the answer.
-    fn initiate(
+    pub(super) fn initiate(
         mut inner: C,
         mut hs: HandshakeState,
         own_hello: [u8; 8],
