@@ -177,6 +177,10 @@ impl MtcpChannel {
         let n = streams.len() as u16;
         let session = session_number();
         let t = cfg.io_timeout;
+        // A server that refuses the session answers on the first connection it read and
+        // closes the rest, so a hello may fail to go out: the answer, when it came, says
+        // why, and is what to report.
+        let mut failed_send = None;
         for (i, s) in streams.iter_mut().enumerate() {
             let mut hello = Vec::with_capacity(HELLO_LEN);
             hello.extend_from_slice(MAGIC);
@@ -184,13 +188,16 @@ impl MtcpChannel {
             hello.extend_from_slice(&n.to_be_bytes());
             hello.extend_from_slice(&(i as u16).to_be_bytes());
             hello.extend_from_slice(&session.to_be_bytes());
-            s.write_all(&hello)
-                .map_err(|e| Error::from_io(e, "sending the mtcp hello", t))?;
+            if let Err(e) = s.write_all(&hello) {
+                failed_send = Some(Error::from_io(e, "sending the mtcp hello", t));
+                break;
+            }
         }
         let mut answer = [0u8; ANSWER_LEN];
-        streams[0]
-            .read_exact(&mut answer)
-            .map_err(|e| Error::from_io(e, "waiting for the mtcp server's answer", t))?;
+        if let Err(e) = streams[0].read_exact(&mut answer) {
+            return Err(failed_send
+                .unwrap_or_else(|| Error::from_io(e, "waiting for the mtcp server's answer", t)));
+        }
         if &answer[..4] != MAGIC || answer[4] > 1 {
             return Err(Error::Malformed {
                 what: "the mtcp server's answer has a wrong magic or status".into(),
@@ -201,6 +208,9 @@ impl MtcpChannel {
             return Err(Error::Mismatch {
                 what: format!("the mtcp server uses streams={theirs}, this client streams={n}"),
             });
+        }
+        if let Some(e) = failed_send {
+            return Err(e);
         }
         Ok(Self::new(streams, chunk, cfg))
     }
