@@ -1,8 +1,9 @@
 //! `transputation garbler`, `evaluator` and `run`: Yao's protocol between two processes.
 //!
 //! `garbler` listens, `evaluator` connects; both load the circuit and prepare before the
-//! connection, so protocol time (`total_ms`) runs from the established connection until
-//! both hold the output, and loading (`load_ms`) and preparation (`setup_ms`) are reported
+//! session (the evaluator prepares while it connects), so protocol time (`total_ms`) runs
+//! from the established connection until both hold the output, and loading (`load_ms`),
+//! preparation (`setup_ms`) and the evaluator's connecting (`connect_ms`) are reported
 //! apart. `run` starts both as child processes of this binary over 127.0.0.1: the garbler
 //! on a free port, which it announces on its standard error as `listening on ADDR`, then
 //! the evaluator; it merges their JSON reports.
@@ -380,17 +381,30 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
     let loaded = s.load()?;
     let cfg = s.config(&loaded)?;
     let input = encode_party_input(&loaded.circuit, Party::Evaluator, &args.input)?;
-    let start = Instant::now();
-    let evaluator = Evaluator::new(&loaded.circuit, s.options(), &input)?;
-    let setup_ms = ms(start.elapsed());
-    let connecting = Instant::now();
-    let ch = s.transport.connect(args.connect, &cfg).with_context(|| {
-        format!(
-            "connecting to the garbler at {} with {}",
-            args.connect, s.transport
-        )
-    })?;
-    let connect_ms = ms(connecting.elapsed());
+    // Connecting takes a round trip or more, preparing the evaluation (planning, touching
+    // its buffers) a few hundred ms on a large circuit: they overlap. The input is checked
+    // first, so that a wrong input never reaches the garbler.
+    let (prepared, connected) = std::thread::scope(|scope| {
+        let connecting = scope.spawn(|| {
+            let t = Instant::now();
+            let ch = s.transport.connect(args.connect, &cfg).with_context(|| {
+                format!(
+                    "connecting to the garbler at {} with {}",
+                    args.connect, s.transport
+                )
+            })?;
+            anyhow::Ok((ch, ms(t.elapsed())))
+        });
+        let start = Instant::now();
+        let prepared = Evaluator::new(&loaded.circuit, s.options(), &input)
+            .map(|evaluator| (evaluator, ms(start.elapsed())));
+        let connected = connecting
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (prepared, connected)
+    });
+    let (evaluator, setup_ms) = prepared?;
+    let (ch, connect_ms) = connected?;
     let (report, protection) = secure_cmd::connect_and_run(ch, creds.as_ref(), |ch| {
         evaluator.run(ch).context("the 2PC session failed")
     })?;
