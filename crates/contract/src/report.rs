@@ -42,7 +42,9 @@ pub struct PartyReport {
     pub role: Role,
     /// The output as hex (`None`: this party does not learn it).
     pub output: Option<String>,
-    /// Protocol time: from the connection until the output is held, ms.
+    /// Protocol time until the output is held, ms: the evaluator's from its established
+    /// connection, the garbler's from the evaluator's first message (the evaluator
+    /// prepares while it connects, which is not protocol time).
     pub total_ms: f64,
     /// The evaluator's connect call until the transport's channel was established, ms
     /// (retries while the garbler was not listening yet included). `None` for the garbler:
@@ -102,8 +104,8 @@ pub struct PartyReport {
     pub volume_bytes: Option<u64>,
     /// `none`, `noise-psk` or `noise-kk`.
     pub protection: String,
-    /// The handshake's time, ms (0 without protection). The garbler's runs from accepting
-    /// the connection until the handshake is done, before `total_ms`. The evaluator's
+    /// The handshake's time, ms (0 without protection). The garbler's runs from the
+    /// evaluator's hello until its answer is sent, before `total_ms`. The evaluator's
     /// handshake rides in the session's first exchange (its first messages are the
     /// handshake's early data), so its time, from sending the handshake's first message
     /// until the answer was read, is part of `total_ms`.

@@ -183,7 +183,6 @@ impl<'c> Garbler<'c> {
 
     /// Runs the protocol on a connected channel; see the crate docs for the messages.
     pub fn run<C: Channel>(self, ch: C) -> Result<Report, Error> {
-        let start = Instant::now();
         let Garbler {
             circuit,
             options,
@@ -199,6 +198,10 @@ impl<'c> Garbler<'c> {
         } = self;
         let mut wire = Wire::new(ch, recv_buf);
         exchange_headers(&mut wire, &header)?; // 3, 1
+                                               // Protocol time from the evaluator's first message: an evaluator that connects
+                                               // while it prepares is not ready at the connection, and its preparation is not the
+                                               // protocol's.
+        let start = Instant::now();
         let chosen_ahead = matches!(ot.labels, OtLabels::Pairs(_));
         let (ot_time, ahead_batches, mut garble_time) = if chosen_ahead {
             // Labels chosen ahead: the tables can be garbled during the OT.

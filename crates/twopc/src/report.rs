@@ -79,8 +79,10 @@ pub struct Report {
     /// The output bits, groups in order; `None` for a garbler under
     /// [`OutputMode::Evaluator`](crate::OutputMode::Evaluator).
     pub output: Option<Vec<bool>>,
-    /// Protocol time: from the call to `run` on a connected channel until this party holds
-    /// its output (the garbler: until the evaluator's last message arrived).
+    /// Protocol time until this party holds its output (the garbler: until the evaluator's
+    /// last message arrived): the evaluator's from the call to `run` on a connected
+    /// channel, the garbler's from the evaluator's first message (its header), so that
+    /// an evaluator that connects while it still prepares does not count here.
     pub total: Duration,
     /// Oblivious transfer: the evaluator from sending its first OT message until it holds
     /// its labels (the garbler's header and label seed, which arrive in between,

@@ -124,6 +124,7 @@ pub mod keys;
 mod record;
 
 use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 
 use snow::HandshakeState;
 use zeroize::Zeroizing;
@@ -239,6 +240,10 @@ pub struct SecureChannel<C: Channel> {
     poisoned: bool,
     /// The inner channel's counts when the handshake ended.
     base: ByteCounts,
+    /// The handshake's time: the initiator's from sending its first message until it read
+    /// the answer, the responder's from the peer's hello until its answer was sent (not
+    /// the wait for the peer to start).
+    handshake_time: Duration,
 }
 
 impl<C: Channel> std::fmt::Debug for SecureChannel<C> {
@@ -266,6 +271,7 @@ impl<C: Channel> SecureChannel<C> {
         protection: &'static str,
         early: &[u8],
     ) -> Result<Self> {
+        let started = Instant::now();
         let mut msg = [0u8; MAX_HANDSHAKE_MESSAGE];
         let n = hs
             .write_message(early, &mut msg)
@@ -301,7 +307,7 @@ impl<C: Channel> SecureChannel<C> {
             sent: early as u64,
             received: 0,
         };
-        Self::finish(inner, hs, protection, true, counted)
+        Self::finish(inner, hs, protection, true, counted, started)
     }
 
     /// Runs the handshake as the listening party (responder) over `inner`. A peer that
@@ -311,6 +317,7 @@ impl<C: Channel> SecureChannel<C> {
         let mut hs = creds.handshake(false)?;
         let mut hello = [0u8; 8];
         inner.recv(&mut hello).map_err(during_handshake)?;
+        let started = Instant::now();
         check_hello(&hello, creds.pattern_id(), "hello")?;
         let m1 = recv_handshake(&mut inner)?;
         let early = read_peer_message(&mut hs, &m1)?;
@@ -330,7 +337,7 @@ impl<C: Channel> SecureChannel<C> {
                 (early.len() + NOISE_TAG) as u64
             },
         };
-        let mut channel = Self::finish(inner, hs, creds.protection(), false, counted)?;
+        let mut channel = Self::finish(inner, hs, creds.protection(), false, counted, started)?;
         channel.inbuf = early;
         Ok(channel)
     }
@@ -344,6 +351,7 @@ impl<C: Channel> SecureChannel<C> {
         protection: &'static str,
         initiator: bool,
         counted: ByteCounts,
+        started: Instant,
     ) -> Result<Self> {
         if !hs.is_handshake_finished() {
             return Err(Error::Handshake {
@@ -368,6 +376,7 @@ impl<C: Channel> SecureChannel<C> {
                 sent: now.sent.saturating_sub(counted.sent),
                 received: now.received.saturating_sub(counted.received),
             },
+            handshake_time: started.elapsed(),
             inner,
             sealer: Sealer::new(send),
             opener: Opener::new(recv),
@@ -385,6 +394,13 @@ impl<C: Channel> SecureChannel<C> {
     /// `noise-psk` or `noise-kk`.
     pub fn protection(&self) -> &'static str {
         self.protection
+    }
+
+    /// The handshake's time: the initiator's from sending its first message until it read
+    /// the answer (a round trip), the responder's from the peer's hello until it sent its
+    /// answer (its own work: not the wait for the peer to begin).
+    pub fn handshake_time(&self) -> Duration {
+        self.handshake_time
     }
 
     /// Seals the `pending` bytes buffered in `out` as one record of `kind`, hands it to the
