@@ -147,11 +147,11 @@ impl SessionArgs {
         let load_ms = ms(start.elapsed());
         let sizing = match (self.rtt_ms, self.bandwidth) {
             (Some(rtt_ms), Some(bandwidth_bps)) => {
-                // The garbler's volume: tables dominate; labels and the OT add 16 bytes
-                // per garbler input bit and 16 or 32 per evaluator input bit.
+                // The garbler's volume: tables dominate; the seed of its input labels adds
+                // 16 bytes, the OT 32 per evaluator input bit under `prf` (none otherwise).
                 let volume = self.scheme.table_bytes(&stats)
                     + self.scheme.mask_bytes(&stats)
-                    + 16 * circuit.party_input_bits(Party::Garbler) as u64
+                    + 16
                     + ot_reply_len(self.scheme, circuit.party_input_bits(Party::Evaluator)) as u64;
                 Some(path_sizing(rtt_ms, bandwidth_bps, None, volume)?)
             }

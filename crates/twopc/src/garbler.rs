@@ -292,7 +292,7 @@ fn own_label_pairs(
 
 /// Hands the labels the OT drew for the evaluator's input wires to the garbler: `[q_j,
 /// q_j ⊕ Δ]`.
-fn set_drawn_labels(circuit: &Circuit, garble: &mut dyn Garble, labels: &OtLabels) {
+pub(crate) fn set_drawn_labels(circuit: &Circuit, garble: &mut dyn Garble, labels: &OtLabels) {
     let (OtLabels::Drawn { zeros, .. }, Some(delta)) = (labels, garble.global_offset()) else {
         unreachable!("the OT draws labels only for schemes with a global offset")
     };

@@ -34,7 +34,7 @@
 //! `transputation_transport::EarlyClient`), and messages 3 to 5 answer them in one flight;
 //! its extension matrices (6) go at once too, and the tables (8) answer them. From the
 //! evaluator's first byte to its output that is two round trips plus the tables' transfer
-//! (one more under `prf` only for message 7, which travels with the tables); the output
+//! (under `prf` message 7 adds bytes, not a wait: it travels with the tables); the output
 //! (10) reaches the garbler half a round trip later. The garbler waits three times: for
 //! messages 1–2, for the matrices, and for the output. Each [`Report`] counts its party's
 //! waits (`round_trips`) and times, beside the whole session, the paper's measure
@@ -116,9 +116,18 @@
 //!
 //! Moving the header and base-OT point into the handshake's first message gives them no
 //! forward secrecy and lets an attacker replay them to the garbler
-//! (`transputation_transport::secure`, "Early data"); neither is secret (both cross in the
-//! clear without protection), and a replayed session reaches nothing, since the attacker
-//! cannot produce the next message under the channel's keys.
+//! (`transputation_transport::secure`, "Early data"). Neither is secret (both cross in the
+//! clear without protection), and a replayed session learns nothing: the attacker cannot
+//! read the garbler's answer or produce the next message under the channel's keys. It can
+//! still make a garbler that serves one session answer the replay, wait for message 6 and
+//! fail (at the timeout, or at once on a replayed header of another circuit): a denial of
+//! service that replaying the empty first message allowed before as well.
+//!
+//! "Distributed as" above is computational: `S_i` and `t_j` are PRG outputs whose seeds the
+//! evaluator holds. The argument is that a simulator of the evaluator's view can draw the
+//! seed `σ` and run the OT receiver itself, because `σ` and `t_j` are independent of `Δ`
+//! and of the labels the evaluator does not hold (separate PRG outputs, and the base OT
+//! hides `s` perfectly); the rest of the view is the garbling's, simulated as before.
 
 mod buffers;
 mod error;

@@ -18,7 +18,7 @@ use crate::evaluator::{evaluate_tables, extend_ot, recv_label_seed, recv_ot_labe
 use crate::garbler::{
     answer_base_ot, exchange_headers, garble_ahead, labels_and_ot, send_tables, AheadLimits,
 };
-use crate::garbler::{Garbler, OtLabels};
+use crate::garbler::{set_drawn_labels, Garbler, OtLabels};
 use crate::header::SessionHeader;
 use crate::inputs::wires_of;
 use crate::messages::{
@@ -136,14 +136,9 @@ fn labels_and_ot_deliver_the_chosen_labels(scheme: Scheme, circuit: &Circuit) {
     )
     .unwrap();
     let (g, ot) = g_thread.join().unwrap().unwrap();
-    if let OtLabels::Drawn { zeros, .. } = &ot.labels {
-        let delta = garble.global_offset().unwrap();
-        let pairs: Vec<[Block; 2]> = zeros.iter().map(|&q| [q, q ^ delta]).collect();
-        let mut at = 0;
-        for r in wires_of(circuit, Party::Evaluator) {
-            garble.set_input_labels(r.start, &pairs[at..at + r.len()]);
-            at += r.len();
-        }
+    if let OtLabels::Drawn { .. } = &ot.labels {
+        // The garbler's own step: the labels the OT drew become its 0-labels.
+        set_drawn_labels(circuit, &mut *garble, &ot.labels);
     }
 
     let chunks = n_e.div_ceil(OT_CHUNK) as u64;

@@ -60,8 +60,10 @@
 //! it, where records also need the ephemeral keys), and an attacker can replay message 1
 //! to a responder, which accepts it again and answers (though the attacker cannot read the
 //! answer or any record, which need the initiator's ephemeral key). So only bytes that are
-//! neither secret nor harmful to repeat belong there; the 2PC session sends its header and
-//! the base-OT point, which it would send in the clear without protection anyway.
+//! not secret belong there, and a responder must expect its first exchange to be replayed:
+//! the 2PC session sends its header and the base-OT point, which it would send in the clear
+//! without protection anyway; a replay can make a garbler answer and then fail waiting for
+//! the next message (a denial of service, not a disclosure).
 //!
 //! The responder checks the hello (a peer without protection, one of another version or
 //! another pattern is told apart in the error) and Noise message 1, and sends nothing at
