@@ -7,7 +7,12 @@ use crate::args::Role;
 
 /// The version of [`PartyReport`]'s fields. Raise it when a field changes meaning or goes;
 /// a reader refuses reports of another version.
-pub const REPORT_VERSION: u32 = 1;
+///
+/// Version 2 added `connect_ms`, `first_output_ms`, `round_trips` and `paper_ms`, and
+/// `handshake_ms` of the evaluator became part of `total_ms` (its handshake rides in the
+/// session's first exchange). A version 1 report is refused, not read with defaults: a
+/// default would be a measurement nobody made (0 round trips, a paper time of 0).
+pub const REPORT_VERSION: u32 = 2;
 
 /// Bytes of one direction of a session, by what they carried.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,8 +42,32 @@ pub struct PartyReport {
     pub role: Role,
     /// The output as hex (`None`: this party does not learn it).
     pub output: Option<String>,
-    /// Protocol time: from the connection until the output is held, ms.
+    /// Protocol time until the output is held, ms: the evaluator's from its established
+    /// connection, the garbler's from the evaluator's first message (the evaluator
+    /// prepares while it connects, which is not protocol time).
     pub total_ms: f64,
+    /// The evaluator's connect call until the transport's channel was established, ms
+    /// (retries while the garbler was not listening yet included). `None` for the garbler:
+    /// a listener learns of a peer only once the transport has set up its channel, so when
+    /// the peer's first packet arrived is not known to it.
+    #[serde(deserialize_with = "present")]
+    pub connect_ms: Option<f64>,
+    /// This process's start (the first thing its `main` does) until this party held its
+    /// output, ms: what a user of the party waits for, loading, set-up, connecting and the
+    /// session included. `None` for a garbler that does not learn the output. A garbler
+    /// starts before its evaluator and waits for it, so its time includes that wait.
+    #[serde(deserialize_with = "present")]
+    pub first_output_ms: Option<f64>,
+    /// Times this party turned from sending to waiting for the peer in the session (the
+    /// message table of `transputation-2pc`: 2 for the evaluator, 3 for the garbler).
+    pub round_trips: u32,
+    /// The paper's measure (Table 4 of the Transputation paper times garbling, the transfer
+    /// of the tables and the output; OT and set-up excluded), ms. The garbler: from the end
+    /// of its OT, when it starts garbling and sending the tables, until the evaluator's
+    /// last message (the output) arrived. The evaluator: from holding its input labels
+    /// (the end of its OT) until it held its output. Under `prf` the tables the garbler
+    /// garbled ahead during the OT are sent in this time, their garbling is not.
+    pub paper_ms: f64,
     /// Oblivious transfer, ms.
     pub ot_ms: f64,
     /// Garbling, ms (the garbler's; 0 for the evaluator).
@@ -75,8 +104,19 @@ pub struct PartyReport {
     pub volume_bytes: Option<u64>,
     /// `none`, `noise-psk` or `noise-kk`.
     pub protection: String,
-    /// The handshake's time, ms (not part of `total_ms`).
+    /// The handshake's time, ms (0 without protection). The garbler's runs from the
+    /// evaluator's hello until its answer is sent, before `total_ms`. The evaluator's
+    /// handshake rides in the session's first exchange (its first messages are the
+    /// handshake's early data), so its time, from sending the handshake's first message
+    /// until the answer was read, is part of `total_ms`.
     pub handshake_ms: f64,
+}
+
+/// An optional field that must be present (as `null` where it has no value): serde reads
+/// a missing `Option` as `None` unless a field has its own deserializer, and a missing
+/// measurement is a malformed report, not an unknown one.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Option::<f64>::deserialize(d)
 }
 
 /// A report that cannot be read.
@@ -167,6 +207,10 @@ mod tests {
             role: Role::Garbler,
             output: Some("66e94bd4ef8a2c3b884cfa59ca342b2e".into()),
             total_ms: 12.5,
+            connect_ms: None,
+            first_output_ms: Some(80.25),
+            round_trips: 3,
+            paper_ms: 9.5,
             ot_ms: 1.0,
             garble_ms: 2.0,
             eval_ms: 0.0,
@@ -218,19 +262,63 @@ mod tests {
                 && e.to_string().contains("older than this one"),
             "{e}"
         );
-        // The same with a version added reads.
+        // The same with a version 1 added is refused for its version: version 2's fields
+        // (round trips, the paper's measure, ...) were not measured, and are not made up.
         let v1 = UNVERSIONED.replacen('{', "{\"report_version\":1,", 1);
-        let r = PartyReport::from_json("garbler", &v1).unwrap();
+        let e = PartyReport::from_json("garbler", &v1).unwrap_err();
+        assert!(matches!(e, ReportError::Version { .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "the garbler's report is version 1, this build reads version 2; run parties of \
+             the same build"
+        );
+        // With version 2 and its fields, it reads.
+        let v2 = UNVERSIONED.replacen(
+            '{',
+            "{\"report_version\":2,\"connect_ms\":null,\"first_output_ms\":6100.5,\
+             \"round_trips\":3,\"paper_ms\":21.25,",
+            1,
+        );
+        let r = PartyReport::from_json("garbler", &v2).unwrap();
         assert_eq!((r.role, r.total_ms), (Role::Garbler, 5440.299516));
+        assert_eq!(
+            (r.connect_ms, r.first_output_ms, r.round_trips, r.paper_ms),
+            (None, Some(6100.5), 3, 21.25)
+        );
+    }
+
+    #[test]
+    fn a_version_2_report_without_a_new_field_is_malformed() {
+        let full = sample().to_json_value();
+        for field in ["connect_ms", "first_output_ms", "round_trips", "paper_ms"] {
+            let mut v = full.clone();
+            v.as_object_mut().unwrap().remove(field);
+            let e = PartyReport::from_json("evaluator", &v.to_string()).unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains(&format!("malformed: missing field `{field}`")),
+                "{field}: {e}"
+            );
+        }
+        // An evaluator's connect time and a garbler without the output read back.
+        let r = PartyReport {
+            role: Role::Evaluator,
+            connect_ms: Some(0.75),
+            first_output_ms: None,
+            round_trips: 2,
+            ..sample()
+        };
+        let text = r.to_json_value().to_string();
+        assert_eq!(PartyReport::from_json("evaluator", &text).unwrap(), r);
     }
 
     #[test]
     fn other_versions_and_broken_reports_are_refused() {
-        let v2 = UNVERSIONED.replacen('{', "{\"report_version\":2,", 1);
-        let e = PartyReport::from_json("evaluator", &v2).unwrap_err();
+        let v3 = UNVERSIONED.replacen('{', "{\"report_version\":3,", 1);
+        let e = PartyReport::from_json("evaluator", &v3).unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("the evaluator's report is version 2, this build reads version 1"),
+                .starts_with("the evaluator's report is version 3, this build reads version 2"),
             "{e}"
         );
         let e = PartyReport::from_json("garbler", "Segmentation fault").unwrap_err();
@@ -239,7 +327,7 @@ mod tests {
                 .starts_with("the garbler's report is not JSON"),
             "{e}"
         );
-        let e = PartyReport::from_json("garbler", r#"{"report_version":1,"role":"garbler"}"#)
+        let e = PartyReport::from_json("garbler", r#"{"report_version":2,"role":"garbler"}"#)
             .unwrap_err();
         assert!(
             e.to_string()

@@ -31,6 +31,16 @@
 //!   bytes_garbler_to_evaluator INTEGER, bytes_evaluator_to_garbler INTEGER,
 //!   buffer_bytes INTEGER -- the socket / UDT / QUIC buffer the parties sized for the link's
 //!                        -- RTT and rate and the circuit's volume (paper §4.2), if they did
+//!   connect_ms REAL  -- the evaluator's connect call until the transport's channel was up
+//!   handshake_ms REAL -- the evaluator's protected handshake (0 without protection): it rides
+//!                    -- in the session's first exchange, so it is inside total_ms
+//!   first_output_ms REAL -- the evaluator's process start until it held the output: what
+//!                    -- its user waits for (loading, set-up and connecting included)
+//!   paper_ms REAL    -- the paper's measure (garbling, the tables' transfer and the output;
+//!                    -- OT and set-up excluded), the garbler's: from the end of its OT until
+//!                    -- the output arrived
+//!   garbler_round_trips INTEGER, evaluator_round_trips INTEGER -- times each waited for the
+//!                    -- other (2PC's message table: 3 and 2)
 //!   started_at TEXT, garbler_report TEXT, evaluator_report TEXT (their JSON),
 //!   garbler_output TEXT, evaluator_output TEXT (standard output and error, last 64 KiB),
 //!   UNIQUE(experiment_id, circuit, scheme, transport, condition, repetition))
@@ -41,7 +51,9 @@
 //! file is in WAL mode, so a report can be read while an experiment writes. The schema is
 //! versioned (`PRAGMA user_version`, now [`SCHEMA_VERSION`]); an older file is brought up to
 //! date by the migrations in `schema` when it is opened (`runs.buffer_bytes` came in version
-//! 2, `experiments.host_cc` in 3, NULL in older rows), and a newer one is refused. Rows are
+//! 2, `experiments.host_cc` in 3, the columns from `connect_ms` to `evaluator_round_trips`
+//! in 4 with report version 2, NULL in older rows and for user programs), and a newer one is
+//! refused. Rows are
 //! read by column name, so the order of the columns in a file does not matter.
 
 use std::collections::HashSet;
@@ -217,6 +229,19 @@ pub struct RunRecord {
     pub bytes_evaluator_to_garbler: Option<u64>,
     /// The buffer size the parties chose for the link and the circuit, bytes.
     pub buffer_bytes: Option<u64>,
+    /// The evaluator's connect call until the transport's channel was established, ms.
+    pub connect_ms: Option<f64>,
+    /// The evaluator's handshake, ms (inside `total_ms`: it rides in the first exchange).
+    pub handshake_ms: Option<f64>,
+    /// The evaluator's process start until it held the output, ms.
+    pub first_output_ms: Option<f64>,
+    /// The paper's measure, the garbler's: from the end of its OT until the output
+    /// arrived, ms (see the module docs).
+    pub paper_ms: Option<f64>,
+    /// Times the garbler waited for the evaluator.
+    pub garbler_round_trips: Option<u32>,
+    /// Times the evaluator waited for the garbler.
+    pub evaluator_round_trips: Option<u32>,
     /// The garbler's JSON report.
     pub garbler_report: Option<String>,
     /// The evaluator's JSON report.
@@ -260,6 +285,12 @@ impl RunRecord {
             bytes_garbler_to_evaluator: None,
             bytes_evaluator_to_garbler: None,
             buffer_bytes: None,
+            connect_ms: None,
+            handshake_ms: None,
+            first_output_ms: None,
+            paper_ms: None,
+            garbler_round_trips: None,
+            evaluator_round_trips: None,
             garbler_report: None,
             evaluator_report: None,
             garbler_output: None,
@@ -473,9 +504,11 @@ impl Db {
              rtt_us, rate_bps, loss, jitter_us, queue_bytes, emulator, link_note, status, error, \
              total_ms, ot_ms, garble_ms, eval_ms, transfer_ms, wall_ms, \
              bytes_garbler_to_evaluator, bytes_evaluator_to_garbler, garbler_report, \
-             evaluator_report, garbler_output, evaluator_output, buffer_bytes) VALUES (?1, ?2, \
-             ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
-             ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+             evaluator_report, garbler_output, evaluator_output, buffer_bytes, connect_ms, \
+             handshake_ms, first_output_ms, paper_ms, garbler_round_trips, \
+             evaluator_round_trips) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, \
+             ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, \
+             ?29, ?30, ?31, ?32, ?33, ?34)",
             params![
                 experiment_id,
                 r.cell.circuit,
@@ -505,6 +538,12 @@ impl Db {
                 r.garbler_output,
                 r.evaluator_output,
                 r.buffer_bytes.map(to_i64),
+                r.connect_ms,
+                r.handshake_ms,
+                r.first_output_ms,
+                r.paper_ms,
+                r.garbler_round_trips,
+                r.evaluator_round_trips,
             ],
         )
         .map_err(db_err(format!(
@@ -522,7 +561,9 @@ impl Db {
              jitter_us, queue_bytes, emulator, link_note, status, error, total_ms, ot_ms, \
              garble_ms, eval_ms, transfer_ms, wall_ms, bytes_garbler_to_evaluator, \
              bytes_evaluator_to_garbler, garbler_report, evaluator_report, garbler_output, \
-             evaluator_output, buffer_bytes FROM runs WHERE experiment_id = ?1 ORDER BY id",
+             evaluator_output, buffer_bytes, connect_ms, handshake_ms, first_output_ms, \
+             paper_ms, garbler_round_trips, evaluator_round_trips FROM runs \
+             WHERE experiment_id = ?1 ORDER BY id",
             params![experiment_id],
             read_run,
         )
@@ -611,203 +652,14 @@ fn read_run(r: &Row<'_>) -> rusqlite::Result<RunRecord> {
         garbler_output: r.get("garbler_output")?,
         evaluator_output: r.get("evaluator_output")?,
         buffer_bytes: read_u64(r, "buffer_bytes")?,
+        connect_ms: r.get("connect_ms")?,
+        handshake_ms: r.get("handshake_ms")?,
+        first_output_ms: r.get("first_output_ms")?,
+        paper_ms: r.get("paper_ms")?,
+        garbler_round_trips: r.get("garbler_round_trips")?,
+        evaluator_round_trips: r.get("evaluator_round_trips")?,
     })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    pub(crate) fn env() -> Environment {
-        Environment::detect("0.1.0", Some("abc123".into()), "emu", "system", "on")
-    }
-
-    pub(crate) fn ok_run(transport: &str, rep: u32, total: f64) -> RunRecord {
-        RunRecord {
-            total_ms: Some(total),
-            ot_ms: Some(1.5),
-            garble_ms: Some(2.0),
-            eval_ms: Some(3.0),
-            transfer_ms: Some(total - 6.5),
-            wall_ms: Some(total + 40.0),
-            bytes_garbler_to_evaluator: Some(1 << 20),
-            bytes_evaluator_to_garbler: Some(4096),
-            buffer_bytes: Some(3 << 20),
-            garbler_report: Some("{\"total_ms\": 1}".into()),
-            ..RunRecord::ok(
-                Cell {
-                    circuit: "aes128".into(),
-                    scheme: "ideal".into(),
-                    transport: transport.into(),
-                    condition: "cw-lan".into(),
-                },
-                rep,
-                LinkRecord {
-                    rtt_us: 300,
-                    rate_bps: Some(100_000_000),
-                    loss: 0.001,
-                    jitter_us: 0,
-                    queue_bytes: Some(250_000),
-                    emulator: "emu".into(),
-                    note: None,
-                },
-            )
-        }
-    }
-
-    #[test]
-    fn schema_round_trip() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub/results.sqlite");
-        let mut db = Db::open(&path).unwrap();
-        let e = env();
-        assert!(!e.kernel.is_empty() && !e.cpu.is_empty());
-        let id = db
-            .create_experiment("small", "{\"runs\":2}", 3, &e)
-            .unwrap();
-        db.set_link_environment(id, "netem", "cubic").unwrap();
-        let a = ok_run("tcp", 0, 120.0);
-        let b = ok_run("udt", 0, 80.0);
-        let mut c = RunRecord::failed(
-            b.cell.clone(),
-            1,
-            b.link.clone(),
-            Status::Timeout,
-            "killed after 60 s".into(),
-        );
-        c.evaluator_output = Some("connecting...".into());
-        for r in [&a, &b] {
-            db.insert_run(id, r).unwrap();
-        }
-        assert!(!db.finish_if_complete(id).unwrap());
-        db.insert_run(id, &c).unwrap();
-        // The same cell and repetition twice is refused, and the first stays.
-        assert!(db.insert_run(id, &a).is_err());
-        assert!(db.finish_if_complete(id).unwrap());
-        drop(db);
-
-        let db = Db::open(&path).unwrap();
-        let row = db.find_experiment(None).unwrap().unwrap();
-        assert_eq!(row.id, id);
-        assert_eq!(row.name, "small");
-        assert_eq!(row.spec, "{\"runs\":2}");
-        assert_eq!(row.recorded_runs, 3);
-        assert!(row.finished_at.is_some());
-        assert_eq!(row.environment.emulator, "netem");
-        assert_eq!(row.environment.host_cc.as_deref(), Some("cubic"));
-        assert_eq!(row.environment.git_commit.as_deref(), Some("abc123"));
-        assert_eq!(row.environment.kernel, e.kernel);
-        assert_eq!(db.find_experiment(Some("small")).unwrap().unwrap().id, id);
-        assert_eq!(
-            db.find_experiment(Some(&id.to_string()))
-                .unwrap()
-                .unwrap()
-                .id,
-            id
-        );
-        assert!(db.find_experiment(Some("other")).unwrap().is_none());
-        assert_eq!(db.runs(id).unwrap(), vec![a.clone(), b.clone(), c.clone()]);
-        let rec = db.recorded(id).unwrap();
-        assert_eq!(rec.len(), 3);
-        assert!(rec.contains(&(c.cell.clone(), 1)));
-    }
-
-    fn has_column(db: &Db, table: &str, column: &str) -> bool {
-        schema::has_column(&db.conn, table, column).unwrap()
-    }
-
-    fn user_version(db: &Db) -> i64 {
-        schema::version(&db.conn).unwrap()
-    }
-
-    /// A file of an older schema: today's tables without the columns added since `version`,
-    /// with one experiment recorded then (by hand, as that version wrote it).
-    fn old_file(path: &Path, version: i64) -> i64 {
-        let db = Db::open(path).unwrap();
-        let mut sql = String::from("ALTER TABLE experiments DROP COLUMN host_cc;");
-        if version < 2 {
-            sql.push_str("ALTER TABLE runs DROP COLUMN buffer_bytes;");
-        }
-        sql.push_str(&format!("PRAGMA user_version = {version};"));
-        db.conn.execute_batch(&sql).unwrap();
-        assert!(!has_column(&db, "experiments", "host_cc"));
-        db.conn
-            .execute(
-                "INSERT INTO experiments (name, spec, planned_runs, version, kernel, cpu, host, \
-                 emulator, protection) VALUES ('before', '{}', 1, '0.1.0', 'k', 'c', 'h', \
-                 'emu', 'on')",
-                [],
-            )
-            .unwrap();
-        db.conn.last_insert_rowid()
-    }
-
-    #[test]
-    fn a_version_1_file_gets_buffer_bytes_and_host_cc() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("old.sqlite");
-        let before = old_file(&path, 1);
-        let mut db = Db::open(&path).unwrap();
-        assert!(has_column(&db, "runs", "buffer_bytes"));
-        assert!(has_column(&db, "experiments", "host_cc"));
-        let id = db.create_experiment("old", "{}", 1, &env()).unwrap();
-        let r = ok_run("tcp", 0, 50.0);
-        db.insert_run(id, &r).unwrap();
-        assert_eq!(db.runs(id).unwrap()[0].buffer_bytes, Some(3 << 20));
-        let old = db.experiment(before).unwrap().unwrap();
-        assert_eq!(old.environment.host_cc, None);
-        assert_eq!(user_version(&db), 3);
-    }
-
-    #[test]
-    fn a_version_2_file_gets_host_cc_unknown_for_its_experiments() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("v2.sqlite");
-        let before = old_file(&path, 2);
-        let db = Db::open(&path).unwrap();
-        assert_eq!(user_version(&db), 3);
-        assert!(has_column(&db, "experiments", "host_cc"));
-        let old = db.experiment(before).unwrap().unwrap();
-        assert_eq!(old.environment.host_cc, None, "unknown, not made up");
-        assert_eq!(old.environment.emulator, "emu");
-        // New experiments record it, and the old row can be given it.
-        let id = db.create_experiment("new", "{}", 1, &env()).unwrap();
-        assert_eq!(
-            db.experiment(id)
-                .unwrap()
-                .unwrap()
-                .environment
-                .host_cc
-                .as_deref(),
-            Some("system")
-        );
-        db.set_link_environment(id, "emu", "bbr").unwrap();
-        assert_eq!(
-            db.experiment(id)
-                .unwrap()
-                .unwrap()
-                .environment
-                .host_cc
-                .as_deref(),
-            Some("bbr")
-        );
-        drop(db);
-        // Opening a current file again changes nothing.
-        let db = Db::open(&path).unwrap();
-        assert_eq!(db.experiments().unwrap().len(), 2);
-        assert_eq!(user_version(&db), 3);
-    }
-
-    #[test]
-    fn a_newer_file_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("new.sqlite");
-        Db::open(&path)
-            .unwrap()
-            .conn
-            .execute_batch("PRAGMA user_version = 4")
-            .unwrap();
-        let e = Db::open(&path).unwrap_err().to_string();
-        assert!(e.contains("version 4, newer than this tool's 3"), "{e}");
-    }
-}
+mod tests;

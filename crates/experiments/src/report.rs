@@ -3,6 +3,20 @@
 //! deviation of the protocol time (`total_ms`) over the successful runs, the row's best
 //! transport marked and its speed-up over `tcp` given.
 //!
+//! Beside each transport's column, a column of its own gives the paper's measure
+//! (`paper_ms`: the paper's Table 4 times garbling, the transfer of the tables and the
+//! output, OT and set-up excluded; recorded as the garbler's time from the end of its OT
+//! until the output arrived), so that a row compares like with like with the paper's. Text
+//! and Markdown show these columns when a run of the report has the measure (runs recorded
+//! before report version 2 have not, and a line says so); CSV and JSON always have them.
+//!
+//! Times are in milliseconds, or with [`Unit::Rtt`] in round-trip times of each row's
+//! condition (its emulated RTT): how many round trips a session costs. A condition without
+//! an RTT (0, e.g. a rate limit alone) cannot be counted in RTTs: its times stay in
+//! milliseconds, and a line under the table names such conditions. CSV then adds the RTT
+//! columns beside the millisecond ones, and JSON the `*_rtt` fields, empty or absent for
+//! such a condition.
+//!
 //! The best of a row is the lowest mean among the cells whose every run succeeded (a
 //! transport that failed a run is not the one to recommend). A cell with failures says so:
 //! `81.2 ± 3.0 (1 of 3 failed)`, or `failed` / `timeout` when no run succeeded; a cell not
@@ -20,6 +34,17 @@ use crate::experiment::PROGRAM_SCHEME;
 use crate::failures::FailureTable;
 use crate::stats::{index_or_push, mean_sd};
 
+/// The unit of a report's times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Milliseconds.
+    #[default]
+    Ms,
+    /// Round-trip times of the row's condition.
+    Rtt,
+}
+
 /// The runs of one cell, summarised.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CellStats {
@@ -35,6 +60,23 @@ pub struct CellStats {
     pub mean_ms: Option<f64>,
     /// Their sample standard deviation (n − 1), ms; none below two runs.
     pub sd_ms: Option<f64>,
+    /// Mean of the paper's measure (see the module docs) over the successful runs that
+    /// recorded it, ms.
+    pub paper_mean_ms: Option<f64>,
+    /// Its sample standard deviation, ms.
+    pub paper_sd_ms: Option<f64>,
+    /// `mean_ms` in RTTs of the condition, with [`Unit::Rtt`] and a condition with an RTT.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_rtt: Option<f64>,
+    /// `sd_ms` in RTTs, likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sd_rtt: Option<f64>,
+    /// `paper_mean_ms` in RTTs, likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paper_mean_rtt: Option<f64>,
+    /// `paper_sd_ms` in RTTs, likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paper_sd_rtt: Option<f64>,
     /// The first error, if a run failed.
     pub error: Option<String>,
 }
@@ -46,7 +88,13 @@ impl CellStats {
             .filter(|r| r.status == Status::Ok)
             .filter_map(|r| r.total_ms)
             .collect();
+        let paper: Vec<f64> = runs
+            .iter()
+            .filter(|r| r.status == Status::Ok)
+            .filter_map(|r| r.paper_ms)
+            .collect();
         let (mean, sd) = mean_sd(&times);
+        let (paper_mean, paper_sd) = mean_sd(&paper);
         CellStats {
             runs: runs.len(),
             ok: times.len(),
@@ -54,7 +102,29 @@ impl CellStats {
             timeouts: runs.iter().filter(|r| r.status == Status::Timeout).count(),
             mean_ms: mean,
             sd_ms: sd,
+            paper_mean_ms: paper_mean,
+            paper_sd_ms: paper_sd,
             error: runs.iter().find_map(|r| r.error.clone()),
+            ..CellStats::default()
+        }
+    }
+
+    /// Fills the `*_rtt` fields: the times in round trips of `rtt_ms` (a positive RTT).
+    fn count_in_rtts(&mut self, rtt_ms: f64) {
+        let per = |v: Option<f64>| v.map(|x| x / rtt_ms);
+        self.mean_rtt = per(self.mean_ms);
+        self.sd_rtt = per(self.sd_ms);
+        self.paper_mean_rtt = per(self.paper_mean_ms);
+        self.paper_sd_rtt = per(self.paper_sd_ms);
+    }
+
+    /// The paper's measure as shown: `12.3 ± 0.4` (in RTTs where counted in them), or `–`
+    /// where no run recorded it.
+    pub fn paper_text(&self) -> String {
+        match (self.paper_mean_rtt, self.paper_mean_ms) {
+            (Some(m), _) => mean_sd_text(m, self.paper_sd_rtt, fmt_rtt),
+            (None, Some(m)) => mean_sd_text(m, self.paper_sd_ms, fmt_ms),
+            (None, None) => "–".into(),
         }
     }
 
@@ -63,7 +133,8 @@ impl CellStats {
         self.runs > 0 && self.ok == self.runs
     }
 
-    /// The cell's text: `123.4 ± 5.6`, `123.4 ± 5.6 (1 of 3 failed)`, `failed`, `timeout`, `–`.
+    /// The cell's text: `123.4 ± 5.6`, `123.4 ± 5.6 (1 of 3 failed)`, `failed`, `timeout`,
+    /// `–`; in RTTs (`6.06 ± 0.03`) where counted in them.
     pub fn text(&self) -> String {
         if self.runs == 0 {
             return "–".into();
@@ -80,9 +151,9 @@ impl CellStats {
                 what.to_string()
             };
         };
-        let mut s = match self.sd_ms {
-            Some(sd) => format!("{} ± {}", fmt_ms(mean), fmt_ms(sd)),
-            None => fmt_ms(mean),
+        let mut s = match self.mean_rtt {
+            Some(m) => mean_sd_text(m, self.sd_rtt, fmt_rtt),
+            None => mean_sd_text(mean, self.sd_ms, fmt_ms),
         };
         if self.ok < self.runs {
             let bad = self.runs - self.ok;
@@ -102,6 +173,19 @@ fn fmt_ms(v: f64) -> String {
     format!("{v:.1}")
 }
 
+/// Round trips with two decimals.
+fn fmt_rtt(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+/// `mean ± sd`, or the mean alone, each formatted by `fmt`.
+fn mean_sd_text(mean: f64, sd: Option<f64>, fmt: fn(f64) -> String) -> String {
+    match sd {
+        Some(sd) => format!("{} ± {}", fmt(mean), fmt(sd)),
+        None => fmt(mean),
+    }
+}
+
 /// One row: a circuit, scheme and condition across the transports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
@@ -111,6 +195,8 @@ pub struct Row {
     pub scheme: String,
     /// The condition's label.
     pub condition: String,
+    /// The condition's emulated round-trip time, ms (0: none).
+    pub rtt_ms: f64,
     /// One per transport, in [`Report::transports`] order.
     pub cells: Vec<CellStats>,
     /// The index of the best transport, if any transport succeeded every run.
@@ -124,6 +210,8 @@ pub struct Row {
 pub struct Report {
     /// The experiment, when the report comes from the database.
     pub experiment: Option<ExperimentSummary>,
+    /// The unit the text, Markdown and CSV show times in.
+    pub unit: Unit,
     /// The columns.
     pub transports: Vec<String>,
     /// The rows, in the order the runs first appear.
@@ -167,8 +255,13 @@ impl From<&ExperimentRow> for ExperimentSummary {
     }
 }
 
-/// Builds the table from an experiment's runs.
+/// Builds the table from an experiment's runs, times in milliseconds.
 pub fn build(experiment: Option<&ExperimentRow>, runs: &[RunRecord]) -> Report {
+    build_in(experiment, runs, Unit::Ms)
+}
+
+/// Builds the table from an experiment's runs, times in `unit`.
+pub fn build_in(experiment: Option<&ExperimentRow>, runs: &[RunRecord], unit: Unit) -> Report {
     let mut transports = Vec::new();
     let mut keys: Vec<(String, String, String)> = Vec::new();
     let mut link_notes = BTreeMap::new();
@@ -189,7 +282,12 @@ pub fn build(experiment: Option<&ExperimentRow>, runs: &[RunRecord]) -> Report {
     let rows = keys
         .into_iter()
         .map(|(circuit, scheme, condition)| {
-            let cells: Vec<CellStats> = transports
+            // The condition fixes the link, so every run of the row has its RTT.
+            let rtt_ms = runs
+                .iter()
+                .find(|r| r.cell.condition == condition)
+                .map_or(0.0, |r| r.link.rtt_us as f64 / 1e3);
+            let mut cells: Vec<CellStats> = transports
                 .iter()
                 .map(|t| {
                     let rs: Vec<&RunRecord> = runs
@@ -204,6 +302,9 @@ pub fn build(experiment: Option<&ExperimentRow>, runs: &[RunRecord]) -> Report {
                     CellStats::of(&rs)
                 })
                 .collect();
+            if unit == Unit::Rtt && rtt_ms > 0.0 {
+                cells.iter_mut().for_each(|c| c.count_in_rtts(rtt_ms));
+            }
             let best = cells
                 .iter()
                 .enumerate()
@@ -223,6 +324,7 @@ pub fn build(experiment: Option<&ExperimentRow>, runs: &[RunRecord]) -> Report {
                 circuit,
                 scheme,
                 condition,
+                rtt_ms,
                 cells,
                 best,
                 speedup_vs_tcp,
@@ -231,6 +333,7 @@ pub fn build(experiment: Option<&ExperimentRow>, runs: &[RunRecord]) -> Report {
         .collect();
     Report {
         experiment: experiment.map(ExperimentSummary::from),
+        unit,
         transports,
         rows,
         link_notes,
@@ -313,14 +416,30 @@ impl Row {
 }
 
 impl Report {
+    /// Whether a run of the report recorded the paper's measure: then text and Markdown
+    /// show its columns.
+    pub fn has_paper_measure(&self) -> bool {
+        self.rows
+            .iter()
+            .flat_map(|r| &r.cells)
+            .any(|c| c.paper_mean_ms.is_some())
+    }
+
     fn headers(&self) -> Vec<String> {
         let mut h: Vec<String> = vec!["circuit".into(), "scheme".into(), "condition".into()];
-        h.extend(self.transports.iter().cloned());
+        let paper = self.has_paper_measure();
+        for t in &self.transports {
+            h.push(t.clone());
+            if paper {
+                h.push(format!("{t} paper"));
+            }
+        }
         h.push("best".into());
         h
     }
 
     fn cells(&self, mark: impl Fn(&str) -> String) -> Vec<Vec<String>> {
+        let paper = self.has_paper_measure();
         self.rows
             .iter()
             .map(|r| {
@@ -328,11 +447,59 @@ impl Report {
                 for (i, c) in r.cells.iter().enumerate() {
                     let t = c.text();
                     v.push(if r.best == Some(i) { mark(&t) } else { t });
+                    if paper {
+                        v.push(c.paper_text());
+                    }
                 }
                 v.push(r.best_text(&self.transports));
                 v
             })
             .collect()
+    }
+
+    /// The lines that say what the times are: their unit and the paper's measure.
+    fn units_lines(&self) -> Vec<String> {
+        let mut lines = vec![match self.unit {
+            Unit::Ms => "protocol time in ms (connection to the garbler receiving the output), \
+                         mean ± standard deviation; best: lowest mean among transports whose \
+                         every run succeeded"
+                .to_string(),
+            Unit::Rtt => "protocol time in RTTs of the row's condition (connection to the \
+                          garbler receiving the output, over the condition's emulated \
+                          round-trip time), mean ± standard deviation; best: lowest mean among \
+                          transports whose every run succeeded"
+                .to_string(),
+        }];
+        if self.unit == Unit::Rtt {
+            let mut without: Vec<&str> = self
+                .rows
+                .iter()
+                .filter(|r| r.rtt_ms <= 0.0)
+                .map(|r| r.condition.as_str())
+                .collect();
+            without.dedup();
+            if !without.is_empty() {
+                lines.push(format!(
+                    "no RTT to count in (0 ms), so in ms: condition {}",
+                    without.join(", ")
+                ));
+            }
+        }
+        if self.has_paper_measure() {
+            lines.push(
+                "TRANSPORT paper: the paper's measure (its Table 4 times garbling, the tables' \
+                 transfer and the output; OT and set-up excluded): the garbler's time from the \
+                 end of its OT until the output arrived, mean ± standard deviation"
+                    .into(),
+            );
+        } else if self.rows.iter().any(|r| r.scheme != PROGRAM_SCHEME) {
+            lines.push(
+                "the paper's measure (garbling, the tables' transfer and the output) was not \
+                 recorded for these runs (parties of report version 1)"
+                    .into(),
+            );
+        }
+        lines
     }
 
     fn preamble(&self) -> Vec<String> {
@@ -369,11 +536,7 @@ impl Report {
         for (c, n) in &self.link_notes {
             lines.push(format!("{c}: {n}"));
         }
-        lines.push(
-            "protocol time in ms (connection to the garbler receiving the output), mean ± \
-             standard deviation; best: lowest mean among transports whose every run succeeded"
-                .into(),
-        );
+        lines.extend(self.units_lines());
         if self.rows.iter().any(|r| r.scheme == PROGRAM_SCHEME) {
             lines.push(
                 "user programs (scheme `program`): wall time from starting the client until \
@@ -434,12 +597,18 @@ impl Report {
         out
     }
 
-    /// CSV, one line per cell.
+    /// CSV, one line per cell: the times in ms, the paper's measure in ms, and with
+    /// [`Unit::Rtt`] the condition's RTT and the same times in RTTs (empty for a condition
+    /// without an RTT).
     pub fn csv(&self) -> String {
         let mut out = String::from(
             "circuit,scheme,condition,transport,runs,ok,failed,timeouts,mean_ms,sd_ms,best,\
-             speedup_vs_tcp,error\n",
+             speedup_vs_tcp,error,paper_mean_ms,paper_sd_ms",
         );
+        if self.unit == Unit::Rtt {
+            out.push_str(",rtt_ms,mean_rtt,sd_rtt,paper_mean_rtt,paper_sd_rtt");
+        }
+        out.push('\n');
         let num = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
         for r in &self.rows {
             for (i, c) in r.cells.iter().enumerate() {
@@ -462,8 +631,21 @@ impl Report {
                         String::new()
                     },
                     csv_field(c.error.as_deref().unwrap_or("")),
+                    num(c.paper_mean_ms),
+                    num(c.paper_sd_ms),
                 ];
                 out.push_str(&fields.join(","));
+                if self.unit == Unit::Rtt {
+                    let rtt = [
+                        num(Some(r.rtt_ms)),
+                        num(c.mean_rtt),
+                        num(c.sd_rtt),
+                        num(c.paper_mean_rtt),
+                        num(c.paper_sd_rtt),
+                    ];
+                    out.push(',');
+                    out.push_str(&rtt.join(","));
+                }
                 out.push('\n');
             }
         }
@@ -477,177 +659,4 @@ impl Report {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::db::{Db, LinkRecord};
-    use crate::experiment::Cell;
-
-    fn run(
-        circuit: &str,
-        transport: &str,
-        condition: &str,
-        rep: u32,
-        total: Option<f64>,
-    ) -> RunRecord {
-        let cell = Cell {
-            circuit: circuit.into(),
-            scheme: "ideal".into(),
-            transport: transport.into(),
-            condition: condition.into(),
-        };
-        let link = LinkRecord {
-            rtt_us: 40_000,
-            rate_bps: Some(16_000_000),
-            emulator: "emu".into(),
-            ..LinkRecord::default()
-        };
-        match total {
-            Some(t) => RunRecord {
-                total_ms: Some(t),
-                ..RunRecord::ok(cell, rep, link)
-            },
-            None => RunRecord::failed(cell, rep, link, Status::Failed, "connection refused".into()),
-        }
-    }
-
-    /// A database filled by hand, read back, reported.
-    fn filled() -> Report {
-        let mut db = Db::in_memory().unwrap();
-        let env = Environment::detect("0.1.0", None, "emu", "reno", "off");
-        let id = db.create_experiment("t4", "{}", 12, &env).unwrap();
-        let runs = [
-            run("aes128", "tcp", "cw-wan", 0, Some(100.0)),
-            run("aes128", "udt", "cw-wan", 0, Some(300.0)),
-            run("aes128", "tcp", "cw-wan", 1, Some(110.0)),
-            run("aes128", "udt", "cw-wan", 1, Some(320.0)),
-            run("mincut", "tcp", "cw-wan", 0, Some(8000.0)),
-            run("mincut", "udt", "cw-wan", 0, Some(1000.0)),
-            run("mincut", "tcp", "cw-wan", 1, Some(8400.0)),
-            run("mincut", "udt", "cw-wan", 1, Some(1100.0)),
-            // A row where the fastest transport failed once: not the best.
-            run("sha256", "tcp", "eu-us", 0, Some(200.0)),
-            run("sha256", "udt", "eu-us", 0, Some(150.0)),
-            run("sha256", "tcp", "eu-us", 1, Some(210.0)),
-            run("sha256", "udt", "eu-us", 1, None),
-        ];
-        for r in &runs {
-            db.insert_run(id, r).unwrap();
-        }
-        let row = db.experiment(id).unwrap().unwrap();
-        build(Some(&row), &db.runs(id).unwrap())
-    }
-
-    #[test]
-    fn mean_and_sample_standard_deviation() {
-        let (m, s) = mean_sd(&[100.0, 110.0]);
-        assert_eq!(m, Some(105.0));
-        assert!((s.unwrap() - 7.0710678).abs() < 1e-6);
-        assert_eq!(mean_sd(&[5.0]), (Some(5.0), None));
-        assert_eq!(mean_sd(&[]), (None, None));
-    }
-
-    #[test]
-    fn rows_mark_the_best_and_its_speedup() {
-        let r = filled();
-        assert_eq!(r.transports, ["tcp", "udt"]);
-        assert_eq!(r.rows.len(), 3);
-        let aes = &r.rows[0];
-        assert_eq!(
-            (aes.circuit.as_str(), aes.condition.as_str()),
-            ("aes128", "cw-wan")
-        );
-        assert_eq!(aes.best, Some(0));
-        assert_eq!(aes.speedup_vs_tcp, Some(1.0));
-        assert_eq!(aes.cells[0].text(), "105.0 ± 7.1");
-        let mc = &r.rows[1];
-        assert_eq!(mc.best, Some(1));
-        assert!((mc.speedup_vs_tcp.unwrap() - 8200.0 / 1050.0).abs() < 1e-9);
-        assert_eq!(mc.best_text(&r.transports), "udt (7.81× tcp)");
-        let sha = &r.rows[2];
-        assert_eq!(sha.best, Some(0), "udt failed a run");
-        assert_eq!(sha.cells[1].text(), "150.0 (1 of 2 failed)");
-        assert_eq!(sha.cells[1].error.as_deref(), Some("connection refused"));
-
-        let text = r.text();
-        assert!(
-            text.contains("experiment 1 \"t4\": 12 of 12 runs"),
-            "{text}"
-        );
-        assert!(
-            text.contains(
-                ", emulator emu, hosts' TCP congestion control reno, session protection off\n"
-            ),
-            "{text}"
-        );
-        assert!(text.contains("105.0 ± 7.1 *"), "{text}");
-        assert!(text.contains("1050.0 ± 70.7 *"), "{text}");
-        assert!(!text.contains("150.0 (1 of 2 failed) *"), "{text}");
-        let lines: Vec<&str> = text.lines().collect();
-        let header = lines.iter().position(|l| l.starts_with("circuit")).unwrap();
-        assert!(lines[header].contains("tcp") && lines[header].ends_with("best"));
-        assert!(lines[header + 1].starts_with("-------"));
-
-        let md = r.markdown();
-        assert!(md.contains("hosts' TCP congestion control reno, "), "{md}");
-        assert!(md.contains("| mincut | ideal | cw-wan | 8200.0 ± 282.8 | **1050.0 ± 70.7** | udt (7.81× tcp) |"), "{md}");
-
-        let csv = r.csv();
-        let lines: Vec<&str> = csv.lines().collect();
-        assert_eq!(lines.len(), 1 + 3 * 2);
-        assert_eq!(
-            lines[4],
-            "mincut,ideal,cw-wan,udt,2,2,0,0,1050.000,70.711,true,7.810,"
-        );
-        assert_eq!(
-            lines[6],
-            "sha256,ideal,eu-us,udt,2,1,1,0,150.000,,false,,connection refused"
-        );
-        // udt failed one sha256 run on eu-us: the failure table follows.
-        assert!(text.contains("condition  tcp          udt\n"), "{text}");
-        assert!(
-            text.contains("eu-us      0.0* / 0.0*  100.0 / 100.0\n"),
-            "{text}"
-        );
-        assert!(
-            md.contains("| condition | tcp | udt |\n|---|---:|---:|\n"),
-            "{md}"
-        );
-        assert!(
-            md.contains("| average | **0.0** / **0.0** | 33.3 / 33.3 |"),
-            "{md}"
-        );
-        let j = r.json();
-        assert_eq!(j["failures"]["rows"][1]["cells"][1]["failed"], 1);
-        assert_eq!(j["rows"][1]["best"], 1);
-        assert_eq!(j["transports"][1], "udt");
-        assert_eq!(j["experiment"]["environment"]["host_cc"], "reno");
-        assert_eq!(j["experiment"]["environment"]["emulator"], "emu");
-
-        // An experiment recorded before the hosts' congestion control was: unknown.
-        let mut old = r.clone();
-        if let Some(e) = old.experiment.as_mut() {
-            e.environment.host_cc = None;
-        }
-        assert!(
-            old.text()
-                .contains("hosts' TCP congestion control unknown, "),
-            "{}",
-            old.text()
-        );
-        assert!(old.json()["experiment"]["environment"]["host_cc"].is_null());
-    }
-
-    #[test]
-    fn cells_without_success_say_why() {
-        let one = |status, n| CellStats {
-            runs: n,
-            failed: if status == Status::Failed { n } else { 0 },
-            timeouts: if status == Status::Timeout { n } else { 0 },
-            ..CellStats::default()
-        };
-        assert_eq!(one(Status::Failed, 1).text(), "failed");
-        assert_eq!(one(Status::Timeout, 3).text(), "timeout ×3");
-        assert_eq!(CellStats::default().text(), "–");
-        assert_eq!(csv_field("a,\"b\""), "\"a,\"\"b\"\"\"");
-    }
-}
+mod tests;

@@ -776,8 +776,9 @@ fn measured(garbler_out: &str, evaluator_out: &str) -> Result<Measured, String> 
 }
 
 impl Measured {
-    /// The run's record (times: the garbler's total and garbling, the evaluator's OT and
-    /// evaluation; bytes as the garbler counted them).
+    /// The run's record (times: the garbler's total, garbling and paper measure, the
+    /// evaluator's OT, evaluation, connect, handshake and first output; each party's round
+    /// trips; bytes as the garbler counted them).
     fn into_record(self, p: &PlannedRun, link: &LinkRecord) -> RunRecord {
         let (g, e) = (&self.garbler, &self.evaluator);
         let transfer = (g.total_ms - e.ot_ms - g.garble_ms - e.eval_ms).max(0.0);
@@ -790,6 +791,12 @@ impl Measured {
             bytes_garbler_to_evaluator: Some(g.bytes_garbler_to_evaluator),
             bytes_evaluator_to_garbler: Some(g.bytes_evaluator_to_garbler),
             buffer_bytes: g.buffer_bytes.or(e.buffer_bytes),
+            connect_ms: e.connect_ms,
+            handshake_ms: Some(e.handshake_ms),
+            first_output_ms: e.first_output_ms,
+            paper_ms: Some(g.paper_ms),
+            garbler_round_trips: Some(g.round_trips),
+            evaluator_round_trips: Some(e.round_trips),
             garbler_report: Some(g.to_json_value().to_string()),
             evaluator_report: Some(e.to_json_value().to_string()),
             ..RunRecord::ok(p.cell.clone(), p.repetition, link.clone())
@@ -814,5 +821,59 @@ mod tests {
         );
         let e = measured("", OLD).err().unwrap();
         assert!(e.starts_with("the garbler's report is not JSON"), "{e}");
+    }
+
+    /// A party's report of this build, as its `--json` printed it.
+    fn report(role: &str, fields: &str) -> String {
+        format!(
+            r#"{{"report_version":{},"role":"{role}","output":"00","total_ms":50.0,{fields},
+            "ot_ms":10.0,"garble_ms":5.0,"eval_ms":4.0,"bytes_garbler_to_evaluator":1000,
+            "bytes_evaluator_to_garbler":100,"parts_garbler_to_evaluator":{{"header":0,"ot":0,
+            "labels":0,"tables":0,"decoding":0,"output":0,"framing":0}},
+            "parts_evaluator_to_garbler":{{"header":0,"ot":0,"labels":0,"tables":0,
+            "decoding":0,"output":0,"framing":0}},"scheme":"ideal","transport":"tcp",
+            "circuit":"aes128","and_gates":6400,"load_ms":1.0,"setup_ms":1.0,
+            "buffer_bytes":null,"bdp_bytes":null,"paper_bound_bytes":null,"volume_bytes":null,
+            "protection":"noise-psk"}}"#,
+            transputation_contract::REPORT_VERSION
+        )
+    }
+
+    #[test]
+    fn a_run_records_what_each_party_measured_of_the_wait() {
+        let g = report(
+            "garbler",
+            r#""connect_ms":null,"first_output_ms":900.0,"round_trips":3,"paper_ms":21.5,
+            "handshake_ms":0.4"#,
+        );
+        let e = report(
+            "evaluator",
+            r#""connect_ms":1.25,"first_output_ms":640.5,"round_trips":2,"paper_ms":17.0,
+            "handshake_ms":30.5"#,
+        );
+        let p = PlannedRun {
+            cell: Cell {
+                circuit: "aes128".into(),
+                scheme: "ideal".into(),
+                transport: "tcp".into(),
+                condition: "wan".into(),
+            },
+            repetition: 0,
+            condition_index: 0,
+        };
+        let r = measured(&g, &e)
+            .unwrap()
+            .into_record(&p, &LinkRecord::default());
+        // The evaluator's connect, handshake and first output; the garbler's paper measure,
+        // as its total; each party's round trips.
+        assert_eq!(
+            (r.connect_ms, r.handshake_ms, r.first_output_ms, r.paper_ms),
+            (Some(1.25), Some(30.5), Some(640.5), Some(21.5))
+        );
+        assert_eq!(
+            (r.garbler_round_trips, r.evaluator_round_trips),
+            (Some(3), Some(2))
+        );
+        assert_eq!(r.total_ms, Some(50.0));
     }
 }

@@ -119,5 +119,6 @@ pub use registry::{
     describe_options, families, family, not_built, transports, Listener, TransportInfo,
     TransportSpec,
 };
+pub use secure::early::EarlyClient;
 pub use secure::{Credentials, SecureChannel};
 pub use tcp_socket::{available_congestion_controls, check_congestion_control};

@@ -115,6 +115,15 @@ pub enum Format {
     Json,
 }
 
+/// The unit of a report's times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimeUnit {
+    /// Milliseconds.
+    Ms,
+    /// Round trips of each row's condition.
+    Rtt,
+}
+
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// The experiment: its id or name (default: the latest).
@@ -122,6 +131,11 @@ pub struct ReportArgs {
     /// The output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// The unit of the times: ms, or rtt (round trips of each row's condition, its emulated
+    /// RTT; a condition without an RTT stays in ms, with a note). CSV and JSON then carry
+    /// both.
+    #[arg(long, value_enum, default_value = "ms")]
+    unit: TimeUnit,
     /// Also write plots (SVG) of time against RTT, loss and rate into this directory.
     #[arg(long)]
     plots: Option<PathBuf>,
@@ -320,7 +334,11 @@ pub fn report_cmd(args: ReportArgs) -> Result<()> {
             None => anyhow!("no experiment in {}", path.display()),
         })?;
     let runs = db.runs(row.id)?;
-    let r = report::build(Some(&row), &runs);
+    let unit = match args.unit {
+        TimeUnit::Ms => report::Unit::Ms,
+        TimeUnit::Rtt => report::Unit::Rtt,
+    };
+    let r = report::build_in(Some(&row), &runs, unit);
     match args.format {
         Format::Table => out!("{}", r.text())?,
         Format::Markdown => out!("{}", r.markdown())?,

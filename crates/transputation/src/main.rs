@@ -74,6 +74,9 @@ enum Command {
 }
 
 fn main() {
+    // The process's start, as early as `main` can take it: a party reports its time from
+    // here to its output (`first_output_ms`).
+    let started = std::time::Instant::now();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Circuit(cmd) => circuit_cmd::run(cmd),
@@ -81,8 +84,8 @@ fn main() {
         Command::Transports(args) => transport_cmd::list(args),
         Command::TransportBench(args) => transport_cmd::bench(args),
         Command::Probe(args) => probe_cmd::run(args),
-        Command::Garbler(args) => party_cmd::garbler(args),
-        Command::Evaluator(args) => party_cmd::evaluator(args),
+        Command::Garbler(args) => party_cmd::garbler(args, started),
+        Command::Evaluator(args) => party_cmd::evaluator(args, started),
         Command::Run(args) => party_cmd::run(args),
         Command::Testbed(cmd) => testbed_cmd::run(cmd),
         Command::Keygen(args) => secure_cmd::keygen(args),

@@ -1,8 +1,9 @@
 //! `transputation garbler`, `evaluator` and `run`: Yao's protocol between two processes.
 //!
 //! `garbler` listens, `evaluator` connects; both load the circuit and prepare before the
-//! connection, so protocol time (`total_ms`) runs from the established connection until
-//! both hold the output, and loading (`load_ms`) and preparation (`setup_ms`) are reported
+//! session (the evaluator prepares while it connects), so protocol time (`total_ms`) runs
+//! from the established connection until both hold the output, and loading (`load_ms`),
+//! preparation (`setup_ms`) and the evaluator's connecting (`connect_ms`) are reported
 //! apart. `run` starts both as child processes of this binary over 127.0.0.1: the garbler
 //! on a free port, which it announces on its standard error as `listening on ADDR`, then
 //! the evaluator; it merges their JSON reports.
@@ -73,7 +74,10 @@ pub struct SessionArgs {
     /// bytes_garbler_to_evaluator, bytes_evaluator_to_garbler, scheme, transport, circuit,
     /// and_gates, load_ms, setup_ms, the bytes by part, and with --rtt-ms and --bandwidth
     /// the buffer sizing: buffer_bytes, bdp_bytes, paper_bound_bytes, volume_bytes;
-    /// protection: none, noise-psk or noise-kk, and handshake_ms, not part of total_ms).
+    /// protection: none, noise-psk or noise-kk, and handshake_ms (the garbler's before
+    /// total_ms, the evaluator's inside it); connect_ms (the evaluator's connect call),
+    /// first_output_ms (process start to output), round_trips, and paper_ms (the paper's
+    /// measure: garbling, the tables' transfer and the output, OT and set-up excluded).
     #[arg(long)]
     json: bool,
 }
@@ -143,11 +147,11 @@ impl SessionArgs {
         let load_ms = ms(start.elapsed());
         let sizing = match (self.rtt_ms, self.bandwidth) {
             (Some(rtt_ms), Some(bandwidth_bps)) => {
-                // The garbler's volume: tables dominate; labels and the OT add 16 bytes
-                // per garbler input bit and 16 or 32 per evaluator input bit.
+                // The garbler's volume: tables dominate; the seed of its input labels adds
+                // 16 bytes, the OT 32 per evaluator input bit under `prf` (none otherwise).
                 let volume = self.scheme.table_bytes(&stats)
                     + self.scheme.mask_bytes(&stats)
-                    + 16 * circuit.party_input_bits(Party::Garbler) as u64
+                    + 16
                     + ot_reply_len(self.scheme, circuit.party_input_bits(Party::Evaluator)) as u64;
                 Some(path_sizing(rtt_ms, bandwidth_bps, None, volume)?)
             }
@@ -218,13 +222,24 @@ fn parts(p: &ByteParts) -> contract::ByteParts {
     }
 }
 
+/// What a party measured around its session, beside the session's own [`Report`].
+struct AroundSession {
+    /// Preparing the party, ms.
+    setup_ms: f64,
+    /// The evaluator's connect call until the transport's channel was established, ms.
+    connect_ms: Option<f64>,
+    /// How the session was protected, and the handshake's time.
+    protection: Protection,
+    /// The process's start (the first thing `main` does).
+    started: Instant,
+}
+
 /// One party's report (the contract's type, shared with whoever reads it).
 fn party_report(
     args: &SessionArgs,
     loaded: &Loaded,
-    setup_ms: f64,
+    around: &AroundSession,
     r: &Report,
-    protection: &Protection,
 ) -> PartyReport {
     let (g2e, e2g, g2e_parts, e2g_parts) = match r.role {
         Party::Garbler => (r.channel.sent, r.channel.received, r.sent, r.received),
@@ -241,6 +256,13 @@ fn party_report(
             .as_ref()
             .map(|bits| decode_outputs(&loaded.circuit, bits)),
         total_ms: ms(r.total),
+        connect_ms: around.connect_ms,
+        first_output_ms: r
+            .output
+            .as_ref()
+            .map(|_| ms(r.output_at.saturating_duration_since(around.started))),
+        round_trips: r.round_trips,
+        paper_ms: ms(r.paper),
         ot_ms: ms(r.ot),
         garble_ms: ms(r.garble),
         eval_ms: ms(r.eval),
@@ -253,24 +275,23 @@ fn party_report(
         circuit: args.circuit.clone(),
         and_gates: loaded.and_gates,
         load_ms: loaded.load_ms,
-        setup_ms,
+        setup_ms: around.setup_ms,
         buffer_bytes: loaded.sizing.map(|s| s.buffer_bytes),
         bdp_bytes: loaded.sizing.map(|s| s.bdp_bytes),
         paper_bound_bytes: loaded.sizing.and_then(|s| s.paper_bound_bytes),
         volume_bytes: loaded.sizing.map(|s| s.volume_bytes),
-        protection: protection.name.into(),
-        handshake_ms: protection.handshake_ms,
+        protection: around.protection.name.into(),
+        handshake_ms: around.protection.handshake_ms,
     }
 }
 
 fn print_report(
     args: &SessionArgs,
     loaded: &Loaded,
-    setup_ms: f64,
+    around: &AroundSession,
     r: &Report,
-    protection: &Protection,
 ) -> Result<()> {
-    let v = party_report(args, loaded, setup_ms, r, protection);
+    let v = party_report(args, loaded, around, r);
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&v.to_json_value())?)?;
         return Ok(());
@@ -280,9 +301,9 @@ fn print_report(
         None => outln!("output: (only the evaluator learns it)")?,
     }
     eprintln!(
-        "{}: {} over {}, {} on {} AND gates: protocol {:.2} ms (OT {:.2} ms), {} bytes \
-         garbler→evaluator, \
-         {} bytes evaluator→garbler; loading {:.1} ms, set-up {:.1} ms",
+        "{}: {} over {}, {} on {} AND gates: protocol {:.2} ms (OT {:.2} ms, paper's \
+         measure {:.2} ms), {} round trips, {} bytes garbler→evaluator, {} bytes \
+         evaluator→garbler; loading {:.1} ms, set-up {:.1} ms{}{}",
         r.role,
         args.circuit,
         args.transport,
@@ -290,12 +311,20 @@ fn print_report(
         loaded.and_gates,
         ms(r.total),
         ms(r.ot),
+        v.paper_ms,
+        v.round_trips,
         v.bytes_garbler_to_evaluator,
         v.bytes_evaluator_to_garbler,
         loaded.load_ms,
-        setup_ms,
+        around.setup_ms,
+        v.connect_ms
+            .map(|c| format!(", connecting {c:.1} ms"))
+            .unwrap_or_default(),
+        v.first_output_ms
+            .map(|f| format!("; output {f:.1} ms after this process started"))
+            .unwrap_or_default(),
     );
-    print_protection(protection);
+    print_protection(&around.protection);
     if let Some(z) = &loaded.sizing {
         eprintln!(
             "buffers: {} bytes each way (bandwidth-delay product {} bytes, volume {} bytes, \
@@ -319,7 +348,7 @@ fn print_protection(p: &Protection) {
     }
 }
 
-pub fn garbler(args: GarblerArgs) -> Result<()> {
+pub fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     let s = &args.session;
     let accept_wait = seconds("--accept-timeout", args.accept_timeout)?;
     let creds = args.protection.credentials()?;
@@ -337,32 +366,55 @@ pub fn garbler(args: GarblerArgs) -> Result<()> {
     let (ch, protection) = secure_cmd::accept(&mut listener, creds.as_ref(), accept_wait)?;
     eprintln!("evaluator connected (protection: {})", protection.name);
     let report = garbler.run(ch).context("the 2PC session failed")?;
-    print_report(s, &loaded, setup_ms, &report, &protection)
+    let around = AroundSession {
+        setup_ms,
+        connect_ms: None,
+        protection,
+        started,
+    };
+    print_report(s, &loaded, &around, &report)
 }
 
-pub fn evaluator(args: EvaluatorArgs) -> Result<()> {
+pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
     let s = &args.session;
     let creds = args.protection.credentials()?;
     let loaded = s.load()?;
     let cfg = s.config(&loaded)?;
     let input = encode_party_input(&loaded.circuit, Party::Evaluator, &args.input)?;
-    let start = Instant::now();
-    let evaluator = Evaluator::new(&loaded.circuit, s.options(), &input)?;
-    let setup_ms = ms(start.elapsed());
-    let ch = s.transport.connect(args.connect, &cfg).with_context(|| {
-        format!(
-            "connecting to the garbler at {} with {}",
-            args.connect, s.transport
-        )
+    // Connecting takes a round trip or more, preparing the evaluation (planning, touching
+    // its buffers) a few hundred ms on a large circuit: they overlap. The input is checked
+    // first, so that a wrong input never reaches the garbler.
+    let (prepared, connected) = std::thread::scope(|scope| {
+        let connecting = scope.spawn(|| {
+            let t = Instant::now();
+            let ch = s.transport.connect(args.connect, &cfg).with_context(|| {
+                format!(
+                    "connecting to the garbler at {} with {}",
+                    args.connect, s.transport
+                )
+            })?;
+            anyhow::Ok((ch, ms(t.elapsed())))
+        });
+        let start = Instant::now();
+        let prepared = Evaluator::new(&loaded.circuit, s.options(), &input)
+            .map(|evaluator| (evaluator, ms(start.elapsed())));
+        let connected = connecting
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (prepared, connected)
+    });
+    let (evaluator, setup_ms) = prepared?;
+    let (ch, connect_ms) = connected?;
+    let (report, protection) = secure_cmd::connect_and_run(ch, creds.as_ref(), |ch| {
+        evaluator.run(ch).context("the 2PC session failed")
     })?;
-    let (ch, protection) = secure_cmd::connect(ch, creds.as_ref()).with_context(|| {
-        format!(
-            "protecting the session with the garbler at {}",
-            args.connect
-        )
-    })?;
-    let report = evaluator.run(ch).context("the 2PC session failed")?;
-    print_report(s, &loaded, setup_ms, &report, &protection)
+    let around = AroundSession {
+        setup_ms,
+        connect_ms: Some(connect_ms),
+        protection,
+        started,
+    };
+    print_report(s, &loaded, &around, &report)
 }
 
 /// The command line of a party of `run`'s session (the contract's type, shared with the
@@ -554,6 +606,10 @@ pub fn run(args: RunArgs) -> Result<()> {
         "paper_bound_bytes": g.paper_bound_bytes,
         "protection": g.protection,
         "handshake_ms": g.handshake_ms,
+        "connect_ms": e.connect_ms,
+        "first_output_ms": e.first_output_ms,
+        "paper_ms": g.paper_ms,
+        "round_trips": {"garbler": g.round_trips, "evaluator": e.round_trips},
         "garbler": g.to_json_value(),
         "evaluator": e.to_json_value(),
     });

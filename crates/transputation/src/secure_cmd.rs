@@ -156,12 +156,13 @@ pub fn accept(
         let peer = ch
             .peer_addr()
             .map_or_else(String::new, |a| format!(" at {a}"));
-        let handshake = Instant::now();
         match SecureChannel::server(ch, creds) {
             Ok(ch) => {
+                // From the evaluator's hello on: not the wait for it to begin, which, as it
+                // prepares while it connects, can be its whole preparation.
                 let p = Protection {
                     name: creds.protection(),
-                    handshake_ms: handshake.elapsed().as_secs_f64() * 1e3,
+                    handshake_ms: ch.handshake_time().as_secs_f64() * 1e3,
                 };
                 return Ok((Box::new(ch), p));
             }
@@ -170,21 +171,29 @@ pub fn accept(
     }
 }
 
-/// Runs the handshake as the connecting party, unless protection is off.
-pub fn connect(
-    ch: Box<dyn Channel>,
+/// Runs `session` on the connecting party's channel, protected unless protection is off.
+/// The handshake runs with the session's first exchange: the session's first messages ride
+/// in its first message (`EarlyClient`), so its time (`handshake_ms`, from sending that
+/// message until the answer was read) is part of the session's time, not before it.
+pub fn connect_and_run<T>(
+    mut ch: Box<dyn Channel>,
     creds: Option<&Credentials>,
-) -> Result<(Box<dyn Channel>, Protection)> {
+    session: impl FnOnce(&mut dyn Channel) -> Result<T>,
+) -> Result<(T, Protection)> {
     let Some(creds) = creds else {
-        return Ok((ch, Protection::NONE));
+        return Ok((session(&mut *ch)?, Protection::NONE));
     };
-    let start = Instant::now();
-    let ch = SecureChannel::client(ch, creds)?;
+    let mut ch = SecureChannel::client_early(ch, creds)
+        .context("preparing the protected channel's handshake")?;
+    let out = session(&mut ch)?;
+    let Some(handshake) = ch.handshake_time() else {
+        bail!("the session ended without running the protected channel's handshake");
+    };
     let p = Protection {
         name: creds.protection(),
-        handshake_ms: start.elapsed().as_secs_f64() * 1e3,
+        handshake_ms: handshake.as_secs_f64() * 1e3,
     };
-    Ok((Box::new(ch), p))
+    Ok((out, p))
 }
 
 /// A one-time pre-shared key for `run`'s two local parties: a file of mode 0600 in a new

@@ -72,6 +72,28 @@ fn parties_started_from_the_contract_report_through_it() {
     );
     // --rtt-ms and --bandwidth reached the parties: they sized their buffers.
     assert!(g_report.buffer_bytes.is_some() && g_report.bdp_bytes == Some(125_000));
+    // What the user waits for: the evaluator's connect and its process start to its
+    // output (which holds its session, loading and set-up); the round trips of the message
+    // table; the paper's measure, a part of each party's protocol time.
+    let connect = e_report
+        .connect_ms
+        .expect("the evaluator times its connect call");
+    assert!(connect > 0.0 && connect < e_report.first_output_ms.unwrap());
+    let first_output = e_report.first_output_ms.unwrap();
+    assert!(
+        first_output >= e_report.total_ms + e_report.load_ms + e_report.setup_ms,
+        "{e_report:?}"
+    );
+    assert_eq!(
+        g_report.connect_ms, None,
+        "a listener cannot time the peer's contact"
+    );
+    assert!(g_report.first_output_ms.unwrap() >= g_report.total_ms);
+    assert_eq!((g_report.round_trips, e_report.round_trips), (3, 2));
+    for r in [&g_report, &e_report] {
+        assert!(r.paper_ms > 0.0 && r.paper_ms < r.total_ms, "{r:?}");
+    }
+    assert_eq!(e_report.handshake_ms, 0.0, "unprotected");
 }
 
 #[test]
@@ -113,9 +135,37 @@ fn run_json_has_the_version_and_both_reports() {
         "paper_bound_bytes",
         "protection",
         "handshake_ms",
+        "connect_ms",
+        "first_output_ms",
+        "paper_ms",
     ] {
         assert!(v.get(k).is_some(), "{k} missing: {v}");
     }
+    assert_eq!(v["round_trips"]["garbler"], 3);
+    assert_eq!(v["round_trips"]["evaluator"], 2);
+    assert_eq!(v["paper_ms"], v["garbler"]["paper_ms"]);
+    assert_eq!(v["first_output_ms"], v["evaluator"]["first_output_ms"]);
+}
+
+#[test]
+fn a_protected_evaluator_times_its_handshake_inside_the_session() {
+    let v = common::run_json(&[
+        "run",
+        "--circuit",
+        "aes128",
+        "--garbler-input",
+        AES_KEY,
+        "--evaluator-input",
+        AES_PT,
+        "--json",
+    ]);
+    assert_eq!(v["output"], AES_CT);
+    let e = PartyReport::from_json("evaluator", &v["evaluator"].to_string()).unwrap();
+    let g = PartyReport::from_json("garbler", &v["garbler"].to_string()).unwrap();
+    assert_eq!(e.protection, "noise-psk");
+    // Its handshake rode in the first exchange: timed, and within its protocol time.
+    assert!(e.handshake_ms > 0.0 && e.handshake_ms < e.total_ms, "{e:?}");
+    assert!(g.handshake_ms > 0.0, "{g:?}");
 }
 
 #[test]

@@ -22,6 +22,10 @@ const AES_CT: &str = "69c4e0d86a7b0430d8cdb78070b4c55a";
 /// Bytes the garbler sends in a pre-shared-key handshake: hello, length, Noise message 2
 /// (an ephemeral key and a tag).
 const PSK_HANDSHAKE_REPLY: usize = 8 + 2 + 32 + 16;
+/// Bytes the evaluator sends in a pre-shared-key handshake: hello, length, Noise message 1
+/// (an ephemeral key, the early data and its tag); the early data are its framed session
+/// header (8 + 72) and base-OT point (8 + 32).
+const PSK_HANDSHAKE_FIRST: usize = 8 + 2 + 32 + (8 + 72 + 8 + 32) + 16;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -272,13 +276,14 @@ fn a_wrong_key_or_none_gets_no_byte_from_the_garbler() {
 fn a_flipped_bit_either_way_aborts_the_receiving_party() {
     let dir = tempfile::tempdir().unwrap();
     let psk = psk_file(dir.path(), "psk");
-    // Garbler to evaluator: a byte deep in the garbled tables; evaluator to garbler: a byte
-    // of the evaluator's first record (its session header and OT message).
-    let hs = PSK_HANDSHAKE_REPLY as u64;
+    // Garbler to evaluator: a byte deep in the garbled tables, and one of the garbler's
+    // first record; evaluator to garbler: a byte of the evaluator's first record (its OT
+    // extension matrix; its header and base-OT point rode in the handshake).
+    let (hs_reply, hs_first) = (PSK_HANDSHAKE_REPLY as u64, PSK_HANDSHAKE_FIRST as u64);
     for (g2e, e2g, victim) in [
         (Edit::Flip(100_000), Edit::None, "evaluator"),
-        (Edit::Flip(hs + 30), Edit::None, "evaluator"),
-        (Edit::None, Edit::Flip(hs + 100), "garbler"),
+        (Edit::Flip(hs_reply + 30), Edit::None, "evaluator"),
+        (Edit::None, Edit::Flip(hs_first + 100), "garbler"),
     ] {
         let (g, addr) = garbler(&["--psk-file", &psk]);
         let r = relay(addr, g2e, e2g);

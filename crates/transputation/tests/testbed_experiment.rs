@@ -244,6 +244,29 @@ fn runs_are_measured_with_their_environment(db: &Path, text: &str) {
         ),
         1
     );
+    // What the user waits for, from the parties' reports: the evaluator's output comes
+    // after its two round trips of the link, the garbler's paper measure (tables out,
+    // output back) takes at least one and is inside its protocol time; each party's round
+    // trips are those of the message table. User programs have none of it.
+    assert_eq!(
+        count(
+            db,
+            "SELECT count(*) FROM runs WHERE scheme = 'ideal' AND connect_ms > 0 AND \
+             handshake_ms IS NOT NULL AND first_output_ms >= 2 * rtt_us / 1e3 AND \
+             paper_ms >= rtt_us / 1e3 AND \
+             paper_ms < total_ms AND garbler_round_trips = 3 AND evaluator_round_trips = 2"
+        ),
+        8
+    );
+    assert_eq!(
+        count(
+            db,
+            "SELECT count(*) FROM runs WHERE scheme = 'program' AND connect_ms IS NULL AND \
+             handshake_ms IS NULL AND first_output_ms IS NULL AND paper_ms IS NULL AND \
+             garbler_round_trips IS NULL AND evaluator_round_trips IS NULL"
+        ),
+        8
+    );
     // The sample program's output (AES-128 of FIPS-197 C.1) is kept.
     assert_eq!(
         count(
@@ -276,6 +299,15 @@ fn reports_in_every_format_and_plots(dir: &Path, db_s: &str, id: i64) {
     let md = run(&["testbed", "report", "--db", db_s, "--format", "markdown"]);
     let md = String::from_utf8_lossy(&md.stdout);
     assert_eq!(md.matches("**").count(), 2 * 4, "{md}");
+    // The paper's measure in a column of its own beside each transport's.
+    let second = second_transport();
+    assert!(
+        md.contains(&format!(
+            "| circuit | scheme | condition | tcp | tcp paper | {second} | {second} paper | best |"
+        )),
+        "{md}"
+    );
+    in_rtts(db_s);
     let json = run(&[
         "testbed",
         "report",
@@ -305,6 +337,53 @@ fn reports_in_every_format_and_plots(dir: &Path, db_s: &str, id: i64) {
         let svg = std::fs::read_to_string(plots.join(f)).unwrap();
         assert!(
             svg.starts_with("<svg") && svg.contains("tcp / ideal") | svg.contains("tcp / program")
+        );
+    }
+}
+
+/// `testbed report --unit rtt`: the times over each condition's RTT (0.3 ms for cw-lan,
+/// 10 ms), in every format.
+fn in_rtts(db_s: &str) {
+    let csv = run(&[
+        "testbed", "report", "e2e", "--db", db_s, "--format", "csv", "--unit", "rtt",
+    ]);
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (mean_ms, rtt_ms, mean_rtt) = (col("mean_ms"), col("rtt_ms"), col("mean_rtt"));
+    let (paper_ms, paper_rtt) = (col("paper_mean_ms"), col("paper_mean_rtt"));
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        let num = |i: usize| f[i].parse::<f64>().unwrap();
+        let rtt = if l.contains(",cw-lan,") { 0.3 } else { 10.0 };
+        assert_eq!(num(rtt_ms), rtt, "{l}");
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-3 * b.max(1.0);
+        assert!(close(num(mean_rtt), num(mean_ms) / rtt), "{l}");
+        if l.starts_with("aes128,") {
+            assert!(close(num(paper_rtt), num(paper_ms) / rtt), "{l}");
+            assert!(num(paper_rtt) >= 1.0, "tables out, output back: {l}");
+        } else {
+            assert_eq!(f[paper_rtt], "", "a user program has no paper measure: {l}");
+        }
+    }
+    let text = run(&["testbed", "report", "e2e", "--db", db_s, "--unit", "rtt"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("protocol time in RTTs of the row's condition"),
+        "{text}"
+    );
+    let json = run(&[
+        "testbed", "report", "e2e", "--db", db_s, "--format", "json", "--unit", "rtt",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["unit"], "rtt");
+    for row in v["rows"].as_array().unwrap() {
+        let cell = &row["cells"][0];
+        let ratio = cell["mean_ms"].as_f64().unwrap() / cell["mean_rtt"].as_f64().unwrap();
+        assert!(
+            (ratio - row["rtt_ms"].as_f64().unwrap()).abs() < 1e-9,
+            "{row}"
         );
     }
 }

@@ -3,10 +3,9 @@
 //! the table's order. Each step takes the wire and the state it needs, so that it can be
 //! driven on its own against a peer of the test's making.
 
-use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use transputation_circuits::{Circuit, Party, Stats, WireId};
+use transputation_circuits::{Circuit, Party, Stats};
 use transputation_core::Block;
 use transputation_garble::{decode, Evaluate, Scheme};
 use transputation_ot::{Receiver, ReceiverExtension};
@@ -15,10 +14,10 @@ use transputation_transport::Channel;
 use crate::buffers::{touched, touched_vec};
 use crate::error::Error;
 use crate::header::SessionHeader;
-use crate::inputs::{check_input, wires_of};
+use crate::inputs::{check_input, over_ranges, seeded_labels, wires_of};
 use crate::messages::{
-    ot_reply_len, BaseOtAnswer, BaseOtPoint, DecodingBits, GarblerLabels, OtExtension, OtReply,
-    OtReplyContext, OutputBits, TableBatch, OT_CHUNK,
+    ot_reply_len, BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, OtExtension, OtReply,
+    OutputBits, TableBatch, OT_CHUNK,
 };
 use crate::options::Options;
 use crate::relay::{relay, SEND_QUEUE};
@@ -40,7 +39,7 @@ pub struct Evaluator<'c> {
     /// The message buffers that circulate between receiving and evaluating the tables,
     /// touched before the session.
     pub(crate) batches: Vec<Vec<u8>>,
-    /// The receive buffer: room for the garbler's input labels and every OT message.
+    /// The receive buffer: room for every OT message.
     pub(crate) recv_buf: Vec<u8>,
     /// Room for one OT chunk's labels.
     pub(crate) ot_labels: Vec<Block>,
@@ -63,15 +62,9 @@ impl<'c> Evaluator<'c> {
         let batches = (0..SEND_QUEUE)
             .map(|_| touched(options.batch_bytes.saturating_add(1 << 20)))
             .collect();
-        let (n_g, n_e) = (
-            circuit.party_input_bits(Party::Garbler),
-            circuit.party_input_bits(Party::Evaluator),
-        );
-        let recv_buf = touched(
-            (16 * n_g)
-                .max(ot_reply_len(options.scheme, OT_CHUNK))
-                .max(transputation_ot::MSG_B_LEN),
-        );
+        let n_e = circuit.party_input_bits(Party::Evaluator);
+        let recv_buf =
+            touched(ot_reply_len(options.scheme, OT_CHUNK).max(transputation_ot::MSG_B_LEN));
         let ot_rows = input
             .chunks(OT_CHUNK)
             .map(|c| touched_vec(transputation_ot::padded(c.len()), u128::MAX))
@@ -106,40 +99,57 @@ impl<'c> Evaluator<'c> {
             ot_start: (receiver, base_ot_point),
             batches,
             recv_buf,
-            ot_labels,
+            mut ot_labels,
             ot_rows,
         } = self;
         let mut wire = Wire::new(ch, recv_buf);
+        // The first two messages go together, before anything is read: over a protected
+        // channel they ride in the handshake's first message.
         wire.send(&header)?; // 1
         wire.send(&BaseOtPoint(&base_ot_point))?; // 2
         let ot_start = Instant::now();
-        let theirs = wire.recv_header()?; // 1
+        let theirs = wire.recv_header()?; // 3
         header.check_peer(&theirs)?;
-        recv_garbler_labels(&mut wire, circuit, &mut *evaluate)?; // 3
-        let mut receiver = extend_ot(&mut wire, receiver, &choices, ot_rows)?; // 4, 5
-        recv_ot_labels(
+        let BaseOtAnswer(answer) = wire.recv(())?; // 4
+        let receiver = receiver.base(answer)?;
+        recv_label_seed(&mut wire, circuit, &mut *evaluate)?; // 5
+        let mut receiver = extend_ot(
             &mut wire,
-            &mut receiver,
+            receiver,
+            &choices,
+            ot_rows,
             options.scheme,
             circuit,
             &mut *evaluate,
-            ot_labels,
+            &mut ot_labels,
         )?; // 6
-        let ot = ot_start.elapsed();
+        recv_ot_labels(
+            &mut wire,
+            &mut receiver,
+            circuit,
+            &mut *evaluate,
+            &mut ot_labels,
+        )?; // 7
+        let labels_held = Instant::now();
+        let ot = labels_held - ot_start;
         let (labels, eval) =
-            evaluate_tables(&mut wire, &mut *evaluate, circuit, batches, table_bytes)?; // 7
-        let DecodingBits(decoding) = wire.recv(circuit.n_outputs())?; // 8
+            evaluate_tables(&mut wire, &mut *evaluate, circuit, batches, table_bytes)?; // 8
+        let DecodingBits(decoding) = wire.recv(circuit.n_outputs())?; // 9
         let output = decode(&labels, &decoding);
-        let total = start.elapsed();
-        wire.send(&OutputBits::for_mode(options.output, &output))?; // 9
+        let output_at = Instant::now();
+        let total = output_at - start;
+        wire.send(&OutputBits::for_mode(options.output, &output))?; // 10
         wire.close()?;
         Ok(Report {
             role: Party::Evaluator,
             output: Some(output),
             total,
             ot,
+            paper: output_at - labels_held,
+            output_at,
             garble: Duration::ZERO,
             eval,
+            round_trips: wire.round_trips,
             sent: wire.sent,
             received: wire.received,
             channel: wire.stats(),
@@ -147,62 +157,62 @@ impl<'c> Evaluator<'c> {
     }
 }
 
-/// Writes `labels` straight into the evaluator's slots of a party's input bits
-/// `first .. first + labels.len()` (counted over its input wires `ranges`, in wire order).
+/// Writes `labels` into the evaluator's slots of a party's input bits
+/// `first .. first + labels.len()`.
 fn put_labels(
     evaluate: &mut dyn Evaluate,
-    ranges: &[Range<WireId>],
-    mut first: usize,
-    mut labels: impl ExactSizeIterator<Item = Block>,
+    circuit: &Circuit,
+    party: Party,
+    first: usize,
+    labels: &[Block],
 ) {
-    for r in ranges {
-        if labels.len() == 0 {
-            break;
-        }
-        if first >= r.len() {
-            first -= r.len();
-            continue;
-        }
-        let n = (r.len() - first).min(labels.len());
-        let slots = evaluate.input_labels_mut(r.start + first as WireId, n);
-        for (slot, label) in slots.iter_mut().zip(&mut labels) {
-            *slot = label;
-        }
-        first = 0;
-    }
-    debug_assert!(labels.len() == 0, "labels past the party's last input wire");
+    over_ranges(&wires_of(circuit, party), first, labels, |w, l| {
+        evaluate.set_input_labels(w, l)
+    });
 }
 
-/// Message 3: the garbler's input labels, decoded straight into the evaluator's input
-/// slots (a copy through a vector of labels first cost ~0.5 ms of memory traffic on the
-/// MinCut size).
-pub(crate) fn recv_garbler_labels<C: Channel>(
+/// Message 5: the seed of the garbler's input labels, expanded into the evaluator's labels
+/// of the garbler's input bits.
+pub(crate) fn recv_label_seed<C: Channel>(
     wire: &mut Wire<C>,
     circuit: &Circuit,
     evaluate: &mut dyn Evaluate,
 ) -> Result<(), Error> {
-    let garbler_wires = wires_of(circuit, Party::Garbler);
-    let labels: GarblerLabels = wire.recv(circuit.party_input_bits(Party::Garbler))?;
-    put_labels(evaluate, &garbler_wires, 0, labels.labels());
+    let LabelSeed(seed) = wire.recv(())?;
+    let labels = seeded_labels(seed, circuit.party_input_bits(Party::Garbler));
+    put_labels(evaluate, circuit, Party::Garbler, 0, &labels);
     Ok(())
 }
 
-/// Messages 4 and 5: reads the garbler's base-OT answer, then extends the OT chunk by
-/// chunk for the evaluator's `choices`, sending each chunk's matrix as soon as it is made.
-/// `rows` are the extension's row buffers, one per chunk.
+/// Message 6: extends the OT chunk by chunk for the evaluator's `choices`, sending each
+/// chunk's matrix as soon as it is made. Under a scheme with a global offset the OT draws
+/// the labels, which go into the evaluator's input slots as each chunk is extended (through
+/// `labels`, a chunk-sized buffer); under the others they come in message 7. `rows` are the
+/// extension's row buffers, one per chunk.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn extend_ot<C: Channel>(
     wire: &mut Wire<C>,
-    receiver: Receiver,
+    mut receiver: ReceiverExtension,
     choices: &[bool],
     rows: Vec<Vec<u128>>,
+    scheme: Scheme,
+    circuit: &Circuit,
+    evaluate: &mut dyn Evaluate,
+    labels: &mut Vec<Block>,
 ) -> Result<ReceiverExtension, Error> {
-    let BaseOtAnswer(answer) = wire.recv(())?;
-    let mut receiver = receiver.base(answer)?;
     // Reversed: the extension takes its spare buffers from the back, chunk 0's first.
     receiver.add_row_buffers(rows.into_iter().rev());
     let mut matrix = Vec::new();
+    let mut done = 0;
     for chunk in choices.chunks(OT_CHUNK) {
-        receiver.extend_into(chunk, &mut matrix);
+        if scheme.has_global_offset() {
+            labels.clear();
+            receiver.extend_cot_into(chunk, &mut matrix, labels);
+            put_labels(evaluate, circuit, Party::Evaluator, done, labels);
+            done += chunk.len();
+        } else {
+            receiver.extend_into(chunk, &mut matrix);
+        }
         wire.send(&OtExtension(&matrix))?;
         // Let the garbler start on this chunk while the next is extended.
         wire.flush()?;
@@ -210,32 +220,27 @@ pub(crate) fn extend_ot<C: Channel>(
     Ok(receiver)
 }
 
-/// Message 6: each chunk's labels for the evaluator's input wires, from the OT `receiver`
-/// under `scheme`, through `labels`, a chunk-sized buffer (hot in the cache), into the
-/// evaluator's input slots.
+/// Message 7 (ordinary OT only): each pending chunk's labels for the evaluator's input
+/// wires, unmasked by the OT `receiver`, into the evaluator's input slots.
 pub(crate) fn recv_ot_labels<C: Channel>(
     wire: &mut Wire<C>,
     receiver: &mut ReceiverExtension,
-    scheme: Scheme,
     circuit: &Circuit,
     evaluate: &mut dyn Evaluate,
-    mut labels: Vec<Block>,
+    labels: &mut Vec<Block>,
 ) -> Result<(), Error> {
-    let wires = wires_of(circuit, Party::Evaluator);
     let mut done = 0;
     while let Some(ots) = receiver.next_pending() {
         labels.clear();
-        match wire.recv(OtReplyContext { scheme, ots })? {
-            OtReply::Corrections(d) => receiver.receive_correlated_into(d, &mut labels)?,
-            OtReply::Ciphertexts(y) => receiver.receive_into(y, &mut labels)?,
-        }
-        put_labels(evaluate, &wires, done, labels.iter().copied());
+        let OtReply(y) = wire.recv(ots)?;
+        receiver.receive_into(y, labels)?;
+        put_labels(evaluate, circuit, Party::Evaluator, done, labels);
         done += labels.len();
     }
     Ok(())
 }
 
-/// Message 7: receives the `table_bytes` of tables on one thread while this one evaluates
+/// Message 8: receives the `table_bytes` of tables on one thread while this one evaluates
 /// them (the copies out of the kernel need not wait for evaluation), then finishes the
 /// evaluation. Returns the output labels and the time spent evaluating.
 ///

@@ -17,9 +17,9 @@ use transputation_transport::Channel;
 use crate::buffers::{filled, touched};
 use crate::error::Error;
 use crate::header::{SessionHeader, HEADER_LEN};
-use crate::inputs::{check_input, wires_of};
+use crate::inputs::{check_input, over_ranges, seeded_labels, wires_of};
 use crate::messages::{
-    ot_chunks, ot_reply_len, BaseOtAnswer, BaseOtPoint, DecodingBits, GarblerLabels, OtExtension,
+    ot_chunks, ot_reply_len, BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, OtExtension,
     OtReply, OutputBits, OutputContext, TableBatch, OT_CHUNK,
 };
 use crate::options::Options;
@@ -30,13 +30,21 @@ use crate::wire::Wire;
 /// The garbler's step while it garbles ahead during the OT (see [`garble_ahead`]).
 const AHEAD_STEP: usize = 64 << 10;
 
-/// What the garbler transfers by OT for the evaluator's input wires, wire order.
+/// The labels of the evaluator's input wires, wire order: what the OT transfers or draws.
 pub(crate) enum OtLabels {
-    /// Both labels of each wire, by ordinary OT (msg_y): schemes without a global offset.
+    /// Both labels of each wire, chosen by the garbler and transferred by ordinary OT
+    /// (msg_y): the schemes without a global offset.
     Pairs(Vec<[Block; 2]>),
-    /// The 0-label of each wire, by correlated OT with the scheme's `Δ` (msg_d, half the
-    /// bytes): the evaluator gets `W^0 ⊕ r·Δ` (`transputation-ot`, "Correlated OT").
-    Zeros(Vec<Block>),
+    /// Labels drawn by the correlated OT with the scheme's `Δ`: the 0-label of each wire is
+    /// the OT's row `q_j`, and the evaluator holds `q_j ⊕ r_j·Δ` with no reply
+    /// (`transputation-ot`, "Zero labels drawn by the OT"). Filled as the extension
+    /// matrices arrive.
+    Drawn {
+        /// The evaluator's input bits.
+        ots: usize,
+        /// The 0-labels so far.
+        zeros: Vec<Block>,
+    },
 }
 
 impl OtLabels {
@@ -44,7 +52,7 @@ impl OtLabels {
     pub(crate) fn len(&self) -> usize {
         match self {
             OtLabels::Pairs(p) => p.len(),
-            OtLabels::Zeros(z) => z.len(),
+            OtLabels::Drawn { ots, .. } => *ots,
         }
     }
 }
@@ -53,8 +61,9 @@ impl OtLabels {
 pub(crate) struct OtReplies {
     /// What the OT transfers.
     pub(crate) labels: OtLabels,
-    /// One buffer per OT chunk for its reply, allocated and touched before the session so
-    /// that the protocol does not pay for page faults.
+    /// One buffer per OT chunk for its reply (none when the OT draws the labels),
+    /// allocated and touched before the session so that the protocol does not pay for page
+    /// faults.
     pub(crate) out: Vec<Vec<u8>>,
 }
 
@@ -76,8 +85,8 @@ pub struct Garbler<'c> {
     pub(crate) options: Options,
     pub(crate) header: SessionHeader,
     pub(crate) garble: Box<dyn Garble + 'c>,
-    /// The labels of the garbler's input values: message 3, ready to send.
-    pub(crate) own_labels: Vec<u8>,
+    /// The seed of the evaluator's labels of the garbler's input (message 5).
+    pub(crate) label_seed: Block,
     /// The half of the base OT that needs no message from the evaluator.
     pub(crate) ot_setup: SenderSetup,
     pub(crate) ot: OtReplies,
@@ -98,31 +107,44 @@ impl<'c> Garbler<'c> {
     pub fn new(circuit: &'c Circuit, options: Options, input: &[bool]) -> Result<Self, Error> {
         check_input(circuit, Party::Garbler, input)?;
         let mut prg = Prg::from_entropy();
-        let garble = options.scheme.garbler(circuit, &mut prg, options.backend);
-        let mut own_labels = Vec::with_capacity(16 * input.len());
-        let own_wires = wires_of(circuit, Party::Garbler).into_iter().flatten();
-        let chosen = own_wires
-            .zip(input)
-            .map(|(w, &bit)| garble.input_labels(w)[usize::from(bit)]);
-        GarblerLabels::write(chosen, &mut own_labels);
-        let evaluator_wires = wires_of(circuit, Party::Evaluator).into_iter().flatten();
+        let mut garble = options.scheme.garbler(circuit, &mut prg, options.backend);
+        let label_seed = prg.block();
+        let own = own_label_pairs(&*garble, label_seed, input, &mut prg);
+        over_ranges(&wires_of(circuit, Party::Garbler), 0, &own, |w, pairs| {
+            garble.set_input_labels(w, pairs)
+        });
+        let evaluator_wires = wires_of(circuit, Party::Evaluator);
+        let ots = circuit.party_input_bits(Party::Evaluator);
         let mut rng = rand::thread_rng();
         let (labels, setup) = match garble.global_offset() {
             Some(delta) => (
-                OtLabels::Zeros(evaluator_wires.map(|w| garble.input_labels(w)[0]).collect()),
+                OtLabels::Drawn {
+                    ots,
+                    zeros: Vec::with_capacity(ots),
+                },
                 Sender::setup_correlated(delta, &mut rng),
             ),
             None => (
-                OtLabels::Pairs(evaluator_wires.map(|w| garble.input_labels(w)).collect()),
+                OtLabels::Pairs(
+                    evaluator_wires
+                        .into_iter()
+                        .flatten()
+                        .map(|w| garble.input_labels(w))
+                        .collect(),
+                ),
                 Sender::setup(&mut rng),
             ),
         };
         let header = SessionHeader::new(Party::Garbler, circuit, options.scheme, options.output);
-        let out = ot_chunks(labels.len())
-            .map(|c| touched(ot_reply_len(options.scheme, c.len())))
-            .collect();
-        // Room for what can be garbled ahead: the prefetch limit (or all the tables, if
-        // fewer) plus the batch that crosses it, which may end up to a window later.
+        let out = match labels {
+            OtLabels::Pairs(_) => ot_chunks(labels.len())
+                .map(|c| touched(ot_reply_len(options.scheme, c.len())))
+                .collect(),
+            OtLabels::Drawn { .. } => Vec::new(),
+        };
+        // Room for what can be garbled ahead, where the labels are chosen ahead: the
+        // prefetch limit (or all the tables, if fewer) plus the batch that crosses it, which
+        // may end up to a window later.
         let stats = Stats::of(circuit);
         let tables = options.scheme.table_bytes(&stats) + options.scheme.mask_bytes(&stats);
         let tables = usize::try_from(tables).unwrap_or(usize::MAX);
@@ -140,15 +162,19 @@ impl<'c> Garbler<'c> {
             prefetch_bytes: options.prefetch_bytes,
             all_ahead: tables <= options.prefetch_bytes,
         };
+        let ahead = match labels {
+            OtLabels::Pairs(_) => filled(ahead_room),
+            OtLabels::Drawn { .. } => Vec::new(),
+        };
         Ok(Garbler {
             circuit,
             options,
             header,
             garble,
-            own_labels,
+            label_seed,
             ot_setup: setup,
             ot: OtReplies { labels, out },
-            ahead: filled(ahead_room),
+            ahead,
             batches,
             recv_buf,
             limits,
@@ -157,13 +183,12 @@ impl<'c> Garbler<'c> {
 
     /// Runs the protocol on a connected channel; see the crate docs for the messages.
     pub fn run<C: Channel>(self, ch: C) -> Result<Report, Error> {
-        let start = Instant::now();
         let Garbler {
             circuit,
             options,
             header,
             mut garble,
-            own_labels,
+            label_seed,
             ot_setup,
             mut ot,
             mut ahead,
@@ -172,16 +197,36 @@ impl<'c> Garbler<'c> {
             limits,
         } = self;
         let mut wire = Wire::new(ch, recv_buf);
-        exchange_headers(&mut wire, &header)?; // 1
-        let (ot_time, ahead_batches, mut garble_time) = ot_while_garbling_ahead(
-            &mut wire,
-            &own_labels,
-            ot_setup,
-            &mut ot,
-            &mut *garble,
-            &mut ahead,
-            limits,
-        )?; // 2–6
+        exchange_headers(&mut wire, &header)?; // 3, 1
+                                               // Protocol time from the evaluator's first message: an evaluator that connects
+                                               // while it prepares is not ready at the connection, and its preparation is not the
+                                               // protocol's.
+        let start = Instant::now();
+        let chosen_ahead = matches!(ot.labels, OtLabels::Pairs(_));
+        let (ot_time, ahead_batches, mut garble_time) = if chosen_ahead {
+            // Labels chosen ahead: the tables can be garbled during the OT.
+            ot_while_garbling_ahead(
+                &mut wire,
+                label_seed,
+                ot_setup,
+                &mut ot,
+                &mut *garble,
+                &mut ahead,
+                limits,
+            )? // 2, 4–7
+        } else {
+            // Labels drawn by the OT: the tables need them.
+            let t = labels_and_ot(
+                &mut wire,
+                label_seed,
+                ot_setup,
+                &mut ot,
+                &AtomicBool::new(false),
+            )?; // 2, 4–6
+            set_drawn_labels(circuit, &mut *garble, &ot.labels);
+            (t, Vec::new(), Duration::ZERO)
+        };
+        let ot_end = Instant::now();
         garble_time += send_tables(
             &mut wire,
             &mut *garble,
@@ -189,21 +234,25 @@ impl<'c> Garbler<'c> {
             ahead_batches,
             batches,
             limits.batch_bytes,
-        )?; // 7
-        wire.send(&DecodingBits(garble.decoding()))?; // 8
+        )?; // 8
+        wire.send(&DecodingBits(garble.decoding()))?; // 9
         let OutputBits(output) = wire.recv(OutputContext {
             mode: options.output,
             bits: circuit.n_outputs(),
-        })?; // 9
-        let total = start.elapsed();
+        })?; // 10
+        let output_at = Instant::now();
+        let total = output_at - start;
         close_after_the_last_message(&mut wire)?;
         Ok(Report {
             role: Party::Garbler,
             output,
             total,
             ot: ot_time,
+            paper: output_at - ot_end,
+            output_at,
             garble: garble_time,
             eval: Duration::ZERO,
+            round_trips: wire.round_trips,
             sent: wire.sent,
             received: wire.received,
             channel: wire.stats(),
@@ -211,7 +260,52 @@ impl<'c> Garbler<'c> {
     }
 }
 
-/// Message 1: sends this party's header, then reads and checks the evaluator's.
+/// The pairs of labels of the garbler's `input` bits, wire order, such that the label the
+/// evaluator derives from `seed` ([`seeded_labels`]) is the one of each bit: for the
+/// schemes with a global offset `W^0 = S_i ⊕ x_i·Δ`, for the others `W^{x_i} = S_i` and a
+/// fresh `W^{1−x_i}` from `prg` with the other lsb. `S_i` is uniform and independent of
+/// `Δ` and of the other label, so the pairs are distributed as freshly drawn ones (see
+/// "Security" in the crate docs).
+fn own_label_pairs(
+    garble: &dyn Garble,
+    seed: Block,
+    input: &[bool],
+    prg: &mut Prg,
+) -> Vec<[Block; 2]> {
+    let active = seeded_labels(seed, input.len());
+    active
+        .into_iter()
+        .zip(input)
+        .map(|(s, &bit)| {
+            let pair = match garble.global_offset() {
+                Some(delta) => [s, s ^ delta],
+                None => [s, prg.block().with_lsb(!s.lsb())],
+            };
+            if bit {
+                [pair[1], pair[0]]
+            } else {
+                pair
+            }
+        })
+        .collect()
+}
+
+/// Hands the labels the OT drew for the evaluator's input wires to the garbler: `[q_j,
+/// q_j ⊕ Δ]`.
+pub(crate) fn set_drawn_labels(circuit: &Circuit, garble: &mut dyn Garble, labels: &OtLabels) {
+    let (OtLabels::Drawn { zeros, .. }, Some(delta)) = (labels, garble.global_offset()) else {
+        unreachable!("the OT draws labels only for schemes with a global offset")
+    };
+    let pairs: Vec<[Block; 2]> = zeros.iter().map(|&q| [q, q ^ delta]).collect();
+    over_ranges(&wires_of(circuit, Party::Evaluator), 0, &pairs, |w, p| {
+        garble.set_input_labels(w, p)
+    });
+}
+
+/// Messages 3 and 1: sends this party's header, then reads and checks the evaluator's. The
+/// header goes first, before anything is read: it costs no wait, and a protected evaluator
+/// facing an unprotected garbler reads it where its handshake's answer belongs and names
+/// the difference.
 pub(crate) fn exchange_headers<C: Channel>(
     wire: &mut Wire<C>,
     ours: &SessionHeader,
@@ -234,7 +328,7 @@ pub(crate) fn exchange_headers<C: Channel>(
 /// or the network).
 fn ot_while_garbling_ahead<C: Channel>(
     wire: &mut Wire<C>,
-    own_labels: &[u8],
+    label_seed: Block,
     ot_setup: SenderSetup,
     ot: &mut OtReplies,
     garble: &mut dyn Garble,
@@ -247,7 +341,7 @@ fn ot_while_garbling_ahead<C: Channel>(
         let (ot_done, answering) = (&ot_done, &answering);
         let ahead_thread =
             scope.spawn(move || garble_ahead(garble, ahead, limits, ot_done, answering));
-        let ot_time = labels_and_ot(wire, own_labels, ot_setup, ot, answering);
+        let ot_time = labels_and_ot(wire, label_seed, ot_setup, ot, answering);
         ot_done.store(true, Ordering::Release);
         let (batches, garble_time) = ahead_thread
             .join()
@@ -295,34 +389,30 @@ pub(crate) fn garble_ahead(
     (batches, time)
 }
 
-/// Messages 2 to 6: the garbler's input labels and the OT. Returns the time of this side's
-/// OT computation (answering the base OT, then the extension), not the waits in between.
-/// `answering` is set while the base OT is answered.
+/// Messages 2 and 4 to 7: the OT, with the seed of this party's input labels in its first
+/// flight. Returns the time of this side's OT computation (answering the base
+/// OT, then the extension), not the waits in between. `answering` is set while the base
+/// OT is answered.
 pub(crate) fn labels_and_ot<C: Channel>(
     wire: &mut Wire<C>,
-    own_labels: &[u8],
+    label_seed: Block,
     setup: SenderSetup,
     ot: &mut OtReplies,
     answering: &AtomicBool,
 ) -> Result<Duration, Error> {
-    // This party's input labels go first, while the evaluator only reads (it sent its
-    // header and base-OT point at once and waits for ours): they cross while the base OT is
-    // computed here, and the evaluator holds them when its OT ends. (Later, once the
-    // evaluator sends its extension matrix, both parties sending at once could block each
-    // on a full buffer the other does not read.)
-    wire.send(&GarblerLabels(own_labels))?; // 3
-    wire.flush()?;
-    let (mut sender, base_time) = answer_base_ot(wire, setup, answering)?; // 2, 4
-    let ext_time = answer_extension(wire, &mut sender, ot)?; // 5, 6
+    let (mut sender, base_time) = answer_base_ot(wire, setup, label_seed, answering)?; // 2, 4, 5
+    let ext_time = answer_extension(wire, &mut sender, ot)?; // 6, 7
     Ok(base_time + ext_time)
 }
 
-/// Messages 2 and 4: reads the evaluator's base-OT point and answers it. Returns the OT's
-/// sender and the time the answer took (until it is flushed). `answering` is set while
-/// it is computed.
+/// Messages 2, 4 and 5: reads the evaluator's base-OT point (sent with its header) and
+/// answers it, with the seed of this party's input labels, in one flight.
+/// Returns the OT's sender and the time the answer took (until it is flushed). `answering`
+/// is set while it is computed.
 pub(crate) fn answer_base_ot<C: Channel>(
     wire: &mut Wire<C>,
     setup: SenderSetup,
+    label_seed: Block,
     answering: &AtomicBool,
 ) -> Result<(Sender, Duration), Error> {
     let BaseOtPoint(point) = wire.recv(())?;
@@ -332,12 +422,14 @@ pub(crate) fn answer_base_ot<C: Channel>(
     answering.store(false, Ordering::Release);
     let (sender, msg_b) = answer?;
     wire.send(&BaseOtAnswer(&msg_b))?;
+    wire.send(&LabelSeed(label_seed))?;
     wire.flush()?;
     Ok((sender, t.elapsed()))
 }
 
-/// Messages 5 and 6: reads every chunk's extension matrix, answering each into its buffer
-/// of `ot.out` as it arrives, then sends the answers. Returns the time the answers took.
+/// Messages 6 and 7: reads every chunk's extension matrix; under ordinary OT answers each
+/// into its buffer of `ot.out` as it arrives and then sends the answers, and where the OT
+/// draws the labels keeps each chunk's 0-labels. Returns the time this took.
 pub(crate) fn answer_extension<C: Channel>(
     wire: &mut Wire<C>,
     sender: &mut Sender,
@@ -348,26 +440,24 @@ pub(crate) fn answer_extension<C: Channel>(
     // reads, so answering early could fill both directions' buffers and deadlock. The work
     // still overlaps: this side answers chunk k while the evaluator extends chunk k + 1.
     let mut work = Duration::ZERO;
-    for (chunk, out) in ot_chunks(labels.len()).zip(out.iter_mut()) {
+    for (k, chunk) in ot_chunks(labels.len()).enumerate() {
         let OtExtension(matrix) = wire.recv(chunk.len())?;
         let t = Instant::now();
         match labels {
-            OtLabels::Pairs(pairs) => sender.extend_into(matrix, &pairs[chunk], out)?,
-            OtLabels::Zeros(zeros) => sender.extend_correlated_into(matrix, &zeros[chunk], out)?,
+            OtLabels::Pairs(pairs) => sender.extend_into(matrix, &pairs[chunk], &mut out[k])?,
+            OtLabels::Drawn { zeros, .. } => {
+                sender.extend_cot_zeros_into(matrix, chunk.len(), zeros)?
+            }
         }
         work += t.elapsed();
     }
     for out in out.iter() {
-        let reply = match labels {
-            OtLabels::Pairs(_) => OtReply::Ciphertexts(out),
-            OtLabels::Zeros(_) => OtReply::Corrections(out),
-        };
-        wire.send(&reply)?;
+        wire.send(&OtReply(out))?;
     }
     Ok(work)
 }
 
-/// Message 7: sends the tables garbled ahead (`ahead_batches`, ranges of `ahead`), then
+/// Message 8: sends the tables garbled ahead (`ahead_batches`, ranges of `ahead`), then
 /// garbles and sends the rest. Returns the time spent garbling.
 ///
 /// One thread garbles while this one sends (the copies into the kernel, and on loopback
@@ -406,7 +496,7 @@ pub(crate) fn send_tables<C: Channel>(
     Ok(garble_time)
 }
 
-/// After message 9: closes this side. The evaluator sent the session's last message and
+/// After message 10: closes this side. The evaluator sent the session's last message and
 /// may have closed its end already (a `udt` socket then refuses further bytes): a peer that
 /// is gone can no longer be told that our stream ends, and it needs nothing more from us.
 fn close_after_the_last_message<C: Channel>(wire: &mut Wire<C>) -> Result<(), Error> {

@@ -25,7 +25,7 @@ use crate::error::Error;
 use crate::options::OutputMode;
 
 /// The version of the message flow in the crate documentation; bumped on any change.
-pub const PROTOCOL_VERSION: u16 = 3;
+pub const PROTOCOL_VERSION: u16 = 4;
 
 /// Bytes of an encoded header.
 pub const HEADER_LEN: usize = 72;

@@ -16,36 +16,61 @@
 //!
 //! | # | direction | message | bytes |
 //! |---|-----------|---------|-------|
-//! | 1 | G → E | [`SessionHeader`]: what the garbler is about to run | [`HEADER_LEN`] = 72 |
-//! | 1 | E → G | [`SessionHeader`]: the same from the evaluator | 72 |
+//! | 1 | E → G | [`SessionHeader`]: what the evaluator is about to run | [`HEADER_LEN`] = 72 |
 //! | 2 | E → G | [`messages::BaseOtPoint`]: the evaluator's base-OT point | 32 |
-//! | 3 | G → E | [`messages::GarblerLabels`]: the labels of the garbler's input, wire order | 16 · n_g |
+//! | 3 | G → E | [`SessionHeader`]: the same from the garbler | 72 |
 //! | 4 | G → E | [`messages::BaseOtAnswer`]: the garbler's 128 base-OT points | 128 · 32 |
-//! | 5 | E → G | [`messages::OtExtension`]: the extension matrix, one message per chunk of up to [`OT_CHUNK`] OTs | `transputation_ot::msg_u_len(k)` each |
-//! | 6 | G → E | [`messages::OtReply`]: the evaluator's labels, one message per chunk, once every message 5 arrived: correlated OT's corrections under `ideal` and `circular`, ordinary OT's ciphertexts under `prf` | [`ot_reply_len`]: 16·k or 32·k each |
-//! | 7 | G → E | [`messages::TableBatch`]: garbled tables, in batches as they are produced | the scheme's table and mask bytes in all |
-//! | 8 | G → E | [`messages::DecodingBits`]: one per output bit, packed | ⌈n_o / 8⌉ |
-//! | 9 | E → G | [`messages::OutputBits`]: the output, packed (empty under [`OutputMode::Evaluator`]) | ⌈n_o / 8⌉ or 0 |
+//! | 5 | G → E | [`messages::LabelSeed`]: the seed of the labels of the garbler's input | 16 |
+//! | 6 | E → G | [`messages::OtExtension`]: the extension matrix, one message per chunk of up to [`OT_CHUNK`] OTs | `transputation_ot::msg_u_len(k)` each |
+//! | 7 | G → E | [`messages::OtReply`], under `prf` only: ordinary OT's ciphertexts, one message per chunk, once every message 6 arrived | [`ot_reply_len`]: 32·k each |
+//! | 8 | G → E | [`messages::TableBatch`]: garbled tables, in batches as they are produced | the scheme's table and mask bytes in all |
+//! | 9 | G → E | [`messages::DecodingBits`]: one per output bit, packed | ⌈n_o / 8⌉ |
+//! | 10 | E → G | [`messages::OutputBits`]: the output, packed (empty under [`OutputMode::Evaluator`]) | ⌈n_o / 8⌉ or 0 |
+//!
+//! ## Round trips
+//!
+//! The evaluator waits for the garbler twice before the tables come: its first two messages
+//! go at once (over a protected channel inside the handshake's first message,
+//! `transputation_transport::EarlyClient`), and messages 3 to 5 answer them in one flight;
+//! its extension matrices (6) go at once too, and the tables (8) answer them. From the
+//! evaluator's first byte to its output that is two round trips plus the tables' transfer
+//! (under `prf` message 7 adds bytes, not a wait: it travels with the tables); the output
+//! (10) reaches the garbler half a round trip later. The garbler waits three times: for
+//! messages 1–2, for the matrices, and for the output. Each [`Report`] counts its party's
+//! waits (`round_trips`) and times, beside the whole session, the paper's measure
+//! (`paper`: the Transputation paper's Table 4 times garbling, the tables' transfer and the
+//! output, not the OT or set-up): the garbler from the end of its OT (flight 3 read) until
+//! message 10 arrived, the evaluator from holding its input labels until it holds its
+//! output; `output_at` is when the party held its output, for a caller's own clock.
+//!
+//! | flight | evaluator → garbler | garbler → evaluator |
+//! |---|---|---|
+//! | 1 | 1, 2 (with the handshake) | |
+//! | 2 | | 3, 4, 5 (after the handshake's answer) |
+//! | 3 | 6 | |
+//! | 4 | | (7), 8, 9 |
+//! | 5 | 10 | |
 //!
 //! Each party checks the peer's header against its own before using its input: a different
 //! circuit, scheme, input size, output mode or protocol version stops both parties with
-//! [`Error::Mismatch`]. The evaluator sends its base-OT point with its header (it does not
-//! depend on its input) to save a round trip. The garbler sends its input labels right
-//! after the header check, while the evaluator only reads: they cross while the garbler
-//! computes the base OT, instead of after the OT, when the evaluator would wait for them.
-//! The OT extension runs in chunks so that the garbler answers one chunk while the
-//! evaluator extends the next; the garbler answers only once it has read every chunk, and
-//! sends nothing while the evaluator sends them, so that the two parties are never both
-//! sending: with small buffers or a small congestion window that would block each of them
-//! on a full buffer the other does not read. Garbled tables are sent in batches of about
+//! [`Error::Mismatch`]. The garbler sends its header (3) as soon as it starts, before it
+//! reads anything: that costs no wait, and an evaluator reads it even when the garbler stops
+//! at the evaluator's header (a protected evaluator facing an unprotected garbler reads it
+//! where its handshake's answer belongs, and says so). Under the schemes with a global offset (`ideal`, `circular`)
+//! the garbler sends nothing for the evaluator's labels: the OT draws them (see Security),
+//! so the garbler knows them, and garbles, once it has read every matrix. Under `prf` the
+//! garbler chose them before the session and transfers them by ordinary OT (message 7); a
+//! second thread in the idle scheduling class garbles up to [`Options::prefetch_bytes`] of
+//! tables while the OT runs, sent first after it. The OT extension runs in chunks so that
+//! the garbler works on one chunk while the evaluator extends the next; the garbler answers
+//! or garbles only once it has read every chunk, and sends nothing while the evaluator
+//! sends them, so that the two parties are never both sending bulk data: with small
+//! buffers or a small congestion window that would block each of them on a full buffer the
+//! other does not read. Garbled tables are sent in batches of about
 //! [`Options::batch_bytes`] as the garbler produces them, while the evaluator evaluates the
 //! batches before; neither side holds more than a batch of tables, so memory is bounded by
-//! the wire labels. Message 9 is sent even when empty: it tells the garbler that the
+//! the wire labels. Message 10 is sent even when empty: it tells the garbler that the
 //! evaluator holds the output, which ends the garbler's protocol time.
-//!
-//! The garbler does not wait idle for the OT: from the header check until the OT ends, a
-//! second thread in the idle scheduling class garbles up to [`Options::prefetch_bytes`] of
-//! tables ahead, sent first once the OT is done.
 //!
 //! Every message has lengths each side knows before it arrives ([`messages::Message`]): a
 //! receiver checks the length a frame announces before it reads or allocates anything, so
@@ -64,6 +89,45 @@
 //! extension, see `transputation-ot`). Authenticating the peer and encrypting the channel
 //! is the caller's: wrap the channel in `transputation_transport::SecureChannel` before
 //! `run` (the `transputation` binary does, unless `--insecure`).
+//!
+//! Two choices save the 16 bytes per input bit that the garbler once sent for each party's
+//! labels; each gives the evaluator a view distributed exactly as before:
+//!
+//! - **The garbler's input labels from a seed.** The garbler draws a seed `σ` and sends it
+//!   (message 5); both expand it into blocks `S_i` (one per garbler input bit). The garbler
+//!   then sets its labels so that `S_i` is the label of its bit `x_i`: with a global offset
+//!   `Δ`, `W_i^0 = S_i ⊕ x_i·Δ`; under `prf`, `W_i^{x_i} = S_i` and `W_i^{1−x_i}` fresh
+//!   with the other lsb. Before, `W_i^0` was drawn uniformly and the evaluator received
+//!   `W_i^{x_i}`. Now `S_i` is uniform and independent of `Δ` and of the other label, so
+//!   the pair (`W_i^0`, `Δ`), or (`W_i^0`, `W_i^1`), has the same distribution as a freshly
+//!   drawn one, and the evaluator's label is `S_i` in both cases: the garbled circuit and
+//!   everything the evaluator sees are distributed identically. Knowing `σ` tells the
+//!   evaluator `S_i`, which is exactly the label it was sent before and nothing more. (Over
+//!   an unprotected channel an eavesdropper learns the same as before too: the labels then
+//!   crossed in the clear.)
+//! - **The evaluator's input labels drawn by the OT** (`ideal`, `circular`): the garbler
+//!   runs the IKNP extension with its free-XOR offset `Δ` as the base-OT choices and takes
+//!   the rows `q_j` as the 0-labels of the evaluator's wires; the evaluator holds `t_j =
+//!   q_j ⊕ r_j·Δ`, its label, with no reply. This is the correlated OT `F_COT^Δ` of Keller,
+//!   Orsini and Scholl (CRYPTO 2015, §3), which IKNP realises before its hash; the argument
+//!   is in `transputation-ot` ("Zero labels drawn by the OT"): `t_j` comes from the
+//!   evaluator's own PRGs, uniform and independent of `Δ`, as a fresh label's active value
+//!   is. EMP-toolkit's semi-honest 2PC does the same.
+//!
+//! Moving the header and base-OT point into the handshake's first message gives them no
+//! forward secrecy and lets an attacker replay them to the garbler
+//! (`transputation_transport::secure`, "Early data"). Neither is secret (both cross in the
+//! clear without protection), and a replayed session learns nothing: the attacker cannot
+//! read the garbler's answer or produce the next message under the channel's keys. It can
+//! still make a garbler that serves one session answer the replay, wait for message 6 and
+//! fail (at the timeout, or at once on a replayed header of another circuit): a denial of
+//! service that replaying the empty first message allowed before as well.
+//!
+//! "Distributed as" above is computational: `S_i` and `t_j` are PRG outputs whose seeds the
+//! evaluator holds. The argument is that a simulator of the evaluator's view can draw the
+//! seed `σ` and run the OT receiver itself, because `σ` and `t_j` are independent of `Δ`
+//! and of the labels the evaluator does not hold (separate PRG outputs, and the base OT
+//! hides `s` perfectly); the rest of the view is the garbling's, simulated as before.
 
 mod buffers;
 mod error;

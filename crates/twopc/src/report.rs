@@ -1,7 +1,7 @@
 //! What a party measured in a session: times by phase and bytes by part of the message
 //! flow, counted as the messages cross the wire.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use transputation_circuits::Party;
 use transputation_transport::ByteCounts;
@@ -10,17 +10,17 @@ use transputation_transport::ByteCounts;
 /// docs; `framing` is their 8-byte length prefixes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ByteParts {
-    /// Message 1.
+    /// The session header (message 1 or 3).
     pub header: u64,
-    /// The OT's messages of this direction (2 and 5, or 4 and 6).
+    /// The OT's messages of this direction (2 and 6, or 4 and 7).
     pub ot: u64,
-    /// The garbler's input labels (message 3).
+    /// The seed of the garbler's input labels (message 5).
     pub labels: u64,
-    /// Garbled tables and masks (message 7).
+    /// Garbled tables and masks (message 8).
     pub tables: u64,
-    /// Decoding bits (message 8).
+    /// Decoding bits (message 9).
     pub decoding: u64,
-    /// The output sent back (message 9).
+    /// The output sent back (message 10).
     pub output: u64,
     /// 8 bytes per frame.
     pub framing: u64,
@@ -79,14 +79,33 @@ pub struct Report {
     /// The output bits, groups in order; `None` for a garbler under
     /// [`OutputMode::Evaluator`](crate::OutputMode::Evaluator).
     pub output: Option<Vec<bool>>,
-    /// Protocol time: from the call to `run` on a connected channel until this party holds
-    /// its output (the garbler: until the evaluator's last message arrived).
+    /// Protocol time until this party holds its output (the garbler: until the evaluator's
+    /// last message arrived): the evaluator's from the call to `run` on a connected
+    /// channel, the garbler's from the evaluator's first message (its header), so that
+    /// an evaluator that connects while it still prepares does not count here.
     pub total: Duration,
     /// Oblivious transfer: the evaluator from sending its first OT message until it holds
-    /// its labels (the garbler's input labels, which arrive in between, included); the
-    /// garbler its own OT computation (answering the base OT, then the
-    /// ciphertexts), not the wait in between, in which it garbles ahead.
+    /// its labels (the garbler's header and label seed, which arrive in between,
+    /// included); the garbler its own OT computation (answering the base OT, then the
+    /// extension), not the waits in between.
     pub ot: Duration,
+    /// Times this party waited for the peer: each turn from sending (or, for the garbler,
+    /// from its start) to receiving. The message table in the crate docs fixes it: 2 for
+    /// the evaluator, 3 for the garbler.
+    pub round_trips: u32,
+    /// The paper's measure (Table 4 of the Transputation paper times garbling, the transfer
+    /// of the tables and the output; OT and set-up excluded): the garbler from the end of
+    /// its OT (it has read every extension matrix and, under `prf`, sent its replies), when
+    /// it starts garbling and sending the tables (message 8), until the evaluator's last
+    /// message (10) arrived; the evaluator from holding its input labels (the end of its
+    /// OT) until it holds its output. Under `prf` the garbler garbles ahead during the OT
+    /// (see the crate docs): those tables, garbled while the OT ran, are sent at the start
+    /// of this time but their garbling is not in it.
+    pub paper: Duration,
+    /// When this party held its output (the garbler: when the evaluator's last message
+    /// arrived, whether or not it carries the output), on this process's clock; what a
+    /// caller measures from its own start to the output with.
+    pub output_at: Instant,
     /// Time inside the garbling scheme (the garbler): wall time of its calls, so it counts
     /// the time the garbling threads waited for a core, too.
     pub garble: Duration,

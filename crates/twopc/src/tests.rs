@@ -14,14 +14,16 @@ use transputation_transport::{memory_pair, Channel, MemoryChannel};
 
 use crate::error::Error;
 use crate::evaluator::Evaluator;
-use crate::evaluator::{evaluate_tables, extend_ot, recv_garbler_labels, recv_ot_labels};
-use crate::garbler::Garbler;
+use crate::evaluator::{evaluate_tables, extend_ot, recv_label_seed, recv_ot_labels};
 use crate::garbler::{
     answer_base_ot, exchange_headers, garble_ahead, labels_and_ot, send_tables, AheadLimits,
 };
+use crate::garbler::{set_drawn_labels, Garbler, OtLabels};
 use crate::header::SessionHeader;
 use crate::inputs::wires_of;
-use crate::messages::{BaseOtPoint, DecodingBits, OutputBits, OutputContext, TableBatch, OT_CHUNK};
+use crate::messages::{
+    BaseOtAnswer, BaseOtPoint, DecodingBits, OutputBits, OutputContext, TableBatch, OT_CHUNK,
+};
 use crate::options::{Options, OutputMode};
 use crate::wire::Wire;
 
@@ -65,8 +67,10 @@ fn headers_are_exchanged_and_checked() {
     }
 }
 
-/// Messages 2 to 6 between the garbler's steps and the evaluator's: the evaluator ends
-/// with the garbler's label for each of its input bits and for each of the garbler's.
+/// Messages 2 and 4 to 7 between the garbler's steps and the evaluator's: the evaluator
+/// ends with the garbler's label for each of its input bits and for each of the garbler's;
+/// under a global offset the garbler's labels of the evaluator's wires are the ones the OT
+/// drew, and no OT reply crosses.
 fn labels_and_ot_deliver_the_chosen_labels(scheme: Scheme, circuit: &Circuit) {
     let (n_g, n_e) = (
         circuit.party_input_bits(Party::Garbler),
@@ -77,50 +81,75 @@ fn labels_and_ot_deliver_the_chosen_labels(scheme: Scheme, circuit: &Circuit) {
     let evaluator = Evaluator::new(circuit, Options::new(scheme), &e_in).unwrap();
     let (mut g, mut e) = wires();
     let Garbler {
-        own_labels,
+        header,
+        label_seed,
         ot_setup,
         mut ot,
-        garble,
+        mut garble,
         ..
     } = garbler;
     let g_thread = thread::spawn(move || -> Result<_, Error> {
+        // The header goes first in a session (exchange_headers); here it stands alone.
+        g.send(&header)?;
         labels_and_ot(
             &mut g,
-            &own_labels,
+            label_seed,
             ot_setup,
             &mut ot,
             &AtomicBool::new(false),
         )?;
         // The session's next message would carry the replies out; here a flush does.
         g.flush()?;
-        Ok(g)
+        Ok((g, ot))
     });
     let Evaluator {
         mut evaluate,
         ot_start: (receiver, point),
         ot_rows,
-        ot_labels,
+        mut ot_labels,
         ..
     } = evaluator;
     e.send(&BaseOtPoint(&point)).unwrap();
     e.flush().unwrap();
-    recv_garbler_labels(&mut e, circuit, &mut *evaluate).unwrap();
-    let mut receiver = extend_ot(&mut e, receiver, &e_in, ot_rows).unwrap();
-    recv_ot_labels(
+    let theirs: SessionHeader = e.recv(()).unwrap();
+    assert_eq!(theirs.role, Party::Garbler);
+    let BaseOtAnswer(answer) = e.recv(()).unwrap();
+    let receiver = receiver.base(answer).unwrap();
+    recv_label_seed(&mut e, circuit, &mut *evaluate).unwrap();
+    let mut receiver = extend_ot(
         &mut e,
-        &mut receiver,
+        receiver,
+        &e_in,
+        ot_rows,
         scheme,
         circuit,
         &mut *evaluate,
-        ot_labels,
+        &mut ot_labels,
     )
     .unwrap();
-    let g = g_thread.join().unwrap().unwrap();
+    recv_ot_labels(
+        &mut e,
+        &mut receiver,
+        circuit,
+        &mut *evaluate,
+        &mut ot_labels,
+    )
+    .unwrap();
+    let (g, ot) = g_thread.join().unwrap().unwrap();
+    if let OtLabels::Drawn { .. } = &ot.labels {
+        // The garbler's own step: the labels the OT drew become its 0-labels.
+        set_drawn_labels(circuit, &mut *garble, &ot.labels);
+    }
 
     let chunks = n_e.div_ceil(OT_CHUNK) as u64;
-    assert_eq!(e.received.labels, 16 * n_g as u64);
+    let replies = if scheme.has_global_offset() {
+        0
+    } else {
+        chunks
+    };
+    assert_eq!(e.received.labels, 16);
     assert_eq!(g.received.framing, 8 * (1 + chunks));
-    assert_eq!(e.received.framing, 8 * (2 + chunks));
+    assert_eq!(e.received.framing, 8 * (3 + replies));
     for (party, input) in [(Party::Garbler, &g_in), (Party::Evaluator, &e_in)] {
         let all_wires = wires_of(circuit, party).into_iter().flatten();
         for (w, &bit) in all_wires.zip(input.iter()) {
@@ -133,7 +162,7 @@ fn labels_and_ot_deliver_the_chosen_labels(scheme: Scheme, circuit: &Circuit) {
 
 #[test]
 fn labels_and_ot_deliver_the_chosen_labels_under_every_scheme() {
-    // More evaluator inputs than one OT chunk, so that messages 5 and 6 come in several.
+    // More evaluator inputs than one OT chunk, so that messages 6 and 7 come in several.
     let c = library::load("synthetic:and=64,xor=64,inputs=20000").unwrap();
     assert!(c.party_input_bits(Party::Evaluator) > OT_CHUNK);
     for scheme in [Scheme::Ideal, Scheme::Circular, Scheme::Prf] {
@@ -240,8 +269,7 @@ fn the_evaluator_refuses_more_tables_than_the_circuit_has_before_reading_them() 
 #[test]
 fn a_wrong_length_is_refused_from_the_frame_header_alone() {
     let c = library::load("aes128").unwrap();
-    let n_g = c.party_input_bits(Party::Garbler);
-    for announced in [0, 16 * n_g as u64 - 1, 16 * n_g as u64 + 16, 1 << 40] {
+    for announced in [0u64, 15, 17, 32, 1 << 40] {
         let (e, mut raw) = memory_pair(TIMEOUT);
         let mut e = Wire::new(e, Vec::new());
         raw.send(&announced.to_be_bytes()).unwrap();
@@ -250,7 +278,7 @@ fn a_wrong_length_is_refused_from_the_frame_header_alone() {
             .unwrap()
             .evaluate;
         let start = Instant::now();
-        let r = recv_garbler_labels(&mut e, &c, &mut *evaluate);
+        let r = recv_label_seed(&mut e, &c, &mut *evaluate);
         // The body never comes: a receiver that waited for it would fail only at the
         // timeout, with the transport's error.
         assert!(start.elapsed() < TIMEOUT / 2, "{announced}: {r:?}");
@@ -268,7 +296,7 @@ fn a_wrong_length_is_refused_from_the_frame_header_alone() {
                 matches!(
                     err,
                     Error::Malformed {
-                        what: "garbler's input labels",
+                        what: "seed of the garbler's input labels",
                         ..
                     }
                 ),
@@ -285,7 +313,7 @@ fn a_base_ot_point_that_is_no_point_is_the_ots_error() {
     e.send(&BaseOtPoint(&[0xff; 32])).unwrap();
     e.flush().unwrap();
     let setup = transputation_ot::Sender::setup(&mut rand::thread_rng());
-    let r = answer_base_ot(&mut g, setup, &AtomicBool::new(false));
+    let r = answer_base_ot(&mut g, setup, Block(1), &AtomicBool::new(false));
     assert!(matches!(r, Err(Error::Ot(_))), "{:?}", r.err());
 }
 

@@ -19,6 +19,12 @@ pub(crate) struct Wire<C: Channel> {
     pub(crate) received: ByteParts,
     /// The receive buffer of [`Wire::recv`].
     buf: Vec<u8>,
+    /// Times this party turned from sending (or from its start) to waiting for the peer:
+    /// its round trips.
+    pub(crate) round_trips: u32,
+    /// Whether this party sent since it last received (true at the start, so that a party
+    /// that begins by receiving counts that wait).
+    sent_since_recv: bool,
 }
 
 impl<C: Channel> Wire<C> {
@@ -30,12 +36,23 @@ impl<C: Channel> Wire<C> {
             sent: ByteParts::default(),
             received: ByteParts::default(),
             buf,
+            round_trips: 0,
+            sent_since_recv: true,
+        }
+    }
+
+    /// Counts a round trip where a receive follows a send.
+    fn turn_to_receive(&mut self) {
+        if self.sent_since_recv {
+            self.round_trips += 1;
+            self.sent_since_recv = false;
         }
     }
 
     /// Queues one message (see the transport's docs on flushing).
     pub(crate) fn send<'m, M: Message<'m>>(&mut self, msg: &M) -> Result<(), Error> {
         let payload = msg.encode();
+        self.sent_since_recv = true;
         self.ch.send_message(&payload)?;
         self.sent.add(M::PART, payload.len());
         Ok(())
@@ -44,6 +61,7 @@ impl<C: Channel> Wire<C> {
     /// Receives the next message, which must be an `M` (see [`Message::decode`]), into the
     /// wire's own buffer.
     pub(crate) fn recv<'w, M: Message<'w>>(&'w mut self, cx: M::Context) -> Result<M, Error> {
+        self.turn_to_receive();
         let Wire {
             ch, received, buf, ..
         } = self;
@@ -66,6 +84,7 @@ impl<C: Channel> Wire<C> {
         buf: &'b mut Vec<u8>,
         cx: M::Context,
     ) -> Result<M, Error> {
+        self.turn_to_receive();
         recv_payload::<M, C>(&mut self.ch, &mut self.received, buf, cx)?;
         let buf: &'b Vec<u8> = buf;
         M::decode(buf, cx)

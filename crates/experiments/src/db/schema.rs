@@ -14,6 +14,14 @@ use rusqlite::{params, Connection, TransactionBehavior};
 pub(super) enum Migration {
     /// Statements to run as they are.
     Sql(&'static str),
+    /// Columns to add to a table (nullable, so that old rows read as unknown), each unless
+    /// the table has it already.
+    AddColumns {
+        /// The table.
+        table: &'static str,
+        /// The new columns and their SQL types.
+        columns: &'static [(&'static str, &'static str)],
+    },
     /// A column to add to a table (nullable, so that old rows read as unknown), unless the
     /// table has it already.
     AddColumn {
@@ -93,6 +101,18 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         column: "host_cc",
         ty: "TEXT",
     },
+    // 4: what the user waits for (report version 2); NULL for older runs and user programs.
+    Migration::AddColumns {
+        table: "runs",
+        columns: &[
+            ("connect_ms", "REAL"),
+            ("handshake_ms", "REAL"),
+            ("first_output_ms", "REAL"),
+            ("paper_ms", "REAL"),
+            ("garbler_round_trips", "INTEGER"),
+            ("evaluator_round_trips", "INTEGER"),
+        ],
+    },
 ];
 
 /// The schema version this build writes: the number of migrations.
@@ -117,14 +137,20 @@ impl Migration {
     fn apply(&self, conn: &Connection) -> rusqlite::Result<()> {
         match *self {
             Migration::Sql(sql) => conn.execute_batch(sql),
-            Migration::AddColumn { table, column, ty } => {
-                if has_column(conn, table, column)? {
-                    return Ok(());
-                }
-                conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {ty}"))
-            }
+            Migration::AddColumn { table, column, ty } => add_column(conn, table, column, ty),
+            Migration::AddColumns { table, columns } => columns
+                .iter()
+                .try_for_each(|&(column, ty)| add_column(conn, table, column, ty)),
         }
     }
+}
+
+/// Adds a nullable `column` of type `ty` to `table`, unless it has it.
+fn add_column(conn: &Connection, table: &str, column: &str, ty: &str) -> rusqlite::Result<()> {
+    if has_column(conn, table, column)? {
+        return Ok(());
+    }
+    conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {ty}"))
 }
 
 /// Brings the file up to [`SCHEMA_VERSION`], one step per transaction. Each step reads the

@@ -13,6 +13,17 @@ pub trait Garble: Send {
     /// [`Garble::garble`] (label slots are reused once garbling starts).
     fn input_labels(&self, wire: WireId) -> [Block; 2];
 
+    /// Replaces the labels `[W^0, W^1]` of the input wires `first .. first + labels.len()`
+    /// before the first call to [`Garble::garble`]: a 2PC garbler takes the evaluator's
+    /// input labels from the OT and its own from a seed both parties know, once the
+    /// scheme's offset and random choices are drawn.
+    ///
+    /// # Panics
+    /// If garbling has begun, a wire is not an input wire, or a pair does not fit the
+    /// scheme: the two labels must differ in their lsb (point and permute), and under a
+    /// scheme with a global offset by exactly `Δ` (caller bugs, not peer input).
+    fn set_input_labels(&mut self, first: WireId, labels: &[[Block; 2]]);
+
     /// The secret offset `Δ` with `W^1 = W^0 ⊕ Δ` on every wire, for the schemes that
     /// have one ([`Scheme::has_global_offset`](super::Scheme::has_global_offset)); `None` for the others. A secret of the
     /// garbler: only its own OT may use it.

@@ -359,7 +359,10 @@ impl Schedule {
         first: WireId,
         len: usize,
     ) -> &'t mut [T] {
-        assert_eq!(next_window, 0, "input labels are set before evaluation");
+        assert_eq!(
+            next_window, 0,
+            "input labels are set before the first window"
+        );
         let first = first as usize;
         let end = first + len;
         assert!(end <= n_inputs, "wires {first}..{end} are not all inputs");
@@ -596,7 +599,7 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "input labels are set before evaluation")]
+    #[should_panic(expected = "input labels are set before the first window")]
     fn input_labels_after_the_first_window_panic() {
         let (c, s) = one_and();
         let mut table = vec![0u32; s.slots as usize];

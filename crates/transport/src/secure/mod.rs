@@ -39,10 +39,31 @@
 //! ## Handshake wire format
 //!
 //! ```text
-//! initiator → responder: hello (8) | len (2, big-endian) | Noise message 1
-//! responder → initiator: hello (8) | len (2, big-endian) | Noise message 2
-//! hello = "TPSC" | version 4 | pattern (1: NNpsk0, 2: KK) | 0 | 0
+//! initiator → responder: hello (8) | len (2, big-endian) | Noise message 1 (payload: early data)
+//! responder → initiator: hello (8) | len (2, big-endian) | Noise message 2 (empty payload)
+//! hello = "TPSC" | version 5 | pattern (1: NNpsk0, 2: KK) | 0 | 0
 //! ```
+//!
+//! ## Early data
+//!
+//! Both patterns encrypt the payload of message 1 (NNpsk0 under the pre-shared key, KK
+//! under `es` and `ss`), so the initiator's first bytes can ride in it instead of waiting a
+//! round trip for the handshake: [`SecureChannel::client_early`] returns an
+//! [`EarlyClient`](early::EarlyClient), which keeps what is sent before the first `flush` or `recv` (up to
+//! [`MAX_EARLY_DATA`] bytes) and sends it as message 1's payload; the responder delivers it
+//! as the first bytes its [`SecureChannel`] receives. The responder can send records right
+//! after message 2 (its keys are complete then), so a request–answer exchange costs one
+//! round trip, handshake included.
+//!
+//! Early data is weaker than records in two ways, as in TLS 1.3's 0-RTT data: it has no
+//! forward secrecy (a pre-shared key or the responder's static key stolen later decrypts
+//! it, where records also need the ephemeral keys), and an attacker can replay message 1
+//! to a responder, which accepts it again and answers (though the attacker cannot read the
+//! answer or any record, which need the initiator's ephemeral key). So only bytes that are
+//! not secret belong there, and a responder must expect its first exchange to be replayed:
+//! the 2PC session sends its header and the base-OT point, which it would send in the clear
+//! without protection anyway; a replay can make a garbler answer and then fail waiting for
+//! the next message (a denial of service, not a disclosure).
 //!
 //! The responder checks the hello (a peer without protection, one of another version or
 //! another pattern is told apart in the error) and Noise message 1, and sends nothing at
@@ -50,8 +71,9 @@
 //! A party without protection tells the mismatch from the other side: a peer's first
 //! bytes that are a hello ([`is_protected_hello`]), or a peer that closes the connection
 //! before sending anything (see `transputation-2pc`'s session header).
-//! Handshake messages longer than 256 bytes are refused unread.
-//! Version 4 seals records with AEGIS-128X4; version 3 used AEGIS-128L, version 2
+//! Handshake messages longer than [`MAX_EARLY_DATA`] + 64 bytes are refused unread.
+//! Version 5 carries early data in message 1; version 4 sealed records with AEGIS-128X4
+//! as 5 does, and allowed no early data; version 3 used AEGIS-128L, version 2
 //! AES-128-GCM, and version 1 also allowed only 256 KiB records. They are told apart in the
 //! hello rather than by a refused record.
 //!
@@ -99,10 +121,12 @@
 //! handshake state (the pre-shared or static private key, the chaining key) until the
 //! state is dropped after the handshake.
 
+pub mod early;
 pub mod keys;
 mod record;
 
 use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 
 use snow::HandshakeState;
 use zeroize::Zeroizing;
@@ -121,9 +145,14 @@ const RECORD_BUFFER: usize = SEALED_HEADER + MAX_RECORD + TAG;
 const PSK_PATTERN: &str = "Noise_NNpsk0_25519_AESGCM_SHA256";
 const KK_PATTERN: &str = "Noise_KK_25519_AESGCM_SHA256";
 const MAGIC: &[u8; 4] = b"TPSC";
-const VERSION: u8 = 4;
+const VERSION: u8 = 5;
 const LABEL: &[u8] = b"transputation secure channel v1";
-const MAX_HANDSHAKE_MESSAGE: usize = 256;
+/// Bytes of early data an [`EarlyClient`](early::EarlyClient) sends in the handshake's first message at most.
+pub const MAX_EARLY_DATA: usize = 1024;
+/// A handshake message: an ephemeral key (32), early data and its tag (16), with room.
+const MAX_HANDSHAKE_MESSAGE: usize = MAX_EARLY_DATA + 64;
+/// The AEAD tag of a Noise message's payload.
+const NOISE_TAG: usize = 16;
 
 /// What a party proves itself with, and what it expects of its peer.
 #[derive(Debug)]
@@ -213,6 +242,10 @@ pub struct SecureChannel<C: Channel> {
     poisoned: bool,
     /// The inner channel's counts when the handshake ended.
     base: ByteCounts,
+    /// The handshake's time: the initiator's from sending its first message until it read
+    /// the answer, the responder's from the peer's hello until its answer was sent (not
+    /// the wait for the peer to start).
+    handshake_time: Duration,
 }
 
 impl<C: Channel> std::fmt::Debug for SecureChannel<C> {
@@ -225,16 +258,29 @@ impl<C: Channel> std::fmt::Debug for SecureChannel<C> {
 }
 
 impl<C: Channel> SecureChannel<C> {
-    /// Runs the handshake as the connecting party (initiator) over `inner`.
-    pub fn client(mut inner: C, creds: &Credentials) -> Result<Self> {
-        let mut hs = creds.handshake(true)?;
+    /// Runs the handshake as the connecting party (initiator) over `inner`. To send the
+    /// first bytes inside the handshake, see [`SecureChannel::client_early`].
+    pub fn client(inner: C, creds: &Credentials) -> Result<Self> {
+        let hs = creds.handshake(true)?;
+        Self::initiate(inner, hs, creds.hello(), creds.protection(), &[])
+    }
+
+    /// The initiator's handshake: message 1 with `early` as its payload, then the answer.
+    pub(super) fn initiate(
+        mut inner: C,
+        mut hs: HandshakeState,
+        own_hello: [u8; 8],
+        protection: &'static str,
+        early: &[u8],
+    ) -> Result<Self> {
+        let started = Instant::now();
         let mut msg = [0u8; MAX_HANDSHAKE_MESSAGE];
         let n = hs
-            .write_message(&[], &mut msg)
+            .write_message(early, &mut msg)
             .map_err(|e| Error::Handshake {
                 what: format!("writing the first message: {e}"),
             })?;
-        send_handshake(&mut inner, &creds.hello(), &msg[..n])?;
+        send_handshake(&mut inner, &own_hello, &msg[..n])?;
         inner.flush().map_err(during_handshake)?;
 
         let mut hello = [0u8; 8];
@@ -247,21 +293,36 @@ impl<C: Channel> SecureChannel<C> {
             },
             e => during_handshake(e),
         })?;
-        check_hello(&hello, creds, "answer")?;
+        check_hello(&hello, own_hello[5], "answer")?;
         let m2 = recv_handshake(&mut inner)?;
-        read_peer_message(&mut hs, &m2)?;
-        Self::finish(inner, hs, creds, true)
+        if !read_peer_message(&mut hs, &m2)?.is_empty() {
+            return Err(Error::Handshake {
+                what: "the peer's answer carries data where the protocol has none".into(),
+            });
+        }
+        let early = if early.is_empty() {
+            0
+        } else {
+            early.len() + NOISE_TAG
+        };
+        let counted = ByteCounts {
+            sent: early as u64,
+            received: 0,
+        };
+        Self::finish(inner, hs, protection, true, counted, started)
     }
 
     /// Runs the handshake as the listening party (responder) over `inner`. A peer that
     /// cannot prove the expected key gets no byte: the error is returned, `inner` dropped.
+    /// The peer's early data, if any, are the first bytes the channel receives.
     pub fn server(mut inner: C, creds: &Credentials) -> Result<Self> {
         let mut hs = creds.handshake(false)?;
         let mut hello = [0u8; 8];
         inner.recv(&mut hello).map_err(during_handshake)?;
-        check_hello(&hello, creds, "hello")?;
+        let started = Instant::now();
+        check_hello(&hello, creds.pattern_id(), "hello")?;
         let m1 = recv_handshake(&mut inner)?;
-        read_peer_message(&mut hs, &m1)?;
+        let early = read_peer_message(&mut hs, &m1)?;
         let mut msg = [0u8; MAX_HANDSHAKE_MESSAGE];
         let n = hs
             .write_message(&[], &mut msg)
@@ -270,14 +331,29 @@ impl<C: Channel> SecureChannel<C> {
             })?;
         send_handshake(&mut inner, &creds.hello(), &msg[..n])?;
         inner.flush().map_err(during_handshake)?;
-        Self::finish(inner, hs, creds, false)
+        let counted = ByteCounts {
+            sent: 0,
+            received: if early.is_empty() {
+                0
+            } else {
+                (early.len() + NOISE_TAG) as u64
+            },
+        };
+        let mut channel = Self::finish(inner, hs, creds.protection(), false, counted, started)?;
+        channel.inbuf = early;
+        Ok(channel)
     }
 
+    /// The channel after a finished handshake. `counted`: the bytes of the handshake that
+    /// [`Channel::stats`] counts, early data and its tag (the rest of the handshake is not
+    /// counted).
     fn finish(
         inner: C,
         mut hs: HandshakeState,
-        creds: &Credentials,
+        protection: &'static str,
         initiator: bool,
+        counted: ByteCounts,
+        started: Instant,
     ) -> Result<Self> {
         if !hs.is_handshake_finished() {
             return Err(Error::Handshake {
@@ -296,12 +372,17 @@ impl<C: Channel> SecureChannel<C> {
         // protected: handshake 0.4 -> 1.5 ms, and the evaluator's copy delayed its first
         // message), against ~0.3 ms of faults in the first large records of a large one.
         let out = vec![0u8; RECORD_BUFFER];
+        let now = inner.stats();
         Ok(SecureChannel {
-            base: inner.stats(),
+            base: ByteCounts {
+                sent: now.sent.saturating_sub(counted.sent),
+                received: now.received.saturating_sub(counted.received),
+            },
+            handshake_time: started.elapsed(),
             inner,
             sealer: Sealer::new(send),
             opener: Opener::new(recv),
-            protection: creds.protection(),
+            protection,
             out,
             pending: 0,
             inbuf: Vec::new(),
@@ -315,6 +396,13 @@ impl<C: Channel> SecureChannel<C> {
     /// `noise-psk` or `noise-kk`.
     pub fn protection(&self) -> &'static str {
         self.protection
+    }
+
+    /// The handshake's time: the initiator's from sending its first message until it read
+    /// the answer (a round trip), the responder's from the peer's hello until it sent its
+    /// answer (its own work: not the wait for the peer to begin).
+    pub fn handshake_time(&self) -> Duration {
+        self.handshake_time
     }
 
     /// Seals the `pending` bytes buffered in `out` as one record of `kind`, hands it to the
@@ -517,17 +605,19 @@ fn recv_handshake<C: Channel>(inner: &mut C) -> Result<Vec<u8>> {
     Ok(msg)
 }
 
-/// Reads the peer's Noise message into `hs`; a failure means the peer could not prove the
-/// key this side expects.
-fn read_peer_message(hs: &mut HandshakeState, msg: &[u8]) -> Result<()> {
-    let mut payload = [0u8; MAX_HANDSHAKE_MESSAGE];
-    hs.read_message(msg, &mut payload)
+/// Reads the peer's Noise message into `hs` and returns its payload; a failure means the
+/// peer could not prove the key this side expects.
+fn read_peer_message(hs: &mut HandshakeState, msg: &[u8]) -> Result<Vec<u8>> {
+    let mut payload = vec![0u8; MAX_HANDSHAKE_MESSAGE];
+    let n = hs
+        .read_message(msg, &mut payload)
         .map_err(|_| Error::Handshake {
             what: "the peer did not prove the expected key (another pre-shared key, or another \
                    static key than --peer-key names)"
                 .into(),
         })?;
-    Ok(())
+    payload.truncate(n);
+    Ok(payload)
 }
 
 /// Whether `first_bytes`, the first bytes a peer sent, start with the hello of a protected
@@ -536,7 +626,8 @@ pub fn is_protected_hello(first_bytes: &[u8]) -> bool {
     first_bytes.starts_with(MAGIC)
 }
 
-fn check_hello(hello: &[u8; 8], creds: &Credentials, what: &str) -> Result<()> {
+/// Checks the peer's hello against this side's pattern (1: NNpsk0, 2: KK).
+fn check_hello(hello: &[u8; 8], pattern: u8, what: &str) -> Result<()> {
     let fail = |what: String| Err(Error::Handshake { what });
     if hello[..6] == [0; 6] {
         // A small big-endian length: a framed message, as a party without protection
@@ -564,11 +655,11 @@ fn check_hello(hello: &[u8; 8], creds: &Credentials, what: &str) -> Result<()> {
         2 => "pinned static keys (--key, --peer-key)".to_string(),
         x => format!("unknown method {x}"),
     };
-    if hello[5] != creds.pattern_id() {
+    if hello[5] != pattern {
         return fail(format!(
             "the peer authenticates with {}, this side with {}",
             name(hello[5]),
-            name(creds.pattern_id())
+            name(pattern)
         ));
     }
     if hello[6..] != [0, 0] {

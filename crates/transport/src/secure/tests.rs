@@ -143,6 +143,17 @@ fn session(
     server: Credentials,
     client_fault: Fault,
 ) -> (Result<u64>, Result<u64>, u64) {
+    session_with(client, server, client_fault, false)
+}
+
+/// As [`session`]; with `early`, the client starts with [`SecureChannel::client_early`], so
+/// its first sends (the payload's first lengths and small messages) ride in the handshake.
+fn session_with(
+    client: Credentials,
+    server: Credentials,
+    client_fault: Fault,
+    early: bool,
+) -> (Result<u64>, Result<u64>, u64) {
     let (a, b) = memory_pair(Duration::from_secs(5));
     let a = Tamper::new(a, client_fault);
     let b = Tamper::new(b, Fault::None);
@@ -176,7 +187,11 @@ fn session(
         }
     });
     let cli = (|| -> Result<u64> {
-        let mut ch = SecureChannel::client(a, &client)?;
+        let mut ch: Box<dyn Channel> = if early {
+            Box::new(SecureChannel::client_early(a, &client)?)
+        } else {
+            Box::new(SecureChannel::client(a, &client)?)
+        };
         for m in payload() {
             ch.send(&(m.len() as u64).to_be_bytes())?;
             ch.send(&m)?;
@@ -208,6 +223,111 @@ fn psk_and_kk_sessions_carry_every_byte() {
     let (cli, srv, _) = session(c, s, Fault::None);
     assert_eq!(cli.unwrap(), expected_sum());
     srv.unwrap();
+}
+
+#[test]
+fn sessions_with_early_data_carry_every_byte() {
+    let (cli, srv, _) = session_with(psk(1), psk(1), Fault::None, true);
+    assert_eq!(cli.unwrap(), expected_sum());
+    let total: usize = payload().iter().map(Vec::len).sum();
+    assert_eq!(srv.unwrap(), total as u64);
+    let (c, s, _) = kk_pair();
+    let (cli, srv, _) = session_with(c, s, Fault::None, true);
+    assert_eq!(cli.unwrap(), expected_sum());
+    srv.unwrap();
+}
+
+/// A request that fits in the early data goes in the handshake's first message: the client
+/// sends no record before the answer, only hello, length and message 1 with the request
+/// and its tag; the server receives the request as its first bytes and counts it as the
+/// client does.
+#[test]
+fn early_data_rides_in_the_first_handshake_message() {
+    for name in ["psk", "kk"] {
+        for request in [vec![7u8; 1], vec![8u8; 300], vec![9u8; MAX_EARLY_DATA]] {
+            let (client, server) = if name == "psk" {
+                (psk(3), psk(3))
+            } else {
+                let (c, s, _) = kk_pair();
+                (c, s)
+            };
+            let (a, b) = memory_pair(Duration::from_secs(5));
+            let a = Tamper::new(a, Fault::None);
+            let client_sent = a.sent.clone();
+            let len = request.len();
+            let srv = thread::spawn(move || {
+                let mut ch = SecureChannel::server(b, &server).unwrap();
+                let mut got = vec![0u8; len];
+                ch.recv(&mut got).unwrap();
+                ch.send(&got[..1]).unwrap();
+                ch.flush().unwrap();
+                (got, ch.stats())
+            });
+            let mut ch = SecureChannel::client_early(a, &client).unwrap();
+            ch.send(&request[..len / 2]).unwrap();
+            ch.send(&request[len / 2..]).unwrap();
+            assert!(
+                !ch.is_ready(),
+                "{name}: the handshake ran before the first recv"
+            );
+            assert_eq!(client_sent.load(Ordering::Relaxed), 0, "{name}");
+            let mut answer = [0u8; 1];
+            ch.recv(&mut answer).unwrap();
+            let (got, server_stats) = srv.join().unwrap();
+            assert_eq!((got, answer[0]), (request.clone(), request[0]), "{name}");
+            let message_1 = 32 + len + NOISE_TAG;
+            assert_eq!(
+                client_sent.load(Ordering::Relaxed),
+                (8 + 2 + message_1) as u64,
+                "{name}, {len} bytes: the client sent more than message 1"
+            );
+            let counted = (len + NOISE_TAG) as u64;
+            assert_eq!(ch.stats().sent, counted, "{name}");
+            assert_eq!(server_stats.received, counted, "{name}");
+        }
+    }
+}
+
+/// Early data beyond [`MAX_EARLY_DATA`] runs the handshake with what was kept and sends
+/// the rest in records; a client that sends nothing first still works.
+#[test]
+fn early_data_beyond_the_limit_goes_in_records() {
+    for sends in [
+        vec![],
+        vec![10],
+        vec![MAX_EARLY_DATA + 1],
+        vec![600, 600, 5000],
+    ] {
+        let (a, b) = memory_pair(Duration::from_secs(5));
+        let total: usize = sends.iter().sum();
+        let srv = thread::spawn(move || {
+            let mut ch = SecureChannel::server(b, &psk(8)).unwrap();
+            let mut got = vec![0u8; total];
+            ch.recv(&mut got).unwrap();
+            ch.send(&[1]).unwrap();
+            ch.flush().unwrap();
+            got
+        });
+        let mut ch = SecureChannel::client_early(a, &psk(8)).unwrap();
+        let mut sent = Vec::new();
+        for (i, &n) in sends.iter().enumerate() {
+            let bytes: Vec<u8> = (0..n).map(|j| (j + i) as u8).collect();
+            ch.send(&bytes).unwrap();
+            sent.extend(bytes);
+        }
+        ch.recv(&mut [0u8; 1]).unwrap();
+        assert_eq!(srv.join().unwrap(), sent, "sends {sends:?}");
+    }
+}
+
+#[test]
+fn the_wrong_key_gets_no_byte_from_the_server_with_early_data_too() {
+    let (cli, srv, server_sent) = session_with(psk(1), psk(2), Fault::None, true);
+    let e = srv.unwrap_err().to_string();
+    assert!(e.contains("did not prove the expected key"), "{e}");
+    assert_eq!(server_sent, 0, "the server sent bytes to a stranger");
+    let e = cli.unwrap_err().to_string();
+    assert!(e.contains("refused our key"), "{e}");
 }
 
 #[test]
@@ -404,5 +524,42 @@ proptest! {
         a.send(&bytes).unwrap();
         a.close().unwrap();
         prop_assert!(SecureChannel::server(b, &psk(6)).is_err());
+    }
+}
+
+/// The early client times its handshake once it has run (message 1 with the early data,
+/// then the answer), and not before: bytes kept as early data start nothing. A handshake
+/// that fails has no time.
+#[test]
+fn the_early_handshake_is_timed_once_it_ran() {
+    for (server_key, ok) in [(1, true), (2, false)] {
+        let (a, b) = memory_pair(Duration::from_secs(5));
+        let srv = thread::spawn(move || -> Result<[u8; 4]> {
+            let mut ch = SecureChannel::server(b, &psk(server_key))?;
+            let mut ping = [0u8; 4];
+            ch.recv(&mut ping)?;
+            ch.send(&ping)?;
+            ch.close()?;
+            Ok(ping)
+        });
+        let mut ch = SecureChannel::client_early(a, &psk(1)).unwrap();
+        ch.send(b"ping").unwrap();
+        assert_eq!(
+            ch.handshake_time(),
+            None,
+            "kept as early data: no handshake yet"
+        );
+        let mut back = [0u8; 4];
+        let answered = ch.recv(&mut back);
+        let served = srv.join().unwrap();
+        if ok {
+            answered.unwrap();
+            assert_eq!((&back, served.unwrap()), (b"ping", *b"ping"));
+            let t = ch.handshake_time().expect("the handshake ran");
+            assert!(t > Duration::ZERO && t < Duration::from_secs(5), "{t:?}");
+        } else {
+            assert!(answered.is_err() && served.is_err());
+            assert_eq!(ch.handshake_time(), None, "a failed handshake has no time");
+        }
     }
 }

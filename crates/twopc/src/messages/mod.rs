@@ -36,13 +36,14 @@ pub fn ot_chunks(m: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
         .map(move |start| start..(start + OT_CHUNK).min(m))
 }
 
-/// Bytes of an [`OtReply`] for `k` OTs under `scheme`: correlated OT (16 per OT) for the
-/// schemes with a global offset, ordinary OT (32 per OT) for the others. Summed over the
-/// chunks, with `k` the evaluator's input bits, it is what the garbler sends for the OT
-/// beyond the [`BaseOtAnswer`].
+/// Bytes of the [`OtReply`] for a chunk of `k` OTs under `scheme`: none for the schemes with
+/// a global offset, whose OT draws the evaluator's labels itself (`transputation-ot`, "Zero
+/// labels drawn by the OT"), and ordinary OT's ciphertexts (32 per OT) for the others.
+/// Summed over the chunks, with `k` the evaluator's input bits, it is what the garbler
+/// sends for the OT beyond the [`BaseOtAnswer`].
 pub fn ot_reply_len(scheme: Scheme, k: usize) -> usize {
     if scheme.has_global_offset() {
-        transputation_ot::msg_d_len(k)
+        0
     } else {
         transputation_ot::msg_y_len(k)
     }
@@ -107,7 +108,8 @@ pub fn check_length<'a, M: Message<'a>>(len: u64, cx: M::Context) -> Result<(), 
     Ok(())
 }
 
-/// Message 1 (both ways): the session header, which each party checks against its own.
+/// Messages 1 (E → G) and 3 (G → E): the session header, which each party checks against
+/// its own.
 impl<'a> Message<'a> for SessionHeader {
     type Context = ();
     const NAME: &'static str = "the session header";
@@ -150,41 +152,6 @@ impl<'a> Message<'a> for BaseOtPoint<'a> {
     }
 }
 
-/// Message 3 (G → E): the labels of the garbler's input values, wire order, 16 bytes each.
-/// The context is the garbler's input bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GarblerLabels<'a>(pub &'a [u8]);
-
-impl GarblerLabels<'_> {
-    /// Appends the wire form of `labels` to `out` (the garbler encodes its input once,
-    /// before the session).
-    pub fn write(labels: impl IntoIterator<Item = Block>, out: &mut Vec<u8>) {
-        for label in labels {
-            out.extend_from_slice(&label.to_bytes());
-        }
-    }
-
-    /// The labels, in wire order.
-    pub fn labels(&self) -> impl ExactSizeIterator<Item = Block> + '_ {
-        self.0.chunks_exact(16).map(Block::read)
-    }
-}
-
-impl<'a> Message<'a> for GarblerLabels<'a> {
-    type Context = usize;
-    const NAME: &'static str = "garbler's input labels";
-    const PART: Part = Part::Labels;
-    fn length(garbler_bits: usize) -> Length {
-        Length::Exact(garbler_bits.saturating_mul(16))
-    }
-    fn encode(&self) -> Cow<'_, [u8]> {
-        Cow::Borrowed(self.0)
-    }
-    fn decode(bytes: &'a [u8], garbler_bits: usize) -> Result<Self, Error> {
-        exact::<Self>(bytes, garbler_bits).map(GarblerLabels)
-    }
-}
-
 /// Message 4 (G → E): the garbler's answer to the base OT (`msg_b`: the base-OT
 /// receiver's points). The evaluator's OT checks the points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,7 +172,29 @@ impl<'a> Message<'a> for BaseOtAnswer<'a> {
     }
 }
 
-/// Message 5 (E → G): one chunk's OT extension matrix (`msg_u`), one message per chunk of
+/// Message 5 (G → E): the seed of the garbler's input labels. Both parties expand it into
+/// one block per garbler input bit, in wire order (`transputation_core::prg::Prg`); the
+/// evaluator's label of the garbler's input bit `i` is block `i`, and the garbler chose its
+/// labels so that this label encodes its bit (see "Security" in the crate docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LabelSeed(pub Block);
+
+impl<'a> Message<'a> for LabelSeed {
+    type Context = ();
+    const NAME: &'static str = "seed of the garbler's input labels";
+    const PART: Part = Part::Labels;
+    fn length((): ()) -> Length {
+        Length::Exact(16)
+    }
+    fn encode(&self) -> Cow<'_, [u8]> {
+        Cow::Owned(self.0.to_bytes().to_vec())
+    }
+    fn decode(bytes: &'a [u8], cx: ()) -> Result<Self, Error> {
+        exact::<Self>(bytes, cx).map(|b| LabelSeed(Block::read(b)))
+    }
+}
+
+/// Message 6 (E → G): one chunk's OT extension matrix (`msg_u`), one message per chunk of
 /// up to [`OT_CHUNK`] OTs. The context is the chunk's OTs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OtExtension<'a>(pub &'a [u8]);
@@ -225,48 +214,28 @@ impl<'a> Message<'a> for OtExtension<'a> {
     }
 }
 
-/// The context of an [`OtReply`]: the scheme picks the kind of OT, `ots` is the chunk's.
+/// Message 7 (G → E), under `prf` only: one chunk's ordinary-OT ciphertexts (`msg_y`, 32
+/// bytes per OT), one message per chunk. The schemes with a global offset have no reply:
+/// their OT draws the labels. The context is the chunk's OTs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OtReplyContext {
-    /// The session's garbling scheme.
-    pub scheme: Scheme,
-    /// OTs in the chunk.
-    pub ots: usize,
-}
-
-/// Message 6 (G → E): one chunk's labels for the evaluator's input, one message per chunk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OtReply<'a> {
-    /// Correlated OT's corrections (`msg_d`, 16 bytes per OT): the schemes with a global
-    /// offset (`ideal`, `circular`).
-    Corrections(&'a [u8]),
-    /// Ordinary OT's ciphertexts (`msg_y`, 32 bytes per OT): `prf`.
-    Ciphertexts(&'a [u8]),
-}
+pub struct OtReply<'a>(pub &'a [u8]);
 
 impl<'a> Message<'a> for OtReply<'a> {
-    type Context = OtReplyContext;
-    const NAME: &'static str = "OT reply (label corrections or ciphertexts)";
+    type Context = usize;
+    const NAME: &'static str = "OT reply (ciphertexts)";
     const PART: Part = Part::Ot;
-    fn length(cx: OtReplyContext) -> Length {
-        Length::Exact(ot_reply_len(cx.scheme, cx.ots))
+    fn length(ots: usize) -> Length {
+        Length::Exact(transputation_ot::msg_y_len(ots))
     }
     fn encode(&self) -> Cow<'_, [u8]> {
-        match *self {
-            OtReply::Corrections(b) | OtReply::Ciphertexts(b) => Cow::Borrowed(b),
-        }
+        Cow::Borrowed(self.0)
     }
-    fn decode(bytes: &'a [u8], cx: OtReplyContext) -> Result<Self, Error> {
-        let bytes = exact::<Self>(bytes, cx)?;
-        Ok(if cx.scheme.has_global_offset() {
-            OtReply::Corrections(bytes)
-        } else {
-            OtReply::Ciphertexts(bytes)
-        })
+    fn decode(bytes: &'a [u8], ots: usize) -> Result<Self, Error> {
+        exact::<Self>(bytes, ots).map(OtReply)
     }
 }
 
-/// Message 7 (G → E): a batch of garbled tables and masks, as the garbler produced them;
+/// Message 8 (G → E): a batch of garbled tables and masks, as the garbler produced them;
 /// the batches together are the scheme's table and mask bytes for the circuit, and a batch
 /// may end anywhere (the evaluator keeps an incomplete window for the next). The context
 /// is the table bytes still due, which bounds the batch.
@@ -316,7 +285,7 @@ fn unpack(bytes: &[u8], n: usize, what: &'static str) -> Result<Vec<bool>, Error
     Ok(bits)
 }
 
-/// Message 8 (G → E): the decoding bits, one per output bit, packed. The context is the
+/// Message 9 (G → E): the decoding bits, one per output bit, packed. The context is the
 /// circuit's output bits.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodingBits(pub Vec<bool>);
@@ -345,7 +314,7 @@ pub struct OutputContext {
     pub bits: usize,
 }
 
-/// Message 9 (E → G): the output bits, packed, under [`OutputMode::Both`]; empty (`None`)
+/// Message 10 (E → G): the output bits, packed, under [`OutputMode::Both`]; empty (`None`)
 /// under [`OutputMode::Evaluator`], where it still tells the garbler that the session is
 /// over.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -74,40 +74,29 @@ fn byte_messages_round_trip_and_refuse_other_lengths() {
 }
 
 #[test]
-fn garbler_labels_round_trip_label_by_label() {
-    let labels: Vec<Block> = (0..5u128).map(|i| Block(i * 0x0101_0101 + 1)).collect();
-    let mut bytes = Vec::new();
-    GarblerLabels::write(labels.iter().copied(), &mut bytes);
-    assert_eq!(bytes.len(), 16 * labels.len());
-    let back = round_trip(&GarblerLabels(&bytes), labels.len());
-    assert_eq!(back.labels().collect::<Vec<_>>(), labels);
-    // A label short: refused, not read as four labels.
-    assert!(refused::<GarblerLabels>(&bytes[..64], 5).contains("64 bytes"));
-    // No labels for a garbler without input.
-    round_trip(&GarblerLabels(&[]), 0);
+fn the_label_seed_round_trips_and_refuses_other_lengths() {
+    let seed = Block(0x0123_4567_89ab_cdef_0011_2233_4455_6677);
+    assert_eq!(round_trip(&LabelSeed(seed), ()), LabelSeed(seed));
+    assert_eq!(LabelSeed(seed).encode().len(), 16);
+    for len in [0, 15, 17, 32] {
+        let problem = refused::<LabelSeed>(&vec![0u8; len][..], ());
+        assert!(problem.contains(&format!("{len} bytes")), "{problem}");
+    }
 }
 
 #[test]
-fn ot_replies_follow_the_scheme() {
-    for (scheme, per_ot) in [
-        (Scheme::Ideal, 16),
-        (Scheme::Circular, 16),
-        (Scheme::Prf, 32),
-    ] {
-        for ots in [1, 100, OT_CHUNK] {
-            let cx = OtReplyContext { scheme, ots };
-            assert_eq!(OtReply::length(cx), Length::Exact(per_ot * ots));
-            let bytes = vec![5u8; per_ot * ots];
-            let reply = if scheme.has_global_offset() {
-                OtReply::Corrections(&bytes)
-            } else {
-                OtReply::Ciphertexts(&bytes)
-            };
-            round_trip(&reply, cx);
-        }
-        // The other kind's length is refused (16·k where 32·k belong, or the reverse).
-        let other = vec![0u8; (48 - per_ot) * 10];
-        refused::<OtReply>(&other, OtReplyContext { scheme, ots: 10 });
+fn ot_replies_are_ordinary_ots_ciphertexts() {
+    for ots in [1, 100, OT_CHUNK] {
+        assert_eq!(OtReply::length(ots), Length::Exact(32 * ots));
+        let bytes = vec![5u8; 32 * ots];
+        round_trip(&OtReply(&bytes), ots);
+        // Correlated OT's 16 bytes per OT: refused.
+        refused::<OtReply>(&bytes[..16 * ots], ots);
+    }
+    // What the garbler sends for the OT beyond the base OT: nothing where the OT draws
+    // the labels.
+    for (scheme, per_ot) in [(Scheme::Ideal, 0), (Scheme::Circular, 0), (Scheme::Prf, 32)] {
+        assert_eq!(ot_reply_len(scheme, 1000), per_ot * 1000, "{scheme}");
     }
 }
 

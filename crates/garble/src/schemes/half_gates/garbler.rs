@@ -25,6 +25,7 @@ const GARBLE_CHUNK: usize = HASH_CHUNK / 4;
 /// garbles, though it only reads it while planning.
 pub struct HalfGatesGarbler<'c, H> {
     circuit: PhantomData<&'c Circuit>,
+    n_inputs: usize,
     hash: H,
     pub(super) delta: Block,
     /// The 0-label in every slot (input wire `i` is slot `i`).
@@ -49,6 +50,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
         zero[constant] = delta;
         HalfGatesGarbler {
             circuit: PhantomData,
+            n_inputs: circuit.n_inputs(),
             hash,
             delta,
             zero,
@@ -126,6 +128,21 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
         );
         let w0 = self.zero[self.schedule.input_slot(wire)];
         [w0, w0 ^ self.delta]
+    }
+
+    fn set_input_labels(&mut self, first: WireId, labels: &[[Block; 2]]) {
+        let delta = self.delta;
+        let slots = self.schedule.input_labels_mut(
+            &mut self.zero,
+            self.next_window,
+            self.n_inputs,
+            first,
+            labels.len(),
+        );
+        for (slot, &[w0, w1]) in slots.iter_mut().zip(labels) {
+            assert!(w1 == w0 ^ delta, "the two labels of a wire differ by Δ");
+            *slot = w0;
+        }
     }
 
     fn global_offset(&self) -> Option<Block> {

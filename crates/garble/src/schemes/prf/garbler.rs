@@ -143,6 +143,7 @@ fn by_values([s0, s1]: [Block; 2], permute: bool) -> [Block; 2] {
 /// The `prf` garbler.
 pub struct PrfGarbler<'c> {
     circuit: PhantomData<&'c Circuit>,
+    n_inputs: usize,
     backend: Backend,
     prg: Prg,
     /// `[k^0, k^1]` in every slot (input wire `i` is slot `i`).
@@ -177,6 +178,7 @@ impl<'c> PrfGarbler<'c> {
         let last_and_window = schedule.windows.iter().rposition(|w| w.last_and.is_some());
         PrfGarbler {
             circuit: PhantomData,
+            n_inputs: circuit.n_inputs(),
             backend,
             prg: own,
             labels,
@@ -286,6 +288,23 @@ impl Garble for PrfGarbler<'_> {
             "input labels are read before garbling"
         );
         self.labels[self.schedule.input_slot(wire)]
+    }
+
+    fn set_input_labels(&mut self, first: WireId, labels: &[[Block; 2]]) {
+        let slots = self.schedule.input_labels_mut(
+            &mut self.labels,
+            self.next_window,
+            self.n_inputs,
+            first,
+            labels.len(),
+        );
+        for (slot, &pair) in slots.iter_mut().zip(labels) {
+            assert!(
+                pair[0].lsb() != pair[1].lsb(),
+                "the two labels of a wire differ in their lsb"
+            );
+            *slot = pair;
+        }
     }
 
     fn garble_at(&mut self, out: &mut Vec<u8>, at: usize, target: usize) -> (usize, bool) {

@@ -1,0 +1,262 @@
+//! The results database's tests: a round trip of every field, and files of older schemas
+//! brought up to date.
+
+use super::*;
+
+pub(crate) fn env() -> Environment {
+    Environment::detect("0.1.0", Some("abc123".into()), "emu", "system", "on")
+}
+
+pub(crate) fn ok_run(transport: &str, rep: u32, total: f64) -> RunRecord {
+    RunRecord {
+        total_ms: Some(total),
+        ot_ms: Some(1.5),
+        garble_ms: Some(2.0),
+        eval_ms: Some(3.0),
+        transfer_ms: Some(total - 6.5),
+        wall_ms: Some(total + 40.0),
+        bytes_garbler_to_evaluator: Some(1 << 20),
+        bytes_evaluator_to_garbler: Some(4096),
+        buffer_bytes: Some(3 << 20),
+        connect_ms: Some(0.5),
+        handshake_ms: Some(total / 3.0),
+        first_output_ms: Some(total + 30.0),
+        paper_ms: Some(total - 2.0),
+        garbler_round_trips: Some(3),
+        evaluator_round_trips: Some(2),
+        garbler_report: Some("{\"total_ms\": 1}".into()),
+        ..RunRecord::ok(
+            Cell {
+                circuit: "aes128".into(),
+                scheme: "ideal".into(),
+                transport: transport.into(),
+                condition: "cw-lan".into(),
+            },
+            rep,
+            LinkRecord {
+                rtt_us: 300,
+                rate_bps: Some(100_000_000),
+                loss: 0.001,
+                jitter_us: 0,
+                queue_bytes: Some(250_000),
+                emulator: "emu".into(),
+                note: None,
+            },
+        )
+    }
+}
+
+#[test]
+fn schema_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sub/results.sqlite");
+    let mut db = Db::open(&path).unwrap();
+    let e = env();
+    assert!(!e.kernel.is_empty() && !e.cpu.is_empty());
+    let id = db
+        .create_experiment("small", "{\"runs\":2}", 3, &e)
+        .unwrap();
+    db.set_link_environment(id, "netem", "cubic").unwrap();
+    let a = ok_run("tcp", 0, 120.0);
+    let b = ok_run("udt", 0, 80.0);
+    let mut c = RunRecord::failed(
+        b.cell.clone(),
+        1,
+        b.link.clone(),
+        Status::Timeout,
+        "killed after 60 s".into(),
+    );
+    c.evaluator_output = Some("connecting...".into());
+    for r in [&a, &b] {
+        db.insert_run(id, r).unwrap();
+    }
+    assert!(!db.finish_if_complete(id).unwrap());
+    db.insert_run(id, &c).unwrap();
+    // The same cell and repetition twice is refused, and the first stays.
+    assert!(db.insert_run(id, &a).is_err());
+    assert!(db.finish_if_complete(id).unwrap());
+    drop(db);
+
+    let db = Db::open(&path).unwrap();
+    let row = db.find_experiment(None).unwrap().unwrap();
+    assert_eq!(row.id, id);
+    assert_eq!(row.name, "small");
+    assert_eq!(row.spec, "{\"runs\":2}");
+    assert_eq!(row.recorded_runs, 3);
+    assert!(row.finished_at.is_some());
+    assert_eq!(row.environment.emulator, "netem");
+    assert_eq!(row.environment.host_cc.as_deref(), Some("cubic"));
+    assert_eq!(row.environment.git_commit.as_deref(), Some("abc123"));
+    assert_eq!(row.environment.kernel, e.kernel);
+    assert_eq!(db.find_experiment(Some("small")).unwrap().unwrap().id, id);
+    assert_eq!(
+        db.find_experiment(Some(&id.to_string()))
+            .unwrap()
+            .unwrap()
+            .id,
+        id
+    );
+    assert!(db.find_experiment(Some("other")).unwrap().is_none());
+    assert_eq!(db.runs(id).unwrap(), vec![a.clone(), b.clone(), c.clone()]);
+    let rec = db.recorded(id).unwrap();
+    assert_eq!(rec.len(), 3);
+    assert!(rec.contains(&(c.cell.clone(), 1)));
+}
+
+fn has_column(db: &Db, table: &str, column: &str) -> bool {
+    schema::has_column(&db.conn, table, column).unwrap()
+}
+
+fn user_version(db: &Db) -> i64 {
+    schema::version(&db.conn).unwrap()
+}
+
+/// The columns schema version 4 added to `runs`.
+const VERSION_4_COLUMNS: [&str; 6] = [
+    "connect_ms",
+    "handshake_ms",
+    "first_output_ms",
+    "paper_ms",
+    "garbler_round_trips",
+    "evaluator_round_trips",
+];
+
+/// A file of an older schema: today's tables without the columns added since `version`,
+/// with one experiment recorded then (by hand, as that version wrote it).
+fn old_file(path: &Path, version: i64) -> i64 {
+    let db = Db::open(path).unwrap();
+    let mut sql = String::new();
+    for c in VERSION_4_COLUMNS {
+        sql.push_str(&format!("ALTER TABLE runs DROP COLUMN {c};"));
+    }
+    if version < 3 {
+        sql.push_str("ALTER TABLE experiments DROP COLUMN host_cc;");
+    }
+    if version < 2 {
+        sql.push_str("ALTER TABLE runs DROP COLUMN buffer_bytes;");
+    }
+    sql.push_str(&format!("PRAGMA user_version = {version};"));
+    db.conn.execute_batch(&sql).unwrap();
+    assert_eq!(has_column(&db, "experiments", "host_cc"), version >= 3);
+    assert!(!has_column(&db, "runs", "paper_ms"));
+    db.conn
+        .execute(
+            "INSERT INTO experiments (name, spec, planned_runs, version, kernel, cpu, host, \
+             emulator, protection) VALUES ('before', '{}', 1, '0.1.0', 'k', 'c', 'h', \
+             'emu', 'on')",
+            [],
+        )
+        .unwrap();
+    db.conn.last_insert_rowid()
+}
+
+#[test]
+fn a_version_1_file_gets_buffer_bytes_and_host_cc() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.sqlite");
+    let before = old_file(&path, 1);
+    let mut db = Db::open(&path).unwrap();
+    assert!(has_column(&db, "runs", "buffer_bytes"));
+    assert!(has_column(&db, "experiments", "host_cc"));
+    let id = db.create_experiment("old", "{}", 1, &env()).unwrap();
+    let r = ok_run("tcp", 0, 50.0);
+    db.insert_run(id, &r).unwrap();
+    assert_eq!(db.runs(id).unwrap()[0].buffer_bytes, Some(3 << 20));
+    let old = db.experiment(before).unwrap().unwrap();
+    assert_eq!(old.environment.host_cc, None);
+    assert_eq!(user_version(&db), 4);
+}
+
+#[test]
+fn a_version_2_file_gets_host_cc_unknown_for_its_experiments() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.sqlite");
+    let before = old_file(&path, 2);
+    let db = Db::open(&path).unwrap();
+    assert_eq!(user_version(&db), 4);
+    assert!(has_column(&db, "experiments", "host_cc"));
+    let old = db.experiment(before).unwrap().unwrap();
+    assert_eq!(old.environment.host_cc, None, "unknown, not made up");
+    assert_eq!(old.environment.emulator, "emu");
+    // New experiments record it, and the old row can be given it.
+    let id = db.create_experiment("new", "{}", 1, &env()).unwrap();
+    assert_eq!(
+        db.experiment(id)
+            .unwrap()
+            .unwrap()
+            .environment
+            .host_cc
+            .as_deref(),
+        Some("system")
+    );
+    db.set_link_environment(id, "emu", "bbr").unwrap();
+    assert_eq!(
+        db.experiment(id)
+            .unwrap()
+            .unwrap()
+            .environment
+            .host_cc
+            .as_deref(),
+        Some("bbr")
+    );
+    drop(db);
+    // Opening a current file again changes nothing.
+    let db = Db::open(&path).unwrap();
+    assert_eq!(db.experiments().unwrap().len(), 2);
+    assert_eq!(user_version(&db), 4);
+}
+
+#[test]
+fn a_version_3_file_gets_the_waiting_times_null_for_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.sqlite");
+    let before = old_file(&path, 3);
+    // A run as version 3 wrote it: none of version 4's columns.
+    let old = Connection::open(&path).unwrap();
+    old.execute(
+        "INSERT INTO runs (experiment_id, circuit, scheme, transport, condition, repetition, \
+         rtt_us, loss, jitter_us, emulator, status, total_ms) VALUES (?1, 'aes128', 'ideal', \
+         'tcp', 'wan', 0, 300000, 0.0, 0, 'emu', 'ok', 1817.5)",
+        params![before],
+    )
+    .unwrap();
+    drop(old);
+    let mut db = Db::open(&path).unwrap();
+    assert_eq!(user_version(&db), 4);
+    for c in VERSION_4_COLUMNS {
+        assert!(has_column(&db, "runs", c), "{c}");
+    }
+    let runs = db.runs(before).unwrap();
+    assert_eq!(runs.len(), 1);
+    let r = &runs[0];
+    assert_eq!((r.total_ms, r.link.rtt_us), (Some(1817.5), 300_000));
+    assert_eq!(
+        (
+            r.connect_ms,
+            r.handshake_ms,
+            r.first_output_ms,
+            r.paper_ms,
+            r.garbler_round_trips,
+            r.evaluator_round_trips
+        ),
+        (None, None, None, None, None, None),
+        "unknown, not made up"
+    );
+    // New runs in the migrated file keep every new field.
+    let run = ok_run("udt", 0, 90.0);
+    db.insert_run(before, &run).unwrap();
+    assert_eq!(db.runs(before).unwrap()[1], run);
+}
+
+#[test]
+fn a_newer_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.sqlite");
+    Db::open(&path)
+        .unwrap()
+        .conn
+        .execute_batch("PRAGMA user_version = 5")
+        .unwrap();
+    let e = Db::open(&path).unwrap_err().to_string();
+    assert!(e.contains("version 5, newer than this tool's 4"), "{e}");
+}

@@ -1,0 +1,326 @@
+//! The report's tests: a database filled by hand, read back and reported in every format
+//! and unit.
+
+use super::*;
+use crate::db::{Db, LinkRecord};
+use crate::experiment::Cell;
+
+fn run(circuit: &str, transport: &str, condition: &str, rep: u32, total: Option<f64>) -> RunRecord {
+    let cell = Cell {
+        circuit: circuit.into(),
+        scheme: "ideal".into(),
+        transport: transport.into(),
+        condition: condition.into(),
+    };
+    let link = LinkRecord {
+        rtt_us: 40_000,
+        rate_bps: Some(16_000_000),
+        emulator: "emu".into(),
+        ..LinkRecord::default()
+    };
+    match total {
+        Some(t) => RunRecord {
+            total_ms: Some(t),
+            ..RunRecord::ok(cell, rep, link)
+        },
+        None => RunRecord::failed(cell, rep, link, Status::Failed, "connection refused".into()),
+    }
+}
+
+/// A database filled by hand, read back, reported.
+fn filled() -> Report {
+    let mut db = Db::in_memory().unwrap();
+    let env = Environment::detect("0.1.0", None, "emu", "reno", "off");
+    let id = db.create_experiment("t4", "{}", 12, &env).unwrap();
+    let runs = [
+        run("aes128", "tcp", "cw-wan", 0, Some(100.0)),
+        run("aes128", "udt", "cw-wan", 0, Some(300.0)),
+        run("aes128", "tcp", "cw-wan", 1, Some(110.0)),
+        run("aes128", "udt", "cw-wan", 1, Some(320.0)),
+        run("mincut", "tcp", "cw-wan", 0, Some(8000.0)),
+        run("mincut", "udt", "cw-wan", 0, Some(1000.0)),
+        run("mincut", "tcp", "cw-wan", 1, Some(8400.0)),
+        run("mincut", "udt", "cw-wan", 1, Some(1100.0)),
+        // A row where the fastest transport failed once: not the best.
+        run("sha256", "tcp", "eu-us", 0, Some(200.0)),
+        run("sha256", "udt", "eu-us", 0, Some(150.0)),
+        run("sha256", "tcp", "eu-us", 1, Some(210.0)),
+        run("sha256", "udt", "eu-us", 1, None),
+    ];
+    for r in &runs {
+        db.insert_run(id, r).unwrap();
+    }
+    let row = db.experiment(id).unwrap().unwrap();
+    build(Some(&row), &db.runs(id).unwrap())
+}
+
+#[test]
+fn mean_and_sample_standard_deviation() {
+    let (m, s) = mean_sd(&[100.0, 110.0]);
+    assert_eq!(m, Some(105.0));
+    assert!((s.unwrap() - 7.0710678).abs() < 1e-6);
+    assert_eq!(mean_sd(&[5.0]), (Some(5.0), None));
+    assert_eq!(mean_sd(&[]), (None, None));
+}
+
+#[test]
+fn rows_mark_the_best_and_its_speedup() {
+    let r = filled();
+    assert_eq!(r.transports, ["tcp", "udt"]);
+    assert_eq!(r.rows.len(), 3);
+    let aes = &r.rows[0];
+    assert_eq!(
+        (aes.circuit.as_str(), aes.condition.as_str()),
+        ("aes128", "cw-wan")
+    );
+    assert_eq!(aes.best, Some(0));
+    assert_eq!(aes.speedup_vs_tcp, Some(1.0));
+    assert_eq!(aes.cells[0].text(), "105.0 ± 7.1");
+    let mc = &r.rows[1];
+    assert_eq!(mc.best, Some(1));
+    assert!((mc.speedup_vs_tcp.unwrap() - 8200.0 / 1050.0).abs() < 1e-9);
+    assert_eq!(mc.best_text(&r.transports), "udt (7.81× tcp)");
+    let sha = &r.rows[2];
+    assert_eq!(sha.best, Some(0), "udt failed a run");
+    assert_eq!(sha.cells[1].text(), "150.0 (1 of 2 failed)");
+    assert_eq!(sha.cells[1].error.as_deref(), Some("connection refused"));
+
+    let text = r.text();
+    assert!(
+        text.contains("experiment 1 \"t4\": 12 of 12 runs"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            ", emulator emu, hosts' TCP congestion control reno, session protection off\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("105.0 ± 7.1 *"), "{text}");
+    assert!(text.contains("1050.0 ± 70.7 *"), "{text}");
+    assert!(!text.contains("150.0 (1 of 2 failed) *"), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let header = lines.iter().position(|l| l.starts_with("circuit")).unwrap();
+    assert!(lines[header].contains("tcp") && lines[header].ends_with("best"));
+    assert!(lines[header + 1].starts_with("-------"));
+
+    let md = r.markdown();
+    assert!(md.contains("hosts' TCP congestion control reno, "), "{md}");
+    assert!(
+        md.contains(
+            "| mincut | ideal | cw-wan | 8200.0 ± 282.8 | **1050.0 ± 70.7** | udt (7.81× tcp) |"
+        ),
+        "{md}"
+    );
+
+    let csv = r.csv();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 3 * 2);
+    assert_eq!(
+        lines[4],
+        "mincut,ideal,cw-wan,udt,2,2,0,0,1050.000,70.711,true,7.810,,,"
+    );
+    assert_eq!(
+        lines[6],
+        "sha256,ideal,eu-us,udt,2,1,1,0,150.000,,false,,connection refused,,"
+    );
+    // udt failed one sha256 run on eu-us: the failure table follows.
+    assert!(text.contains("condition  tcp          udt\n"), "{text}");
+    assert!(
+        text.contains("eu-us      0.0* / 0.0*  100.0 / 100.0\n"),
+        "{text}"
+    );
+    assert!(
+        md.contains("| condition | tcp | udt |\n|---|---:|---:|\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| average | **0.0** / **0.0** | 33.3 / 33.3 |"),
+        "{md}"
+    );
+    // No run recorded the paper's measure: no column for it, and a line says why.
+    assert!(!r.has_paper_measure());
+    assert!(!text.contains("tcp paper"), "{text}");
+    assert!(
+        text.contains(
+            "the paper's measure (garbling, the tables' transfer and the output) was not recorded"
+        ),
+        "{text}"
+    );
+    let j = r.json();
+    assert_eq!(j["failures"]["rows"][1]["cells"][1]["failed"], 1);
+    assert_eq!(j["unit"], "ms");
+    assert!(j["rows"][0]["cells"][0]["paper_mean_ms"].is_null());
+    assert!(j["rows"][0]["cells"][0].get("mean_rtt").is_none());
+    assert_eq!(j["rows"][1]["best"], 1);
+    assert_eq!(j["transports"][1], "udt");
+    assert_eq!(j["experiment"]["environment"]["host_cc"], "reno");
+    assert_eq!(j["experiment"]["environment"]["emulator"], "emu");
+
+    // An experiment recorded before the hosts' congestion control was: unknown.
+    let mut old = r.clone();
+    if let Some(e) = old.experiment.as_mut() {
+        e.environment.host_cc = None;
+    }
+    assert!(
+        old.text()
+            .contains("hosts' TCP congestion control unknown, "),
+        "{}",
+        old.text()
+    );
+    assert!(old.json()["experiment"]["environment"]["host_cc"].is_null());
+}
+
+#[test]
+fn cells_without_success_say_why() {
+    let one = |status, n| CellStats {
+        runs: n,
+        failed: if status == Status::Failed { n } else { 0 },
+        timeouts: if status == Status::Timeout { n } else { 0 },
+        ..CellStats::default()
+    };
+    assert_eq!(one(Status::Failed, 1).text(), "failed");
+    assert_eq!(one(Status::Timeout, 3).text(), "timeout ×3");
+    assert_eq!(CellStats::default().text(), "–");
+    assert_eq!(csv_field("a,\"b\""), "\"a,\"\"b\"\"\"");
+}
+
+/// Runs with the paper's measure on a 40 ms condition and on one without an RTT.
+fn with_paper_measure(unit: Unit) -> Report {
+    let mut runs = Vec::new();
+    for (transport, condition, rtt_us, totals, papers) in [
+        ("tcp", "wan", 40_000, [242.0, 246.0], [82.0, 86.0]),
+        ("udt", "wan", 40_000, [160.0, 164.0], [40.0, 44.0]),
+        ("tcp", "rate-only", 0, [30.0, 32.0], [10.0, 12.0]),
+        ("udt", "rate-only", 0, [20.0, 22.0], [6.0, 8.0]),
+    ] {
+        for (rep, (total, paper)) in totals.into_iter().zip(papers).enumerate() {
+            let mut r = run("aes128", transport, condition, rep as u32, Some(total));
+            r.link.rtt_us = rtt_us;
+            r.paper_ms = Some(paper);
+            runs.push(r);
+        }
+    }
+    build_in(None, &runs, unit)
+}
+
+#[test]
+fn the_papers_measure_has_a_column_of_its_own() {
+    let r = with_paper_measure(Unit::Ms);
+    assert!(r.has_paper_measure());
+    let wan = &r.rows[0];
+    assert_eq!(wan.rtt_ms, 40.0);
+    assert_eq!(wan.cells[0].paper_mean_ms, Some(84.0));
+    assert_eq!(wan.cells[1].paper_text(), "42.0 ± 2.8");
+    // The best is still chosen on the protocol time.
+    assert_eq!(wan.best, Some(1));
+    let text = r.text();
+    let header = text.lines().find(|l| l.starts_with("circuit")).unwrap();
+    let columns: Vec<&str> = header.split("  ").filter(|c| !c.is_empty()).collect();
+    let columns: Vec<&str> = columns.iter().map(|c| c.trim()).collect();
+    assert_eq!(
+        columns,
+        [
+            "circuit",
+            "scheme",
+            "condition",
+            "tcp",
+            "tcp paper",
+            "udt",
+            "udt paper",
+            "best"
+        ],
+        "{text}"
+    );
+    assert!(
+        text.contains("TRANSPORT paper: the paper's measure"),
+        "{text}"
+    );
+    assert!(
+        text.contains("244.0 ± 2.8  84.0 ± 2.8  162.0 ± 2.8 *  42.0 ± 2.8"),
+        "{text}"
+    );
+    let md = r.markdown();
+    assert!(
+        md.contains("| circuit | scheme | condition | tcp | tcp paper | udt | udt paper | best |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| aes128 | ideal | wan | 244.0 ± 2.8 | 84.0 ± 2.8 | **162.0 ± 2.8** | 42.0 ± 2.8 |"
+        ),
+        "{md}"
+    );
+    let csv = r.csv();
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",error,paper_mean_ms,paper_sd_ms"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("\naes128,ideal,wan,udt,2,2,0,0,162.000,2.828,true,1.506,,42.000,2.828\n"),
+        "{csv}"
+    );
+    let j = r.json();
+    assert_eq!(j["rows"][0]["cells"][1]["paper_mean_ms"], 42.0);
+    assert_eq!(j["rows"][0]["rtt_ms"], 40.0);
+}
+
+#[test]
+fn times_in_rtts_of_the_condition() {
+    let r = with_paper_measure(Unit::Rtt);
+    let wan = &r.rows[0];
+    assert_eq!(wan.cells[0].mean_rtt, Some(244.0 / 40.0));
+    assert_eq!(wan.cells[1].paper_mean_rtt, Some(42.0 / 40.0));
+    // Milliseconds stay as they were; the best and the speed-up do not depend on the unit.
+    assert_eq!(wan.cells[0].mean_ms, Some(244.0));
+    assert_eq!(
+        (wan.best, wan.speedup_vs_tcp),
+        (Some(1), Some(244.0 / 162.0))
+    );
+    assert_eq!(wan.cells[0].text(), "6.10 ± 0.07");
+    assert_eq!(wan.cells[0].paper_text(), "2.10 ± 0.07");
+    // A condition without an RTT stays in ms, and a line says so.
+    let rate_only = &r.rows[1];
+    assert_eq!(rate_only.rtt_ms, 0.0);
+    assert_eq!(rate_only.cells[0].mean_rtt, None);
+    assert_eq!(rate_only.cells[0].text(), "31.0 ± 1.4");
+    let text = r.text();
+    assert!(
+        text.contains("protocol time in RTTs of the row's condition"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no RTT to count in (0 ms), so in ms: condition rate-only"),
+        "{text}"
+    );
+    let wan_line = text.lines().find(|l| l.contains(" wan ")).unwrap();
+    assert!(
+        wan_line.contains("6.10 ± 0.07  2.10 ± 0.07  4.05 ± 0.07 *  1.05 ± 0.07"),
+        "{text}"
+    );
+    let md = r.markdown();
+    assert!(
+        md.contains(
+            "| aes128 | ideal | wan | 6.10 ± 0.07 | 2.10 ± 0.07 | **4.05 ± 0.07** | 1.05 ± 0.07 |"
+        ),
+        "{md}"
+    );
+    let csv = r.csv();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].ends_with(",paper_sd_ms,rtt_ms,mean_rtt,sd_rtt,paper_mean_rtt,paper_sd_rtt"));
+    assert_eq!(
+        lines[1],
+        "aes128,ideal,wan,tcp,2,2,0,0,244.000,2.828,false,,,84.000,2.828,40.000,6.100,0.071,2.100,0.071"
+    );
+    assert_eq!(
+        lines[4],
+        "aes128,ideal,rate-only,udt,2,2,0,0,21.000,1.414,true,1.476,,7.000,1.414,0.000,,,,"
+    );
+    let j = r.json();
+    assert_eq!(j["unit"], "rtt");
+    assert_eq!(j["rows"][0]["cells"][0]["mean_rtt"], 6.1);
+    assert!(j["rows"][1]["cells"][0].get("mean_rtt").is_none());
+}

@@ -1,0 +1,181 @@
+//! [`EarlyClient`]: the initiator's side of a protected session whose first bytes ride in
+//! the handshake's first message (see "Early data" in the module docs), so that a session
+//! that opens with a request and waits for the answer pays one round trip, not two.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use snow::HandshakeState;
+
+use super::{Credentials, SecureChannel, MAX_EARLY_DATA};
+use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
+
+/// A [`SecureChannel`] client whose handshake has not run yet: bytes sent before the first
+/// `flush`, `recv` or `close` (up to [`MAX_EARLY_DATA`]) are kept and sent as early data in
+/// the handshake's first message; the handshake then runs at that first call. A send that
+/// would go beyond [`MAX_EARLY_DATA`] runs the handshake first (with what was kept) and
+/// goes into records. Made by [`SecureChannel::client_early`].
+pub struct EarlyClient<C: Channel> {
+    state: State<C>,
+    /// How long the handshake took, once it ran (see [`EarlyClient::handshake_time`]).
+    handshake_time: Option<Duration>,
+}
+
+enum State<C: Channel> {
+    /// Before the handshake: the channel below, the handshake and the early data so far.
+    Pending {
+        inner: C,
+        hs: Box<HandshakeState>,
+        hello: [u8; 8],
+        protection: &'static str,
+        early: Vec<u8>,
+    },
+    Ready(SecureChannel<C>),
+    /// The handshake failed; every call fails.
+    Failed,
+}
+
+impl<C: Channel> SecureChannel<C> {
+    /// Starts the handshake as the connecting party (initiator) over `inner`, sending
+    /// nothing yet: the bytes sent before the first `flush` or `recv` go as early data in
+    /// the handshake's first message (see "Early data" in the module docs).
+    pub fn client_early(inner: C, creds: &Credentials) -> Result<EarlyClient<C>> {
+        Ok(EarlyClient::new(
+            inner,
+            creds.handshake(true)?,
+            creds.hello(),
+            creds.protection(),
+        ))
+    }
+}
+
+impl<C: Channel> EarlyClient<C> {
+    fn new(inner: C, hs: HandshakeState, hello: [u8; 8], protection: &'static str) -> Self {
+        EarlyClient {
+            state: State::Pending {
+                inner,
+                hs: Box::new(hs),
+                hello,
+                protection,
+                early: Vec::new(),
+            },
+            handshake_time: None,
+        }
+    }
+
+    /// Runs the handshake now (with the early data kept so far) if it has not run, and
+    /// returns the channel.
+    ///
+    /// # Errors
+    /// As [`SecureChannel::client`].
+    pub fn into_ready(mut self) -> Result<SecureChannel<C>> {
+        self.ready()?;
+        match self.state {
+            State::Ready(channel) => Ok(channel),
+            _ => unreachable!("ready() leaves the channel ready or fails"),
+        }
+    }
+
+    /// Whether the handshake has run (and succeeded).
+    pub fn is_ready(&self) -> bool {
+        matches!(self.state, State::Ready(_))
+    }
+
+    /// How long the handshake took: from sending its first message (with the early data)
+    /// until the peer's answer was read and checked, the one round trip it costs. `None`
+    /// until it ran successfully. The session's first exchange rides on that round trip, so
+    /// this time is part of the session's, not before it.
+    pub fn handshake_time(&self) -> Option<Duration> {
+        self.handshake_time
+    }
+
+    /// `noise-psk` or `noise-kk`.
+    pub fn protection(&self) -> &'static str {
+        match &self.state {
+            State::Pending { protection, .. } => protection,
+            State::Ready(channel) => channel.protection(),
+            State::Failed => "failed",
+        }
+    }
+
+    /// The channel, running the handshake first if it has not run.
+    fn ready(&mut self) -> Result<&mut SecureChannel<C>> {
+        if let State::Pending { .. } = self.state {
+            let State::Pending {
+                inner,
+                hs,
+                hello,
+                protection,
+                early,
+            } = std::mem::replace(&mut self.state, State::Failed)
+            else {
+                unreachable!("matched above")
+            };
+            let start = Instant::now();
+            self.state = State::Ready(SecureChannel::initiate(
+                inner, *hs, hello, protection, &early,
+            )?);
+            self.handshake_time = Some(start.elapsed());
+        }
+        match &mut self.state {
+            State::Ready(channel) => Ok(channel),
+            State::Failed => Err(Error::Poisoned),
+            State::Pending { .. } => unreachable!("replaced above"),
+        }
+    }
+}
+
+impl<C: Channel> std::fmt::Debug for EarlyClient<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EarlyClient")
+            .field("ready", &self.is_ready())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: Channel> Channel for EarlyClient<C> {
+    fn send(&mut self, bytes: &[u8]) -> Result<()> {
+        if let State::Pending { early, .. } = &mut self.state {
+            if early.len() + bytes.len() <= MAX_EARLY_DATA {
+                early.extend_from_slice(bytes);
+                return Ok(());
+            }
+        }
+        self.ready()?.send(bytes)
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.ready()?.recv(buf)
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.ready()?.flush()
+    }
+
+    fn close(&mut self) -> Result<()> {
+        self.ready()?.close()
+    }
+
+    fn stats(&self) -> ByteCounts {
+        match &self.state {
+            State::Ready(channel) => channel.stats(),
+            State::Pending { .. } | State::Failed => ByteCounts::default(),
+        }
+    }
+
+    fn socket_buffers(&self) -> Option<SocketBuffers> {
+        match &self.state {
+            State::Pending { inner, .. } => inner.socket_buffers(),
+            State::Ready(channel) => channel.socket_buffers(),
+            State::Failed => None,
+        }
+    }
+
+    fn peer_addr(&self) -> Option<SocketAddr> {
+        match &self.state {
+            State::Pending { inner, .. } => inner.peer_addr(),
+            State::Ready(channel) => channel.peer_addr(),
+            State::Failed => None,
+        }
+    }
+}
