@@ -54,54 +54,41 @@ pub trait Channel: Send {
     }
 }
 
-impl<C: Channel + ?Sized> Channel for Box<C> {
-    fn send(&mut self, bytes: &[u8]) -> Result<()> {
-        (**self).send(bytes)
-    }
-    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
-        (**self).recv(buf)
-    }
-    fn flush(&mut self) -> Result<()> {
-        (**self).flush()
-    }
-    fn close(&mut self) -> Result<()> {
-        (**self).close()
-    }
-    fn stats(&self) -> ByteCounts {
-        (**self).stats()
-    }
-    fn socket_buffers(&self) -> Option<SocketBuffers> {
-        (**self).socket_buffers()
-    }
-    fn peer_addr(&self) -> Option<SocketAddr> {
-        (**self).peer_addr()
-    }
+/// `Channel` for a pointer to a channel, by forwarding every call.
+macro_rules! forward_channel {
+    ($($(#[$doc:meta])* $ptr:ty;)*) => {$(
+        $(#[$doc])*
+        impl<C: Channel + ?Sized> Channel for $ptr {
+            fn send(&mut self, bytes: &[u8]) -> Result<()> {
+                (**self).send(bytes)
+            }
+            fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
+                (**self).recv(buf)
+            }
+            fn flush(&mut self) -> Result<()> {
+                (**self).flush()
+            }
+            fn close(&mut self) -> Result<()> {
+                (**self).close()
+            }
+            fn stats(&self) -> ByteCounts {
+                (**self).stats()
+            }
+            fn socket_buffers(&self) -> Option<SocketBuffers> {
+                (**self).socket_buffers()
+            }
+            fn peer_addr(&self) -> Option<SocketAddr> {
+                (**self).peer_addr()
+            }
+        }
+    )*};
 }
 
-/// A channel lent out: a caller that needs the channel after a session (to read what it
-/// measured, such as [`crate::EarlyClient::handshake_time`]) passes `&mut` to it.
-impl<C: Channel + ?Sized> Channel for &mut C {
-    fn send(&mut self, bytes: &[u8]) -> Result<()> {
-        (**self).send(bytes)
-    }
-    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
-        (**self).recv(buf)
-    }
-    fn flush(&mut self) -> Result<()> {
-        (**self).flush()
-    }
-    fn close(&mut self) -> Result<()> {
-        (**self).close()
-    }
-    fn stats(&self) -> ByteCounts {
-        (**self).stats()
-    }
-    fn socket_buffers(&self) -> Option<SocketBuffers> {
-        (**self).socket_buffers()
-    }
-    fn peer_addr(&self) -> Option<SocketAddr> {
-        (**self).peer_addr()
-    }
+forward_channel! {
+    Box<C>;
+    /// A channel lent out: a caller that needs the channel after a session (to read what
+    /// it measured, such as [`crate::EarlyClient::handshake_time`]) passes `&mut` to it.
+    &mut C;
 }
 
 /// Reads SO_SNDBUF and SO_RCVBUF of a socket.

@@ -3,9 +3,10 @@
 //! the table's order. Each step takes the wire and the state it needs, so that it can be
 //! driven on its own against a peer of the test's making.
 
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use transputation_circuits::{Circuit, Party, Stats};
+use transputation_circuits::{Circuit, Party, Stats, WireId};
 use transputation_core::Block;
 use transputation_garble::{decode, Evaluate, Scheme};
 use transputation_ot::{Receiver, ReceiverExtension};
@@ -158,17 +159,14 @@ impl<'c> Evaluator<'c> {
 }
 
 /// Writes `labels` into the evaluator's slots of a party's input bits
-/// `first .. first + labels.len()`.
+/// `first .. first + labels.len()`, the party's input wires being `wires`.
 fn put_labels(
     evaluate: &mut dyn Evaluate,
-    circuit: &Circuit,
-    party: Party,
+    wires: &[Range<WireId>],
     first: usize,
     labels: &[Block],
 ) {
-    over_ranges(&wires_of(circuit, party), first, labels, |w, l| {
-        evaluate.set_input_labels(w, l)
-    });
+    over_ranges(wires, first, labels, |w, l| evaluate.set_input_labels(w, l));
 }
 
 /// Message 5: the seed of the garbler's input labels, expanded into the evaluator's labels
@@ -180,7 +178,7 @@ pub(crate) fn recv_label_seed<C: Channel>(
 ) -> Result<(), Error> {
     let LabelSeed(seed) = wire.recv(())?;
     let labels = seeded_labels(seed, circuit.party_input_bits(Party::Garbler));
-    put_labels(evaluate, circuit, Party::Garbler, 0, &labels);
+    put_labels(evaluate, &wires_of(circuit, Party::Garbler), 0, &labels);
     Ok(())
 }
 
@@ -200,6 +198,7 @@ pub(crate) fn extend_ot<C: Channel>(
     evaluate: &mut dyn Evaluate,
     labels: &mut Vec<Block>,
 ) -> Result<ReceiverExtension, Error> {
+    let wires = wires_of(circuit, Party::Evaluator);
     // Reversed: the extension takes its spare buffers from the back, chunk 0's first.
     receiver.add_row_buffers(rows.into_iter().rev());
     let mut matrix = Vec::new();
@@ -208,7 +207,7 @@ pub(crate) fn extend_ot<C: Channel>(
         if scheme.has_global_offset() {
             labels.clear();
             receiver.extend_cot_into(chunk, &mut matrix, labels);
-            put_labels(evaluate, circuit, Party::Evaluator, done, labels);
+            put_labels(evaluate, &wires, done, labels);
             done += chunk.len();
         } else {
             receiver.extend_into(chunk, &mut matrix);
@@ -229,12 +228,13 @@ pub(crate) fn recv_ot_labels<C: Channel>(
     evaluate: &mut dyn Evaluate,
     labels: &mut Vec<Block>,
 ) -> Result<(), Error> {
+    let wires = wires_of(circuit, Party::Evaluator);
     let mut done = 0;
     while let Some(ots) = receiver.next_pending() {
         labels.clear();
         let OtReply(y) = wire.recv(ots)?;
         receiver.receive_into(y, labels)?;
-        put_labels(evaluate, circuit, Party::Evaluator, done, labels);
+        put_labels(evaluate, &wires, done, labels);
         done += labels.len();
     }
     Ok(())

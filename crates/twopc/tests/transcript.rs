@@ -45,11 +45,7 @@ fn each_party_sends_the_messages_of_the_table_in_order() {
 }
 
 fn check_layout(c: &Circuit, scheme: Scheme, output: OutputMode, g: &[&[u8]], e: &[&[u8]]) {
-    let (n_g, n_e, n_o) = (
-        c.party_input_bits(Party::Garbler),
-        c.party_input_bits(Party::Evaluator),
-        c.n_outputs(),
-    );
+    let (n_e, n_o) = (c.party_input_bits(Party::Evaluator), c.n_outputs());
     let chunks: Vec<usize> = (0..n_e)
         .step_by(OT_CHUNK)
         .map(|s| (n_e - s).min(OT_CHUNK))
@@ -75,7 +71,6 @@ fn check_layout(c: &Circuit, scheme: Scheme, output: OutputMode, g: &[&[u8]], e:
     if !scheme.has_global_offset() {
         want_g.extend(chunks.iter().map(|&k| ot_reply_len(scheme, k)));
     }
-    let _ = n_g;
     let got_g: Vec<usize> = g.iter().map(|f| f.len()).collect();
     let tables_at = want_g.len();
     assert!(

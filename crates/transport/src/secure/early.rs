@@ -3,7 +3,7 @@
 //! that opens with a request and waits for the answer pays one round trip, not two.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use snow::HandshakeState;
 
@@ -17,8 +17,6 @@ use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
 /// goes into records. Made by [`SecureChannel::client_early`].
 pub struct EarlyClient<C: Channel> {
     state: State<C>,
-    /// How long the handshake took, once it ran (see [`EarlyClient::handshake_time`]).
-    handshake_time: Option<Duration>,
 }
 
 enum State<C: Channel> {
@@ -59,20 +57,6 @@ impl<C: Channel> EarlyClient<C> {
                 protection,
                 early: Vec::new(),
             },
-            handshake_time: None,
-        }
-    }
-
-    /// Runs the handshake now (with the early data kept so far) if it has not run, and
-    /// returns the channel.
-    ///
-    /// # Errors
-    /// As [`SecureChannel::client`].
-    pub fn into_ready(mut self) -> Result<SecureChannel<C>> {
-        self.ready()?;
-        match self.state {
-            State::Ready(channel) => Ok(channel),
-            _ => unreachable!("ready() leaves the channel ready or fails"),
         }
     }
 
@@ -86,41 +70,32 @@ impl<C: Channel> EarlyClient<C> {
     /// until it ran successfully. The session's first exchange rides on that round trip, so
     /// this time is part of the session's, not before it.
     pub fn handshake_time(&self) -> Option<Duration> {
-        self.handshake_time
-    }
-
-    /// `noise-psk` or `noise-kk`.
-    pub fn protection(&self) -> &'static str {
         match &self.state {
-            State::Pending { protection, .. } => protection,
-            State::Ready(channel) => channel.protection(),
-            State::Failed => "failed",
+            State::Ready(channel) => Some(channel.handshake_time()),
+            State::Pending { .. } | State::Failed => None,
         }
     }
 
     /// The channel, running the handshake first if it has not run.
     fn ready(&mut self) -> Result<&mut SecureChannel<C>> {
-        if let State::Pending { .. } = self.state {
-            let State::Pending {
+        if matches!(self.state, State::Pending { .. }) {
+            // Failed until the handshake succeeds: a failed one leaves nothing to retry.
+            if let State::Pending {
                 inner,
                 hs,
                 hello,
                 protection,
                 early,
             } = std::mem::replace(&mut self.state, State::Failed)
-            else {
-                unreachable!("matched above")
-            };
-            let start = Instant::now();
-            self.state = State::Ready(SecureChannel::initiate(
-                inner, *hs, hello, protection, &early,
-            )?);
-            self.handshake_time = Some(start.elapsed());
+            {
+                self.state = State::Ready(SecureChannel::initiate(
+                    inner, *hs, hello, protection, &early,
+                )?);
+            }
         }
         match &mut self.state {
             State::Ready(channel) => Ok(channel),
-            State::Failed => Err(Error::Poisoned),
-            State::Pending { .. } => unreachable!("replaced above"),
+            State::Pending { .. } | State::Failed => Err(Error::Poisoned),
         }
     }
 }
