@@ -11,53 +11,34 @@ BRISTOL_FILE defaults to ../shared/circuits/bristol/sha-256.txt. The testbed cel
 over tcp on a 10 ms, 1 Gbit/s emulated link) needs root; without root it is left out, with
 a note. Results databases of the testbed cell go to a temporary directory.
 """
-import json
 import os
 import statistics as st
-import subprocess
 import sys
 import tempfile
+
+from benchlib import MINCUT, garble_bench, json_of, output, run
 
 if len(sys.argv) not in (4, 5):
     sys.exit(__doc__)
 ROUNDS, OLD, NEW = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 BRISTOL = sys.argv[4] if len(sys.argv) == 5 else "../shared/circuits/bristol/sha-256.txt"
-MINCUT = "synthetic:and=999960,xor=2524920,inputs=250000"
-RUN_INPUTS = {
-    "aes128": ("aes128", "000102030405060708090a0b0c0d0e0f", "00112233445566778899aabbccddeeff"),
-    "mincut": (MINCUT, "0" * 62500, "0" * 62500),
-}
 TMP = tempfile.mkdtemp(prefix="before-after-")
 
 
-def out(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr}")
-    return r.stdout
-
-
 def garble(binary, scheme, circuit):
-    v = json.loads(out([binary, "garble-bench", "--circuit", circuit, "--scheme", scheme,
-                        "--repeat", "5", "--json"]))
-    return v["garble_ns_per_and"]
+    return garble_bench(binary, scheme, circuit, 5)["garble_ns_per_and"]
 
 
-def run(binary, circuit, mode):
-    name, g_in, e_in = RUN_INPUTS[circuit]
-    cmd = [binary, "run", "--circuit", name, "--transport", "tcp", "--garbler-input", g_in,
-           "--evaluator-input", e_in, "--json"]
-    if mode == "insecure":
-        cmd.append("--insecure")
-    v = json.loads(out(cmd))
+def run_ms(binary, circuit, mode):
+    v = run(binary, circuit, insecure=mode == "insecure")
     return v["total_ms"] + v["handshake_ms"]
 
 
 def testbed(binary, label):
     db = os.path.join(TMP, f"{label}.sqlite")
-    out([binary, "testbed", "run", "--circuits", "aes128", "--transports", "tcp",
-         "--rtt", "10ms", "--rate", "1gbit", "--runs", "1", "--db", db, "--quiet"])
-    v = json.loads(out([binary, "testbed", "report", "--db", db, "--format", "json"]))
+    output([binary, "testbed", "run", "--circuits", "aes128", "--transports", "tcp",
+            "--rtt", "10ms", "--rate", "1gbit", "--runs", "1", "--db", db, "--quiet"])
+    v = json_of([binary, "testbed", "report", "--db", db, "--format", "json"])
     return v["rows"][0]["cells"][0]["mean_ms"]
 
 
@@ -69,7 +50,7 @@ for scheme in ("ideal", "prf"):
 for circuit in ("aes128", "mincut"):
     for mode in ("insecure", "protected"):
         FIGURES.append((f"run {circuit} {mode}", "ms",
-                        lambda b, _l, c=circuit, m=mode: run(b, c, m)))
+                        lambda b, _l, c=circuit, m=mode: run_ms(b, c, m)))
 if os.geteuid() == 0:
     FIGURES.append(("testbed aes128 tcp 10ms 1gbit", "ms", testbed))
 else:

@@ -9,25 +9,17 @@ CIRCUIT is aes128, sha256 or mincut (the MinCut-size synthetic circuit); MODE is
 (`--insecure`) or p (protected, the default). Example, a build before and after a change:
   scripts/compare-builds.py 15 mincut /tmp/before:i /tmp/after:i /tmp/before:p /tmp/after:p
 """
-import json, statistics as st, subprocess, sys
+import statistics as st, sys
+
+from benchlib import run
 
 ROUNDS, CIRCUIT, CONFIGS = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
-INPUTS = {
-    "aes128": ("aes128", "000102030405060708090a0b0c0d0e0f", "00112233445566778899aabbccddeeff"),
-    "sha256": ("sha256", "0" * 64, "0" * 64),
-    "mincut": ("synthetic:and=999960,xor=2524920,inputs=250000", "0" * 62500, "0" * 62500),
-}
-circuit, g_in, e_in = INPUTS[CIRCUIT]
 times = {c: [] for c in CONFIGS}
 ot = {c: [] for c in CONFIGS}
 for _ in range(ROUNDS):
     for c in CONFIGS:
         binary, mode = c.rsplit(":", 1)
-        cmd = [binary, "run", "--circuit", circuit, "--transport", "tcp",
-               "--garbler-input", g_in, "--evaluator-input", e_in, "--json"]
-        if mode == "i":
-            cmd.append("--insecure")
-        v = json.loads(subprocess.run(cmd, capture_output=True, check=True).stdout)
+        v = run(binary, CIRCUIT, insecure=mode == "i")
         times[c].append(v["total_ms"] + v["handshake_ms"])
         ot[c].append(v["evaluator"]["ot_ms"])
 for c in CONFIGS:

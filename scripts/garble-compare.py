@@ -9,11 +9,11 @@ Usage: scripts/garble-compare.py ROUNDS SCHEME CIRCUIT BINARY [BINARY ...]
   scripts/garble-compare.py 5 ideal synthetic /tmp/before /tmp/after
 """
 
-import json
 import os
 import statistics
-import subprocess
 import sys
+
+from benchlib import garble_bench
 
 if len(sys.argv) < 5:
     sys.exit(__doc__)
@@ -23,9 +23,7 @@ garble = {b: [] for b in BINARIES}
 evaluate = {b: [] for b in BINARIES}
 for _ in range(ROUNDS):
     for b in BINARIES:
-        cmd = [b, "garble-bench", "--circuit", CIRCUIT, "--scheme", SCHEME,
-               "--repeat", REPEAT, "--json"]
-        v = json.loads(subprocess.run(cmd, capture_output=True, check=True, text=True).stdout)
+        v = garble_bench(b, SCHEME, CIRCUIT, REPEAT)
         garble[b].append(v["garble_ns_per_and"])
         evaluate[b].append(v["eval_ns_per_and"])
 for b in BINARIES:
