@@ -59,7 +59,8 @@ pub struct PartyReport {
     #[serde(deserialize_with = "present")]
     pub first_output_ms: Option<f64>,
     /// Times this party turned from sending to waiting for the peer in the session (the
-    /// message table of `transputation-2pc`: 2 for the evaluator, 3 for the garbler).
+    /// message table of `transputation-2pc`: 2 for the evaluator, 3 for the garbler, one
+    /// less each when the evaluator has no input bits).
     pub round_trips: u32,
     /// The paper's measure (Table 4 of the Transputation paper times garbling, the transfer
     /// of the tables and the output; OT and set-up excluded), ms. The garbler: from the end

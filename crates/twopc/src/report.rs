@@ -91,7 +91,8 @@ pub struct Report {
     pub ot: Duration,
     /// Times this party waited for the peer: each turn from sending (or, for the garbler,
     /// from its start) to receiving. The message table in the crate docs fixes it: 2 for
-    /// the evaluator, 3 for the garbler.
+    /// the evaluator, 3 for the garbler, one less each when the evaluator has no input bits
+    /// (no extension matrix to send).
     pub round_trips: u32,
     /// The paper's measure (Table 4 of the Transputation paper times garbling, the transfer
     /// of the tables and the output; OT and set-up excluded): the garbler from the end of

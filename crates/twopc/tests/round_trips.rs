@@ -232,3 +232,22 @@ fn check_times(
         ),
     }
 }
+
+/// An evaluator without input bits sends no extension matrix: the tables answer its first
+/// flight, so it waits once and the garbler twice (the reference SHA-256 circuit, whose
+/// 512 input bits are all the garbler's).
+#[test]
+fn without_evaluator_input_each_party_waits_once_less() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/circuits/bristol/sha-256.txt"
+    );
+    let c = library::load(path).unwrap();
+    assert_eq!(c.party_input_bits(Party::Evaluator), 0);
+    for scheme in [Scheme::Ideal, Scheme::Prf] {
+        let (g, e, g_flights, e_flights, _) = session(&c, scheme, false);
+        assert_eq!((e_flights, g_flights), (2, 3), "{scheme}: flights");
+        assert_eq!((e.round_trips, g.round_trips), (1, 2), "{scheme}");
+        assert_eq!(e.output, g.output, "{scheme}");
+    }
+}
