@@ -12,6 +12,11 @@
 //! The cores do no I/O: the garbler appends tables to a byte buffer, the evaluator consumes
 //! bytes in any pieces, and memory is bounded by the wire labels (see [`schemes`]).
 //!
+//! A session that garbles many times between the same two parties under one free-XOR
+//! offset starts each garbling with [`Scheme::garbler_with`] and [`Scheme::evaluator_with`]
+//! from a [`GarbleStart`]: the session's `Δ` and a tweak base that keeps every hash tweak
+//! unique under it (the `half_gates` module documentation says why).
+//!
 //! The primitives, [`Block`](transputation_core::Block), AES ([`transputation_core::aes`])
 //! and the PRG, are `transputation-core`'s, shared with the OT; this crate holds the
 //! schemes, including their fused VAES gate kernels.
@@ -41,4 +46,4 @@
 
 pub mod schemes;
 
-pub use schemes::{decode, EvalError, Evaluate, Garble, Scheme};
+pub use schemes::{decode, EvalError, Evaluate, Garble, GarbleStart, Scheme};

@@ -1,6 +1,6 @@
 //! Tweak uniqueness of the half-gates schemes (docs/garbling.md §3.4, §7.6, §7.7): the hash
-//! is wrapped in a recorder, a whole circuit is garbled and evaluated, and every
-//! `(X, tweak)` query is checked. (`prf`'s `(key, blk)` pairs are checked by a unit test in
+//! is wrapped in a recorder, a whole circuit is garbled and evaluated (or several garblings
+//! of a session under one `Δ`), and every `(X, tweak)` query is checked. (`prf`'s `(key, blk)` pairs are checked by a unit test in
 //! `src/schemes/prf/tests.rs`, through a test-only hook.)
 
 mod common;
@@ -14,7 +14,7 @@ use transputation_core::{prg::Prg, Block};
 use transputation_garble::schemes::half_gates::{
     HalfGateHash, HalfGatesEvaluator, HalfGatesGarbler, LabelKeyed, Tccr,
 };
-use transputation_garble::{decode, Evaluate, Garble};
+use transputation_garble::{decode, Evaluate, Garble, GarbleStart};
 
 /// Hash queries `(X, tweak)` in order.
 type Queries = Vec<(Block, u64)>;
@@ -45,15 +45,28 @@ fn record<H: HalfGateHash>(
     make: impl Fn() -> H,
     target: usize,
 ) -> (Queries, Queries, Block) {
+    record_from(circuit, make, target, Block(0x7eed), GarbleStart::default())
+}
+
+/// As [`record`], with the PRG seeded by `seed`, the garbler starting from `start` and the
+/// evaluator at its tweak base.
+fn record_from<H: HalfGateHash>(
+    circuit: &Circuit,
+    make: impl Fn() -> H,
+    target: usize,
+    seed: Block,
+    start: GarbleStart,
+) -> (Queries, Queries, Block) {
     let (glog, elog) = (Log::default(), Log::default());
-    let mut prg = Prg::new(Block(0x7eed));
-    let mut garbler = HalfGatesGarbler::new(
+    let mut prg = Prg::new(seed);
+    let mut garbler = HalfGatesGarbler::with_start(
         circuit,
         Recording {
             inner: make(),
             log: glog.clone(),
         },
         &mut prg,
+        start,
     );
     let bits: Vec<bool> = (0..circuit.n_inputs()).map(|i| i % 3 == 1).collect();
     let labels: Vec<Block> = bits
@@ -63,13 +76,14 @@ fn record<H: HalfGateHash>(
         .collect();
     let mut stream = Vec::new();
     while garbler.garble(&mut stream, target) {}
-    let mut evaluator = HalfGatesEvaluator::new(
+    let mut evaluator = HalfGatesEvaluator::with_tweak_base(
         circuit,
         Recording {
             inner: make(),
             log: elog.clone(),
         },
         &labels,
+        start.tweak_base,
     );
     // Fed in odd pieces, so that the evaluator's batches differ from the garbler's.
     let mut used = 0;
@@ -89,9 +103,9 @@ fn record<H: HalfGateHash>(
     (g, e, delta)
 }
 
-/// The checks of §7.6 on one garbling.
-fn check_queries(circuit: &Circuit, g: &[(Block, u64)], e: &[(Block, u64)], delta: Block) {
-    let n_and = Stats::of(circuit).and;
+/// The checks of §7.6 on the queries of `n_and` AND gates under one `Δ`: one garbling, or
+/// all those of a session.
+fn check_queries(n_and: u64, g: &[(Block, u64)], e: &[(Block, u64)], delta: Block) {
     assert_eq!(g.len() as u64, 4 * n_and, "4 garbler hashes per AND gate");
     assert_eq!(e.len() as u64, 2 * n_and, "2 evaluator hashes per AND gate");
 
@@ -118,7 +132,8 @@ fn check_queries(circuit: &Circuit, g: &[(Block, u64)], e: &[(Block, u64)], delt
         );
     }
     // The AND counter of §5.1: the n-th AND gate uses 2n+1 and 2n+2, so the tweaks are
-    // exactly 1..=2·n_and (none restarted between garble() calls).
+    // exactly 1..=2·n_and (none restarted between garble() calls, nor between the
+    // garblings of a session).
     let mut tweaks: Vec<u64> = by_tweak.keys().copied().collect();
     tweaks.sort_unstable();
     assert_eq!(tweaks, (1..=2 * n_and).collect::<Vec<_>>());
@@ -139,7 +154,7 @@ fn ideal_sha256_tweaks_unique() {
     let c = library::load("sha256").unwrap();
     for target in [64, 1 << 20] {
         let (g, e, delta) = record(&c, || Tccr::new(Backend::detect()), target);
-        check_queries(&c, &g, &e, delta);
+        check_queries(Stats::of(&c).and, &g, &e, delta);
     }
 }
 
@@ -148,8 +163,40 @@ fn circular_sha256_tweaks_unique() {
     let c = library::load("sha256").unwrap();
     for target in [64, 1 << 20] {
         let (g, e, delta) = record(&c, || LabelKeyed::new(Backend::detect()), target);
-        check_queries(&c, &g, &e, delta);
+        check_queries(Stats::of(&c).and, &g, &e, delta);
     }
+}
+
+/// Three garblings of a session under one `Δ` (the OT's correlation), each with the AND
+/// gates garbled before it as its tweak base: their queries together pass the checks of
+/// one circuit of all their AND gates, so no tweak hashes two label pairs across them.
+fn check_session<H: HalfGateHash>(make: impl Fn() -> H) {
+    let c = library::load("aes128").unwrap();
+    let n_and = Stats::of(&c).and;
+    let delta = Block(0x5e55_1011_0ffe_7000_0000_0000_0000_0001);
+    let (mut g, mut e) = (Vec::new(), Vec::new());
+    for k in 0..3 {
+        let start = GarbleStart {
+            offset: Some(delta),
+            tweak_base: k * n_and,
+        };
+        let seed = Block(0x7eed + u128::from(k));
+        let (gk, ek, d) = record_from(&c, &make, 1 << 16, seed, start);
+        assert_eq!(d, delta, "garbling {k} is under the session's Δ");
+        g.extend(gk);
+        e.extend(ek);
+    }
+    check_queries(3 * n_and, &g, &e, delta);
+}
+
+#[test]
+fn ideal_tweaks_unique_across_a_sessions_garblings() {
+    check_session(|| Tccr::new(Backend::detect()));
+}
+
+#[test]
+fn circular_tweaks_unique_across_a_sessions_garblings() {
+    check_session(|| LabelKeyed::new(Backend::detect()));
 }
 
 #[test]

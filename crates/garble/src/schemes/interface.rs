@@ -1,11 +1,57 @@
 //! The interface every scheme implements, [`Garble`] and [`Evaluate`], with the evaluator's
-//! [`EvalError`] and [`decode`]; `schemes` re-exports them. It is a module of its own so
-//! that the schemes, which `schemes` names in [`Scheme`](super::Scheme), need not import
-//! their parent.
+//! [`EvalError`], [`decode`] and where a garbling starts in a session ([`GarbleStart`]);
+//! `schemes` re-exports them. It is a module of its own so that the schemes, which
+//! `schemes` names in [`Scheme`](super::Scheme), need not import their parent.
 
-use transputation_circuits::{Circuit, WireId};
+use transputation_circuits::{Circuit, Gate, WireId};
 
 use transputation_core::Block;
+
+/// Where a garbling starts within a session that garbles many times between the same two
+/// parties ([`Scheme::garbler_with`](super::Scheme::garbler_with)). The default, a fresh
+/// offset and tweak base 0, is a garbling on its own ([`Scheme::garbler`](super::Scheme::garbler)).
+///
+/// A session that keeps one free-XOR offset `Δ` for all its garblings (the IKNP OT
+/// extension's correlation, fixed by its base OTs) must never hash under one tweak twice
+/// (the `half_gates` module documentation): it gives each garbling the number of AND gates
+/// garbled before it in the session as `tweak_base`, so that the tweaks follow on as if the
+/// session garbled one circuit, all its garblings in a row, and hands the evaluator of each
+/// computation the same base ([`Scheme::evaluator_with`](super::Scheme::evaluator_with)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GarbleStart {
+    /// The free-XOR offset `Δ` to garble under (its lsb must be 1), or `None` to draw a
+    /// fresh one from the garbler's PRG. Only for the schemes with a global offset
+    /// ([`Scheme::has_global_offset`](super::Scheme::has_global_offset)); `prf` takes `None`.
+    pub offset: Option<Block>,
+    /// `B`: AND gate `n` of this garbling (from 0) hashes under the tweaks `2(B + n) + 1`
+    /// and `2(B + n) + 2` instead of `2n + 1` and `2n + 2`; 0 gives the tables of a
+    /// garbling on its own. `prf` has no tweak counter shared between garblings and
+    /// ignores it (the `prf` module documentation says why none is needed).
+    pub tweak_base: u64,
+}
+
+/// Checks that the tweaks `2(B + n) + 2` of `circuit`'s AND gates under the tweak base `B`
+/// fit in 64 bits: `B` plus the number of AND gates at most `2^63 − 1`.
+///
+/// # Panics
+/// If they do not (a caller bug: a session does not garble `2^63` AND gates).
+pub(crate) fn check_tweak_base(circuit: &Circuit, tweak_base: u64) {
+    if tweak_base == 0 {
+        return; // AND indices are u32: their tweaks fit.
+    }
+    let ands = circuit
+        .gates()
+        .iter()
+        .filter(|g| matches!(g, Gate::And { .. }))
+        .count() as u64;
+    assert!(
+        tweak_base
+            .checked_add(ands)
+            .is_some_and(|end| end < 1 << 63),
+        "tweak base {tweak_base} plus {ands} AND gates passes 2^63 - 1: the tweaks \
+         2(B + n) + 2 would not fit in 64 bits"
+    );
+}
 
 /// The garbler's side of a scheme; see the module documentation for the call order.
 pub trait Garble: Send {

@@ -29,7 +29,10 @@ mod interface;
 pub mod prf;
 pub(crate) mod waves;
 
-pub use interface::{decode, EvalError, Evaluate, Garble};
+#[cfg(test)]
+mod tests;
+
+pub use interface::{decode, EvalError, Evaluate, Garble, GarbleStart};
 
 use std::fmt;
 use std::str::FromStr;
@@ -90,41 +93,98 @@ impl Scheme {
         }
     }
 
-    /// Starts garbling `circuit` with randomness from `prg` on the given AES backend.
+    /// Starts garbling `circuit` with randomness from `prg` on the given AES backend: a
+    /// fresh `Δ` (where the scheme has one) and tweak base 0, [`Scheme::garbler_with`] at
+    /// [`GarbleStart::default()`].
     pub fn garbler<'c>(
         self,
         circuit: &'c Circuit,
         prg: &mut Prg,
         backend: Backend,
     ) -> Box<dyn Garble + 'c> {
+        self.garbler_with(circuit, prg, backend, GarbleStart::default())
+    }
+
+    /// Starts garbling `circuit` from `start` in a session: under the given offset `Δ`
+    /// rather than a fresh one, and with the given tweak base ([`GarbleStart`]); the rest
+    /// (input labels, and `Δ` if none is given) comes from `prg`. The default `start` gives
+    /// the bytes of [`Scheme::garbler`].
+    ///
+    /// # Panics
+    /// If `start.offset` is given with lsb 0, or given to `prf` (which has no global
+    /// offset), or if the tweak base plus the circuit's AND gates passes `2^63 − 1` (caller
+    /// bugs).
+    pub fn garbler_with<'c>(
+        self,
+        circuit: &'c Circuit,
+        prg: &mut Prg,
+        backend: Backend,
+        start: GarbleStart,
+    ) -> Box<dyn Garble + 'c> {
         use half_gates::{HalfGatesGarbler, LabelKeyed, Tccr};
         match self {
-            Scheme::Prf => Box::new(prf::PrfGarbler::new(circuit, prg, backend)),
-            Scheme::Circular => Box::new(HalfGatesGarbler::new(
+            Scheme::Prf => {
+                assert!(
+                    start.offset.is_none(),
+                    "prf has no global offset: GarbleStart.offset must be None for it"
+                );
+                Box::new(prf::PrfGarbler::new(circuit, prg, backend))
+            }
+            Scheme::Circular => Box::new(HalfGatesGarbler::with_start(
                 circuit,
                 LabelKeyed::new(backend),
                 prg,
+                start,
             )),
-            Scheme::Ideal => Box::new(HalfGatesGarbler::new(circuit, Tccr::new(backend), prg)),
+            Scheme::Ideal => Box::new(HalfGatesGarbler::with_start(
+                circuit,
+                Tccr::new(backend),
+                prg,
+                start,
+            )),
         }
     }
 
-    /// Starts evaluating `circuit` from one label per input wire.
+    /// Starts evaluating `circuit` from one label per input wire: tweak base 0,
+    /// [`Scheme::evaluator_with`] at base 0.
     pub fn evaluator<'c>(
         self,
         circuit: &'c Circuit,
         inputs: &[Block],
         backend: Backend,
     ) -> Box<dyn Evaluate + 'c> {
+        self.evaluator_with(circuit, inputs, backend, 0)
+    }
+
+    /// Starts evaluating `circuit` from one label per input wire, with the tweak base its
+    /// garbler used ([`GarbleStart::tweak_base`]; `prf` ignores it). Tables garbled under
+    /// another base do not decode to the function's output.
+    ///
+    /// # Panics
+    /// If `inputs` is not one label per input wire, or if the tweak base plus the circuit's
+    /// AND gates passes `2^63 − 1` (caller bugs).
+    pub fn evaluator_with<'c>(
+        self,
+        circuit: &'c Circuit,
+        inputs: &[Block],
+        backend: Backend,
+        tweak_base: u64,
+    ) -> Box<dyn Evaluate + 'c> {
         use half_gates::{HalfGatesEvaluator, LabelKeyed, Tccr};
         match self {
             Scheme::Prf => Box::new(prf::PrfEvaluator::new(circuit, inputs, backend)),
-            Scheme::Circular => Box::new(HalfGatesEvaluator::new(
+            Scheme::Circular => Box::new(HalfGatesEvaluator::with_tweak_base(
                 circuit,
                 LabelKeyed::new(backend),
                 inputs,
+                tweak_base,
             )),
-            Scheme::Ideal => Box::new(HalfGatesEvaluator::new(circuit, Tccr::new(backend), inputs)),
+            Scheme::Ideal => Box::new(HalfGatesEvaluator::with_tweak_base(
+                circuit,
+                Tccr::new(backend),
+                inputs,
+                tweak_base,
+            )),
         }
     }
 }

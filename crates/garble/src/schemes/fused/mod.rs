@@ -15,9 +15,10 @@ use transputation_core::Block;
 mod x86;
 
 /// The four TCCR hashes of each half-gates AND gate: for gate `i` with 0-labels
-/// `[a0, b0] = inputs[i]` and AND index `n = and_index[i]`, `out[i]` is
-/// `[H(a0, j), H(a0 ⊕ Δ, j), H(b0, j'), H(b0 ⊕ Δ, j')]` with `H` = [`FixedKeyAes::tccr`]
-/// under `aes`, `j = 2n + 1` and `j' = 2n + 2`.
+/// `[a0, b0] = inputs[i]`, AND index `n = and_index[i]` and tweak base `B = tweak_base`,
+/// `out[i]` is `[H(a0, j), H(a0 ⊕ Δ, j), H(b0, j'), H(b0 ⊕ Δ, j')]` with
+/// `H` = [`FixedKeyAes::tccr`] under `aes`, `j = 2(B + n) + 1` and `j' = 2(B + n) + 2`
+/// (in wrapping 64-bit arithmetic; the callers keep it from wrapping).
 ///
 /// Only the VAES backend has this fused path (inputs and tweaks made in registers); it
 /// returns whether it wrote `out`, and the caller stages the inputs for
@@ -30,6 +31,7 @@ pub(crate) fn tccr_and_gates(
     delta: Block,
     inputs: &[[Block; 2]],
     and_index: &[u32],
+    tweak_base: u64,
     out: &mut [[Block; 4]],
 ) -> bool {
     assert!(
@@ -38,16 +40,17 @@ pub(crate) fn tccr_and_gates(
     );
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     if let Some((t, rk)) = aes.vaes_round_keys() {
-        x86::tccr_and_gates(t, rk, delta, inputs, and_index, out);
+        x86::tccr_and_gates(t, rk, delta, inputs, and_index, tweak_base, out);
         return true;
     }
-    let _ = (aes, delta);
+    let _ = (aes, delta, tweak_base);
     false
 }
 
 /// The evaluator's two TCCR hashes of each half-gates AND gate: for labels
-/// `[a, b] = inputs[i]` and AND index `n = and_index[i]`, `out[i]` is
-/// `[H(a, 2n + 1), H(b, 2n + 2)]` with `H` = [`FixedKeyAes::tccr`] under `aes`.
+/// `[a, b] = inputs[i]`, AND index `n = and_index[i]` and tweak base `B = tweak_base`,
+/// `out[i]` is `[H(a, 2(B + n) + 1), H(b, 2(B + n) + 2)]` with `H` = [`FixedKeyAes::tccr`]
+/// under `aes`.
 ///
 /// Only the VAES backend has this fused path (tweaks made in registers); it returns
 /// whether it wrote `out`, and the caller stages the tweaks for [`FixedKeyAes::tccr`]
@@ -59,6 +62,7 @@ pub(crate) fn tccr_eval_gates(
     aes: &FixedKeyAes,
     inputs: &[[Block; 2]],
     and_index: &[u32],
+    tweak_base: u64,
     out: &mut [[Block; 2]],
 ) -> bool {
     assert!(
@@ -67,18 +71,18 @@ pub(crate) fn tccr_eval_gates(
     );
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     if let Some((t, rk)) = aes.vaes_round_keys() {
-        x86::tccr_eval_gates(t, rk, inputs, and_index, out);
+        x86::tccr_eval_gates(t, rk, inputs, and_index, tweak_base, out);
         return true;
     }
-    let _ = aes;
+    let _ = (aes, tweak_base);
     false
 }
 
 /// The half-gates garbler's AND gates `ands = (slots, index, first)` (independent gates,
 /// e.g. one wave's crypto gates: their slots packed as `a | b << 21 | out << 42`
 /// (`waves::pack_slots`), their AND indices, and the index of the window's first AND gate)
-/// with `aes` as the TCCR permutation, fused: for each gate its input 0-labels from `zero`,
-/// the four hashes of [`tccr_and_gates`], its table `TG ‖ TE` written to
+/// with `aes` as the TCCR permutation and tweak base `tweak_base`, fused: for each gate its
+/// input 0-labels from `zero`, the four hashes of [`tccr_and_gates`], its table `TG ‖ TE` written to
 /// `window[32 · (n − first)..][..32]` and its output 0-label to `zero[out]`
 /// (`half_gates::garble_and`). Only the VAES backend has it; returns whether it ran.
 ///
@@ -87,6 +91,7 @@ pub(crate) fn tccr_eval_gates(
 pub(crate) fn garble_and_gates(
     aes: &FixedKeyAes,
     delta: Block,
+    tweak_base: u64,
     zero: &mut [Block],
     ands: (&[u64], &[u32], u32),
     window: &mut [u8],
@@ -94,16 +99,16 @@ pub(crate) fn garble_and_gates(
     assert_eq!(ands.0.len(), ands.1.len(), "one AND index per gate");
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     if let Some((t, rk)) = aes.vaes_round_keys() {
-        x86::garble_and_gates(t, rk, delta, zero, ands, window);
+        x86::garble_and_gates(t, rk, delta, tweak_base, zero, ands, window);
         return true;
     }
-    let _ = (aes, delta, zero, window);
+    let _ = (aes, delta, tweak_base, zero, window);
     false
 }
 
 /// The half-gates evaluator's AND gates `ands` (independent gates, given as for
-/// [`garble_and_gates`]), fused: for each gate its labels from `labels`, the two hashes of
-/// [`tccr_eval_gates`], and its output label from its table at
+/// [`garble_and_gates`]) under tweak base `tweak_base`, fused: for each gate its labels
+/// from `labels`, the two hashes of [`tccr_eval_gates`], and its output label from its table at
 /// `window[32 · (n − first)..][..32]` written to `labels[out]` (`half_gates::eval_and`).
 /// Only the VAES backend has it; returns whether it ran.
 ///
@@ -111,6 +116,7 @@ pub(crate) fn garble_and_gates(
 /// As [`garble_and_gates`].
 pub(crate) fn eval_and_gates(
     aes: &FixedKeyAes,
+    tweak_base: u64,
     labels: &mut [Block],
     ands: (&[u64], &[u32], u32),
     window: &[u8],
@@ -118,10 +124,10 @@ pub(crate) fn eval_and_gates(
     assert_eq!(ands.0.len(), ands.1.len(), "one AND index per gate");
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     if let Some((t, rk)) = aes.vaes_round_keys() {
-        x86::eval_and_gates(t, rk, labels, ands, window);
+        x86::eval_and_gates(t, rk, tweak_base, labels, ands, window);
         return true;
     }
-    let _ = (aes, labels, window);
+    let _ = (aes, tweak_base, labels, window);
     false
 }
 
@@ -205,25 +211,46 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    /// `n` random label pairs and AND indices, every third index near `u32::MAX` (tweaks
-    /// above 2^32).
+    /// `n` random label pairs and AND indices: every third index near `u32::MAX` (tweaks
+    /// above 2^32), every third small (so that the tweak bases below carry their tweaks
+    /// across 2^32 and 2^33).
     fn random_gates(rng: &mut ChaCha8Rng, n: usize) -> (Vec<[Block; 2]>, Vec<u32>) {
         let inputs = (0..n)
             .map(|_| [Block(rng.gen()), Block(rng.gen())])
             .collect();
         let idx = (0..n)
-            .map(|i| {
-                if i % 3 == 0 {
-                    u32::MAX - i as u32
-                } else {
-                    rng.gen()
-                }
+            .map(|i| match i % 3 {
+                0 => u32::MAX - i as u32,
+                1 => i as u32,
+                _ => rng.gen(),
             })
             .collect();
         (inputs, idx)
     }
 
-    /// The AND-gate TCCR of every backend equals the plain TCCR of the staged inputs.
+    /// Tweak bases `B` for the tests: 0 (the tables of a garbling on its own), small ones,
+    /// ones that carry `2(B + n) + 1` and `2(B + n) + 2` of small AND indices `n` across
+    /// 2^32 and 2^33 (the fused kernels make `2n` from 32-bit indices and add `2B` in 64-bit
+    /// lanes), and large ones near 2^62 (with indices near 2^32 the tweaks pass 2^63).
+    const BASES: [u64; 8] = [
+        0,
+        1,
+        0x7fff_fff0,
+        0xffff_fff0,
+        0x1_7fff_fff8,
+        3 << 32,
+        (1 << 62) - 5,
+        (1 << 62) + 0x1234_5678_9abc,
+    ];
+
+    /// The tweaks `(2(B + n) + 1, 2(B + n) + 2)`, as the staged path computes them.
+    fn tweaks(base: u64, n: u32) -> (u64, u64) {
+        let j = 2 * (base + u64::from(n)) + 1;
+        (j, j + 1)
+    }
+
+    /// The AND-gate TCCR of every backend equals the plain TCCR of the staged inputs, at
+    /// every tweak base.
     #[test]
     fn tccr_and_gates_matches_tccr_on_every_backend() {
         let mut rng = ChaCha8Rng::seed_from_u64(756);
@@ -232,27 +259,30 @@ mod tests {
         for n in (0..=40).chain([127, 128, 129, 203]) {
             let delta = Block(rng.gen()).with_lsb(true);
             let (inputs, idx) = random_gates(&mut rng, n);
-            let mut expect = Vec::new();
-            for (&[a0, b0], &i) in inputs.iter().zip(&idx) {
-                let (j, j2) = (2 * u64::from(i) + 1, 2 * u64::from(i) + 2);
-                let xs = [a0, a0 ^ delta, b0, b0 ^ delta];
-                let mut h = [Block::ZERO; 4];
-                pi.tccr(&xs, &[j, j, j2, j2], &mut h);
-                expect.push(h);
-            }
-            for backend in Backend::available() {
-                let mut got = vec![[Block::ZERO; 4]; n];
-                let aes = FixedKeyAes::with_backend(key, backend);
-                let fused = tccr_and_gates(&aes, delta, &inputs, &idx, &mut got);
-                assert_eq!(fused, backend == Backend::Vaes, "{backend:?}");
-                if fused {
-                    assert_eq!(got, expect, "{backend:?}, {n} gates");
+            for base in BASES {
+                let mut expect = Vec::new();
+                for (&[a0, b0], &i) in inputs.iter().zip(&idx) {
+                    let (j, j2) = tweaks(base, i);
+                    let xs = [a0, a0 ^ delta, b0, b0 ^ delta];
+                    let mut h = [Block::ZERO; 4];
+                    pi.tccr(&xs, &[j, j, j2, j2], &mut h);
+                    expect.push(h);
+                }
+                for backend in Backend::available() {
+                    let mut got = vec![[Block::ZERO; 4]; n];
+                    let aes = FixedKeyAes::with_backend(key, backend);
+                    let fused = tccr_and_gates(&aes, delta, &inputs, &idx, base, &mut got);
+                    assert_eq!(fused, backend == Backend::Vaes, "{backend:?}");
+                    if fused {
+                        assert_eq!(got, expect, "{backend:?}, {n} gates, base {base:#x}");
+                    }
                 }
             }
         }
     }
 
-    /// The evaluator's AND-gate TCCR of every backend equals the plain TCCR.
+    /// The evaluator's AND-gate TCCR of every backend equals the plain TCCR, at every tweak
+    /// base.
     #[test]
     fn tccr_eval_gates_matches_tccr_on_every_backend() {
         let mut rng = ChaCha8Rng::seed_from_u64(757);
@@ -260,31 +290,27 @@ mod tests {
         let pi = FixedKeyAes::with_backend(key, Backend::Portable);
         for n in (0..=40).chain([127, 128, 129, 203]) {
             let (inputs, idx) = random_gates(&mut rng, n);
-            let mut expect = Vec::new();
-            for (&[a, b], &i) in inputs.iter().zip(&idx) {
-                let mut h = [Block::ZERO; 2];
-                pi.tccr(
-                    &[a, b],
-                    &[2 * u64::from(i) + 1, 2 * u64::from(i) + 2],
-                    &mut h,
-                );
-                expect.push(h);
-            }
-            for backend in Backend::available() {
-                const GUARD: Block = Block(0x5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a);
-                let mut got = vec![[GUARD; 2]; n + 2];
-                let aes = FixedKeyAes::with_backend(key, backend);
-                let fused = tccr_eval_gates(&aes, &inputs, &idx, &mut got[1..n + 1]);
-                assert_eq!(fused, backend == Backend::Vaes, "{backend:?}");
-                if !fused {
-                    continue;
+            for base in BASES {
+                let mut expect = Vec::new();
+                for (&[a, b], &i) in inputs.iter().zip(&idx) {
+                    let (j, j2) = tweaks(base, i);
+                    let mut h = [Block::ZERO; 2];
+                    pi.tccr(&[a, b], &[j, j2], &mut h);
+                    expect.push(h);
                 }
-                assert_eq!(got[1..n + 1], expect[..], "{backend:?}, {n} gates");
-                assert_eq!(
-                    [got[0], got[n + 1]],
-                    [[GUARD; 2]; 2],
-                    "{backend:?}, {n} gates"
-                );
+                for backend in Backend::available() {
+                    const GUARD: Block = Block(0x5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a_5a5a);
+                    let mut got = vec![[GUARD; 2]; n + 2];
+                    let aes = FixedKeyAes::with_backend(key, backend);
+                    let fused = tccr_eval_gates(&aes, &inputs, &idx, base, &mut got[1..n + 1]);
+                    assert_eq!(fused, backend == Backend::Vaes, "{backend:?}");
+                    if !fused {
+                        continue;
+                    }
+                    let what = format!("{backend:?}, {n} gates, base {base:#x}");
+                    assert_eq!(got[1..n + 1], expect[..], "{what}");
+                    assert_eq!([got[0], got[n + 1]], [[GUARD; 2]; 2], "{what}");
+                }
             }
         }
     }

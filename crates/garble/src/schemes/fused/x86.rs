@@ -58,11 +58,12 @@ pub(super) fn tccr_and_gates(
     delta: Block,
     inputs: &[[Block; 2]],
     and_index: &[u32],
+    tweak_base: u64,
     out: &mut [[Block; 4]],
 ) {
     debug_assert!(inputs.len() == and_index.len() && inputs.len() == out.len());
     // SAFETY: the token proves that the CPU has the kernel's target features.
-    unsafe { kernels::tccr_and_gates(rk, delta, inputs, and_index, out) }
+    unsafe { kernels::tccr_and_gates(rk, delta, inputs, and_index, tweak_base, out) }
 }
 
 /// The two TCCR hashes of each evaluated AND gate (see `fused::tccr_eval_gates`).
@@ -71,11 +72,12 @@ pub(super) fn tccr_eval_gates(
     rk: &RoundKeys,
     inputs: &[[Block; 2]],
     and_index: &[u32],
+    tweak_base: u64,
     out: &mut [[Block; 2]],
 ) {
     debug_assert!(inputs.len() == and_index.len() && inputs.len() == out.len());
     // SAFETY: the token proves that the CPU has the kernel's target features.
-    unsafe { kernels::tccr_eval_gates(rk, inputs, and_index, out) }
+    unsafe { kernels::tccr_eval_gates(rk, inputs, and_index, tweak_base, out) }
 }
 
 /// The half-gates garbler's AND gates, fused (see `fused::garble_and_gates`).
@@ -83,26 +85,28 @@ pub(super) fn garble_and_gates(
     _: Vaes,
     rk: &RoundKeys,
     delta: Block,
+    tweak_base: u64,
     zero: &mut [Block],
     ands: (&[u64], &[u32], u32),
     window: &mut [u8],
 ) {
     debug_assert_eq!(ands.0.len(), ands.1.len());
     // SAFETY: the token proves that the CPU has the kernel's target features.
-    unsafe { kernels::garble_and_gates(rk, delta, zero, ands, window) }
+    unsafe { kernels::garble_and_gates(rk, delta, tweak_base, zero, ands, window) }
 }
 
 /// The half-gates evaluator's AND gates, fused (see `fused::eval_and_gates`).
 pub(super) fn eval_and_gates(
     _: Vaes,
     rk: &RoundKeys,
+    tweak_base: u64,
     labels: &mut [Block],
     ands: (&[u64], &[u32], u32),
     window: &[u8],
 ) {
     debug_assert_eq!(ands.0.len(), ands.1.len());
     // SAFETY: the token proves that the CPU has the kernel's target features.
-    unsafe { kernels::eval_and_gates(rk, labels, ands, window) }
+    unsafe { kernels::eval_and_gates(rk, tweak_base, labels, ands, window) }
 }
 
 /// `prf`'s AND or XOR gates, fused (see `fused::prf_garble_gates`).
@@ -131,17 +135,49 @@ mod kernels {
 
     /// The TCCR inputs and tweaks of one AND gate in one register each: blocks
     /// `(a0, a0 ⊕ Δ, b0, b0 ⊕ Δ)` from `[a0, b0]` and `dmask = (0, Δ, 0, Δ)`, and tweaks
-    /// `(j, j, j', j')` with `j = 2n + 1`, `j' = 2n + 2` for the AND index `n`.
+    /// `(j, j, j', j')` with `j = 2(B + n) + 1`, `j' = 2(B + n) + 2` for the AND index `n`
+    /// and `addends = and_tweak_addends(B)`.
     #[inline]
     #[target_feature(enable = "avx,avx2,avx512f,avx512bw")]
-    fn and_gate_inputs(ab: &[Block; 2], n: u32, dmask: __m512i) -> (__m512i, __m512i) {
+    fn and_gate_inputs(
+        ab: &[Block; 2],
+        n: u32,
+        dmask: __m512i,
+        addends: __m512i,
+    ) -> (__m512i, __m512i) {
         // SAFETY: `ab` points to 32 readable bytes (two transparent `u128`s), and
         // `_mm256_loadu_si256` has no alignment requirement.
         let ab = unsafe { _mm256_loadu_si256(ab.as_ptr().cast()) };
         (
             and_gate_block(_mm512_castsi256_si512(ab), dmask),
-            and_gate_tweaks(n),
+            and_gate_tweaks(n, addends),
         )
+    }
+
+    /// The tweaks' addends under the tweak base `B`, once per batch: `2(B + n) + c` is
+    /// `2n + (2B + c)`, so the per-gate work stays one shift and one masked add of
+    /// `(·, 2B + c0, ·, 2B + c1, …)`, the constants `c` of the high 64-bit halves of
+    /// `consts` with `2B` added (wrapping, as the staged path's `u64` arithmetic; the
+    /// garbler and evaluator keep `B + n` below `2^63`). `B = 0` gives `consts`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn tweak_addends(tweak_base: u64, consts: __m512i) -> __m512i {
+        let two_b = _mm512_set1_epi64(tweak_base.wrapping_mul(2) as i64);
+        _mm512_mask_add_epi64(consts, 0xaa, consts, two_b)
+    }
+
+    /// [`tweak_addends`] for one garbled AND gate's tweaks `(j, j, j', j')`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn and_tweak_addends(tweak_base: u64) -> __m512i {
+        tweak_addends(tweak_base, _mm512_set_epi64(2, 0, 2, 0, 1, 0, 1, 0))
+    }
+
+    /// [`tweak_addends`] for two evaluated AND gates' tweaks `(j0, j0', j1, j1')`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn eval_tweak_addends(tweak_base: u64) -> __m512i {
+        tweak_addends(tweak_base, _mm512_set_epi64(2, 0, 1, 0, 2, 0, 1, 0))
     }
 
     /// `(a0, a0 ⊕ Δ, b0, b0 ⊕ Δ)` from a register whose 128-bit lanes 0 and 1 hold `a0`
@@ -154,18 +190,20 @@ mod kernels {
     }
 
     /// The four TCCR hashes of each half-gates AND gate, one register per gate, `WIDTH`
-    /// gates at a time: inputs and tweaks are made in registers from the two 0-labels and
-    /// the AND index, never staged in memory.
+    /// gates at a time: inputs and tweaks are made in registers from the two 0-labels, the
+    /// AND index and the tweak base, never staged in memory.
     #[target_feature(enable = "aes,sse2,ssse3,avx,avx2,vaes,avx512f,avx512bw")]
     pub(super) fn tccr_and_gates(
         rk: &RoundKeys,
         delta: Block,
         inputs: &[[Block; 2]],
         and_index: &[u32],
+        tweak_base: u64,
         out: &mut [[Block; 4]],
     ) {
         let k = broadcast_keys(rk);
         let dmask = _mm512_maskz_broadcast_i32x4(0xf0f0, ni::load(&delta));
+        let addends = and_tweak_addends(tweak_base);
         let (ic, it) = inputs.as_chunks::<WIDTH>();
         let (nc, nt) = and_index.as_chunks::<WIDTH>();
         let (oc, ot) = out.as_chunks_mut::<WIDTH>();
@@ -175,7 +213,7 @@ mod kernels {
                 [_mm512_setzero_si512(); WIDTH],
             );
             for (((s, t), ab), &n) in s.iter_mut().zip(t.iter_mut()).zip(ab).zip(n) {
-                (*s, *t) = and_gate_inputs(ab, n, dmask);
+                (*s, *t) = and_gate_inputs(ab, n, dmask, addends);
             }
             tccr_core::<_, 3>(&k, &mut s, &t);
             for (o, &s) in o.iter_mut().zip(&s) {
@@ -184,7 +222,7 @@ mod kernels {
         }
         // At most 7 gates left, one register each.
         for ((ab, &n), o) in it.iter().zip(nt).zip(ot.iter_mut()) {
-            let (s, t) = and_gate_inputs(ab, n, dmask);
+            let (s, t) = and_gate_inputs(ab, n, dmask, addends);
             let mut s = [s];
             tccr_core::<_, 4>(&k, &mut s, &[t]);
             store4(o, s[0]);
@@ -276,13 +314,14 @@ mod kernels {
     }
 
     /// Garbles the first `N` (or fewer) AND gates of `ands`, one register each (see
-    /// [`garble_and_gates`]): every input is read before any output is written.
+    /// [`garble_and_gates`]), with `dmask = (0, Δ, 0, Δ)` and the tweak base's
+    /// `addends` ([`and_tweak_addends`]): every input is read before any output is written.
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,avx,avx2,vaes,avx512f,avx512bw")]
     fn garble_group<const N: usize, const SITE: u8>(
         k: &[__m512i; 11],
         delta: __m128i,
-        dmask: __m512i,
+        (dmask, addends): (__m512i, __m512i),
         zero: &mut [Block],
         (ands, index, first): (&[u64], &[u32], u32),
         window: &mut [u8],
@@ -295,7 +334,7 @@ mod kernels {
             (a0s[g], b0s[g]) = (a0, b0);
             let ab = _mm512_inserti32x4::<1>(_mm512_castsi128_si512(a0), b0);
             s[g] = and_gate_block(ab, dmask);
-            t[g] = and_gate_tweaks(op.n);
+            t[g] = and_gate_tweaks(op.n, addends);
         }
         tccr_core::<N, SITE>(k, &mut s, &t);
         for (g, op) in and_ops(ands, index, first).enumerate().take(N) {
@@ -318,20 +357,21 @@ mod kernels {
         }
     }
 
-    /// The tweaks `(j, j, j', j')` of an AND gate with AND index `n`: `2n + (1, 1, 2, 2)`
-    /// in the high 64-bit half of each block, zero in the low half, then byte-reversed
-    /// within each half: the 128-bit big-endian tweak (`tccr_tweak`).
+    /// The tweaks `(j, j, j', j')` of an AND gate with AND index `n` under the tweak base
+    /// `B` of `addends = and_tweak_addends(B)`: `2n + 2B + (1, 1, 2, 2)` in the high 64-bit
+    /// half of each block, zero in the low half, then byte-reversed within each half: the
+    /// 128-bit big-endian tweak (`tccr_tweak`).
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
-    fn and_gate_tweaks(n: u32) -> __m512i {
+    fn and_gate_tweaks(n: u32, addends: __m512i) -> __m512i {
         let two_n = _mm512_slli_epi64::<1>(_mm512_set1_epi64(i64::from(n)));
-        let t = _mm512_maskz_add_epi64(0xaa, two_n, _mm512_set_epi64(2, 0, 2, 0, 1, 0, 1, 0));
+        let t = _mm512_maskz_add_epi64(0xaa, two_n, addends);
         _mm512_shuffle_epi8(t, byte_reverse_64())
     }
 
-    /// The half-gates garbler's AND gates with the TCCR hash, fused: for each gate of
-    /// `(slots, index, first)` ([`and_ops`]), its 0-labels read from `zero`, its four
-    /// hashes, its table `TG ‖ TE` written to `window[32 · (n − first)..][..32]` and its
+    /// The half-gates garbler's AND gates with the TCCR hash under tweak base `tweak_base`,
+    /// fused: for each gate of `(slots, index, first)` ([`and_ops`]), its 0-labels read from
+    /// `zero`, its four hashes, its table `TG ‖ TE` written to `window[32 · (n − first)..][..32]` and its
     /// output 0-label to `zero[out]`, `WIDTH` gates at a time with nothing staged in memory.
     /// The gates must be independent (one wave's): they are processed in order, every input
     /// of a group read before its outputs are written.
@@ -339,6 +379,7 @@ mod kernels {
     pub(super) fn garble_and_gates(
         rk: &RoundKeys,
         delta: Block,
+        tweak_base: u64,
         zero: &mut [Block],
         (ands, index, first): (&[u64], &[u32], u32),
         window: &mut [u8],
@@ -346,13 +387,14 @@ mod kernels {
         let k = broadcast_keys(rk);
         let d = ni::load(&delta);
         let dmask = _mm512_maskz_broadcast_i32x4(0xf0f0, d);
+        let addends = and_tweak_addends(tweak_base);
         let (ands, index) = (ands.chunks_exact(WIDTH), index.chunks_exact(WIDTH));
         let rest = ands.remainder().chunks(1).zip(index.remainder().chunks(1));
         for (a, n) in ands.zip(index) {
-            garble_group::<WIDTH, 7>(&k, d, dmask, zero, (a, n, first), window);
+            garble_group::<WIDTH, 7>(&k, d, (dmask, addends), zero, (a, n, first), window);
         }
         for (a, n) in rest {
-            garble_group::<1, 8>(&k, d, dmask, zero, (a, n, first), window);
+            garble_group::<1, 8>(&k, d, (dmask, addends), zero, (a, n, first), window);
         }
     }
 
@@ -362,6 +404,7 @@ mod kernels {
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw")]
     fn eval_group<const N: usize, const SITE: u8>(
         k: &[__m512i; 11],
+        addends: __m512i,
         labels: &mut [Block],
         (ands, index, first): (&[u64], &[u32], u32),
         window: &[u8],
@@ -378,7 +421,7 @@ mod kernels {
             let hi = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(a1), b1);
             *s = _mm512_inserti64x4::<1>(lo, hi);
             let n = |g: usize| index.get(g).copied().unwrap_or(0);
-            *t = eval_tweaks(n(2 * r), n(2 * r + 1));
+            *t = eval_tweaks(n(2 * r), n(2 * r + 1), addends);
         }
         tccr_core::<N, SITE>(k, &mut s, &t);
         for (g, op) in and_ops(ands, index, first).enumerate().take(2 * N) {
@@ -402,7 +445,8 @@ mod kernels {
         }
     }
 
-    /// The half-gates evaluator's AND gates with the TCCR hash, fused: for each gate of
+    /// The half-gates evaluator's AND gates with the TCCR hash under tweak base
+    /// `tweak_base`, fused: for each gate of
     /// `(slots, index, first)` ([`and_ops`]), its labels read from `labels`, its two hashes,
     /// and its output label from its table at `window[32 · (n − first)..][..32]` written to
     /// `labels[out]`, `2 * WIDTH` gates at a time with nothing staged in memory. The gates
@@ -410,47 +454,53 @@ mod kernels {
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw")]
     pub(super) fn eval_and_gates(
         rk: &RoundKeys,
+        tweak_base: u64,
         labels: &mut [Block],
         (ands, index, first): (&[u64], &[u32], u32),
         window: &[u8],
     ) {
         let k = broadcast_keys(rk);
+        let addends = eval_tweak_addends(tweak_base);
         let (ands, index) = (ands.chunks_exact(2 * WIDTH), index.chunks_exact(2 * WIDTH));
         let rest = ands.remainder().chunks(2).zip(index.remainder().chunks(2));
         for (a, n) in ands.zip(index) {
-            eval_group::<WIDTH, 9>(&k, labels, (a, n, first), window);
+            eval_group::<WIDTH, 9>(&k, addends, labels, (a, n, first), window);
         }
         for (a, n) in rest {
-            eval_group::<1, 10>(&k, labels, (a, n, first), window);
+            eval_group::<1, 10>(&k, addends, labels, (a, n, first), window);
         }
     }
 
-    /// The tweaks of two evaluated AND gates with AND indices `n0`, `n1` in one register:
-    /// `(2n0 + 1, 2n0 + 2, 2n1 + 1, 2n1 + 2)`, each the 128-bit big-endian integer.
+    /// The tweaks of two evaluated AND gates with AND indices `n0`, `n1` in one register
+    /// under the tweak base `B` of `addends = eval_tweak_addends(B)`:
+    /// `(2(B + n0) + 1, 2(B + n0) + 2, 2(B + n1) + 1, 2(B + n1) + 2)`, each the 128-bit
+    /// big-endian integer.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
-    fn eval_tweaks(n0: u32, n1: u32) -> __m512i {
+    fn eval_tweaks(n0: u32, n1: u32, addends: __m512i) -> __m512i {
         let n = _mm512_castsi128_si512(_mm_set_epi32(0, 0, n1 as i32, n0 as i32));
         // n0 to the low 32 bits of 64-bit lanes 1 and 3, n1 to those of lanes 5 and 7, zero
         // elsewhere (mask 0x4444: 32-bit lanes 2, 6, 10, 14).
         let pick = _mm512_set_epi32(0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
         let n = _mm512_maskz_permutexvar_epi32(0x4444, pick, n);
         let two_n = _mm512_slli_epi64::<1>(n);
-        let t = _mm512_maskz_add_epi64(0xaa, two_n, _mm512_set_epi64(2, 0, 1, 0, 2, 0, 1, 0));
+        let t = _mm512_maskz_add_epi64(0xaa, two_n, addends);
         _mm512_shuffle_epi8(t, byte_reverse_64())
     }
 
     /// The two TCCR hashes `[H(a, j), H(b, j')]` of each evaluated AND gate from its labels
-    /// `[a, b]` and AND index, two gates per register and `WIDTH` registers at a time; the
-    /// tweaks are made in registers.
+    /// `[a, b]`, AND index and the tweak base, two gates per register and `WIDTH` registers
+    /// at a time; the tweaks are made in registers.
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,vaes,avx512f,avx512bw")]
     pub(super) fn tccr_eval_gates(
         rk: &RoundKeys,
         inputs: &[[Block; 2]],
         and_index: &[u32],
+        tweak_base: u64,
         out: &mut [[Block; 2]],
     ) {
         let k = broadcast_keys(rk);
+        let addends = eval_tweak_addends(tweak_base);
         let (xs, out) = (inputs.as_flattened(), out.as_flattened_mut());
         let (xc, _) = xs.as_chunks::<4>().0.as_chunks::<WIDTH>();
         let (nc, _) = and_index.as_chunks::<2>().0.as_chunks::<WIDTH>();
@@ -463,7 +513,7 @@ mod kernels {
             );
             for (((s, t), x), &[n0, n1]) in s.iter_mut().zip(t.iter_mut()).zip(x).zip(n) {
                 *s = load4(x);
-                *t = eval_tweaks(n0, n1);
+                *t = eval_tweaks(n0, n1, addends);
             }
             tccr_core::<_, 5>(&k, &mut s, &t);
             for (o, &s) in o.iter_mut().zip(&s) {
@@ -479,7 +529,7 @@ mod kernels {
             .zip(out.chunks_mut(4))
         {
             let mut s = [load_part(x)];
-            let t = eval_tweaks(n[0], n.get(1).copied().unwrap_or(0));
+            let t = eval_tweaks(n[0], n.get(1).copied().unwrap_or(0), addends);
             tccr_core::<_, 6>(&k, &mut s, &[t]);
             store_part(o, s[0]);
         }

@@ -9,7 +9,7 @@ use transputation_circuits::{Circuit, WireId};
 use transputation_core::Block;
 
 use crate::schemes::fused;
-use crate::schemes::interface::{EvalError, Evaluate};
+use crate::schemes::interface::{check_tweak_base, EvalError, Evaluate};
 use crate::schemes::waves::{wire_table, Schedule};
 
 use super::gates::eval_and;
@@ -23,6 +23,10 @@ const EVAL_CHUNK: usize = HASH_CHUNK / 2;
 pub struct HalfGatesEvaluator<'c, H> {
     circuit: &'c Circuit,
     hash: H,
+    /// The tweak base `B` of the garbling ([`HalfGatesGarbler::with_start`]).
+    ///
+    /// [`HalfGatesGarbler::with_start`]: super::HalfGatesGarbler::with_start
+    tweak_base: u64,
     /// The label in every slot.
     pub(super) labels: Vec<Block>,
     schedule: Schedule,
@@ -35,8 +39,24 @@ pub struct HalfGatesEvaluator<'c, H> {
 }
 
 impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
-    /// An evaluator holding one label per input wire.
+    /// An evaluator holding one label per input wire, tweak base 0.
     pub fn new(circuit: &'c Circuit, hash: H, inputs: &[Block]) -> Self {
+        HalfGatesEvaluator::with_tweak_base(circuit, hash, inputs, 0)
+    }
+
+    /// An evaluator holding one label per input wire, for tables garbled with the tweak
+    /// base `tweak_base` ([`GarbleStart`](crate::GarbleStart)).
+    ///
+    /// # Panics
+    /// If `inputs` is not one label per input wire, or the tweak base plus the circuit's
+    /// AND gates passes `2^63 − 1` (caller bugs).
+    pub fn with_tweak_base(
+        circuit: &'c Circuit,
+        hash: H,
+        inputs: &[Block],
+        tweak_base: u64,
+    ) -> Self {
+        check_tweak_base(circuit, tweak_base);
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
         let (schedule, _constant) = schedule(circuit);
         let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
@@ -44,6 +64,7 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         HalfGatesEvaluator {
             circuit,
             hash,
+            tweak_base,
             labels,
             packed: Packed::new(&schedule),
             schedule,
@@ -60,7 +81,7 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         if let (Some(aes), Some(ands)) =
             (self.hash.tccr_aes(), self.packed.ands(k, self.next_window))
         {
-            if fused::eval_and_gates(aes, &mut self.labels, ands, window) {
+            if fused::eval_and_gates(aes, self.tweak_base, &mut self.labels, ands, window) {
                 return;
             }
         }
@@ -79,7 +100,8 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
             *i = op.aux;
         }
         let hashes = &mut self.hashes[..n];
-        self.hash.hash_eval_gates(inputs, and_index, hashes);
+        self.hash
+            .hash_eval_gates(inputs, and_index, self.tweak_base, hashes);
         for (((op, &pos), &[ha, hb]), &[a, b]) in ops
             .iter()
             .zip(offsets)

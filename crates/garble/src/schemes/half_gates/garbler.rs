@@ -1,4 +1,5 @@
-//! The half-gates garbler: a fresh `Δ` and input labels, and each wave's AND gates hashed
+//! The half-gates garbler: `Δ` (fresh or a session's) and fresh input labels, and each
+//! wave's AND gates hashed
 //! and garbled in batches (in one pass by the fused kernels where the hash has them), its
 //! free gates as XORs of 0-labels.
 
@@ -11,7 +12,7 @@ use transputation_core::prg::Prg;
 use transputation_core::Block;
 
 use crate::schemes::fused;
-use crate::schemes::interface::Garble;
+use crate::schemes::interface::{check_tweak_base, Garble, GarbleStart};
 use crate::schemes::waves::{wire_table, Schedule, REUSE_SLOTS};
 
 use super::gates::garble_and;
@@ -28,6 +29,8 @@ pub struct HalfGatesGarbler<'c, H> {
     n_inputs: usize,
     hash: H,
     pub(super) delta: Block,
+    /// The tweak base `B`: AND gate `n` hashes under `2(B + n) + 1` and `2(B + n) + 2`.
+    tweak_base: u64,
     /// The 0-label in every slot (input wire `i` is slot `i`).
     pub(super) zero: Vec<Block>,
     schedule: Schedule,
@@ -40,9 +43,30 @@ pub struct HalfGatesGarbler<'c, H> {
 }
 
 impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
-    /// A garbler with fresh `Δ` and input labels from `prg`.
+    /// A garbler with fresh `Δ` and input labels from `prg`, tweak base 0.
     pub fn new(circuit: &'c Circuit, hash: H, prg: &mut Prg) -> Self {
-        let delta = prg.block().with_lsb(true);
+        HalfGatesGarbler::with_start(circuit, hash, prg, GarbleStart::default())
+    }
+
+    /// A garbler that starts from `start` in a session ([`GarbleStart`]): under its offset
+    /// if it gives one (else a fresh `Δ` from `prg`, as [`HalfGatesGarbler::new`] draws it)
+    /// and with its tweak base; input labels from `prg`.
+    ///
+    /// # Panics
+    /// If the given offset has lsb 0, or the tweak base plus the circuit's AND gates passes
+    /// `2^63 − 1` (caller bugs).
+    pub fn with_start(circuit: &'c Circuit, hash: H, prg: &mut Prg, start: GarbleStart) -> Self {
+        check_tweak_base(circuit, start.tweak_base);
+        let delta = match start.offset {
+            Some(delta) => {
+                assert!(
+                    delta.lsb(),
+                    "the free-XOR offset Δ given in GarbleStart must have lsb 1 (point and permute)"
+                );
+                delta
+            }
+            None => prg.block().with_lsb(true),
+        };
         let (schedule, constant) = schedule(circuit);
         let mut zero = wire_table(schedule.slots as usize, Block::ZERO);
         prg.fill_blocks(&mut zero[schedule.input_slots(circuit.n_inputs())]);
@@ -53,6 +77,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             n_inputs: circuit.n_inputs(),
             hash,
             delta,
+            tweak_base: start.tweak_base,
             zero,
             packed: Packed::new(&schedule),
             schedule,
@@ -74,7 +99,8 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
         if let (Some(aes), Some(ands)) =
             (self.hash.tccr_aes(), self.packed.ands(k, self.next_window))
         {
-            if fused::garble_and_gates(aes, self.delta, &mut self.zero, ands, window) {
+            let (delta, base) = (self.delta, self.tweak_base);
+            if fused::garble_and_gates(aes, delta, base, &mut self.zero, ands, window) {
                 return;
             }
         }
@@ -94,7 +120,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
         }
         let hashes = &mut self.hashes[..n];
         self.hash
-            .hash_and_gates(self.delta, inputs, and_index, hashes);
+            .hash_and_gates(self.delta, inputs, and_index, self.tweak_base, hashes);
         for (((op, &pos), &h), &[a0, b0]) in ops
             .iter()
             .zip(offsets)

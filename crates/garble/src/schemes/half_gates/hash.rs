@@ -1,6 +1,7 @@
 //! The hashes of the half-gates schemes behind one trait, [`HalfGateHash`]: [`Tccr`]
 //! (`ideal`) and [`LabelKeyed`] (`circular`), each hashing many AND gates' inputs per call,
-//! and the tweaks an AND gate hashes under.
+//! and the tweaks an AND gate hashes under (`2(B + n) + 1`, `2(B + n) + 2` for AND index `n`
+//! and tweak base `B`).
 
 use transputation_core::aes::{encrypt_under_keys, Backend, FixedKeyAes};
 use transputation_core::Block;
@@ -12,25 +13,35 @@ pub trait HalfGateHash: Send + Sync {
     /// Writes `H(xs[i], tweaks[i])` to `out[i]`.
     fn hash(&self, xs: &[Block], tweaks: &[u64], out: &mut [Block]);
 
-    /// The garbler's four hashes of each AND gate: for 0-labels `[a0, b0] = inputs[i]` and
-    /// AND index `n = and_index[i]` with tweaks `(j, j') = (2n + 1, 2n + 2)`, `out[i]` is
+    /// The garbler's four hashes of each AND gate: for 0-labels `[a0, b0] = inputs[i]`,
+    /// AND index `n = and_index[i]` and tweak base `B = tweak_base`, with tweaks
+    /// `(j, j') = (2(B + n) + 1, 2(B + n) + 2)`, `out[i]` is
     /// `[H(a0, j), H(a0 ⊕ Δ, j), H(b0, j'), H(b0 ⊕ Δ, j')]`. The default stages the inputs
-    /// and tweaks for [`HalfGateHash::hash`]; a hash may make them on the fly.
+    /// and tweaks for [`HalfGateHash::hash`]; a hash may make them on the fly. The tweaks
+    /// must fit in 64 bits (`B + n < 2^63`), which the garbler checks once.
     fn hash_and_gates(
         &self,
         delta: Block,
         inputs: &[[Block; 2]],
         and_index: &[u32],
+        tweak_base: u64,
         out: &mut [[Block; 4]],
     ) {
-        stage_and_gates(self, delta, inputs, and_index, out);
+        stage_and_gates(self, delta, inputs, and_index, tweak_base, out);
     }
 
-    /// The evaluator's two hashes of each AND gate: for labels `[a, b] = inputs[i]` and AND
-    /// index `and_index[i]`, `out[i] = [H(a, j), H(b, j')]`. The default stages the tweaks
-    /// for [`HalfGateHash::hash`].
-    fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
-        stage_eval_gates(self, inputs, and_index, out);
+    /// The evaluator's two hashes of each AND gate: for labels `[a, b] = inputs[i]`, AND
+    /// index `and_index[i]` and tweak base `tweak_base`, `out[i] = [H(a, j), H(b, j')]` with
+    /// the tweaks of [`HalfGateHash::hash_and_gates`]. The default stages the tweaks for
+    /// [`HalfGateHash::hash`].
+    fn hash_eval_gates(
+        &self,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        tweak_base: u64,
+        out: &mut [[Block; 2]],
+    ) {
+        stage_eval_gates(self, inputs, and_index, tweak_base, out);
     }
 
     /// The fixed-key AES of [`Tccr`], whose garbler and evaluator have fused kernels
@@ -49,6 +60,7 @@ fn stage_and_gates<H: HalfGateHash + ?Sized>(
     delta: Block,
     inputs: &[[Block; 2]],
     and_index: &[u32],
+    tweak_base: u64,
     out: &mut [[Block; 4]],
 ) {
     const GATES: usize = HASH_CHUNK / 4;
@@ -64,7 +76,7 @@ fn stage_and_gates<H: HalfGateHash + ?Sized>(
             .zip(tweaks.iter_mut())
             .zip(inputs.iter().zip(and_index))
         {
-            let (j, j2) = tweaks_of(i);
+            let (j, j2) = tweaks_of(tweak_base, i);
             *x = [a0, a0 ^ delta, b0, b0 ^ delta];
             *t = [j, j, j2, j2];
         }
@@ -81,6 +93,7 @@ fn stage_eval_gates<H: HalfGateHash + ?Sized>(
     hash: &H,
     inputs: &[[Block; 2]],
     and_index: &[u32],
+    tweak_base: u64,
     out: &mut [[Block; 2]],
 ) {
     const GATES: usize = HASH_CHUNK / 2;
@@ -92,7 +105,7 @@ fn stage_eval_gates<H: HalfGateHash + ?Sized>(
     {
         let tweaks = &mut tweaks[..inputs.len()];
         for (t, &i) in tweaks.iter_mut().zip(and_index) {
-            let (j, j2) = tweaks_of(i);
+            let (j, j2) = tweaks_of(tweak_base, i);
             *t = [j, j2];
         }
         hash.hash(
@@ -134,18 +147,25 @@ impl HalfGateHash for Tccr {
         delta: Block,
         inputs: &[[Block; 2]],
         and_index: &[u32],
+        tweak_base: u64,
         out: &mut [[Block; 4]],
     ) {
         // Inputs and tweaks made in registers where the backend can (VAES), else staged.
-        if !fused::tccr_and_gates(&self.pi, delta, inputs, and_index, out) {
-            stage_and_gates(self, delta, inputs, and_index, out);
+        if !fused::tccr_and_gates(&self.pi, delta, inputs, and_index, tweak_base, out) {
+            stage_and_gates(self, delta, inputs, and_index, tweak_base, out);
         }
     }
 
-    fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
+    fn hash_eval_gates(
+        &self,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        tweak_base: u64,
+        out: &mut [[Block; 2]],
+    ) {
         // Tweaks made in registers where the backend can (VAES), else staged.
-        if !fused::tccr_eval_gates(&self.pi, inputs, and_index, out) {
-            stage_eval_gates(self, inputs, and_index, out);
+        if !fused::tccr_eval_gates(&self.pi, inputs, and_index, tweak_base, out) {
+            stage_eval_gates(self, inputs, and_index, tweak_base, out);
         }
     }
 
@@ -188,6 +208,7 @@ impl HalfGateHash for LabelKeyed {
         delta: Block,
         inputs: &[[Block; 2]],
         and_index: &[u32],
+        tweak_base: u64,
         out: &mut [[Block; 4]],
     ) {
         const GATES: usize = HASH_CHUNK / 4;
@@ -203,7 +224,7 @@ impl HalfGateHash for LabelKeyed {
                 .zip(out.iter_mut())
                 .zip(inputs.iter().zip(and_index))
             {
-                let (j, j2) = tweaks_of(i);
+                let (j, j2) = tweaks_of(tweak_base, i);
                 *k = [a0, a0 ^ delta, b0, b0 ^ delta];
                 *o = [j, j, j2, j2].map(LabelKeyed::tw);
             }
@@ -211,9 +232,15 @@ impl HalfGateHash for LabelKeyed {
         }
     }
 
-    fn hash_eval_gates(&self, inputs: &[[Block; 2]], and_index: &[u32], out: &mut [[Block; 2]]) {
+    fn hash_eval_gates(
+        &self,
+        inputs: &[[Block; 2]],
+        and_index: &[u32],
+        tweak_base: u64,
+        out: &mut [[Block; 2]],
+    ) {
         for (o, &i) in out.iter_mut().zip(and_index) {
-            let (j, j2) = tweaks_of(i);
+            let (j, j2) = tweaks_of(tweak_base, i);
             *o = [LabelKeyed::tw(j), LabelKeyed::tw(j2)];
         }
         encrypt_under_keys(
@@ -229,10 +256,15 @@ impl HalfGateHash for LabelKeyed {
 /// the L1 cache, large enough to keep the AES pipeline full.
 pub(super) const HASH_CHUNK: usize = 128;
 
-/// The tweaks `(j, j')` of the AND gate with the given index (`half_gates` module
-/// documentation).
+/// The tweaks `(j, j') = (2(B + n) + 1, 2(B + n) + 2)` of the AND gate with index `n`
+/// under the tweak base `B` (`half_gates` module documentation). The garbler and evaluator
+/// check once that they fit in 64 bits; the arithmetic wraps as the fused kernels' does, so
+/// that the two paths agree on any input.
 #[inline(always)]
-fn tweaks_of(and_index: u32) -> (u64, u64) {
-    let n = u64::from(and_index);
-    (2 * n + 1, 2 * n + 2)
+fn tweaks_of(tweak_base: u64, and_index: u32) -> (u64, u64) {
+    let j = tweak_base
+        .wrapping_add(u64::from(and_index))
+        .wrapping_mul(2)
+        .wrapping_add(1);
+    (j, j.wrapping_add(1))
 }

@@ -13,6 +13,15 @@
 //! as LE32 in bytes 12..15 (§2.2). Every (label, input) pair is used by one gate row only:
 //! gate indices are unique and the row tag holds both signal bits (§2.7, rules 1 and 2).
 //!
+//! `prf` takes no tweak base ([`GarbleStart::tweak_base`](crate::GarbleStart::tweak_base)
+//! is ignored, and an offset refused): what its security needs is that no PRF key sees one
+//! input twice, and its keys are the wire labels, fresh for every garbling (input labels
+//! from the garbler's PRG, every other label derived from them and from fresh randomness),
+//! with no secret shared between garblings as `Δ` is under half gates. The same gate index
+//! in two garblings is an input to two independent keys, which PRF security allows; so the
+//! gate index restarts at 0 in every garbling and the bytes stay those of a garbling on its
+//! own.
+//!
 //! Degenerate AND gates, whose inputs carry the same label set (`AND(a, a)`, or
 //! `AND(a, NOT a)`, through any chain of INV gates and of such copies), would let the
 //! evaluator learn both output labels (§2.7, rule 3: `T1 ⊕ T2` is the other label). Both
