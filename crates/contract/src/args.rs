@@ -97,6 +97,11 @@ pub struct PartyArgs {
     /// default. Only the garbler takes it.
     #[serde(default)]
     pub accept_timeout_secs: Option<f64>,
+    /// Computations of the circuit the evaluator runs in its one session (`--repeat N`, the
+    /// same input each time; the garbler serves as many as the session asks for); `None`:
+    /// no flag, one computation. Only the evaluator takes it.
+    #[serde(default)]
+    pub repeat: Option<u32>,
     /// The path's round-trip time and bottleneck bandwidth (bits/s), for buffer sizing.
     pub path: Option<(f64, u64)>,
     /// Print the report as JSON ([`crate::PartyReport`]).
@@ -142,6 +147,7 @@ impl PartyArgs {
             timeout_secs: None,
             connect_timeout_secs: None,
             accept_timeout_secs: None,
+            repeat: None,
             path: None,
             json: true,
         }
@@ -176,6 +182,9 @@ impl PartyArgs {
         }
         if let Some(t) = self.accept_timeout_secs {
             v.extend(["--accept-timeout".into(), t.to_string()]);
+        }
+        if let Some(n) = self.repeat {
+            v.extend(["--repeat".into(), n.to_string()]);
         }
         if let Some((rtt_ms, bandwidth)) = self.path {
             v.extend([
@@ -273,6 +282,15 @@ impl PartyArgs {
                     .map_err(|_| argv_err("--bandwidth", format!("{s:?} is not bits per second")))
             })
             .transpose()?;
+        let repeat = take("--repeat")
+            .map(|s| match s.parse::<u32>() {
+                Ok(n) if n >= 1 => Ok(n),
+                _ => Err(argv_err(
+                    "--repeat",
+                    format!("{s:?} is not a number of computations (1 or more)"),
+                )),
+            })
+            .transpose()?;
         let path = match (rtt, bandwidth) {
             (Some(r), Some(b)) => Some((r, b)),
             (None, None) => None,
@@ -296,6 +314,7 @@ impl PartyArgs {
             timeout_secs: number("--timeout", take("--timeout"))?,
             connect_timeout_secs: number("--connect-timeout", take("--connect-timeout"))?,
             accept_timeout_secs: number("--accept-timeout", take("--accept-timeout"))?,
+            repeat,
             path,
             json: take("--json").is_some(),
         };
@@ -314,6 +333,7 @@ impl PartyArgs {
             "--timeout",
             "--connect-timeout",
             "--accept-timeout",
+            "--repeat",
             "--rtt-ms",
             "--bandwidth",
             "--json",
@@ -323,6 +343,12 @@ impl PartyArgs {
         }
         if role == Role::Evaluator && args.accept_timeout_secs.is_some() {
             return Err(argv_err("--accept-timeout", "only the garbler takes it"));
+        }
+        if role == Role::Garbler && args.repeat.is_some() {
+            return Err(argv_err(
+                "--repeat",
+                "only the evaluator takes it (the garbler serves what the session asks for)",
+            ));
         }
         Ok(args)
     }
@@ -393,7 +419,9 @@ mod tests {
         e.parties = Some(vec!["evaluator".into(), "garbler".into()]);
         e.output = Some("evaluator".into());
         e.connect_timeout_secs = Some(2.5);
+        e.repeat = Some(20);
         e.json = false;
+        assert!(e.to_argv().ends_with(&argv(&["--repeat", "20"])));
         assert_eq!(PartyArgs::from_argv(&e.to_argv()).unwrap(), e);
         e.protection = Some(Protection::Insecure);
         assert_eq!(PartyArgs::from_argv(&e.to_argv()).unwrap(), e);
@@ -430,6 +458,13 @@ mod tests {
         evaluator.extend(argv(&["--transport", "tcp", "--accept-timeout", "9"]));
         let e = PartyArgs::from_argv(&evaluator).unwrap_err().to_string();
         assert!(e.contains("only the garbler"), "{e}");
+        let e = with(&["--repeat", "2"]).unwrap_err();
+        assert!(e.contains("\"--repeat\": only the evaluator"), "{e}");
+        let mut evaluator = argv(&["evaluator", "--connect", "1.2.3.4:5"]);
+        evaluator.extend(argv(&ok[3..]));
+        evaluator.extend(argv(&["--transport", "tcp", "--repeat", "0"]));
+        let e = PartyArgs::from_argv(&evaluator).unwrap_err().to_string();
+        assert!(e.contains("\"0\" is not a number of computations"), "{e}");
         let e = with(&["--rtt-ms", "5"]).unwrap_err();
         assert!(e.contains("needs --bandwidth"), "{e}");
         let e = with(&["--scheme", "x"]).unwrap_err();

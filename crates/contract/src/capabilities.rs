@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 /// `--bandwidth`).
 pub const FEATURE_BUFFER_SIZING: &str = "buffer-sizing";
 
+/// The feature of an evaluator that runs several computations in one session
+/// (`--repeat N`), each party then printing a report per computation.
+pub const FEATURE_REPEAT: &str = "repeat";
+
 /// One transport of the build.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TransportInfo {
@@ -31,7 +35,7 @@ pub struct Capabilities {
     pub schemes: Vec<String>,
     /// Its kinds of session protection (`none`, `noise-psk`, `noise-kk`).
     pub protection: Vec<String>,
-    /// Optional features of its parties ([`FEATURE_BUFFER_SIZING`]).
+    /// Optional features of its parties ([`FEATURE_BUFFER_SIZING`], [`FEATURE_REPEAT`]).
     pub features: Vec<String>,
 }
 

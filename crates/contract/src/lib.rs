@@ -14,5 +14,5 @@ mod capabilities;
 mod report;
 
 pub use args::{ArgvError, PartyArgs, Protection, Role};
-pub use capabilities::{Capabilities, TransportInfo, FEATURE_BUFFER_SIZING};
-pub use report::{ByteParts, PartyReport, ReportError, REPORT_VERSION};
+pub use capabilities::{Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, FEATURE_REPEAT};
+pub use report::{ByteParts, PartyReport, ReportError, WhichReport, REPORT_VERSION};

@@ -1,5 +1,7 @@
 //! A party's report: what a garbler or evaluator prints with `--json` when its session ends.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -12,7 +14,12 @@ use crate::args::Role;
 /// `handshake_ms` of the evaluator became part of `total_ms` (its handshake rides in the
 /// session's first exchange). A version 1 report is refused, not read with defaults: a
 /// default would be a measurement nobody made (0 round trips, a paper time of 0).
-pub const REPORT_VERSION: u32 = 2;
+///
+/// Version 3 added `computation`, `online_ms` and `session`: a session may run several
+/// computations, and a party then prints one report per computation, one per line
+/// ([`PartyReport::stream_from_json`] reads them). A version 2 report is refused: it cannot
+/// say which computation of its session it was.
+pub const REPORT_VERSION: u32 = 3;
 
 /// Bytes of one direction of a session, by what they carried.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,6 +47,22 @@ pub struct PartyReport {
     pub report_version: u32,
     /// Which party.
     pub role: Role,
+    /// Which computation of its session this report is: 1 for the first (a fresh session's
+    /// only one), 2, 3, ... for the further computations of a session that stays open
+    /// (`evaluator --repeat N`). A party prints its reports in this order.
+    pub computation: u32,
+    /// The evaluator's time from being given this computation's input until it held its
+    /// output, ms: what a user of an open session waits for once the session stands. For
+    /// computation 1 of a fresh session it equals `total_ms` (the session's set-up is part
+    /// of its wait). `None` for the garbler, which is not given the evaluator's input.
+    #[serde(deserialize_with = "present")]
+    pub online_ms: Option<f64>,
+    /// The garbler's number of the session it served this computation in under `garbler
+    /// --serve` (1, 2, ... in the order it accepted the sessions), so that reports of one
+    /// session can be told from another's. `None` for the evaluator and for a garbler that
+    /// serves one session and exits.
+    #[serde(deserialize_with = "present")]
+    pub session: Option<u64>,
     /// The output as hex (`None`: this party does not learn it).
     pub output: Option<String>,
     /// Protocol time until the output is held, ms: the evaluator's from its established
@@ -116,8 +139,32 @@ pub struct PartyReport {
 /// An optional field that must be present (as `null` where it has no value): serde reads
 /// a missing `Option` as `None` unless a field has its own deserializer, and a missing
 /// measurement is a malformed report, not an unknown one.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    Option::<f64>::deserialize(d)
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d)
+}
+
+/// Which report an error is about: a party's, and its number where the party printed
+/// several (one per computation of its session).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WhichReport {
+    /// `garbler` or `evaluator`.
+    pub who: String,
+    /// The report's place in what the party printed, from 1; `None` where it printed one.
+    pub number: Option<usize>,
+}
+
+impl fmt::Display for WhichReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the {}'s report", self.who)?;
+        match self.number {
+            Some(n) => write!(f, " {n}"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A report that cannot be read.
@@ -125,70 +172,126 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Err
 #[non_exhaustive]
 pub enum ReportError {
     /// Not a JSON object.
-    #[error("the {who}'s report is not JSON ({source}): {text:.200}")]
+    #[error("{report} is not JSON ({source}): {text:.200}")]
     NotJson {
-        /// `garbler` or `evaluator`.
-        who: String,
+        /// Which report.
+        report: WhichReport,
         /// The parser's complaint.
         source: serde_json::Error,
-        /// What it printed.
+        /// What it printed (from where the report should have begun).
         text: String,
     },
     /// No `report_version`: an older binary.
     #[error(
-        "the {who}'s report has no report_version: it comes from a transputation binary older \
-         than this one (which reads report version {REPORT_VERSION}); run parties of the same \
+        "{report} has no report_version: it comes from a transputation binary older than \
+         this one (which reads report version {REPORT_VERSION}); run parties of the same \
          build"
     )]
     Unversioned {
-        /// `garbler` or `evaluator`.
-        who: String,
+        /// Which report.
+        report: WhichReport,
     },
     /// Another version.
     #[error(
-        "the {who}'s report is version {found}, this build reads version {REPORT_VERSION}; \
-         run parties of the same build"
+        "{report} is version {found}, this build reads version {REPORT_VERSION}; run \
+         parties of the same build"
     )]
     Version {
-        /// `garbler` or `evaluator`.
-        who: String,
+        /// Which report.
+        report: WhichReport,
         /// The version found.
         found: Value,
     },
     /// The right version, but a field is missing or of the wrong type.
-    #[error("the {who}'s report (version {REPORT_VERSION}) is malformed: {source}")]
+    #[error("{report} (version {REPORT_VERSION}) is malformed: {source}")]
     Malformed {
-        /// `garbler` or `evaluator`.
-        who: String,
+        /// Which report.
+        report: WhichReport,
         /// Which field and why.
         source: serde_json::Error,
+    },
+    /// The party printed nothing (only white space) where its reports should be.
+    #[error("the {who} printed no report (its standard output is empty)")]
+    NoReport {
+        /// `garbler` or `evaluator`.
+        who: String,
     },
 }
 
 impl PartyReport {
     /// Reads a report printed by the party `who` (for messages), checking its version first.
     pub fn from_json(who: &str, text: &str) -> Result<Self, ReportError> {
-        let v: Value = serde_json::from_str(text).map_err(|source| ReportError::NotJson {
+        let report = WhichReport {
             who: who.into(),
+            number: None,
+        };
+        let v: Value = serde_json::from_str(text).map_err(|source| ReportError::NotJson {
+            report: report.clone(),
             source,
             text: text.trim().into(),
         })?;
-        match v.get("report_version") {
-            None => {
-                return Err(ReportError::Unversioned { who: who.into() });
+        Self::from_value(report, v)
+    }
+
+    /// Reads every report printed by the party `who`: one report (pretty or on one line,
+    /// as a session of one computation prints it) or several after one another (one line
+    /// per computation of an open session), in the order printed. Each is checked as
+    /// [`PartyReport::from_json`] checks one; an error names the report by its number where
+    /// there are several (`the evaluator's report 3 is not JSON ...`). Nothing at all is an
+    /// error too: a party that succeeded has reported.
+    pub fn stream_from_json(who: &str, text: &str) -> Result<Vec<Self>, ReportError> {
+        let mut values = Vec::new();
+        let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+        loop {
+            let at = stream.byte_offset();
+            match stream.next() {
+                None => break,
+                Some(Ok(v)) => values.push(v),
+                Some(Err(source)) => {
+                    // A number only where a report came before: a text that is not JSON
+                    // from its start is the party's one report, broken.
+                    let number = (!values.is_empty()).then_some(values.len() + 1);
+                    return Err(ReportError::NotJson {
+                        report: WhichReport {
+                            who: who.into(),
+                            number,
+                        },
+                        source,
+                        text: text[at..].trim().into(),
+                    });
+                }
             }
+        }
+        if values.is_empty() {
+            return Err(ReportError::NoReport { who: who.into() });
+        }
+        let several = values.len() > 1;
+        values
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let report = WhichReport {
+                    who: who.into(),
+                    number: several.then_some(i + 1),
+                };
+                Self::from_value(report, v)
+            })
+            .collect()
+    }
+
+    /// A report from its JSON value, its version checked before its fields.
+    fn from_value(report: WhichReport, v: Value) -> Result<Self, ReportError> {
+        match v.get("report_version") {
+            None => return Err(ReportError::Unversioned { report }),
             Some(found) if found.as_u64() != Some(u64::from(REPORT_VERSION)) => {
                 return Err(ReportError::Version {
-                    who: who.into(),
+                    report,
                     found: found.clone(),
                 })
             }
             Some(_) => {}
         }
-        serde_json::from_value(v).map_err(|source| ReportError::Malformed {
-            who: who.into(),
-            source,
-        })
+        serde_json::from_value(v).map_err(|source| ReportError::Malformed { report, source })
     }
 
     /// The report as JSON, keys sorted (as the binary has always printed them).
@@ -206,6 +309,9 @@ mod tests {
         PartyReport {
             report_version: REPORT_VERSION,
             role: Role::Garbler,
+            computation: 1,
+            online_ms: None,
+            session: Some(4),
             output: Some("66e94bd4ef8a2c3b884cfa59ca342b2e".into()),
             total_ms: 12.5,
             connect_ms: None,
@@ -263,35 +369,50 @@ mod tests {
                 && e.to_string().contains("older than this one"),
             "{e}"
         );
-        // The same with a version 1 added is refused for its version: version 2's fields
-        // (round trips, the paper's measure, ...) were not measured, and are not made up.
-        let v1 = UNVERSIONED.replacen('{', "{\"report_version\":1,", 1);
-        let e = PartyReport::from_json("garbler", &v1).unwrap_err();
-        assert!(matches!(e, ReportError::Version { .. }), "{e}");
-        assert_eq!(
-            e.to_string(),
-            "the garbler's report is version 1, this build reads version 2; run parties of \
-             the same build"
-        );
-        // With version 2 and its fields, it reads.
-        let v2 = UNVERSIONED.replacen(
+        // The same with a version 1 or 2 added is refused for its version: the fields of the
+        // versions after it (round trips, the paper's measure, which computation, ...) were
+        // not measured, and are not made up.
+        for old in [1, 2] {
+            let text = UNVERSIONED.replacen('{', &format!("{{\"report_version\":{old},"), 1);
+            let e = PartyReport::from_json("garbler", &text).unwrap_err();
+            assert!(matches!(e, ReportError::Version { .. }), "{e}");
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "the garbler's report is version {old}, this build reads version 3; run \
+                     parties of the same build"
+                )
+            );
+        }
+        // With version 3 and its fields, it reads.
+        let v3 = UNVERSIONED.replacen(
             '{',
-            "{\"report_version\":2,\"connect_ms\":null,\"first_output_ms\":6100.5,\
-             \"round_trips\":3,\"paper_ms\":21.25,",
+            "{\"report_version\":3,\"connect_ms\":null,\"first_output_ms\":6100.5,\
+             \"round_trips\":3,\"paper_ms\":21.25,\"computation\":1,\"online_ms\":null,\
+             \"session\":null,",
             1,
         );
-        let r = PartyReport::from_json("garbler", &v2).unwrap();
+        let r = PartyReport::from_json("garbler", &v3).unwrap();
         assert_eq!((r.role, r.total_ms), (Role::Garbler, 5440.299516));
         assert_eq!(
             (r.connect_ms, r.first_output_ms, r.round_trips, r.paper_ms),
             (None, Some(6100.5), 3, 21.25)
         );
+        assert_eq!((r.computation, r.online_ms, r.session), (1, None, None));
     }
 
     #[test]
-    fn a_version_2_report_without_a_new_field_is_malformed() {
+    fn a_report_without_a_field_of_version_2_or_3_is_malformed() {
         let full = sample().to_json_value();
-        for field in ["connect_ms", "first_output_ms", "round_trips", "paper_ms"] {
+        for field in [
+            "connect_ms",
+            "first_output_ms",
+            "round_trips",
+            "paper_ms",
+            "computation",
+            "online_ms",
+            "session",
+        ] {
             let mut v = full.clone();
             v.as_object_mut().unwrap().remove(field);
             let e = PartyReport::from_json("evaluator", &v.to_string()).unwrap_err();
@@ -301,9 +422,13 @@ mod tests {
                 "{field}: {e}"
             );
         }
-        // An evaluator's connect time and a garbler without the output read back.
+        // An evaluator's connect and online times and a garbler without the output read
+        // back.
         let r = PartyReport {
             role: Role::Evaluator,
+            computation: 2,
+            online_ms: Some(7.5),
+            session: None,
             connect_ms: Some(0.75),
             first_output_ms: None,
             round_trips: 2,
@@ -315,11 +440,11 @@ mod tests {
 
     #[test]
     fn other_versions_and_broken_reports_are_refused() {
-        let v3 = UNVERSIONED.replacen('{', "{\"report_version\":3,", 1);
-        let e = PartyReport::from_json("evaluator", &v3).unwrap_err();
+        let v4 = UNVERSIONED.replacen('{', "{\"report_version\":4,", 1);
+        let e = PartyReport::from_json("evaluator", &v4).unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("the evaluator's report is version 3, this build reads version 2"),
+                .starts_with("the evaluator's report is version 4, this build reads version 3"),
             "{e}"
         );
         let e = PartyReport::from_json("garbler", "Segmentation fault").unwrap_err();
@@ -328,12 +453,127 @@ mod tests {
                 .starts_with("the garbler's report is not JSON"),
             "{e}"
         );
-        let e = PartyReport::from_json("garbler", r#"{"report_version":2,"role":"garbler"}"#)
+        let e = PartyReport::from_json("garbler", r#"{"report_version":3,"role":"garbler"}"#)
             .unwrap_err();
         assert!(
             e.to_string()
-                .contains("malformed: missing field `total_ms`"),
+                .contains("malformed: missing field `computation`"),
             "{e}"
         );
+    }
+
+    /// The evaluator's report of computation `n` of an open session.
+    fn computation(n: u32) -> PartyReport {
+        PartyReport {
+            role: Role::Evaluator,
+            computation: n,
+            online_ms: Some(100.0 + f64::from(n)),
+            session: None,
+            ..sample()
+        }
+    }
+
+    /// Reports as a party prints them for several computations: one compact line each.
+    fn lines(reports: &[PartyReport]) -> String {
+        reports
+            .iter()
+            .map(|r| format!("{}\n", r.to_json_value()))
+            .collect()
+    }
+
+    #[test]
+    fn a_stream_reads_one_report_per_computation_in_order() {
+        let reports: Vec<PartyReport> = (1..=4).map(computation).collect();
+        let text = lines(&reports);
+        assert_eq!(text.lines().count(), 4);
+        assert_eq!(
+            PartyReport::stream_from_json("evaluator", &text).unwrap(),
+            reports
+        );
+        // One report, pretty as a session of one computation prints it, is a stream of one;
+        // so is one without a line feed after it.
+        let one = serde_json::to_string_pretty(&sample().to_json_value()).unwrap() + "\n";
+        assert!(one.lines().count() > 30);
+        assert_eq!(
+            PartyReport::stream_from_json("garbler", &one).unwrap(),
+            [sample()]
+        );
+        let bare = sample().to_json_value().to_string();
+        assert_eq!(
+            PartyReport::stream_from_json("garbler", &bare).unwrap(),
+            [sample()]
+        );
+    }
+
+    #[test]
+    fn a_bad_report_in_a_stream_is_named_by_its_number() {
+        let mut reports: Vec<PartyReport> = (1..=5).map(computation).collect();
+        // Report 3 of another version.
+        let mut v = reports[2].to_json_value();
+        v["report_version"] = 2.into();
+        let mut text = lines(&reports[..2]);
+        text.push_str(&format!("{v}\n"));
+        text.push_str(&lines(&reports[3..]));
+        let e = PartyReport::stream_from_json("evaluator", &text).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("the evaluator's report 3 is version 2, this build reads version 3"),
+            "{e}"
+        );
+        // Report 4 without its online time.
+        let mut v = reports[3].to_json_value();
+        v.as_object_mut().unwrap().remove("online_ms");
+        let text = lines(&reports[..3]) + &format!("{v}\n") + &lines(&reports[4..]);
+        let e = PartyReport::stream_from_json("evaluator", &text).unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "the evaluator's report 4 (version 3) is malformed: missing field `online_ms`"
+            ),
+            "{e}"
+        );
+        // A line that is not JSON after two reports: the third, and what was printed there.
+        let text = lines(&reports[..2]) + "thread 'main' panicked at ...\n" + &lines(&reports[2..]);
+        let e = PartyReport::stream_from_json("evaluator", &text).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("the evaluator's report 3 is not JSON")
+                && e.to_string().contains("thread 'main' panicked"),
+            "{e}"
+        );
+        // A report cut short at the end (the party was killed while printing it).
+        reports.truncate(2);
+        let text = lines(&reports) + "{\"report_version\":3,\"role\":\"eval";
+        let e = PartyReport::stream_from_json("evaluator", &text).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("the evaluator's report 3 is not JSON"),
+            "{e}"
+        );
+        // Garbage from the start is the party's one report, broken: no number.
+        let e = PartyReport::stream_from_json("garbler", "Segmentation fault").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("the garbler's report is not JSON"),
+            "{e}"
+        );
+        // An old binary's single report: no number either.
+        let e = PartyReport::stream_from_json("garbler", UNVERSIONED).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("the garbler's report has no report_version"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn no_report_at_all_is_an_error_naming_the_party() {
+        for empty in ["", "\n", "  \n\t\n"] {
+            let e = PartyReport::stream_from_json("evaluator", empty).unwrap_err();
+            assert!(matches!(e, ReportError::NoReport { .. }), "{e}");
+            assert_eq!(
+                e.to_string(),
+                "the evaluator printed no report (its standard output is empty)"
+            );
+        }
     }
 }

@@ -41,7 +41,14 @@
 //!                    -- the output arrived
 //!   garbler_round_trips INTEGER, evaluator_round_trips INTEGER -- times each waited for the
 //!                    -- other (2PC's message table: 3 and 2)
-//!   started_at TEXT, garbler_report TEXT, evaluator_report TEXT (their JSON),
+//!   computations INTEGER NOT NULL DEFAULT 1 -- computations of the circuit in the run's one
+//!                    -- session (`--repeat`); the columns above are computation 1's
+//!   online_ms REAL   -- the median over computations 2, 3, ... of the evaluator's time from
+//!                    -- being given a computation's input until it held its output (NULL
+//!                    -- with one computation)
+//!   online_max_ms REAL -- their maximum
+//!   started_at TEXT, garbler_report TEXT, evaluator_report TEXT (their JSON reports, one
+//!                    -- line per computation),
 //!   garbler_output TEXT, evaluator_output TEXT (standard output and error, last 64 KiB),
 //!   UNIQUE(experiment_id, circuit, scheme, transport, condition, repetition))
 //! ```
@@ -52,8 +59,9 @@
 //! versioned (`PRAGMA user_version`, now [`SCHEMA_VERSION`]); an older file is brought up to
 //! date by the migrations in `schema` when it is opened (`runs.buffer_bytes` came in version
 //! 2, `experiments.host_cc` in 3, the columns from `connect_ms` to `evaluator_round_trips`
-//! in 4 with report version 2, NULL in older rows and for user programs), and a newer one is
-//! refused. Rows are
+//! in 4 with report version 2, NULL in older rows and for user programs; `computations`,
+//! `online_ms` and `online_max_ms` in 5 with report version 3, older runs having had one
+//! computation), and a newer one is refused. Rows are
 //! read by column name, so the order of the columns in a file does not matter.
 
 use std::collections::HashSet;
@@ -242,9 +250,17 @@ pub struct RunRecord {
     pub garbler_round_trips: Option<u32>,
     /// Times the evaluator waited for the garbler.
     pub evaluator_round_trips: Option<u32>,
-    /// The garbler's JSON report.
+    /// Computations of the circuit in the run's one session (`--repeat`); the times and
+    /// bytes above are computation 1's. 1 for user programs.
+    pub computations: u32,
+    /// The median of the evaluator's online time (a computation's input given until its
+    /// output held) over computations 2, 3, ...; `None` with one computation, ms.
+    pub online_ms: Option<f64>,
+    /// The maximum of those online times, ms.
+    pub online_max_ms: Option<f64>,
+    /// The garbler's JSON reports, one line per computation.
     pub garbler_report: Option<String>,
-    /// The evaluator's JSON report.
+    /// The evaluator's JSON reports, one line per computation.
     pub evaluator_report: Option<String>,
     /// The garbler's (server's) output, for user programs and failures.
     pub garbler_output: Option<String>,
@@ -291,6 +307,9 @@ impl RunRecord {
             paper_ms: None,
             garbler_round_trips: None,
             evaluator_round_trips: None,
+            computations: 1,
+            online_ms: None,
+            online_max_ms: None,
             garbler_report: None,
             evaluator_report: None,
             garbler_output: None,
@@ -506,9 +525,10 @@ impl Db {
              bytes_garbler_to_evaluator, bytes_evaluator_to_garbler, garbler_report, \
              evaluator_report, garbler_output, evaluator_output, buffer_bytes, connect_ms, \
              handshake_ms, first_output_ms, paper_ms, garbler_round_trips, \
-             evaluator_round_trips) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, \
-             ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, \
-             ?29, ?30, ?31, ?32, ?33, ?34)",
+             evaluator_round_trips, computations, online_ms, online_max_ms) VALUES (?1, ?2, ?3, \
+             ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
+             ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, \
+             ?37)",
             params![
                 experiment_id,
                 r.cell.circuit,
@@ -544,6 +564,9 @@ impl Db {
                 r.paper_ms,
                 r.garbler_round_trips,
                 r.evaluator_round_trips,
+                r.computations,
+                r.online_ms,
+                r.online_max_ms,
             ],
         )
         .map_err(db_err(format!(
@@ -562,7 +585,8 @@ impl Db {
              garble_ms, eval_ms, transfer_ms, wall_ms, bytes_garbler_to_evaluator, \
              bytes_evaluator_to_garbler, garbler_report, evaluator_report, garbler_output, \
              evaluator_output, buffer_bytes, connect_ms, handshake_ms, first_output_ms, \
-             paper_ms, garbler_round_trips, evaluator_round_trips FROM runs \
+             paper_ms, garbler_round_trips, evaluator_round_trips, computations, online_ms, \
+             online_max_ms FROM runs \
              WHERE experiment_id = ?1 ORDER BY id",
             params![experiment_id],
             read_run,
@@ -658,6 +682,9 @@ fn read_run(r: &Row<'_>) -> rusqlite::Result<RunRecord> {
         paper_ms: r.get("paper_ms")?,
         garbler_round_trips: r.get("garbler_round_trips")?,
         evaluator_round_trips: r.get("evaluator_round_trips")?,
+        computations: r.get("computations")?,
+        online_ms: r.get("online_ms")?,
+        online_max_ms: r.get("online_max_ms")?,
     })
 }
 

@@ -18,6 +18,7 @@
 //! transports = ["tcp", "udt"]        # NAME or NAME:key=value,...; default ["tcp"]
 //! conditions = ["eu-us", "cw-wan"]   # named conditions
 //! runs = 3                           # repetitions of every cell; default 1
+//! repeat = 10                        # computations in each run's one session; default 1
 //! timeout = 600                      # seconds per run; default 600
 //! protection = true                  # session protection; default true
 //! emulator = "auto"                  # auto, netem or emu
@@ -59,6 +60,11 @@ pub const PROGRAM_SCHEME: &str = "program";
 
 /// The default per-run time limit, as in the choose-wisely paper.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
+
+/// The most computations one run's session may hold (`repeat`): each is a report line of
+/// about 1 kB from both parties, which the runner reads from the first 4 MiB a party
+/// prints and keeps in the database.
+pub const MAX_REPEAT: u32 = 1000;
 
 /// A mistake in an experiment description: the key (`link[1].rate`), the line in a file
 /// when known, and what is wrong.
@@ -158,6 +164,9 @@ fn default_transports() -> Vec<String> {
 fn default_runs() -> u32 {
     1
 }
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
 fn default_timeout() -> u64 {
     DEFAULT_TIMEOUT_SECS
 }
@@ -196,6 +205,12 @@ pub struct ExperimentFile {
     /// Repetitions of every cell.
     #[serde(default = "default_runs")]
     pub runs: u32,
+    /// Computations of the circuit in each run's one session (`evaluator --repeat N`): the
+    /// first pays for the session's set-up, the further ones show what an open session
+    /// costs (their online time). User programs run as they are. Left out of the stored
+    /// description when 1, so that descriptions stored before this key read the same.
+    #[serde(default = "default_runs", skip_serializing_if = "is_one")]
+    pub repeat: u32,
     /// Seconds one run may take before both parties are killed.
     #[serde(default = "default_timeout")]
     pub timeout: u64,
@@ -229,6 +244,7 @@ impl Default for ExperimentFile {
             links: Vec::new(),
             sweep: SweepFile::default(),
             runs: default_runs(),
+            repeat: default_runs(),
             timeout: default_timeout(),
             protection: true,
             emulator: default_emulator(),
@@ -285,6 +301,8 @@ pub struct Experiment {
     pub programs: Vec<Program>,
     /// Repetitions.
     pub runs: u32,
+    /// Computations in each run's session (1 or more).
+    pub repeat: u32,
     /// Per-run limit.
     pub timeout: Duration,
     /// Session protection.
@@ -471,6 +489,15 @@ impl ExperimentFile {
         if self.runs == 0 {
             return Err(err("runs", "must be at least 1"));
         }
+        if self.repeat == 0 || self.repeat > MAX_REPEAT {
+            return Err(err(
+                "repeat",
+                format!(
+                    "{} computations per session: must be from 1 to {MAX_REPEAT}",
+                    self.repeat
+                ),
+            ));
+        }
         if self.timeout == 0 || self.timeout > 7 * 24 * 3600 {
             return Err(err("timeout", "must be from 1 to 604800 seconds"));
         }
@@ -595,6 +622,7 @@ impl ExperimentFile {
             conditions,
             programs,
             runs: self.runs,
+            repeat: self.repeat,
             timeout: Duration::from_secs(self.timeout),
             protection: self.protection,
             emulator,

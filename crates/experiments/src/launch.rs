@@ -20,7 +20,8 @@ use std::time::Duration;
 
 use transputation_circuits::{library, Circuit, Party};
 use transputation_contract::{
-    Capabilities, PartyArgs, Protection, Role, FEATURE_BUFFER_SIZING, REPORT_VERSION,
+    Capabilities, PartyArgs, Protection, Role, FEATURE_BUFFER_SIZING, FEATURE_REPEAT,
+    REPORT_VERSION,
 };
 use transputation_netlab::HostCc;
 
@@ -136,6 +137,20 @@ pub fn capabilities(exe: &Path) -> Result<Capabilities, Error> {
     Ok(caps)
 }
 
+/// Refuses sessions of several computations (`repeat` above 1) where the party binary `exe`
+/// cannot run them.
+fn check_repeat(repeat: u32, caps: &Capabilities, exe: &Path) -> Result<(), Error> {
+    if repeat > 1 && !caps.has_feature(FEATURE_REPEAT) {
+        return Err(Error::Run(format!(
+            "repeat: the party binary {} cannot run several computations in a session (its \
+             capabilities lack the feature `{FEATURE_REPEAT}`); give repeat = 1, or a binary \
+             that has it",
+            exe.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Checks the experiment's circuits, schemes and transports, naming the first bad entry;
 /// returns each circuit's zero inputs (garbler, evaluator).
 fn check(experiment: &Experiment) -> Result<HashMap<String, (String, String)>, Error> {
@@ -216,12 +231,14 @@ pub fn prepare(
     let mut experiment = file.resolve()?;
     let inputs = check(&experiment)?;
     let caps = capabilities(exe)?;
+    check_repeat(experiment.repeat, &caps, exe)?;
     experiment.transports = runnable_transports(&experiment.transports, &caps, exe, &mut note)?;
     // A new experiment records what it runs, so that it finishes; a resumed one keeps its
     // record, and the runs of a transport left out now stay to do.
     file.transports.clone_from(&experiment.transports);
     let (protection, protection_state, key_dir) = protection(exe, &caps, experiment.protection)?;
     let planned_runs = experiment.plan().len();
+    let repeat = experiment.repeat;
     let id = match id {
         Some(id) => id,
         None => {
@@ -247,6 +264,7 @@ pub fn prepare(
             inputs,
             protection,
             sizes_buffers: caps.has_feature(FEATURE_BUFFER_SIZING),
+            repeat,
             _key_dir: key_dir,
         },
     })
@@ -275,6 +293,8 @@ pub struct BinaryParties {
     protection: Option<Protection>,
     /// Whether the parties take --rtt-ms and --bandwidth (buffer sizing, paper §4.2).
     sizes_buffers: bool,
+    /// Computations in each run's session: the evaluator gets `--repeat` above 1.
+    repeat: u32,
     /// The one-time key's directory, removed at the end.
     _key_dir: Option<tempfile::TempDir>,
 }
@@ -304,6 +324,11 @@ impl Launcher for BinaryParties {
             args.timeout_secs = Some(timeout.as_secs().clamp(1, 120) as f64);
             args.protection = self.protection.clone();
             args.path = sizing(self.sizes_buffers, link);
+            // The garbler serves what the session asks for; one computation needs no flag,
+            // so that such runs work with parties that have none.
+            if role == Role::Evaluator && self.repeat > 1 {
+                args.repeat = Some(self.repeat);
+            }
             PartyCommand {
                 program: self.exe.clone(),
                 args: args.to_argv(),
@@ -422,6 +447,7 @@ mod tests {
             inputs: HashMap::from([("aes128".to_string(), ("00".into(), "11".into()))]),
             protection: Some(Protection::Insecure),
             sizes_buffers: true,
+            repeat: 1,
             _key_dir: None,
         };
         let cell = Cell {
@@ -443,13 +469,48 @@ mod tests {
         assert_eq!(g.timeout_secs, Some(120.0));
         assert_eq!(g.protection, Some(Protection::Insecure));
         assert!(g.json && e.json);
+        // One computation per session: no --repeat for either party.
+        assert_eq!((g.repeat, e.repeat), (None, None));
         let other = Cell {
             circuit: "sha256".into(),
-            ..cell
+            ..cell.clone()
         };
         assert!(parties
             .circuit_parties(&other, &link, server, Duration::from_secs(1))
             .is_err());
+
+        // Several: the evaluator asks for them, the garbler serves them.
+        let parties = BinaryParties {
+            repeat: 20,
+            ..parties
+        };
+        let (g, e) = parties
+            .circuit_parties(&cell, &link, server, Duration::from_secs(600))
+            .unwrap();
+        assert!(
+            e.args.windows(2).any(|w| w == ["--repeat", "20"]),
+            "{:?}",
+            e.args
+        );
+        let g = PartyArgs::from_argv(&g.args).unwrap();
+        let e = PartyArgs::from_argv(&e.args).unwrap();
+        assert_eq!((g.repeat, e.repeat), (None, Some(20)));
+    }
+
+    #[test]
+    fn several_computations_per_session_need_a_binary_that_runs_them() {
+        let exe = Path::new("/bin/transputation");
+        let mut caps = caps_without_udt();
+        assert!(check_repeat(1, &caps, exe).is_ok());
+        let e = check_repeat(2, &caps, exe).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "repeat: the party binary /bin/transputation cannot run several computations"
+            ) && e.contains("lack the feature `repeat`"),
+            "{e}"
+        );
+        caps.features.push(FEATURE_REPEAT.into());
+        assert!(check_repeat(2, &caps, exe).is_ok());
     }
 
     fn caps_without_udt() -> Capabilities {

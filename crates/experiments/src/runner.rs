@@ -8,7 +8,9 @@
 //! the leader of its own process group, so that the per-run limit kills a script together
 //! with whatever it started. The outcome is written in its own transaction: a success with
 //! its measurements, or a failure or timeout with the error and the parties' output, never
-//! dropped. Runs already recorded (a resumed experiment) are skipped.
+//! dropped. Runs already recorded (a resumed experiment) are skipped. A run's session may
+//! hold several computations (the experiment's `repeat`): the parties then print a report
+//! per computation, which `measured` checks and sums up in the run's record.
 //!
 //! User programs get `$1` = the peer's address, `$2` = their own address (both `IP:PORT`,
 //! the run's port; the server listens on its own, the client connects to the peer's) and
@@ -27,13 +29,15 @@ use std::sync::Mutex;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use transputation_contract::PartyReport;
-
 use crate::db::{Db, LinkRecord, RunRecord, Status};
 use crate::experiment::{Cell, Experiment, PlannedRun};
 use transputation_netlab::{ns, Error as LinkError, LinkSpec, Options, Side, Topology};
 
 use crate::Error;
+
+mod measured;
+
+use measured::measured;
 
 /// Output kept per party, from the end.
 pub const KEPT_OUTPUT: usize = 64 << 10;
@@ -59,9 +63,11 @@ pub struct PartyCommand {
 pub trait Launcher {
     /// The garbler (listening on `server`, in namespace A) and the evaluator (connecting to
     /// it from namespace B) for `cell` across `link` (as emulated, so that the parties can
-    /// size their buffers for it); both must print their JSON report on standard output
-    /// (with `buffer_bytes` if they sized buffers) and the garbler `listening on ADDR` on
-    /// standard error. An `Err` is recorded as the run's failure.
+    /// size their buffers for it), the evaluator running the experiment's
+    /// [`Experiment::repeat`] computations in its one session; both must print their JSON
+    /// reports on standard output (one per computation, with `buffer_bytes` if they sized
+    /// buffers) and the garbler `listening on ADDR` on standard error. An `Err` is recorded
+    /// as the run's failure.
     fn circuit_parties(
         &self,
         cell: &Cell,
@@ -508,8 +514,15 @@ impl Runner<'_> {
 
     /// One run across `topo`; never fails: a failure is the record.
     fn one_run(&self, topo: &Topology, link: &LinkRecord, p: &PlannedRun, port: u16) -> RunRecord {
-        let fail = |status, error: String| {
-            RunRecord::failed(p.cell.clone(), p.repetition, link.clone(), status, error)
+        // A failed run of a circuit records the computations its session was to hold.
+        let computations = if p.cell.is_program() {
+            1
+        } else {
+            self.experiment.repeat
+        };
+        let fail = |status, error: String| RunRecord {
+            computations,
+            ..RunRecord::failed(p.cell.clone(), p.repetition, link.clone(), status, error)
         };
         let (server, client, program) = match self.commands(topo, link, p, port) {
             Ok(c) => c,
@@ -562,7 +575,7 @@ impl Runner<'_> {
                 ..RunRecord::ok(p.cell.clone(), p.repetition, link.clone())
             });
         }
-        match measured(&ended.server.1, &ended.client.1) {
+        match measured(&ended.server.1, &ended.client.1, computations) {
             Ok(m) => RunRecord {
                 wall_ms: Some(wall_ms),
                 // Successful parties' standard error only (their stdout is the report).
@@ -748,132 +761,5 @@ fn wait_both(mut srv: Proc, mut cli: Proc, deadline: Instant) -> Ended {
         server: srv.finish(),
         client: cli.finish(),
         timed_out,
-    }
-}
-
-/// What two successful parties reported, read through the contract's [`PartyReport`].
-struct Measured {
-    garbler: PartyReport,
-    evaluator: PartyReport,
-}
-
-/// Reads both reports and checks that the parties agree on the output.
-fn measured(garbler_out: &str, evaluator_out: &str) -> Result<Measured, String> {
-    let g = PartyReport::from_json("garbler", garbler_out).map_err(|e| e.to_string())?;
-    let e = PartyReport::from_json("evaluator", evaluator_out).map_err(|e| e.to_string())?;
-    if g.output.is_some() && g.output != e.output {
-        let show = |o: &Option<String>| o.as_deref().map_or("null".into(), |s| format!("{s:?}"));
-        return Err(format!(
-            "the parties disagree on the output: garbler {}, evaluator {}",
-            show(&g.output),
-            show(&e.output)
-        ));
-    }
-    Ok(Measured {
-        garbler: g,
-        evaluator: e,
-    })
-}
-
-impl Measured {
-    /// The run's record (times: the garbler's total, garbling and paper measure, the
-    /// evaluator's OT, evaluation, connect, handshake and first output; each party's round
-    /// trips; bytes as the garbler counted them).
-    fn into_record(self, p: &PlannedRun, link: &LinkRecord) -> RunRecord {
-        let (g, e) = (&self.garbler, &self.evaluator);
-        let transfer = (g.total_ms - e.ot_ms - g.garble_ms - e.eval_ms).max(0.0);
-        RunRecord {
-            total_ms: Some(g.total_ms),
-            ot_ms: Some(e.ot_ms),
-            garble_ms: Some(g.garble_ms),
-            eval_ms: Some(e.eval_ms),
-            transfer_ms: Some(transfer),
-            bytes_garbler_to_evaluator: Some(g.bytes_garbler_to_evaluator),
-            bytes_evaluator_to_garbler: Some(g.bytes_evaluator_to_garbler),
-            buffer_bytes: g.buffer_bytes.or(e.buffer_bytes),
-            connect_ms: e.connect_ms,
-            handshake_ms: Some(e.handshake_ms),
-            first_output_ms: e.first_output_ms,
-            paper_ms: Some(g.paper_ms),
-            garbler_round_trips: Some(g.round_trips),
-            evaluator_round_trips: Some(e.round_trips),
-            garbler_report: Some(g.to_json_value().to_string()),
-            evaluator_report: Some(e.to_json_value().to_string()),
-            ..RunRecord::ok(p.cell.clone(), p.repetition, link.clone())
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A report as the parties wrote it before the contract: no report_version.
-    const OLD: &str = r#"{"role":"garbler","output":"00","total_ms":1.0}"#;
-
-    #[test]
-    fn reports_of_an_older_binary_fail_the_run_with_the_reason() {
-        let e = measured(OLD, OLD).err().unwrap();
-        assert!(
-            e.starts_with("the garbler's report has no report_version")
-                && e.contains("older than this one"),
-            "{e}"
-        );
-        let e = measured("", OLD).err().unwrap();
-        assert!(e.starts_with("the garbler's report is not JSON"), "{e}");
-    }
-
-    /// A party's report of this build, as its `--json` printed it.
-    fn report(role: &str, fields: &str) -> String {
-        format!(
-            r#"{{"report_version":{},"role":"{role}","output":"00","total_ms":50.0,{fields},
-            "ot_ms":10.0,"garble_ms":5.0,"eval_ms":4.0,"bytes_garbler_to_evaluator":1000,
-            "bytes_evaluator_to_garbler":100,"parts_garbler_to_evaluator":{{"header":0,"ot":0,
-            "labels":0,"tables":0,"decoding":0,"output":0,"framing":0}},
-            "parts_evaluator_to_garbler":{{"header":0,"ot":0,"labels":0,"tables":0,
-            "decoding":0,"output":0,"framing":0}},"scheme":"ideal","transport":"tcp",
-            "circuit":"aes128","and_gates":6400,"load_ms":1.0,"setup_ms":1.0,
-            "buffer_bytes":null,"bdp_bytes":null,"paper_bound_bytes":null,"volume_bytes":null,
-            "protection":"noise-psk"}}"#,
-            transputation_contract::REPORT_VERSION
-        )
-    }
-
-    #[test]
-    fn a_run_records_what_each_party_measured_of_the_wait() {
-        let g = report(
-            "garbler",
-            r#""connect_ms":null,"first_output_ms":900.0,"round_trips":3,"paper_ms":21.5,
-            "handshake_ms":0.4"#,
-        );
-        let e = report(
-            "evaluator",
-            r#""connect_ms":1.25,"first_output_ms":640.5,"round_trips":2,"paper_ms":17.0,
-            "handshake_ms":30.5"#,
-        );
-        let p = PlannedRun {
-            cell: Cell {
-                circuit: "aes128".into(),
-                scheme: "ideal".into(),
-                transport: "tcp".into(),
-                condition: "wan".into(),
-            },
-            repetition: 0,
-            condition_index: 0,
-        };
-        let r = measured(&g, &e)
-            .unwrap()
-            .into_record(&p, &LinkRecord::default());
-        // The evaluator's connect, handshake and first output; the garbler's paper measure,
-        // as its total; each party's round trips.
-        assert_eq!(
-            (r.connect_ms, r.handshake_ms, r.first_output_ms, r.paper_ms),
-            (Some(1.25), Some(30.5), Some(640.5), Some(21.5))
-        );
-        assert_eq!(
-            (r.garbler_round_trips, r.evaluator_round_trips),
-            (Some(3), Some(2))
-        );
-        assert_eq!(r.total_ms, Some(50.0));
     }
 }

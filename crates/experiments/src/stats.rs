@@ -26,3 +26,31 @@ pub fn index_or_push<T: PartialEq>(v: &mut Vec<T>, x: T) -> usize {
         }
     }
 }
+
+/// The median (the mean of the middle two for an even count); none of nothing.
+pub fn median(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_of_odd_and_even_counts() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[7.0]), Some(7.0));
+        assert_eq!(median(&[9.0, 1.0, 5.0]), Some(5.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 100.0]), Some(3.5));
+    }
+}

@@ -2,7 +2,8 @@
 //! `tests/fixtures/results-v3.sqlite`: two experiments run with `transputation testbed run`,
 //! two successful runs and a timeout) opens with this build and reads the same, its runs
 //! without the columns of schema version 4 (the waiting times of report version 2: NULL,
-//! unknown), and accepts new runs.
+//! unknown) and with one computation each and no online time (schema version 5), and
+//! accepts new runs.
 
 use std::path::Path;
 
@@ -19,8 +20,8 @@ fn fixture_copy(dir: &Path) -> std::path::PathBuf {
 #[test]
 fn a_database_of_the_previous_build_reads_the_same() {
     assert_eq!(
-        SCHEMA_VERSION, 4,
-        "a new version: keep this file's checks of version 3 and 4"
+        SCHEMA_VERSION, 5,
+        "a new version: keep this file's checks of versions 3 to 5"
     );
     let dir = tempfile::tempdir().unwrap();
     let path = fixture_copy(dir.path());
@@ -77,6 +78,11 @@ fn a_database_of_the_previous_build_reads_the_same() {
             ),
             (None, None, None, None, None, None)
         );
+        // Version 5's: one computation per session, as every run had then.
+        assert_eq!(
+            (r.computations, r.online_ms, r.online_max_ms),
+            (1, None, None)
+        );
     }
 
     let timeout = &db.runs(experiments[1].id).unwrap()[0];
@@ -97,6 +103,7 @@ fn a_database_of_the_previous_build_reads_the_same() {
         !text.contains("tcp paper") && text.contains("was not recorded"),
         "{text}"
     );
+    assert!(!text.contains("tcp online"), "{text}");
     let in_rtts = report::build_in(Some(first), &runs, report::Unit::Rtt).text();
     assert!(
         in_rtts.contains("10880.60") && in_rtts.contains("10252.53"),

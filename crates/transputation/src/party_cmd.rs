@@ -251,6 +251,12 @@ fn party_report(
             Party::Garbler => Role::Garbler,
             Party::Evaluator => Role::Evaluator,
         },
+        computation: 1,
+        online_ms: match r.role {
+            Party::Garbler => None,
+            Party::Evaluator => Some(ms(r.total)),
+        },
+        session: None,
         output: r
             .output
             .as_ref()

@@ -14,8 +14,8 @@ use rusqlite::{params, Connection, TransactionBehavior};
 pub(super) enum Migration {
     /// Statements to run as they are.
     Sql(&'static str),
-    /// Columns to add to a table (nullable, so that old rows read as unknown), each unless
-    /// the table has it already.
+    /// Columns to add to a table (nullable, so that old rows read as unknown, or with a
+    /// default that every old row truly had), each unless the table has it already.
     AddColumns {
         /// The table.
         table: &'static str,
@@ -111,6 +111,17 @@ pub(super) const MIGRATIONS: &[Migration] = &[
             ("paper_ms", "REAL"),
             ("garbler_round_trips", "INTEGER"),
             ("evaluator_round_trips", "INTEGER"),
+        ],
+    },
+    // 5: sessions that stay open (report version 3): the computations of a run's one
+    // session (every older run had one) and the evaluator's online time of the further
+    // ones (NULL for one computation, older runs and user programs).
+    Migration::AddColumns {
+        table: "runs",
+        columns: &[
+            ("computations", "INTEGER NOT NULL DEFAULT 1"),
+            ("online_ms", "REAL"),
+            ("online_max_ms", "REAL"),
         ],
     },
 ];

@@ -24,6 +24,9 @@ pub(crate) fn ok_run(transport: &str, rep: u32, total: f64) -> RunRecord {
         paper_ms: Some(total - 2.0),
         garbler_round_trips: Some(3),
         evaluator_round_trips: Some(2),
+        computations: 5,
+        online_ms: Some(total / 4.0),
+        online_max_ms: Some(total / 2.0),
         garbler_report: Some("{\"total_ms\": 1}".into()),
         ..RunRecord::ok(
             Cell {
@@ -121,12 +124,19 @@ const VERSION_4_COLUMNS: [&str; 6] = [
     "evaluator_round_trips",
 ];
 
+/// The columns schema version 5 added to `runs`.
+const VERSION_5_COLUMNS: [&str; 3] = ["computations", "online_ms", "online_max_ms"];
+
 /// A file of an older schema: today's tables without the columns added since `version`,
 /// with one experiment recorded then (by hand, as that version wrote it).
 fn old_file(path: &Path, version: i64) -> i64 {
     let db = Db::open(path).unwrap();
     let mut sql = String::new();
-    for c in VERSION_4_COLUMNS {
+    let mut dropped = VERSION_5_COLUMNS.to_vec();
+    if version < 4 {
+        dropped.extend(VERSION_4_COLUMNS);
+    }
+    for c in dropped {
         sql.push_str(&format!("ALTER TABLE runs DROP COLUMN {c};"));
     }
     if version < 3 {
@@ -138,7 +148,8 @@ fn old_file(path: &Path, version: i64) -> i64 {
     sql.push_str(&format!("PRAGMA user_version = {version};"));
     db.conn.execute_batch(&sql).unwrap();
     assert_eq!(has_column(&db, "experiments", "host_cc"), version >= 3);
-    assert!(!has_column(&db, "runs", "paper_ms"));
+    assert_eq!(has_column(&db, "runs", "paper_ms"), version >= 4);
+    assert!(!has_column(&db, "runs", "computations"));
     db.conn
         .execute(
             "INSERT INTO experiments (name, spec, planned_runs, version, kernel, cpu, host, \
@@ -164,7 +175,7 @@ fn a_version_1_file_gets_buffer_bytes_and_host_cc() {
     assert_eq!(db.runs(id).unwrap()[0].buffer_bytes, Some(3 << 20));
     let old = db.experiment(before).unwrap().unwrap();
     assert_eq!(old.environment.host_cc, None);
-    assert_eq!(user_version(&db), 4);
+    assert_eq!(user_version(&db), SCHEMA_VERSION);
 }
 
 #[test]
@@ -173,7 +184,7 @@ fn a_version_2_file_gets_host_cc_unknown_for_its_experiments() {
     let path = dir.path().join("v2.sqlite");
     let before = old_file(&path, 2);
     let db = Db::open(&path).unwrap();
-    assert_eq!(user_version(&db), 4);
+    assert_eq!(user_version(&db), SCHEMA_VERSION);
     assert!(has_column(&db, "experiments", "host_cc"));
     let old = db.experiment(before).unwrap().unwrap();
     assert_eq!(old.environment.host_cc, None, "unknown, not made up");
@@ -203,7 +214,7 @@ fn a_version_2_file_gets_host_cc_unknown_for_its_experiments() {
     // Opening a current file again changes nothing.
     let db = Db::open(&path).unwrap();
     assert_eq!(db.experiments().unwrap().len(), 2);
-    assert_eq!(user_version(&db), 4);
+    assert_eq!(user_version(&db), SCHEMA_VERSION);
 }
 
 #[test]
@@ -222,8 +233,8 @@ fn a_version_3_file_gets_the_waiting_times_null_for_its_runs() {
     .unwrap();
     drop(old);
     let mut db = Db::open(&path).unwrap();
-    assert_eq!(user_version(&db), 4);
-    for c in VERSION_4_COLUMNS {
+    assert_eq!(user_version(&db), SCHEMA_VERSION);
+    for c in VERSION_4_COLUMNS.iter().chain(&VERSION_5_COLUMNS) {
         assert!(has_column(&db, "runs", c), "{c}");
     }
     let runs = db.runs(before).unwrap();
@@ -242,8 +253,53 @@ fn a_version_3_file_gets_the_waiting_times_null_for_its_runs() {
         (None, None, None, None, None, None),
         "unknown, not made up"
     );
+    assert_eq!(
+        (r.computations, r.online_ms, r.online_max_ms),
+        (1, None, None)
+    );
     // New runs in the migrated file keep every new field.
     let run = ok_run("udt", 0, 90.0);
+    db.insert_run(before, &run).unwrap();
+    assert_eq!(db.runs(before).unwrap()[1], run);
+}
+
+#[test]
+fn a_version_4_file_gets_one_computation_per_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v4.sqlite");
+    let before = old_file(&path, 4);
+    // A run as version 4 wrote it: the waiting times, none of version 5's columns.
+    let old = Connection::open(&path).unwrap();
+    old.execute(
+        "INSERT INTO runs (experiment_id, circuit, scheme, transport, condition, repetition, \
+         rtt_us, loss, jitter_us, emulator, status, total_ms, first_output_ms, paper_ms, \
+         garbler_round_trips, evaluator_round_trips) VALUES (?1, 'aes128', 'ideal', 'tcp', \
+         'wan', 0, 300000, 0.0, 0, 'emu', 'ok', 1817.5, 2392.0, 1210.25, 3, 2)",
+        params![before],
+    )
+    .unwrap();
+    drop(old);
+    let mut db = Db::open(&path).unwrap();
+    assert_eq!(user_version(&db), SCHEMA_VERSION);
+    for c in VERSION_5_COLUMNS {
+        assert!(has_column(&db, "runs", c), "{c}");
+    }
+    let r = &db.runs(before).unwrap()[0];
+    assert_eq!(
+        (
+            r.total_ms,
+            r.first_output_ms,
+            r.paper_ms,
+            r.garbler_round_trips
+        ),
+        (Some(1817.5), Some(2392.0), Some(1210.25), Some(3))
+    );
+    // A session of one computation, as every run before open sessions was; no online time.
+    assert_eq!(
+        (r.computations, r.online_ms, r.online_max_ms),
+        (1, None, None)
+    );
+    let run = ok_run("tcp", 1, 400.0);
     db.insert_run(before, &run).unwrap();
     assert_eq!(db.runs(before).unwrap()[1], run);
 }
@@ -255,8 +311,8 @@ fn a_newer_file_is_refused() {
     Db::open(&path)
         .unwrap()
         .conn
-        .execute_batch("PRAGMA user_version = 5")
+        .execute_batch("PRAGMA user_version = 6")
         .unwrap();
     let e = Db::open(&path).unwrap_err().to_string();
-    assert!(e.contains("version 5, newer than this tool's 4"), "{e}");
+    assert!(e.contains("version 6, newer than this tool's 5"), "{e}");
 }

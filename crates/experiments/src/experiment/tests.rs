@@ -78,6 +78,8 @@ fn bad_flags_name_their_key() {
     type Change = Box<dyn Fn(&mut ExperimentFile)>;
     let cases: Vec<(Change, &str)> = vec![
         (Box::new(|f| f.runs = 0), "runs"),
+        (Box::new(|f| f.repeat = 0), "repeat"),
+        (Box::new(|f| f.repeat = MAX_REPEAT + 1), "repeat"),
         (Box::new(|f| f.timeout = 0), "timeout"),
         (
             Box::new(|f| f.conditions.push("mars".into())),
@@ -221,5 +223,33 @@ fn toml_errors_name_line_and_key() {
 
     let syntax = FILE.replace("timeout = 60", "timeout = ");
     let e = ExperimentFile::from_toml(&syntax).unwrap_err();
+    assert_eq!(e.line, Some(8), "{e}");
+}
+
+#[test]
+fn computations_per_session_default_to_one_and_are_checked() {
+    // Absent: one computation per run, and a stored description without the key (from
+    // before it existed) reads the same and is stored the same.
+    let f = ExperimentFile::from_toml(FILE).unwrap();
+    assert_eq!((f.repeat, f.resolve().unwrap().repeat), (1, 1));
+    let json = serde_json::to_string(&f).unwrap();
+    assert!(!json.contains("repeat"), "{json}");
+
+    let f = ExperimentFile::from_toml(&FILE.replace("runs = 2", "runs = 2\nrepeat = 10")).unwrap();
+    let e = f.resolve().unwrap();
+    assert_eq!(e.repeat, 10);
+    // The plan is the same: computations are within a run, not runs of their own.
+    assert_eq!(e.plan().len(), 2 * 3 * 2 * 2);
+    let back: ExperimentFile = serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
+    assert_eq!(back.repeat, 10);
+
+    let e =
+        ExperimentFile::from_toml(&FILE.replace("runs = 2", "runs = 2\nrepeat = 0")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("line 8, repeat: 0 computations per session: must be from 1 to {MAX_REPEAT}")
+    );
+    let e =
+        ExperimentFile::from_toml(&FILE.replace("runs = 2", "runs = 2\nrepeat = -3")).unwrap_err();
     assert_eq!(e.line, Some(8), "{e}");
 }
