@@ -10,6 +10,12 @@
 //! and Markdown show these columns when a run of the report has the measure (runs recorded
 //! before report version 2 have not, and a line says so); CSV and JSON always have them.
 //!
+//! Runs whose sessions held several computations (the experiment's `repeat`) recorded the
+//! evaluator's online time of the further ones (`online_ms`: a computation's input given
+//! until its output held, the median over computations 2, 3, ...). Text and Markdown then
+//! show a column `TRANSPORT online` beside each transport: the median of its runs'
+//! `online_ms`; CSV and JSON always have it (`online_median_ms`).
+//!
 //! Times are in milliseconds, or with [`Unit::Rtt`] in round-trip times of each row's
 //! condition (its emulated RTT): how many round trips a session costs. A condition without
 //! an RTT (0, e.g. a rate limit alone) cannot be counted in RTTs: its times stay in
@@ -32,7 +38,7 @@ use serde::Serialize;
 use crate::db::{Environment, ExperimentRow, RunRecord, Status};
 use crate::experiment::PROGRAM_SCHEME;
 use crate::failures::FailureTable;
-use crate::stats::{index_or_push, mean_sd};
+use crate::stats::{index_or_push, mean_sd, median};
 
 /// The unit of a report's times.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -65,6 +71,9 @@ pub struct CellStats {
     pub paper_mean_ms: Option<f64>,
     /// Its sample standard deviation, ms.
     pub paper_sd_ms: Option<f64>,
+    /// The median of the successful runs' online time (`online_ms`: each run's median over
+    /// the further computations of its session), over the runs that recorded it, ms.
+    pub online_median_ms: Option<f64>,
     /// `mean_ms` in RTTs of the condition, with [`Unit::Rtt`] and a condition with an RTT.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean_rtt: Option<f64>,
@@ -77,6 +86,9 @@ pub struct CellStats {
     /// `paper_sd_ms` in RTTs, likewise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paper_sd_rtt: Option<f64>,
+    /// `online_median_ms` in RTTs, likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub online_median_rtt: Option<f64>,
     /// The first error, if a run failed.
     pub error: Option<String>,
 }
@@ -93,6 +105,11 @@ impl CellStats {
             .filter(|r| r.status == Status::Ok)
             .filter_map(|r| r.paper_ms)
             .collect();
+        let online: Vec<f64> = runs
+            .iter()
+            .filter(|r| r.status == Status::Ok)
+            .filter_map(|r| r.online_ms)
+            .collect();
         let (mean, sd) = mean_sd(&times);
         let (paper_mean, paper_sd) = mean_sd(&paper);
         CellStats {
@@ -104,6 +121,7 @@ impl CellStats {
             sd_ms: sd,
             paper_mean_ms: paper_mean,
             paper_sd_ms: paper_sd,
+            online_median_ms: median(&online),
             error: runs.iter().find_map(|r| r.error.clone()),
             ..CellStats::default()
         }
@@ -116,6 +134,17 @@ impl CellStats {
         self.sd_rtt = per(self.sd_ms);
         self.paper_mean_rtt = per(self.paper_mean_ms);
         self.paper_sd_rtt = per(self.paper_sd_ms);
+        self.online_median_rtt = per(self.online_median_ms);
+    }
+
+    /// The online time as shown: its median (in RTTs where counted in them), or `–` where
+    /// no run recorded it.
+    pub fn online_text(&self) -> String {
+        match (self.online_median_rtt, self.online_median_ms) {
+            (Some(m), _) => fmt_rtt(m),
+            (None, Some(m)) => fmt_ms(m),
+            (None, None) => "–".into(),
+        }
     }
 
     /// The paper's measure as shown: `12.3 ± 0.4` (in RTTs where counted in them), or `–`
@@ -425,13 +454,26 @@ impl Report {
             .any(|c| c.paper_mean_ms.is_some())
     }
 
+    /// Whether a run of the report recorded an online time (a session of several
+    /// computations): then text and Markdown show its columns.
+    pub fn has_online_time(&self) -> bool {
+        self.rows
+            .iter()
+            .flat_map(|r| &r.cells)
+            .any(|c| c.online_median_ms.is_some())
+    }
+
     fn headers(&self) -> Vec<String> {
         let mut h: Vec<String> = vec!["circuit".into(), "scheme".into(), "condition".into()];
         let paper = self.has_paper_measure();
+        let online = self.has_online_time();
         for t in &self.transports {
             h.push(t.clone());
             if paper {
                 h.push(format!("{t} paper"));
+            }
+            if online {
+                h.push(format!("{t} online"));
             }
         }
         h.push("best".into());
@@ -440,6 +482,7 @@ impl Report {
 
     fn cells(&self, mark: impl Fn(&str) -> String) -> Vec<Vec<String>> {
         let paper = self.has_paper_measure();
+        let online = self.has_online_time();
         self.rows
             .iter()
             .map(|r| {
@@ -449,6 +492,9 @@ impl Report {
                     v.push(if r.best == Some(i) { mark(&t) } else { t });
                     if paper {
                         v.push(c.paper_text());
+                    }
+                    if online {
+                        v.push(c.online_text());
                     }
                 }
                 v.push(r.best_text(&self.transports));
@@ -496,6 +542,14 @@ impl Report {
             lines.push(
                 "the paper's measure (garbling, the tables' transfer and the output) was not \
                  recorded for these runs (parties of report version 1)"
+                    .into(),
+            );
+        }
+        if self.has_online_time() {
+            lines.push(
+                "TRANSPORT online: what a computation costs in a session that stays open: the \
+                 evaluator's time from a computation's input to its output, the median over a \
+                 run's computations after the first, then the median over the runs"
                     .into(),
             );
         }
@@ -597,16 +651,16 @@ impl Report {
         out
     }
 
-    /// CSV, one line per cell: the times in ms, the paper's measure in ms, and with
-    /// [`Unit::Rtt`] the condition's RTT and the same times in RTTs (empty for a condition
-    /// without an RTT).
+    /// CSV, one line per cell: the times in ms, the paper's measure and the online time in
+    /// ms, and with [`Unit::Rtt`] the condition's RTT and the same times in RTTs (empty for a
+    /// condition without an RTT).
     pub fn csv(&self) -> String {
         let mut out = String::from(
             "circuit,scheme,condition,transport,runs,ok,failed,timeouts,mean_ms,sd_ms,best,\
-             speedup_vs_tcp,error,paper_mean_ms,paper_sd_ms",
+             speedup_vs_tcp,error,paper_mean_ms,paper_sd_ms,online_median_ms",
         );
         if self.unit == Unit::Rtt {
-            out.push_str(",rtt_ms,mean_rtt,sd_rtt,paper_mean_rtt,paper_sd_rtt");
+            out.push_str(",rtt_ms,mean_rtt,sd_rtt,paper_mean_rtt,paper_sd_rtt,online_median_rtt");
         }
         out.push('\n');
         let num = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
@@ -633,6 +687,7 @@ impl Report {
                     csv_field(c.error.as_deref().unwrap_or("")),
                     num(c.paper_mean_ms),
                     num(c.paper_sd_ms),
+                    num(c.online_median_ms),
                 ];
                 out.push_str(&fields.join(","));
                 if self.unit == Unit::Rtt {
@@ -642,6 +697,7 @@ impl Report {
                         num(c.sd_rtt),
                         num(c.paper_mean_rtt),
                         num(c.paper_sd_rtt),
+                        num(c.online_median_rtt),
                     ];
                     out.push(',');
                     out.push_str(&rtt.join(","));

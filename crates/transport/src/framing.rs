@@ -109,6 +109,11 @@ impl<C: Channel> Framed<C> {
     }
 
     /// The channel underneath.
+    pub fn get_ref(&self) -> &C {
+        &self.inner
+    }
+
+    /// The channel, given back.
     pub fn into_inner(self) -> C {
         self.inner
     }

@@ -4,7 +4,9 @@
 
 use anyhow::Result;
 use clap::Args;
-use transputation_contract::{Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, REPORT_VERSION};
+use transputation_contract::{
+    Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, FEATURE_REPEAT, REPORT_VERSION,
+};
 use transputation_garble::Scheme;
 
 use crate::report::table;
@@ -33,7 +35,7 @@ pub fn capabilities() -> Capabilities {
         schemes: Scheme::ALL.iter().map(|s| s.name().into()).collect(),
         // Every party takes --insecure, --psk-file, and --key with --peer-key.
         protection: ["none", "noise-psk", "noise-kk"].map(String::from).to_vec(),
-        features: vec![FEATURE_BUFFER_SIZING.into()],
+        features: vec![FEATURE_BUFFER_SIZING.into(), FEATURE_REPEAT.into()],
     }
 }
 

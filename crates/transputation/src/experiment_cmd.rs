@@ -32,7 +32,7 @@ pub struct RunArgs {
     #[arg(long)]
     preset: Option<String>,
     /// Continue the experiment with this id: run what it has not recorded yet.
-    #[arg(long, conflicts_with_all = ["file", "preset", "circuits", "schemes", "transports", "conditions", "rtt", "loss", "rate", "jitter", "queue", "program", "runs", "timeout", "name", "insecure", "emulator", "max_rate", "host_cc"])]
+    #[arg(long, conflicts_with_all = ["file", "preset", "circuits", "schemes", "transports", "conditions", "rtt", "loss", "rate", "jitter", "queue", "program", "runs", "repeat", "timeout", "name", "insecure", "emulator", "max_rate", "host_cc"])]
     resume: Option<i64>,
     /// Circuits, separated by `;` or `,` (built-ins such as aes128, sha256, mincut, with
     /// options as in `circuit list`, e.g. `aes128;synthetic:and=1000,xor=2000`, or Bristol
@@ -73,6 +73,12 @@ pub struct RunArgs {
     /// Repetitions of every cell (default 1).
     #[arg(long)]
     runs: Option<u32>,
+    /// Computations of the circuit in each run's one session (default 1): the evaluator runs
+    /// them with `--repeat N`, the first paying for the session's set-up; the run records
+    /// computation 1's times and the median and maximum online time of the others
+    /// (`online_ms`, `online_max_ms`). User programs run as they are.
+    #[arg(long, value_name = "N")]
+    repeat: Option<u32>,
     /// Seconds one run may take before both parties are killed (default 600).
     #[arg(long)]
     timeout: Option<u64>,
@@ -227,6 +233,9 @@ impl RunArgs {
         }
         if let Some(r) = self.runs {
             f.runs = r;
+        }
+        if let Some(n) = self.repeat {
+            f.repeat = n;
         }
         if let Some(t) = self.timeout {
             f.timeout = t;
@@ -506,6 +515,24 @@ mod tests {
             "{e}"
         );
         assert!(file(&["--resume", "1", "--host-cc", "reno"]).is_err());
+    }
+
+    #[test]
+    fn repeat_puts_computations_in_each_runs_session() {
+        let f = file(&["--preset", "paper-table4"]).unwrap();
+        assert_eq!(f.repeat, 1);
+        let f = file(&["--preset", "paper-table4", "--repeat", "10"]).unwrap();
+        assert_eq!((f.repeat, f.resolve().unwrap().repeat), (10, 10));
+        let e = file(&["--preset", "paper-table4", "--repeat", "0"])
+            .unwrap()
+            .resolve()
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("repeat: 0 computations per session: must be from 1 to"),
+            "{e}"
+        );
+        assert!(file(&["--resume", "1", "--repeat", "3"]).is_err());
     }
 
     #[test]

@@ -31,6 +31,7 @@ mod party_cmd;
 mod probe_cmd;
 mod report;
 mod secure_cmd;
+mod serve_cmd;
 mod testbed_cmd;
 mod transport_cmd;
 
@@ -84,6 +85,7 @@ fn main() {
         Command::Transports(args) => transport_cmd::list(args),
         Command::TransportBench(args) => transport_cmd::bench(args),
         Command::Probe(args) => probe_cmd::run(args),
+        Command::Garbler(args) if args.serve => serve_cmd::garbler(args, started),
         Command::Garbler(args) => party_cmd::garbler(args, started),
         Command::Evaluator(args) => party_cmd::evaluator(args, started),
         Command::Run(args) => party_cmd::run(args),

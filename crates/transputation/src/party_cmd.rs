@@ -22,13 +22,15 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use serde_json::json;
-use transputation_2pc::{ot_reply_len, ByteParts, Evaluator, Garbler, Options, OutputMode, Report};
+use transputation_2pc::{
+    ot_reply_len, ByteParts, Channel, Evaluator, Garbler, Options, OutputMode, Report,
+};
 use transputation_circuits::encoding::{decode_outputs, encode_party_input};
 use transputation_circuits::{library, Circuit, Party, Stats};
 use transputation_contract::{self as contract, PartyArgs, PartyReport, Role, REPORT_VERSION};
 use transputation_garble::Scheme;
 use transputation_transport::sizing::Sizing;
-use transputation_transport::{Config, TransportSpec};
+use transputation_transport::{Config, Listener, TransportSpec};
 
 use crate::garble_cmd::parse_scheme;
 use crate::secure_cmd::{self, Protection, ProtectionArgs};
@@ -87,18 +89,33 @@ pub struct GarblerArgs {
     /// The address to listen on for the evaluator (port 0: any free port, announced on
     /// standard error).
     #[arg(long, default_value = "127.0.0.1:7766")]
-    listen: SocketAddr,
+    pub(crate) listen: SocketAddr,
     /// Seconds to wait for an evaluator to connect (and, if protected, prove its key)
     /// before giving up: 10 minutes by default, time to start the evaluator elsewhere.
+    /// With --serve: for the next evaluator, after which serving stops.
     #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
-    accept_timeout: f64,
+    pub(crate) accept_timeout: f64,
     /// The garbler's input: one hex string per input group it owns, comma-separated.
     #[arg(long, default_value = "")]
-    input: String,
+    pub(crate) input: String,
+    /// Keep listening: serve evaluators one after another and several at once, each in a
+    /// session of its own with this garbler's --input, each computation's report printed
+    /// as it ends (one line each; JSON lines with --json). Stops when no evaluator
+    /// connects within --accept-timeout, or after --sessions.
+    #[arg(long)]
+    pub(crate) serve: bool,
+    /// With --serve: accept this many sessions, then stop once they have ended; the exit
+    /// status says whether every one ended well.
+    #[arg(long, requires = "serve", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) sessions: Option<u64>,
+    /// With --serve: sessions served at once at most; further evaluators wait in the
+    /// transport's queue until one ends.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub(crate) max_sessions: u64,
     #[command(flatten)]
-    protection: ProtectionArgs,
+    pub(crate) protection: ProtectionArgs,
     #[command(flatten)]
-    session: SessionArgs,
+    pub(crate) session: SessionArgs,
 }
 
 #[derive(Args, Debug)]
@@ -109,6 +126,17 @@ pub struct EvaluatorArgs {
     /// The evaluator's input: one hex string per input group it owns, comma-separated.
     #[arg(long, default_value = "")]
     input: String,
+    /// Computations in one open session: --input this many times over one connection,
+    /// one key exchange and one base OT; each computation after the first is one exchange
+    /// with the garbler. Each computation's report is printed as it ends (one line each;
+    /// JSON lines with --json).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    repeat: u64,
+    /// Inputs one per line, each as --input takes it, one computation per line in one
+    /// open session: a file, or - for standard input, read as the computations go (each
+    /// output is printed before the next line is read). Instead of --input.
+    #[arg(long, value_name = "FILE|-", conflicts_with_all = ["input", "repeat"])]
+    inputs: Option<String>,
     #[command(flatten)]
     protection: ProtectionArgs,
     #[command(flatten)]
@@ -132,15 +160,15 @@ pub struct RunArgs {
 }
 
 /// A loaded circuit with the times it took, and the transport's buffer sizing for it.
-struct Loaded {
-    circuit: Circuit,
+pub(crate) struct Loaded {
+    pub(crate) circuit: Circuit,
     and_gates: u64,
     load_ms: f64,
     sizing: Option<Sizing>,
 }
 
 impl SessionArgs {
-    fn load(&self) -> Result<Loaded> {
+    pub(crate) fn load(&self) -> Result<Loaded> {
         let start = Instant::now();
         let circuit = library::load_with_parties(&self.circuit, self.parties.as_deref())?;
         let stats = Stats::of(&circuit);
@@ -165,7 +193,7 @@ impl SessionArgs {
         })
     }
 
-    fn config(&self, loaded: &Loaded) -> Result<Config> {
+    pub(crate) fn config(&self, loaded: &Loaded) -> Result<Config> {
         let io_timeout = seconds("--timeout", self.timeout)?;
         let connect_timeout = seconds("--connect-timeout", self.connect_timeout)?;
         // The default pause, or less for a --connect-timeout below it.
@@ -190,7 +218,7 @@ impl SessionArgs {
         })
     }
 
-    fn options(&self) -> Options {
+    pub(crate) fn options(&self) -> Options {
         Options {
             output: self.output,
             ..Options::new(self.scheme)
@@ -199,14 +227,14 @@ impl SessionArgs {
 }
 
 /// The value of a flag of seconds, which must be positive.
-fn seconds(flag: &str, v: f64) -> Result<Duration> {
+pub(crate) fn seconds(flag: &str, v: f64) -> Result<Duration> {
     if !(v.is_finite() && v > 0.0 && v < 1e9) {
         bail!("{flag} must be a positive number of seconds, not {v}");
     }
     Ok(Duration::from_secs_f64(v))
 }
 
-fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
@@ -223,24 +251,28 @@ fn parts(p: &ByteParts) -> contract::ByteParts {
 }
 
 /// What a party measured around its session, beside the session's own [`Report`].
-struct AroundSession {
+pub(crate) struct AroundSession {
     /// Preparing the party, ms.
-    setup_ms: f64,
+    pub(crate) setup_ms: f64,
     /// The evaluator's connect call until the transport's channel was established, ms.
-    connect_ms: Option<f64>,
+    pub(crate) connect_ms: Option<f64>,
     /// How the session was protected, and the handshake's time.
-    protection: Protection,
+    pub(crate) protection: Protection,
     /// The process's start (the first thing `main` does).
-    started: Instant,
+    pub(crate) started: Instant,
 }
 
-/// One party's report (the contract's type, shared with whoever reads it).
+/// One party's report of one computation (the contract's type, shared with whoever reads
+/// it); `session` is the garbler's number of the session under --serve.
 fn party_report(
     args: &SessionArgs,
     loaded: &Loaded,
     around: &AroundSession,
     r: &Report,
+    session: Option<u64>,
 ) -> PartyReport {
+    // What happened once per session is the first computation's.
+    let first = r.computation == 1;
     let (g2e, e2g, g2e_parts, e2g_parts) = match r.role {
         Party::Garbler => (r.channel.sent, r.channel.received, r.sent, r.received),
         Party::Evaluator => (r.channel.received, r.channel.sent, r.received, r.sent),
@@ -251,21 +283,19 @@ fn party_report(
             Party::Garbler => Role::Garbler,
             Party::Evaluator => Role::Evaluator,
         },
-        computation: 1,
-        online_ms: match r.role {
-            Party::Garbler => None,
-            Party::Evaluator => Some(ms(r.total)),
-        },
-        session: None,
         output: r
             .output
             .as_ref()
             .map(|bits| decode_outputs(&loaded.circuit, bits)),
+        computation: u32::try_from(r.computation).unwrap_or(u32::MAX),
+        session,
         total_ms: ms(r.total),
-        connect_ms: around.connect_ms,
+        online_ms: r.online.map(ms),
+        connect_ms: around.connect_ms.filter(|_| first),
         first_output_ms: r
             .output
             .as_ref()
+            .filter(|_| first)
             .map(|_| ms(r.output_at.saturating_duration_since(around.started))),
         round_trips: r.round_trips,
         paper_ms: ms(r.paper),
@@ -291,20 +321,62 @@ fn party_report(
     }
 }
 
-fn print_report(
+/// How a party prints its reports: one pretty JSON object for a session of one
+/// computation (as ever), one line per computation for an open session or a serving
+/// garbler, whose reports follow each other.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Printing {
+    /// One computation.
+    Single,
+    /// One line per computation; `session`: the garbler's number of it under --serve.
+    Lines { session: Option<u64> },
+}
+
+pub(crate) fn print_report(
     args: &SessionArgs,
     loaded: &Loaded,
     around: &AroundSession,
     r: &Report,
+    printing: Printing,
 ) -> Result<()> {
-    let v = party_report(args, loaded, around, r);
+    let session = match printing {
+        Printing::Lines { session } => session,
+        Printing::Single => None,
+    };
+    let v = party_report(args, loaded, around, r, session);
     if args.json {
-        outln!("{}", serde_json::to_string_pretty(&v.to_json_value())?)?;
+        let json = v.to_json_value();
+        match printing {
+            Printing::Single => outln!("{}", serde_json::to_string_pretty(&json)?)?,
+            Printing::Lines { .. } => outln!("{}", serde_json::to_string(&json)?)?,
+        }
         return Ok(());
     }
-    match v.output.as_deref() {
-        Some(out) => outln!("output: {out}")?,
-        None => outln!("output: (only the evaluator learns it)")?,
+    let output = v
+        .output
+        .as_deref()
+        .unwrap_or("(only the evaluator learns it)");
+    match session {
+        Some(n) => outln!("session {n} computation {}: output {output}", r.computation)?,
+        None => outln!("output: {output}")?,
+    }
+    if r.computation > 1 {
+        eprintln!(
+            "{}: computation {}{}: online {:.2} ms, protocol {:.2} ms (OT {:.2} ms), {} round \
+             trips, {} bytes garbler→evaluator, {} bytes evaluator→garbler",
+            r.role,
+            r.computation,
+            session
+                .map(|n| format!(" of session {n}"))
+                .unwrap_or_default(),
+            v.online_ms.unwrap_or(f64::NAN),
+            ms(r.total),
+            ms(r.ot),
+            v.round_trips,
+            v.bytes_garbler_to_evaluator,
+            v.bytes_evaluator_to_garbler,
+        );
+        return Ok(());
     }
     eprintln!(
         "{}: {} over {}, {} on {} AND gates: protocol {:.2} ms (OT {:.2} ms, paper's \
@@ -364,21 +436,114 @@ pub fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     let start = Instant::now();
     let garbler = Garbler::new(&loaded.circuit, s.options(), &input)?;
     let setup_ms = ms(start.elapsed());
-    let mut listener = s
-        .transport
-        .listen(args.listen, &cfg)
-        .with_context(|| format!("listening on {} with {}", args.listen, s.transport))?;
-    eprintln!("listening on {}", listener.local_addr());
+    let mut listener = listen(s, args.listen, &cfg)?;
     let (ch, protection) = secure_cmd::accept(&mut listener, creds.as_ref(), accept_wait)?;
     eprintln!("evaluator connected (protection: {})", protection.name);
-    let report = garbler.run(ch).context("the 2PC session failed")?;
     let around = AroundSession {
         setup_ms,
         connect_ms: None,
         protection,
         started,
     };
-    print_report(s, &loaded, &around, &report)
+    garbler
+        .run_session(ch, |r| {
+            let printing = match r.computation {
+                1 => Printing::Single,
+                _ => Printing::Lines { session: None },
+            };
+            print_report(s, &loaded, &around, &r, printing)
+        })
+        .map_err(|e| e.context("the 2PC session failed"))?;
+    Ok(())
+}
+
+/// Listens for evaluators as `s` says, and announces where on standard error.
+pub(crate) fn listen(s: &SessionArgs, addr: SocketAddr, cfg: &Config) -> Result<Listener> {
+    let listener = s
+        .transport
+        .listen(addr, cfg)
+        .with_context(|| format!("listening on {addr} with {}", s.transport))?;
+    eprintln!("listening on {}", listener.local_addr());
+    Ok(listener)
+}
+
+/// Where the evaluator's computations take their inputs from: --input once or --repeat
+/// times, or --inputs, one line each.
+enum InputSource {
+    Repeat {
+        text: String,
+        left: u64,
+    },
+    Lines {
+        name: String,
+        lines: Box<dyn BufRead>,
+        line: u64,
+    },
+}
+
+impl InputSource {
+    fn new(args: &EvaluatorArgs) -> Result<Self> {
+        Ok(match args.inputs.as_deref() {
+            None => InputSource::Repeat {
+                text: args.input.clone(),
+                left: args.repeat,
+            },
+            Some("-") => InputSource::Lines {
+                name: "standard input".into(),
+                lines: Box::new(BufReader::new(std::io::stdin())),
+                line: 0,
+            },
+            Some(path) => InputSource::Lines {
+                name: path.into(),
+                lines: Box::new(BufReader::new(
+                    std::fs::File::open(path)
+                        .with_context(|| format!("opening --inputs file {path}"))?,
+                )),
+                line: 0,
+            },
+        })
+    }
+
+    /// Whether the session is open: more than one computation may come.
+    fn opens_session(&self) -> bool {
+        match self {
+            InputSource::Repeat { left, .. } => *left > 1,
+            InputSource::Lines { .. } => true,
+        }
+    }
+
+    /// The next computation's input, encoded, or `None` when there are no more.
+    fn next(&mut self, circuit: &Circuit) -> Result<Option<Vec<bool>>> {
+        match self {
+            InputSource::Repeat { left: 0, .. } => Ok(None),
+            InputSource::Repeat { text, left } => {
+                *left -= 1;
+                Ok(Some(encode_party_input(circuit, Party::Evaluator, text)?))
+            }
+            InputSource::Lines { name, lines, line } => {
+                let mut text = String::new();
+                if lines
+                    .read_line(&mut text)
+                    .with_context(|| format!("reading inputs from {name}"))?
+                    == 0
+                {
+                    return Ok(None);
+                }
+                *line += 1;
+                let bits = encode_party_input(circuit, Party::Evaluator, text.trim_end())
+                    .with_context(|| format!("{name}, line {line}"))?;
+                Ok(Some(bits))
+            }
+        }
+    }
+
+    /// Where the inputs come from, for a message that there are none.
+    fn name(&self) -> &str {
+        match self {
+            InputSource::Repeat { .. } => "--input",
+            InputSource::Lines { name, .. } => name,
+        }
+    }
 }
 
 pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
@@ -386,7 +551,10 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
     let creds = args.protection.credentials()?;
     let loaded = s.load()?;
     let cfg = s.config(&loaded)?;
-    let input = encode_party_input(&loaded.circuit, Party::Evaluator, &args.input)?;
+    let mut inputs = InputSource::new(&args)?;
+    let Some(input) = inputs.next(&loaded.circuit)? else {
+        bail!("no input lines in {}: nothing to compute", inputs.name());
+    };
     // Connecting takes a round trip or more, preparing the evaluation (planning, touching
     // its buffers) a few hundred ms on a large circuit: they overlap. The input is checked
     // first, so that a wrong input never reaches the garbler.
@@ -411,16 +579,77 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
     });
     let (evaluator, setup_ms) = prepared?;
     let (ch, connect_ms) = connected?;
-    let (report, protection) = secure_cmd::connect_and_run(ch, creds.as_ref(), |ch| {
-        evaluator.run(ch).context("the 2PC session failed")
-    })?;
-    let around = AroundSession {
+    let mut around = AroundSession {
         setup_ms,
         connect_ms: Some(connect_ms),
-        protection,
+        protection: secure_cmd::Protection::NONE,
         started,
     };
-    print_report(s, &loaded, &around, &report)
+    let Some(creds) = creds else {
+        return evaluate(
+            ch,
+            &|_| Ok(secure_cmd::Protection::NONE),
+            evaluator,
+            inputs,
+            s,
+            &loaded,
+            &mut around,
+        );
+    };
+    let ch = secure_cmd::client(ch, &creds)?;
+    evaluate(
+        ch,
+        &|ch| secure_cmd::client_protection(ch, &creds),
+        evaluator,
+        inputs,
+        s,
+        &loaded,
+        &mut around,
+    )
+}
+
+/// The evaluator's session on `ch`: one computation, or an open session of one
+/// computation per input; `protection` reads how `ch` protected it, for the reports.
+#[allow(clippy::too_many_arguments)]
+fn evaluate<C: Channel>(
+    mut ch: C,
+    protection: &dyn Fn(&C) -> Result<secure_cmd::Protection>,
+    evaluator: Evaluator<'_>,
+    mut inputs: InputSource,
+    s: &SessionArgs,
+    loaded: &Loaded,
+    around: &mut AroundSession,
+) -> Result<()> {
+    if !inputs.opens_session() {
+        let report = evaluator.run(&mut ch).context("the 2PC session failed")?;
+        around.protection = protection(&ch)?;
+        return print_report(s, loaded, around, &report, Printing::Single);
+    }
+    let (mut session, first) = evaluator.open(&mut ch).context("the 2PC session failed")?;
+    around.protection = protection(session.channel())?;
+    let lines = Printing::Lines { session: None };
+    print_report(s, loaded, around, &first, lines)?;
+    loop {
+        let input = match inputs.next(&loaded.circuit) {
+            Ok(Some(input)) => input,
+            Ok(None) => break,
+            Err(e) => {
+                // Ends the session in good order first: the garbler need not wait for
+                // its timeout to learn that no computation follows.
+                let _ = session.close();
+                return Err(e);
+            }
+        };
+        let report = session.compute(&input).with_context(|| {
+            format!(
+                "computation {} of the open session failed",
+                session.computations() + 1
+            )
+        })?;
+        print_report(s, loaded, around, &report, lines)?;
+    }
+    session.close().context("closing the open session")?;
+    Ok(())
 }
 
 /// The command line of a party of `run`'s session (the contract's type, shared with the

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use transputation_transport::secure::keys::{Psk, PublicKey, StaticKeypair};
-use transputation_transport::{Channel, Credentials, Listener, SecureChannel};
+use transputation_transport::{Channel, Credentials, EarlyClient, Listener, SecureChannel};
 
 #[derive(Args, Debug)]
 pub struct KeygenArgs {
@@ -109,10 +109,26 @@ pub struct Protection {
 }
 
 impl Protection {
-    const NONE: Protection = Protection {
+    pub(crate) const NONE: Protection = Protection {
         name: "none",
         handshake_ms: 0.0,
     };
+}
+
+/// The garbler's protected channel over `ch`, an accepted connection: runs the handshake,
+/// which the peer must pass by proving the expected key.
+pub fn server(
+    ch: Box<dyn Channel>,
+    creds: &Credentials,
+) -> transputation_transport::Result<(Box<dyn Channel>, Protection)> {
+    let ch = SecureChannel::server(ch, creds)?;
+    // From the evaluator's hello on: not the wait for it to begin, which, as it prepares
+    // while it connects, can be its whole preparation.
+    let p = Protection {
+        name: creds.protection(),
+        handshake_ms: ch.handshake_time().as_secs_f64() * 1e3,
+    };
+    Ok((Box::new(ch), p))
 }
 
 /// Accepts peers until one proves the expected key, for at most `wait` in all (the first
@@ -156,44 +172,33 @@ pub fn accept(
         let peer = ch
             .peer_addr()
             .map_or_else(String::new, |a| format!(" at {a}"));
-        match SecureChannel::server(ch, creds) {
-            Ok(ch) => {
-                // From the evaluator's hello on: not the wait for it to begin, which, as it
-                // prepares while it connects, can be its whole preparation.
-                let p = Protection {
-                    name: creds.protection(),
-                    handshake_ms: ch.handshake_time().as_secs_f64() * 1e3,
-                };
-                return Ok((Box::new(ch), p));
-            }
+        match server(ch, creds) {
+            Ok(protected) => return Ok(protected),
             Err(e) => eprintln!("refused a peer{peer}: {e}; waiting for the next"),
         }
     }
 }
 
-/// Runs `session` on the connecting party's channel, protected unless protection is off.
-/// The handshake runs with the session's first exchange: the session's first messages ride
-/// in its first message (`EarlyClient`), so its time (`handshake_ms`, from sending that
+/// The evaluator's protected channel over `ch`: its handshake runs with the session's
+/// first exchange, the session's first messages riding in its first message as early data
+/// ([`SecureChannel::client_early`]), so its time (`handshake_ms`, from sending that
 /// message until the answer was read) is part of the session's time, not before it.
-pub fn connect_and_run<T>(
-    mut ch: Box<dyn Channel>,
-    creds: Option<&Credentials>,
-    session: impl FnOnce(&mut dyn Channel) -> Result<T>,
-) -> Result<(T, Protection)> {
-    let Some(creds) = creds else {
-        return Ok((session(&mut *ch)?, Protection::NONE));
-    };
-    let mut ch = SecureChannel::client_early(ch, creds)
-        .context("preparing the protected channel's handshake")?;
-    let out = session(&mut ch)?;
+pub fn client(ch: Box<dyn Channel>, creds: &Credentials) -> Result<EarlyClient<Box<dyn Channel>>> {
+    SecureChannel::client_early(ch, creds).context("preparing the protected channel's handshake")
+}
+
+/// How `ch`, a [`client`] channel, protected the session that ran on it.
+pub fn client_protection(
+    ch: &EarlyClient<Box<dyn Channel>>,
+    creds: &Credentials,
+) -> Result<Protection> {
     let Some(handshake) = ch.handshake_time() else {
         bail!("the session ended without running the protected channel's handshake");
     };
-    let p = Protection {
+    Ok(Protection {
         name: creds.protection(),
         handshake_ms: handshake.as_secs_f64() * 1e3,
-    };
-    Ok((out, p))
+    })
 }
 
 /// A one-time pre-shared key for `run`'s two local parties: a file of mode 0600 in a new

@@ -94,6 +94,15 @@ fn parties_started_from_the_contract_report_through_it() {
         assert!(r.paper_ms > 0.0 && r.paper_ms < r.total_ms, "{r:?}");
     }
     assert_eq!(e_report.handshake_ms, 0.0, "unprotected");
+    // A fresh session's one computation: computation 1, whose online time is the
+    // evaluator's whole protocol time; the garbler served no numbered session.
+    assert_eq!((g_report.computation, e_report.computation), (1, 1));
+    assert_eq!(e_report.online_ms, Some(e_report.total_ms));
+    assert_eq!((g_report.online_ms, g_report.session), (None, None));
+    // The one report, as printed, is a stream of one.
+    let stream = PartyReport::stream_from_json("evaluator", &String::from_utf8_lossy(&out.stdout))
+        .expect("the evaluator's reports read");
+    assert_eq!(stream, [e_report]);
 }
 
 #[test]

@@ -54,4 +54,8 @@ pub enum Error {
     /// This party's own input does not fit the circuit.
     #[error("input: {0}")]
     Input(String),
+    /// The caller's handler of a computation's report failed, which ends the session
+    /// ([`crate::Garbler::run_session`] returns the handler's own error instead).
+    #[error("the session was stopped by its caller")]
+    Stopped,
 }

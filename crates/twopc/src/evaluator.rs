@@ -17,13 +17,14 @@ use crate::error::Error;
 use crate::header::SessionHeader;
 use crate::inputs::{check_input, over_ranges, seeded_labels, wires_of};
 use crate::messages::{
-    ot_reply_len, BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, OtExtension, OtReply,
-    OutputBits, TableBatch, OT_CHUNK,
+    ot_reply_len, BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, NextComputation, OtExtension,
+    OtReply, OutputBits, TableBatch, OT_CHUNK,
 };
 use crate::options::Options;
 use crate::relay::{relay, SEND_QUEUE};
 use crate::report::Report;
-use crate::wire::Wire;
+use crate::session::{batch_buffers, table_bytes, tweak_base, SeededLabels};
+use crate::wire::{Snapshot, Wire};
 
 /// The evaluator, ready to run once connected.
 pub struct Evaluator<'c> {
@@ -87,13 +88,43 @@ impl<'c> Evaluator<'c> {
         })
     }
 
-    /// Runs the protocol on a connected channel; see the crate docs for the messages.
+    /// Runs a session of one computation on a connected channel; see the crate docs for
+    /// the messages.
     pub fn run<C: Channel>(self, ch: C) -> Result<Report, Error> {
+        let (report, mut session) = self.first_computation(ch, false)?;
+        session.wire.close()?;
+        // What the channel moved, this side's close record included.
+        Ok(Report {
+            channel: session.wire.stats(),
+            ..report
+        })
+    }
+
+    /// Opens a session on a connected channel and runs its first computation on this
+    /// evaluator's input; the session then runs further computations
+    /// ([`EvaluatorSession::compute`]), each one exchange with the garbler, on the key
+    /// exchange, base OT and OT extension of this one, until
+    /// [`EvaluatorSession::close`]. The garbler must serve open sessions
+    /// ([`crate::Garbler::run_session`]).
+    pub fn open<C: Channel>(self, ch: C) -> Result<(EvaluatorSession<'c, C>, Report), Error> {
+        let (report, mut session) = self.first_computation(ch, true)?;
+        // The garbler waits for the output; the next computation may be long in coming.
+        session.wire.flush()?;
+        Ok((session, report))
+    }
+
+    /// Messages 1 to 10: the session's first computation, with `header.open` saying
+    /// whether more may follow.
+    fn first_computation<C: Channel>(
+        self,
+        ch: C,
+        open: bool,
+    ) -> Result<(Report, EvaluatorSession<'c, C>), Error> {
         let start = Instant::now();
         let Evaluator {
             circuit,
             options,
-            header,
+            mut header,
             mut evaluate,
             choices,
             table_bytes,
@@ -103,6 +134,7 @@ impl<'c> Evaluator<'c> {
             mut ot_labels,
             ot_rows,
         } = self;
+        header.open = open;
         let mut wire = Wire::new(ch, recv_buf);
         // The first two messages go together, before anything is read: over a protected
         // channel they ride in the handshake's first message.
@@ -112,11 +144,11 @@ impl<'c> Evaluator<'c> {
         let theirs = wire.recv_header()?; // 3
         header.check_peer(&theirs)?;
         let BaseOtAnswer(answer) = wire.recv(())?; // 4
-        let receiver = receiver.base(answer)?;
-        recv_label_seed(&mut wire, circuit, &mut *evaluate)?; // 5
-        let mut receiver = extend_ot(
+        let mut receiver = receiver.base(answer)?;
+        let label_seed = recv_label_seed(&mut wire, circuit, &mut *evaluate)?; // 5
+        extend_ot(
             &mut wire,
-            receiver,
+            &mut receiver,
             &choices,
             ot_rows,
             options.scheme,
@@ -140,11 +172,12 @@ impl<'c> Evaluator<'c> {
         let output_at = Instant::now();
         let total = output_at - start;
         wire.send(&OutputBits::for_mode(options.output, &output))?; // 10
-        wire.close()?;
-        Ok(Report {
+        let report = Report {
             role: Party::Evaluator,
+            computation: 1,
             output: Some(output),
             total,
+            online: Some(total),
             ot,
             paper: output_at - labels_held,
             output_at,
@@ -154,13 +187,22 @@ impl<'c> Evaluator<'c> {
             sent: wire.sent,
             received: wire.received,
             channel: wire.stats(),
-        })
+        };
+        let session = EvaluatorSession {
+            circuit,
+            options,
+            wire,
+            receiver,
+            labels: SeededLabels::after_first(label_seed, circuit),
+            done: 1,
+        };
+        Ok((report, session))
     }
 }
 
 /// Writes `labels` into the evaluator's slots of a party's input bits
 /// `first .. first + labels.len()`, the party's input wires being `wires`.
-fn put_labels(
+pub(crate) fn put_labels(
     evaluate: &mut dyn Evaluate,
     wires: &[Range<WireId>],
     first: usize,
@@ -175,11 +217,11 @@ pub(crate) fn recv_label_seed<C: Channel>(
     wire: &mut Wire<C>,
     circuit: &Circuit,
     evaluate: &mut dyn Evaluate,
-) -> Result<(), Error> {
+) -> Result<Block, Error> {
     let LabelSeed(seed) = wire.recv(())?;
     let labels = seeded_labels(seed, circuit.party_input_bits(Party::Garbler));
     put_labels(evaluate, &wires_of(circuit, Party::Garbler), 0, &labels);
-    Ok(())
+    Ok(seed)
 }
 
 /// Message 6: extends the OT chunk by chunk for the evaluator's `choices`, sending each
@@ -190,14 +232,14 @@ pub(crate) fn recv_label_seed<C: Channel>(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn extend_ot<C: Channel>(
     wire: &mut Wire<C>,
-    mut receiver: ReceiverExtension,
+    receiver: &mut ReceiverExtension,
     choices: &[bool],
     rows: Vec<Vec<u128>>,
     scheme: Scheme,
     circuit: &Circuit,
     evaluate: &mut dyn Evaluate,
     labels: &mut Vec<Block>,
-) -> Result<ReceiverExtension, Error> {
+) -> Result<(), Error> {
     let wires = wires_of(circuit, Party::Evaluator);
     // Reversed: the extension takes its spare buffers from the back, chunk 0's first.
     receiver.add_row_buffers(rows.into_iter().rev());
@@ -216,7 +258,7 @@ pub(crate) fn extend_ot<C: Channel>(
         // Let the garbler start on this chunk while the next is extended.
         wire.flush()?;
     }
-    Ok(receiver)
+    Ok(())
 }
 
 /// Message 7 (ordinary OT only): each pending chunk's labels for the evaluator's input
@@ -291,4 +333,127 @@ pub(crate) fn evaluate_tables<C: Channel>(
     let labels = evaluate.output_labels()?;
     eval += t.elapsed();
     Ok((labels, eval))
+}
+
+/// An open session, the evaluator's side: its first computation ran
+/// ([`crate::Evaluator::open`]); [`EvaluatorSession::compute`] runs each further one and
+/// [`EvaluatorSession::close`] ends the session.
+///
+/// Each computation's waits are bounded by the channel's I/O timeout, and so is the
+/// garbler's wait for the next computation: a session left idle longer than the garbler's
+/// timeout is closed by the garbler, and the next computation fails with a clear error.
+/// A session dropped without [`EvaluatorSession::close`] leaves the garbler to that
+/// timeout too.
+pub struct EvaluatorSession<'c, C: Channel> {
+    pub(crate) circuit: &'c Circuit,
+    pub(crate) options: Options,
+    pub(crate) wire: Wire<C>,
+    pub(crate) receiver: ReceiverExtension,
+    pub(crate) labels: SeededLabels,
+    /// Computations run so far.
+    pub(crate) done: u64,
+}
+
+impl<'c, C: Channel> EvaluatorSession<'c, C> {
+    /// Runs the next computation on `input` (one bit per input wire the evaluator owns, in
+    /// wire order): one exchange with the garbler and the output. The report's `online`
+    /// is the time from this call to the output.
+    pub fn compute(&mut self, input: &[bool]) -> Result<Report, Error> {
+        check_input(self.circuit, Party::Evaluator, input)?;
+        let start = Instant::now();
+        let before = Snapshot::of(&self.wire);
+        let k = self.done + 1;
+        let (circuit, options) = (self.circuit, &self.options);
+        let wire = &mut self.wire;
+        wire.send(&NextComputation(k))?; // 11
+        let placeholder = vec![Block::ZERO; circuit.n_inputs()];
+        let mut evaluate = options.scheme.evaluator_with(
+            circuit,
+            &placeholder,
+            options.backend,
+            tweak_base(circuit, k),
+        );
+        put_labels(
+            &mut *evaluate,
+            &wires_of(circuit, Party::Garbler),
+            0,
+            &self.labels.next(),
+        );
+        let ot_start = Instant::now();
+        let mut chunk_labels = Vec::with_capacity(OT_CHUNK.min(input.len()));
+        extend_ot(
+            wire,
+            &mut self.receiver,
+            input,
+            Vec::new(),
+            options.scheme,
+            circuit,
+            &mut *evaluate,
+            &mut chunk_labels,
+        )?; // 6
+        if input.is_empty() {
+            // No matrix to carry message 11 along.
+            wire.flush()?;
+        }
+        recv_ot_labels(
+            wire,
+            &mut self.receiver,
+            circuit,
+            &mut *evaluate,
+            &mut chunk_labels,
+        )?; // 7
+        let labels_held = Instant::now();
+        let tables = usize::try_from(table_bytes(options, circuit)).map_err(|_| {
+            Error::Input("the garbled circuit is too large for this machine".into())
+        })?;
+        let (labels, eval) = evaluate_tables(
+            wire,
+            &mut *evaluate,
+            circuit,
+            batch_buffers(options, tables),
+            tables,
+        )?; // 8
+        let DecodingBits(decoding) = wire.recv(circuit.n_outputs())?; // 9
+        let output = decode(&labels, &decoding);
+        let output_at = Instant::now();
+        wire.send(&OutputBits::for_mode(options.output, &output))?; // 10
+                                                                    // The garbler waits for it; the next computation may be long in coming.
+        wire.flush()?;
+        self.done = k;
+        let counted = before.until_now(wire);
+        Ok(Report {
+            role: Party::Evaluator,
+            computation: k,
+            output: Some(output),
+            total: output_at - start,
+            online: Some(output_at - start),
+            ot: labels_held - ot_start,
+            paper: output_at - labels_held,
+            output_at,
+            garble: Duration::ZERO,
+            eval,
+            round_trips: counted.round_trips,
+            sent: counted.sent,
+            received: counted.received,
+            channel: counted.channel,
+        })
+    }
+
+    /// The channel underneath, to read what it measured (such as a protected channel's
+    /// handshake time).
+    pub fn channel(&self) -> &C {
+        self.wire.channel()
+    }
+
+    /// The computations run in this session so far, the first included.
+    pub fn computations(&self) -> u64 {
+        self.done
+    }
+
+    /// Ends the session: tells the garbler (message 11 with 0) and closes this side.
+    pub fn close(mut self) -> Result<(), Error> {
+        self.wire.send(&NextComputation::END)?;
+        self.wire.close()?;
+        Ok(())
+    }
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use transputation_circuits::{Circuit, Party, Stats};
 use transputation_core::prg::Prg;
 use transputation_core::Block;
-use transputation_garble::Garble;
+use transputation_garble::{Garble, GarbleStart};
 use transputation_ot::{Sender, SenderSetup};
 use transputation_transport::Channel;
 
@@ -19,13 +19,14 @@ use crate::error::Error;
 use crate::header::{SessionHeader, HEADER_LEN};
 use crate::inputs::{check_input, over_ranges, seeded_labels, wires_of};
 use crate::messages::{
-    ot_chunks, ot_reply_len, BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, OtExtension,
-    OtReply, OutputBits, OutputContext, TableBatch, OT_CHUNK,
+    ot_chunks, ot_reply_len, BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, Message,
+    NextComputation, OtExtension, OtReply, OutputBits, OutputContext, TableBatch, OT_CHUNK,
 };
 use crate::options::Options;
 use crate::relay::{idle_priority, relay, SEND_QUEUE};
 use crate::report::Report;
-use crate::wire::Wire;
+use crate::session::{batch_buffers, table_bytes, tweak_base, SeededLabels};
+use crate::wire::{Snapshot, Wire};
 
 /// The garbler's step while it garbles ahead during the OT (see [`garble_ahead`]).
 const AHEAD_STEP: usize = 64 << 10;
@@ -99,6 +100,8 @@ pub struct Garbler<'c> {
     /// The receive buffer: room for a chunk's OT extension matrix.
     pub(crate) recv_buf: Vec<u8>,
     pub(crate) limits: AheadLimits,
+    /// This party's input: the same for every computation of an open session.
+    pub(crate) input: Vec<bool>,
 }
 
 impl<'c> Garbler<'c> {
@@ -109,7 +112,12 @@ impl<'c> Garbler<'c> {
         let mut prg = Prg::from_entropy();
         let mut garble = options.scheme.garbler(circuit, &mut prg, options.backend);
         let label_seed = prg.block();
-        let own = own_label_pairs(&*garble, label_seed, input, &mut prg);
+        let own = own_label_pairs(
+            &*garble,
+            seeded_labels(label_seed, input.len()),
+            input,
+            &mut prg,
+        );
         over_ranges(&wires_of(circuit, Party::Garbler), 0, &own, |w, pairs| {
             garble.set_input_labels(w, pairs)
         });
@@ -178,11 +186,51 @@ impl<'c> Garbler<'c> {
             batches,
             recv_buf,
             limits,
+            input: input.to_vec(),
         })
     }
 
-    /// Runs the protocol on a connected channel; see the crate docs for the messages.
+    /// Runs a session of one computation on a connected channel; see the crate docs for
+    /// the messages. An evaluator that opens the session for further computations is
+    /// refused ([`Garbler::run_session`] serves those).
     pub fn run<C: Channel>(self, ch: C) -> Result<Report, Error> {
+        let mut first = None;
+        self.drive(ch, false, &mut |r| {
+            first = Some(r);
+            Ok(())
+        })?;
+        Ok(first.expect("a session that ends well ran its first computation"))
+    }
+
+    /// Runs a session on a connected channel: its first computation and, when the
+    /// evaluator opened the session ([`SessionHeader::open`]), every further one it asks
+    /// for, each on this garbler's same input, until the evaluator ends the session. Each
+    /// computation's report goes to `each` as the computation ends; an error there ends the
+    /// session with that error. Returns the number of computations.
+    pub fn run_session<C: Channel, E: From<Error>>(
+        self,
+        ch: C,
+        mut each: impl FnMut(Report) -> Result<(), E>,
+    ) -> Result<u64, E> {
+        let mut stopped = None;
+        let served = self.drive(ch, true, &mut |report| {
+            each(report).map_err(|e| {
+                stopped = Some(e);
+                Error::Stopped
+            })
+        });
+        match (served, stopped) {
+            (_, Some(e)) => Err(e),
+            (served, None) => Ok(served?),
+        }
+    }
+
+    fn drive<C: Channel>(
+        self,
+        ch: C,
+        may_open: bool,
+        each: &mut dyn FnMut(Report) -> Result<(), Error>,
+    ) -> Result<u64, Error> {
         let Garbler {
             circuit,
             options,
@@ -195,17 +243,25 @@ impl<'c> Garbler<'c> {
             batches,
             recv_buf,
             limits,
+            input,
         } = self;
         let mut wire = Wire::new(ch, recv_buf);
-        exchange_headers(&mut wire, &header)?; // 3, 1
-                                               // Protocol time from the evaluator's first message: an evaluator that connects
-                                               // while it prepares is not ready at the connection, and its preparation is not the
-                                               // protocol's.
+        let theirs = exchange_headers(&mut wire, &header)?; // 3, 1
+        if theirs.open && !may_open {
+            return Err(Error::Mismatch {
+                field: "computations per session",
+                ours: "1 (this garbler runs one)".into(),
+                theirs: "several (the evaluator opened the session)".into(),
+            });
+        }
+        // Protocol time from the evaluator's first message: an evaluator that connects
+        // while it prepares is not ready at the connection, and its preparation is not the
+        // protocol's.
         let start = Instant::now();
         let chosen_ahead = matches!(ot.labels, OtLabels::Pairs(_));
-        let (ot_time, ahead_batches, mut garble_time) = if chosen_ahead {
+        let (ot_time, sender, ahead_batches, mut garble_time) = if chosen_ahead {
             // Labels chosen ahead: the tables can be garbled during the OT.
-            ot_while_garbling_ahead(
+            let done = ot_while_garbling_ahead(
                 &mut wire,
                 label_seed,
                 ot_setup,
@@ -213,10 +269,11 @@ impl<'c> Garbler<'c> {
                 &mut *garble,
                 &mut ahead,
                 limits,
-            )? // 2, 4–7
+            )?; // 2, 4–7
+            (done.ot_time, done.sender, done.batches, done.garble_time)
         } else {
             // Labels drawn by the OT: the tables need them.
-            let t = labels_and_ot(
+            let (t, sender) = labels_and_ot(
                 &mut wire,
                 label_seed,
                 ot_setup,
@@ -224,7 +281,7 @@ impl<'c> Garbler<'c> {
                 &AtomicBool::new(false),
             )?; // 2, 4–6
             set_drawn_labels(circuit, &mut *garble, &ot.labels);
-            (t, Vec::new(), Duration::ZERO)
+            (t, sender, Vec::new(), Duration::ZERO)
         };
         let ot_end = Instant::now();
         garble_time += send_tables(
@@ -241,12 +298,12 @@ impl<'c> Garbler<'c> {
             bits: circuit.n_outputs(),
         })?; // 10
         let output_at = Instant::now();
-        let total = output_at - start;
-        close_after_the_last_message(&mut wire)?;
-        Ok(Report {
+        let report = Report {
             role: Party::Garbler,
+            computation: 1,
             output,
-            total,
+            total: output_at - start,
+            online: None,
             ot: ot_time,
             paper: output_at - ot_end,
             output_at,
@@ -256,23 +313,46 @@ impl<'c> Garbler<'c> {
             sent: wire.sent,
             received: wire.received,
             channel: wire.stats(),
-        })
+        };
+        let delta = garble.global_offset();
+        drop((garble, ahead, ot));
+        if !theirs.open {
+            close_after_the_last_message(&mut wire)?;
+            // What the channel moved, this side's close record included.
+            each(Report {
+                channel: wire.stats(),
+                ..report
+            })?;
+            return Ok(1);
+        }
+        each(report)?;
+        let mut session = GarblerSession {
+            circuit,
+            options,
+            input,
+            sender,
+            delta,
+            labels: SeededLabels::after_first(label_seed, circuit),
+        };
+        let computations = session.serve(&mut wire, each)?;
+        close_after_the_last_message(&mut wire)?;
+        Ok(computations)
     }
 }
 
 /// The pairs of labels of the garbler's `input` bits, wire order, such that the label the
-/// evaluator derives from `seed` ([`seeded_labels`]) is the one of each bit: for the
+/// evaluator derives from the seed, `active[i]` = `S_i` ([`seeded_labels`]), is the one of
+/// each bit: for the
 /// schemes with a global offset `W^0 = S_i ⊕ x_i·Δ`, for the others `W^{x_i} = S_i` and a
 /// fresh `W^{1−x_i}` from `prg` with the other lsb. `S_i` is uniform and independent of
 /// `Δ` and of the other label, so the pairs are distributed as freshly drawn ones (see
 /// "Security" in the crate docs).
-fn own_label_pairs(
+pub(crate) fn own_label_pairs(
     garble: &dyn Garble,
-    seed: Block,
+    active: Vec<Block>,
     input: &[bool],
     prg: &mut Prg,
 ) -> Vec<[Block; 2]> {
-    let active = seeded_labels(seed, input.len());
     active
         .into_iter()
         .zip(input)
@@ -309,14 +389,24 @@ pub(crate) fn set_drawn_labels(circuit: &Circuit, garble: &mut dyn Garble, label
 pub(crate) fn exchange_headers<C: Channel>(
     wire: &mut Wire<C>,
     ours: &SessionHeader,
-) -> Result<(), Error> {
+) -> Result<SessionHeader, Error> {
     wire.send(ours)?;
     let theirs = wire.recv_header()?;
-    ours.check_peer(&theirs)
+    ours.check_peer(&theirs)?;
+    Ok(theirs)
 }
 
-/// Messages 2 to 6 while a second thread garbles ahead: returns the time of this side's OT
-/// computation, the batches garbled ahead (ranges of `ahead`) and the time they took.
+/// What [`ot_while_garbling_ahead`] leaves: the time of this side's OT computation, the
+/// OT's sender, the batches garbled ahead (ranges of the buffer) and their garbling time.
+struct OtWhileAhead {
+    ot_time: Duration,
+    sender: Sender,
+    batches: Vec<Range<usize>>,
+    garble_time: Duration,
+}
+
+/// Messages 2 to 6 while a second thread garbles ahead (the batches it garbled are ranges
+/// of `ahead`).
 ///
 /// From the header check until the OT is done, the second thread garbles ahead (the tables
 /// depend on neither the peer nor any input), holding at most `prefetch_bytes`, which
@@ -334,7 +424,7 @@ fn ot_while_garbling_ahead<C: Channel>(
     garble: &mut dyn Garble,
     ahead: &mut Vec<u8>,
     limits: AheadLimits,
-) -> Result<(Duration, Vec<Range<usize>>, Duration), Error> {
+) -> Result<OtWhileAhead, Error> {
     let ot_done = AtomicBool::new(false);
     let answering = AtomicBool::new(false);
     std::thread::scope(|scope| {
@@ -346,7 +436,12 @@ fn ot_while_garbling_ahead<C: Channel>(
         let (batches, garble_time) = ahead_thread
             .join()
             .expect("the garbling thread does not panic");
-        ot_time.map(|t| (t, batches, garble_time))
+        ot_time.map(|(ot_time, sender)| OtWhileAhead {
+            ot_time,
+            sender,
+            batches,
+            garble_time,
+        })
     })
 }
 
@@ -391,18 +486,18 @@ pub(crate) fn garble_ahead(
 
 /// Messages 2 and 4 to 7: the OT, with the seed of this party's input labels in its first
 /// flight. Returns the time of this side's OT computation (answering the base
-/// OT, then the extension), not the waits in between. `answering` is set while the base
-/// OT is answered.
+/// OT, then the extension), not the waits in between, and the OT's sender, which an open
+/// session extends further. `answering` is set while the base OT is answered.
 pub(crate) fn labels_and_ot<C: Channel>(
     wire: &mut Wire<C>,
     label_seed: Block,
     setup: SenderSetup,
     ot: &mut OtReplies,
     answering: &AtomicBool,
-) -> Result<Duration, Error> {
+) -> Result<(Duration, Sender), Error> {
     let (mut sender, base_time) = answer_base_ot(wire, setup, label_seed, answering)?; // 2, 4, 5
     let ext_time = answer_extension(wire, &mut sender, ot)?; // 6, 7
-    Ok(base_time + ext_time)
+    Ok((base_time + ext_time, sender))
 }
 
 /// Messages 2, 4 and 5: reads the evaluator's base-OT point (sent with its header) and
@@ -499,9 +594,134 @@ pub(crate) fn send_tables<C: Channel>(
 /// After message 10: closes this side. The evaluator sent the session's last message and
 /// may have closed its end already (a `udt` socket then refuses further bytes): a peer that
 /// is gone can no longer be told that our stream ends, and it needs nothing more from us.
-fn close_after_the_last_message<C: Channel>(wire: &mut Wire<C>) -> Result<(), Error> {
+pub(crate) fn close_after_the_last_message<C: Channel>(wire: &mut Wire<C>) -> Result<(), Error> {
     match wire.close() {
         Ok(()) | Err(transputation_transport::Error::Closed { .. }) => Ok(()),
         Err(e) => Err(e.into()),
+    }
+}
+
+/// The garbler's side of an open session after its first computation.
+pub(crate) struct GarblerSession<'c> {
+    pub(crate) circuit: &'c Circuit,
+    pub(crate) options: Options,
+    /// This party's input, the same for every computation.
+    pub(crate) input: Vec<bool>,
+    /// The OT extension's sender, as the last computation left it.
+    pub(crate) sender: Sender,
+    /// The session's `Δ` (schemes with a global offset).
+    pub(crate) delta: Option<Block>,
+    pub(crate) labels: SeededLabels,
+}
+
+impl GarblerSession<'_> {
+    /// Serves computations until the evaluator ends the session (message 11 with 0), each
+    /// report to `each`; returns the number of computations, the first included.
+    pub(crate) fn serve<C: Channel>(
+        &mut self,
+        wire: &mut Wire<C>,
+        each: &mut dyn FnMut(Report) -> Result<(), Error>,
+    ) -> Result<u64, Error> {
+        let mut done = 1;
+        loop {
+            let before = Snapshot::of(wire);
+            let NextComputation(k) = wire.recv(())?; // 11
+            if k == 0 {
+                return Ok(done);
+            }
+            if k != done + 1 {
+                return Err(Error::Malformed {
+                    what: NextComputation::NAME,
+                    problem: format!("computation {k} announced where {} is next", done + 1),
+                });
+            }
+            let report = self.compute(wire, k, before)?;
+            done = k;
+            each(report)?;
+        }
+    }
+
+    /// Computation `k`, its message 11 read: messages 6 to 10.
+    fn compute<C: Channel>(
+        &mut self,
+        wire: &mut Wire<C>,
+        k: u64,
+        before: Snapshot,
+    ) -> Result<Report, Error> {
+        let start = Instant::now();
+        let (circuit, options) = (self.circuit, &self.options);
+        let mut prg = Prg::from_entropy();
+        let mut garble = options.scheme.garbler_with(
+            circuit,
+            &mut prg,
+            options.backend,
+            GarbleStart {
+                offset: self.delta,
+                tweak_base: tweak_base(circuit, k),
+            },
+        );
+        let own = own_label_pairs(&*garble, self.labels.next(), &self.input, &mut prg);
+        over_ranges(&wires_of(circuit, Party::Garbler), 0, &own, |w, pairs| {
+            garble.set_input_labels(w, pairs)
+        });
+        let ots = circuit.party_input_bits(Party::Evaluator);
+        let mut ot = match self.delta {
+            Some(_) => OtReplies {
+                labels: OtLabels::Drawn {
+                    ots,
+                    zeros: Vec::with_capacity(ots),
+                },
+                out: Vec::new(),
+            },
+            None => OtReplies {
+                labels: OtLabels::Pairs(
+                    wires_of(circuit, Party::Evaluator)
+                        .into_iter()
+                        .flatten()
+                        .map(|w| garble.input_labels(w))
+                        .collect(),
+                ),
+                out: ot_chunks(ots)
+                    .map(|c| touched(ot_reply_len(options.scheme, c.len())))
+                    .collect(),
+            },
+        };
+        let ot_time = answer_extension(wire, &mut self.sender, &mut ot)?; // 6, 7
+        if self.delta.is_some() {
+            set_drawn_labels(circuit, &mut *garble, &ot.labels);
+        }
+        let ot_end = Instant::now();
+        let tables = usize::try_from(table_bytes(options, circuit)).unwrap_or(usize::MAX);
+        let garble_time = send_tables(
+            wire,
+            &mut *garble,
+            &[],
+            Vec::new(),
+            batch_buffers(options, tables),
+            options.batch_bytes,
+        )?; // 8
+        wire.send(&DecodingBits(garble.decoding()))?; // 9
+        let OutputBits(output) = wire.recv(OutputContext {
+            mode: options.output,
+            bits: circuit.n_outputs(),
+        })?; // 10
+        let output_at = Instant::now();
+        let counted = before.until_now(wire);
+        Ok(Report {
+            role: Party::Garbler,
+            computation: k,
+            output,
+            total: output_at - start,
+            online: None,
+            ot: ot_time,
+            paper: output_at - ot_end,
+            output_at,
+            garble: garble_time,
+            eval: Duration::ZERO,
+            round_trips: counted.round_trips,
+            sent: counted.sent,
+            received: counted.received,
+            channel: counted.channel,
+        })
     }
 }

@@ -10,7 +10,8 @@
 //! | 10     | role of the sender: 0 garbler, 1 evaluator |
 //! | 11     | garbling scheme: 0 `prf`, 1 `circular`, 2 `ideal` |
 //! | 12     | who learns the output: 0 both, 1 the evaluator only |
-//! | 13..16 | zero |
+//! | 13     | the evaluator's: 1 if it opens the session for further computations (message 11), else 0; always 0 from the garbler |
+//! | 14..16 | zero |
 //! | 16..48 | SHA-256 digest of the circuit ([`Circuit::digest`]) |
 //! | 48..56 | the garbler's input bits |
 //! | 56..64 | the evaluator's input bits |
@@ -25,7 +26,7 @@ use crate::error::Error;
 use crate::options::OutputMode;
 
 /// The version of the message flow in the crate documentation; bumped on any change.
-pub const PROTOCOL_VERSION: u16 = 4;
+pub const PROTOCOL_VERSION: u16 = 5;
 
 /// Bytes of an encoded header.
 pub const HEADER_LEN: usize = 72;
@@ -65,6 +66,9 @@ pub struct SessionHeader {
     pub scheme: Scheme,
     /// Who learns the output.
     pub output: OutputMode,
+    /// Whether the evaluator opens the session for further computations after the first
+    /// ([`crate::messages::NextComputation`]); the garbler's header always says no.
+    pub open: bool,
     /// The circuit's digest.
     pub digest: [u8; 32],
     /// Input bits of the garbler.
@@ -83,6 +87,7 @@ impl SessionHeader {
             role,
             scheme,
             output,
+            open: false,
             digest: circuit.digest(),
             garbler_bits: circuit.party_input_bits(Party::Garbler) as u64,
             evaluator_bits: circuit.party_input_bits(Party::Evaluator) as u64,
@@ -108,6 +113,7 @@ impl SessionHeader {
             OutputMode::Both => 0,
             OutputMode::Evaluator => 1,
         };
+        b[13] = u8::from(self.open);
         b[16..48].copy_from_slice(&self.digest);
         b[48..56].copy_from_slice(&self.garbler_bits.to_be_bytes());
         b[56..64].copy_from_slice(&self.evaluator_bits.to_be_bytes());
@@ -156,7 +162,16 @@ impl SessionHeader {
             1 => OutputMode::Evaluator,
             o => return Err(bad(format!("unknown output mode {o}"))),
         };
-        if b[13..16] != [0, 0, 0] {
+        let open = match (b[13], role) {
+            (0, _) => false,
+            (1, Party::Evaluator) => true,
+            (o, _) => {
+                return Err(bad(format!(
+                    "its open-session byte is {o} from the {role} (0, or 1 from the evaluator)"
+                )))
+            }
+        };
+        if b[14..16] != [0, 0] {
             return Err(bad("reserved bytes are not zero".to_string()));
         }
         let u64_at = |i: usize| u64::from_be_bytes(b[i..i + 8].try_into().expect("8 bytes"));
@@ -165,6 +180,7 @@ impl SessionHeader {
             role,
             scheme,
             output,
+            open,
             digest: b[16..48].try_into().expect("32 bytes"),
             garbler_bits: u64_at(48),
             evaluator_bits: u64_at(56),

@@ -5,7 +5,9 @@
 //! garbling, draw the garbler's labels, encode the input); [`Garbler::run`] and
 //! [`Evaluator::run`] then speak the protocol over a connected [`Channel`], each wait
 //! bounded by the channel's I/O timeout, and return a [`Report`] with the output, the time
-//! of each part and the bytes of each part.
+//! of each part and the bytes of each part. A session can also stay open for further
+//! computations ([`Evaluator::open`], [`EvaluatorSession::compute`],
+//! [`Garbler::run_session`]; "Open sessions" below).
 //!
 //! # Message flow
 //!
@@ -26,6 +28,7 @@
 //! | 8 | G → E | [`messages::TableBatch`]: garbled tables, in batches as they are produced | the scheme's table and mask bytes in all |
 //! | 9 | G → E | [`messages::DecodingBits`]: one per output bit, packed | ⌈n_o / 8⌉ |
 //! | 10 | E → G | [`messages::OutputBits`]: the output, packed (empty under [`OutputMode::Evaluator`]) | ⌈n_o / 8⌉ or 0 |
+//! | 11 | E → G | [`messages::NextComputation`], in an open session only: the next computation's number, or 0 to end the session | 8 |
 //!
 //! ## Round trips
 //!
@@ -71,6 +74,31 @@
 //! batches before; neither side holds more than a batch of tables, so memory is bounded by
 //! the wire labels. Message 10 is sent even when empty: it tells the garbler that the
 //! evaluator holds the output, which ends the garbler's protocol time.
+//!
+//! # Open sessions
+//!
+//! An evaluator that opens the session ([`Evaluator::open`]; its header says so,
+//! [`SessionHeader::open`]) runs further computations of the same circuit on it
+//! ([`EvaluatorSession::compute`], one input each), and the garbler serves them
+//! ([`Garbler::run_session`], on its same input). The key exchange, the headers and the
+//! base OT are done once; after each output (10) the evaluator sends message 11 with the
+//! next computation's number and, in the same flight, its extension matrices (6), which
+//! extend the session's OT from where it stood; the garbler answers with (7,) 8 and 9, and
+//! the evaluator sends the output (10). A further computation is therefore one round trip
+//! for each party plus the tables' transfer: from its input to its output, the evaluator
+//! waits once. Message 11 with 0 ends the session. A garbler that runs one computation
+//! ([`Garbler::run`]) refuses an open session at the header.
+//!
+//! | flight | evaluator → garbler | garbler → evaluator |
+//! |---|---|---|
+//! | k.1 | 11, 6 | |
+//! | k.2 | | (7), 8, 9 |
+//! | k.3 | 10 | |
+//!
+//! Each computation's [`Report`] counts its own waits, bytes and times (the first one's
+//! include the session's set-up); its `online` is the evaluator's time from its input to
+//! its output. Why several computations under one session are as secure as separate
+//! sessions is in "Security" below.
 //!
 //! Every message has lengths each side knows before it arrives ([`messages::Message`]): a
 //! receiver checks the length a frame announces before it reads or allocates anything, so
@@ -123,6 +151,22 @@
 //! fail (at the timeout, or at once on a replayed header of another circuit): a denial of
 //! service that replaying the empty first message allowed before as well.
 //!
+//! **Several computations in one session.** The session's `Δ` (under `ideal` and
+//! `circular`) is the OT extension's correlation, the base-OT choices, so it stays for
+//! every computation of the session; everything else is fresh for each: the garbler's
+//! input labels are the next blocks of the seed's stream, the evaluator's the next rows
+//! of the OT extension (IKNP extends any number of times from one base OT, each row
+//! uniform and independent of the others and of `Δ`), every other wire's 0-label a fresh
+//! draw. Garbling computation `k` uses hash tweaks that continue where computation `k − 1`
+//! stopped (tweak base `(k − 1)·ANDs`, `transputation_garble::GarbleStart`), so the
+//! session as a whole is the garbling of one circuit, the computations side by side,
+//! under one `Δ` with no tweak used twice: exactly what the half-gates proofs assume
+//! (Zahur–Rosulek–Evans, EUROCRYPT 2015, §3 with a circular correlation-robust hash;
+//! Guo–Katz–Wang–Yu, S&P 2020, §4: each tweak is used at most once per `Δ`). The evaluator
+//! learns each output in turn, which a simulator of that one circuit is given as well.
+//! `prf` has no `Δ`: each computation's labels are all fresh, its OT ordinary. The base OT
+//! and key exchange are shared by design, which is the saving.
+//!
 //! "Distributed as" above is computational: `S_i` and `t_j` are PRG outputs whose seeds the
 //! evaluator holds. The argument is that a simulator of the evaluator's view can draw the
 //! seed `σ` and run the OT receiver itself, because `σ` and `t_j` are independent of `Δ`
@@ -139,13 +183,14 @@ pub mod messages;
 mod options;
 mod relay;
 mod report;
+mod session;
 mod wire;
 
 #[cfg(test)]
 mod tests;
 
 pub use error::Error;
-pub use evaluator::Evaluator;
+pub use evaluator::{Evaluator, EvaluatorSession};
 pub use garbler::Garbler;
 pub use header::{SessionHeader, HEADER_LEN, PROTOCOL_VERSION};
 pub use messages::{ot_reply_len, OT_CHUNK};

@@ -39,6 +39,19 @@ impl ByteParts {
             + self.framing
     }
 
+    /// What was counted since `earlier`, a count of the same direction before.
+    pub fn since(&self, earlier: &ByteParts) -> ByteParts {
+        ByteParts {
+            header: self.header - earlier.header,
+            ot: self.ot - earlier.ot,
+            labels: self.labels - earlier.labels,
+            tables: self.tables - earlier.tables,
+            decoding: self.decoding - earlier.decoding,
+            output: self.output - earlier.output,
+            framing: self.framing - earlier.framing,
+        }
+    }
+
     /// Counts one framed message of `payload` bytes under `part`.
     pub fn add(&mut self, part: Part, payload: usize) {
         let n = payload as u64;
@@ -71,18 +84,30 @@ pub enum Part {
     Output,
 }
 
-/// What one party measured in a session.
+/// What one party measured in one computation of a session.
 #[derive(Clone, Debug)]
 pub struct Report {
     /// The party.
     pub role: Party,
+    /// Which computation of its session this is: 1 for the first (a fresh session's only
+    /// one), 2, 3, … for the further computations of an open session, whose times, waits
+    /// and bytes are theirs alone.
+    pub computation: u64,
+    /// The evaluator's time from being given this computation's input until it held the
+    /// output: the protocol time `total` for the first computation, whose session starts
+    /// with it; for a further one, its call to
+    /// [`EvaluatorSession::compute`](crate::EvaluatorSession::compute) to its output.
+    /// `None` for the garbler.
+    pub online: Option<Duration>,
     /// The output bits, groups in order; `None` for a garbler under
     /// [`OutputMode::Evaluator`](crate::OutputMode::Evaluator).
     pub output: Option<Vec<bool>>,
     /// Protocol time until this party holds its output (the garbler: until the evaluator's
     /// last message arrived): the evaluator's from the call to `run` on a connected
     /// channel, the garbler's from the evaluator's first message (its header), so that
-    /// an evaluator that connects while it still prepares does not count here.
+    /// an evaluator that connects while it still prepares does not count here. For a
+    /// further computation of an open session: the evaluator's from its call to
+    /// `compute`, the garbler's from the evaluator's message 11.
     pub total: Duration,
     /// Oblivious transfer: the evaluator from sending its first OT message until it holds
     /// its labels (the garbler's header and label seed, which arrive in between,

@@ -115,11 +115,11 @@ fn labels_and_ot_deliver_the_chosen_labels(scheme: Scheme, circuit: &Circuit) {
     let theirs: SessionHeader = e.recv(()).unwrap();
     assert_eq!(theirs.role, Party::Garbler);
     let BaseOtAnswer(answer) = e.recv(()).unwrap();
-    let receiver = receiver.base(answer).unwrap();
+    let mut receiver = receiver.base(answer).unwrap();
     recv_label_seed(&mut e, circuit, &mut *evaluate).unwrap();
-    let mut receiver = extend_ot(
+    extend_ot(
         &mut e,
-        receiver,
+        &mut receiver,
         &e_in,
         ot_rows,
         scheme,

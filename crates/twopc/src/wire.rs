@@ -104,6 +104,47 @@ impl<C: Channel> Wire<C> {
     pub(crate) fn stats(&self) -> ByteCounts {
         self.ch.stats()
     }
+
+    /// The channel underneath.
+    pub(crate) fn channel(&self) -> &C {
+        self.ch.get_ref()
+    }
+}
+
+/// A wire's counts at one moment, from which a computation of an open session reports
+/// what it alone sent, received and waited.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Snapshot {
+    pub(crate) round_trips: u32,
+    pub(crate) sent: ByteParts,
+    pub(crate) received: ByteParts,
+    pub(crate) channel: ByteCounts,
+}
+
+impl Snapshot {
+    /// `wire`'s counts now.
+    pub(crate) fn of<C: Channel>(wire: &Wire<C>) -> Self {
+        Snapshot {
+            round_trips: wire.round_trips,
+            sent: wire.sent,
+            received: wire.received,
+            channel: wire.stats(),
+        }
+    }
+
+    /// What `wire` counted since this snapshot.
+    pub(crate) fn until_now<C: Channel>(&self, wire: &Wire<C>) -> Snapshot {
+        let now = Snapshot::of(wire);
+        Snapshot {
+            round_trips: now.round_trips - self.round_trips,
+            sent: now.sent.since(&self.sent),
+            received: now.received.since(&self.received),
+            channel: ByteCounts {
+                sent: now.channel.sent - self.channel.sent,
+                received: now.channel.received - self.channel.received,
+            },
+        }
+    }
 }
 
 /// Reads one frame into `buf`, its announced length checked against what an `M` may have

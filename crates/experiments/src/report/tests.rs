@@ -118,11 +118,11 @@ fn rows_mark_the_best_and_its_speedup() {
     assert_eq!(lines.len(), 1 + 3 * 2);
     assert_eq!(
         lines[4],
-        "mincut,ideal,cw-wan,udt,2,2,0,0,1050.000,70.711,true,7.810,,,"
+        "mincut,ideal,cw-wan,udt,2,2,0,0,1050.000,70.711,true,7.810,,,,"
     );
     assert_eq!(
         lines[6],
-        "sha256,ideal,eu-us,udt,2,1,1,0,150.000,,false,,connection refused,,"
+        "sha256,ideal,eu-us,udt,2,1,1,0,150.000,,false,,connection refused,,,"
     );
     // udt failed one sha256 run on eu-us: the failure table follows.
     assert!(text.contains("condition  tcp          udt\n"), "{text}");
@@ -138,7 +138,10 @@ fn rows_mark_the_best_and_its_speedup() {
         md.contains("| average | **0.0** / **0.0** | 33.3 / 33.3 |"),
         "{md}"
     );
-    // No run recorded the paper's measure: no column for it, and a line says why.
+    // No run recorded the paper's measure: no column for it, and a line says why. None
+    // had several computations: no online column, and no line about it.
+    assert!(!r.has_online_time());
+    assert!(!text.contains("online"), "{text}");
     assert!(!r.has_paper_measure());
     assert!(!text.contains("tcp paper"), "{text}");
     assert!(
@@ -256,11 +259,11 @@ fn the_papers_measure_has_a_column_of_its_own() {
         csv.lines()
             .next()
             .unwrap()
-            .ends_with(",error,paper_mean_ms,paper_sd_ms"),
+            .ends_with(",error,paper_mean_ms,paper_sd_ms,online_median_ms"),
         "{csv}"
     );
     assert!(
-        csv.contains("\naes128,ideal,wan,udt,2,2,0,0,162.000,2.828,true,1.506,,42.000,2.828\n"),
+        csv.contains("\naes128,ideal,wan,udt,2,2,0,0,162.000,2.828,true,1.506,,42.000,2.828,\n"),
         "{csv}"
     );
     let j = r.json();
@@ -310,17 +313,121 @@ fn times_in_rtts_of_the_condition() {
     );
     let csv = r.csv();
     let lines: Vec<&str> = csv.lines().collect();
-    assert!(lines[0].ends_with(",paper_sd_ms,rtt_ms,mean_rtt,sd_rtt,paper_mean_rtt,paper_sd_rtt"));
+    assert!(lines[0].ends_with(
+        ",paper_sd_ms,online_median_ms,rtt_ms,mean_rtt,sd_rtt,paper_mean_rtt,paper_sd_rtt,\
+         online_median_rtt"
+    ));
     assert_eq!(
         lines[1],
-        "aes128,ideal,wan,tcp,2,2,0,0,244.000,2.828,false,,,84.000,2.828,40.000,6.100,0.071,2.100,0.071"
+        "aes128,ideal,wan,tcp,2,2,0,0,244.000,2.828,false,,,84.000,2.828,,40.000,6.100,0.071,2.100,0.071,"
     );
     assert_eq!(
         lines[4],
-        "aes128,ideal,rate-only,udt,2,2,0,0,21.000,1.414,true,1.476,,7.000,1.414,0.000,,,,"
+        "aes128,ideal,rate-only,udt,2,2,0,0,21.000,1.414,true,1.476,,7.000,1.414,,0.000,,,,,"
     );
     let j = r.json();
     assert_eq!(j["unit"], "rtt");
     assert_eq!(j["rows"][0]["cells"][0]["mean_rtt"], 6.1);
     assert!(j["rows"][1]["cells"][0].get("mean_rtt").is_none());
+}
+
+/// Runs of sessions of several computations on a 300 ms condition (udt's of one only).
+fn with_online_times(unit: Unit) -> Report {
+    let mut runs = Vec::new();
+    for (transport, onlines) in [
+        ("tcp", [Some(330.0), Some(390.0), Some(360.0)]),
+        ("udt", [None, None, None]),
+    ] {
+        for (rep, online) in onlines.into_iter().enumerate() {
+            let mut r = run("aes128", transport, "far", rep as u32, Some(1800.0));
+            r.link.rtt_us = 300_000;
+            if online.is_some() {
+                r.computations = 10;
+                r.online_ms = online;
+                r.online_max_ms = online.map(|o| o + 50.0);
+            }
+            runs.push(r);
+        }
+    }
+    // A failed run's online time (none is recorded; were it) does not count.
+    let mut failed = run("aes128", "tcp", "far", 3, None);
+    failed.online_ms = Some(9000.0);
+    runs.push(failed);
+    build_in(None, &runs, unit)
+}
+
+#[test]
+fn the_online_time_of_open_sessions_has_a_column_where_recorded() {
+    let r = with_online_times(Unit::Ms);
+    assert!(r.has_online_time());
+    let far = &r.rows[0];
+    // The median of the successful runs' online times: 330, 360, 390.
+    assert_eq!(far.cells[0].online_median_ms, Some(360.0));
+    assert_eq!(far.cells[0].online_text(), "360.0");
+    assert_eq!(far.cells[1].online_median_ms, None);
+    assert_eq!(far.cells[1].online_text(), "–");
+    let text = r.text();
+    let header = text.lines().find(|l| l.starts_with("circuit")).unwrap();
+    let columns: Vec<&str> = header
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(
+        columns,
+        [
+            "circuit",
+            "scheme",
+            "condition",
+            "tcp",
+            "tcp online",
+            "udt",
+            "udt online",
+            "best"
+        ],
+        "{text}"
+    );
+    assert!(
+        text.contains("TRANSPORT online: what a computation costs"),
+        "{text}"
+    );
+    let md = r.markdown();
+    assert!(
+        md.contains("| aes128 | ideal | far | 1800.0 ± 0.0 (1 of 4 failed) | 360.0 | **1800.0 ± 0.0** | – |"),
+        "{md}"
+    );
+    let csv = r.csv();
+    assert!(
+        csv.contains(
+            "\naes128,ideal,far,tcp,4,3,1,0,1800.000,0.000,false,,connection refused,,,360.000\n"
+        ),
+        "{csv}"
+    );
+    assert_eq!(r.json()["rows"][0]["cells"][0]["online_median_ms"], 360.0);
+
+    // In RTTs of the 300 ms condition: 1.2 round trips.
+    let r = with_online_times(Unit::Rtt);
+    assert_eq!(r.rows[0].cells[0].online_median_rtt, Some(1.2));
+    assert_eq!(r.rows[0].cells[0].online_text(), "1.20");
+    let text = r.text();
+    let far = text.lines().find(|l| l.contains(" far ")).unwrap();
+    let cells: Vec<&str> = far
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(
+        cells[3..7],
+        ["6.00 ± 0.00 (1 of 4 failed)", "1.20", "6.00 ± 0.00 *", "–"],
+        "{text}"
+    );
+    let csv = r.csv();
+    assert!(
+        csv.lines()
+            .nth(1)
+            .unwrap()
+            .ends_with(",360.000,300.000,6.000,0.000,,,1.200"),
+        "{csv}"
+    );
+    assert_eq!(r.json()["rows"][0]["cells"][0]["online_median_rtt"], 1.2);
 }

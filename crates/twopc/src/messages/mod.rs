@@ -354,5 +354,35 @@ impl<'a> Message<'a> for OutputBits {
     }
 }
 
+/// Message 11 (E → G), in a session the evaluator opened ([`SessionHeader::open`]) only:
+/// after each computation's output, the number of the computation that follows (2, 3, …;
+/// its extension matrices, message 6, come next), or 0, which ends the session. 8 bytes,
+/// big-endian. The garbler checks the number against its own count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextComputation(pub u64);
+
+impl NextComputation {
+    /// The message that ends the session.
+    pub const END: NextComputation = NextComputation(0);
+}
+
+impl<'a> Message<'a> for NextComputation {
+    type Context = ();
+    const NAME: &'static str = "next computation";
+    const PART: Part = Part::Header;
+    fn length((): ()) -> Length {
+        Length::Exact(8)
+    }
+    fn encode(&self) -> Cow<'_, [u8]> {
+        Cow::Owned(self.0.to_be_bytes().to_vec())
+    }
+    fn decode(bytes: &'a [u8], cx: ()) -> Result<Self, Error> {
+        let b = exact::<Self>(bytes, cx)?;
+        Ok(NextComputation(u64::from_be_bytes(
+            b.try_into().expect("the length was checked"),
+        )))
+    }
+}
+
 #[cfg(test)]
 mod tests;

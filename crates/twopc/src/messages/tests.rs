@@ -164,3 +164,28 @@ fn lengths_say_what_they_admit() {
         )
     );
 }
+
+#[test]
+fn next_computation_round_trips_big_endian_and_refuses_other_lengths() {
+    round_trip(&NextComputation(2), ());
+    round_trip(&NextComputation::END, ());
+    assert_eq!(
+        Message::encode(&NextComputation(0x0102)).as_ref(),
+        &[0, 0, 0, 0, 0, 0, 1, 2]
+    );
+}
+
+#[test]
+fn an_open_session_header_round_trips_and_a_garbler_cannot_open_one() {
+    let c = library::load("millionaires").unwrap();
+    let mut h = SessionHeader::new(Party::Evaluator, &c, Scheme::Ideal, OutputMode::Both);
+    h.open = true;
+    let back = round_trip(&h, ());
+    assert!(back.open);
+    let mut bytes = SessionHeader::encode(&h);
+    bytes[10] = 0; // now from the garbler
+    assert!(refused::<SessionHeader>(&bytes, ()).contains("open-session byte is 1"));
+    bytes[10] = 1;
+    bytes[13] = 2;
+    assert!(refused::<SessionHeader>(&bytes, ()).contains("open-session byte is 2"));
+}

@@ -1,0 +1,67 @@
+//! Open sessions, what both parties' sides share: the computations after the first in a session the evaluator opened
+//! ([`SessionHeader::open`](crate::SessionHeader::open)). The key exchange, the session
+//! headers and the base OT are the first computation's; each further computation is one
+//! exchange (messages 11 and 6 one way, 7 to 9 the other) and the output (10), on what the
+//! session holds: the OT extension, which goes on from where it stood, the free-XOR offset
+//! `Δ` (under `ideal` and `circular` the OT's correlation, fixed by the base OT), and the
+//! stream of the garbler's seeded input labels.
+//!
+//! Computation `k` (from 1) garbles with hash tweaks that follow on from those of the
+//! computations before it (tweak base `(k − 1) · ANDs`, `transputation_garble::GarbleStart`):
+//! under one `Δ` no tweak repeats in the session, as if it garbled one circuit, the
+//! concatenation of its computations, which is what the half-gates proofs need (ZRE15 §3;
+//! GKWY20 §4: a tweak may be used once per `Δ`). Every label but `Δ` is fresh for each
+//! computation: the garbler's from the next blocks of the seed's stream, the evaluator's
+//! from the next rows of the OT extension, each uniform and independent of the others.
+
+use transputation_circuits::{Circuit, Party, Stats};
+use transputation_core::prg::Prg;
+use transputation_core::Block;
+
+use crate::buffers::touched;
+use crate::options::Options;
+use crate::relay::SEND_QUEUE;
+
+/// The stream of the garbler's seeded input labels (message 5's seed): computation 1
+/// takes its first `n_g` blocks, each further computation the next `n_g`.
+pub(crate) struct SeededLabels {
+    stream: Prg,
+    n: usize,
+}
+
+impl SeededLabels {
+    /// The stream of `seed` for `circuit`, past the first computation's blocks.
+    pub(crate) fn after_first(seed: Block, circuit: &Circuit) -> Self {
+        let n = circuit.party_input_bits(Party::Garbler);
+        let mut stream = Prg::new(seed);
+        let mut first = vec![Block::ZERO; n];
+        stream.fill_blocks(&mut first);
+        SeededLabels { stream, n }
+    }
+
+    /// The next computation's labels.
+    pub(crate) fn next(&mut self) -> Vec<Block> {
+        let mut labels = vec![Block::ZERO; self.n];
+        self.stream.fill_blocks(&mut labels);
+        labels
+    }
+}
+
+/// The tweak base of computation `k` (from 1) of `circuit`: the AND gates of the
+/// computations before it.
+pub(crate) fn tweak_base(circuit: &Circuit, k: u64) -> u64 {
+    (k - 1).saturating_mul(Stats::of(circuit).and)
+}
+
+/// Buffers for a computation's batches of tables: a batch (or all the tables, if fewer)
+/// plus a window's slack, touched now.
+pub(crate) fn batch_buffers(options: &Options, table_bytes: usize) -> Vec<Vec<u8>> {
+    let size = options.batch_bytes.min(table_bytes).saturating_add(1 << 20);
+    (0..SEND_QUEUE).map(|_| touched(size)).collect()
+}
+
+/// The bytes of tables and masks of `circuit` under the session's scheme.
+pub(crate) fn table_bytes(options: &Options, circuit: &Circuit) -> u64 {
+    let stats = Stats::of(circuit);
+    options.scheme.table_bytes(&stats) + options.scheme.mask_bytes(&stats)
+}
