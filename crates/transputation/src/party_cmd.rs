@@ -23,7 +23,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use serde_json::json;
 use transputation_2pc::{
-    ot_reply_len, ByteParts, Channel, Evaluator, Garbler, Options, OutputMode, Report,
+    ByteParts, Channel, Evaluator, Garbler, LabelTransfer, Options, OutputMode, Report,
 };
 use transputation_circuits::encoding::{decode_outputs, encode_party_input};
 use transputation_circuits::{library, Circuit, Party, Stats};
@@ -176,11 +176,14 @@ impl SessionArgs {
         let sizing = match (self.rtt_ms, self.bandwidth) {
             (Some(rtt_ms), Some(bandwidth_bps)) => {
                 // The garbler's volume: tables dominate; the seed of its input labels adds
-                // 16 bytes, the OT 32 per evaluator input bit under `prf` (none otherwise).
+                // 16 bytes, the OT's reply 32 per evaluator input bit under `prf`, 16 where
+                // the garbler chooses the labels, none where the OT draws them.
                 let volume = self.scheme.table_bytes(&stats)
                     + self.scheme.mask_bytes(&stats)
                     + 16
-                    + ot_reply_len(self.scheme, circuit.party_input_bits(Party::Evaluator)) as u64;
+                    + LabelTransfer::first(self.scheme, &circuit)
+                        .reply_len(circuit.party_input_bits(Party::Evaluator))
+                        as u64;
                 Some(path_sizing(rtt_ms, bandwidth_bps, None, volume)?)
             }
             _ => None,

@@ -6,9 +6,9 @@
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use transputation_circuits::{Circuit, Party, Stats, WireId};
+use transputation_circuits::{Circuit, Party, WireId};
 use transputation_core::Block;
-use transputation_garble::{decode, Evaluate, Scheme};
+use transputation_garble::{decode, Evaluate};
 use transputation_ot::{Receiver, ReceiverExtension};
 use transputation_transport::Channel;
 
@@ -17,13 +17,13 @@ use crate::error::Error;
 use crate::header::SessionHeader;
 use crate::inputs::{check_input, over_ranges, seeded_labels, wires_of};
 use crate::messages::{
-    ot_reply_len, BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, NextComputation, OtExtension,
-    OtReply, OutputBits, TableBatch, OT_CHUNK,
+    BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, LabelTransfer, NextComputation,
+    OtExtension, OtReply, OutputBits, TableBatch, OT_CHUNK,
 };
 use crate::options::Options;
 use crate::relay::{relay, SEND_QUEUE};
 use crate::report::Report;
-use crate::session::{batch_buffers, table_bytes, tweak_base, SeededLabels};
+use crate::session::{batch_buffers, SeededLabels, Sizes};
 use crate::wire::{Snapshot, Wire};
 
 /// The evaluator, ready to run once connected.
@@ -47,6 +47,7 @@ pub struct Evaluator<'c> {
     pub(crate) ot_labels: Vec<Block>,
     /// The OT extension's row buffers, one per chunk.
     pub(crate) ot_rows: Vec<Vec<u128>>,
+    pub(crate) sizes: Sizes,
 }
 
 impl<'c> Evaluator<'c> {
@@ -59,14 +60,16 @@ impl<'c> Evaluator<'c> {
             .scheme
             .evaluator(circuit, &placeholder, options.backend);
         let header = SessionHeader::new(Party::Evaluator, circuit, options.scheme, options.output);
-        let stats = Stats::of(circuit);
-        let table_bytes = options.scheme.table_bytes(&stats) + options.scheme.mask_bytes(&stats);
+        let sizes = Sizes::of(circuit, options.scheme);
         let batches = (0..SEND_QUEUE)
             .map(|_| touched(options.batch_bytes.saturating_add(1 << 20)))
             .collect();
         let n_e = circuit.party_input_bits(Party::Evaluator);
-        let recv_buf =
-            touched(ot_reply_len(options.scheme, OT_CHUNK).max(transputation_ot::MSG_B_LEN));
+        let recv_buf = touched(
+            LabelTransfer::Ordinary
+                .reply_len(OT_CHUNK)
+                .max(transputation_ot::MSG_B_LEN),
+        );
         let ot_rows = input
             .chunks(OT_CHUNK)
             .map(|c| touched_vec(transputation_ot::padded(c.len()), u128::MAX))
@@ -82,9 +85,10 @@ impl<'c> Evaluator<'c> {
             recv_buf,
             ot_labels: touched_vec(OT_CHUNK.min(n_e), Block(u128::MAX)),
             ot_rows,
-            table_bytes: usize::try_from(table_bytes).map_err(|_| {
+            table_bytes: usize::try_from(sizes.table_bytes).map_err(|_| {
                 Error::Input("the garbled circuit is too large for this machine".into())
             })?,
+            sizes,
         })
     }
 
@@ -133,6 +137,7 @@ impl<'c> Evaluator<'c> {
             recv_buf,
             mut ot_labels,
             ot_rows,
+            sizes,
         } = self;
         header.open = open;
         let mut wire = Wire::new(ch, recv_buf);
@@ -146,12 +151,13 @@ impl<'c> Evaluator<'c> {
         let BaseOtAnswer(answer) = wire.recv(())?; // 4
         let mut receiver = receiver.base(answer)?;
         let label_seed = recv_label_seed(&mut wire, circuit, &mut *evaluate)?; // 5
+        let transfer = sizes.transfer;
         extend_ot(
             &mut wire,
             &mut receiver,
             &choices,
             ot_rows,
-            options.scheme,
+            transfer,
             circuit,
             &mut *evaluate,
             &mut ot_labels,
@@ -159,6 +165,7 @@ impl<'c> Evaluator<'c> {
         recv_ot_labels(
             &mut wire,
             &mut receiver,
+            transfer,
             circuit,
             &mut *evaluate,
             &mut ot_labels,
@@ -195,6 +202,8 @@ impl<'c> Evaluator<'c> {
             receiver,
             labels: SeededLabels::after_first(label_seed, circuit),
             done: 1,
+            table_bytes,
+            sizes,
         };
         Ok((report, session))
     }
@@ -225,17 +234,17 @@ pub(crate) fn recv_label_seed<C: Channel>(
 }
 
 /// Message 6: extends the OT chunk by chunk for the evaluator's `choices`, sending each
-/// chunk's matrix as soon as it is made. Under a scheme with a global offset the OT draws
-/// the labels, which go into the evaluator's input slots as each chunk is extended (through
-/// `labels`, a chunk-sized buffer); under the others they come in message 7. `rows` are the
-/// extension's row buffers, one per chunk.
+/// chunk's matrix as soon as it is made. Where the OT draws the labels
+/// ([`LabelTransfer::Drawn`]) they go into the evaluator's input slots as each chunk is
+/// extended (through `labels`, a chunk-sized buffer); otherwise they come in message 7.
+/// `rows` are the extension's row buffers, one per chunk.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn extend_ot<C: Channel>(
     wire: &mut Wire<C>,
     receiver: &mut ReceiverExtension,
     choices: &[bool],
     rows: Vec<Vec<u128>>,
-    scheme: Scheme,
+    transfer: LabelTransfer,
     circuit: &Circuit,
     evaluate: &mut dyn Evaluate,
     labels: &mut Vec<Block>,
@@ -246,7 +255,7 @@ pub(crate) fn extend_ot<C: Channel>(
     let mut matrix = Vec::new();
     let mut done = 0;
     for chunk in choices.chunks(OT_CHUNK) {
-        if scheme.has_global_offset() {
+        if transfer == LabelTransfer::Drawn {
             labels.clear();
             receiver.extend_cot_into(chunk, &mut matrix, labels);
             put_labels(evaluate, &wires, done, labels);
@@ -261,11 +270,13 @@ pub(crate) fn extend_ot<C: Channel>(
     Ok(())
 }
 
-/// Message 7 (ordinary OT only): each pending chunk's labels for the evaluator's input
-/// wires, unmasked by the OT `receiver`, into the evaluator's input slots.
+/// Message 7 (where the OT does not draw the labels): each pending chunk's labels for the
+/// evaluator's input wires, unmasked by the OT `receiver` from ciphertexts or corrections
+/// as `transfer` says, into the evaluator's input slots.
 pub(crate) fn recv_ot_labels<C: Channel>(
     wire: &mut Wire<C>,
     receiver: &mut ReceiverExtension,
+    transfer: LabelTransfer,
     circuit: &Circuit,
     evaluate: &mut dyn Evaluate,
     labels: &mut Vec<Block>,
@@ -274,8 +285,11 @@ pub(crate) fn recv_ot_labels<C: Channel>(
     let mut done = 0;
     while let Some(ots) = receiver.next_pending() {
         labels.clear();
-        let OtReply(y) = wire.recv(ots)?;
-        receiver.receive_into(y, labels)?;
+        let OtReply(y) = wire.recv((transfer, ots))?;
+        match transfer {
+            LabelTransfer::Chosen => receiver.receive_correlated_into(y, labels)?,
+            _ => receiver.receive_into(y, labels)?,
+        }
         put_labels(evaluate, &wires, done, labels);
         done += labels.len();
     }
@@ -352,6 +366,9 @@ pub struct EvaluatorSession<'c, C: Channel> {
     pub(crate) labels: SeededLabels,
     /// Computations run so far.
     pub(crate) done: u64,
+    /// Bytes of tables and masks each computation receives.
+    pub(crate) table_bytes: usize,
+    pub(crate) sizes: Sizes,
 }
 
 impl<'c, C: Channel> EvaluatorSession<'c, C> {
@@ -371,7 +388,7 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
             circuit,
             &placeholder,
             options.backend,
-            tweak_base(circuit, k),
+            self.sizes.tweak_base(k),
         );
         put_labels(
             &mut *evaluate,
@@ -381,12 +398,13 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
         );
         let ot_start = Instant::now();
         let mut chunk_labels = Vec::with_capacity(OT_CHUNK.min(input.len()));
+        let transfer = LabelTransfer::further(options.scheme);
         extend_ot(
             wire,
             &mut self.receiver,
             input,
             Vec::new(),
-            options.scheme,
+            transfer,
             circuit,
             &mut *evaluate,
             &mut chunk_labels,
@@ -398,14 +416,13 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
         recv_ot_labels(
             wire,
             &mut self.receiver,
+            transfer,
             circuit,
             &mut *evaluate,
             &mut chunk_labels,
         )?; // 7
         let labels_held = Instant::now();
-        let tables = usize::try_from(table_bytes(options, circuit)).map_err(|_| {
-            Error::Input("the garbled circuit is too large for this machine".into())
-        })?;
+        let tables = self.table_bytes;
         let (labels, eval) = evaluate_tables(
             wire,
             &mut *evaluate,

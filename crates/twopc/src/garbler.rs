@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use transputation_circuits::{Circuit, Party, Stats};
+use transputation_circuits::{Circuit, Party};
 use transputation_core::prg::Prg;
 use transputation_core::Block;
 use transputation_garble::{Garble, GarbleStart};
@@ -19,13 +19,13 @@ use crate::error::Error;
 use crate::header::{SessionHeader, HEADER_LEN};
 use crate::inputs::{check_input, over_ranges, seeded_labels, wires_of};
 use crate::messages::{
-    ot_chunks, ot_reply_len, BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, Message,
+    ot_chunks, BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, LabelTransfer, Message,
     NextComputation, OtExtension, OtReply, OutputBits, OutputContext, TableBatch, OT_CHUNK,
 };
 use crate::options::Options;
 use crate::relay::{idle_priority, relay, SEND_QUEUE};
 use crate::report::Report;
-use crate::session::{batch_buffers, table_bytes, tweak_base, SeededLabels};
+use crate::session::{batch_buffers, SeededLabels, Sizes};
 use crate::wire::{Snapshot, Wire};
 
 /// The garbler's step while it garbles ahead during the OT (see [`garble_ahead`]).
@@ -36,6 +36,9 @@ pub(crate) enum OtLabels {
     /// Both labels of each wire, chosen by the garbler and transferred by ordinary OT
     /// (msg_y): the schemes without a global offset.
     Pairs(Vec<[Block; 2]>),
+    /// The 0-label of each wire, chosen by the garbler and transferred by correlated OT
+    /// with the scheme's `Δ` (msg_d): [`LabelTransfer::Chosen`].
+    Chosen(Vec<Block>),
     /// Labels drawn by the correlated OT with the scheme's `Δ`: the 0-label of each wire is
     /// the OT's row `q_j`, and the evaluator holds `q_j ⊕ r_j·Δ` with no reply
     /// (`transputation-ot`, "Zero labels drawn by the OT"). Filled as the extension
@@ -53,6 +56,7 @@ impl OtLabels {
     pub(crate) fn len(&self) -> usize {
         match self {
             OtLabels::Pairs(p) => p.len(),
+            OtLabels::Chosen(z) => z.len(),
             OtLabels::Drawn { ots, .. } => *ots,
         }
     }
@@ -102,6 +106,7 @@ pub struct Garbler<'c> {
     pub(crate) limits: AheadLimits,
     /// This party's input: the same for every computation of an open session.
     pub(crate) input: Vec<bool>,
+    pub(crate) sizes: Sizes,
 }
 
 impl<'c> Garbler<'c> {
@@ -121,41 +126,40 @@ impl<'c> Garbler<'c> {
         over_ranges(&wires_of(circuit, Party::Garbler), 0, &own, |w, pairs| {
             garble.set_input_labels(w, pairs)
         });
-        let evaluator_wires = wires_of(circuit, Party::Evaluator);
+        let evaluator_wires = wires_of(circuit, Party::Evaluator).into_iter().flatten();
         let ots = circuit.party_input_bits(Party::Evaluator);
         let mut rng = rand::thread_rng();
-        let (labels, setup) = match garble.global_offset() {
-            Some(delta) => (
+        let sizes = Sizes::of(circuit, options.scheme);
+        let transfer = sizes.transfer;
+        let (labels, setup) = match (transfer, garble.global_offset()) {
+            (LabelTransfer::Drawn, Some(delta)) => (
                 OtLabels::Drawn {
                     ots,
                     zeros: Vec::with_capacity(ots),
                 },
                 Sender::setup_correlated(delta, &mut rng),
             ),
-            None => (
-                OtLabels::Pairs(
-                    evaluator_wires
-                        .into_iter()
-                        .flatten()
-                        .map(|w| garble.input_labels(w))
-                        .collect(),
-                ),
+            (LabelTransfer::Chosen, Some(delta)) => (
+                OtLabels::Chosen(evaluator_wires.map(|w| garble.input_labels(w)[0]).collect()),
+                Sender::setup_correlated(delta, &mut rng),
+            ),
+            _ => (
+                OtLabels::Pairs(evaluator_wires.map(|w| garble.input_labels(w)).collect()),
                 Sender::setup(&mut rng),
             ),
         };
         let header = SessionHeader::new(Party::Garbler, circuit, options.scheme, options.output);
-        let out = match labels {
-            OtLabels::Pairs(_) => ot_chunks(labels.len())
-                .map(|c| touched(ot_reply_len(options.scheme, c.len())))
+        // One reply buffer per chunk, unless the OT draws the labels (no reply).
+        let out = match transfer {
+            LabelTransfer::Drawn => Vec::new(),
+            _ => ot_chunks(labels.len())
+                .map(|c| touched(transfer.reply_len(c.len())))
                 .collect(),
-            OtLabels::Drawn { .. } => Vec::new(),
         };
         // Room for what can be garbled ahead, where the labels are chosen ahead: the
         // prefetch limit (or all the tables, if fewer) plus the batch that crosses it, which
         // may end up to a window later.
-        let stats = Stats::of(circuit);
-        let tables = options.scheme.table_bytes(&stats) + options.scheme.mask_bytes(&stats);
-        let tables = usize::try_from(tables).unwrap_or(usize::MAX);
+        let tables = usize::try_from(sizes.table_bytes).unwrap_or(usize::MAX);
         let ahead_room = options
             .prefetch_bytes
             .min(tables)
@@ -171,7 +175,7 @@ impl<'c> Garbler<'c> {
             all_ahead: tables <= options.prefetch_bytes,
         };
         let ahead = match labels {
-            OtLabels::Pairs(_) => filled(ahead_room),
+            OtLabels::Pairs(_) | OtLabels::Chosen(_) => filled(ahead_room),
             OtLabels::Drawn { .. } => Vec::new(),
         };
         Ok(Garbler {
@@ -187,6 +191,7 @@ impl<'c> Garbler<'c> {
             recv_buf,
             limits,
             input: input.to_vec(),
+            sizes,
         })
     }
 
@@ -244,6 +249,7 @@ impl<'c> Garbler<'c> {
             recv_buf,
             limits,
             input,
+            sizes,
         } = self;
         let mut wire = Wire::new(ch, recv_buf);
         let theirs = exchange_headers(&mut wire, &header)?; // 3, 1
@@ -258,7 +264,7 @@ impl<'c> Garbler<'c> {
         // while it prepares is not ready at the connection, and its preparation is not the
         // protocol's.
         let start = Instant::now();
-        let chosen_ahead = matches!(ot.labels, OtLabels::Pairs(_));
+        let chosen_ahead = !matches!(ot.labels, OtLabels::Drawn { .. });
         let (ot_time, sender, ahead_batches, mut garble_time) = if chosen_ahead {
             // Labels chosen ahead: the tables can be garbled during the OT.
             let done = ot_while_garbling_ahead(
@@ -333,6 +339,7 @@ impl<'c> Garbler<'c> {
             sender,
             delta,
             labels: SeededLabels::after_first(label_seed, circuit),
+            sizes,
         };
         let computations = session.serve(&mut wire, each)?;
         close_after_the_last_message(&mut wire)?;
@@ -540,6 +547,9 @@ pub(crate) fn answer_extension<C: Channel>(
         let t = Instant::now();
         match labels {
             OtLabels::Pairs(pairs) => sender.extend_into(matrix, &pairs[chunk], &mut out[k])?,
+            OtLabels::Chosen(zeros) => {
+                sender.extend_correlated_into(matrix, &zeros[chunk], &mut out[k])?
+            }
             OtLabels::Drawn { zeros, .. } => {
                 sender.extend_cot_zeros_into(matrix, chunk.len(), zeros)?
             }
@@ -612,6 +622,7 @@ pub(crate) struct GarblerSession<'c> {
     /// The session's `Δ` (schemes with a global offset).
     pub(crate) delta: Option<Block>,
     pub(crate) labels: SeededLabels,
+    pub(crate) sizes: Sizes,
 }
 
 impl GarblerSession<'_> {
@@ -657,7 +668,7 @@ impl GarblerSession<'_> {
             options.backend,
             GarbleStart {
                 offset: self.delta,
-                tweak_base: tweak_base(circuit, k),
+                tweak_base: self.sizes.tweak_base(k),
             },
         );
         let own = own_label_pairs(&*garble, self.labels.next(), &self.input, &mut prg);
@@ -682,7 +693,7 @@ impl GarblerSession<'_> {
                         .collect(),
                 ),
                 out: ot_chunks(ots)
-                    .map(|c| touched(ot_reply_len(options.scheme, c.len())))
+                    .map(|c| touched(LabelTransfer::Ordinary.reply_len(c.len())))
                     .collect(),
             },
         };
@@ -691,7 +702,7 @@ impl GarblerSession<'_> {
             set_drawn_labels(circuit, &mut *garble, &ot.labels);
         }
         let ot_end = Instant::now();
-        let tables = usize::try_from(table_bytes(options, circuit)).unwrap_or(usize::MAX);
+        let tables = usize::try_from(self.sizes.table_bytes).unwrap_or(usize::MAX);
         let garble_time = send_tables(
             wire,
             &mut *garble,

@@ -24,7 +24,7 @@
 //! | 4 | G → E | [`messages::BaseOtAnswer`]: the garbler's 128 base-OT points | 128 · 32 |
 //! | 5 | G → E | [`messages::LabelSeed`]: the seed of the labels of the garbler's input | 16 |
 //! | 6 | E → G | [`messages::OtExtension`]: the extension matrix, one message per chunk of up to [`OT_CHUNK`] OTs | `transputation_ot::msg_u_len(k)` each |
-//! | 7 | G → E | [`messages::OtReply`], under `prf` only: ordinary OT's ciphertexts, one message per chunk, once every message 6 arrived | [`ot_reply_len`]: 32·k each |
+//! | 7 | G → E | [`messages::OtReply`], unless the OT draws the labels ([`LabelTransfer`]): ordinary OT's ciphertexts (`prf`) or the corrections of the garbler's chosen 0-labels, one message per chunk, once every message 6 arrived | [`LabelTransfer::reply_len`]: 32·k or 16·k each |
 //! | 8 | G → E | [`messages::TableBatch`]: garbled tables, in batches as they are produced | the scheme's table and mask bytes in all |
 //! | 9 | G → E | [`messages::DecodingBits`]: one per output bit, packed | ⌈n_o / 8⌉ |
 //! | 10 | E → G | [`messages::OutputBits`]: the output, packed (empty under [`OutputMode::Evaluator`]) | ⌈n_o / 8⌉ or 0 |
@@ -37,7 +37,7 @@
 //! `transputation_transport::EarlyClient`), and messages 3 to 5 answer them in one flight;
 //! its extension matrices (6) go at once too, and the tables (8) answer them. From the
 //! evaluator's first byte to its output that is two round trips plus the tables' transfer
-//! (under `prf` message 7 adds bytes, not a wait: it travels with the tables); the output
+//! (message 7, where there is one, adds bytes, not a wait: it travels with the tables); the output
 //! (10) reaches the garbler half a round trip later. The garbler waits three times: for
 //! messages 1–2, for the matrices, and for the output. Each [`Report`] counts its party's
 //! waits (`round_trips`) and times, beside the whole session, the paper's measure
@@ -59,12 +59,18 @@
 //! [`Error::Mismatch`]. The garbler sends its header (3) as soon as it starts, before it
 //! reads anything: that costs no wait, and an evaluator reads it even when the garbler stops
 //! at the evaluator's header (a protected evaluator facing an unprotected garbler reads it
-//! where its handshake's answer belongs, and says so). Under the schemes with a global offset (`ideal`, `circular`)
-//! the garbler sends nothing for the evaluator's labels: the OT draws them (see Security),
-//! so the garbler knows them, and garbles, once it has read every matrix. Under `prf` the
-//! garbler chose them before the session and transfers them by ordinary OT (message 7); a
-//! second thread in the idle scheduling class garbles up to [`Options::prefetch_bytes`] of
-//! tables while the OT runs, sent first after it. The OT extension runs in chunks so that
+//! where its handshake's answer belongs, and says so). How the evaluator's labels cross is
+//! a [`LabelTransfer`], which both parties derive from the circuit and scheme. Under the
+//! schemes with a global offset (`ideal`, `circular`) the OT draws them where the garbler
+//! would otherwise send more than 1 % of the tables' bytes for them (many input bits, few
+//! gates): the garbler sends nothing for them (see Security), knows them once it has read
+//! every matrix, and garbles then. Where they cost at most 1 % (`aes128`, SHA-256), the
+//! garbler chooses the 0-labels before the session and sends their corrections (message
+//! 7, 16 bytes each, the correlated OT of `transputation-ot`), and under `prf` it chooses
+//! both labels and transfers them by ordinary OT (32 bytes each): in both cases a second
+//! thread in the idle scheduling class garbles up to [`Options::prefetch_bytes`] of tables
+//! while the OT runs, sent first after it, which takes the garbling off the session's
+//! path. The OT extension runs in chunks so that
 //! the garbler works on one chunk while the evaluator extends the next; the garbler answers
 //! or garbles only once it has read every chunk, and sends nothing while the evaluator
 //! sends them, so that the two parties are never both sending bulk data: with small
@@ -133,7 +139,8 @@
 //!   evaluator `S_i`, which is exactly the label it was sent before and nothing more. (Over
 //!   an unprotected channel an eavesdropper learns the same as before too: the labels then
 //!   crossed in the clear.)
-//! - **The evaluator's input labels drawn by the OT** (`ideal`, `circular`): the garbler
+//! - **The evaluator's input labels drawn by the OT** (`ideal`, `circular`, where
+//!   [`LabelTransfer::Drawn`]): the garbler
 //!   runs the IKNP extension with its free-XOR offset `Δ` as the base-OT choices and takes
 //!   the rows `q_j` as the 0-labels of the evaluator's wires; the evaluator holds `t_j =
 //!   q_j ⊕ r_j·Δ`, its label, with no reply. This is the correlated OT `F_COT^Δ` of Keller,
@@ -193,7 +200,7 @@ pub use error::Error;
 pub use evaluator::{Evaluator, EvaluatorSession};
 pub use garbler::Garbler;
 pub use header::{SessionHeader, HEADER_LEN, PROTOCOL_VERSION};
-pub use messages::{ot_reply_len, OT_CHUNK};
+pub use messages::{LabelTransfer, OT_CHUNK};
 pub use options::{Options, OutputMode};
 pub use report::{ByteParts, Part, Report};
 

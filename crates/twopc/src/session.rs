@@ -7,7 +7,7 @@
 //! stream of the garbler's seeded input labels.
 //!
 //! Computation `k` (from 1) garbles with hash tweaks that follow on from those of the
-//! computations before it (tweak base `(k − 1) · ANDs`, `transputation_garble::GarbleStart`):
+//! computations before it (tweak base `(k − 1) · ANDs`, [`Sizes::tweak_base`], `transputation_garble::GarbleStart`):
 //! under one `Δ` no tweak repeats in the session, as if it garbled one circuit, the
 //! concatenation of its computations, which is what the half-gates proofs need (ZRE15 §3;
 //! GKWY20 §4: a tweak may be used once per `Δ`). Every label but `Δ` is fresh for each
@@ -17,8 +17,10 @@
 use transputation_circuits::{Circuit, Party, Stats};
 use transputation_core::prg::Prg;
 use transputation_core::Block;
+use transputation_garble::Scheme;
 
 use crate::buffers::touched;
+use crate::messages::LabelTransfer;
 use crate::options::Options;
 use crate::relay::SEND_QUEUE;
 
@@ -47,10 +49,38 @@ impl SeededLabels {
     }
 }
 
-/// The tweak base of computation `k` (from 1) of `circuit`: the AND gates of the
-/// computations before it.
-pub(crate) fn tweak_base(circuit: &Circuit, k: u64) -> u64 {
-    (k - 1).saturating_mul(Stats::of(circuit).and)
+/// What the parties need of the circuit's size, found once before the session
+/// ([`Stats::of`] walks the whole circuit: milliseconds on SHA-256, far more on the
+/// MinCut-size circuit, which no computation should wait for).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sizes {
+    /// The AND gates: what each computation advances the tweak base by.
+    pub(crate) and_gates: u64,
+    /// Bytes of tables and masks under the session's scheme.
+    pub(crate) table_bytes: u64,
+    /// How the first computation's labels cross.
+    pub(crate) transfer: LabelTransfer,
+}
+
+impl Sizes {
+    pub(crate) fn of(circuit: &Circuit, scheme: Scheme) -> Self {
+        let stats = Stats::of(circuit);
+        Sizes {
+            and_gates: stats.and,
+            table_bytes: scheme.table_bytes(&stats) + scheme.mask_bytes(&stats),
+            transfer: LabelTransfer::first_of(
+                scheme,
+                &stats,
+                circuit.party_input_bits(Party::Evaluator),
+            ),
+        }
+    }
+
+    /// The tweak base of computation `k` (from 1): the AND gates of the computations
+    /// before it.
+    pub(crate) fn tweak_base(&self, k: u64) -> u64 {
+        (k - 1).saturating_mul(self.and_gates)
+    }
 }
 
 /// Buffers for a computation's batches of tables: a batch (or all the tables, if fewer)
@@ -58,10 +88,4 @@ pub(crate) fn tweak_base(circuit: &Circuit, k: u64) -> u64 {
 pub(crate) fn batch_buffers(options: &Options, table_bytes: usize) -> Vec<Vec<u8>> {
     let size = options.batch_bytes.min(table_bytes).saturating_add(1 << 20);
     (0..SEND_QUEUE).map(|_| touched(size)).collect()
-}
-
-/// The bytes of tables and masks of `circuit` under the session's scheme.
-pub(crate) fn table_bytes(options: &Options, circuit: &Circuit) -> u64 {
-    let stats = Stats::of(circuit);
-    options.scheme.table_bytes(&stats) + options.scheme.mask_bytes(&stats)
 }

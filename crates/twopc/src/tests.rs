@@ -22,7 +22,8 @@ use crate::garbler::{set_drawn_labels, Garbler, OtLabels};
 use crate::header::SessionHeader;
 use crate::inputs::wires_of;
 use crate::messages::{
-    BaseOtAnswer, BaseOtPoint, DecodingBits, OutputBits, OutputContext, TableBatch, OT_CHUNK,
+    BaseOtAnswer, BaseOtPoint, DecodingBits, LabelTransfer, OutputBits, OutputContext, TableBatch,
+    OT_CHUNK,
 };
 use crate::options::{Options, OutputMode};
 use crate::wire::Wire;
@@ -122,7 +123,7 @@ fn labels_and_ot_deliver_the_chosen_labels(scheme: Scheme, circuit: &Circuit) {
         &mut receiver,
         &e_in,
         ot_rows,
-        scheme,
+        LabelTransfer::first(scheme, circuit),
         circuit,
         &mut *evaluate,
         &mut ot_labels,
@@ -131,6 +132,7 @@ fn labels_and_ot_deliver_the_chosen_labels(scheme: Scheme, circuit: &Circuit) {
     recv_ot_labels(
         &mut e,
         &mut receiver,
+        LabelTransfer::first(scheme, circuit),
         circuit,
         &mut *evaluate,
         &mut ot_labels,
@@ -143,10 +145,9 @@ fn labels_and_ot_deliver_the_chosen_labels(scheme: Scheme, circuit: &Circuit) {
     }
 
     let chunks = n_e.div_ceil(OT_CHUNK) as u64;
-    let replies = if scheme.has_global_offset() {
-        0
-    } else {
-        chunks
+    let replies = match LabelTransfer::first(scheme, circuit) {
+        LabelTransfer::Drawn => 0,
+        _ => chunks,
     };
     assert_eq!(e.received.labels, 16);
     assert_eq!(g.received.framing, 8 * (1 + chunks));

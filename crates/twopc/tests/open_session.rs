@@ -6,7 +6,7 @@
 use std::thread;
 use std::time::Duration;
 
-use transputation_2pc::{Error, Evaluator, Garbler, Options, Report};
+use transputation_2pc::{Error, Evaluator, Garbler, LabelTransfer, Options, Report};
 use transputation_circuits::encoding::{decode_outputs, encode_party_input};
 use transputation_circuits::{library, Circuit, Party, Stats};
 use transputation_garble::Scheme;
@@ -128,7 +128,7 @@ fn a_further_computation_is_one_round_trip_and_only_its_own_bytes() {
             assert_eq!(g.sent.tables, tables, "{scheme}");
             // No header, base OT or label seed again; the OT reply only under `prf`.
             assert_eq!(g.sent.header + g.sent.labels, 0, "{scheme}");
-            let reply = transputation_2pc::ot_reply_len(scheme, n_e) as u64;
+            let reply = LabelTransfer::further(scheme).reply_len(n_e) as u64;
             assert_eq!(g.sent.ot, reply, "{scheme}");
             // The evaluator: message 11 (8 bytes), its matrix and the output.
             assert_eq!(e.sent.header, 8, "{scheme}");

@@ -6,7 +6,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use transputation_2pc::{
-    Error, Evaluator, Garbler, Options, OutputMode, Report, SessionHeader, HEADER_LEN,
+    Error, Evaluator, Garbler, LabelTransfer, Options, OutputMode, Report, SessionHeader,
+    HEADER_LEN,
 };
 use transputation_circuits::encoding::{decode_outputs, encode_party_input};
 use transputation_circuits::{library, Circuit, Gate, Party, Stats};
@@ -50,14 +51,14 @@ fn check_accounting(c: &Circuit, scheme: Scheme, g: &Report, e: &Report) {
     assert_eq!(g.sent.labels, 16);
     assert_eq!(g.sent.header, HEADER_LEN as u64);
     let m = c.party_input_bits(Party::Evaluator);
-    // No reply where the OT draws the labels (the schemes with a global offset), ordinary
-    // OT's 32 bytes per OT for the others.
-    let replies = if scheme.has_global_offset() {
-        0
-    } else {
-        32 * m
+    // No reply where the OT draws the labels, 16 bytes per OT where the garbler chose them
+    // under a global offset (when that is at most 1 % of the tables), ordinary OT's 32
+    // bytes per OT under `prf`.
+    let replies = match LabelTransfer::first(scheme, c) {
+        LabelTransfer::Drawn => 0,
+        LabelTransfer::Chosen => 16 * m,
+        LabelTransfer::Ordinary => 32 * m,
     };
-    assert_eq!(transputation_2pc::ot_reply_len(scheme, m), replies);
     assert_eq!(g.sent.ot, (transputation_ot::MSG_B_LEN + replies) as u64);
     assert_eq!(
         e.sent.ot,

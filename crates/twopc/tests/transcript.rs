@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use transputation_2pc::{ot_reply_len, Options, OutputMode, SessionHeader, HEADER_LEN, OT_CHUNK};
+use transputation_2pc::{LabelTransfer, Options, OutputMode, SessionHeader, HEADER_LEN, OT_CHUNK};
 use transputation_circuits::{library, Circuit, Party, Stats};
 use transputation_garble::Scheme;
 
@@ -28,6 +28,9 @@ fn each_party_sends_the_messages_of_the_table_in_order() {
         library::load("millionaires").unwrap(),
         // Several OT chunks.
         library::load("synthetic:and=500,xor=500,inputs=20000").unwrap(),
+        // Labels chosen by the garbler under a global offset (corrections of 1 % of the
+        // tables).
+        library::load("aes128").unwrap(),
     ];
     for c in &circuits {
         for scheme in [Scheme::Ideal, Scheme::Circular, Scheme::Prf] {
@@ -64,12 +67,13 @@ fn check_layout(c: &Circuit, scheme: Scheme, output: OutputMode, g: &[&[u8]], e:
     let header = SessionHeader::decode(e[0]).unwrap();
     assert_eq!(header.role, Party::Evaluator);
 
-    // The garbler: header, base-OT answer, the seed of its input labels, under `prf` one
-    // OT reply per chunk, the tables in batches, decoding bits. Nothing per garbler input
-    // bit, and nothing per evaluator input bit under a global offset.
+    // The garbler: header, base-OT answer, the seed of its input labels, one OT reply per
+    // chunk unless the OT draws the labels, the tables in batches, decoding bits. Nothing
+    // per garbler input bit.
     let mut want_g = vec![HEADER_LEN, 128 * 32, 16];
-    if !scheme.has_global_offset() {
-        want_g.extend(chunks.iter().map(|&k| ot_reply_len(scheme, k)));
+    let transfer = LabelTransfer::first(scheme, c);
+    if transfer != LabelTransfer::Drawn {
+        want_g.extend(chunks.iter().map(|&k| transfer.reply_len(k)));
     }
     let got_g: Vec<usize> = g.iter().map(|f| f.len()).collect();
     let tables_at = want_g.len();

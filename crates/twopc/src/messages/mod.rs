@@ -15,6 +15,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use transputation_circuits::{Circuit, Party, Stats};
 use transputation_core::Block;
 use transputation_garble::Scheme;
 
@@ -36,16 +37,69 @@ pub fn ot_chunks(m: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
         .map(move |start| start..(start + OT_CHUNK).min(m))
 }
 
-/// Bytes of the [`OtReply`] for a chunk of `k` OTs under `scheme`: none for the schemes with
-/// a global offset, whose OT draws the evaluator's labels itself (`transputation-ot`, "Zero
-/// labels drawn by the OT"), and ordinary OT's ciphertexts (32 per OT) for the others.
-/// Summed over the chunks, with `k` the evaluator's input bits, it is what the garbler
-/// sends for the OT beyond the [`BaseOtAnswer`].
-pub fn ot_reply_len(scheme: Scheme, k: usize) -> usize {
-    if scheme.has_global_offset() {
-        0
-    } else {
-        transputation_ot::msg_y_len(k)
+/// How the evaluator's input labels cross in a computation, which fixes what message 7
+/// ([`OtReply`]) carries. Both parties derive it from the circuit and the scheme, which
+/// their headers agree on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LabelTransfer {
+    /// Ordinary OT of both labels, which the garbler chose before the session: 32 bytes
+    /// per OT (`msg_y`). The schemes without a global offset (`prf`).
+    Ordinary,
+    /// Correlated OT of the 0-labels the garbler chose before the session: 16 bytes per
+    /// OT (`msg_d`, `d_j = x_j^0 ⊕ q_j`). The garbler garbles ahead while the OT runs,
+    /// because the labels are fixed before it. A scheme with a global offset takes it for
+    /// a session's first computation when those 16 bytes per input bit are at most 1 % of
+    /// the tables: there garbling ahead is worth more than the bytes (`aes128`, SHA-256).
+    Chosen,
+    /// Labels drawn by the OT (`transputation-ot`, "Zero labels drawn by the OT"): no
+    /// message 7, and the garbler garbles once it has read every matrix. A scheme with a
+    /// global offset takes it where the corrections would cost more than 1 % of the tables
+    /// (many input bits: the MinCut-size circuit's 250,000 would add 4 MB to 32 MB), and
+    /// for the further computations of an open session.
+    Drawn,
+}
+
+impl LabelTransfer {
+    /// The transfer of a session's first computation of `circuit` under `scheme`.
+    pub fn first(scheme: Scheme, circuit: &Circuit) -> Self {
+        let n_e = circuit.party_input_bits(Party::Evaluator);
+        LabelTransfer::first_of(scheme, &Stats::of(circuit), n_e)
+    }
+
+    /// [`LabelTransfer::first`] from the circuit's [`Stats`] and the evaluator's input bits
+    /// `n_e`, for a caller that has them.
+    pub fn first_of(scheme: Scheme, stats: &Stats, n_e: usize) -> Self {
+        if !scheme.has_global_offset() {
+            return LabelTransfer::Ordinary;
+        }
+        let tables = scheme.table_bytes(stats) + scheme.mask_bytes(stats);
+        let corrections = 16 * n_e as u64;
+        if corrections.saturating_mul(100) <= tables {
+            LabelTransfer::Chosen
+        } else {
+            LabelTransfer::Drawn
+        }
+    }
+
+    /// The transfer of a further computation of an open session under `scheme` (nothing
+    /// is garbled ahead there).
+    pub fn further(scheme: Scheme) -> Self {
+        if scheme.has_global_offset() {
+            LabelTransfer::Drawn
+        } else {
+            LabelTransfer::Ordinary
+        }
+    }
+
+    /// Bytes of the [`OtReply`] for a chunk of `k` OTs. Summed over the chunks, with `k` the
+    /// evaluator's input bits, it is what the garbler sends for the OT beyond the
+    /// [`BaseOtAnswer`].
+    pub fn reply_len(self, k: usize) -> usize {
+        match self {
+            LabelTransfer::Ordinary => transputation_ot::msg_y_len(k),
+            LabelTransfer::Chosen => transputation_ot::msg_d_len(k),
+            LabelTransfer::Drawn => 0,
+        }
     }
 }
 
@@ -214,24 +268,25 @@ impl<'a> Message<'a> for OtExtension<'a> {
     }
 }
 
-/// Message 7 (G → E), under `prf` only: one chunk's ordinary-OT ciphertexts (`msg_y`, 32
-/// bytes per OT), one message per chunk. The schemes with a global offset have no reply:
-/// their OT draws the labels. The context is the chunk's OTs.
+/// Message 7 (G → E), where the labels do not come from the OT alone
+/// ([`LabelTransfer`]): one chunk's ordinary-OT ciphertexts (`msg_y`, 32 bytes per OT)
+/// or corrections of chosen 0-labels (`msg_d`, 16), one message per chunk. The context
+/// is the transfer and the chunk's OTs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OtReply<'a>(pub &'a [u8]);
 
 impl<'a> Message<'a> for OtReply<'a> {
-    type Context = usize;
-    const NAME: &'static str = "OT reply (ciphertexts)";
+    type Context = (LabelTransfer, usize);
+    const NAME: &'static str = "OT reply";
     const PART: Part = Part::Ot;
-    fn length(ots: usize) -> Length {
-        Length::Exact(transputation_ot::msg_y_len(ots))
+    fn length((transfer, ots): (LabelTransfer, usize)) -> Length {
+        Length::Exact(transfer.reply_len(ots))
     }
     fn encode(&self) -> Cow<'_, [u8]> {
         Cow::Borrowed(self.0)
     }
-    fn decode(bytes: &'a [u8], ots: usize) -> Result<Self, Error> {
-        exact::<Self>(bytes, ots).map(OtReply)
+    fn decode(bytes: &'a [u8], cx: (LabelTransfer, usize)) -> Result<Self, Error> {
+        exact::<Self>(bytes, cx).map(OtReply)
     }
 }
 

@@ -85,18 +85,57 @@ fn the_label_seed_round_trips_and_refuses_other_lengths() {
 }
 
 #[test]
-fn ot_replies_are_ordinary_ots_ciphertexts() {
+fn ot_replies_are_ciphertexts_or_corrections_by_the_transfer() {
     for ots in [1, 100, OT_CHUNK] {
-        assert_eq!(OtReply::length(ots), Length::Exact(32 * ots));
+        let ordinary = (LabelTransfer::Ordinary, ots);
+        assert_eq!(OtReply::length(ordinary), Length::Exact(32 * ots));
         let bytes = vec![5u8; 32 * ots];
-        round_trip(&OtReply(&bytes), ots);
-        // Correlated OT's 16 bytes per OT: refused.
-        refused::<OtReply>(&bytes[..16 * ots], ots);
+        round_trip(&OtReply(&bytes), ordinary);
+        // Correlated OT's 16 bytes per OT: refused where ciphertexts belong, and the
+        // reverse.
+        refused::<OtReply>(&bytes[..16 * ots], ordinary);
+        let chosen = (LabelTransfer::Chosen, ots);
+        round_trip(&OtReply(&bytes[..16 * ots]), chosen);
+        refused::<OtReply>(&bytes, chosen);
+        assert_eq!(
+            OtReply::length((LabelTransfer::Drawn, ots)),
+            Length::Exact(0)
+        );
     }
-    // What the garbler sends for the OT beyond the base OT: nothing where the OT draws
-    // the labels.
-    for (scheme, per_ot) in [(Scheme::Ideal, 0), (Scheme::Circular, 0), (Scheme::Prf, 32)] {
-        assert_eq!(ot_reply_len(scheme, 1000), per_ot * 1000, "{scheme}");
+}
+
+#[test]
+fn the_first_computation_chooses_labels_where_corrections_cost_at_most_a_percent() {
+    // aes128: 128 evaluator bits, 16 · 128 = 2,048 bytes of corrections for 204,800 of
+    // tables: exactly 1 %.
+    let aes = library::load("aes128").unwrap();
+    assert_eq!(
+        LabelTransfer::first(Scheme::Ideal, &aes),
+        LabelTransfer::Chosen
+    );
+    assert_eq!(
+        LabelTransfer::first(Scheme::Circular, &aes),
+        LabelTransfer::Chosen
+    );
+    assert_eq!(
+        LabelTransfer::first(Scheme::Prf, &aes),
+        LabelTransfer::Ordinary
+    );
+    // The MinCut size: 250,000 bits would add 4 MB to 32 MB of tables.
+    let mincut = library::load("synthetic:and=999960,xor=2524920,inputs=250000").unwrap();
+    assert_eq!(
+        LabelTransfer::first(Scheme::Ideal, &mincut),
+        LabelTransfer::Drawn
+    );
+    // Further computations of an open session garble nothing ahead.
+    assert_eq!(LabelTransfer::further(Scheme::Ideal), LabelTransfer::Drawn);
+    assert_eq!(LabelTransfer::further(Scheme::Prf), LabelTransfer::Ordinary);
+    for (t, per_ot) in [
+        (LabelTransfer::Ordinary, 32),
+        (LabelTransfer::Chosen, 16),
+        (LabelTransfer::Drawn, 0),
+    ] {
+        assert_eq!(t.reply_len(1000), per_ot * 1000, "{t:?}");
     }
 }
 
