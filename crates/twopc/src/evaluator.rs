@@ -111,9 +111,7 @@ impl<'c> Evaluator<'c> {
     /// [`EvaluatorSession::close`]. The garbler must serve open sessions
     /// ([`crate::Garbler::run_session`]).
     pub fn open<C: Channel>(self, ch: C) -> Result<(EvaluatorSession<'c, C>, Report), Error> {
-        let (report, mut session) = self.first_computation(ch, true)?;
-        // The garbler waits for the output; the next computation may be long in coming.
-        session.wire.flush()?;
+        let (report, session) = self.first_computation(ch, true)?;
         Ok((session, report))
     }
 
@@ -179,6 +177,9 @@ impl<'c> Evaluator<'c> {
         let output_at = Instant::now();
         let total = output_at - start;
         wire.send(&OutputBits::for_mode(options.output, &output))?; // 10
+        // Out at once: the garbler waits for it, and what follows here (freeing the
+        // evaluation's labels, tens of MB on a large circuit) need not delay it.
+        wire.flush()?;
         let report = Report {
             role: Party::Evaluator,
             computation: 1,
