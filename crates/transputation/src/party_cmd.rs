@@ -171,7 +171,7 @@ impl SessionArgs {
     pub(crate) fn load(&self) -> Result<Loaded> {
         let start = Instant::now();
         let circuit = library::load_with_parties(&self.circuit, self.parties.as_deref())?;
-        let stats = Stats::of(&circuit);
+        let stats = Stats::counts(&circuit);
         let load_ms = ms(start.elapsed());
         let sizing = match (self.rtt_ms, self.bandwidth) {
             (Some(rtt_ms), Some(bandwidth_bps)) => {

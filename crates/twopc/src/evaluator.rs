@@ -177,8 +177,8 @@ impl<'c> Evaluator<'c> {
         let output_at = Instant::now();
         let total = output_at - start;
         wire.send(&OutputBits::for_mode(options.output, &output))?; // 10
-        // Out at once: the garbler waits for it, and what follows here (freeing the
-        // evaluation's labels, tens of MB on a large circuit) need not delay it.
+                                                                    // Out at once: the garbler waits for it, and what follows here (freeing the
+                                                                    // evaluation's labels, tens of MB on a large circuit) need not delay it.
         wire.flush()?;
         let report = Report {
             role: Party::Evaluator,

@@ -60,9 +60,9 @@ impl SeededLabels {
     }
 }
 
-/// What the parties need of the circuit's size, found once before the session
-/// ([`Stats::of`] walks the whole circuit: milliseconds on SHA-256, far more on the
-/// MinCut-size circuit, which no computation should wait for).
+/// What the parties need of the circuit's size, counted once before the session (a pass
+/// over every gate: milliseconds on the MinCut-size circuit, which no computation should
+/// wait for).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Sizes {
     /// The AND gates: what each computation advances the tweak base by.
@@ -75,7 +75,7 @@ pub(crate) struct Sizes {
 
 impl Sizes {
     pub(crate) fn of(circuit: &Circuit, scheme: Scheme) -> Self {
-        let stats = Stats::of(circuit);
+        let stats = Stats::counts(circuit);
         Sizes {
             and_gates: stats.and,
             table_bytes: scheme.table_bytes(&stats) + scheme.mask_bytes(&stats),

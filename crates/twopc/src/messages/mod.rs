@@ -63,7 +63,7 @@ impl LabelTransfer {
     /// The transfer of a session's first computation of `circuit` under `scheme`.
     pub fn first(scheme: Scheme, circuit: &Circuit) -> Self {
         let n_e = circuit.party_input_bits(Party::Evaluator);
-        LabelTransfer::first_of(scheme, &Stats::of(circuit), n_e)
+        LabelTransfer::first_of(scheme, &Stats::counts(circuit), n_e)
     }
 
     /// [`LabelTransfer::first`] from the circuit's [`Stats`] and the evaluator's input bits
