@@ -158,6 +158,23 @@
 //! fail (at the timeout, or at once on a replayed header of another circuit): a denial of
 //! service that replaying the empty first message allowed before as well.
 //!
+//! **`prf`'s cheapest flow, and why it is not the default.** Without a global offset the
+//! two labels of a wire are independent blocks, which correlated OT cannot carry. The
+//! cheapest sound transfer is random OT: the IKNP extension's random messages
+//! `H(j, q_j)` and `H(j, q_j ⊕ s)` become the wire's two labels and the evaluator's choice
+//! its input bit, so it holds its label with no ciphertext at all (the random-OT
+//! functionality of Keller–Orsini–Scholl, CRYPTO 2015, §3; IKNP's hash is correlation
+//! robust). Point and permute needs the two labels' lsbs to differ; the garbler sends one
+//! bit per input, `c_j = 1 ⊕ lsb(L^0) ⊕ lsb(L^1)`, and where it is 1 both sides flip the
+//! lsb of `L^1` (the evaluator knows whether it holds `L^1`: its input bit). The bit tells
+//! the evaluator the lsb of the label it does not hold, which after the flip is the
+//! complement of its own's, as in every point-and-permute garbling; the other 127 bits
+//! stay a hash output it cannot compute. That is 1 bit per input bit against ordinary
+//! OT's 32 bytes, but the labels exist only once the OT has run, so the garbler cannot
+//! garble ahead. This crate keeps ordinary OT for `prf` ([`LabelTransfer::Ordinary`]),
+//! whose garbling ahead takes the tables' work off the session's path; the random-OT flow
+//! is the one to add where `prf`'s input bits, not its tables, dominate the bytes.
+//!
 //! **Several computations in one session.** The session's `Δ` (under `ideal` and
 //! `circular`) is the OT extension's correlation, the base-OT choices, so it stays for
 //! every computation of the session; everything else is fresh for each: the garbler's
