@@ -26,6 +26,7 @@ mod capabilities_cmd;
 mod circuit_cmd;
 mod experiment_cmd;
 mod garble_cmd;
+mod input_source;
 mod output;
 mod party_cmd;
 mod probe_cmd;

@@ -30,9 +30,10 @@ use transputation_circuits::{library, Circuit, Party, Stats};
 use transputation_contract::{self as contract, PartyArgs, PartyReport, Role, REPORT_VERSION};
 use transputation_garble::Scheme;
 use transputation_transport::sizing::Sizing;
-use transputation_transport::{Config, Listener, TransportSpec};
+use transputation_transport::{Config, Credentials, Listener, TransportSpec};
 
 use crate::garble_cmd::parse_scheme;
+use crate::input_source::InputSource;
 use crate::secure_cmd::{self, Protection, ProtectionArgs};
 use crate::transport_cmd::{parse_rate, parse_spec_here, path_sizing, transport_help};
 
@@ -429,13 +430,43 @@ fn print_protection(p: &Protection) {
     }
 }
 
+/// What a garbler, serving or not, starts from: its flags checked, its keys read, the
+/// circuit loaded and its input encoded.
+pub(crate) struct GarblerStart {
+    pub(crate) accept_wait: Duration,
+    pub(crate) creds: Option<Credentials>,
+    pub(crate) loaded: Loaded,
+    pub(crate) cfg: Config,
+    pub(crate) input: Vec<bool>,
+}
+
+impl GarblerArgs {
+    pub(crate) fn start(&self) -> Result<GarblerStart> {
+        let s = &self.session;
+        let accept_wait = seconds("--accept-timeout", self.accept_timeout)?;
+        let creds = self.protection.credentials()?;
+        let loaded = s.load()?;
+        let cfg = s.config(&loaded)?;
+        let input = encode_party_input(&loaded.circuit, Party::Garbler, &self.input)?;
+        Ok(GarblerStart {
+            accept_wait,
+            creds,
+            loaded,
+            cfg,
+            input,
+        })
+    }
+}
+
 pub fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     let s = &args.session;
-    let accept_wait = seconds("--accept-timeout", args.accept_timeout)?;
-    let creds = args.protection.credentials()?;
-    let loaded = s.load()?;
-    let cfg = s.config(&loaded)?;
-    let input = encode_party_input(&loaded.circuit, Party::Garbler, &args.input)?;
+    let GarblerStart {
+        accept_wait,
+        creds,
+        loaded,
+        cfg,
+        input,
+    } = args.start()?;
     let start = Instant::now();
     let garbler = Garbler::new(&loaded.circuit, s.options(), &input)?;
     let setup_ms = ms(start.elapsed());
@@ -470,91 +501,12 @@ pub(crate) fn listen(s: &SessionArgs, addr: SocketAddr, cfg: &Config) -> Result<
     Ok(listener)
 }
 
-/// Where the evaluator's computations take their inputs from: --input once or --repeat
-/// times, or --inputs, one line each.
-enum InputSource {
-    Repeat {
-        text: String,
-        left: u64,
-    },
-    Lines {
-        name: String,
-        lines: Box<dyn BufRead>,
-        line: u64,
-    },
-}
-
-impl InputSource {
-    fn new(args: &EvaluatorArgs) -> Result<Self> {
-        Ok(match args.inputs.as_deref() {
-            None => InputSource::Repeat {
-                text: args.input.clone(),
-                left: args.repeat,
-            },
-            Some("-") => InputSource::Lines {
-                name: "standard input".into(),
-                lines: Box::new(BufReader::new(std::io::stdin())),
-                line: 0,
-            },
-            Some(path) => InputSource::Lines {
-                name: path.into(),
-                lines: Box::new(BufReader::new(
-                    std::fs::File::open(path)
-                        .with_context(|| format!("opening --inputs file {path}"))?,
-                )),
-                line: 0,
-            },
-        })
-    }
-
-    /// Whether the session is open: more than one computation may come.
-    fn opens_session(&self) -> bool {
-        match self {
-            InputSource::Repeat { left, .. } => *left > 1,
-            InputSource::Lines { .. } => true,
-        }
-    }
-
-    /// The next computation's input, encoded, or `None` when there are no more.
-    fn next(&mut self, circuit: &Circuit) -> Result<Option<Vec<bool>>> {
-        match self {
-            InputSource::Repeat { left: 0, .. } => Ok(None),
-            InputSource::Repeat { text, left } => {
-                *left -= 1;
-                Ok(Some(encode_party_input(circuit, Party::Evaluator, text)?))
-            }
-            InputSource::Lines { name, lines, line } => {
-                let mut text = String::new();
-                if lines
-                    .read_line(&mut text)
-                    .with_context(|| format!("reading inputs from {name}"))?
-                    == 0
-                {
-                    return Ok(None);
-                }
-                *line += 1;
-                let bits = encode_party_input(circuit, Party::Evaluator, text.trim_end())
-                    .with_context(|| format!("{name}, line {line}"))?;
-                Ok(Some(bits))
-            }
-        }
-    }
-
-    /// Where the inputs come from, for a message that there are none.
-    fn name(&self) -> &str {
-        match self {
-            InputSource::Repeat { .. } => "--input",
-            InputSource::Lines { name, .. } => name,
-        }
-    }
-}
-
 pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
     let s = &args.session;
     let creds = args.protection.credentials()?;
     let loaded = s.load()?;
     let cfg = s.config(&loaded)?;
-    let mut inputs = InputSource::new(&args)?;
+    let mut inputs = InputSource::new(&args.input, args.repeat, args.inputs.as_deref())?;
     let Some(input) = inputs.next(&loaded.circuit)? else {
         bail!("no input lines in {}: nothing to compute", inputs.name());
     };

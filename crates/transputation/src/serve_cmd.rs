@@ -13,11 +13,9 @@ use anyhow::{anyhow, bail, Context, Result};
 use transputation_2pc::Garbler;
 use transputation_transport::{Channel, Credentials, Listener};
 
-use transputation_circuits::encoding::encode_party_input;
-use transputation_circuits::Party;
-
 use crate::party_cmd::{
-    listen, ms, print_report, seconds, AroundSession, GarblerArgs, Loaded, Printing, SessionArgs,
+    listen, ms, print_report, AroundSession, GarblerArgs, GarblerStart, Loaded, Printing,
+    SessionArgs,
 };
 use crate::secure_cmd::{self, Protection};
 
@@ -69,11 +67,13 @@ struct Tally {
 /// `garbler --serve`.
 pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     let s = &args.session;
-    let accept_wait = seconds("--accept-timeout", args.accept_timeout)?;
-    let creds = args.protection.credentials()?;
-    let loaded = s.load()?;
-    let cfg = s.config(&loaded)?;
-    let input = encode_party_input(&loaded.circuit, Party::Garbler, &args.input)?;
+    let GarblerStart {
+        accept_wait,
+        creds,
+        loaded,
+        cfg,
+        input,
+    } = args.start()?;
     let listener = listen(s, args.listen, &cfg)?;
     let served = Served {
         session: s,

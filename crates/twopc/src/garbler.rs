@@ -290,20 +290,10 @@ impl<'c> Garbler<'c> {
             (t, sender, Vec::new(), Duration::ZERO)
         };
         let ot_end = Instant::now();
-        garble_time += send_tables(
-            &mut wire,
-            &mut *garble,
-            &ahead,
-            ahead_batches,
-            batches,
-            limits.batch_bytes,
-        )?; // 8
-        wire.send(&DecodingBits(garble.decoding()))?; // 9
-        let OutputBits(output) = wire.recv(OutputContext {
-            mode: options.output,
-            bits: circuit.n_outputs(),
-        })?; // 10
-        let output_at = Instant::now();
+        let tables = (&ahead[..], ahead_batches, batches);
+        let expect = (limits.batch_bytes, output_context(&options, circuit));
+        let (output, output_at, time) = tables_to_output(&mut wire, &mut *garble, tables, expect)?; // 8–10
+        garble_time += time;
         let report = Report {
             role: Party::Garbler,
             computation: 1,
@@ -601,6 +591,30 @@ pub(crate) fn send_tables<C: Channel>(
     Ok(garble_time)
 }
 
+/// Messages 8 to 10: the tables (those garbled ahead, ranges of the first slice, first;
+/// then the rest through the batch buffers, batches of `batch_bytes`), the decoding bits,
+/// then the evaluator's output. Returns the output, when it arrived and the time spent
+/// garbling.
+fn tables_to_output<C: Channel>(
+    wire: &mut Wire<C>,
+    garble: &mut dyn Garble,
+    (ahead, ahead_batches, buffers): (&[u8], Vec<Range<usize>>, Vec<Vec<u8>>),
+    (batch_bytes, output): (usize, OutputContext),
+) -> Result<(Option<Vec<bool>>, Instant, Duration), Error> {
+    let garble_time = send_tables(wire, garble, ahead, ahead_batches, buffers, batch_bytes)?; // 8
+    wire.send(&DecodingBits(garble.decoding()))?; // 9
+    let OutputBits(output) = wire.recv(output)?; // 10
+    Ok((output, Instant::now(), garble_time))
+}
+
+/// What the evaluator's message 10 holds under `options` for `circuit`.
+fn output_context(options: &Options, circuit: &Circuit) -> OutputContext {
+    OutputContext {
+        mode: options.output,
+        bits: circuit.n_outputs(),
+    }
+}
+
 /// After message 10: closes this side. The evaluator sent the session's last message and
 /// may have closed its end already (a `udt` socket then refuses further bytes): a peer that
 /// is gone can no longer be told that our stream ends, and it needs nothing more from us.
@@ -703,20 +717,10 @@ impl GarblerSession<'_> {
         }
         let ot_end = Instant::now();
         let tables = usize::try_from(self.sizes.table_bytes).unwrap_or(usize::MAX);
-        let garble_time = send_tables(
-            wire,
-            &mut *garble,
-            &[],
-            Vec::new(),
-            batch_buffers(options, tables),
-            options.batch_bytes,
-        )?; // 8
-        wire.send(&DecodingBits(garble.decoding()))?; // 9
-        let OutputBits(output) = wire.recv(OutputContext {
-            mode: options.output,
-            bits: circuit.n_outputs(),
-        })?; // 10
-        let output_at = Instant::now();
+        let tables = (&[][..], Vec::new(), batch_buffers(options, tables));
+        let expect = (options.batch_bytes, output_context(options, circuit));
+        let (output, output_at, garble_time) =
+            tables_to_output(wire, &mut *garble, tables, expect)?; // 8–10
         let counted = before.until_now(wire);
         Ok(Report {
             role: Party::Garbler,

@@ -1,0 +1,90 @@
+//! Where the evaluator's computations take their inputs from: `--input` once (a session of
+//! one computation) or `--repeat N` times, or `--inputs FILE|-`, one line per computation,
+//! read as the computations go (so that each output is printed before the next line is
+//! read, for a user who types them). A bad line is named by its source and number.
+
+use std::io::{BufRead, BufReader};
+
+use anyhow::{Context, Result};
+use transputation_circuits::encoding::encode_party_input;
+use transputation_circuits::{Circuit, Party};
+
+/// Where the evaluator's computations take their inputs from: --input once or --repeat
+/// times, or --inputs, one line each.
+pub(crate) enum InputSource {
+    Repeat {
+        text: String,
+        left: u64,
+    },
+    Lines {
+        name: String,
+        lines: Box<dyn BufRead>,
+        line: u64,
+    },
+}
+
+impl InputSource {
+    /// From the flags: `--input`'s text, `--repeat`'s count and `--inputs`' source.
+    pub(crate) fn new(input: &str, repeat: u64, inputs: Option<&str>) -> Result<Self> {
+        Ok(match inputs {
+            None => InputSource::Repeat {
+                text: input.to_string(),
+                left: repeat,
+            },
+            Some("-") => InputSource::Lines {
+                name: "standard input".into(),
+                lines: Box::new(BufReader::new(std::io::stdin())),
+                line: 0,
+            },
+            Some(path) => InputSource::Lines {
+                name: path.into(),
+                lines: Box::new(BufReader::new(
+                    std::fs::File::open(path)
+                        .with_context(|| format!("opening --inputs file {path}"))?,
+                )),
+                line: 0,
+            },
+        })
+    }
+
+    /// Whether the session is open: more than one computation may come.
+    pub(crate) fn opens_session(&self) -> bool {
+        match self {
+            InputSource::Repeat { left, .. } => *left > 1,
+            InputSource::Lines { .. } => true,
+        }
+    }
+
+    /// The next computation's input, encoded, or `None` when there are no more.
+    pub(crate) fn next(&mut self, circuit: &Circuit) -> Result<Option<Vec<bool>>> {
+        match self {
+            InputSource::Repeat { left: 0, .. } => Ok(None),
+            InputSource::Repeat { text, left } => {
+                *left -= 1;
+                Ok(Some(encode_party_input(circuit, Party::Evaluator, text)?))
+            }
+            InputSource::Lines { name, lines, line } => {
+                let mut text = String::new();
+                if lines
+                    .read_line(&mut text)
+                    .with_context(|| format!("reading inputs from {name}"))?
+                    == 0
+                {
+                    return Ok(None);
+                }
+                *line += 1;
+                let bits = encode_party_input(circuit, Party::Evaluator, text.trim_end())
+                    .with_context(|| format!("{name}, line {line}"))?;
+                Ok(Some(bits))
+            }
+        }
+    }
+
+    /// Where the inputs come from, for a message that there are none.
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            InputSource::Repeat { .. } => "--input",
+            InputSource::Lines { name, .. } => name,
+        }
+    }
+}
