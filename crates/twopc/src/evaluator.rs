@@ -24,7 +24,7 @@ use crate::options::Options;
 use crate::relay::{relay, SEND_QUEUE};
 use crate::report::Report;
 use crate::session::{batch_buffers, SeededLabels, Sizes};
-use crate::wire::{Snapshot, Wire};
+use crate::wire::{close_after_the_last_message, Snapshot, Wire};
 
 /// The evaluator, ready to run once connected.
 pub struct Evaluator<'c> {
@@ -96,7 +96,8 @@ impl<'c> Evaluator<'c> {
     /// the messages.
     pub fn run<C: Channel>(self, ch: C) -> Result<Report, Error> {
         let (report, mut session) = self.first_computation(ch, false)?;
-        session.wire.close()?;
+        // The output went out in full (flushed): a garbler that has it may close first.
+        close_after_the_last_message(&mut session.wire)?;
         // What the channel moved, this side's close record included.
         Ok(Report {
             channel: session.wire.stats(),
@@ -471,7 +472,8 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
     /// Ends the session: tells the garbler (message 11 with 0) and closes this side.
     pub fn close(mut self) -> Result<(), Error> {
         self.wire.send(&NextComputation::END)?;
-        self.wire.close()?;
-        Ok(())
+        self.wire.flush()?;
+        // The end went out in full: a garbler that has it may close first.
+        close_after_the_last_message(&mut self.wire)
     }
 }

@@ -26,7 +26,7 @@ use crate::options::Options;
 use crate::relay::{idle_priority, relay, SEND_QUEUE};
 use crate::report::Report;
 use crate::session::{batch_buffers, SeededLabels, Sizes};
-use crate::wire::{Snapshot, Wire};
+use crate::wire::{close_after_the_last_message, Snapshot, Wire};
 
 /// The garbler's step while it garbles ahead during the OT (see [`garble_ahead`]).
 const AHEAD_STEP: usize = 64 << 10;
@@ -612,16 +612,6 @@ fn output_context(options: &Options, circuit: &Circuit) -> OutputContext {
     OutputContext {
         mode: options.output,
         bits: circuit.n_outputs(),
-    }
-}
-
-/// After message 10: closes this side. The evaluator sent the session's last message and
-/// may have closed its end already (a `udt` socket then refuses further bytes): a peer that
-/// is gone can no longer be told that our stream ends, and it needs nothing more from us.
-pub(crate) fn close_after_the_last_message<C: Channel>(wire: &mut Wire<C>) -> Result<(), Error> {
-    match wire.close() {
-        Ok(()) | Err(transputation_transport::Error::Closed { .. }) => Ok(()),
-        Err(e) => Err(e.into()),
     }
 }
 

@@ -159,3 +159,16 @@ fn recv_payload<'a, M: Message<'a>, C: Channel>(
     received.add(M::PART, buf.len());
     Ok(())
 }
+
+/// After a session's last message: closes this side. The peer has what it needs and may
+/// have closed its end, or the whole connection, already (a `udt` socket then refuses
+/// further bytes, a QUIC connection reports it closed): a peer that is gone can no longer
+/// be told that our stream ends, and it needs nothing more from us. Used by the garbler
+/// once the output arrived, and by the evaluator once its output or message 11's end went
+/// out in full (flushed).
+pub(crate) fn close_after_the_last_message<C: Channel>(wire: &mut Wire<C>) -> Result<(), Error> {
+    match wire.close() {
+        Ok(()) | Err(transputation_transport::Error::Closed { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -520,3 +520,58 @@ fn evaluator_inputs_in_several_groups_get_their_own_labels() {
         assert_eq!(gr.output, er.output, "{scheme}");
     }
 }
+
+/// A channel whose close finds the peer's connection already gone, as a QUIC connection
+/// does when the peer closed it right after it read the last message: the close flushes
+/// what is pending, then fails.
+struct GoneAtClose(transputation_transport::MemoryChannel);
+
+impl transputation_transport::Channel for GoneAtClose {
+    fn send(&mut self, bytes: &[u8]) -> transputation_transport::Result<()> {
+        self.0.send(bytes)
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> transputation_transport::Result<()> {
+        self.0.recv(buf)
+    }
+    fn flush(&mut self) -> transputation_transport::Result<()> {
+        self.0.flush()
+    }
+    fn close(&mut self) -> transputation_transport::Result<()> {
+        self.0.flush()?;
+        Err(transputation_transport::Error::Closed { during: "flushing" })
+    }
+    fn stats(&self) -> transputation_transport::ByteCounts {
+        self.0.stats()
+    }
+}
+
+/// Found regenerating the paper's Table 4 over `quic`: a garbler that has the output closes
+/// the connection, and the evaluator's own close then fails. The session's last message
+/// went out in full, so that is not a failure, for a session of one computation and for
+/// the end of an open session alike.
+#[test]
+fn an_evaluator_whose_close_finds_the_garbler_gone_still_succeeds() {
+    let c = library::load("millionaires").unwrap();
+    let (g_in, e_in) = inputs(&c, "00000005", "00000003");
+    for open in [false, true] {
+        let (a, b) = memory_pair(TIMEOUT);
+        let garbler = Garbler::new(&c, Options::new(Scheme::Ideal), &g_in).unwrap();
+        let evaluator = Evaluator::new(&c, Options::new(Scheme::Ideal), &e_in).unwrap();
+        let (g, e) = thread::scope(|s| {
+            let g = s.spawn(move || garbler.run_session(a, |_| Ok::<_, Error>(())));
+            let e = if open {
+                evaluator.open(GoneAtClose(b)).and_then(|(mut session, _)| {
+                    let second = session.compute(&e_in)?;
+                    session.close()?;
+                    Ok(second)
+                })
+            } else {
+                evaluator.run(GoneAtClose(b))
+            };
+            (g.join().unwrap(), e)
+        });
+        let e = e.unwrap_or_else(|err| panic!("open {open}: {err}"));
+        assert_eq!(g.unwrap(), if open { 2 } else { 1 });
+        assert_eq!(decode_outputs(&c, e.output.as_ref().unwrap()), "1");
+    }
+}
