@@ -563,3 +563,123 @@ fn the_early_handshake_is_timed_once_it_ran() {
         }
     }
 }
+
+/// A bit flipped in the handshake's first message, in its early data or its tag, makes the
+/// server refuse the peer before it answers: early data is authenticated with the key.
+#[test]
+fn tampered_early_data_is_refused_in_the_handshake() {
+    // Message 1 is the client's ephemeral key (32 bytes), then the early data (here the
+    // payload's first length prefix and message, 41 bytes: what was sent before the send
+    // that would pass MAX_EARLY_DATA) and its 16-byte tag: 89 bytes.
+    for at in [32, 40, 72, 73, 88] {
+        let (cli, srv, server_sent) =
+            session_with(psk(1), psk(1), Fault::Flip { call: 2, at }, true);
+        let e = srv.unwrap_err();
+        assert!(matches!(e, Error::Handshake { .. }), "byte {at}: {e}");
+        assert_eq!(
+            server_sent, 0,
+            "byte {at}: the server answered a tampered message"
+        );
+        assert!(cli.is_err());
+    }
+}
+
+/// What a replay of the client's first message gets: the server answers it and delivers
+/// its early data (early data has no replay protection; the module docs say so), but the
+/// one who replays cannot read the answer or produce the next record, so the session ends
+/// there with an integrity error, not with data from the replayer.
+#[test]
+fn a_replayed_first_message_gets_an_answer_but_no_session() {
+    let early = b"header and base-OT point".to_vec();
+    // Record the client's handshake sends (hello, length, message 1).
+    let (a, b) = memory_pair(Duration::from_secs(5));
+    let srv = thread::spawn(move || {
+        let mut ch = SecureChannel::server(b, &psk(4)).unwrap();
+        let mut got = vec![0u8; 24];
+        ch.recv(&mut got).unwrap();
+        ch.send(b"ok").unwrap();
+        ch.flush().unwrap();
+    });
+    let recorder = Recorder::new(a);
+    let sent = recorder.log.clone();
+    let mut ch = SecureChannel::client_early(recorder, &psk(4)).unwrap();
+    ch.send(&early).unwrap();
+    ch.recv(&mut [0u8; 2]).unwrap();
+    srv.join().unwrap();
+    let calls = sent.lock().unwrap().clone();
+    // The replayer: the same three sends to a fresh server, then a record of its making.
+    let (mut attacker, b) = memory_pair(Duration::from_secs(5));
+    let srv = thread::spawn(move || {
+        let mut ch = SecureChannel::server(b, &psk(4))?;
+        let mut got = vec![0u8; 24];
+        ch.recv(&mut got)?;
+        let mut more = [0u8; 1];
+        ch.recv(&mut more).map(|()| (got, more))
+    });
+    for call in &calls[..HANDSHAKE_SENDS] {
+        attacker.send(call).unwrap();
+    }
+    attacker.flush().unwrap();
+    // The server's answer, which the replayer cannot open, then a forged record.
+    let mut answer_head = [0u8; 10];
+    attacker.recv(&mut answer_head).unwrap();
+    attacker.send(&[0x17; 64]).unwrap();
+    attacker.flush().unwrap();
+    let e = srv.join().unwrap().unwrap_err();
+    assert!(matches!(e, Error::Integrity { .. }), "{e}");
+}
+
+/// A peer that announces a first handshake message longer than the protocol allows is
+/// refused on the announcement, before anything more is read.
+#[test]
+fn an_oversized_first_handshake_message_is_refused_on_its_length() {
+    let (mut raw, b) = memory_pair(Duration::from_secs(5));
+    let srv = thread::spawn(move || SecureChannel::server(b, &psk(5)).map(|_| ()));
+    raw.send(&psk(5).hello()).unwrap();
+    let too_long = u16::try_from(MAX_HANDSHAKE_MESSAGE + 1).unwrap();
+    raw.send(&too_long.to_be_bytes()).unwrap();
+    raw.flush().unwrap();
+    let start = std::time::Instant::now();
+    let e = srv.join().unwrap().unwrap_err();
+    // Refused on the length: the 5 s timeout of a read of the body never came into it.
+    assert!(start.elapsed() < Duration::from_secs(2), "{e}");
+    assert!(
+        e.to_string()
+            .contains(&format!("at most {MAX_HANDSHAKE_MESSAGE}")),
+        "{e}"
+    );
+}
+
+/// A channel that keeps a copy of every send call.
+struct Recorder {
+    inner: MemoryChannel,
+    log: Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
+}
+
+impl Recorder {
+    fn new(inner: MemoryChannel) -> Self {
+        Recorder {
+            inner,
+            log: Arc::default(),
+        }
+    }
+}
+
+impl Channel for Recorder {
+    fn send(&mut self, bytes: &[u8]) -> Result<()> {
+        self.log.lock().unwrap().push(bytes.to_vec());
+        self.inner.send(bytes)
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.inner.recv(buf)
+    }
+    fn flush(&mut self) -> Result<()> {
+        self.inner.flush()
+    }
+    fn close(&mut self) -> Result<()> {
+        self.inner.close()
+    }
+    fn stats(&self) -> ByteCounts {
+        self.inner.stats()
+    }
+}
