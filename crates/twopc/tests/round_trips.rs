@@ -162,10 +162,11 @@ fn session(
 #[test]
 fn the_evaluator_waits_two_round_trips_and_the_garbler_three() {
     // aes128: the garbler chooses the evaluator's labels under every scheme; the synthetic
-    // circuit has many input bits for its tables, so there the OT draws them.
+    // circuit has many input bits for its tables, so there the OT draws them, and its
+    // 20,000 bits take three OT chunks, which still travel in one flight.
     for (name, drawn) in [
         ("aes128", false),
-        ("synthetic:and=200,xor=200,inputs=1000", true),
+        ("synthetic:and=200,xor=200,inputs=20000", true),
     ] {
         let c = library::load(name).unwrap();
         let transfer = LabelTransfer::first(Scheme::Ideal, &c);
