@@ -575,3 +575,64 @@ fn an_evaluator_whose_close_finds_the_garbler_gone_still_succeeds() {
         assert_eq!(decode_outputs(&c, e.output.as_ref().unwrap()), "1");
     }
 }
+
+/// A party without input bits, under every scheme and output mode, protected (the
+/// evaluator's first messages as early data) and not: the reference SHA-256 circuit's
+/// inputs all the garbler's, then all the evaluator's. Both parties agree on the output,
+/// and it is the circuit's own on those inputs.
+#[test]
+fn a_party_without_input_bits_under_every_scheme_output_mode_and_protection() {
+    use transputation_transport::secure::keys::Psk;
+    use transputation_transport::{Credentials, SecureChannel};
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/circuits/bristol/sha-256.txt"
+    );
+    for owner in [Party::Garbler, Party::Evaluator] {
+        let c = library::load_with_parties(path, Some(&[owner])).unwrap();
+        let bits: Vec<bool> = (0..c.n_inputs()).map(|i| i % 3 == 0).collect();
+        let want = c.eval_bits(&bits);
+        let (g_in, e_in) = match owner {
+            Party::Garbler => (bits.clone(), Vec::new()),
+            Party::Evaluator => (Vec::new(), bits.clone()),
+        };
+        for scheme in Scheme::ALL {
+            for output in [OutputMode::Both, OutputMode::Evaluator] {
+                for protected in [false, true] {
+                    let case =
+                        format!("inputs {owner}'s, {scheme}, {output}, protected {protected}");
+                    let options = Options {
+                        output,
+                        ..Options::new(scheme)
+                    };
+                    let garbler = Garbler::new(&c, options.clone(), &g_in).unwrap();
+                    let evaluator = Evaluator::new(&c, options, &e_in).unwrap();
+                    let (a, b) = memory_pair(TIMEOUT);
+                    let creds = Credentials::Psk(Psk::from_bytes([9; 32]));
+                    let (g, e) = thread::scope(|s| {
+                        let g = s.spawn(|| {
+                            if protected {
+                                garbler.run(SecureChannel::server(a, &creds).unwrap())
+                            } else {
+                                garbler.run(a)
+                            }
+                        });
+                        let e = if protected {
+                            evaluator.run(SecureChannel::client_early(b, &creds).unwrap())
+                        } else {
+                            evaluator.run(b)
+                        };
+                        (g.join().unwrap(), e)
+                    });
+                    let (g, e) = (g.expect(&case), e.expect(&case));
+                    assert_eq!(e.output.as_deref(), Some(&want[..]), "{case}");
+                    let garbler_learns = output == OutputMode::Both;
+                    assert_eq!(g.output.is_some(), garbler_learns, "{case}");
+                    if garbler_learns {
+                        assert_eq!(g.output, e.output, "{case}");
+                    }
+                }
+            }
+        }
+    }
+}
