@@ -179,12 +179,12 @@ impl SessionArgs {
                 // The garbler's volume: tables dominate; the seed of its input labels adds
                 // 16 bytes, the OT's reply 32 per evaluator input bit under `prf`, 16 where
                 // the garbler chooses the labels, none where the OT draws them.
+                let n_e = circuit.party_input_bits(Party::Evaluator);
+                let reply = LabelTransfer::first_of(self.scheme, &stats, n_e).reply_len(n_e);
                 let volume = self.scheme.table_bytes(&stats)
                     + self.scheme.mask_bytes(&stats)
                     + 16
-                    + LabelTransfer::first(self.scheme, &circuit)
-                        .reply_len(circuit.party_input_bits(Party::Evaluator))
-                        as u64;
+                    + reply as u64;
                 Some(path_sizing(rtt_ms, bandwidth_bps, None, volume)?)
             }
             _ => None,

@@ -141,15 +141,8 @@ pub fn accept(
 ) -> Result<(Box<dyn Channel>, Protection)> {
     let start = Instant::now();
     loop {
-        // What is left of `wait`, for this accept.
-        listener.set_accept_timeout(Some(wait.saturating_sub(start.elapsed())));
-        let ch = match listener.accept() {
+        let ch = match next_connection(listener, start, wait) {
             Ok(ch) => ch,
-            // A peer that made contact and then stalled while the transport set up its
-            // channel (mtcp's other connections, quic's handshake): wait for the next.
-            Err(transputation_transport::Error::Timeout { .. }) if start.elapsed() < wait => {
-                continue
-            }
             Err(e @ transputation_transport::Error::Timeout { .. }) => {
                 return Err(e).with_context(|| {
                     format!(
@@ -175,6 +168,24 @@ pub fn accept(
         match server(ch, creds) {
             Ok(protected) => return Ok(protected),
             Err(e) => eprintln!("refused a peer{peer}: {e}; waiting for the next"),
+        }
+    }
+}
+
+/// The next connection to `listener` while less than `wait` has passed since `start`; the
+/// listener's timeout error once it has. A peer that made contact and then stalled while
+/// the transport set up its channel (mtcp's other connections, quic's handshake) does not
+/// end the wait: the next one is waited for, within what is left.
+pub(crate) fn next_connection(
+    listener: &mut Listener,
+    start: Instant,
+    wait: Duration,
+) -> transputation_transport::Result<Box<dyn Channel>> {
+    loop {
+        listener.set_accept_timeout(Some(wait.saturating_sub(start.elapsed())));
+        match listener.accept() {
+            Err(transputation_transport::Error::Timeout { .. }) if start.elapsed() < wait => {}
+            accepted => return accepted,
         }
     }
 }

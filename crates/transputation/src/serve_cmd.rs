@@ -102,9 +102,13 @@ fn serve(sv: Served<'_>, mut listener: Listener) -> Result<()> {
                 return Ok(format!("{accepted} sessions accepted (--sessions)"));
             }
             slots_ref.take();
-            let ch = match accept_next(&mut listener, sv_ref.accept_wait) {
-                Ok(Some(ch)) => ch,
-                Ok(None) => {
+            let ch = match secure_cmd::next_connection(
+                &mut listener,
+                Instant::now(),
+                sv_ref.accept_wait,
+            ) {
+                Ok(ch) => ch,
+                Err(transputation_transport::Error::Timeout { .. }) => {
                     slots_ref.give_back();
                     return Ok(format!(
                         "no evaluator connected for {:.0} s (--accept-timeout)",
@@ -113,7 +117,9 @@ fn serve(sv: Served<'_>, mut listener: Listener) -> Result<()> {
                 }
                 Err(e) => {
                     slots_ref.give_back();
-                    return Err(e);
+                    return Err(e).with_context(|| {
+                        format!("waiting for evaluators on {}", listener.local_addr())
+                    });
                 }
             };
             accepted += 1;
@@ -158,26 +164,6 @@ fn serve(sv: Served<'_>, mut listener: Listener) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// The next evaluator's connection, or `None` when none came within `wait`.
-fn accept_next(listener: &mut Listener, wait: Duration) -> Result<Option<Box<dyn Channel>>> {
-    let start = Instant::now();
-    loop {
-        listener.set_accept_timeout(Some(wait.saturating_sub(start.elapsed())));
-        match listener.accept() {
-            Ok(ch) => return Ok(Some(ch)),
-            // A peer that made contact and then stalled while the transport set up its
-            // channel (quic's handshake, mtcp's other connections): wait for the next.
-            Err(transputation_transport::Error::Timeout { .. }) if start.elapsed() < wait => {}
-            Err(transputation_transport::Error::Timeout { .. }) => return Ok(None),
-            Err(e) => {
-                return Err(e).with_context(|| {
-                    format!("waiting for evaluators on {}", listener.local_addr())
-                })
-            }
-        }
-    }
 }
 
 /// Session `id` on an accepted connection: the handshake, then every computation the

@@ -38,6 +38,13 @@ fn psk(dir: &Path) -> String {
     p.to_str().unwrap().to_string()
 }
 
+/// Starts a garbler of aes128 with FIPS-197's key, protected with `psk`, and `args`.
+fn aes_garbler(psk: &str, args: &[&str]) -> (common::Garbler, String) {
+    let mut all = vec!["--circuit", "aes128", "--input", AES_KEY, "--psk-file", psk];
+    all.extend_from_slice(args);
+    garbler(&all)
+}
+
 /// Starts an evaluator of aes128 against `addr` with `args`.
 fn evaluator(addr: &str, psk: &str, args: &[&str]) -> Child {
     bin()
@@ -77,15 +84,7 @@ fn json_lines(out: &Output) -> Vec<Value> {
 fn an_evaluator_repeats_in_one_session_and_the_garbler_reports_each_computation() {
     let dir = tempfile::tempdir().unwrap();
     let psk = psk(dir.path());
-    let (g, addr) = garbler(&[
-        "--circuit",
-        "aes128",
-        "--input",
-        AES_KEY,
-        "--psk-file",
-        &psk,
-        "--json",
-    ]);
+    let (g, addr) = aes_garbler(&psk, &["--json"]);
     let e = evaluator(
         &addr,
         &psk,
@@ -125,14 +124,7 @@ fn an_evaluator_repeats_in_one_session_and_the_garbler_reports_each_computation(
 fn inputs_from_standard_input_one_computation_per_line_and_a_bad_line_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let psk = psk(dir.path());
-    let (g, addr) = garbler(&[
-        "--circuit",
-        "aes128",
-        "--input",
-        AES_KEY,
-        "--psk-file",
-        &psk,
-    ]);
+    let (g, addr) = aes_garbler(&psk, &[]);
     let mut e = evaluator(&addr, &psk, &["--inputs", "-"]);
     let mut stdin = e.stdin.take().unwrap();
     // The third line is a quarter of a block.
@@ -195,21 +187,17 @@ fn a_serving_garbler_takes_concurrent_evaluators_with_flat_memory() {
     let psk = psk(dir.path());
     let (waves, per_wave, repeat) = (5, 10, 5);
     let sessions = (waves * per_wave).to_string();
-    let (g, addr) = garbler(&[
-        "--circuit",
-        "aes128",
-        "--input",
-        AES_KEY,
-        "--psk-file",
+    let (mut g, addr) = aes_garbler(
         &psk,
-        "--serve",
-        "--sessions",
-        &sessions,
-        "--max-sessions",
-        "10",
-        "--json",
-    ]);
-    let mut g = g;
+        &[
+            "--serve",
+            "--sessions",
+            &sessions,
+            "--max-sessions",
+            "10",
+            "--json",
+        ],
+    );
     let pid = g.child.id();
     // Read its reports as they come: a full pipe would stop the garbler at its next line.
     let mut stdout = g.child.stdout.take().unwrap();

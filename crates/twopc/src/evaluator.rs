@@ -15,15 +15,15 @@ use transputation_transport::Channel;
 use crate::buffers::{touched, touched_vec};
 use crate::error::Error;
 use crate::header::SessionHeader;
-use crate::inputs::{check_input, over_ranges, seeded_labels, wires_of};
+use crate::inputs::{check_input, over_ranges, wires_of, SeededLabels};
 use crate::messages::{
     BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, LabelTransfer, NextComputation,
     OtExtension, OtReply, OutputBits, TableBatch, OT_CHUNK,
 };
 use crate::options::Options;
-use crate::relay::{relay, SEND_QUEUE};
+use crate::relay::relay;
 use crate::report::Report;
-use crate::session::{batch_buffers, SeededLabels, Sizes};
+use crate::session::{batch_buffers, Sizes};
 use crate::wire::{close_after_the_last_message, Snapshot, Wire};
 
 /// The evaluator, ready to run once connected.
@@ -34,8 +34,6 @@ pub struct Evaluator<'c> {
     pub(crate) evaluate: Box<dyn Evaluate + 'c>,
     /// The evaluator's input, one bit per input wire it owns, wire order: its OT choices.
     pub(crate) choices: Vec<bool>,
-    /// Bytes of tables and masks the garbler will send.
-    pub(crate) table_bytes: usize,
     /// The OT receiver's first step (it needs no message from the garbler).
     pub(crate) ot_start: (Receiver, Vec<u8>),
     /// The message buffers that circulate between receiving and evaluating the tables,
@@ -55,15 +53,10 @@ impl<'c> Evaluator<'c> {
     /// owns, in wire order).
     pub fn new(circuit: &'c Circuit, options: Options, input: &[bool]) -> Result<Self, Error> {
         check_input(circuit, Party::Evaluator, input)?;
-        let placeholder = vec![Block::ZERO; circuit.n_inputs()];
-        let evaluate = options
-            .scheme
-            .evaluator(circuit, &placeholder, options.backend);
+        let evaluate = evaluate_from(circuit, &options, 0);
         let header = SessionHeader::new(Party::Evaluator, circuit, options.scheme, options.output);
-        let sizes = Sizes::of(circuit, options.scheme);
-        let batches = (0..SEND_QUEUE)
-            .map(|_| touched(options.batch_bytes.saturating_add(1 << 20)))
-            .collect();
+        let sizes = Sizes::of(circuit, options.scheme)?;
+        let batches = batch_buffers(&options, sizes.table_bytes);
         let n_e = circuit.party_input_bits(Party::Evaluator);
         let recv_buf = touched(
             LabelTransfer::Ordinary
@@ -85,9 +78,6 @@ impl<'c> Evaluator<'c> {
             recv_buf,
             ot_labels: touched_vec(OT_CHUNK.min(n_e), Block(u128::MAX)),
             ot_rows,
-            table_bytes: usize::try_from(sizes.table_bytes).map_err(|_| {
-                Error::Input("the garbled circuit is too large for this machine".into())
-            })?,
             sizes,
         })
     }
@@ -130,7 +120,6 @@ impl<'c> Evaluator<'c> {
             mut header,
             mut evaluate,
             choices,
-            table_bytes,
             ot_start: (receiver, base_ot_point),
             batches,
             recv_buf,
@@ -149,7 +138,7 @@ impl<'c> Evaluator<'c> {
         header.check_peer(&theirs)?;
         let BaseOtAnswer(answer) = wire.recv(())?; // 4
         let mut receiver = receiver.base(answer)?;
-        let label_seed = recv_label_seed(&mut wire, circuit, &mut *evaluate)?; // 5
+        let garbler_labels = recv_label_seed(&mut wire, circuit, &mut *evaluate)?; // 5
         let transfer = sizes.transfer;
         extend_ot(
             &mut wire,
@@ -171,16 +160,15 @@ impl<'c> Evaluator<'c> {
         )?; // 7
         let labels_held = Instant::now();
         let ot = labels_held - ot_start;
-        let (labels, eval) =
-            evaluate_tables(&mut wire, &mut *evaluate, circuit, batches, table_bytes)?; // 8
-        let DecodingBits(decoding) = wire.recv(circuit.n_outputs())?; // 9
-        let output = decode(&labels, &decoding);
-        let output_at = Instant::now();
+        let (labels, eval) = evaluate_tables(
+            &mut wire,
+            &mut *evaluate,
+            circuit,
+            batches,
+            sizes.table_bytes,
+        )?; // 8
+        let (output, output_at) = decode_and_send_output(&mut wire, &labels, circuit, &options)?; // 9, 10
         let total = output_at - start;
-        wire.send(&OutputBits::for_mode(options.output, &output))?; // 10
-                                                                    // Out at once: the garbler waits for it, and what follows here (freeing the
-                                                                    // evaluation's labels, tens of MB on a large circuit) need not delay it.
-        wire.flush()?;
         let report = Report {
             role: Party::Evaluator,
             computation: 1,
@@ -202,13 +190,43 @@ impl<'c> Evaluator<'c> {
             options,
             wire,
             receiver,
-            labels: SeededLabels::after_first(label_seed, circuit),
+            labels: garbler_labels,
             done: 1,
-            table_bytes,
             sizes,
         };
         Ok((report, session))
     }
+}
+
+/// An evaluation of `circuit` for tables garbled with `tweak_base`, its input labels still
+/// to be set ([`put_labels`]).
+fn evaluate_from<'c>(
+    circuit: &'c Circuit,
+    options: &Options,
+    tweak_base: u64,
+) -> Box<dyn Evaluate + 'c> {
+    let placeholder = vec![Block::ZERO; circuit.n_inputs()];
+    options
+        .scheme
+        .evaluator_with(circuit, &placeholder, options.backend, tweak_base)
+}
+
+/// Messages 9 and 10: the decoding bits, the output decoded from the output `labels`, and
+/// the output sent back, flushed at once (the garbler waits for it, and neither freeing the
+/// evaluation's labels, tens of MB on a large circuit, nor an open session's next
+/// computation may delay it). Returns the output and when this party held it.
+fn decode_and_send_output<C: Channel>(
+    wire: &mut Wire<C>,
+    labels: &[Block],
+    circuit: &Circuit,
+    options: &Options,
+) -> Result<(Vec<bool>, Instant), Error> {
+    let DecodingBits(decoding) = wire.recv(circuit.n_outputs())?; // 9
+    let output = decode(labels, &decoding);
+    let output_at = Instant::now();
+    wire.send(&OutputBits::for_mode(options.output, &output))?; // 10
+    wire.flush()?;
+    Ok((output, output_at))
 }
 
 /// Writes `labels` into the evaluator's slots of a party's input bits
@@ -223,16 +241,22 @@ pub(crate) fn put_labels(
 }
 
 /// Message 5: the seed of the garbler's input labels, expanded into the evaluator's labels
-/// of the garbler's input bits.
+/// of the garbler's input bits; returns the seed's stream past them, an open session's
+/// next ones.
 pub(crate) fn recv_label_seed<C: Channel>(
     wire: &mut Wire<C>,
     circuit: &Circuit,
     evaluate: &mut dyn Evaluate,
-) -> Result<Block, Error> {
+) -> Result<SeededLabels, Error> {
     let LabelSeed(seed) = wire.recv(())?;
-    let labels = seeded_labels(seed, circuit.party_input_bits(Party::Garbler));
-    put_labels(evaluate, &wires_of(circuit, Party::Garbler), 0, &labels);
-    Ok(seed)
+    let mut labels = SeededLabels::new(seed, circuit.party_input_bits(Party::Garbler));
+    put_labels(
+        evaluate,
+        &wires_of(circuit, Party::Garbler),
+        0,
+        &labels.next(),
+    );
+    Ok(labels)
 }
 
 /// Message 6: extends the OT chunk by chunk for the evaluator's `choices`, sending each
@@ -368,8 +392,6 @@ pub struct EvaluatorSession<'c, C: Channel> {
     pub(crate) labels: SeededLabels,
     /// Computations run so far.
     pub(crate) done: u64,
-    /// Bytes of tables and masks each computation receives.
-    pub(crate) table_bytes: usize,
     pub(crate) sizes: Sizes,
 }
 
@@ -385,13 +407,7 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
         let (circuit, options) = (self.circuit, &self.options);
         let wire = &mut self.wire;
         wire.send(&NextComputation(k))?; // 11
-        let placeholder = vec![Block::ZERO; circuit.n_inputs()];
-        let mut evaluate = options.scheme.evaluator_with(
-            circuit,
-            &placeholder,
-            options.backend,
-            self.sizes.tweak_base(k),
-        );
+        let mut evaluate = evaluate_from(circuit, options, self.sizes.tweak_base(k));
         put_labels(
             &mut *evaluate,
             &wires_of(circuit, Party::Garbler),
@@ -411,10 +427,6 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
             &mut *evaluate,
             &mut chunk_labels,
         )?; // 6
-        if input.is_empty() {
-            // No matrix to carry message 11 along.
-            wire.flush()?;
-        }
         recv_ot_labels(
             wire,
             &mut self.receiver,
@@ -424,7 +436,7 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
             &mut chunk_labels,
         )?; // 7
         let labels_held = Instant::now();
-        let tables = self.table_bytes;
+        let tables = self.sizes.table_bytes;
         let (labels, eval) = evaluate_tables(
             wire,
             &mut *evaluate,
@@ -432,12 +444,7 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
             batch_buffers(options, tables),
             tables,
         )?; // 8
-        let DecodingBits(decoding) = wire.recv(circuit.n_outputs())?; // 9
-        let output = decode(&labels, &decoding);
-        let output_at = Instant::now();
-        wire.send(&OutputBits::for_mode(options.output, &output))?; // 10
-                                                                    // The garbler waits for it; the next computation may be long in coming.
-        wire.flush()?;
+        let (output, output_at) = decode_and_send_output(wire, &labels, circuit, options)?; // 9, 10
         self.done = k;
         let counted = before.until_now(wire);
         Ok(Report {

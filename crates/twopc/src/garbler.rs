@@ -17,15 +17,15 @@ use transputation_transport::Channel;
 use crate::buffers::{filled, touched};
 use crate::error::Error;
 use crate::header::{SessionHeader, HEADER_LEN};
-use crate::inputs::{check_input, over_ranges, seeded_labels, wires_of};
+use crate::inputs::{check_input, over_ranges, wires_of, SeededLabels};
 use crate::messages::{
     ot_chunks, BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, LabelTransfer, Message,
     NextComputation, OtExtension, OtReply, OutputBits, OutputContext, TableBatch, OT_CHUNK,
 };
 use crate::options::Options;
-use crate::relay::{idle_priority, relay, SEND_QUEUE};
+use crate::relay::{idle_priority, relay};
 use crate::report::Report;
-use crate::session::{batch_buffers, SeededLabels, Sizes};
+use crate::session::{batch_buffers, Sizes};
 use crate::wire::{close_after_the_last_message, Snapshot, Wire};
 
 /// The garbler's step while it garbles ahead during the OT (see [`garble_ahead`]).
@@ -72,6 +72,35 @@ pub(crate) struct OtReplies {
     pub(crate) out: Vec<Vec<u8>>,
 }
 
+impl OtReplies {
+    /// What the OT transfers for the evaluator's input wires under `transfer` (the labels
+    /// read from `garble` where the garbler chose them), and one reply buffer per chunk
+    /// where there is a reply.
+    pub(crate) fn new(transfer: LabelTransfer, garble: &dyn Garble, circuit: &Circuit) -> Self {
+        let wires = wires_of(circuit, Party::Evaluator).into_iter().flatten();
+        let ots = circuit.party_input_bits(Party::Evaluator);
+        let labels = match transfer {
+            LabelTransfer::Drawn => OtLabels::Drawn {
+                ots,
+                zeros: Vec::with_capacity(ots),
+            },
+            LabelTransfer::Chosen => {
+                OtLabels::Chosen(wires.map(|w| garble.input_labels(w)[0]).collect())
+            }
+            LabelTransfer::Ordinary => {
+                OtLabels::Pairs(wires.map(|w| garble.input_labels(w)).collect())
+            }
+        };
+        let out = match transfer {
+            LabelTransfer::Drawn => Vec::new(),
+            _ => ot_chunks(ots)
+                .map(|c| touched(transfer.reply_len(c.len())))
+                .collect(),
+        };
+        OtReplies { labels, out }
+    }
+}
+
 /// How much to garble ahead during the OT, and in which steps.
 #[derive(Clone, Copy)]
 pub(crate) struct AheadLimits {
@@ -106,6 +135,8 @@ pub struct Garbler<'c> {
     pub(crate) limits: AheadLimits,
     /// This party's input: the same for every computation of an open session.
     pub(crate) input: Vec<bool>,
+    /// The seed's stream, past this computation's labels: an open session's next ones.
+    pub(crate) own_labels: SeededLabels,
     pub(crate) sizes: Sizes,
 }
 
@@ -117,64 +148,33 @@ impl<'c> Garbler<'c> {
         let mut prg = Prg::from_entropy();
         let mut garble = options.scheme.garbler(circuit, &mut prg, options.backend);
         let label_seed = prg.block();
-        let own = own_label_pairs(
-            &*garble,
-            seeded_labels(label_seed, input.len()),
-            input,
-            &mut prg,
-        );
-        over_ranges(&wires_of(circuit, Party::Garbler), 0, &own, |w, pairs| {
-            garble.set_input_labels(w, pairs)
-        });
-        let evaluator_wires = wires_of(circuit, Party::Evaluator).into_iter().flatten();
-        let ots = circuit.party_input_bits(Party::Evaluator);
+        let mut own_labels = SeededLabels::new(label_seed, input.len());
+        set_own_labels(circuit, &mut *garble, own_labels.next(), input, &mut prg);
+        let sizes = Sizes::of(circuit, options.scheme)?;
+        let ot = OtReplies::new(sizes.transfer, &*garble, circuit);
         let mut rng = rand::thread_rng();
-        let sizes = Sizes::of(circuit, options.scheme);
-        let transfer = sizes.transfer;
-        let (labels, setup) = match (transfer, garble.global_offset()) {
-            (LabelTransfer::Drawn, Some(delta)) => (
-                OtLabels::Drawn {
-                    ots,
-                    zeros: Vec::with_capacity(ots),
-                },
-                Sender::setup_correlated(delta, &mut rng),
-            ),
-            (LabelTransfer::Chosen, Some(delta)) => (
-                OtLabels::Chosen(evaluator_wires.map(|w| garble.input_labels(w)[0]).collect()),
-                Sender::setup_correlated(delta, &mut rng),
-            ),
-            _ => (
-                OtLabels::Pairs(evaluator_wires.map(|w| garble.input_labels(w)).collect()),
-                Sender::setup(&mut rng),
-            ),
+        let setup = match garble.global_offset() {
+            Some(delta) => Sender::setup_correlated(delta, &mut rng),
+            None => Sender::setup(&mut rng),
         };
         let header = SessionHeader::new(Party::Garbler, circuit, options.scheme, options.output);
-        // One reply buffer per chunk, unless the OT draws the labels (no reply).
-        let out = match transfer {
-            LabelTransfer::Drawn => Vec::new(),
-            _ => ot_chunks(labels.len())
-                .map(|c| touched(transfer.reply_len(c.len())))
-                .collect(),
-        };
         // Room for what can be garbled ahead, where the labels are chosen ahead: the
         // prefetch limit (or all the tables, if fewer) plus the batch that crosses it, which
         // may end up to a window later.
-        let tables = usize::try_from(sizes.table_bytes).unwrap_or(usize::MAX);
+        let tables = sizes.table_bytes;
         let ahead_room = options
             .prefetch_bytes
             .min(tables)
             .saturating_add(options.batch_bytes)
             .saturating_add(1 << 20);
-        let batches = (0..SEND_QUEUE)
-            .map(|_| touched(options.batch_bytes.saturating_add(1 << 20)))
-            .collect();
+        let batches = batch_buffers(&options, tables);
         let recv_buf = touched(transputation_ot::msg_u_len(OT_CHUNK).max(HEADER_LEN));
         let limits = AheadLimits {
             batch_bytes: options.batch_bytes,
             prefetch_bytes: options.prefetch_bytes,
             all_ahead: tables <= options.prefetch_bytes,
         };
-        let ahead = match labels {
+        let ahead = match ot.labels {
             OtLabels::Pairs(_) | OtLabels::Chosen(_) => filled(ahead_room),
             OtLabels::Drawn { .. } => Vec::new(),
         };
@@ -185,12 +185,13 @@ impl<'c> Garbler<'c> {
             garble,
             label_seed,
             ot_setup: setup,
-            ot: OtReplies { labels, out },
+            ot,
             ahead,
             batches,
             recv_buf,
             limits,
             input: input.to_vec(),
+            own_labels,
             sizes,
         })
     }
@@ -249,6 +250,7 @@ impl<'c> Garbler<'c> {
             recv_buf,
             limits,
             input,
+            own_labels,
             sizes,
         } = self;
         let mut wire = Wire::new(ch, recv_buf);
@@ -328,7 +330,7 @@ impl<'c> Garbler<'c> {
             input,
             sender,
             delta,
-            labels: SeededLabels::after_first(label_seed, circuit),
+            labels: own_labels,
             sizes,
         };
         let computations = session.serve(&mut wire, each)?;
@@ -337,24 +339,25 @@ impl<'c> Garbler<'c> {
     }
 }
 
-/// The pairs of labels of the garbler's `input` bits, wire order, such that the label the
-/// evaluator derives from the seed, `active[i]` = `S_i` ([`seeded_labels`]), is the one of
-/// each bit: for the
-/// schemes with a global offset `W^0 = S_i ⊕ x_i·Δ`, for the others `W^{x_i} = S_i` and a
-/// fresh `W^{1−x_i}` from `prg` with the other lsb. `S_i` is uniform and independent of
-/// `Δ` and of the other label, so the pairs are distributed as freshly drawn ones (see
-/// "Security" in the crate docs).
-pub(crate) fn own_label_pairs(
-    garble: &dyn Garble,
+/// Gives the garbler its own input wires' labels, such that the label the evaluator derives
+/// from the seed, `active[i]` = `S_i` ([`SeededLabels`]), is the one of each bit `x_i` of
+/// `input`: for the schemes with a global offset `W^0 = S_i ⊕ x_i·Δ`, for the others
+/// `W^{x_i} = S_i` and a fresh `W^{1−x_i}` from `prg` with the other lsb. `S_i` is uniform
+/// and independent of `Δ` and of the other label, so the pairs are distributed as freshly
+/// drawn ones (see "Security" in the crate docs).
+fn set_own_labels(
+    circuit: &Circuit,
+    garble: &mut dyn Garble,
     active: Vec<Block>,
     input: &[bool],
     prg: &mut Prg,
-) -> Vec<[Block; 2]> {
-    active
+) {
+    let offset = garble.global_offset();
+    let pairs: Vec<[Block; 2]> = active
         .into_iter()
         .zip(input)
         .map(|(s, &bit)| {
-            let pair = match garble.global_offset() {
+            let pair = match offset {
                 Some(delta) => [s, s ^ delta],
                 None => [s, prg.block().with_lsb(!s.lsb())],
             };
@@ -364,7 +367,10 @@ pub(crate) fn own_label_pairs(
                 pair
             }
         })
-        .collect()
+        .collect();
+    over_ranges(&wires_of(circuit, Party::Garbler), 0, &pairs, |w, p| {
+        garble.set_input_labels(w, p)
+    });
 }
 
 /// Hands the labels the OT drew for the evaluator's input wires to the garbler: `[q_j,
@@ -675,39 +681,24 @@ impl GarblerSession<'_> {
                 tweak_base: self.sizes.tweak_base(k),
             },
         );
-        let own = own_label_pairs(&*garble, self.labels.next(), &self.input, &mut prg);
-        over_ranges(&wires_of(circuit, Party::Garbler), 0, &own, |w, pairs| {
-            garble.set_input_labels(w, pairs)
-        });
-        let ots = circuit.party_input_bits(Party::Evaluator);
-        let mut ot = match self.delta {
-            Some(_) => OtReplies {
-                labels: OtLabels::Drawn {
-                    ots,
-                    zeros: Vec::with_capacity(ots),
-                },
-                out: Vec::new(),
-            },
-            None => OtReplies {
-                labels: OtLabels::Pairs(
-                    wires_of(circuit, Party::Evaluator)
-                        .into_iter()
-                        .flatten()
-                        .map(|w| garble.input_labels(w))
-                        .collect(),
-                ),
-                out: ot_chunks(ots)
-                    .map(|c| touched(LabelTransfer::Ordinary.reply_len(c.len())))
-                    .collect(),
-            },
-        };
+        set_own_labels(
+            circuit,
+            &mut *garble,
+            self.labels.next(),
+            &self.input,
+            &mut prg,
+        );
+        let mut ot = OtReplies::new(LabelTransfer::further(options.scheme), &*garble, circuit);
         let ot_time = answer_extension(wire, &mut self.sender, &mut ot)?; // 6, 7
-        if self.delta.is_some() {
+        if let OtLabels::Drawn { .. } = ot.labels {
             set_drawn_labels(circuit, &mut *garble, &ot.labels);
         }
         let ot_end = Instant::now();
-        let tables = usize::try_from(self.sizes.table_bytes).unwrap_or(usize::MAX);
-        let tables = (&[][..], Vec::new(), batch_buffers(options, tables));
+        let tables = (
+            &[][..],
+            Vec::new(),
+            batch_buffers(options, self.sizes.table_bytes),
+        );
         let expect = (options.batch_bytes, output_context(options, circuit));
         let (output, output_at, garble_time) =
             tables_to_output(wire, &mut *garble, tables, expect)?; // 8–10

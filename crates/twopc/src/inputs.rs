@@ -11,11 +11,36 @@ use transputation_core::Block;
 use crate::error::Error;
 
 /// The evaluator's labels of the garbler's `n` input bits, wire order, from the seed the
-/// garbler sends ([`crate::messages::LabelSeed`]): block `i` of the seed's PRG stream.
-pub(crate) fn seeded_labels(seed: Block, n: usize) -> Vec<Block> {
-    let mut labels = vec![Block::ZERO; n];
-    Prg::new(seed).fill_blocks(&mut labels);
-    labels
+/// garbler sends ([`crate::messages::LabelSeed`]): one PRG stream for the session, of
+/// which each computation takes the next `n` blocks, block `i` of its share being the label
+/// of input bit `i`. Both parties hold one and draw from it in step.
+pub(crate) struct SeededLabels {
+    stream: Prg,
+    n: usize,
+}
+
+impl SeededLabels {
+    /// The stream of `seed` for `n` input bits.
+    pub(crate) fn new(seed: Block, n: usize) -> Self {
+        SeededLabels {
+            stream: Prg::new(seed),
+            n,
+        }
+    }
+
+    /// The next computation's labels.
+    pub(crate) fn next(&mut self) -> Vec<Block> {
+        let mut labels = vec![Block::ZERO; self.n];
+        self.stream.fill_blocks(&mut labels);
+        labels
+    }
+}
+
+impl std::fmt::Debug for SeededLabels {
+    /// The stream's size only: its state is the labels.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SeededLabels {{ n: {} }}", self.n)
+    }
 }
 
 /// Hands `items` to `put(first_wire, slice)` over a party's input wires `ranges`, in wire

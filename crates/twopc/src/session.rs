@@ -11,80 +11,48 @@
 //! under one `Δ` no tweak repeats in the session, as if it garbled one circuit, the
 //! concatenation of its computations, which is what the half-gates proofs need (ZRE15 §3;
 //! GKWY20 §4: a tweak may be used once per `Δ`). Every label but `Δ` is fresh for each
-//! computation: the garbler's from the next blocks of the seed's stream, the evaluator's
+//! computation: the garbler's from the next blocks of the seed's stream
+//! ([`SeededLabels`](crate::inputs::SeededLabels)), the evaluator's
 //! from the next rows of the OT extension, each uniform and independent of the others.
 
 use transputation_circuits::{Circuit, Party, Stats};
-use transputation_core::prg::Prg;
-use transputation_core::Block;
 use transputation_garble::Scheme;
 
 use crate::buffers::touched;
+use crate::error::Error;
 use crate::messages::LabelTransfer;
 use crate::options::Options;
 use crate::relay::SEND_QUEUE;
 
-/// The stream of the garbler's seeded input labels (message 5's seed): computation 1
-/// takes its first `n_g` blocks, each further computation the next `n_g`. Made when the
-/// first further computation needs it: a session of one computation never pays for it
-/// (on the MinCut-size circuit, 250,000 blocks).
-pub(crate) struct SeededLabels {
-    seed: Block,
-    n: usize,
-    stream: Option<Prg>,
-}
-
-impl SeededLabels {
-    /// The stream of `seed` for `circuit`, past the first computation's blocks.
-    pub(crate) fn after_first(seed: Block, circuit: &Circuit) -> Self {
-        SeededLabels {
-            seed,
-            n: circuit.party_input_bits(Party::Garbler),
-            stream: None,
-        }
-    }
-
-    /// The next computation's labels.
-    pub(crate) fn next(&mut self) -> Vec<Block> {
-        let n = self.n;
-        let seed = self.seed;
-        let stream = self.stream.get_or_insert_with(|| {
-            let mut stream = Prg::new(seed);
-            let mut first = vec![Block::ZERO; n];
-            stream.fill_blocks(&mut first);
-            stream
-        });
-        let mut labels = vec![Block::ZERO; n];
-        stream.fill_blocks(&mut labels);
-        labels
-    }
-}
-
 /// What the parties need of the circuit's size, counted once before the session (a pass
-/// over every gate: milliseconds on the MinCut-size circuit, which no computation should
-/// wait for).
+/// over every gate, which no computation should wait for).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Sizes {
     /// The AND gates: what each computation advances the tweak base by.
     pub(crate) and_gates: u64,
     /// Bytes of tables and masks under the session's scheme.
-    pub(crate) table_bytes: u64,
+    pub(crate) table_bytes: usize,
     /// How the first computation's labels cross.
     pub(crate) transfer: LabelTransfer,
 }
 
 impl Sizes {
-    pub(crate) fn of(circuit: &Circuit, scheme: Scheme) -> Self {
+    /// The sizes of `circuit` under `scheme`; an error if its tables do not fit in this
+    /// machine's address space.
+    pub(crate) fn of(circuit: &Circuit, scheme: Scheme) -> Result<Self, Error> {
         let stats = Stats::counts(circuit);
-        Sizes {
+        let table_bytes = scheme.table_bytes(&stats) + scheme.mask_bytes(&stats);
+        Ok(Sizes {
             and_gates: stats.and,
-            table_bytes: scheme.table_bytes(&stats) + scheme.mask_bytes(&stats),
+            table_bytes: usize::try_from(table_bytes).map_err(|_| {
+                Error::Input("the garbled circuit is too large for this machine".into())
+            })?,
             transfer: LabelTransfer::first_of(
                 scheme,
                 &stats,
                 circuit.party_input_bits(Party::Evaluator),
             ),
-        }
+        })
     }
 
     /// The tweak base of computation `k` (from 1): the AND gates of the computations

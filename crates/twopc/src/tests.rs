@@ -243,13 +243,12 @@ fn the_evaluator_refuses_more_tables_than_the_circuit_has_before_reading_them() 
     let mut e = Wire::new(e, Vec::new());
     // A batch one byte past the tables, announced but never sent: the refusal must not
     // wait for its bytes.
-    raw.send(&((evaluator.table_bytes + 1) as u64).to_be_bytes())
-        .unwrap();
+    let table_bytes = evaluator.sizes.table_bytes;
+    raw.send(&((table_bytes + 1) as u64).to_be_bytes()).unwrap();
     raw.flush().unwrap();
     let Evaluator {
         mut evaluate,
         batches,
-        table_bytes,
         ..
     } = evaluator;
     let start = Instant::now();

@@ -157,14 +157,21 @@ fn an_evaluator_without_input_bits_runs_further_computations_too() {
     assert_eq!((g[2].round_trips, e[2].round_trips), (1, 1));
 }
 
+/// Both parties of `c` under `ideal`, the garbler's input bits 0 and the evaluator's 1,
+/// and the evaluator's input.
+fn ideal_parties(c: &Circuit) -> (Garbler<'_>, Evaluator<'_>, Vec<bool>) {
+    let g_in = vec![false; c.party_input_bits(Party::Garbler)];
+    let e_in = vec![true; c.party_input_bits(Party::Evaluator)];
+    let garbler = Garbler::new(c, Options::new(Scheme::Ideal), &g_in).unwrap();
+    let evaluator = Evaluator::new(c, Options::new(Scheme::Ideal), &e_in).unwrap();
+    (garbler, evaluator, e_in)
+}
+
 #[test]
 fn a_garbler_that_runs_one_computation_refuses_an_open_session() {
     let c = library::load("millionaires").unwrap();
     let (a, b) = memory_pair(TIMEOUT);
-    let g_in = vec![false; c.party_input_bits(Party::Garbler)];
-    let e_in = vec![true; c.party_input_bits(Party::Evaluator)];
-    let garbler = Garbler::new(&c, Options::new(Scheme::Ideal), &g_in).unwrap();
-    let evaluator = Evaluator::new(&c, Options::new(Scheme::Ideal), &e_in).unwrap();
+    let (garbler, evaluator, _) = ideal_parties(&c);
     let (g, e) = thread::scope(|s| {
         let g = s.spawn(move || garbler.run(a));
         let e = evaluator.open(b).map(|_| ());
@@ -182,10 +189,7 @@ fn a_garbler_that_runs_one_computation_refuses_an_open_session() {
 fn a_caller_that_stops_the_garbler_gets_its_own_error_back() {
     let c = library::load("millionaires").unwrap();
     let (a, b) = memory_pair(TIMEOUT);
-    let g_in = vec![false; c.party_input_bits(Party::Garbler)];
-    let e_in = vec![true; c.party_input_bits(Party::Evaluator)];
-    let garbler = Garbler::new(&c, Options::new(Scheme::Ideal), &g_in).unwrap();
-    let evaluator = Evaluator::new(&c, Options::new(Scheme::Ideal), &e_in).unwrap();
+    let (garbler, evaluator, e_in) = ideal_parties(&c);
     let (g, e) = thread::scope(|s| {
         let g = s.spawn(move || {
             garbler.run_session(a, |r| {

@@ -3,7 +3,7 @@
 //! `schemes` re-exports them. It is a module of its own so that the schemes, which
 //! `schemes` names in [`Scheme`](super::Scheme), need not import their parent.
 
-use transputation_circuits::{Circuit, Gate, WireId};
+use transputation_circuits::{Circuit, WireId};
 
 use transputation_core::Block;
 
@@ -30,25 +30,17 @@ pub struct GarbleStart {
     pub tweak_base: u64,
 }
 
-/// Checks that the tweaks `2(B + n) + 2` of `circuit`'s AND gates under the tweak base `B`
-/// fit in 64 bits: `B` plus the number of AND gates at most `2^63 − 1`.
+/// Checks that the tweaks `2(B + n) + 2` of a garbling's `and_gates` AND gates under the
+/// tweak base `B` fit in 64 bits: `B` plus the number of AND gates at most `2^63 − 1`.
 ///
 /// # Panics
 /// If they do not (a caller bug: a session does not garble `2^63` AND gates).
-pub(crate) fn check_tweak_base(circuit: &Circuit, tweak_base: u64) {
-    if tweak_base == 0 {
-        return; // AND indices are u32: their tweaks fit.
-    }
-    let ands = circuit
-        .gates()
-        .iter()
-        .filter(|g| matches!(g, Gate::And { .. }))
-        .count() as u64;
+pub(crate) fn check_tweak_base(and_gates: u64, tweak_base: u64) {
     assert!(
         tweak_base
-            .checked_add(ands)
+            .checked_add(and_gates)
             .is_some_and(|end| end < 1 << 63),
-        "tweak base {tweak_base} plus {ands} AND gates passes 2^63 - 1: the tweaks \
+        "tweak base {tweak_base} plus {and_gates} AND gates passes 2^63 - 1: the tweaks \
          2(B + n) + 2 would not fit in 64 bits"
     );
 }

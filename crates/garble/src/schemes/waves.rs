@@ -168,6 +168,14 @@ pub(crate) struct Schedule {
 }
 
 impl Schedule {
+    /// The crypto gates (the half-gates schemes' AND gates), counted from the waves.
+    pub fn crypto_gates(&self) -> u64 {
+        self.waves
+            .iter()
+            .map(|(crypto, _)| crypto.len() as u64)
+            .sum()
+    }
+
     /// Plans `circuit`. `kind(gate)` classifies a gate and `crypto(kind)` says whether it
     /// needs AES; `table_len(kind, ands)` gives its bytes in the stream when `ands` AND gates
     /// precede it; `aux(kind, gate, ands, offset, pos)` the scheme's two numbers for it

@@ -37,13 +37,15 @@ enum Fault {
     },
 }
 
-/// A channel that applies one [`Fault`] to what it sends and counts the bytes it sent.
+/// A channel that applies one [`Fault`] to what it sends, counts the bytes it sent and
+/// keeps a copy of each send call.
 struct Tamper {
     inner: MemoryChannel,
     fault: Fault,
     calls: usize,
     held: Option<Vec<u8>>,
     sent: Arc<AtomicU64>,
+    log: Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
 }
 
 impl Tamper {
@@ -54,6 +56,7 @@ impl Tamper {
             calls: 0,
             held: None,
             sent: Arc::new(AtomicU64::new(0)),
+            log: Arc::default(),
         }
     }
 }
@@ -63,6 +66,7 @@ impl Channel for Tamper {
         let call = self.calls;
         self.calls += 1;
         self.sent.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        self.log.lock().unwrap().push(bytes.to_vec());
         match self.fault {
             Fault::Flip { call: c, at } if c == call => {
                 let mut b = bytes.to_vec();
@@ -600,7 +604,7 @@ fn a_replayed_first_message_gets_an_answer_but_no_session() {
         ch.send(b"ok").unwrap();
         ch.flush().unwrap();
     });
-    let recorder = Recorder::new(a);
+    let recorder = Tamper::new(a, Fault::None);
     let sent = recorder.log.clone();
     let mut ch = SecureChannel::client_early(recorder, &psk(4)).unwrap();
     ch.send(&early).unwrap();
@@ -648,38 +652,4 @@ fn an_oversized_first_handshake_message_is_refused_on_its_length() {
             .contains(&format!("at most {MAX_HANDSHAKE_MESSAGE}")),
         "{e}"
     );
-}
-
-/// A channel that keeps a copy of every send call.
-struct Recorder {
-    inner: MemoryChannel,
-    log: Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
-}
-
-impl Recorder {
-    fn new(inner: MemoryChannel) -> Self {
-        Recorder {
-            inner,
-            log: Arc::default(),
-        }
-    }
-}
-
-impl Channel for Recorder {
-    fn send(&mut self, bytes: &[u8]) -> Result<()> {
-        self.log.lock().unwrap().push(bytes.to_vec());
-        self.inner.send(bytes)
-    }
-    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
-        self.inner.recv(buf)
-    }
-    fn flush(&mut self) -> Result<()> {
-        self.inner.flush()
-    }
-    fn close(&mut self) -> Result<()> {
-        self.inner.close()
-    }
-    fn stats(&self) -> ByteCounts {
-        self.inner.stats()
-    }
 }

@@ -56,9 +56,9 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         inputs: &[Block],
         tweak_base: u64,
     ) -> Self {
-        check_tweak_base(circuit, tweak_base);
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
         let (schedule, _constant) = schedule(circuit);
+        check_tweak_base(schedule.crypto_gates(), tweak_base);
         let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
         labels[schedule.input_slots(inputs.len())].copy_from_slice(inputs);
         HalfGatesEvaluator {

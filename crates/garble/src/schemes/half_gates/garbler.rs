@@ -56,7 +56,6 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     /// If the given offset has lsb 0, or the tweak base plus the circuit's AND gates passes
     /// `2^63 − 1` (caller bugs).
     pub fn with_start(circuit: &'c Circuit, hash: H, prg: &mut Prg, start: GarbleStart) -> Self {
-        check_tweak_base(circuit, start.tweak_base);
         let delta = match start.offset {
             Some(delta) => {
                 assert!(
@@ -68,6 +67,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             None => prg.block().with_lsb(true),
         };
         let (schedule, constant) = schedule(circuit);
+        check_tweak_base(schedule.crypto_gates(), start.tweak_base);
         let mut zero = wire_table(schedule.slots as usize, Block::ZERO);
         prg.fill_blocks(&mut zero[schedule.input_slots(circuit.n_inputs())]);
         // INV(a) is a ⊕ Δ for the garbler.
