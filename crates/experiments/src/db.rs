@@ -73,8 +73,10 @@ use serde::Serialize;
 use crate::experiment::Cell;
 use crate::Error;
 
+mod calibration;
 mod schema;
 
+pub use calibration::CalibrationCell;
 pub use schema::SCHEMA_VERSION;
 
 /// Where an experiment ran and with what.

@@ -4,13 +4,17 @@
 //!
 //! The registry (`crate::registry`) reads nothing else: parsing of `NAME:key=value,...`,
 //! the canonical name, range checks and their messages, the `transports` listing, the
-//! conformance suite and the testbed's presets all come from these declarations, so an
-//! option's bounds and its documentation cannot drift apart.
+//! conformance suite, the testbed's presets and the completion-time model of
+//! `--transport auto` all come from these declarations, so an option's bounds and its
+//! documentation cannot drift apart, and a new transport joins the selection by declaring
+//! its [`Family::model`].
 
 use std::borrow::Cow;
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
+
+use transputation_model::{Path, TransportModel};
 
 use crate::config::Config;
 use crate::{Channel, Error, Result};
@@ -36,6 +40,13 @@ pub struct Family {
     /// Builds the transport from its options; checks what the declarations alone cannot
     /// (a combination of options, a name the kernel must know).
     pub build: fn(&Values) -> Result<Arc<dyn Transport>>,
+    /// How the completion-time model sees it with these options (connection round trips,
+    /// packets, first window, congestion control, window bound, default constants): what
+    /// lets `--transport auto` predict it without knowing it by name.
+    pub model: fn(&Values) -> TransportModel,
+    /// Settings worth predicting on `path` beyond its plain name and aliases: what an
+    /// expert would write for that path (`quic:cc=bbr,iw=...`), as transport strings.
+    pub tuned: fn(&Path) -> Vec<String>,
 }
 
 impl fmt::Debug for Family {

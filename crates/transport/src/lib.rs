@@ -97,6 +97,7 @@
 //! the stream's bytes only: QUIC packet and frame headers, encryption overhead,
 //! acknowledgements and retransmissions are not counted.
 
+pub mod auto;
 mod channel;
 mod config;
 mod error;
@@ -121,4 +122,6 @@ pub use registry::{
 };
 pub use secure::early::EarlyClient;
 pub use secure::{Credentials, SecureChannel};
-pub use tcp_socket::{available_congestion_controls, check_congestion_control};
+pub use tcp_socket::{
+    available_congestion_controls, check_congestion_control, default_congestion_control,
+};

@@ -6,6 +6,8 @@ use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
+use transputation_model::{Constants, Control, TransportModel, Window};
+
 use crate::config::{Attempts, Config};
 use crate::family::{OptionDecl, OptionKind, Shown};
 use crate::{Error, Result};
@@ -26,6 +28,66 @@ pub fn available_congestion_controls() -> String {
     std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The kernel's default congestion control for new sockets (in a network namespace, that
+/// namespace's), or `cubic`, Linux's default, if unreadable.
+pub fn default_congestion_control() -> String {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "cubic".into())
+}
+
+/// How the completion-time model sees kernel TCP under congestion control `cc` (the
+/// system's default if `None`): its calibration key (`PREFIX/cc`), its controller, and
+/// the constants it starts from. Linux sends 1448 payload bytes a segment and starts at
+/// 10 segments (RFC 6928); the constants are those fitted on the paper-table4 runs of this
+/// project (docs/transport-model.md).
+pub(crate) fn kernel_model(prefix: &str, cc: Option<&str>) -> TransportModel {
+    let cc = cc.map_or_else(default_congestion_control, str::to_string);
+    let (control, defaults) = match cc.as_str() {
+        "bbr" => (
+            Control::Bbr,
+            Constants {
+                fixed: 0.015,
+                startup_lag: 0.25,
+                ..Constants::TEXTBOOK
+            },
+        ),
+        "cubic" => (
+            Control::Cubic,
+            Constants {
+                fixed: 0.015,
+                growth: 1.85,
+                slow_start_exit: 0.8,
+                loss_factor: 1.5,
+                ..Constants::TEXTBOOK
+            },
+        ),
+        _ => (
+            Control::Reno,
+            Constants {
+                fixed: 0.015,
+                ..Constants::TEXTBOOK
+            },
+        ),
+    };
+    TransportModel {
+        key: format!("{prefix}/{cc}"),
+        connect_round_trips: 1.0,
+        segment: 1448.0,
+        initial_window: 10.0 * 1448.0,
+        streams: 1,
+        stripe: 1.0,
+        control,
+        // setsockopt doubles the size asked for and the kernel advertises about half of
+        // that as window: about the size asked for.
+        window: Window::SocketBuffer { share: 1.0 },
+        reassembly_limit: None,
+        defaults,
+    }
 }
 
 /// Checks that sockets can use congestion control `algorithm`, by setting it on a

@@ -32,6 +32,7 @@ mod party_cmd;
 mod probe_cmd;
 mod report;
 mod secure_cmd;
+mod select_cmd;
 mod serve_cmd;
 mod testbed_cmd;
 mod transport_cmd;
@@ -73,6 +74,9 @@ enum Command {
     Keygen(secure_cmd::KeygenArgs),
     /// What this build can do: version, transports, schemes, protection, party features.
     Capabilities(capabilities_cmd::CapabilitiesArgs),
+    /// Predict every transport's time to the output for a circuit on a path and choose
+    /// (what --transport auto does), or calibrate that model from testbed runs.
+    Select(select_cmd::SelectArgs),
 }
 
 fn main() {
@@ -93,6 +97,7 @@ fn main() {
         Command::Testbed(cmd) => testbed_cmd::run(cmd),
         Command::Keygen(args) => secure_cmd::keygen(args),
         Command::Capabilities(args) => capabilities_cmd::run(args),
+        Command::Select(args) => select_cmd::run(args),
     };
     if let Err(e) = result {
         if output::is_closed(&e) {

@@ -208,6 +208,7 @@ mod options;
 mod relay;
 mod report;
 mod session;
+mod traffic;
 mod wire;
 
 #[cfg(test)]
@@ -220,5 +221,6 @@ pub use header::{SessionHeader, HEADER_LEN, PROTOCOL_VERSION};
 pub use messages::{LabelTransfer, OT_CHUNK};
 pub use options::{Options, OutputMode};
 pub use report::{ByteParts, Part, Report};
+pub use traffic::workload;
 
 pub use transputation_transport::{Channel, Framed};

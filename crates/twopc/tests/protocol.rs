@@ -68,6 +68,26 @@ fn check_accounting(c: &Circuit, scheme: Scheme, g: &Report, e: &Report) {
     // Over memory channels the channel moves exactly the framed messages.
     assert_eq!(g.channel.sent, g.sent.total(), "{scheme}");
     assert_eq!(g.channel.received, g.received.total(), "{scheme}");
+    // What the completion-time model is told: every byte but the first flights and the
+    // output, in two bulk messages.
+    let w = transputation_2pc::workload(c, scheme, &Options::new(scheme), 0.0).unwrap();
+    let framed = |n: usize| n as u64 + 8;
+    let first_e = framed(HEADER_LEN) + framed(transputation_ot::MSG_A_LEN);
+    let output = framed(e.sent.output as usize);
+    assert_eq!(
+        w.evaluator_bytes(),
+        e.channel.sent - first_e - output,
+        "{scheme}"
+    );
+    let first_g = framed(HEADER_LEN) + framed(transputation_ot::MSG_B_LEN) + framed(16);
+    // Tables garbled ahead go in batches of about the batch size, so the count of frames
+    // (8 bytes each) may differ by a few.
+    let g_bulk = g.channel.sent - first_g;
+    let slack = 16 + g_bulk / 10_000;
+    assert!(
+        w.garbler_bytes().abs_diff(g_bulk) <= slack,
+        "{scheme}: {w:?} against {g_bulk}"
+    );
 }
 
 #[test]

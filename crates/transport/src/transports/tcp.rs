@@ -24,6 +24,10 @@ pub(crate) static FAMILY: Family = Family {
             cc: v.text("cc").map(str::to_string),
         }))
     },
+    model: |v| tcp_socket::kernel_model("tcp", v.text("cc")),
+    // Its alias tcp-bbr is predicted already; cubic by name, for a host whose default
+    // is another.
+    tuned: |_| vec!["tcp:cc=cubic".into()],
 };
 
 /// `tcp` with its options.

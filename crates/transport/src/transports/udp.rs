@@ -44,6 +44,8 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use transputation_model::{Constants, Control, TransportModel, Window};
+
 use crate::config::{session_number, Config};
 use crate::family::{Accept, Delivery, Family, OptionDecl, OptionKind, Shown, Transport, Value};
 use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
@@ -85,6 +87,38 @@ pub(crate) static FAMILY: Family = Family {
             mtu: v.u32_of("mtu"),
             rate: v.int("rate").unwrap_or(DEFAULT_RATE),
         }))
+    },
+    model: |v| {
+        let rate = match v.int("rate").unwrap_or(DEFAULT_RATE) {
+            0 => f64::INFINITY,
+            bits => bits as f64 / 8.0,
+        };
+        TransportModel {
+            key: "udp".into(),
+            // HELLO and WELCOME.
+            connect_round_trips: 1.0,
+            // IPv4, UDP and this transport's 24-byte header.
+            segment: f64::from(v.u32_of("mtu")) - 52.0,
+            initial_window: 0.0,
+            streams: 1,
+            stripe: 1.0,
+            control: Control::Paced { rate },
+            window: Window::Unbounded,
+            reassembly_limit: None,
+            defaults: Constants {
+                fixed: 0.01,
+                ..Constants::TEXTBOOK
+            },
+        }
+    },
+    // Paced just below the measured bottleneck (its best case; any loss fails it).
+    tuned: |path| {
+        let mbit = (path.rate * 8.0 * 0.96 / 1e6).floor();
+        if mbit >= 1.0 {
+            vec![format!("udp:rate={mbit}mbit")]
+        } else {
+            Vec::new()
+        }
     },
 };
 

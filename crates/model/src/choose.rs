@@ -1,0 +1,275 @@
+//! The choice among candidate transports: each predicted at the loss estimate and at its
+//! upper bound, ranked by minimax regret, with one line on why the first beat the second.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{predict, Calibration, Conditions, Limit, Path, Prediction, TransportModel, Workload};
+
+/// A transport the selector may choose: its name as a user writes it, and its model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The canonical transport string (`quic:cc=bbr,iw=15000000`).
+    pub name: String,
+    /// Its model.
+    pub model: TransportModel,
+    /// Whether it may be chosen (a transport that fails on any loss is predicted, for the
+    /// table, but never chosen).
+    pub eligible: bool,
+}
+
+/// One candidate's place in a decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ranked {
+    /// The transport string.
+    pub name: String,
+    /// Its calibration key.
+    pub key: String,
+    /// The prediction at the loss estimate, or why it cannot carry the session.
+    pub expected: Result<Prediction, String>,
+    /// The prediction at the loss bound (absent when the bound is the estimate).
+    pub at_bound: Option<Result<Prediction, String>>,
+    /// Its worse ratio to the best candidate at either loss (1 = best at both).
+    pub regret: Option<f64>,
+    /// Whether it may be chosen.
+    pub eligible: bool,
+}
+
+impl Ranked {
+    /// Its predicted seconds at the loss estimate, if it can carry the session.
+    pub fn seconds(&self) -> Option<f64> {
+        self.expected.as_ref().ok().map(|p| p.total)
+    }
+}
+
+/// A decision: the candidates best first, the choice, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The path it was made for.
+    pub path: Path,
+    /// Every candidate, the chosen first, then by regret, then the unsuitable.
+    pub ranked: Vec<Ranked>,
+    /// The chosen transport string (`None` if no candidate can carry the session).
+    pub choice: Option<String>,
+    /// One line on why.
+    pub why: String,
+}
+
+impl Decision {
+    /// The ranked entry of the choice.
+    pub fn chosen(&self) -> Option<&Ranked> {
+        let c = self.choice.as_deref()?;
+        self.ranked.iter().find(|r| r.name == c)
+    }
+
+    /// The eligible candidates that can carry the session, best first: the order in which
+    /// to fall back when a transport does not connect.
+    pub fn fallbacks(&self) -> impl Iterator<Item = &str> {
+        self.ranked
+            .iter()
+            .filter(|r| r.eligible && r.regret.is_some())
+            .map(|r| r.name.as_str())
+    }
+}
+
+/// Predicts every candidate and chooses: the smallest worse ratio to the best at the loss
+/// estimate and at its bound (ties: the faster at the estimate).
+pub fn choose(
+    path: &Path,
+    work: &Workload,
+    candidates: &[Candidate],
+    cal: &Calibration,
+    cond: &Conditions,
+) -> Decision {
+    let bound = (path.loss_upper > path.loss).then(|| path.at_loss(path.loss_upper));
+    let run = |p: &Path, c: &Candidate| {
+        let k = cal.constants(&c.model.key, &c.model.defaults);
+        predict(p, work, &c.model, &k, &cal.host, cond).map_err(|e| e.0)
+    };
+    let mut ranked: Vec<Ranked> = candidates
+        .iter()
+        .map(|c| Ranked {
+            name: c.name.clone(),
+            key: c.model.key.clone(),
+            expected: run(&path.at_loss(path.loss), c),
+            at_bound: bound.as_ref().map(|b| run(b, c)),
+            regret: None,
+            eligible: c.eligible,
+        })
+        .collect();
+    let best_at = |pick: &dyn Fn(&Ranked) -> Option<f64>| {
+        ranked
+            .iter()
+            .filter(|r| r.eligible)
+            .filter_map(pick)
+            .fold(f64::INFINITY, f64::min)
+    };
+    let expected = |r: &Ranked| r.expected.as_ref().ok().map(|p| p.total);
+    let bounded = |r: &Ranked| match &r.at_bound {
+        Some(b) => b.as_ref().ok().map(|p| p.total),
+        None => expected(r),
+    };
+    let (best_e, best_b) = (best_at(&expected), best_at(&bounded));
+    for r in &mut ranked {
+        r.regret = match (expected(r), bounded(r)) {
+            (Some(e), Some(b)) => Some((e / best_e).max(b / best_b)),
+            _ => None,
+        };
+    }
+    // Within 1 % of the least regret the model cannot tell candidates apart: the first in
+    // the registry's order (the simpler transport) is chosen.
+    let least = ranked
+        .iter()
+        .filter(|r| r.eligible)
+        .filter_map(|r| r.regret)
+        .fold(f64::INFINITY, f64::min);
+    let choice = ranked
+        .iter()
+        .find(|r| r.eligible && r.regret.is_some_and(|x| x <= least * 1.01))
+        .map(|r| r.name.clone());
+    ranked.sort_by(|a, b| {
+        let not_chosen = |r: &Ranked| Some(&r.name) != choice.as_ref();
+        not_chosen(a)
+            .cmp(&not_chosen(b))
+            .then(order(a).total_cmp(&order(b)))
+            .then(seconds(a).total_cmp(&seconds(b)))
+    });
+    let why = explain(path, &ranked, choice.is_some());
+    Decision {
+        path: *path,
+        ranked,
+        choice,
+        why,
+    }
+}
+
+/// Sort key: eligible by regret, then ineligible by regret, then the unsuitable.
+fn order(r: &Ranked) -> f64 {
+    match r.regret {
+        Some(x) if r.eligible => x,
+        Some(x) => 1e6 + x,
+        None => 1e12,
+    }
+}
+
+fn seconds(r: &Ranked) -> f64 {
+    r.seconds().unwrap_or(f64::INFINITY)
+}
+
+/// One line: the choice, its margin over the next eligible candidate, and the part of the
+/// model that made the difference.
+fn explain(path: &Path, ranked: &[Ranked], chosen: bool) -> String {
+    if !chosen {
+        return "no transport offered by both sides can carry the session on this path".into();
+    }
+    let first = &ranked[0];
+    let Some(second) = ranked[1..]
+        .iter()
+        .find(|r| r.eligible && r.regret.is_some())
+    else {
+        return format!(
+            "{} is the only transport that can carry the session",
+            first.name
+        );
+    };
+    let (Ok(a), Ok(b)) = (&first.expected, &second.expected) else {
+        return format!("{} is predicted fastest", first.name);
+    };
+    let margin = b.total - a.total;
+    if margin.abs() <= 0.01 * a.total.max(b.total) {
+        return format!(
+            "{} and {} are predicted within 1 % of each other ({}); the first in the \
+             registry's order is chosen",
+            first.name,
+            second.name,
+            fmt_seconds(a.total)
+        );
+    }
+    let mut line = format!(
+        "{} is predicted {} ahead of {}",
+        first.name,
+        fmt_seconds(margin),
+        second.name
+    );
+    if margin < 0.0 {
+        // Slower at the estimate, chosen for the bound.
+        let p = path.loss_upper * 100.0;
+        line = format!(
+            "{} is predicted {} behind {} if the path is as clean as measured, but far ahead \
+             if it loses up to {p:.2} % of packets",
+            first.name,
+            fmt_seconds(-margin),
+            second.name
+        );
+        return line;
+    }
+    line.push_str(": ");
+    line.push_str(&difference(path, first, a, second, b));
+    line
+}
+
+/// What makes `a` faster than `b`, in words.
+fn difference(
+    path: &Path,
+    first: &Ranked,
+    a: &Prediction,
+    second: &Ranked,
+    b: &Prediction,
+) -> String {
+    let r = path.rtt.max(1e-9);
+    let connect = (b.connect - a.connect) / r;
+    let (la, lb) = (a.longest(), b.longest());
+    if let (Some(da), Some(db)) = (la, lb) {
+        if db.limit == Limit::Loss && da.limit != Limit::Loss {
+            return format!(
+                "at {:.2} % loss {} holds {} to {:.0} Mbit/s while {} keeps {:.0}",
+                path.loss * 100.0,
+                limit_owner(db.limit),
+                second.name,
+                db.steady_rate * 8e-6,
+                first.name,
+                da.steady_rate.min(path.rate) * 8e-6
+            );
+        }
+        let rounds = i64::from(db.rounds) - i64::from(da.rounds);
+        if rounds >= 1 && db.seconds - da.seconds > connect * r {
+            return format!(
+                "it reaches the path's {:.1} MB in flight in {} fewer round trips of slow start",
+                path.bdp() / 1e6,
+                rounds
+            );
+        }
+        if db.limit != Limit::SlowStart && da.steady_rate > db.steady_rate * 1.05 {
+            return format!(
+                "{} is held to {:.0} Mbit/s by {}, {} reaches {:.0}",
+                second.name,
+                db.steady_rate * 8e-6,
+                db.limit.describe(),
+                first.name,
+                da.steady_rate * 8e-6
+            );
+        }
+    }
+    if connect >= 0.5 {
+        return format!(
+            "{} needs {connect:.0} more round trips to connect",
+            second.name
+        );
+    }
+    "the difference is in fixed costs (start, handshake), not in the network".into()
+}
+
+fn limit_owner(l: Limit) -> &'static str {
+    match l {
+        Limit::Loss => "its congestion control",
+        other => other.describe(),
+    }
+}
+
+/// Seconds as ms below 10 s.
+pub(crate) fn fmt_seconds(s: f64) -> String {
+    if s.abs() < 10.0 {
+        format!("{:.0} ms", s * 1e3)
+    } else {
+        format!("{s:.1} s")
+    }
+}

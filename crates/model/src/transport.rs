@@ -1,0 +1,102 @@
+//! What a transport declares about itself for the model: how it connects, how large its
+//! packets and first window are, how its congestion control answers loss, what bounds its
+//! window, and the default constants of its calibration key. Each transport module builds
+//! one from its options (`Family::model` in the transport crate).
+
+use serde::{Deserialize, Serialize};
+
+use crate::Constants;
+
+/// How a transport's sender sets its rate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Control {
+    /// Reno or NewReno: the window halves on a loss, `√(3/(2p))` packets a round trip on
+    /// average (Mathis et al. 1997).
+    Reno,
+    /// CUBIC (RFC 9438): `max(1.054·(R/p)^¾, √(3/(2p)))` packets a round trip; slow
+    /// start ends at the first loss or where HyStart leaves it.
+    Cubic,
+    /// BBR (v1): paced at the measured bottleneck rate, which random loss below about
+    /// 20 % does not lower.
+    Bbr,
+    /// A rate-based controller (UDT's DAIMD): raises its rate on a timer, cuts it on a loss
+    /// report; `C / (1 + k·√p)`.
+    RateBased,
+    /// A fixed pacing rate in bytes per second and no repair: any loss fails the session
+    /// (`udp`), and a rate above the link's loses packets.
+    Paced {
+        /// The pacing rate, bytes per second.
+        rate: f64,
+    },
+}
+
+impl Control {
+    /// Whether the transport repairs loss (every byte arrives on a lossy path).
+    pub fn repairs_loss(&self) -> bool {
+        !matches!(self, Control::Paced { .. })
+    }
+
+    /// A short name for listings.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Control::Reno => "reno",
+            Control::Cubic => "cubic",
+            Control::Bbr => "bbr",
+            Control::RateBased => "rate-based",
+            Control::Paced { .. } => "paced",
+        }
+    }
+}
+
+/// What bounds the bytes in flight besides congestion control.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Window {
+    /// Kernel socket buffers of the session's configured size; the kernel keeps part of a
+    /// receive buffer for itself, so the window is this share of it.
+    SocketBuffer {
+        /// The share of the buffer that is window (Linux advertises about half).
+        share: f64,
+    },
+    /// A flow-control window of this many bytes (the transport's own).
+    Bytes(f64),
+    /// Nothing beyond congestion control.
+    Unbounded,
+}
+
+/// A transport as the model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TransportModel {
+    /// The key of its calibrated constants (`tcp/cubic`, `quic/bbr`, `udt`): transports
+    /// that behave alike share one.
+    pub key: String,
+    /// Round trips to connect, before the first byte of the protocol can go.
+    pub connect_round_trips: f64,
+    /// Payload bytes per packet.
+    pub segment: f64,
+    /// The first congestion window of one connection, bytes.
+    pub initial_window: f64,
+    /// Parallel connections carrying one stream (1 but for `mtcp`).
+    pub streams: u32,
+    /// Bytes per stripe when several connections carry one stream: a message of `B`
+    /// bytes uses `min(streams, ⌈B/stripe⌉)` of them.
+    pub stripe: f64,
+    /// The congestion control.
+    pub control: Control,
+    /// The window bound.
+    pub window: Window,
+    /// The most gaps its receiver's reassembly buffer holds before it fails the
+    /// connection (quinn's 1,024 pieces of a stream), if it has such a limit.
+    pub reassembly_limit: Option<f64>,
+    /// The constants to use where no calibration covers [`Self::key`].
+    pub defaults: Constants,
+}
+
+impl TransportModel {
+    /// The connections a message of `bytes` uses.
+    pub fn streams_for(&self, bytes: f64) -> f64 {
+        let stripes = (bytes / self.stripe.max(1.0)).ceil().max(1.0);
+        f64::from(self.streams.max(1)).min(stripes)
+    }
+}

@@ -1,0 +1,61 @@
+//! The candidates come from the registry's declarations.
+
+use transputation_model::Path;
+
+use super::*;
+
+#[test]
+fn every_available_family_is_a_candidate_with_its_tuned_settings() {
+    // 300 ms at 500 Mbit/s: an 18.75 MB pipe, so quic is tuned to 0.8 of it.
+    let path = Path::exact(0.3, 62.5e6, 0.0);
+    let c = candidates(&path);
+    let names: Vec<&str> = c.iter().map(|c| c.name.as_str()).collect();
+    for f in families().iter().filter(|f| (f.available)().is_ok()) {
+        assert!(
+            names.iter().any(|n| n.split(':').next() == Some(f.name)),
+            "{} missing from {names:?}",
+            f.name
+        );
+    }
+    if families().iter().any(|f| f.name == "quic") {
+        assert!(names.contains(&"quic:cc=bbr,iw=15000000"), "{names:?}");
+    }
+    assert!(
+        names.iter().any(|n| n.ends_with("rate=480mbit")),
+        "{names:?}"
+    );
+    // Both kernel controllers (where the kernel has BBR), whichever is the default.
+    let keys: Vec<&str> = c.iter().map(|c| c.model.key.as_str()).collect();
+    assert!(keys.contains(&"tcp/cubic"), "{keys:?}");
+    if crate::check_congestion_control("bbr").is_ok() {
+        assert!(keys.contains(&"tcp/bbr"), "{keys:?}");
+    }
+    let udp = c.iter().find(|c| c.name.starts_with("udp")).unwrap();
+    assert!(!udp.eligible);
+    assert!(c.iter().filter(|c| c.eligible).count() >= 3);
+}
+
+#[test]
+fn names_the_model_cannot_tell_apart_count_once() {
+    let path = Path::exact(0.01, 12.5e6, 0.0);
+    let c = candidates(&path);
+    for (i, a) in c.iter().enumerate() {
+        for b in &c[i + 1..] {
+            assert_ne!(a.model, b.model, "{} and {}", a.name, b.name);
+        }
+    }
+}
+
+#[test]
+fn the_model_follows_the_options() {
+    let m = "mtcp:streams=8,cc=bbr"
+        .parse::<TransportSpec>()
+        .unwrap()
+        .model();
+    assert_eq!(
+        (m.key.as_str(), m.streams, m.connect_round_trips),
+        ("mtcp/bbr", 8, 9.0)
+    );
+    let m = "tcp-bbr".parse::<TransportSpec>().unwrap().model();
+    assert_eq!(m.key, "tcp/bbr");
+}

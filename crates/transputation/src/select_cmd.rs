@@ -1,0 +1,242 @@
+//! `transputation select`: what `--transport auto` would choose for a circuit on a path,
+//! and why. `--simulate` takes the path from the command line (the paper's simulation);
+//! every transport of this build that works here is predicted by the completion-time model
+//! (`transputation_model`, docs/transport-model.md) with the constants of the calibration
+//! file, or its transport's declared defaults.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use transputation_circuits::{library, Circuit, Party};
+use transputation_garble::Scheme;
+use transputation_model::{choose, Calibration, Conditions, Decision, Path, Workload};
+
+use crate::garble_cmd::parse_scheme;
+use crate::report::table;
+use crate::transport_cmd::{parse_rate, path_sizing};
+
+mod calibrate;
+mod parse;
+
+pub(crate) use calibrate::load_calibration;
+use parse::{parse_duration, parse_loss};
+
+#[derive(Args, Debug)]
+pub struct SelectArgs {
+    /// Predict for the path given by --rtt, --rate and --loss, without a network.
+    #[arg(long, required_unless_present = "calibrate", requires_all = ["rtt", "rate", "circuit"])]
+    simulate: bool,
+    /// Refit the model's constants to the successful runs in --db, say how well they fit,
+    /// and write them to --calibration (default: the calibration file named below).
+    #[arg(long, conflicts_with = "simulate", requires = "db")]
+    calibrate: bool,
+    /// The testbed's results database to calibrate from.
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// The path's round-trip time, e.g. 300ms, 0.5ms or 1s.
+    #[arg(long, value_parser = parse_duration)]
+    rtt: Option<f64>,
+    /// The path's bottleneck rate, e.g. 500mbit or 1gbit.
+    #[arg(long, value_parser = parse_rate)]
+    rate: Option<u64>,
+    /// The path's random loss, e.g. 0.1% or 0.001.
+    #[arg(long, value_parser = parse_loss, default_value = "0")]
+    loss: f64,
+    /// An upper bound on the loss, as a probe's confidence bound gives it (default: the
+    /// loss is known exactly).
+    #[arg(long, value_parser = parse_loss)]
+    loss_bound: Option<f64>,
+    /// The bottleneck's queue, e.g. 20ms (of the rate); unknown if not given.
+    #[arg(long, value_parser = parse_duration)]
+    queue: Option<f64>,
+    /// The circuit: a Bristol / Bristol Fashion file or a built-in such as `aes128`.
+    #[arg(long)]
+    circuit: Option<String>,
+    /// For circuit files: the owner of each input group, in order, e.g. `evaluator,garbler`.
+    #[arg(long, value_delimiter = ',', value_name = "PARTY,...")]
+    parties: Option<Vec<Party>>,
+    /// The garbling scheme: prf, circular or ideal.
+    #[arg(long, value_parser = parse_scheme, default_value = "ideal")]
+    scheme: Scheme,
+    /// The model's constants (default: $XDG_CONFIG_HOME/transputation/calibration.json, or
+    /// ~/.config/..., if it exists; else each transport's declared defaults). With
+    /// --calibrate, where to write them.
+    #[arg(long, value_name = "FILE")]
+    calibration: Option<PathBuf>,
+    /// Print JSON: the path, every transport's prediction (total and parts, seconds) and
+    /// regret, the choice and why (with --calibrate: the fit per key).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: SelectArgs) -> Result<()> {
+    if args.calibrate {
+        return calibrate::run(&args);
+    }
+    let path = simulated_path(&args)?;
+    let circuit_name = args.circuit.as_deref().expect("clap requires --circuit");
+    let circuit = library::load_with_parties(circuit_name, args.parties.as_deref())?;
+    let work = workload(&circuit, args.scheme)?;
+    let (cal, cal_source) = load_calibration(args.calibration.as_deref())?;
+    let decision = decide(&path, &work, &cal)?;
+    if args.json {
+        let v = serde_json::json!({
+            "path": path,
+            "circuit": circuit_name,
+            "scheme": args.scheme.to_string(),
+            "workload": work,
+            "calibration": cal_source,
+            "decision": decision,
+        });
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(());
+    }
+    outln!(
+        "path: {}; {} kB from the evaluator, {} kB from the garbler; constants: {cal_source}",
+        describe_path(&path),
+        work.evaluator_bytes().div_ceil(1000),
+        work.garbler_bytes().div_ceil(1000),
+    )?;
+    out!("{}", table(&HEADER, &rows(&decision)))?;
+    match &decision.choice {
+        Some(c) => outln!("choice: {c}\nwhy: {}", decision.why)?,
+        None => outln!("no choice: {}", decision.why)?,
+    }
+    Ok(())
+}
+
+/// The path of --simulate.
+fn simulated_path(args: &SelectArgs) -> Result<Path> {
+    let rtt = args.rtt.expect("clap requires --rtt");
+    let rate = args.rate.expect("clap requires --rate") as f64 / 8.0;
+    if rate <= 0.0 {
+        bail!("--rate must be a rate, not unlimited");
+    }
+    let loss_upper = args.loss_bound.unwrap_or(args.loss);
+    if loss_upper < args.loss {
+        bail!("--loss-bound must be at least --loss");
+    }
+    let path = Path {
+        rtt,
+        rate,
+        loss: args.loss,
+        loss_upper,
+        queue: args.queue.map(|q| q * rate),
+    };
+    path.check().map_err(anyhow::Error::msg)?;
+    Ok(path)
+}
+
+/// The session's traffic, with the evaluator's set-up measured here: loading the circuit
+/// again and planning its evaluation, as an evaluator does before it sends.
+pub(crate) fn workload(circuit: &Circuit, scheme: Scheme) -> Result<Workload> {
+    let options = transputation_2pc::Options::new(scheme);
+    let start = Instant::now();
+    let zeros = vec![false; circuit.party_input_bits(Party::Evaluator)];
+    transputation_2pc::Evaluator::new(circuit, options.clone(), &zeros)
+        .context("planning the evaluation")?;
+    let setup = start.elapsed().as_secs_f64();
+    Ok(transputation_2pc::workload(
+        circuit, scheme, &options, setup,
+    )?)
+}
+
+/// Predicts every transport of this build on `path` and chooses, with buffers sized for
+/// the path and the garbler's bytes (paper §4.2), as a session would size them.
+pub(crate) fn decide(path: &Path, work: &Workload, cal: &Calibration) -> Result<Decision> {
+    let sizing = path_sizing(
+        path.rtt * 1e3,
+        (path.rate * 8.0) as u64,
+        None,
+        work.garbler_bytes(),
+    )?;
+    let cond = Conditions {
+        buffer: sizing.buffer_bytes as f64,
+    };
+    let candidates = transputation_transport::auto::candidates(path);
+    Ok(choose(path, work, &candidates, cal, &cond))
+}
+
+pub(crate) fn describe_path(p: &Path) -> String {
+    let mut s = format!(
+        "RTT {} ms, {} Mbit/s, loss {}",
+        trim(p.rtt * 1e3),
+        trim(p.rate * 8e-6),
+        percent(p.loss)
+    );
+    if p.loss_upper > p.loss {
+        s.push_str(&format!(" (at most {})", percent(p.loss_upper)));
+    }
+    s
+}
+
+fn percent(p: f64) -> String {
+    format!("{} %", trim(p * 100.0))
+}
+
+/// A number with up to three significant decimals, no trailing zeros.
+fn trim(x: f64) -> String {
+    let s = if x >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.3}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+const HEADER: [&str; 7] = [
+    "transport",
+    "predicted ms",
+    "at loss bound",
+    "connect ms",
+    "slow-start rounds",
+    "held by",
+    "regret",
+];
+
+fn rows(d: &Decision) -> Vec<Vec<String>> {
+    d.ranked
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.name.clone()];
+            match &r.expected {
+                Ok(p) => {
+                    let bound = match &r.at_bound {
+                        Some(Ok(b)) => format!("{:.0}", b.total * 1e3),
+                        Some(Err(_)) => "unsuitable".into(),
+                        None => "=".into(),
+                    };
+                    let longest = p.longest();
+                    row.extend([
+                        format!("{:.0}", p.total * 1e3),
+                        bound,
+                        format!("{:.0}", p.connect * 1e3),
+                        p.bulk
+                            .iter()
+                            .map(|b| b.rounds.to_string())
+                            .collect::<Vec<_>>()
+                            .join("+"),
+                        longest.map_or("-".into(), |l| l.limit.describe().to_string()),
+                        match (r.regret, r.eligible) {
+                            (Some(x), true) => format!("{x:.2}"),
+                            (Some(_), false) => "never chosen: no repair of loss".into(),
+                            (None, _) => "-".into(),
+                        },
+                    ]);
+                }
+                Err(why) => {
+                    row.extend(["-", "-", "-", "-"].map(String::from));
+                    row.push(format!("unsuitable: {why}"));
+                    row.push("-".into());
+                }
+            }
+            row
+        })
+        .collect()
+}

@@ -1,0 +1,63 @@
+//! What a fresh session carries, as the completion-time model of `--transport auto` needs
+//! it (`transputation_model::Workload`): one wait after the connection (messages 1–2 out,
+//! 3–5 back), then two bulk messages, strictly one after the other (the garbler reads
+//! every extension matrix before it answers): the evaluator's OT extension (message 6)
+//! and the garbler's labels, tables and decoding bits (7–9). Bytes are the framed messages
+//! (docs/protocol.md §3.1); a protected session adds 36 bytes per record of up to 1 MiB,
+//! which the model leaves out.
+
+use transputation_circuits::{Circuit, Party};
+use transputation_garble::Scheme;
+use transputation_model::{Bulk, Sender, Workload};
+
+use crate::error::Error;
+use crate::messages::ot_chunks;
+use crate::options::Options;
+use crate::session::Sizes;
+
+/// Each message's length prefix (the transport crate's framing).
+const FRAME_HEADER: usize = 8;
+
+/// The traffic of a fresh session of `circuit` under `scheme` with `options`' batches;
+/// `setup` is the evaluator's seconds of loading and planning before it can send.
+pub fn workload(
+    circuit: &Circuit,
+    scheme: Scheme,
+    options: &Options,
+    setup: f64,
+) -> Result<Workload, Error> {
+    let sizes = Sizes::of(circuit, scheme)?;
+    let framed = |n: usize| (n + FRAME_HEADER) as u64;
+    let m = circuit.party_input_bits(Party::Evaluator);
+    let chunks = || ot_chunks(m).map(|r| r.len());
+    let matrices: u64 = chunks()
+        .map(|k| framed(transputation_ot::msg_u_len(k)))
+        .sum();
+    let replies: u64 = chunks()
+        .map(|k| sizes.transfer.reply_len(k))
+        .filter(|&n| n > 0)
+        .map(framed)
+        .sum();
+    let batch = options.batch_bytes.max(1);
+    let batches = sizes.table_bytes.div_ceil(batch) as u64;
+    let tables = sizes.table_bytes as u64 + batches * FRAME_HEADER as u64;
+    let decoding = framed(circuit.n_outputs().div_ceil(8));
+    Ok(Workload {
+        waits: 1,
+        bulk: vec![
+            Bulk {
+                from: Sender::Evaluator,
+                bytes: matrices,
+                computed: false,
+                what: "OT extension".into(),
+            },
+            Bulk {
+                from: Sender::Garbler,
+                bytes: replies + tables + decoding,
+                computed: true,
+                what: "labels and tables".into(),
+            },
+        ],
+        setup,
+    })
+}
