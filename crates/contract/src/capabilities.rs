@@ -1,5 +1,10 @@
 //! What a `transputation` binary can do, as `transputation capabilities --json` prints it:
 //! asked by whatever starts its parties instead of reading its `--help`.
+//!
+//! The capabilities have no version of their own: a field is only ever added, optional, so
+//! that the JSON of an older binary (which lacks it) still reads, as unknown, and an older
+//! reader skips a field it does not know. A field that changed meaning or went would need
+//! one.
 
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +34,11 @@ pub struct Capabilities {
     pub version: String,
     /// The [`crate::PartyReport`] version its parties write.
     pub report_version: u32,
+    /// The version of the 2PC protocol its parties speak (the session header's, which
+    /// changes with the message flow and so with a session's round trips); `None` from a
+    /// binary older than this field.
+    #[serde(default)]
+    pub protocol_version: Option<u32>,
     /// Its transports.
     pub transports: Vec<TransportInfo>,
     /// Its garbling schemes.
@@ -66,6 +76,7 @@ mod tests {
         let c = Capabilities {
             version: "0.1.0".into(),
             report_version: 1,
+            protocol_version: Some(5),
             transports: vec![
                 TransportInfo {
                     name: "tcp".into(),
@@ -87,5 +98,25 @@ mod tests {
         assert!(c.has_feature("buffer-sizing") && !c.has_feature("x"));
         assert!(c.protects_with("noise-psk") && !c.protects_with("noise-kk"));
         assert!(!c.transport("udt").unwrap().available && c.transport("quic").is_none());
+    }
+
+    #[test]
+    fn capabilities_of_a_binary_older_than_the_protocol_version_read_it_as_unknown() {
+        // What `capabilities --json` printed before the field existed.
+        let old = r#"{"version":"0.1.0","report_version":3,"transports":[{"name":"tcp",
+            "available":true,"why":null}],"schemes":["prf","circular","ideal"],
+            "protection":["none","noise-psk","noise-kk"],"features":["buffer-sizing","repeat"]}"#;
+        let c: Capabilities = serde_json::from_str(old).unwrap();
+        assert_eq!(c.protocol_version, None);
+        assert_eq!(c.report_version, 3);
+        assert!(c.has_feature("repeat") && c.transport("tcp").unwrap().available);
+        // A binary that states it.
+        let new = old.replacen('{', "{\"protocol_version\":5,", 1);
+        let c: Capabilities = serde_json::from_str(&new).unwrap();
+        assert_eq!(c.protocol_version, Some(5));
+        // And one that states it as unknown.
+        let null = old.replacen('{', "{\"protocol_version\":null,", 1);
+        let c: Capabilities = serde_json::from_str(&null).unwrap();
+        assert_eq!(c.protocol_version, None);
     }
 }

@@ -47,6 +47,10 @@
 //!                    -- being given a computation's input until it held its output (NULL
 //!                    -- with one computation)
 //!   online_max_ms REAL -- their maximum
+//!   protocol_version INTEGER -- the 2PC protocol version of the parties (`PROTOCOL_VERSION`
+//!                    -- of transputation-2pc, from their binary's capabilities), whose
+//!                    -- message flow sets the round trips above; NULL for user programs
+//!                    -- and for binaries that do not state it
 //!   started_at TEXT, garbler_report TEXT, evaluator_report TEXT (their JSON reports, one
 //!                    -- line per computation),
 //!   garbler_output TEXT, evaluator_output TEXT (standard output and error, last 64 KiB),
@@ -61,7 +65,7 @@
 //! 2, `experiments.host_cc` in 3, the columns from `connect_ms` to `evaluator_round_trips`
 //! in 4 with report version 2, NULL in older rows and for user programs; `computations`,
 //! `online_ms` and `online_max_ms` in 5 with report version 3, older runs having had one
-//! computation), and a newer one is refused. Rows are
+//! computation; `protocol_version` in 6, NULL in older rows), and a newer one is refused. Rows are
 //! read by column name, so the order of the columns in a file does not matter.
 
 use std::collections::HashSet;
@@ -260,6 +264,9 @@ pub struct RunRecord {
     pub online_ms: Option<f64>,
     /// The maximum of those online times, ms.
     pub online_max_ms: Option<f64>,
+    /// The 2PC protocol version of the run's parties, as their binary's capabilities state
+    /// it; `None` for user programs and binaries that do not.
+    pub protocol_version: Option<u32>,
     /// The garbler's JSON reports, one line per computation.
     pub garbler_report: Option<String>,
     /// The evaluator's JSON reports, one line per computation.
@@ -312,6 +319,7 @@ impl RunRecord {
             computations: 1,
             online_ms: None,
             online_max_ms: None,
+            protocol_version: None,
             garbler_report: None,
             evaluator_report: None,
             garbler_output: None,
@@ -527,10 +535,10 @@ impl Db {
              bytes_garbler_to_evaluator, bytes_evaluator_to_garbler, garbler_report, \
              evaluator_report, garbler_output, evaluator_output, buffer_bytes, connect_ms, \
              handshake_ms, first_output_ms, paper_ms, garbler_round_trips, \
-             evaluator_round_trips, computations, online_ms, online_max_ms) VALUES (?1, ?2, ?3, \
-             ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
-             ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, \
-             ?37)",
+             evaluator_round_trips, computations, online_ms, online_max_ms, protocol_version) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
+             ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, \
+             ?33, ?34, ?35, ?36, ?37, ?38)",
             params![
                 experiment_id,
                 r.cell.circuit,
@@ -569,6 +577,7 @@ impl Db {
                 r.computations,
                 r.online_ms,
                 r.online_max_ms,
+                r.protocol_version,
             ],
         )
         .map_err(db_err(format!(
@@ -588,7 +597,7 @@ impl Db {
              bytes_evaluator_to_garbler, garbler_report, evaluator_report, garbler_output, \
              evaluator_output, buffer_bytes, connect_ms, handshake_ms, first_output_ms, \
              paper_ms, garbler_round_trips, evaluator_round_trips, computations, online_ms, \
-             online_max_ms FROM runs \
+             online_max_ms, protocol_version FROM runs \
              WHERE experiment_id = ?1 ORDER BY id",
             params![experiment_id],
             read_run,
@@ -687,6 +696,7 @@ fn read_run(r: &Row<'_>) -> rusqlite::Result<RunRecord> {
         computations: r.get("computations")?,
         online_ms: r.get("online_ms")?,
         online_max_ms: r.get("online_max_ms")?,
+        protocol_version: r.get("protocol_version")?,
     })
 }
 

@@ -3,7 +3,8 @@
 //! checks every circuit, scheme and transport before any link is built, asks the party
 //! binary what it can do (`capabilities --json`), leaves out the transports it cannot run
 //! (with a note, whether the experiment is new or resumed), records the experiment and its
-//! environment, and returns a [`Prepared`] whose [`Prepared::run`] carries the plan out.
+//! environment, and returns a [`Prepared`] whose [`Prepared::run`] carries the plan out,
+//! each run recorded with the protocol version the binary states.
 //!
 //! The parties are a `transputation` binary's `garbler` and `evaluator` with zero inputs of
 //! the right lengths ([`BinaryParties`], the runner's [`Launcher`]); their command lines are
@@ -264,6 +265,7 @@ pub fn prepare(
             inputs,
             protection,
             sizes_buffers: caps.has_feature(FEATURE_BUFFER_SIZING),
+            protocol_version: caps.protocol_version,
             repeat,
             _key_dir: key_dir,
         },
@@ -293,6 +295,8 @@ pub struct BinaryParties {
     protection: Option<Protection>,
     /// Whether the parties take --rtt-ms and --bandwidth (buffer sizing, paper §4.2).
     sizes_buffers: bool,
+    /// The 2PC protocol version the parties speak, as the binary's capabilities state it.
+    protocol_version: Option<u32>,
     /// Computations in each run's session: the evaluator gets `--repeat` above 1.
     repeat: u32,
     /// The one-time key's directory, removed at the end.
@@ -349,6 +353,10 @@ impl Launcher for BinaryParties {
             ("TRANSPUTATION".into(), self.exe.display().to_string()),
             ("TPB_PARTY_FLAGS".into(), flags.join(" ")),
         ]
+    }
+
+    fn protocol_version(&self) -> Option<u32> {
+        self.protocol_version
     }
 }
 
@@ -425,6 +433,7 @@ fn git_commit(exe: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::{RunRecord, Status};
     use transputation_contract::TransportInfo;
 
     #[test]
@@ -447,6 +456,7 @@ mod tests {
             inputs: HashMap::from([("aes128".to_string(), ("00".into(), "11".into()))]),
             protection: Some(Protection::Insecure),
             sizes_buffers: true,
+            protocol_version: Some(5),
             repeat: 1,
             _key_dir: None,
         };
@@ -497,6 +507,79 @@ mod tests {
         assert_eq!((g.repeat, e.repeat), (None, Some(20)));
     }
 
+    /// Every run of the binary's garbler and evaluator, failed ones included, is recorded
+    /// with the protocol version its capabilities state; a user program's runs, and every
+    /// run of a binary that states none, with none.
+    #[test]
+    fn runs_record_the_protocol_version_the_party_binary_states() {
+        let experiment = ExperimentFile {
+            circuits: vec!["aes128".into()],
+            schemes: vec!["ideal".into()],
+            transports: vec!["tcp".into()],
+            conditions: vec!["cw-lan".into()],
+            runs: 2,
+            programs: [("twopc".to_string(), PathBuf::from("programs"))].into(),
+            ..ExperimentFile::default()
+        }
+        .resolve()
+        .unwrap();
+        let plan = experiment.plan();
+        let kinds: Vec<(bool, u32)> = plan
+            .iter()
+            .map(|p| (p.cell.is_program(), p.repetition))
+            .collect();
+        assert_eq!(kinds, [(false, 0), (true, 0), (false, 1), (true, 1)]);
+        let mut caps = caps_without_udt();
+        for stated in [Some(5), Some(4), None] {
+            caps.protocol_version = stated;
+            let parties = BinaryParties {
+                exe: "/bin/transputation".into(),
+                inputs: HashMap::new(),
+                protection: None,
+                sizes_buffers: false,
+                protocol_version: caps.protocol_version,
+                repeat: 1,
+                _key_dir: None,
+            };
+            let mut db = Db::in_memory().unwrap();
+            let env = Environment::detect("0.1.0", None, "emu", "system", "on");
+            let id = db.create_experiment("v", "{}", plan.len(), &env).unwrap();
+            let mut runner = Runner {
+                experiment: &experiment,
+                experiment_id: id,
+                launcher: &parties,
+                db: &mut db,
+                progress: false,
+            };
+            for p in &plan {
+                let link = LinkRecord::default();
+                let record = if p.repetition == 0 {
+                    RunRecord::ok(p.cell.clone(), p.repetition, link)
+                } else {
+                    RunRecord::failed(
+                        p.cell.clone(),
+                        p.repetition,
+                        link,
+                        Status::Timeout,
+                        "killed at the 1 s limit".into(),
+                    )
+                };
+                runner.record(p, record).unwrap();
+            }
+            let recorded: Vec<(bool, Option<u32>)> = db
+                .runs(id)
+                .unwrap()
+                .iter()
+                .map(|r| (r.cell.is_program(), r.protocol_version))
+                .collect();
+            assert_eq!(
+                recorded,
+                [(false, stated), (true, None), (false, stated), (true, None)],
+                "{stated:?}"
+            );
+        }
+    }
+
     #[test]
     fn several_computations_per_session_need_a_binary_that_runs_them() {
         let exe = Path::new("/bin/transputation");
@@ -517,6 +600,7 @@ mod tests {
         Capabilities {
             version: "0".into(),
             report_version: REPORT_VERSION,
+            protocol_version: Some(5),
             transports: vec![
                 TransportInfo {
                     name: "tcp".into(),

@@ -10,7 +10,9 @@
 //! its measurements, or a failure or timeout with the error and the parties' output, never
 //! dropped. Runs already recorded (a resumed experiment) are skipped. A run's session may
 //! hold several computations (the experiment's `repeat`): the parties then print a report
-//! per computation, which `measured` checks and sums up in the run's record.
+//! per computation, which `measured` checks and sums up in the run's record. Every run of a
+//! circuit, failed or not, records the 2PC protocol version of its parties
+//! ([`Launcher::protocol_version`]), whose message flow sets a session's round trips.
 //!
 //! User programs get `$1` = the peer's address, `$2` = their own address (both `IP:PORT`,
 //! the run's port; the server listens on its own, the client connects to the peer's) and
@@ -79,6 +81,12 @@ pub trait Launcher {
     /// Environment for user programs (e.g. where the `transputation` binary is).
     fn program_env(&self) -> Vec<(String, String)> {
         Vec::new()
+    }
+
+    /// The 2PC protocol version the parties of [`Launcher::circuit_parties`] speak, if
+    /// known: every run of a circuit records it.
+    fn protocol_version(&self) -> Option<u32> {
+        None
     }
 }
 
@@ -475,7 +483,7 @@ impl Runner<'_> {
                         Status::Failed,
                         format!("building the link: {e}"),
                     );
-                    self.db.insert_run(self.experiment_id, &r)?;
+                    self.record(p, r)?;
                     progress.outcome.recorded += 1;
                     progress.outcome.failed += 1;
                 }
@@ -506,10 +514,20 @@ impl Runner<'_> {
                     progress.failed(p, &record);
                 }
             }
-            self.db.insert_run(self.experiment_id, &record)?;
+            self.record(p, record)?;
             progress.outcome.recorded += 1;
         }
         Ok(())
+    }
+
+    /// Records the run `p` ended as `record`, with the protocol version of its parties if
+    /// they are the launcher's garbler and evaluator (a user program's are its own, unknown
+    /// here).
+    pub(crate) fn record(&mut self, p: &PlannedRun, mut record: RunRecord) -> Result<(), Error> {
+        if !p.cell.is_program() {
+            record.protocol_version = self.launcher.protocol_version();
+        }
+        self.db.insert_run(self.experiment_id, &record)
     }
 
     /// One run across `topo`; never fails: a failure is the record.

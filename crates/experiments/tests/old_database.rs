@@ -2,8 +2,8 @@
 //! `tests/fixtures/results-v3.sqlite`: two experiments run with `transputation testbed run`,
 //! two successful runs and a timeout) opens with this build and reads the same, its runs
 //! without the columns of schema version 4 (the waiting times of report version 2: NULL,
-//! unknown) and with one computation each and no online time (schema version 5), and
-//! accepts new runs.
+//! unknown), with one computation each and no online time (schema version 5) and without
+//! the parties' protocol version (schema version 6: NULL, unknown), and accepts new runs.
 
 use std::path::Path;
 
@@ -20,8 +20,8 @@ fn fixture_copy(dir: &Path) -> std::path::PathBuf {
 #[test]
 fn a_database_of_the_previous_build_reads_the_same() {
     assert_eq!(
-        SCHEMA_VERSION, 5,
-        "a new version: keep this file's checks of versions 3 to 5"
+        SCHEMA_VERSION, 6,
+        "a new version: keep this file's checks of versions 3 to 6"
     );
     let dir = tempfile::tempdir().unwrap();
     let path = fixture_copy(dir.path());
@@ -83,6 +83,8 @@ fn a_database_of_the_previous_build_reads_the_same() {
             (r.computations, r.online_ms, r.online_max_ms),
             (1, None, None)
         );
+        // Version 6's: the parties' protocol version was not recorded then.
+        assert_eq!(r.protocol_version, None);
     }
 
     let timeout = &db.runs(experiments[1].id).unwrap()[0];

@@ -13,8 +13,8 @@ use crate::report::table;
 
 #[derive(Args, Debug)]
 pub struct CapabilitiesArgs {
-    /// Print JSON (keys: version, report_version, transports [{name, available, why}],
-    /// schemes, protection, features).
+    /// Print JSON (keys: version, report_version, protocol_version, transports [{name,
+    /// available, why}], schemes, protection, features).
     #[arg(long)]
     json: bool,
 }
@@ -24,6 +24,7 @@ pub fn capabilities() -> Capabilities {
     Capabilities {
         version: env!("CARGO_PKG_VERSION").into(),
         report_version: REPORT_VERSION,
+        protocol_version: Some(u32::from(transputation_2pc::PROTOCOL_VERSION)),
         transports: transputation_transport::transports()
             .into_iter()
             .map(|t| TransportInfo {
@@ -56,6 +57,11 @@ pub fn run(args: CapabilitiesArgs) -> Result<()> {
     let rows = vec![
         vec!["version".into(), c.version.clone()],
         vec!["report version".into(), c.report_version.to_string()],
+        vec![
+            "protocol version".into(),
+            c.protocol_version
+                .map_or_else(|| "unknown".into(), |v| v.to_string()),
+        ],
         vec!["transports".into(), transports.join(", ")],
         vec!["schemes".into(), c.schemes.join(", ")],
         vec!["protection".into(), c.protection.join(", ")],

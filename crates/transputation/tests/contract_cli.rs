@@ -1,7 +1,8 @@
 //! The process contract (`transputation-contract`) against the real binary: command lines
 //! written by `PartyArgs` are what the parties accept, their `--json` reports read as
 //! `PartyReport`s, `run --json` carries the version and both reports, and `capabilities
-//! --json` reads as `Capabilities` and agrees with `transports --json`.
+//! --json` reads as `Capabilities`, states the 2PC protocol's version and agrees with
+//! `transports --json`.
 
 mod common;
 
@@ -184,6 +185,10 @@ fn capabilities_say_what_the_build_has() {
     let c: Capabilities = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(c.version, env!("CARGO_PKG_VERSION"));
     assert_eq!(c.report_version, REPORT_VERSION);
+    assert_eq!(
+        c.protocol_version,
+        Some(u32::from(transputation_2pc::PROTOCOL_VERSION))
+    );
     assert_eq!(c.schemes, ["prf", "circular", "ideal"]);
     assert!(c.protects_with("none") && c.protects_with("noise-psk") && c.protects_with("noise-kk"));
     assert!(c.has_feature(FEATURE_BUFFER_SIZING));
@@ -206,5 +211,14 @@ fn capabilities_say_what_the_build_has() {
     assert!(
         text.contains("noise-psk") && text.contains("buffer-sizing"),
         "{text}"
+    );
+    let protocol = text
+        .lines()
+        .find(|l| l.contains("protocol version"))
+        .unwrap_or_else(|| panic!("no protocol version in {text}"));
+    assert_eq!(
+        protocol.split_whitespace().last(),
+        Some(transputation_2pc::PROTOCOL_VERSION.to_string().as_str()),
+        "{protocol}"
     );
 }

@@ -267,6 +267,26 @@ fn runs_are_measured_with_their_environment(db: &Path, text: &str) {
         ),
         8
     );
+    // The protocol version of the binary's parties, from its capabilities; a user
+    // program's parties are its own, not known to the testbed.
+    let protocol = transputation_2pc::PROTOCOL_VERSION;
+    assert_eq!(
+        count(
+            db,
+            &format!(
+                "SELECT count(*) FROM runs WHERE scheme = 'ideal' AND protocol_version = \
+                 {protocol}"
+            )
+        ),
+        8
+    );
+    assert_eq!(
+        count(
+            db,
+            "SELECT count(*) FROM runs WHERE scheme = 'program' AND protocol_version IS NULL"
+        ),
+        8
+    );
     // The sample program's output (AES-128 of FIPS-197 C.1) is kept.
     assert_eq!(
         count(

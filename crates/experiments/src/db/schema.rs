@@ -124,6 +124,14 @@ pub(super) const MIGRATIONS: &[Migration] = &[
             ("online_max_ms", "REAL"),
         ],
     },
+    // 6: the 2PC protocol version of the run's parties (their binary's capabilities), whose
+    // message flow sets a session's round trips; NULL for older runs, user programs and
+    // binaries that do not state it.
+    Migration::AddColumn {
+        table: "runs",
+        column: "protocol_version",
+        ty: "INTEGER",
+    },
 ];
 
 /// The schema version this build writes: the number of migrations.

@@ -27,6 +27,7 @@ pub(crate) fn ok_run(transport: &str, rep: u32, total: f64) -> RunRecord {
         computations: 5,
         online_ms: Some(total / 4.0),
         online_max_ms: Some(total / 2.0),
+        protocol_version: Some(5),
         garbler_report: Some("{\"total_ms\": 1}".into()),
         ..RunRecord::ok(
             Cell {
@@ -127,12 +128,18 @@ const VERSION_4_COLUMNS: [&str; 6] = [
 /// The columns schema version 5 added to `runs`.
 const VERSION_5_COLUMNS: [&str; 3] = ["computations", "online_ms", "online_max_ms"];
 
+/// The column schema version 6 added to `runs`.
+const VERSION_6_COLUMN: &str = "protocol_version";
+
 /// A file of an older schema: today's tables without the columns added since `version`,
 /// with one experiment recorded then (by hand, as that version wrote it).
 fn old_file(path: &Path, version: i64) -> i64 {
     let db = Db::open(path).unwrap();
     let mut sql = String::new();
-    let mut dropped = VERSION_5_COLUMNS.to_vec();
+    let mut dropped = vec![VERSION_6_COLUMN];
+    if version < 5 {
+        dropped.extend(VERSION_5_COLUMNS);
+    }
     if version < 4 {
         dropped.extend(VERSION_4_COLUMNS);
     }
@@ -149,7 +156,8 @@ fn old_file(path: &Path, version: i64) -> i64 {
     db.conn.execute_batch(&sql).unwrap();
     assert_eq!(has_column(&db, "experiments", "host_cc"), version >= 3);
     assert_eq!(has_column(&db, "runs", "paper_ms"), version >= 4);
-    assert!(!has_column(&db, "runs", "computations"));
+    assert_eq!(has_column(&db, "runs", "computations"), version >= 5);
+    assert!(!has_column(&db, "runs", VERSION_6_COLUMN));
     db.conn
         .execute(
             "INSERT INTO experiments (name, spec, planned_runs, version, kernel, cpu, host, \
@@ -234,7 +242,11 @@ fn a_version_3_file_gets_the_waiting_times_null_for_its_runs() {
     drop(old);
     let mut db = Db::open(&path).unwrap();
     assert_eq!(user_version(&db), SCHEMA_VERSION);
-    for c in VERSION_4_COLUMNS.iter().chain(&VERSION_5_COLUMNS) {
+    for c in VERSION_4_COLUMNS
+        .iter()
+        .chain(&VERSION_5_COLUMNS)
+        .chain(&[VERSION_6_COLUMN])
+    {
         assert!(has_column(&db, "runs", c), "{c}");
     }
     let runs = db.runs(before).unwrap();
@@ -257,6 +269,7 @@ fn a_version_3_file_gets_the_waiting_times_null_for_its_runs() {
         (r.computations, r.online_ms, r.online_max_ms),
         (1, None, None)
     );
+    assert_eq!(r.protocol_version, None, "unknown, not made up");
     // New runs in the migrated file keep every new field.
     let run = ok_run("udt", 0, 90.0);
     db.insert_run(before, &run).unwrap();
@@ -299,9 +312,62 @@ fn a_version_4_file_gets_one_computation_per_run() {
         (r.computations, r.online_ms, r.online_max_ms),
         (1, None, None)
     );
+    assert_eq!(r.protocol_version, None);
     let run = ok_run("tcp", 1, 400.0);
     db.insert_run(before, &run).unwrap();
     assert_eq!(db.runs(before).unwrap()[1], run);
+}
+
+#[test]
+fn a_version_5_file_keeps_its_runs_with_the_protocol_version_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v5.sqlite");
+    let before = old_file(&path, 5);
+    // A run as version 5 wrote it: an open session of three computations, no protocol
+    // version.
+    let old = Connection::open(&path).unwrap();
+    old.execute(
+        "INSERT INTO runs (experiment_id, circuit, scheme, transport, condition, repetition, \
+         rtt_us, loss, jitter_us, emulator, status, total_ms, first_output_ms, paper_ms, \
+         garbler_round_trips, evaluator_round_trips, computations, online_ms, online_max_ms) \
+         VALUES (?1, 'aes128', 'ideal', 'tcp', 'wan', 0, 300000, 0.0, 0, 'emu', 'ok', 1517.0, \
+         1821.5, 1207.0, 3, 2, 3, 310.5, 312.6)",
+        params![before],
+    )
+    .unwrap();
+    drop(old);
+    let mut db = Db::open(&path).unwrap();
+    assert_eq!(user_version(&db), SCHEMA_VERSION);
+    assert!(has_column(&db, "runs", VERSION_6_COLUMN));
+    let r = &db.runs(before).unwrap()[0];
+    assert_eq!(
+        (
+            r.total_ms,
+            r.first_output_ms,
+            r.garbler_round_trips,
+            r.computations,
+            r.online_ms,
+            r.online_max_ms
+        ),
+        (
+            Some(1517.0),
+            Some(1821.5),
+            Some(3),
+            3,
+            Some(310.5),
+            Some(312.6)
+        )
+    );
+    assert_eq!(r.protocol_version, None, "unknown, not made up");
+    // New runs record it, beside the old one.
+    let run = ok_run("tcp", 1, 400.0);
+    db.insert_run(before, &run).unwrap();
+    let runs = db.runs(before).unwrap();
+    assert_eq!(runs[1], run);
+    assert_eq!(
+        runs.iter().map(|r| r.protocol_version).collect::<Vec<_>>(),
+        [None, Some(5)]
+    );
 }
 
 #[test]
@@ -311,8 +377,8 @@ fn a_newer_file_is_refused() {
     Db::open(&path)
         .unwrap()
         .conn
-        .execute_batch("PRAGMA user_version = 6")
+        .execute_batch("PRAGMA user_version = 7")
         .unwrap();
     let e = Db::open(&path).unwrap_err().to_string();
-    assert!(e.contains("version 6, newer than this tool's 5"), "{e}");
+    assert!(e.contains("version 7, newer than this tool's 6"), "{e}");
 }
