@@ -59,7 +59,7 @@ impl Default for HostConstants {
     fn default() -> Self {
         // The MinCut-size circuit's 32 MB of tables cross the loopback in 42-47 ms of
         // protocol time on the 2-vCPU machine of docs/BENCHMARKS.md (20-24 million AND
-        // gates a second): about 700 MB/s; a calibration measures it on its own host.
+        // gates a second): about 700 MB/s. A calibration (`fit`) does not refit it.
         HostConstants {
             pipeline_rate: 700e6,
         }

@@ -9,6 +9,8 @@
 //! [`TransportModel`] (its transport module declares it, so a new transport joins the
 //! prediction without any change here); the session's traffic is a [`Workload`] (the
 //! 2PC crate derives it from the circuit, the scheme and the message flow).
+//! docs/transport-model.md explains the model with its sources, a worked example and its
+//! measured fit.
 //!
 //! # The model
 //!
@@ -47,9 +49,10 @@
 //!   a packet) complete `D`.
 //!
 //! Every constant that is not physics (`T0`, `g`, the start-up lag, the tail, the loss
-//! multiplier, the HyStart exit, `H_t`, the host's garbling pipeline rate) is a
-//! [`Constants`] entry under the transport's calibration key, with a default its module
-//! declares; [`fit`] refits them from measured runs.
+//! multiplier, the HyStart exit, `H_t`) is a [`Constants`] entry under the transport's
+//! calibration key, with a default its module declares; [`fit`] refits them from measured
+//! runs. The host's garbling pipeline rate is a [`HostConstants`] entry, which [`fit`]
+//! keeps as it starts.
 //!
 //! # Choosing under an uncertain loss rate
 //!
