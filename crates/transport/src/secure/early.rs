@@ -5,16 +5,15 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use snow::HandshakeState;
-
-use super::{Credentials, SecureChannel, MAX_EARLY_DATA};
+use super::{Credentials, Prepared, SecureChannel, MAX_EARLY_DATA};
 use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
 
 /// A [`SecureChannel`] client whose handshake has not run yet: bytes sent before the first
 /// `flush`, `recv` or `close` (up to [`MAX_EARLY_DATA`]) are kept and sent as early data in
 /// the handshake's first message; the handshake then runs at that first call. A send that
 /// would go beyond [`MAX_EARLY_DATA`] runs the handshake first (with what was kept) and
-/// goes into records. Made by [`SecureChannel::client_early`].
+/// goes into records. Made by [`SecureChannel::client_early`] (or
+/// [`SecureChannel::client_early_bound`], whose handshake carries a binding).
 pub struct EarlyClient<C: Channel> {
     state: State<C>,
 }
@@ -23,9 +22,7 @@ enum State<C: Channel> {
     /// Before the handshake: the channel below, the handshake and the early data so far.
     Pending {
         inner: C,
-        hs: Box<HandshakeState>,
-        hello: [u8; 8],
-        protection: &'static str,
+        prepared: Box<Prepared>,
         early: Vec<u8>,
     },
     Ready(SecureChannel<C>),
@@ -38,23 +35,28 @@ impl<C: Channel> SecureChannel<C> {
     /// nothing yet: the bytes sent before the first `flush` or `recv` go as early data in
     /// the handshake's first message (see "Early data" in the module docs).
     pub fn client_early(inner: C, creds: &Credentials) -> Result<EarlyClient<C>> {
-        Ok(EarlyClient::new(
-            inner,
-            creds.handshake(true)?,
-            creds.hello(),
-            creds.protection(),
-        ))
+        Ok(EarlyClient::new(inner, creds.prepare(true, None)?))
+    }
+
+    /// As [`SecureChannel::client_early`], with `binding` (at most
+    /// [`MAX_BINDING`](super::MAX_BINDING) bytes) mixed into the handshake, as
+    /// [`SecureChannel::client_bound`] does: the early data are sent only to a responder
+    /// given the same bytes (one that was not refuses message 1 and sends nothing).
+    pub fn client_early_bound(
+        inner: C,
+        creds: &Credentials,
+        binding: &[u8],
+    ) -> Result<EarlyClient<C>> {
+        Ok(EarlyClient::new(inner, creds.prepare(true, Some(binding))?))
     }
 }
 
 impl<C: Channel> EarlyClient<C> {
-    fn new(inner: C, hs: HandshakeState, hello: [u8; 8], protection: &'static str) -> Self {
+    fn new(inner: C, prepared: Prepared) -> Self {
         EarlyClient {
             state: State::Pending {
                 inner,
-                hs: Box::new(hs),
-                hello,
-                protection,
+                prepared: Box::new(prepared),
                 early: Vec::new(),
             },
         }
@@ -82,15 +84,11 @@ impl<C: Channel> EarlyClient<C> {
             // Failed until the handshake succeeds: a failed one leaves nothing to retry.
             if let State::Pending {
                 inner,
-                hs,
-                hello,
-                protection,
+                prepared,
                 early,
             } = std::mem::replace(&mut self.state, State::Failed)
             {
-                self.state = State::Ready(SecureChannel::initiate(
-                    inner, *hs, hello, protection, &early,
-                )?);
+                self.state = State::Ready(SecureChannel::initiate(inner, *prepared, &early)?);
             }
         }
         match &mut self.state {

@@ -34,7 +34,8 @@
 //!
 //! The initiator is the connecting party (the evaluator), the responder the listening one
 //! (the garbler). The prologue, which both hash into the handshake, is the label
-//! `transputation secure channel v1` followed by the initiator's hello.
+//! `transputation secure channel v1` followed by the initiator's hello, and a binding if
+//! the session has one (see "Binding an agreed choice").
 //!
 //! ## Handshake wire format
 //!
@@ -43,6 +44,41 @@
 //! responder → initiator: hello (8) | len (2, big-endian) | Noise message 2 (empty payload)
 //! hello = "TPSC" | version 5 | pattern (1: NNpsk0, 2: KK) | 0 | 0
 //! ```
+//!
+//! ## Binding an agreed choice
+//!
+//! [`SecureChannel::client_bound`], [`SecureChannel::client_early_bound`] and
+//! [`SecureChannel::server_bound`] mix a *binding* into the handshake: bytes that each
+//! party computes on its own before the session and that must be equal on both sides. It
+//! exists for `--transport auto`, where the parties agree on the transport over an
+//! unauthenticated exchange before the session (the garbler decides): a stranger on the
+//! path can inject another decision there, or alter the offer it was made on, and each
+//! party then acts on what it saw. Each binds the whole agreement as it saw it (the
+//! session, a digest of the offer, the chosen transport): if anything of it was changed on
+//! the way, the two bindings differ and the parties refuse each other here, by the same
+//! check and at the same point as a wrong key. A session that starts thus runs on the
+//! choice the garbler made on the evaluator's own offer.
+//!
+//! The binding goes into the prologue, after the label and the hello:
+//!
+//! ```text
+//! prologue = label | hello                                    (no binding)
+//! prologue = label | hello | "binding" | len (2, big-endian) | binding
+//! ```
+//!
+//! Noise hashes the prologue into the handshake hash before the first message, and the
+//! handshake fails if the two parties' prologues differ (the Noise specification, revision
+//! 34, §6 "Prologue"): that hash is the associated data of every encrypted handshake
+//! payload, so message 1's tag (under the pre-shared key, or `es` and `ss`) also covers
+//! the binding: without the key, a stranger can make no message 1 that passes the check
+//! of a responder under another binding than the initiator's. A responder whose binding differs from the initiator's fails message 1's check
+//! and sends nothing, as for a wrong key; it cannot tell the two apart (both only change
+//! what the tag covers), and its error names both. The binding never crosses the wire.
+//! Without one the prologue is `label | hello` exactly, as before bindings existed, so
+//! unbound sessions work with builds that know none; a bound and an unbound party refuse
+//! each other (their prologues differ in length). The marker and the length keep the
+//! encoding unambiguous: two prologues are equal only if the bindings are. A binding holds
+//! at most [`MAX_BINDING`] bytes.
 //!
 //! ## Early data
 //!
@@ -147,6 +183,10 @@ const KK_PATTERN: &str = "Noise_KK_25519_AESGCM_SHA256";
 const MAGIC: &[u8; 4] = b"TPSC";
 const VERSION: u8 = 5;
 const LABEL: &[u8] = b"transputation secure channel v1";
+/// Precedes a binding's length in the prologue (see "Binding an agreed choice").
+const BINDING_MARKER: &[u8] = b"binding";
+/// Bytes of a binding (see "Binding an agreed choice" in the module docs) at most.
+pub const MAX_BINDING: usize = 1024;
 /// Bytes of early data an [`EarlyClient`](early::EarlyClient) sends in the handshake's first message at most.
 pub const MAX_EARLY_DATA: usize = 1024;
 /// A handshake message: an ephemeral key (32), early data and its tag (16), with room.
@@ -189,13 +229,35 @@ impl Credentials {
         [m[0], m[1], m[2], m[3], VERSION, self.pattern_id(), 0, 0]
     }
 
-    fn handshake(&self, initiator: bool) -> Result<HandshakeState> {
+    /// The Noise prologue: `LABEL || hello`, and with a binding, `BINDING_MARKER ||
+    /// len (2, big-endian) || binding` after it (see "Binding an agreed choice").
+    fn prologue(&self, binding: Option<&[u8]>) -> Result<Vec<u8>> {
+        let mut prologue = LABEL.to_vec();
+        prologue.extend_from_slice(&self.hello());
+        if let Some(binding) = binding {
+            if binding.len() > MAX_BINDING {
+                return Err(Error::Handshake {
+                    what: format!(
+                        "setting up the handshake: the binding is {} bytes (at most \
+                         {MAX_BINDING})",
+                        binding.len()
+                    ),
+                });
+            }
+            let len = u16::try_from(binding.len()).expect("MAX_BINDING fits in 2 bytes");
+            prologue.extend_from_slice(BINDING_MARKER);
+            prologue.extend_from_slice(&len.to_be_bytes());
+            prologue.extend_from_slice(binding);
+        }
+        Ok(prologue)
+    }
+
+    /// The handshake, set up and not yet run, with `binding` mixed in if there is one.
+    fn prepare(&self, initiator: bool, binding: Option<&[u8]>) -> Result<Prepared> {
         let internal = |e: snow::Error| Error::Handshake {
             what: format!("setting up the handshake: {e}"),
         };
-        let hello = self.hello();
-        let mut prologue = LABEL.to_vec();
-        prologue.extend_from_slice(&hello);
+        let prologue = self.prologue(binding)?;
         let pattern = match self {
             Credentials::Psk(_) => PSK_PATTERN,
             Credentials::Pinned { .. } => KK_PATTERN,
@@ -212,13 +274,29 @@ impl Credentials {
                 .remote_public_key(peer.as_bytes())
                 .map_err(internal)?,
         };
-        if initiator {
+        let hs = if initiator {
             b.build_initiator()
         } else {
             b.build_responder()
         }
-        .map_err(internal)
+        .map_err(internal)?;
+        Ok(Prepared {
+            hs,
+            hello: self.hello(),
+            protection: self.protection(),
+            bound: binding.is_some(),
+        })
     }
+}
+
+/// A handshake set up and not yet run: its state, and what its messages and errors need.
+struct Prepared {
+    hs: HandshakeState,
+    /// This side's hello.
+    hello: [u8; 8],
+    protection: &'static str,
+    /// Whether a binding is mixed in: a refusal may then also mean that the bindings differ.
+    bound: bool,
 }
 
 /// A channel whose bytes are authenticated and encrypted; see the module docs.
@@ -261,18 +339,24 @@ impl<C: Channel> SecureChannel<C> {
     /// Runs the handshake as the connecting party (initiator) over `inner`. To send the
     /// first bytes inside the handshake, see [`SecureChannel::client_early`].
     pub fn client(inner: C, creds: &Credentials) -> Result<Self> {
-        let hs = creds.handshake(true)?;
-        Self::initiate(inner, hs, creds.hello(), creds.protection(), &[])
+        Self::initiate(inner, creds.prepare(true, None)?, &[])
+    }
+
+    /// As [`SecureChannel::client`], with `binding` (at most [`MAX_BINDING`] bytes) mixed
+    /// into the handshake: the responder must be given the same bytes, or it refuses this
+    /// side as it refuses a wrong key (see "Binding an agreed choice" in the module docs).
+    pub fn client_bound(inner: C, creds: &Credentials, binding: &[u8]) -> Result<Self> {
+        Self::initiate(inner, creds.prepare(true, Some(binding))?, &[])
     }
 
     /// The initiator's handshake: message 1 with `early` as its payload, then the answer.
-    pub(super) fn initiate(
-        mut inner: C,
-        mut hs: HandshakeState,
-        own_hello: [u8; 8],
-        protection: &'static str,
-        early: &[u8],
-    ) -> Result<Self> {
+    fn initiate(mut inner: C, prepared: Prepared, early: &[u8]) -> Result<Self> {
+        let Prepared {
+            mut hs,
+            hello: own_hello,
+            protection,
+            bound,
+        } = prepared;
         let started = Instant::now();
         let mut msg = [0u8; MAX_HANDSHAKE_MESSAGE];
         let n = hs
@@ -286,16 +370,13 @@ impl<C: Channel> SecureChannel<C> {
         let mut hello = [0u8; 8];
         inner.recv(&mut hello).map_err(|e| match e {
             Error::Closed { .. } => Error::Handshake {
-                what: "the peer closed the connection without answering: it refused our key \
-                       (another pre-shared key, or another pinned key than ours), or expects \
-                       an unprotected session (--insecure)"
-                    .into(),
+                what: refused_without_answer(bound).into(),
             },
             e => during_handshake(e),
         })?;
         check_hello(&hello, own_hello[5], "answer")?;
         let m2 = recv_handshake(&mut inner)?;
-        if !read_peer_message(&mut hs, &m2)?.is_empty() {
+        if !read_peer_message(&mut hs, &m2, bound)?.is_empty() {
             return Err(Error::Handshake {
                 what: "the peer's answer carries data where the protocol has none".into(),
             });
@@ -315,21 +396,38 @@ impl<C: Channel> SecureChannel<C> {
     /// Runs the handshake as the listening party (responder) over `inner`. A peer that
     /// cannot prove the expected key gets no byte: the error is returned, `inner` dropped.
     /// The peer's early data, if any, are the first bytes the channel receives.
-    pub fn server(mut inner: C, creds: &Credentials) -> Result<Self> {
-        let mut hs = creds.handshake(false)?;
+    pub fn server(inner: C, creds: &Credentials) -> Result<Self> {
+        Self::respond(inner, creds, None)
+    }
+
+    /// As [`SecureChannel::server`], with `binding` (at most [`MAX_BINDING`] bytes) mixed
+    /// into the handshake: a peer that was not given the same bytes gets no byte, as one
+    /// with a wrong key (see "Binding an agreed choice" in the module docs).
+    pub fn server_bound(inner: C, creds: &Credentials, binding: &[u8]) -> Result<Self> {
+        Self::respond(inner, creds, Some(binding))
+    }
+
+    /// The responder's handshake: the peer's hello and message 1, then the answer.
+    fn respond(mut inner: C, creds: &Credentials, binding: Option<&[u8]>) -> Result<Self> {
+        let Prepared {
+            mut hs,
+            hello: own_hello,
+            protection,
+            bound,
+        } = creds.prepare(false, binding)?;
         let mut hello = [0u8; 8];
         inner.recv(&mut hello).map_err(during_handshake)?;
         let started = Instant::now();
         check_hello(&hello, creds.pattern_id(), "hello")?;
         let m1 = recv_handshake(&mut inner)?;
-        let early = read_peer_message(&mut hs, &m1)?;
+        let early = read_peer_message(&mut hs, &m1, bound)?;
         let mut msg = [0u8; MAX_HANDSHAKE_MESSAGE];
         let n = hs
             .write_message(&[], &mut msg)
             .map_err(|e| Error::Handshake {
                 what: format!("writing the second message: {e}"),
             })?;
-        send_handshake(&mut inner, &creds.hello(), &msg[..n])?;
+        send_handshake(&mut inner, &own_hello, &msg[..n])?;
         inner.flush().map_err(during_handshake)?;
         let counted = ByteCounts {
             sent: 0,
@@ -339,7 +437,7 @@ impl<C: Channel> SecureChannel<C> {
                 (early.len() + NOISE_TAG) as u64
             },
         };
-        let mut channel = Self::finish(inner, hs, creds.protection(), false, counted, started)?;
+        let mut channel = Self::finish(inner, hs, protection, false, counted, started)?;
         channel.inbuf = early;
         Ok(channel)
     }
@@ -606,18 +704,42 @@ fn recv_handshake<C: Channel>(inner: &mut C) -> Result<Vec<u8>> {
 }
 
 /// Reads the peer's Noise message into `hs` and returns its payload; a failure means the
-/// peer could not prove the key this side expects.
-fn read_peer_message(hs: &mut HandshakeState, msg: &[u8]) -> Result<Vec<u8>> {
+/// peer could not prove the key this side expects, or (the handshake cannot tell which)
+/// that its binding differs from this side's (`bound`: whether this side has one).
+fn read_peer_message(hs: &mut HandshakeState, msg: &[u8], bound: bool) -> Result<Vec<u8>> {
     let mut payload = vec![0u8; MAX_HANDSHAKE_MESSAGE];
-    let n = hs
-        .read_message(msg, &mut payload)
-        .map_err(|_| Error::Handshake {
-            what: "the peer did not prove the expected key (another pre-shared key, or another \
-                   static key than --peer-key names)"
-                .into(),
-        })?;
+    let n = hs.read_message(msg, &mut payload).map_err(|_| {
+        let what = if bound {
+            "the peer did not prove the expected key, or did not bind the same choice to the \
+             session: either the key differs (another pre-shared key, or another static key \
+             than --peer-key names) or the peer's binding differs (the transport choice agreed \
+             before the session: another choice reached the peer, or it bound none); the \
+             handshake cannot tell which"
+        } else {
+            "the peer did not prove the expected key (another pre-shared key, or another static \
+             key than --peer-key names), or it bound a choice to the session (the transport \
+             choice of --transport auto) where this side bound none"
+        };
+        Error::Handshake { what: what.into() }
+    })?;
     payload.truncate(n);
     Ok(payload)
+}
+
+/// What the initiator knows when the responder closes the connection instead of answering
+/// message 1: only the possible reasons (a refusing responder sends nothing, not why).
+fn refused_without_answer(bound: bool) -> &'static str {
+    if bound {
+        "the peer closed the connection without answering: it refused our key (another \
+         pre-shared key, or another pinned key than ours) or the choice this side bound to the \
+         session (the peer bound another transport choice, or none), or expects an \
+         unprotected session (--insecure)"
+    } else {
+        "the peer closed the connection without answering: it refused our key (another \
+         pre-shared key, or another pinned key than ours), or expects an unprotected session \
+         (--insecure), or bound a transport choice to the session (--transport auto) where \
+         this side bound none"
+    }
 }
 
 /// Whether `first_bytes`, the first bytes a peer sent, start with the hello of a protected
@@ -707,5 +829,7 @@ fn integrity(e: RecordError, during: &str) -> Error {
     Error::Integrity { what }
 }
 
+#[cfg(test)]
+mod binding_tests;
 #[cfg(test)]
 mod tests;

@@ -16,7 +16,7 @@ use crate::{memory_pair, MemoryChannel};
 const HANDSHAKE_SENDS: usize = 3;
 
 #[derive(Clone, Copy, Debug)]
-enum Fault {
+pub(super) enum Fault {
     None,
     /// Flip bit 0 of byte `at` of send call `call`.
     Flip {
@@ -39,17 +39,17 @@ enum Fault {
 
 /// A channel that applies one [`Fault`] to what it sends, counts the bytes it sent and
 /// keeps a copy of each send call.
-struct Tamper {
+pub(super) struct Tamper {
     inner: MemoryChannel,
     fault: Fault,
     calls: usize,
     held: Option<Vec<u8>>,
-    sent: Arc<AtomicU64>,
+    pub(super) sent: Arc<AtomicU64>,
     log: Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
 }
 
 impl Tamper {
-    fn new(inner: MemoryChannel, fault: Fault) -> Self {
+    pub(super) fn new(inner: MemoryChannel, fault: Fault) -> Self {
         Tamper {
             inner,
             fault,
@@ -104,11 +104,11 @@ impl Channel for Tamper {
     }
 }
 
-fn psk(b: u8) -> Credentials {
+pub(super) fn psk(b: u8) -> Credentials {
     Credentials::Psk(Psk::from_bytes([b; 32]))
 }
 
-fn kk_pair() -> (Credentials, Credentials, PublicKey) {
+pub(super) fn kk_pair() -> (Credentials, Credentials, PublicKey) {
     let a = StaticKeypair::generate().unwrap();
     let b = StaticKeypair::generate().unwrap();
     let (pa, pb) = (a.public(), b.public());
@@ -158,12 +158,28 @@ fn session_with(
     client_fault: Fault,
     early: bool,
 ) -> (Result<u64>, Result<u64>, u64) {
+    session_bound(client, None, server, None, client_fault, early)
+}
+
+/// As [`session_with`], each side with its binding if it has one (the `_bound`
+/// constructors), else without (`client`, `client_early`, `server`).
+pub(super) fn session_bound(
+    client: Credentials,
+    client_binding: Option<Vec<u8>>,
+    server: Credentials,
+    server_binding: Option<Vec<u8>>,
+    client_fault: Fault,
+    early: bool,
+) -> (Result<u64>, Result<u64>, u64) {
     let (a, b) = memory_pair(Duration::from_secs(5));
     let a = Tamper::new(a, client_fault);
     let b = Tamper::new(b, Fault::None);
     let server_sent = b.sent.clone();
     let srv = thread::spawn(move || -> Result<u64> {
-        let mut ch = SecureChannel::server(b, &server)?;
+        let mut ch = match &server_binding {
+            Some(binding) => SecureChannel::server_bound(b, &server, binding)?,
+            None => SecureChannel::server(b, &server)?,
+        };
         let mut sum = 0u64;
         let mut total = 0u64;
         for _ in 0..payload().len() {
@@ -191,10 +207,13 @@ fn session_with(
         }
     });
     let cli = (|| -> Result<u64> {
-        let mut ch: Box<dyn Channel> = if early {
-            Box::new(SecureChannel::client_early(a, &client)?)
-        } else {
-            Box::new(SecureChannel::client(a, &client)?)
+        let mut ch: Box<dyn Channel> = match (early, &client_binding) {
+            (true, None) => Box::new(SecureChannel::client_early(a, &client)?),
+            (true, Some(binding)) => {
+                Box::new(SecureChannel::client_early_bound(a, &client, binding)?)
+            }
+            (false, None) => Box::new(SecureChannel::client(a, &client)?),
+            (false, Some(binding)) => Box::new(SecureChannel::client_bound(a, &client, binding)?),
         };
         for m in payload() {
             ch.send(&(m.len() as u64).to_be_bytes())?;
@@ -209,7 +228,7 @@ fn session_with(
     (cli, srv, server_sent.load(Ordering::Relaxed))
 }
 
-fn expected_sum() -> u64 {
+pub(super) fn expected_sum() -> u64 {
     payload()
         .iter()
         .flatten()
