@@ -1,6 +1,7 @@
-//! The crate's error type: what can go wrong while probing or serving.
+//! The crate's error type: what can go wrong while probing, serving or keeping the cache.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// What can go wrong while probing or serving.
@@ -41,6 +42,17 @@ pub enum Error {
     /// The server did not report on the train.
     #[error("the probe server at {0} did not report on the train")]
     NoReport(SocketAddr),
+    /// A measurement cannot be cached (a field is not a finite number, so its JSON would
+    /// not read back).
+    #[error("a probe measurement with {field} = {value} cannot be cached in {path}")]
+    Uncacheable {
+        /// The cache file.
+        path: PathBuf,
+        /// The offending field.
+        field: &'static str,
+        /// Its value.
+        value: f64,
+    },
 }
 
 /// Wraps an I/O error with what was being done.

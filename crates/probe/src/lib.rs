@@ -3,7 +3,8 @@
 //! [`probe_quick`]) at the other. A library so that the `transputation probe` command, the
 //! testbed's link checks (which bind the two sockets inside two network namespaces and
 //! call these functions on threads) and a party choosing its transport share one
-//! protocol.
+//! protocol. [`ProbeCache`] keeps recent peers' measurements so that repeated sessions
+//! need not probe again.
 //!
 //! Wire protocol (UDP, every packet starts with the same 24 bytes): `b"TPPR"`, a kind byte
 //! (1 ping, 2 pong, 3 train packet, 4 report request, 5 report), three zero bytes, the
@@ -62,6 +63,7 @@
 //! one arrives. The quick probe also gives a floor that needs no server timing at all
 //! ([`Measurement::bandwidth_floor_mbps`]).
 
+pub mod cache;
 mod error;
 pub mod loss;
 mod measurement;
@@ -71,6 +73,9 @@ mod server;
 mod socket;
 mod wire;
 
+pub use cache::{
+    unix_now, user_cache_file, CachedMeasurement, ProbeCache, CACHE_FILE_NAME, MAX_CACHED_PEERS,
+};
 pub use error::Error;
 pub use loss::{LossEvidence, MAX_EVIDENCE_PACKETS};
 pub use measurement::Measurement;

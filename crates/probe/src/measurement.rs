@@ -1,6 +1,6 @@
-//! [`Measurement`]: what a probe found, the JSON of `transputation probe --json`. Fields
-//! added after the first version default when absent, so JSON written by an older build
-//! still reads.
+//! [`Measurement`]: what a probe found, the JSON of `transputation probe --json` and of the
+//! probe cache. Fields added after the first version default when absent, so JSON written
+//! by an older build still reads.
 
 use serde::{Deserialize, Serialize};
 
@@ -72,5 +72,24 @@ impl Measurement {
     /// ([`LossEvidence::upper_bound_95`] of [`loss_evidence`](Self::loss_evidence)).
     pub fn loss_upper_bound_95(&self) -> f64 {
         self.loss_evidence.upper_bound_95()
+    }
+
+    /// The first field that is not a finite number, if any (JSON has no NaN or infinity,
+    /// so such a measurement would not read back).
+    pub(crate) fn non_finite_field(&self) -> Option<(&'static str, f64)> {
+        [
+            ("rtt_ms_min", self.rtt_ms_min),
+            ("rtt_ms_median", self.rtt_ms_median),
+            ("rtt_ms_max", self.rtt_ms_max),
+            ("loss_rate", self.loss_rate),
+            ("bandwidth_mbps", self.bandwidth_mbps.unwrap_or(0.0)),
+            (
+                "bandwidth_floor_mbps",
+                self.bandwidth_floor_mbps.unwrap_or(0.0),
+            ),
+            ("duration_ms", self.duration_ms),
+        ]
+        .into_iter()
+        .find(|(_, v)| !v.is_finite())
     }
 }
