@@ -17,14 +17,16 @@
 //! first packet (u64). Bandwidth is those bytes over that span (train dispersion): the
 //! rate of the narrowest link, if the sender is faster than it.
 //!
-//! The report may go on with an arrival map: `b"MAP1"`, the number of packets m it covers
-//! (u32, the train's length, at most [`MAP_MAX_PACKETS`]) and ⌈m/8⌉ bytes whose bit i
-//! (most significant first) says whether train packet i arrived. The server adds it only
-//! if the request is at least as long as the report with it (a prober pads its request),
-//! so the server never answers a datagram, whose source may be forged, with a larger one.
-//! This extension keeps both directions compatible: a server that predates it sends the
-//! 44-byte report alone (the prober then judges loss by the count), and a prober that
-//! predates it sends a 24-byte request and gets that same 44-byte report.
+//! The report may go on with an extension: `b"EXT1"`, the span timed by prompt reads
+//! (u64 ns, see below) and its bytes (u64), then an arrival map: the number of packets m
+//! it covers (u32, the train's length, at most [`MAP_MAX_PACKETS`]) and ⌈m/8⌉ bytes whose
+//! bit i (most significant first) says whether train packet i arrived. The server adds
+//! it only if the request is at least as long as the report with it (a prober pads its
+//! request), so the server never answers a datagram, whose source may be forged, with a
+//! larger one. This keeps both directions compatible: a server that predates it sends the
+//! 44-byte report alone (the prober then judges loss by the count and takes the fixed
+//! part's span), and a prober that predates it sends a 24-byte request and gets the same
+//! 44 bytes as ever.
 //!
 //! The map separates random loss from a queue's overflow: a train sent back to back
 //! faster than the bottleneck drains fills the bottleneck's queue, which then drops most
@@ -51,17 +53,20 @@
 //! Packets that pile up meanwhile are then read back to back, and a train read that way
 //! shows the server's reading speed, not the path's: on the 2-core testbed, with the link
 //! relay's threads and a build competing, a 32-packet train on a 200 Mbit/s link read as
-//! 9 Gbit/s in half of a dozen trials. So only *prompt* reads time the span: reads that
-//! found the socket empty just before (the server was waiting for the packet) and just
-//! after (nothing arrived while it read), whose times are the arrivals' to within a gap
-//! between packets. The span runs from the first prompt read at or past the quarter to
-//! the last prompt read, and its bytes are those of every packet after the first up to
-//! the last (the queue is first in, first out). Without two prompt reads the rate is
-//! unknown (`bandwidth_mbps` is `None`), which is better than a wrong one; a path faster
-//! than the server reads, such as loopback, may show that too. After a train packet the
-//! server spins on reads for 100 µs before it sleeps, so that it is running when the next
-//! one arrives. The quick probe also gives a floor that needs no server timing at all
-//! ([`Measurement::bandwidth_floor_mbps`]).
+//! 9 Gbit/s in half of a dozen trials. So the extension's span is timed by *prompt* reads
+//! only: reads that found the socket empty just before (the server was waiting for the
+//! packet) and just after (nothing arrived while it read), whose times are the arrivals'
+//! to within a gap between packets. It runs from the first prompt read at or past the
+//! quarter to the last prompt read, and its bytes are those of every packet after the
+//! first up to the last (the queue is first in, first out); without two prompt reads it
+//! is 0. The fixed part's span is the first version's, over every read from the quarter
+//! to the last. The quick probe takes the timed span alone (no rate rather than a wrong
+//! one; its floor, [`Measurement::bandwidth_floor_mbps`], needs no server timing at all).
+//! The full probe takes the timed span and, without one, the fixed part's as it always
+//! did: a path faster than the server reads (loopback, where the prober is as fast as the
+//! server) gives no prompt reads in about a quarter of the trials, and there the read
+//! speed is the best figure there is. After a train packet the server spins on reads for
+//! 100 µs before it sleeps, so that it is running when the next one arrives.
 
 pub mod cache;
 mod error;

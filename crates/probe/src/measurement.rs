@@ -20,8 +20,9 @@ pub struct Measurement {
     pub loss_rate: f64,
     /// Rate of the train's arrivals (its dispersion), Mbit/s: the bottleneck's rate if the
     /// sender was faster. With several trains, the last (largest) train's that the server
-    /// could time. `None` if it could not (fewer than two packets arrived, or the server
-    /// read them as a backlog and not as they came: see the crate docs).
+    /// could time. `None` if fewer than two packets arrived, or (quick probe) the server
+    /// read them as a backlog and not as they came, so that it could not time them (the
+    /// full probe then falls back to the span of every read; see the crate docs).
     pub bandwidth_mbps: Option<f64>,
     /// Pings sent.
     pub pings_sent: u32,

@@ -57,7 +57,11 @@ pub(crate) struct TrainResult {
     pub(crate) received: u32,
     pub(crate) evidence: LossEvidence,
     pub(crate) overflow_packets: u64,
+    /// The dispersion timed by prompt reads (by all reads from a server without the
+    /// report's extension); `None` if the server could not time it.
     pub(crate) bandwidth_mbps: Option<f64>,
+    /// The dispersion timed by all reads, prompt or not (the report's fixed part).
+    pub(crate) read_rate_mbps: Option<f64>,
 }
 
 impl Prober {
@@ -238,13 +242,36 @@ impl Prober {
 }
 
 /// What a report on a train of `sent` packets says, those in `unsent` (sorted) never
-/// having left: the received count as the server gives it, and the loss evidence from its
-/// arrival map (a queue's overflow left out), or from the count alone without a map.
+/// having left: the received count as the server gives it, the loss evidence from its
+/// arrival map (a queue's overflow left out), or from the count alone without a map, and
+/// the dispersion.
 pub(crate) fn train_result(report: &Report, sent: u32, unsent: &[u32]) -> TrainResult {
+    let received = report.received.min(sent);
+    let (evidence, overflow_packets) = loss_evidence(report, sent, unsent);
+    let mbps = |bytes: u64, span_ns: u64| {
+        (span_ns > 0).then(|| bytes as f64 * 8.0 / (span_ns as f64 / 1e9) / 1e6)
+    };
+    let read_rate_mbps = mbps(report.bytes, report.span_ns);
+    TrainResult {
+        sent,
+        received,
+        evidence,
+        overflow_packets,
+        bandwidth_mbps: match &report.ext {
+            Some(e) => mbps(e.timed_bytes, e.timed_span_ns),
+            None => read_rate_mbps,
+        },
+        read_rate_mbps,
+    }
+}
+
+/// The loss evidence of a report on a train of `sent` packets, and the packets left out
+/// of it as a queue's overflow.
+fn loss_evidence(report: &Report, sent: u32, unsent: &[u32]) -> (LossEvidence, u64) {
     let received = report.received.min(sent);
     let left = u64::from(sent) - unsent.len() as u64;
     let count_only = LossEvidence::new(left, left.saturating_sub(u64::from(received)));
-    let (evidence, overflow_packets) = match &report.map {
+    match report.ext.as_ref().map(|e| &e.map) {
         Some(map) if map.packets().min(sent) > 0 => {
             let covered = map.packets().min(sent);
             let lost: Vec<bool> = (0..covered)
@@ -271,14 +298,6 @@ pub(crate) fn train_result(report: &Report, sent: u32, unsent: &[u32]) -> TrainR
             }
         }
         _ => (count_only, 0),
-    };
-    TrainResult {
-        sent,
-        received,
-        evidence,
-        overflow_packets,
-        bandwidth_mbps: (report.span_ns > 0)
-            .then(|| report.bytes as f64 * 8.0 / (report.span_ns as f64 / 1e9) / 1e6),
     }
 }
 
@@ -325,7 +344,9 @@ pub fn probe(
         rtt_ms_median: median,
         rtt_ms_max: max,
         loss_rate,
-        bandwidth_mbps: t.bandwidth_mbps,
+        // Where the server could not time the train by prompt reads, the first version's
+        // estimate by all reads (what this probe always reported; see the crate docs).
+        bandwidth_mbps: t.bandwidth_mbps.or(t.read_rate_mbps),
         pings_sent: settings.pings,
         pings_answered: rtts.len(),
         train_sent: settings.train,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{io, Error};
 use crate::socket::big_buffers;
-use crate::wire::{encode_report, parse, ArrivalMap, Report, ASK, PING, PONG, TRAIN};
+use crate::wire::{encode_report, parse, ArrivalMap, Extension, Report, ASK, PING, PONG, TRAIN};
 
 /// Train packets whose arrival a server records, over all the trains it keeps (24 MiB of
 /// records).
@@ -124,19 +124,28 @@ impl Trains {
     fn report(&self, session: u64) -> Report {
         match self.trains.iter().find(|t| t.session == session) {
             Some(t) => {
-                let (span_ns, bytes) = steady_rate(&t.arrivals);
+                let (span_ns, bytes) = read_span(&t.arrivals);
+                let (timed_span_ns, timed_bytes) = steady_rate(&t.arrivals);
                 Report {
                     received: t.received,
                     span_ns,
                     bytes,
-                    map: Some(t.map.clone()),
+                    ext: Some(Extension {
+                        timed_span_ns,
+                        timed_bytes,
+                        map: t.map.clone(),
+                    }),
                 }
             }
             None => Report {
                 received: 0,
                 span_ns: 0,
                 bytes: 0,
-                map: Some(ArrivalMap::new(0)),
+                ext: Some(Extension {
+                    timed_span_ns: 0,
+                    timed_bytes: 0,
+                    map: ArrivalMap::new(0),
+                }),
             },
         }
     }
@@ -289,6 +298,20 @@ fn answer(
         _ => trains.fresh = None,
     }
     Some(kind)
+}
+
+/// The span (ns) from the arrival at index ⌊n/4⌋ (of n) to the last, as read, prompt or
+/// not, and the bytes of the packets after its first: the first version's estimate, kept
+/// in the report's fixed part; (0, 0) for fewer than two arrivals.
+pub(crate) fn read_span(arrivals: &[Arrival]) -> (u64, u64) {
+    let n = arrivals.len();
+    if n < 2 {
+        return (0, 0);
+    }
+    let from = (n / 4).min(n - 2);
+    let span = arrivals[n - 1].at.duration_since(arrivals[from].at);
+    let bytes = arrivals[from + 1..].iter().map(|a| a.bytes).sum();
+    (u64::try_from(span.as_nanos()).unwrap_or(u64::MAX), bytes)
 }
 
 /// The span (ns) from the first prompt arrival at or past index ⌊n/4⌋ (of n arrivals) to

@@ -125,8 +125,8 @@ fn a_missing_server_and_a_missing_prober_are_errors_after_their_patience() {
 }
 
 #[test]
-fn a_report_carries_its_arrival_map_only_when_the_request_had_room() {
-    use crate::wire::{ask_bytes, decode_report, encode_report, ArrivalMap, Report};
+fn a_report_carries_its_extension_only_when_the_request_had_room() {
+    use crate::wire::{ask_bytes, decode_report, encode_report, ArrivalMap, Extension, Report};
     let mut map = ArrivalMap::new(20);
     for seq in [0, 1, 7, 8, 19, 20, 5000] {
         map.set(seq); // 20 and 5000 are past the map's end
@@ -135,7 +135,11 @@ fn a_report_carries_its_arrival_map_only_when_the_request_had_room() {
         received: 5,
         span_ns: 123_456,
         bytes: 7000,
-        map: Some(map.clone()),
+        ext: Some(Extension {
+            timed_span_ns: 100_000,
+            timed_bytes: 6000,
+            map: map.clone(),
+        }),
     };
     let full = encode_report(9, 3, &report, ask_bytes(20));
     assert_eq!(full.len(), ask_bytes(20));
@@ -150,18 +154,19 @@ fn a_report_carries_its_arrival_map_only_when_the_request_had_room() {
     assert_eq!(
         decode_report(&short),
         Some(Report {
-            map: None,
+            ext: None,
             ..report.clone()
         })
     );
-    // A map with a foreign tag, more packets than allowed, or bits missing is left out.
+    // An extension with a foreign tag, a map of more packets than allowed, or bits
+    // missing is left out.
     let mut foreign = full.clone();
     foreign[44] = b'X';
-    assert_eq!(decode_report(&foreign).unwrap().map, None);
+    assert_eq!(decode_report(&foreign).unwrap().ext, None);
     let mut too_many = full.clone();
-    too_many[48..52].copy_from_slice(&(MAP_MAX_PACKETS + 1).to_be_bytes());
-    assert_eq!(decode_report(&too_many).unwrap().map, None);
-    assert_eq!(decode_report(&full[..full.len() - 1]).unwrap().map, None);
+    too_many[64..68].copy_from_slice(&(MAP_MAX_PACKETS + 1).to_be_bytes());
+    assert_eq!(decode_report(&too_many).unwrap().ext, None);
+    assert_eq!(decode_report(&full[..full.len() - 1]).unwrap().ext, None);
     assert_eq!(decode_report(&full[..43]), None);
     // Maps are capped.
     assert_eq!(ArrivalMap::new(u32::MAX).packets(), MAP_MAX_PACKETS);
@@ -170,7 +175,7 @@ fn a_report_carries_its_arrival_map_only_when_the_request_had_room() {
 #[test]
 fn a_report_s_map_divides_random_loss_from_overflow() {
     use crate::prober::train_result;
-    use crate::wire::{ArrivalMap, Report};
+    use crate::wire::{ArrivalMap, Extension, Report};
     // 64 packets: 5 and 9 lost at random, everything from 40 on lost to a full queue.
     let mut map = ArrivalMap::new(64);
     (0..40)
@@ -180,35 +185,46 @@ fn a_report_s_map_divides_random_loss_from_overflow() {
         received: 38,
         span_ns: 1_000_000,
         bytes: 125_000,
-        map: Some(map.clone()),
+        ext: Some(Extension {
+            timed_span_ns: 2_000_000,
+            timed_bytes: 125_000,
+            map,
+        }),
     };
     let r = train_result(&report, 64, &[]);
     assert_eq!((r.sent, r.received), (64, 38));
     assert_eq!(r.evidence, LossEvidence::new(40, 2));
     assert_eq!(r.overflow_packets, 24);
-    assert_eq!(r.bandwidth_mbps, Some(1000.0));
+    // The dispersion is the prompt-timed one; the fixed part's is kept apart.
+    assert_eq!(r.bandwidth_mbps, Some(500.0));
+    assert_eq!(r.read_rate_mbps, Some(1000.0));
     // A packet the local stack refused is no evidence either way.
     let r = train_result(&report, 64, &[5]);
     assert_eq!(r.evidence, LossEvidence::new(39, 1));
-    // Without a map: every loss counts.
-    let r = train_result(
-        &Report {
-            map: None,
-            ..report.clone()
-        },
-        64,
-        &[],
-    );
+    // Without two prompt reads, no timed dispersion.
+    let mut untimed = report.clone();
+    if let Some(e) = untimed.ext.as_mut() {
+        (e.timed_span_ns, e.timed_bytes) = (0, 0);
+    }
+    let r = train_result(&untimed, 64, &[]);
+    assert_eq!((r.bandwidth_mbps, r.read_rate_mbps), (None, Some(1000.0)));
+    // Without the extension (a server of the first version): every loss counts, and the
+    // fixed part's dispersion is all there is.
+    let first_version = Report {
+        ext: None,
+        ..report.clone()
+    };
+    let r = train_result(&first_version, 64, &[]);
     assert_eq!(
         (r.evidence, r.overflow_packets),
         (LossEvidence::new(64, 26), 0)
     );
+    assert_eq!(r.bandwidth_mbps, Some(1000.0));
     // A server claiming more than was sent is held to what was sent.
     let r = train_result(
         &Report {
             received: 1000,
-            map: None,
-            ..report
+            ..first_version
         },
         64,
         &[],
@@ -243,14 +259,14 @@ fn the_server_answers_a_first_version_request_and_keeps_sessions_apart() {
         let n = client.recv(&mut buf).unwrap();
         assert_eq!(n, crate::wire::REPORT_BYTES);
         let r = crate::wire::decode_report(&buf[..n]).unwrap();
-        assert_eq!((r.received, r.map), (10, None));
-        // A padded request gets the map.
+        assert_eq!((r.received, r.ext), (10, None));
+        // A padded request gets the extension.
         let ask = packet(crate::wire::ASK, 2, 1, 0, crate::wire::ask_bytes(10));
         client.send(&ask).unwrap();
         let n = client.recv(&mut buf).unwrap();
         let r = crate::wire::decode_report(&buf[..n]).unwrap();
         assert_eq!(r.received, 9);
-        let map = r.map.unwrap();
+        let map = r.ext.unwrap().map;
         assert_eq!(map.packets(), 10);
         assert!((0..10).all(|i| map.arrived(i) == (i != 4)));
         // An unknown session: nothing received.
@@ -299,10 +315,11 @@ fn the_server_times_a_paced_train() {
         (crate::wire::decode_report(&buf[..n]).unwrap(), sent_at)
     });
     assert_eq!(report.received, packets);
-    assert!(report.span_ns > 0, "{report:?}");
-    let measured = report.bytes as f64 * 8.0 / report.span_ns as f64 * 1e3; // Mbit/s
-                                                                            // What the sender achieved over the train's last three quarters (a busy host may
-                                                                            // have slept past some of the due times).
+    let ext = report.ext.clone().unwrap();
+    assert!(ext.timed_span_ns > 0, "{report:?}");
+    let measured = ext.timed_bytes as f64 * 8.0 / ext.timed_span_ns as f64 * 1e3; // Mbit/s
+                                                                                  // What the sender achieved over the train's last three quarters (a busy host may
+                                                                                  // have slept past some of the due times).
     let (first, last) = (sent_at[packets as usize / 4], sent_at[packets as usize - 1]);
     let sent_bytes = f64::from(packets - 1 - packets / 4) * 1228.0;
     let paced = sent_bytes * 8.0 / last.duration_since(first).as_secs_f64() / 1e6;

@@ -149,7 +149,7 @@ fn first_version_server(sock: &UdpSocket, stop: &AtomicBool) {
                     received: got,
                     span_ns: 1_000_000,
                     bytes: 1_000_000,
-                    map: None,
+                    ext: None,
                 };
                 let p = crate::wire::encode_report(s, seq, &report, 0);
                 assert_eq!(p.len(), REPORT_BYTES);
