@@ -58,8 +58,9 @@ pub struct Measurement {
     /// Trains sent and reported on.
     #[serde(default = "one")]
     pub trains: u32,
-    /// Wall time of the probe from the first ping to the last report, ms (0 in JSON from a
-    /// build that did not record it).
+    /// Wall time of the probe once the server answered, ms: from the first ping it
+    /// answered (the quick probe) or the first measured ping (the full probe) to the last
+    /// report (0 in JSON from a build that did not record it).
     #[serde(default)]
     pub duration_ms: f64,
 }

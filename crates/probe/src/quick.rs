@@ -330,7 +330,8 @@ struct Burst {
 impl Burst {
     /// Sends one burst (and the train of `train_behind` right behind it, into
     /// `first_train`, with its report request [`FIRST_GUARD`] later), reading answers
-    /// between its pings, and waits for the answers: up to 200 ms for the first, then for
+    /// between its pings, and waits for the answers: up to 200 ms after its last ping for the
+    /// first, then for
     /// the rest of the burst's (they come back within the burst's own spread, so a little
     /// beyond it, not a whole round trip).
     fn run(
@@ -342,7 +343,7 @@ impl Burst {
         let burst_at = Instant::now();
         let mut to_send = 0u32;
         let mut ask_at: Option<Instant> = None;
-        let mut until = burst_at + Duration::from_millis(200);
+        let mut until = burst_at + self.spacing * self.pings + Duration::from_millis(200);
         loop {
             let now = Instant::now();
             let next_ping = burst_at + self.spacing * to_send;
@@ -363,6 +364,11 @@ impl Burst {
                     continue;
                 }
             }
+            // Done once every ping is answered, or at `until` (lost pongs).
+            let answered = self.rtts.len() >= self.pings as usize;
+            if ask_at.is_none() && (answered || now >= until) {
+                return Ok(());
+            }
             let mut wake = until;
             if to_send < self.pings {
                 wake = wake.min(next_ping);
@@ -370,15 +376,8 @@ impl Burst {
             if let Some(at) = ask_at {
                 wake = wake.min(at);
             }
-            match p.recv_until(wake)? {
-                Some(n) => {
-                    self.take_answer(p, n, first_train.as_mut(), burst_at, &mut until);
-                    if self.rtts.len() >= self.pings as usize && ask_at.is_none() {
-                        return Ok(());
-                    }
-                }
-                None if Instant::now() >= until && ask_at.is_none() => return Ok(()),
-                None => {}
+            if let Some(n) = p.recv_until(wake)? {
+                self.take_answer(p, n, first_train.as_mut(), burst_at, &mut until);
             }
         }
     }

@@ -122,8 +122,15 @@ fn two_quick_probes_at_once_are_counted_apart() {
 }
 
 /// A server as the probe's first version had it: one session at a time (a packet of
-/// another session starts over), the 44-byte report alone.
-fn first_version_server(sock: &UdpSocket, stop: &AtomicBool) {
+/// another session starts over), the 44-byte report alone. A `hostile` one also leaves
+/// every ping whose sequence number is 3 or 4 modulo 5 unanswered, and tells `prober` who
+/// the prober is (for a flood of strangers' packets from the same socket).
+fn first_version_server(
+    sock: &UdpSocket,
+    stop: &AtomicBool,
+    hostile: bool,
+    prober: &std::sync::OnceLock<SocketAddr>,
+) {
     sock.set_read_timeout(Some(Duration::from_millis(50)))
         .unwrap();
     let mut buf = vec![0u8; 65536];
@@ -132,6 +139,7 @@ fn first_version_server(sock: &UdpSocket, stop: &AtomicBool) {
         let Ok((n, from)) = sock.recv_from(&mut buf) else {
             continue;
         };
+        let _ = prober.set(from);
         let Some((kind, s, seq, count)) = parse(&buf[..n]) else {
             continue;
         };
@@ -139,7 +147,7 @@ fn first_version_server(sock: &UdpSocket, stop: &AtomicBool) {
             (session, got) = (s, 0);
         }
         match kind {
-            crate::wire::PING => {
+            crate::wire::PING if !(hostile && seq % 5 >= 3) => {
                 buf[4] = crate::wire::PONG;
                 sock.send_to(&buf[..n], from).unwrap();
             }
@@ -161,6 +169,41 @@ fn first_version_server(sock: &UdpSocket, stop: &AtomicBool) {
 }
 
 #[test]
+fn lost_pongs_and_a_flood_of_strangers_do_not_hold_the_probe() {
+    let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = server.local_addr().unwrap();
+    let stop = AtomicBool::new(false);
+    let settings = QuickSettings::default();
+    let prober = std::sync::OnceLock::new();
+    let (m, took) = std::thread::scope(|s| {
+        s.spawn(|| first_version_server(&server, &stop, true, &prober));
+        // Packets that are no probe packets, as fast as a thread sends them.
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                match prober.get() {
+                    Some(&to) => {
+                        let _ = server.send_to(b"not a probe packet, but long enough", to);
+                    }
+                    None => std::thread::sleep(Duration::from_micros(100)),
+                }
+            }
+        });
+        let started = Instant::now();
+        let m = quick(addr, &settings);
+        let took = started.elapsed();
+        stop.store(true, Ordering::Relaxed);
+        (m, took)
+    });
+    assert_eq!((m.pings_sent, m.pings_answered), (5, 3), "{m:?}");
+    assert!(m.trains >= 1, "{m:?}");
+    let budget = settings.budget(Duration::from_secs_f64(m.rtt_ms_median / 1e3));
+    assert!(
+        took <= budget + Duration::from_millis(100),
+        "{took:?}: {m:?}"
+    );
+}
+
+#[test]
 fn a_server_without_arrival_maps_still_serves_the_quick_probe() {
     let server = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = server.local_addr().unwrap();
@@ -173,7 +216,7 @@ fn a_server_without_arrival_maps_still_serves_the_quick_probe() {
         ..QuickSettings::default()
     };
     let m = std::thread::scope(|s| {
-        s.spawn(|| first_version_server(&server, &stop));
+        s.spawn(|| first_version_server(&server, &stop, false, &std::sync::OnceLock::new()));
         let m = quick(addr, &settings);
         stop.store(true, Ordering::Relaxed);
         m
