@@ -123,7 +123,9 @@ impl QuickSettings {
         } else {
             0.0
         };
-        rtt.mul_f64(rtts) + self.budget_extra
+        Duration::try_from_secs_f64(rtt.as_secs_f64() * rtts)
+            .unwrap_or(Duration::MAX)
+            .saturating_add(self.budget_extra)
     }
 }
 
@@ -153,12 +155,17 @@ pub fn probe_quick(
         rtt_min: Duration::from_secs_f64(min / 1e3),
         rtt_max: Duration::from_secs_f64(max / 1e3),
         guard: spread.min(Duration::from_millis(20)),
-        deadline: pings.started + settings.budget(Duration::from_secs_f64(median / 1e3)),
+        deadline: later(
+            pings.started,
+            settings.budget(Duration::from_secs_f64(median / 1e3)),
+        ),
     };
     let measured = grow_trains(&mut p, &plan, &timing, pings.first_train)?;
     let trains: Vec<TrainResult> = measured.iter().map(|m| m.result).collect();
-    let sent: u32 = trains.iter().map(|t| t.sent).sum();
-    let received: u32 = trains.iter().map(|t| t.received).sum();
+    let sent = trains.iter().fold(0u32, |n, t| n.saturating_add(t.sent));
+    let received = trains
+        .iter()
+        .fold(0u32, |n, t| n.saturating_add(t.received));
     let evidence = trains.iter().fold(LossEvidence::default(), |e, t| {
         LossEvidence::new(e.sent + t.evidence.sent, e.lost + t.evidence.lost)
     });
@@ -192,6 +199,12 @@ pub fn probe_quick(
         trains: trains.len() as u32,
         duration_ms: pings.started.elapsed().as_secs_f64() * 1e3,
     })
+}
+
+/// `at` + `wait`, or a year after `at` if that is past what an instant holds.
+fn later(at: Instant, wait: Duration) -> Instant {
+    at.checked_add(wait)
+        .unwrap_or_else(|| at + Duration::from_secs(365 * 86_400))
 }
 
 /// The trains' sizes.
@@ -507,9 +520,13 @@ fn grow_trains(
             .send_time
             .mul_f64(f64::from(next) / f64::from(packets));
         let carrying =
-            Duration::from_secs_f64(f64::from(next) * plan.ip_bytes * 8.0 / (mbps * 1e6));
-        let cost = sending.max(carrying) + timing.guard + timing.rtt_max;
-        if Instant::now() + cost > timing.deadline {
+            Duration::try_from_secs_f64(f64::from(next) * plan.ip_bytes * 8.0 / (mbps * 1e6))
+                .unwrap_or(Duration::MAX);
+        let cost = sending
+            .max(carrying)
+            .saturating_add(timing.guard)
+            .saturating_add(timing.rtt_max);
+        if later(Instant::now(), cost) > timing.deadline {
             break;
         }
         packets = next;

@@ -194,7 +194,10 @@ fn lost_pongs_and_a_flood_of_strangers_do_not_hold_the_probe() {
         stop.store(true, Ordering::Relaxed);
         (m, took)
     });
-    assert_eq!((m.pings_sent, m.pings_answered), (5, 3), "{m:?}");
+    // Pings 3 and 4 go unanswered; 1 and 2 may come too late for a server that shares
+    // two cores with the flood.
+    assert_eq!(m.pings_sent, 5, "{m:?}");
+    assert!((1..=3).contains(&m.pings_answered), "{m:?}");
     assert!(m.trains >= 1, "{m:?}");
     let budget = settings.budget(Duration::from_secs_f64(m.rtt_ms_median / 1e3));
     assert!(
@@ -294,4 +297,26 @@ fn a_server_that_starts_late_gets_a_train_of_its_own() {
         "{m:?}"
     );
     assert_eq!(m.loss_evidence, LossEvidence::new(80, 0), "{m:?}");
+}
+
+#[test]
+fn settings_beyond_reason_do_not_panic() {
+    let huge = QuickSettings {
+        budget_rtts: 1e300,
+        budget_extra: Duration::MAX,
+        max_train: u32::MAX,
+        max_train_bytes: u64::MAX,
+        growth: u32::MAX,
+        first_train: 16,
+        ..QuickSettings::default()
+    };
+    assert_eq!(huge.budget(Duration::from_millis(1)), Duration::MAX);
+    // A deadline past what an instant holds, growth without bound: the bytes cap the
+    // trains (16, then 64 packets of 1200 bytes).
+    let capped = QuickSettings {
+        max_train_bytes: 64 * 1200,
+        ..huge
+    };
+    let m = with_server(|addr| quick(addr, &capped));
+    assert_eq!((m.trains, m.train_sent), (2, 16 + 64), "{m:?}");
 }
