@@ -1,24 +1,60 @@
 //! The rate estimate, the packet layout, and a server and a prober over loopback.
 
+use std::net::UdpSocket;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::server::{steady_rate, Arrival};
+use crate::wire::{packet, parse, HEADER, PING, TRAIN};
 
 #[test]
 fn the_rate_leaves_out_the_first_quarter() {
     let t0 = Instant::now();
-    let at = |us: u64| t0 + Duration::from_micros(us);
+    let at = |us: u64| Arrival {
+        at: t0 + Duration::from_micros(us),
+        bytes: 1000,
+        prompt: true,
+    };
     // A burst of 4 packets at once, then 1 packet every 100 µs: 12 packets, the
     // span starts at index 3 (still in the burst) and ends 800 µs later.
-    let mut arrivals: Vec<(Instant, u64)> = (0..4).map(|_| (at(0), 1000)).collect();
-    arrivals.extend((1..=8).map(|i| (at(i * 100), 1000)));
+    let mut arrivals: Vec<Arrival> = (0..4).map(|_| at(0)).collect();
+    arrivals.extend((1..=8).map(|i| at(i * 100)));
     assert_eq!(steady_rate(&arrivals), (800_000, 8000));
     // Two packets: first to last.
     assert_eq!(steady_rate(&arrivals[..2]), (0, 1000));
     assert_eq!(steady_rate(&arrivals[4..6]), (100_000, 1000));
     assert_eq!(steady_rate(&arrivals[..1]), (0, 0));
     assert_eq!(steady_rate(&[]), (0, 0));
+}
+
+#[test]
+fn only_prompt_reads_time_the_rate() {
+    let t0 = Instant::now();
+    let at = |us: u64, prompt: bool| Arrival {
+        at: t0 + Duration::from_micros(us),
+        bytes: 1000,
+        prompt,
+    };
+    // 12 packets 100 µs apart on the path, but the server was late for packets 3 to 6
+    // and read them together at 700 µs: those reads say nothing of their arrival. The
+    // span runs from the first prompt read past the quarter (index 7) to the last.
+    let arrivals: Vec<Arrival> = (0..12u64)
+        .map(|i| match i {
+            3..=6 => at(700, false),
+            _ => at(i * 100, true),
+        })
+        .collect();
+    assert_eq!(steady_rate(&arrivals), (400_000, 4000));
+    // The last read late too: the span ends at the last prompt one, index 10.
+    let mut late_end = arrivals.clone();
+    late_end[11].prompt = false;
+    assert_eq!(steady_rate(&late_end), (300_000, 3000));
+    // A train read all at once (a starved server): no rate rather than the read speed.
+    let starved: Vec<Arrival> = (0..32).map(|_| at(5000, false)).collect();
+    assert_eq!(steady_rate(&starved), (0, 0));
+    let one_prompt: Vec<Arrival> = (0..32).map(|i| at(5000, i == 20)).collect();
+    assert_eq!(steady_rate(&one_prompt), (0, 0));
 }
 
 #[test]
@@ -58,7 +94,10 @@ fn a_prober_measures_loopback_and_the_server_stops_when_told() {
         assert!(m.rtt_ms_median <= m.rtt_ms_max && m.rtt_ms_max < 1000.0);
         assert_eq!(m.train_sent, 200);
         assert!(m.train_received > 0 && m.train_received <= 200);
-        assert!(m.bandwidth_mbps.is_some_and(|b| b > 0.0), "{m:?}");
+        // On loopback the prober is the bottleneck and the server may read the train as a
+        // backlog, which it does not time (a paced train's rate is checked below).
+        assert!(m.bandwidth_mbps.is_none_or(|b| b > 0.0), "{m:?}");
+        assert_eq!(m.bandwidth_floor_mbps, None, "the full probe has no floor");
         assert_eq!(m.packet_bytes, 1200);
     });
 }
@@ -83,4 +122,209 @@ fn a_missing_server_and_a_missing_prober_are_errors_after_their_patience() {
     let stop = AtomicBool::new(false);
     let e = serve(&silent, Duration::from_millis(300), &stop).unwrap_err();
     assert_eq!(e.to_string(), "no prober for 300ms");
+}
+
+#[test]
+fn a_report_carries_its_extension_only_when_the_request_had_room() {
+    use crate::wire::{ask_bytes, decode_report, encode_report, ArrivalMap, Extension, Report};
+    let mut map = ArrivalMap::new(20);
+    for seq in [0, 1, 7, 8, 19, 20, 5000] {
+        map.set(seq); // 20 and 5000 are past the map's end
+    }
+    let report = Report {
+        received: 5,
+        span_ns: 123_456,
+        bytes: 7000,
+        ext: Some(Extension {
+            timed_span_ns: 100_000,
+            timed_bytes: 6000,
+            map: map.clone(),
+        }),
+    };
+    let full = encode_report(9, 3, &report, ask_bytes(20));
+    assert_eq!(full.len(), ask_bytes(20));
+    assert_eq!(parse(&full), Some((crate::wire::REPORT, 9, 3, 0)));
+    let back = decode_report(&full).unwrap();
+    assert_eq!(back, report);
+    let arrived: Vec<u32> = (0..25).filter(|&i| map.arrived(i)).collect();
+    assert_eq!(arrived, [0, 1, 7, 8, 19]);
+    // A request of the first version's 24 bytes gets the first version's 44 bytes.
+    let short = encode_report(9, 3, &report, HEADER);
+    assert_eq!(short.len(), crate::wire::REPORT_BYTES);
+    assert_eq!(
+        decode_report(&short),
+        Some(Report {
+            ext: None,
+            ..report.clone()
+        })
+    );
+    // An extension with a foreign tag, a map of more packets than allowed, or bits
+    // missing is left out.
+    let mut foreign = full.clone();
+    foreign[44] = b'X';
+    assert_eq!(decode_report(&foreign).unwrap().ext, None);
+    let mut too_many = full.clone();
+    too_many[64..68].copy_from_slice(&(MAP_MAX_PACKETS + 1).to_be_bytes());
+    assert_eq!(decode_report(&too_many).unwrap().ext, None);
+    assert_eq!(decode_report(&full[..full.len() - 1]).unwrap().ext, None);
+    assert_eq!(decode_report(&full[..43]), None);
+    // Maps are capped.
+    assert_eq!(ArrivalMap::new(u32::MAX).packets(), MAP_MAX_PACKETS);
+}
+
+#[test]
+fn a_report_s_map_divides_random_loss_from_overflow() {
+    use crate::prober::train_result;
+    use crate::wire::{ArrivalMap, Extension, Report};
+    // 64 packets: 5 and 9 lost at random, everything from 40 on lost to a full queue.
+    let mut map = ArrivalMap::new(64);
+    (0..40)
+        .filter(|i| *i != 5 && *i != 9)
+        .for_each(|i| map.set(i));
+    let report = Report {
+        received: 38,
+        span_ns: 1_000_000,
+        bytes: 125_000,
+        ext: Some(Extension {
+            timed_span_ns: 2_000_000,
+            timed_bytes: 125_000,
+            map,
+        }),
+    };
+    let r = train_result(&report, 64, &[]);
+    assert_eq!((r.sent, r.received), (64, 38));
+    assert_eq!(r.evidence, LossEvidence::new(40, 2));
+    assert_eq!(r.overflow_packets, 24);
+    // The dispersion is the prompt-timed one; the fixed part's is kept apart.
+    assert_eq!(r.bandwidth_mbps, Some(500.0));
+    assert_eq!(r.read_rate_mbps, Some(1000.0));
+    // A packet the local stack refused is no evidence either way.
+    let r = train_result(&report, 64, &[5]);
+    assert_eq!(r.evidence, LossEvidence::new(39, 1));
+    // Without two prompt reads, no timed dispersion.
+    let mut untimed = report.clone();
+    if let Some(e) = untimed.ext.as_mut() {
+        (e.timed_span_ns, e.timed_bytes) = (0, 0);
+    }
+    let r = train_result(&untimed, 64, &[]);
+    assert_eq!((r.bandwidth_mbps, r.read_rate_mbps), (None, Some(1000.0)));
+    // Without the extension (a server of the first version): every loss counts, and the
+    // fixed part's dispersion is all there is.
+    let first_version = Report {
+        ext: None,
+        ..report.clone()
+    };
+    let r = train_result(&first_version, 64, &[]);
+    assert_eq!(
+        (r.evidence, r.overflow_packets),
+        (LossEvidence::new(64, 26), 0)
+    );
+    assert_eq!(r.bandwidth_mbps, Some(1000.0));
+    // A server claiming more than was sent is held to what was sent.
+    let r = train_result(
+        &Report {
+            received: 1000,
+            ..first_version
+        },
+        64,
+        &[],
+    );
+    assert_eq!((r.received, r.evidence), (64, LossEvidence::new(64, 0)));
+}
+
+#[test]
+fn the_server_answers_a_first_version_request_and_keeps_sessions_apart() {
+    let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = server.local_addr().unwrap();
+    let stop = AtomicBool::new(false);
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client.connect(addr).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    std::thread::scope(|s| {
+        let served = s.spawn(|| serve_until(&server, &stop));
+        // Two sessions' trains interleaved, one packet of session 2 lost (never sent).
+        for seq in 0..10u32 {
+            client.send(&packet(TRAIN, 1, seq, 10, 100)).unwrap();
+            if seq != 4 {
+                client.send(&packet(TRAIN, 2, seq, 10, 100)).unwrap();
+            }
+        }
+        let mut buf = [0u8; 2048];
+        // The first version's request: 24 bytes, answered with 44.
+        client
+            .send(&packet(crate::wire::ASK, 1, 0, 0, HEADER))
+            .unwrap();
+        let n = client.recv(&mut buf).unwrap();
+        assert_eq!(n, crate::wire::REPORT_BYTES);
+        let r = crate::wire::decode_report(&buf[..n]).unwrap();
+        assert_eq!((r.received, r.ext), (10, None));
+        // A padded request gets the extension.
+        let ask = packet(crate::wire::ASK, 2, 1, 0, crate::wire::ask_bytes(10));
+        client.send(&ask).unwrap();
+        let n = client.recv(&mut buf).unwrap();
+        let r = crate::wire::decode_report(&buf[..n]).unwrap();
+        assert_eq!(r.received, 9);
+        let map = r.ext.unwrap().map;
+        assert_eq!(map.packets(), 10);
+        assert!((0..10).all(|i| map.arrived(i) == (i != 4)));
+        // An unknown session: nothing received.
+        client
+            .send(&packet(crate::wire::ASK, 77, 0, 0, 64))
+            .unwrap();
+        let n = client.recv(&mut buf).unwrap();
+        assert_eq!(crate::wire::decode_report(&buf[..n]).unwrap().received, 0);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        served.join().unwrap().unwrap();
+    });
+}
+
+#[test]
+fn the_server_times_a_paced_train() {
+    // 40 packets of 1200 bytes 300 µs apart (32.7 Mbit/s in IP bytes): the server has
+    // time to read each as it comes, and its rate is the spacing's.
+    let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = server.local_addr().unwrap();
+    let stop = AtomicBool::new(false);
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client.connect(addr).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let packets = 40u32;
+    let (report, sent_at) = std::thread::scope(|s| {
+        let served = s.spawn(|| serve_until(&server, &stop));
+        let start = Instant::now();
+        let mut sent_at = Vec::new();
+        for seq in 0..packets {
+            let due = start + Duration::from_micros(300) * seq;
+            while Instant::now() < due {
+                std::thread::sleep(due - Instant::now());
+            }
+            sent_at.push(Instant::now());
+            client.send(&packet(TRAIN, 5, seq, packets, 1200)).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+        let ask = packet(crate::wire::ASK, 5, 0, 0, crate::wire::ask_bytes(packets));
+        client.send(&ask).unwrap();
+        let mut buf = [0u8; 2048];
+        let n = client.recv(&mut buf).unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        served.join().unwrap().unwrap();
+        (crate::wire::decode_report(&buf[..n]).unwrap(), sent_at)
+    });
+    assert_eq!(report.received, packets);
+    let ext = report.ext.clone().unwrap();
+    assert!(ext.timed_span_ns > 0, "{report:?}");
+    let measured = ext.timed_bytes as f64 * 8.0 / ext.timed_span_ns as f64 * 1e3; // Mbit/s
+                                                                                  // What the sender achieved over the train's last three quarters (a busy host may
+                                                                                  // have slept past some of the due times).
+    let (first, last) = (sent_at[packets as usize / 4], sent_at[packets as usize - 1]);
+    let sent_bytes = f64::from(packets - 1 - packets / 4) * 1228.0;
+    let paced = sent_bytes * 8.0 / last.duration_since(first).as_secs_f64() / 1e6;
+    assert!(
+        (measured / paced - 1.0).abs() < 0.3,
+        "measured {measured:.1} Mbit/s, sent at {paced:.1}"
+    );
 }

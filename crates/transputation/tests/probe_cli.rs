@@ -85,3 +85,54 @@ fn probe_measures_loopback_with_both_ends() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn quick_probe_measures_loopback_in_a_few_round_trips() {
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let server = Command::new(env!("CARGO_BIN_EXE_transputation"))
+        .args(["probe", "--listen", &addr, "--timeout", "20"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_transputation"))
+        .args(["probe", "--connect", &addr, "--quick", "--json"])
+        .output()
+        .unwrap();
+    let server = server.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && server.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&server.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {v}"));
+    assert_eq!(
+        (v["pings_sent"].clone(), v["pings_answered"].clone()),
+        (5.into(), 5.into()),
+        "{v}"
+    );
+    let trains = v["trains"].as_u64().unwrap();
+    assert!((1..=3).contains(&trains), "{v}");
+    assert!(v["loss_evidence"]["sent"].as_u64().unwrap() >= 32, "{v}");
+    assert!(f("bandwidth_floor_mbps") > 0.0, "{v}");
+    // Loopback: 3 round trips are nothing, so the 50 ms bound the probe (with room for
+    // a busy host).
+    assert!(f("duration_ms") < 150.0, "{v}");
+
+    // --quick sets its own pings and trains.
+    let out = Command::new(env!("CARGO_BIN_EXE_transputation"))
+        .args(["probe", "--connect", &addr, "--quick", "--train", "10"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("'--quick' cannot be used with '--train"),
+        "{err}"
+    );
+}

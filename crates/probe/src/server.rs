@@ -1,0 +1,331 @@
+//! The probe server: echoes pings, records the trains of the last few sessions (arrival
+//! times, bytes and which packets arrived) and reports on them. [`serve`] serves one
+//! prober and returns; [`serve_until`] serves any number until told to stop (a party that
+//! answers probes beside its sessions).
+//!
+//! How it times arrivals (prompt reads only, a short spin between a train's packets) and
+//! why is in the crate docs.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::error::{io, Error};
+use crate::socket::big_buffers;
+use crate::wire::{encode_report, parse, ArrivalMap, Extension, Report, ASK, PING, PONG, TRAIN};
+
+/// Train packets whose arrival a server records, over all the trains it keeps (24 MiB of
+/// records).
+const MAX_ARRIVALS: usize = 1 << 20;
+/// Trains (sessions) a server keeps at once: probers that overlap in time (several
+/// evaluators at a serving garbler) each get their own count; the least recently active
+/// is forgotten when a new one starts.
+const MAX_TRAINS: usize = 8;
+/// How long a one-prober server stays after its last packet once it has reported.
+const LINGER: Duration = Duration::from_secs(2);
+/// How long the server spins on reads after a train packet before it sleeps.
+const SPIN: Duration = Duration::from_micros(100);
+/// How long the server sleeps at a time (the stop flag is checked as often).
+const SLICE: Duration = Duration::from_millis(100);
+
+/// A train packet's arrival as the server read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Arrival {
+    /// When it was read.
+    pub(crate) at: Instant,
+    /// Its IP bytes.
+    pub(crate) bytes: u64,
+    /// Whether the read was prompt: the socket was empty before and after it.
+    pub(crate) prompt: bool,
+}
+
+/// One session's train as the server saw it.
+struct Train {
+    session: u64,
+    received: u32,
+    /// Each packet's arrival (while the server's record has room).
+    arrivals: Vec<Arrival>,
+    map: ArrivalMap,
+    last: Instant,
+}
+
+/// The trains a server keeps.
+#[derive(Default)]
+struct Trains {
+    trains: Vec<Train>,
+    /// Arrivals recorded over all trains.
+    recorded: usize,
+    /// The train (its index) whose last arrival was read right after a wait, while no
+    /// other packet has been read since: it is prompt if the next read finds nothing.
+    fresh: Option<usize>,
+}
+
+impl Trains {
+    /// Records train packet `seq` of `session`'s train of `count` packets, read at `now`
+    /// after a wait (`waited`) or not.
+    fn record(
+        &mut self,
+        session: u64,
+        seq: u32,
+        count: u32,
+        now: Instant,
+        ip_bytes: u64,
+        waited: bool,
+    ) {
+        let i = match self.trains.iter().position(|t| t.session == session) {
+            Some(i) => i,
+            None => {
+                if self.trains.len() >= MAX_TRAINS {
+                    let oldest = (0..self.trains.len())
+                        .min_by_key(|&i| self.trains[i].last)
+                        .expect("a full list is not empty");
+                    let gone = self.trains.swap_remove(oldest);
+                    self.recorded -= gone.arrivals.len();
+                    self.fresh = None;
+                }
+                self.trains.push(Train {
+                    session,
+                    received: 0,
+                    arrivals: Vec::new(),
+                    map: ArrivalMap::new(count),
+                    last: now,
+                });
+                self.trains.len() - 1
+            }
+        };
+        let t = &mut self.trains[i];
+        t.received = t.received.saturating_add(1);
+        t.map.set(seq);
+        t.last = now;
+        if self.recorded < MAX_ARRIVALS {
+            t.arrivals.push(Arrival {
+                at: now,
+                bytes: ip_bytes,
+                prompt: false,
+            });
+            self.recorded += 1;
+            self.fresh = waited.then_some(i);
+        } else {
+            self.fresh = None;
+        }
+    }
+
+    /// A read found the socket empty: the last arrival, if it was read after a wait, was
+    /// read promptly.
+    fn socket_empty(&mut self) {
+        if let Some(i) = self.fresh.take() {
+            if let Some(a) = self.trains.get_mut(i).and_then(|t| t.arrivals.last_mut()) {
+                a.prompt = true;
+            }
+        }
+    }
+
+    /// The report on `session`'s train (nothing received if it is not known).
+    fn report(&self, session: u64) -> Report {
+        match self.trains.iter().find(|t| t.session == session) {
+            Some(t) => {
+                let (span_ns, bytes) = read_span(&t.arrivals);
+                let (timed_span_ns, timed_bytes) = steady_rate(&t.arrivals);
+                Report {
+                    received: t.received,
+                    span_ns,
+                    bytes,
+                    ext: Some(Extension {
+                        timed_span_ns,
+                        timed_bytes,
+                        map: t.map.clone(),
+                    }),
+                }
+            }
+            None => Report {
+                received: 0,
+                span_ns: 0,
+                bytes: 0,
+                ext: Some(Extension {
+                    timed_span_ns: 0,
+                    timed_bytes: 0,
+                    map: ArrivalMap::new(0),
+                }),
+            },
+        }
+    }
+}
+
+/// Serves one prober on `sock`: returns 2 s after the last packet once a report was sent,
+/// or as soon as `stop` is raised (checked every 100 ms), or fails if nothing arrives for
+/// `patience`. The socket is non-blocking while it serves and blocking again after.
+pub fn serve(sock: &UdpSocket, patience: Duration, stop: &AtomicBool) -> Result<(), Error> {
+    run(sock, stop, Some(patience))
+}
+
+/// Serves any number of probers on `sock`, one after another or at once (each prober's
+/// trains are kept apart by their session numbers, the last 8 at a time),
+/// until `stop` is raised (checked every 100 ms). Silence is no error: a party that
+/// offers probes beside its sessions may see no prober at all (a peer with a cached
+/// measurement does not probe).
+pub fn serve_until(sock: &UdpSocket, stop: &AtomicBool) -> Result<(), Error> {
+    run(sock, stop, None)
+}
+
+/// The server's loop; `one_prober` is the patience of a server for one prober (`None`:
+/// serve until stopped). The socket is non-blocking while it serves (see the module docs).
+fn run(sock: &UdpSocket, stop: &AtomicBool, one_prober: Option<Duration>) -> Result<(), Error> {
+    big_buffers(sock);
+    sock.set_nonblocking(true)
+        .map_err(io("making the probe server's socket non-blocking"))?;
+    let served = serve_on(sock, stop, one_prober);
+    let _ = sock.set_nonblocking(false);
+    served
+}
+
+fn serve_on(
+    sock: &UdpSocket,
+    stop: &AtomicBool,
+    one_prober: Option<Duration>,
+) -> Result<(), Error> {
+    let ip_overhead = match sock.local_addr() {
+        Ok(a) if a.is_ipv6() => 48,
+        _ => 28,
+    };
+    let mut buf = vec![0u8; 65536];
+    let mut trains = Trains::default();
+    let mut reported = false;
+    let mut last = Instant::now();
+    // Whether the socket was found empty since the last packet read.
+    let mut waited = true;
+    let mut spin_until: Option<Instant> = None;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let (n, from) = match sock.recv_from(&mut buf) {
+            Ok(r) => r,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                trains.socket_empty();
+                waited = true;
+                if spin_until.is_some_and(|t| Instant::now() < t) {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                spin_until = None;
+                if wait_readable(sock, SLICE)? {
+                    continue;
+                }
+                let Some(patience) = one_prober else {
+                    continue;
+                };
+                let quiet = last.elapsed();
+                if reported && quiet >= LINGER {
+                    return Ok(());
+                }
+                if !reported && quiet >= patience {
+                    return Err(Error::NoProber(patience));
+                }
+                continue;
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::Interrupted | std::io::ErrorKind::ConnectionRefused
+                ) =>
+            {
+                continue
+            }
+            Err(e) => return Err(io("receiving")(e)),
+        };
+        last = Instant::now();
+        let read = Read {
+            at: last,
+            ip_bytes: (n + ip_overhead) as u64,
+            waited,
+        };
+        waited = false;
+        let kind = answer(sock, &mut trains, &mut buf[..n], from, read);
+        reported |= kind == Some(ASK);
+        if kind == Some(TRAIN) {
+            spin_until = Some(last + SPIN);
+        }
+    }
+}
+
+/// Waits up to `wait` for the socket to become readable; whether it did.
+fn wait_readable(sock: &UdpSocket, wait: Duration) -> Result<bool, Error> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let timeout = Timespec {
+        tv_sec: i64::try_from(wait.as_secs()).unwrap_or(i64::MAX),
+        tv_nsec: i64::from(wait.subsec_nanos()),
+    };
+    let mut fds = [PollFd::new(sock, PollFlags::IN)];
+    match poll(&mut fds, Some(&timeout)) {
+        Ok(n) => Ok(n > 0),
+        Err(rustix::io::Errno::INTR) => Ok(false),
+        Err(e) => Err(io("waiting for probe packets")(e.into())),
+    }
+}
+
+/// How a packet was read.
+struct Read {
+    at: Instant,
+    ip_bytes: u64,
+    /// Whether the socket was empty just before.
+    waited: bool,
+}
+
+/// Handles one packet; its kind, if it is a probe packet.
+fn answer(
+    sock: &UdpSocket,
+    trains: &mut Trains,
+    packet: &mut [u8],
+    from: SocketAddr,
+    read: Read,
+) -> Option<u8> {
+    let Some((kind, session, seq, count)) = parse(packet) else {
+        trains.fresh = None;
+        return None;
+    };
+    match kind {
+        PING => {
+            trains.fresh = None;
+            packet[4] = PONG;
+            let _ = sock.send_to(packet, from);
+        }
+        TRAIN => trains.record(session, seq, count, read.at, read.ip_bytes, read.waited),
+        ASK => {
+            trains.fresh = None;
+            let report = encode_report(session, seq, &trains.report(session), packet.len());
+            let _ = sock.send_to(&report, from);
+        }
+        _ => trains.fresh = None,
+    }
+    Some(kind)
+}
+
+/// The span (ns) from the arrival at index ⌊n/4⌋ (of n) to the last, as read, prompt or
+/// not, and the bytes of the packets after its first: the first version's estimate, kept
+/// in the report's fixed part; (0, 0) for fewer than two arrivals.
+pub(crate) fn read_span(arrivals: &[Arrival]) -> (u64, u64) {
+    let n = arrivals.len();
+    if n < 2 {
+        return (0, 0);
+    }
+    let from = (n / 4).min(n - 2);
+    let span = arrivals[n - 1].at.duration_since(arrivals[from].at);
+    let bytes = arrivals[from + 1..].iter().map(|a| a.bytes).sum();
+    (u64::try_from(span.as_nanos()).unwrap_or(u64::MAX), bytes)
+}
+
+/// The span (ns) from the first prompt arrival at or past index ⌊n/4⌋ (of n arrivals) to
+/// the last prompt one, and the bytes of the packets after its first up to its last; (0,
+/// 0) without two such arrivals.
+pub(crate) fn steady_rate(arrivals: &[Arrival]) -> (u64, u64) {
+    let n = arrivals.len();
+    let Some(from) = (n / 4..n).find(|&i| arrivals[i].prompt) else {
+        return (0, 0);
+    };
+    let Some(to) = (from + 1..n).rev().find(|&i| arrivals[i].prompt) else {
+        return (0, 0);
+    };
+    let span = arrivals[to].at.duration_since(arrivals[from].at);
+    let bytes = arrivals[from + 1..=to].iter().map(|a| a.bytes).sum();
+    (u64::try_from(span.as_nanos()).unwrap_or(u64::MAX), bytes)
+}

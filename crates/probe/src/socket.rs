@@ -1,0 +1,25 @@
+//! Socket set-up shared by the server and the prober: big buffers, and a prober's socket.
+
+use std::net::{SocketAddr, UdpSocket};
+
+/// Asks the kernel for 16 MiB socket buffers (forced where allowed): a train must not be
+/// dropped by the receiving socket.
+pub fn big_buffers(s: &UdpSocket) {
+    use rustix::net::sockopt;
+    if sockopt::set_socket_recv_buffer_size_force(s, 16 << 20).is_err() {
+        let _ = sockopt::set_socket_recv_buffer_size(s, 16 << 20);
+    }
+    if sockopt::set_socket_send_buffer_size_force(s, 16 << 20).is_err() {
+        let _ = sockopt::set_socket_send_buffer_size(s, 16 << 20);
+    }
+}
+
+/// A socket for a prober on `server`'s address family (any local address and port).
+pub fn prober_socket(server: SocketAddr) -> std::io::Result<UdpSocket> {
+    let any: SocketAddr = if server.is_ipv4() {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    UdpSocket::bind(any)
+}
