@@ -15,4 +15,4 @@ mod report;
 
 pub use args::{ArgvError, PartyArgs, Protection, Role};
 pub use capabilities::{Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, FEATURE_REPEAT};
-pub use report::{ByteParts, PartyReport, ReportError, WhichReport, REPORT_VERSION};
+pub use report::{AutoReport, ByteParts, PartyReport, ReportError, WhichReport, REPORT_VERSION};

@@ -19,7 +19,7 @@ use crate::args::Role;
 /// computations, and a party then prints one report per computation, one per line
 /// ([`PartyReport::stream_from_json`] reads them). A version 2 report is refused: it cannot
 /// say which computation of its session it was.
-pub const REPORT_VERSION: u32 = 3;
+pub const REPORT_VERSION: u32 = 4;
 
 /// Bytes of one direction of a session, by what they carried.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,6 +134,43 @@ pub struct PartyReport {
     /// handshake's early data), so its time, from sending the handshake's first message
     /// until the answer was read, is part of `total_ms`.
     pub handshake_ms: f64,
+    /// What `--transport auto` measured and chose (`None` for a transport given by name;
+    /// `transport` then names the choice). Version 4.
+    #[serde(deserialize_with = "present")]
+    pub auto: Option<AutoReport>,
+}
+
+/// What `--transport auto` did before the session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutoReport {
+    /// The transport chosen (the one the session ran over).
+    pub chosen: String,
+    /// Its predicted time to the output, ms.
+    pub predicted_ms: f64,
+    /// One line on why.
+    pub why: String,
+    /// The path the decision was made for: round-trip time, ms.
+    pub rtt_ms: f64,
+    /// Its bottleneck rate, Mbit/s.
+    pub rate_mbps: f64,
+    /// Its loss rate (best estimate).
+    pub loss: f64,
+    /// The upper confidence bound on the loss rate that the decision also weighed.
+    pub loss_upper: f64,
+    /// Where the evaluator had the path from: `probe` or `cache` (the garbler: `offer`).
+    pub path_from: String,
+    /// The evaluator's time measuring the path, ms (0 from the cache; `None` for the
+    /// garbler).
+    #[serde(deserialize_with = "present")]
+    pub probe_ms: Option<f64>,
+    /// The evaluator's time from its first offer to the garbler's decision, ms (`None` for
+    /// the garbler).
+    #[serde(deserialize_with = "present")]
+    pub agree_ms: Option<f64>,
+    /// Choices that did not connect before this one, in order.
+    pub failed: Vec<String>,
+    /// The best candidates as the garbler ranked them: (transport, predicted ms).
+    pub ranked: Vec<(String, Option<f64>)>,
 }
 
 /// An optional field that must be present (as `null` where it has no value): serde reads
@@ -340,6 +377,7 @@ mod tests {
             volume_bytes: Some(208_896),
             protection: "noise-psk".into(),
             handshake_ms: 1.0,
+            auto: None,
         }
     }
 
@@ -372,27 +410,27 @@ mod tests {
         // The same with a version 1 or 2 added is refused for its version: the fields of the
         // versions after it (round trips, the paper's measure, which computation, ...) were
         // not measured, and are not made up.
-        for old in [1, 2] {
+        for old in [1, 2, 3] {
             let text = UNVERSIONED.replacen('{', &format!("{{\"report_version\":{old},"), 1);
             let e = PartyReport::from_json("garbler", &text).unwrap_err();
             assert!(matches!(e, ReportError::Version { .. }), "{e}");
             assert_eq!(
                 e.to_string(),
                 format!(
-                    "the garbler's report is version {old}, this build reads version 3; run \
+                    "the garbler's report is version {old}, this build reads version 4; run \
                      parties of the same build"
                 )
             );
         }
-        // With version 3 and its fields, it reads.
-        let v3 = UNVERSIONED.replacen(
+        // With version 4 and its fields, it reads.
+        let v4 = UNVERSIONED.replacen(
             '{',
-            "{\"report_version\":3,\"connect_ms\":null,\"first_output_ms\":6100.5,\
+            "{\"report_version\":4,\"connect_ms\":null,\"first_output_ms\":6100.5,\
              \"round_trips\":3,\"paper_ms\":21.25,\"computation\":1,\"online_ms\":null,\
-             \"session\":null,",
+             \"session\":null,\"auto\":null,",
             1,
         );
-        let r = PartyReport::from_json("garbler", &v3).unwrap();
+        let r = PartyReport::from_json("garbler", &v4).unwrap();
         assert_eq!((r.role, r.total_ms), (Role::Garbler, 5440.299516));
         assert_eq!(
             (r.connect_ms, r.first_output_ms, r.round_trips, r.paper_ms),
@@ -402,7 +440,7 @@ mod tests {
     }
 
     #[test]
-    fn a_report_without_a_field_of_version_2_or_3_is_malformed() {
+    fn a_report_without_a_field_of_version_2_to_4_is_malformed() {
         let full = sample().to_json_value();
         for field in [
             "connect_ms",
@@ -412,6 +450,7 @@ mod tests {
             "computation",
             "online_ms",
             "session",
+            "auto",
         ] {
             let mut v = full.clone();
             v.as_object_mut().unwrap().remove(field);
@@ -440,11 +479,11 @@ mod tests {
 
     #[test]
     fn other_versions_and_broken_reports_are_refused() {
-        let v4 = UNVERSIONED.replacen('{', "{\"report_version\":4,", 1);
-        let e = PartyReport::from_json("evaluator", &v4).unwrap_err();
+        let v5 = UNVERSIONED.replacen('{', "{\"report_version\":5,", 1);
+        let e = PartyReport::from_json("evaluator", &v5).unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("the evaluator's report is version 4, this build reads version 3"),
+                .starts_with("the evaluator's report is version 5, this build reads version 4"),
             "{e}"
         );
         let e = PartyReport::from_json("garbler", "Segmentation fault").unwrap_err();
@@ -453,7 +492,7 @@ mod tests {
                 .starts_with("the garbler's report is not JSON"),
             "{e}"
         );
-        let e = PartyReport::from_json("garbler", r#"{"report_version":3,"role":"garbler"}"#)
+        let e = PartyReport::from_json("garbler", r#"{"report_version":4,"role":"garbler"}"#)
             .unwrap_err();
         assert!(
             e.to_string()
@@ -517,7 +556,7 @@ mod tests {
         let e = PartyReport::stream_from_json("evaluator", &text).unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("the evaluator's report 3 is version 2, this build reads version 3"),
+                .starts_with("the evaluator's report 3 is version 2, this build reads version 4"),
             "{e}"
         );
         // Report 4 without its online time.
@@ -527,7 +566,7 @@ mod tests {
         let e = PartyReport::stream_from_json("evaluator", &text).unwrap_err();
         assert!(
             e.to_string().starts_with(
-                "the evaluator's report 4 (version 3) is malformed: missing field `online_ms`"
+                "the evaluator's report 4 (version 4) is malformed: missing field `online_ms`"
             ),
             "{e}"
         );

@@ -267,7 +267,9 @@ fn limit_owner(l: Limit) -> &'static str {
 
 /// Seconds as ms below 10 s.
 pub(crate) fn fmt_seconds(s: f64) -> String {
-    if s.abs() < 10.0 {
+    if s.abs() < 0.01 {
+        format!("{:.1} ms", s * 1e3)
+    } else if s.abs() < 10.0 {
         format!("{:.0} ms", s * 1e3)
     } else {
         format!("{s:.1} s")

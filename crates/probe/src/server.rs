@@ -155,7 +155,7 @@ impl Trains {
 /// or as soon as `stop` is raised (checked every 100 ms), or fails if nothing arrives for
 /// `patience`. The socket is non-blocking while it serves and blocking again after.
 pub fn serve(sock: &UdpSocket, patience: Duration, stop: &AtomicBool) -> Result<(), Error> {
-    run(sock, stop, Some(patience))
+    run(sock, stop, Some(patience), &mut |_, _| {})
 }
 
 /// Serves any number of probers on `sock`, one after another or at once (each prober's
@@ -164,16 +164,32 @@ pub fn serve(sock: &UdpSocket, patience: Duration, stop: &AtomicBool) -> Result<
 /// offers probes beside its sessions may see no prober at all (a peer with a cached
 /// measurement does not probe).
 pub fn serve_until(sock: &UdpSocket, stop: &AtomicBool) -> Result<(), Error> {
-    run(sock, stop, None)
+    run(sock, stop, None, &mut |_, _| {})
+}
+
+/// [`serve_until`], handing every datagram that is not a probe packet to `other` (with
+/// its sender): a party that answers its own protocol's datagrams on the probe's port
+/// (`--transport auto`'s offers). `other` runs on the serving thread, between packets.
+pub fn serve_until_with(
+    sock: &UdpSocket,
+    stop: &AtomicBool,
+    mut other: impl FnMut(&[u8], SocketAddr),
+) -> Result<(), Error> {
+    run(sock, stop, None, &mut other)
 }
 
 /// The server's loop; `one_prober` is the patience of a server for one prober (`None`:
 /// serve until stopped). The socket is non-blocking while it serves (see the module docs).
-fn run(sock: &UdpSocket, stop: &AtomicBool, one_prober: Option<Duration>) -> Result<(), Error> {
+fn run(
+    sock: &UdpSocket,
+    stop: &AtomicBool,
+    one_prober: Option<Duration>,
+    other: &mut dyn FnMut(&[u8], SocketAddr),
+) -> Result<(), Error> {
     big_buffers(sock);
     sock.set_nonblocking(true)
         .map_err(io("making the probe server's socket non-blocking"))?;
-    let served = serve_on(sock, stop, one_prober);
+    let served = serve_on(sock, stop, one_prober, other);
     let _ = sock.set_nonblocking(false);
     served
 }
@@ -182,6 +198,7 @@ fn serve_on(
     sock: &UdpSocket,
     stop: &AtomicBool,
     one_prober: Option<Duration>,
+    other: &mut dyn FnMut(&[u8], SocketAddr),
 ) -> Result<(), Error> {
     let ip_overhead = match sock.local_addr() {
         Ok(a) if a.is_ipv6() => 48,
@@ -234,6 +251,12 @@ fn serve_on(
             Err(e) => return Err(io("receiving")(e)),
         };
         last = Instant::now();
+        if parse(&buf[..n]).is_none() {
+            trains.fresh = None;
+            waited = false;
+            other(&buf[..n], from);
+            continue;
+        }
         let read = Read {
             at: last,
             ip_bytes: (n + ip_overhead) as u64,

@@ -22,6 +22,7 @@ macro_rules! out {
     };
 }
 
+mod auto_cmd;
 mod capabilities_cmd;
 mod circuit_cmd;
 mod experiment_cmd;

@@ -30,12 +30,13 @@ use transputation_circuits::{library, Circuit, Party, Stats};
 use transputation_contract::{self as contract, PartyArgs, PartyReport, Role, REPORT_VERSION};
 use transputation_garble::Scheme;
 use transputation_transport::sizing::Sizing;
-use transputation_transport::{Config, Credentials, Listener, TransportSpec};
+use transputation_transport::{Config, Credentials, Listener};
 
+use crate::auto_cmd::{parse_transport_arg, session_transport_help, TransportArg};
 use crate::garble_cmd::parse_scheme;
 use crate::input_source::InputSource;
 use crate::secure_cmd::{self, Protection, ProtectionArgs};
-use crate::transport_cmd::{parse_rate, parse_spec_here, path_sizing, transport_help};
+use crate::transport_cmd::{parse_rate, path_sizing};
 
 /// What both parties are told the same way.
 #[derive(Args, Debug, Clone)]
@@ -51,9 +52,9 @@ pub struct SessionArgs {
     /// half-gates-fixed-key, justgarble).
     #[arg(long, value_parser = parse_scheme, default_value = "ideal")]
     scheme: Scheme,
-    /// The transport: NAME or NAME:key=value,... (see `transports`).
-    #[arg(long, value_parser = parse_spec_here, default_value = "tcp", long_help = transport_help())]
-    transport: TransportSpec,
+    /// The transport: NAME or NAME:key=value,... (see `transports`), or auto.
+    #[arg(long, value_parser = parse_transport_arg, default_value = "tcp", long_help = session_transport_help())]
+    pub(crate) transport: TransportArg,
     /// Who learns the output: both (the evaluator sends it to the garbler) or evaluator.
     #[arg(long, default_value = "both")]
     output: OutputMode,
@@ -80,7 +81,9 @@ pub struct SessionArgs {
     /// protection: none, noise-psk or noise-kk, and handshake_ms (the garbler's before
     /// total_ms, the evaluator's inside it); connect_ms (the evaluator's connect call),
     /// first_output_ms (process start to output), round_trips, and paper_ms (the paper's
-    /// measure: garbling, the tables' transfer and the output, OT and set-up excluded).
+    /// measure: garbling, the tables' transfer and the output, OT and set-up excluded);
+    /// auto (with --transport auto: the path, the choice, its prediction and why, the
+    /// probe's and the agreement's times; null otherwise).
     #[arg(long)]
     json: bool,
 }
@@ -138,6 +141,11 @@ pub struct EvaluatorArgs {
     /// output is printed before the next line is read). Instead of --input.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["input", "repeat"])]
     inputs: Option<String>,
+    /// With --transport auto: reuse a measurement of this garbler's path for this many
+    /// seconds (0: probe every time); the cache is a file under $XDG_CACHE_HOME (or
+    /// ~/.cache)/transputation.
+    #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
+    probe_cache: f64,
     #[command(flatten)]
     protection: ProtectionArgs,
     #[command(flatten)]
@@ -222,6 +230,11 @@ impl SessionArgs {
         })
     }
 
+    /// The garbling scheme.
+    pub(crate) fn scheme(&self) -> Scheme {
+        self.scheme
+    }
+
     pub(crate) fn options(&self) -> Options {
         Options {
             output: self.output,
@@ -264,6 +277,10 @@ pub(crate) struct AroundSession {
     pub(crate) protection: Protection,
     /// The process's start (the first thing `main` does).
     pub(crate) started: Instant,
+    /// The transport the session ran over (under `auto`, the choice).
+    pub(crate) transport: String,
+    /// What `auto` measured and chose.
+    pub(crate) auto: Option<transputation_contract::AutoReport>,
 }
 
 /// One party's report of one computation (the contract's type, shared with whoever reads
@@ -311,7 +328,7 @@ fn party_report(
         parts_garbler_to_evaluator: parts(&g2e_parts),
         parts_evaluator_to_garbler: parts(&e2g_parts),
         scheme: args.scheme.name().into(),
-        transport: args.transport.to_string(),
+        transport: around.transport.clone(),
         circuit: args.circuit.clone(),
         and_gates: loaded.and_gates,
         load_ms: loaded.load_ms,
@@ -322,6 +339,7 @@ fn party_report(
         volume_bytes: loaded.sizing.map(|s| s.volume_bytes),
         protection: around.protection.name.into(),
         handshake_ms: around.protection.handshake_ms,
+        auto: around.auto.clone().filter(|_| first),
     }
 }
 
@@ -388,7 +406,7 @@ pub(crate) fn print_report(
          evaluator→garbler; loading {:.1} ms, set-up {:.1} ms{}{}",
         r.role,
         args.circuit,
-        args.transport,
+        around.transport,
         args.scheme,
         loaded.and_gates,
         ms(r.total),
@@ -460,6 +478,9 @@ impl GarblerArgs {
 
 pub fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     let s = &args.session;
+    if matches!(s.transport, TransportArg::Auto) {
+        return crate::auto_cmd::garbler(args, started);
+    }
     let GarblerStart {
         accept_wait,
         creds,
@@ -478,6 +499,8 @@ pub fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
         connect_ms: None,
         protection,
         started,
+        transport: s.transport.to_string(),
+        auto: None,
     };
     garbler
         .run_session(ch, |r| {
@@ -493,10 +516,12 @@ pub fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
 
 /// Listens for evaluators as `s` says, and announces where on standard error.
 pub(crate) fn listen(s: &SessionArgs, addr: SocketAddr, cfg: &Config) -> Result<Listener> {
-    let listener = s
-        .transport
+    let TransportArg::Named(spec) = &s.transport else {
+        bail!("--transport auto does not serve (--serve) yet: name a transport");
+    };
+    let listener = spec
         .listen(addr, cfg)
-        .with_context(|| format!("listening on {addr} with {}", s.transport))?;
+        .with_context(|| format!("listening on {addr} with {spec}"))?;
     eprintln!("listening on {}", listener.local_addr());
     Ok(listener)
 }
@@ -516,13 +541,21 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
     let (prepared, connected) = std::thread::scope(|scope| {
         let connecting = scope.spawn(|| {
             let t = Instant::now();
-            let ch = s.transport.connect(args.connect, &cfg).with_context(|| {
-                format!(
-                    "connecting to the garbler at {} with {}",
-                    args.connect, s.transport
-                )
-            })?;
-            anyhow::Ok((ch, ms(t.elapsed())))
+            let (ch, auto) = match &s.transport {
+                TransportArg::Named(spec) => {
+                    let ch = spec.connect(args.connect, &cfg).with_context(|| {
+                        format!("connecting to the garbler at {} with {spec}", args.connect)
+                    })?;
+                    (ch, None)
+                }
+                TransportArg::Auto => {
+                    let ttl = seconds("--probe-cache", args.probe_cache)?;
+                    let a =
+                        crate::auto_cmd::evaluator_connect(s, &loaded, args.connect, &cfg, ttl)?;
+                    (a.channel, Some((a.agreement, a.report)))
+                }
+            };
+            anyhow::Ok((ch, ms(t.elapsed()), auto))
         });
         let start = Instant::now();
         let prepared = Evaluator::new(&loaded.circuit, s.options(), &input)
@@ -533,12 +566,16 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
         (prepared, connected)
     });
     let (evaluator, setup_ms) = prepared?;
-    let (ch, connect_ms) = connected?;
+    let (ch, connect_ms, auto) = connected?;
     let mut around = AroundSession {
         setup_ms,
         connect_ms: Some(connect_ms),
         protection: secure_cmd::Protection::NONE,
         started,
+        transport: auto
+            .as_ref()
+            .map_or_else(|| s.transport.to_string(), |(a, _)| a.transport.to_string()),
+        auto: auto.as_ref().map(|(_, r)| r.clone()),
     };
     let Some(creds) = creds else {
         return evaluate(
@@ -551,7 +588,8 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
             &mut around,
         );
     };
-    let ch = secure_cmd::client(ch, &creds)?;
+    let binding = auto.as_ref().map(|(a, _)| a.binding.as_slice());
+    let ch = secure_cmd::client(ch, &creds, binding)?;
     evaluate(
         ch,
         &|ch| secure_cmd::client_protection(ch, &creds),
@@ -786,7 +824,8 @@ pub fn run(args: RunArgs) -> Result<()> {
         "bytes_garbler_to_evaluator": g.bytes_garbler_to_evaluator,
         "bytes_evaluator_to_garbler": g.bytes_evaluator_to_garbler,
         "scheme": s.scheme.name(),
-        "transport": s.transport.to_string(),
+        "transport": e.transport,
+        "auto": e.auto,
         "circuit": s.circuit,
         "and_gates": loaded.and_gates,
         "load_ms": g.load_ms,
@@ -814,7 +853,7 @@ pub fn run(args: RunArgs) -> Result<()> {
          {:.2} ms), {} bytes garbler→evaluator, {} bytes evaluator→garbler",
         s.circuit,
         s.scheme,
-        s.transport,
+        e.transport,
         f("total_ms"),
         f("ot_ms"),
         f("garble_ms"),

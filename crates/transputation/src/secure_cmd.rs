@@ -194,8 +194,18 @@ pub(crate) fn next_connection(
 /// first exchange, the session's first messages riding in its first message as early data
 /// ([`SecureChannel::client_early`]), so its time (`handshake_ms`, from sending that
 /// message until the answer was read) is part of the session's time, not before it.
-pub fn client(ch: Box<dyn Channel>, creds: &Credentials) -> Result<EarlyClient<Box<dyn Channel>>> {
-    SecureChannel::client_early(ch, creds).context("preparing the protected channel's handshake")
+/// Under `--transport auto`, `binding` is the agreement's (`transputation_auto::wire::binding`),
+/// mixed into the handshake so that it fails unless the garbler made that agreement.
+pub fn client(
+    ch: Box<dyn Channel>,
+    creds: &Credentials,
+    binding: Option<&[u8]>,
+) -> Result<EarlyClient<Box<dyn Channel>>> {
+    match binding {
+        Some(b) => SecureChannel::client_early_bound(ch, creds, b),
+        None => SecureChannel::client_early(ch, creds),
+    }
+    .context("preparing the protected channel's handshake")
 }
 
 /// How `ch`, a [`client`] channel, protected the session that ran on it.

@@ -190,6 +190,8 @@ fn serve_session(sv: &Served<'_>, id: u64, ch: Box<dyn Channel>) -> Result<u64> 
         connect_ms: None,
         protection,
         started: sv.started,
+        transport: sv.session.transport.to_string(),
+        auto: None,
     };
     let lines = Printing::Lines { session: Some(id) };
     let n = garbler

@@ -43,14 +43,32 @@ pub fn candidates(path: &Path) -> Vec<Candidate> {
 }
 
 /// A family's settings for `path`, parsed (a tuned string that does not parse is a bug in
-/// its module, and is left out rather than stopping a session).
+/// its module, and is left out rather than stopping a session), each naming the kernel's
+/// congestion control where it has that option: the two parties' hosts may have different
+/// defaults, so `tcp` alone would name different transports on each.
 fn settings(family: &'static Family, path: &Path) -> Vec<TransportSpec> {
     family
         .names()
         .map(str::to_string)
         .chain((family.tuned)(path))
         .filter_map(|s| s.parse::<TransportSpec>().ok())
+        .filter_map(|s| with_explicit_cc(s).ok())
         .collect()
+}
+
+/// `spec` with `cc` set to this host's default if it has that option unset.
+pub fn with_explicit_cc(spec: TransportSpec) -> crate::Result<TransportSpec> {
+    with_cc_if_unset(spec, &crate::default_congestion_control())
+}
+
+/// `spec` with `cc` set to `cc` if it has that option and leaves it unset.
+pub fn with_cc_if_unset(spec: TransportSpec, cc: &str) -> crate::Result<TransportSpec> {
+    if spec.family().option("cc").is_none() || spec.values().text("cc").is_some() {
+        return Ok(spec);
+    }
+    let text = spec.to_string();
+    let sep = if text.contains(':') { ',' } else { ':' };
+    format!("{text}{sep}cc={cc}").parse()
 }
 
 #[cfg(test)]

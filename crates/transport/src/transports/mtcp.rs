@@ -79,7 +79,9 @@ pub(crate) static FAMILY: Family = Family {
         m.connect_round_trips = f64::from(streams) + 1.0;
         m.streams = streams;
         m.stripe = f64::from(v.u32_of("chunk"));
-        m.defaults.growth = 1.6;
+        m.defaults.growth = 1.8;
+        m.defaults.fixed = 0.011;
+        m.defaults.slow_start_exit = m.defaults.slow_start_exit.min(0.6);
         // One thread drives every connection: about 170 Mbit/s on the 2-vCPU machine.
         m.defaults.host_cap = 21e6;
         m

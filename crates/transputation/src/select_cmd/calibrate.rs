@@ -62,7 +62,12 @@ pub(super) fn run(args: &SelectArgs) -> Result<()> {
     }
     let db = Db::open(db_path)?;
     let cells = db.calibration_cells()?;
-    let (start, _) = load_calibration(args.calibration.as_deref().filter(|f| f.exists()))?;
+    // Refit from the file being written if it exists, else from the declared defaults.
+    let start = match args.calibration.as_deref() {
+        Some(f) if f.exists() => load_calibration(Some(f))?.0,
+        Some(_) => Calibration::default(),
+        None => load_calibration(None)?.0,
+    };
     let (observations, mut skipped) = observations(&cells)?;
     if observations.is_empty() {
         bail!(
@@ -174,19 +179,10 @@ fn workload_of(circuit: &str, scheme: &str) -> Result<transputation_model::Workl
 /// none (so that `tcp` on cubic hosts is fitted as cubic, whatever this host's default).
 fn spec_with_host_cc(transport: &str, host_cc: Option<&str>) -> Result<TransportSpec, String> {
     let spec: TransportSpec = transport.parse().map_err(|e| format!("transport: {e}"))?;
-    let names_none = spec.family().option("cc").is_some() && spec.values().text("cc").is_none();
     match host_cc {
-        Some(cc) if names_none => {
-            let sep = if spec.to_string().contains(':') {
-                ','
-            } else {
-                ':'
-            };
-            format!("{spec}{sep}cc={cc}")
-                .parse()
-                .map_err(|e| format!("transport: {e}"))
-        }
-        _ => Ok(spec),
+        Some(cc) => transputation_transport::auto::with_cc_if_unset(spec, cc)
+            .map_err(|e| format!("transport: {e}")),
+        None => Ok(spec),
     }
 }
 

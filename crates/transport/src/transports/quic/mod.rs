@@ -214,7 +214,8 @@ fn model_of(v: &crate::family::Values) -> TransportModel {
     // less steeply; its BBR repairs a lossy message in more round trips. One thread
     // drives the connection (about 290 Mbit/s on the 2-vCPU machine).
     let defaults = Constants {
-        fixed: 0.025,
+        fixed: 0.017,
+        growth: 1.9,
         startup_lag: if control == Control::Bbr { 0.25 } else { 0.0 },
         tail: if control == Control::Bbr { 3.5 } else { 1.0 },
         loss_factor: if control == Control::Cubic { 2.2 } else { 1.0 },
