@@ -334,6 +334,14 @@ pub struct Db {
     conn: Connection,
 }
 
+impl Db {
+    /// The cells of successful one-computation runs on shaped links, with the path, the
+    /// transport and `total_ms + connect_ms` of each run: what `select --calibrate` fits.
+    pub fn calibration_cells(&self) -> Result<Vec<CalibrationCell>, Error> {
+        calibration::cells(&self.conn)
+    }
+}
+
 fn db_err(context: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> Error {
     let context = context.into();
     move |source| Error::Database { context, source }

@@ -1,239 +1,22 @@
-//! The parties' side of `--transport auto` (the agreement itself is the
-//! `transputation-auto` crate's): the evaluator measures the path (or recalls it from its
-//! probe cache), offers it with the transports it can run, connects over the garbler's
-//! choice and binds the protected handshake to the agreement; the garbler answers offers
-//! and probes on its UDP port and runs the sessions whose evaluators connected.
+//! `garbler --transport auto`: answers the evaluators' offers and probes on its port (the
+//! `transputation-auto` crate's service) and runs the session of the first evaluator that
+//! agreed on a transport and connected over it.
 
-use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use transputation_auto::{wire::Decision, Agreement, Negotiation, Offer, Planner, Service};
-use transputation_contract::AutoReport;
-use transputation_model::Path;
-use transputation_probe::{self as probe, Measurement, ProbeCache, QuickSettings};
-use transputation_transport::{Channel, Config, Credentials, TransportSpec};
-
 use transputation_2pc::Garbler;
+use transputation_auto::{Planner, Service};
+use transputation_transport::{Config, Credentials};
 
+use crate::auto_connect::report;
 use crate::party_cmd::{
     print_report, AroundSession, GarblerArgs, GarblerStart, Loaded, Printing, SessionArgs,
 };
 use crate::secure_cmd::Protection;
 use crate::select_cmd::load_calibration;
-use crate::transport_cmd::parse_spec_here;
-
-/// `--transport`: a transport by name, or `auto`.
-#[derive(Clone, Debug)]
-pub(crate) enum TransportArg {
-    /// This transport.
-    Named(TransportSpec),
-    /// The one the model predicts fastest, agreed before the session.
-    Auto,
-}
-
-impl fmt::Display for TransportArg {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TransportArg::Named(s) => s.fmt(f),
-            TransportArg::Auto => f.write_str("auto"),
-        }
-    }
-}
-
-/// Parses `--transport`: `auto`, or a transport of this build that works here.
-pub(crate) fn parse_transport_arg(s: &str) -> Result<TransportArg, String> {
-    if s == "auto" {
-        return Ok(TransportArg::Auto);
-    }
-    parse_spec_here(s).map(TransportArg::Named)
-}
-
-/// The path as the evaluator knows it, and what it cost to know.
-struct Known {
-    path: Path,
-    from: &'static str,
-    probe_ms: f64,
-}
-
-/// Measures the path to `server` with the quick probe, or recalls it from the cache if it
-/// is at most `ttl` old (0: always probe).
-fn know_path(server: SocketAddr, ttl: Duration) -> Result<Known> {
-    let cache = ProbeCache::in_user_cache().filter(|_| !ttl.is_zero());
-    if let Some(hit) = cache.as_ref().and_then(|c| c.get(server, ttl)) {
-        return Ok(Known {
-            path: path_of(&hit.measurement)?,
-            from: "cache",
-            probe_ms: 0.0,
-        });
-    }
-    let t = Instant::now();
-    let sock = probe::prober_socket(server).context("opening the probe's socket")?;
-    let m = probe::probe_quick(sock, server, &QuickSettings::default(), || {
-        eprintln!("auto: waiting for the garbler's probe service at {server}")
-    })
-    .with_context(|| format!("probing the path to {server}"))?;
-    let probe_ms = t.elapsed().as_secs_f64() * 1e3;
-    if let Some(c) = &cache {
-        if let Err(e) = c.put(server, &m, ttl) {
-            eprintln!("auto: the path was measured but not cached: {e}");
-        }
-    }
-    Ok(Known {
-        path: path_of(&m)?,
-        from: "probe",
-        probe_ms,
-    })
-}
-
-/// The model's path from a measurement: the smallest round trip, the train's rate, the
-/// random loss and its 95 % bound.
-fn path_of(m: &Measurement) -> Result<Path> {
-    // The rate the server timed; else the rate the path certainly has (the prober's own
-    // clock), when the server could not time the train's arrivals.
-    let Some(mbps) = m
-        .bandwidth_mbps
-        .or(m.bandwidth_floor_mbps)
-        .filter(|r| *r > 0.0)
-    else {
-        bail!("the probe measured no rate (fewer than two train packets arrived)");
-    };
-    let path = Path {
-        rtt: m.rtt_ms_min / 1e3,
-        rate: mbps * 1e6 / 8.0,
-        loss: m.loss_evidence.rate(),
-        loss_upper: m.loss_upper_bound_95().max(m.loss_evidence.rate()),
-        queue: None,
-    };
-    path.check().map_err(anyhow::Error::msg)?;
-    Ok(path)
-}
-
-/// The evaluator's connection under `auto`: the agreement, the channel over the choice
-/// and what to report.
-pub(crate) struct AutoConnection {
-    pub(crate) agreement: Agreement,
-    pub(crate) channel: Box<dyn Channel>,
-    pub(crate) report: AutoReport,
-}
-
-/// Knows the path, offers, and connects over the garbler's choice (falling back while a
-/// choice does not connect), within `cfg`'s connect budget.
-pub(crate) fn evaluator_connect(
-    s: &SessionArgs,
-    loaded: &Loaded,
-    server: SocketAddr,
-    cfg: &Config,
-    cache_ttl: Duration,
-) -> Result<AutoConnection> {
-    let known = know_path(server, cache_ttl)?;
-    let transports = transputation_transport::auto::candidates(&known.path)
-        .into_iter()
-        .map(|c| c.name)
-        .collect();
-    let offer = Offer {
-        transports,
-        path: known.path,
-        circuit: hex(&loaded.circuit.digest()),
-        scheme: s.scheme().to_string(),
-        exclude: Vec::new(),
-    };
-    let mut negotiation = Negotiation::new(server, offer)?;
-    let t = Instant::now();
-    let (agreement, channel) = negotiation
-        .connect(cfg, cfg.connect_budget())
-        .with_context(|| format!("agreeing on a transport with the garbler at {server}"))?;
-    let agree_ms = t.elapsed().as_secs_f64() * 1e3;
-    eprintln!(
-        "auto: {} ({}), predicted {:.0} ms: {}",
-        agreement.transport,
-        describe(&known.path),
-        agreement.decision.predicted_ms,
-        agreement.decision.why
-    );
-    let report = report(
-        &agreement.decision,
-        &known.path,
-        known.from,
-        Some(known.probe_ms),
-        Some(agree_ms),
-        &agreement.failed,
-    );
-    Ok(AutoConnection {
-        agreement,
-        channel,
-        report,
-    })
-}
-
-/// What a party reports of the agreement.
-pub(crate) fn report(
-    d: &Decision,
-    path: &Path,
-    from: &str,
-    probe_ms: Option<f64>,
-    agree_ms: Option<f64>,
-    failed: &[String],
-) -> AutoReport {
-    AutoReport {
-        chosen: d.transport.clone(),
-        predicted_ms: d.predicted_ms,
-        why: d.why.clone(),
-        rtt_ms: path.rtt * 1e3,
-        rate_mbps: path.rate * 8e-6,
-        loss: path.loss,
-        loss_upper: path.loss_upper,
-        path_from: from.into(),
-        probe_ms,
-        agree_ms,
-        failed: failed.to_vec(),
-        ranked: d
-            .ranked
-            .iter()
-            .map(|p| (p.transport.clone(), p.ms))
-            .collect(),
-    }
-}
-
-fn describe(p: &Path) -> String {
-    crate::select_cmd::describe_path(p)
-}
-
-/// The garbler's agreement service on `addr` for `loaded`'s circuit.
-pub(crate) fn garbler_service(
-    s: &SessionArgs,
-    loaded: &Loaded,
-    addr: SocketAddr,
-    cfg: &Config,
-    creds: Option<Arc<Credentials>>,
-    accept_wait: Duration,
-) -> Result<Service> {
-    let (calibration, source) = load_calibration(None)?;
-    let planner = Planner::new(&loaded.circuit, s.scheme(), calibration)?;
-    let service = Service::start(addr, planner, cfg.clone(), creds, accept_wait)
-        .with_context(|| format!("starting the auto service on {addr}"))?;
-    // The announcement `run` and the testbed wait for, then what it means.
-    eprintln!("listening on {}", service.local_addr());
-    eprintln!("auto: answering offers and probes there over UDP (model constants: {source})");
-    Ok(service)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The `--transport` help of the parties: the registry's names, and `auto`.
-pub(crate) fn session_transport_help() -> String {
-    format!(
-        "{} Or auto: the evaluator measures the path (or recalls it, --probe-cache), the \
-         garbler predicts every transport both have and chooses the fastest to the output \
-         (see `transputation select`), and the protected handshake confirms the choice; the \
-         garbler then answers on its --listen port over UDP as well.",
-        crate::transport_cmd::transport_help()
-    )
-}
 
 /// `garbler --transport auto`: answers offers on its port, runs the first session whose
 /// evaluator connects.
@@ -294,4 +77,23 @@ pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
         })
         .map_err(|e| e.context("the 2PC session failed"))?;
     Ok(())
+}
+
+/// The garbler's agreement service on `addr` for `loaded`'s circuit.
+pub(crate) fn garbler_service(
+    s: &SessionArgs,
+    loaded: &Loaded,
+    addr: SocketAddr,
+    cfg: &Config,
+    creds: Option<Arc<Credentials>>,
+    accept_wait: Duration,
+) -> Result<Service> {
+    let (calibration, source) = load_calibration(None)?;
+    let planner = Planner::new(&loaded.circuit, s.scheme(), calibration)?;
+    let service = Service::start(addr, planner, cfg.clone(), creds, accept_wait)
+        .with_context(|| format!("starting the auto service on {addr}"))?;
+    // The announcement `run` and the testbed wait for, then what it means.
+    eprintln!("listening on {}", service.local_addr());
+    eprintln!("auto: answering offers and probes there over UDP (model constants: {source})");
+    Ok(service)
 }

@@ -23,6 +23,7 @@ macro_rules! out {
 }
 
 mod auto_cmd;
+mod auto_connect;
 mod capabilities_cmd;
 mod circuit_cmd;
 mod experiment_cmd;
@@ -92,6 +93,7 @@ fn main() {
         Command::TransportBench(args) => transport_cmd::bench(args),
         Command::Probe(args) => probe_cmd::run(args),
         Command::Garbler(args) if args.serve => serve_cmd::garbler(args, started),
+        Command::Garbler(args) if args.session.is_auto() => auto_cmd::garbler(args, started),
         Command::Garbler(args) => party_cmd::garbler(args, started),
         Command::Evaluator(args) => party_cmd::evaluator(args, started),
         Command::Run(args) => party_cmd::run(args),

@@ -32,7 +32,7 @@ use transputation_garble::Scheme;
 use transputation_transport::sizing::Sizing;
 use transputation_transport::{Config, Credentials, Listener};
 
-use crate::auto_cmd::{parse_transport_arg, session_transport_help, TransportArg};
+use crate::auto_connect::{parse_transport_arg, session_transport_help, TransportArg};
 use crate::garble_cmd::parse_scheme;
 use crate::input_source::InputSource;
 use crate::secure_cmd::{self, Protection, ProtectionArgs};
@@ -233,6 +233,11 @@ impl SessionArgs {
     /// The garbling scheme.
     pub(crate) fn scheme(&self) -> Scheme {
         self.scheme
+    }
+
+    /// Whether the transport is `auto`.
+    pub(crate) fn is_auto(&self) -> bool {
+        matches!(self.transport, TransportArg::Auto)
     }
 
     pub(crate) fn options(&self) -> Options {
@@ -478,9 +483,6 @@ impl GarblerArgs {
 
 pub fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     let s = &args.session;
-    if matches!(s.transport, TransportArg::Auto) {
-        return crate::auto_cmd::garbler(args, started);
-    }
     let GarblerStart {
         accept_wait,
         creds,
@@ -550,8 +552,13 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
                 }
                 TransportArg::Auto => {
                     let ttl = seconds("--probe-cache", args.probe_cache)?;
-                    let a =
-                        crate::auto_cmd::evaluator_connect(s, &loaded, args.connect, &cfg, ttl)?;
+                    let a = crate::auto_connect::evaluator_connect(
+                        &loaded.circuit,
+                        s.scheme,
+                        args.connect,
+                        &cfg,
+                        ttl,
+                    )?;
                     (a.channel, Some((a.agreement, a.report)))
                 }
             };

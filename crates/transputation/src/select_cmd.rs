@@ -73,7 +73,8 @@ pub struct SelectArgs {
 
 pub fn run(args: SelectArgs) -> Result<()> {
     if args.calibrate {
-        return calibrate::run(&args);
+        let db = args.db.as_deref().expect("clap requires --db");
+        return calibrate::run(db, args.calibration.as_deref(), args.json);
     }
     let path = simulated_path(&args)?;
     let circuit_name = args.circuit.as_deref().expect("clap requires --circuit");

@@ -115,7 +115,10 @@ fn quick_probe_measures_loopback_in_a_few_round_trips() {
     // A pong that comes after the burst's wait is not counted (a busy host may be that
     // late even on loopback).
     assert_eq!(v["pings_sent"], 5, "{v}");
-    assert!((1..=5).contains(&v["pings_answered"].as_u64().unwrap()), "{v}");
+    assert!(
+        (1..=5).contains(&v["pings_answered"].as_u64().unwrap()),
+        "{v}"
+    );
     let trains = v["trains"].as_u64().unwrap();
     assert!((1..=3).contains(&trains), "{v}");
     assert!(v["loss_evidence"]["sent"].as_u64().unwrap() >= 32, "{v}");

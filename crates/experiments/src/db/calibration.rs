@@ -3,10 +3,9 @@
 //! its transport, what it carried and its time to the output, grouped into cells
 //! (experiment, circuit, scheme, transport, condition) so the caller fits medians.
 
-use rusqlite::params;
+use rusqlite::{params, Connection};
 use serde::Serialize;
 
-use super::{db_err, schema, Db};
 use crate::Error;
 
 /// One cell's successful runs.
@@ -47,59 +46,54 @@ pub struct CalibrationCell {
     pub output_ms: Vec<f64>,
 }
 
-impl Db {
-    /// The cells of successful runs with a shaped rate and the times a calibration needs
-    /// (report version 2 or later), in a stable order.
-    pub fn calibration_cells(&self) -> Result<Vec<CalibrationCell>, Error> {
-        let ctx = "reading the runs to calibrate from";
-        let version =
-            if schema::has_column(&self.conn, "runs", "protocol_version").map_err(db_err(ctx))? {
-                "r.protocol_version"
-            } else {
-                "NULL"
-            };
-        let sql = format!(
-            "SELECT e.name, r.circuit, r.scheme, r.transport, r.condition, r.rtt_us, \
-             r.rate_bps, r.loss, r.queue_bytes, r.buffer_bytes, e.host_cc, {version}, e.host, \
-             e.cpu, e.git_commit, r.total_ms + r.connect_ms \
-             FROM runs r JOIN experiments e ON e.id = r.experiment_id \
-             WHERE r.status = 'ok' AND r.rate_bps IS NOT NULL AND r.rate_bps > 0 \
-             AND r.total_ms IS NOT NULL AND r.connect_ms IS NOT NULL AND r.computations = 1 \
-             ORDER BY e.id, r.circuit, r.scheme, r.transport, r.condition, r.repetition"
-        );
-        let mut stmt = self.conn.prepare(&sql).map_err(db_err(ctx))?;
-        let rows = stmt
-            .query_map(params![], |r| {
-                Ok(CalibrationCell {
-                    experiment: r.get(0)?,
-                    circuit: r.get(1)?,
-                    scheme: r.get(2)?,
-                    transport: r.get(3)?,
-                    condition: r.get(4)?,
-                    rtt_us: r.get(5)?,
-                    rate_bps: r.get(6)?,
-                    loss: r.get(7)?,
-                    queue_bytes: r.get(8)?,
-                    buffer_bytes: r.get(9)?,
-                    host_cc: r.get(10)?,
-                    protocol_version: r.get(11)?,
-                    host: r.get(12)?,
-                    cpu: r.get(13)?,
-                    git_commit: r.get(14)?,
-                    output_ms: vec![r.get(15)?],
-                })
+/// The cells of successful runs with a shaped rate and the times a calibration needs
+/// (report version 2 or later), in a stable order (`Db::calibration_cells`). The schema is
+/// the current one: opening the file migrated it.
+pub(super) fn cells(conn: &Connection) -> Result<Vec<CalibrationCell>, Error> {
+    let db_err = |source| Error::Database {
+        context: "reading the runs to calibrate from".into(),
+        source,
+    };
+    let sql = "SELECT e.name, r.circuit, r.scheme, r.transport, r.condition, r.rtt_us, \
+         r.rate_bps, r.loss, r.queue_bytes, r.buffer_bytes, e.host_cc, r.protocol_version, \
+         e.host, \
+         e.cpu, e.git_commit, r.total_ms + r.connect_ms \
+         FROM runs r JOIN experiments e ON e.id = r.experiment_id \
+         WHERE r.status = 'ok' AND r.rate_bps IS NOT NULL AND r.rate_bps > 0 \
+         AND r.total_ms IS NOT NULL AND r.connect_ms IS NOT NULL AND r.computations = 1 \
+         ORDER BY e.id, r.circuit, r.scheme, r.transport, r.condition, r.repetition";
+    let mut stmt = conn.prepare(sql).map_err(db_err)?;
+    let rows = stmt
+        .query_map(params![], |r| {
+            Ok(CalibrationCell {
+                experiment: r.get(0)?,
+                circuit: r.get(1)?,
+                scheme: r.get(2)?,
+                transport: r.get(3)?,
+                condition: r.get(4)?,
+                rtt_us: r.get(5)?,
+                rate_bps: r.get(6)?,
+                loss: r.get(7)?,
+                queue_bytes: r.get(8)?,
+                buffer_bytes: r.get(9)?,
+                host_cc: r.get(10)?,
+                protocol_version: r.get(11)?,
+                host: r.get(12)?,
+                cpu: r.get(13)?,
+                git_commit: r.get(14)?,
+                output_ms: vec![r.get(15)?],
             })
-            .map_err(db_err(ctx))?;
-        let mut cells: Vec<CalibrationCell> = Vec::new();
-        for row in rows {
-            let run = row.map_err(db_err(ctx))?;
-            match cells.last_mut() {
-                Some(c) if same_cell(c, &run) => c.output_ms.extend(run.output_ms),
-                _ => cells.push(run),
-            }
+        })
+        .map_err(db_err)?;
+    let mut cells: Vec<CalibrationCell> = Vec::new();
+    for row in rows {
+        let run = row.map_err(db_err)?;
+        match cells.last_mut() {
+            Some(c) if same_cell(c, &run) => c.output_ms.extend(run.output_ms),
+            _ => cells.push(run),
         }
-        Ok(cells)
     }
+    Ok(cells)
 }
 
 fn same_cell(a: &CalibrationCell, b: &CalibrationCell) -> bool {

@@ -20,7 +20,6 @@ use transputation_garble::Scheme;
 use transputation_model::{fit, Calibration, Conditions, FitReport, Observation, Path, Provenance};
 use transputation_transport::TransportSpec;
 
-use super::SelectArgs;
 use crate::report::table;
 use crate::transport_cmd::path_sizing;
 
@@ -55,15 +54,16 @@ pub(crate) fn load_calibration(explicit: Option<&FsPath>) -> Result<(Calibration
     Ok((cal, file.display().to_string()))
 }
 
-pub(super) fn run(args: &SelectArgs) -> Result<()> {
-    let db_path = args.db.as_deref().expect("clap requires --db");
+/// Fits the runs in `db_path`, writes the calibration to `file` (default: the calibration
+/// file) and reports the fit.
+pub(super) fn run(db_path: &FsPath, file: Option<&FsPath>, json: bool) -> Result<()> {
     if !db_path.exists() {
         bail!("{}: no such results database", db_path.display());
     }
     let db = Db::open(db_path)?;
     let cells = db.calibration_cells()?;
     // Refit from the file being written if it exists, else from the declared defaults.
-    let start = match args.calibration.as_deref() {
+    let start = match file {
         Some(f) if f.exists() => load_calibration(Some(f))?.0,
         Some(_) => Calibration::default(),
         None => load_calibration(None)?.0,
@@ -79,12 +79,12 @@ pub(super) fn run(args: &SelectArgs) -> Result<()> {
     let (mut cal, report) = fit(&observations, &start);
     skipped.extend(report.skipped.iter().cloned());
     cal.provenance = Some(provenance(&cells, observations.len()));
-    let out = match args.calibration.clone().or_else(calibration_file) {
+    let out = match file.map(FsPath::to_path_buf).or_else(calibration_file) {
         Some(f) => f,
         None => bail!("no place for the calibration: set --calibration, or HOME"),
     };
     write_atomically(&out, &serde_json::to_string_pretty(&cal)?)?;
-    if args.json {
+    if json {
         let v = serde_json::json!({"written": out, "fit": report, "skipped": skipped});
         outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
