@@ -13,7 +13,7 @@ const AES_CT: &str = "66e94bd4ef8a2c3b884cfa59ca342b2e";
 /// session of several (`fields`: the role's own, from `connect_ms` on).
 fn report(role: &str, computation: u32, output: &str, online: &str, fields: &str) -> String {
     format!(
-        r#"{{"report_version":{},"role":"{role}","computation":{computation},"online_ms":{online},"session":null,"output":{output},"total_ms":{total},{fields},"ot_ms":10.0,"garble_ms":5.0,"eval_ms":4.0,"bytes_garbler_to_evaluator":1000,"bytes_evaluator_to_garbler":100,"parts_garbler_to_evaluator":{{"header":0,"ot":0,"labels":0,"tables":0,"decoding":0,"output":0,"framing":0}},"parts_evaluator_to_garbler":{{"header":0,"ot":0,"labels":0,"tables":0,"decoding":0,"output":0,"framing":0}},"scheme":"ideal","transport":"tcp","circuit":"aes128","and_gates":6400,"load_ms":1.0,"setup_ms":1.0,"buffer_bytes":null,"bdp_bytes":null,"paper_bound_bytes":null,"volume_bytes":null,"protection":"noise-psk"}}"#,
+        r#"{{"report_version":{},"role":"{role}","computation":{computation},"online_ms":{online},"session":null,"output":{output},"total_ms":{total},{fields},"ot_ms":10.0,"garble_ms":5.0,"eval_ms":4.0,"bytes_garbler_to_evaluator":1000,"bytes_evaluator_to_garbler":100,"parts_garbler_to_evaluator":{{"header":0,"ot":0,"labels":0,"tables":0,"decoding":0,"output":0,"framing":0}},"parts_evaluator_to_garbler":{{"header":0,"ot":0,"labels":0,"tables":0,"decoding":0,"output":0,"framing":0}},"scheme":"ideal","transport":"tcp","circuit":"aes128","and_gates":6400,"load_ms":1.0,"setup_ms":1.0,"buffer_bytes":null,"bdp_bytes":null,"paper_bound_bytes":null,"volume_bytes":null,"protection":"noise-psk","auto":null}}"#,
         transputation_contract::REPORT_VERSION,
         total = 50.0 / f64::from(computation),
     )
