@@ -45,6 +45,31 @@ pub use wire::{Decision, Offer};
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use transputation_model::Path;
+use transputation_probe::Measurement;
+
+/// The model's path from a probe's measurement: the smallest round trip, the rate the
+/// server timed (else the rate the path certainly has, by the prober's clock), the random
+/// loss and its 95 % upper bound; why not, if the probe measured no rate.
+pub fn path_of(m: &Measurement) -> Result<Path, String> {
+    let Some(mbps) = m
+        .bandwidth_mbps
+        .or(m.bandwidth_floor_mbps)
+        .filter(|r| *r > 0.0)
+    else {
+        return Err("the probe measured no rate (fewer than two train packets arrived)".into());
+    };
+    let path = Path {
+        rtt: m.rtt_ms_min / 1e3,
+        rate: mbps * 1e6 / 8.0,
+        loss: m.loss_evidence.rate(),
+        loss_upper: m.loss_upper_bound_95().max(m.loss_evidence.rate()),
+        queue: None,
+    };
+    path.check()?;
+    Ok(path)
+}
+
 /// What can go wrong agreeing on a transport.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

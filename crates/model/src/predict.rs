@@ -250,7 +250,11 @@ fn deliver(
             break Limit::EarlyExit;
         }
         if sent + w >= bytes {
-            seconds += (bytes - sent) / link;
+            // The last round: at the link's rate, or as the pacer releases the window.
+            let rate = t
+                .pacing_gain
+                .map_or(link, |g| link.min(g * w / r.max(1e-6)));
+            seconds += (bytes - sent) / rate;
             break Limit::SlowStart;
         }
         sent += w;

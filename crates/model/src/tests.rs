@@ -15,6 +15,7 @@ fn tcp(control: Control) -> TransportModel {
         control,
         window: Window::SocketBuffer { share: 0.5 },
         reassembly_limit: None,
+        pacing_gain: None,
         defaults: Constants::TEXTBOOK,
     }
 }
@@ -27,6 +28,7 @@ fn quic_bbr(iw: f64) -> TransportModel {
         control: Control::Bbr,
         window: Window::Unbounded,
         reassembly_limit: Some(1024.0),
+        pacing_gain: Some(1.25),
         ..tcp(Control::Bbr)
     }
 }

@@ -89,6 +89,9 @@ pub struct TransportModel {
     /// The most gaps its receiver's reassembly buffer holds before it fails the
     /// connection (quinn's 1,024 pieces of a stream), if it has such a limit.
     pub reassembly_limit: Option<f64>,
+    /// A sender that paces sends a window over the round trip at this many times
+    /// `window / RTT` (quinn: 1.25) rather than at the link's rate; `None`: it bursts.
+    pub pacing_gain: Option<f64>,
     /// The constants to use where no calibration covers [`Self::key`].
     pub defaults: Constants,
 }

@@ -87,6 +87,7 @@ pub(crate) fn kernel_model(prefix: &str, cc: Option<&str>) -> TransportModel {
         // that as window: about the size asked for.
         window: Window::SocketBuffer { share: 1.0 },
         reassembly_limit: None,
+        pacing_gain: None,
         defaults,
     }
 }

@@ -8,13 +8,13 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use transputation_auto::{wire::Decision, Agreement, Negotiation, Offer};
 use transputation_circuits::Circuit;
 use transputation_contract::AutoReport;
 use transputation_garble::Scheme;
 use transputation_model::Path;
-use transputation_probe::{self as probe, Measurement, ProbeCache, QuickSettings};
+use transputation_probe::{self as probe, ProbeCache, QuickSettings};
 use transputation_transport::{Channel, Config, TransportSpec};
 
 use crate::transport_cmd::parse_spec_here;
@@ -46,19 +46,21 @@ pub(crate) fn parse_transport_arg(s: &str) -> Result<TransportArg, String> {
 }
 
 /// The path as the evaluator knows it, and what it cost to know.
-struct Known {
-    path: Path,
-    from: &'static str,
-    probe_ms: f64,
+pub(crate) struct Known {
+    pub(crate) path: Path,
+    /// `cache` or `probe`.
+    pub(crate) from: &'static str,
+    /// The probe's time, ms (0 from the cache).
+    pub(crate) probe_ms: f64,
 }
 
 /// Measures the path to `server` with the quick probe, or recalls it from the cache if it
 /// is at most `ttl` old (0: always probe).
-fn know_path(server: SocketAddr, ttl: Duration) -> Result<Known> {
+pub(crate) fn know_path(server: SocketAddr, ttl: Duration) -> Result<Known> {
     let cache = ProbeCache::in_user_cache().filter(|_| !ttl.is_zero());
     if let Some(hit) = cache.as_ref().and_then(|c| c.get(server, ttl)) {
         return Ok(Known {
-            path: path_of(&hit.measurement)?,
+            path: transputation_auto::path_of(&hit.measurement).map_err(anyhow::Error::msg)?,
             from: "cache",
             probe_ms: 0.0,
         });
@@ -76,33 +78,10 @@ fn know_path(server: SocketAddr, ttl: Duration) -> Result<Known> {
         }
     }
     Ok(Known {
-        path: path_of(&m)?,
+        path: transputation_auto::path_of(&m).map_err(anyhow::Error::msg)?,
         from: "probe",
         probe_ms,
     })
-}
-
-/// The model's path from a measurement: the smallest round trip, the train's rate, the
-/// random loss and its 95 % bound.
-fn path_of(m: &Measurement) -> Result<Path> {
-    // The rate the server timed; else the rate the path certainly has (the prober's own
-    // clock), when the server could not time the train's arrivals.
-    let Some(mbps) = m
-        .bandwidth_mbps
-        .or(m.bandwidth_floor_mbps)
-        .filter(|r| *r > 0.0)
-    else {
-        bail!("the probe measured no rate (fewer than two train packets arrived)");
-    };
-    let path = Path {
-        rtt: m.rtt_ms_min / 1e3,
-        rate: mbps * 1e6 / 8.0,
-        loss: m.loss_evidence.rate(),
-        loss_upper: m.loss_upper_bound_95().max(m.loss_evidence.rate()),
-        queue: None,
-    };
-    path.check().map_err(anyhow::Error::msg)?;
-    Ok(path)
 }
 
 /// The evaluator's connection under `auto`: the agreement, the channel over the choice
@@ -143,7 +122,7 @@ pub(crate) fn evaluator_connect(
     eprintln!(
         "auto: {} ({}), predicted {:.0} ms: {}",
         agreement.transport,
-        describe(&known.path),
+        describe_path(&known.path),
         agreement.decision.predicted_ms,
         agreement.decision.why
     );
@@ -191,8 +170,35 @@ pub(crate) fn report(
     }
 }
 
-fn describe(p: &Path) -> String {
-    crate::select_cmd::describe_path(p)
+pub(crate) fn describe_path(p: &Path) -> String {
+    let mut s = format!(
+        "RTT {} ms, {} Mbit/s, loss {}",
+        trim(p.rtt * 1e3),
+        trim(p.rate * 8e-6),
+        percent(p.loss)
+    );
+    if p.loss_upper > p.loss {
+        s.push_str(&format!(" (at most {})", percent(p.loss_upper)));
+    }
+    s
+}
+
+fn percent(p: f64) -> String {
+    format!("{} %", trim(p * 100.0))
+}
+
+/// A number with up to three significant decimals, no trailing zeros.
+fn trim(x: f64) -> String {
+    let s = if x >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.3}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
 }
 
 /// The `--transport` help of the parties: the registry's names, and `auto`.

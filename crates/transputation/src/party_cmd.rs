@@ -551,7 +551,11 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
                     (ch, None)
                 }
                 TransportArg::Auto => {
-                    let ttl = seconds("--probe-cache", args.probe_cache)?;
+                    let p = args.probe_cache;
+                    if !(p.is_finite() && p >= 0.0) {
+                        bail!("--probe-cache must be 0 or a number of seconds, not {p}");
+                    }
+                    let ttl = Duration::from_secs_f64(p);
                     let a = crate::auto_connect::evaluator_connect(
                         &loaded.circuit,
                         s.scheme,

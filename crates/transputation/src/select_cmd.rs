@@ -13,6 +13,7 @@ use transputation_circuits::{library, Circuit, Party};
 use transputation_garble::Scheme;
 use transputation_model::{choose, Calibration, Conditions, Decision, Path, Workload};
 
+use crate::auto_connect::{describe_path, know_path};
 use crate::garble_cmd::parse_scheme;
 use crate::report::table;
 use crate::transport_cmd::{parse_rate, path_sizing};
@@ -26,11 +27,19 @@ use parse::{parse_duration, parse_loss};
 #[derive(Args, Debug)]
 pub struct SelectArgs {
     /// Predict for the path given by --rtt, --rate and --loss, without a network.
-    #[arg(long, required_unless_present = "calibrate", requires_all = ["rtt", "rate", "circuit"])]
+    #[arg(long, requires_all = ["rtt", "rate", "circuit"])]
     simulate: bool,
+    /// Measure the path to this address with the quick probe (a garbler with --transport
+    /// auto, or `transputation probe --listen`, answers there), then predict for it.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["simulate", "calibrate"], requires = "circuit")]
+    connect: Option<std::net::SocketAddr>,
+    /// With --connect: use a measurement of that address at most this many seconds old
+    /// from the probe cache instead of probing (0: always probe).
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS")]
+    probe_cache: f64,
     /// Refit the model's constants to the successful runs in --db, say how well they fit,
     /// and write them to --calibration (default: the calibration file named below).
-    #[arg(long, conflicts_with = "simulate", requires = "db")]
+    #[arg(long, conflicts_with = "simulate", requires = "db", required_unless_present_any = ["simulate", "connect"])]
     calibrate: bool,
     /// The testbed's results database to calibrate from.
     #[arg(long, value_name = "PATH")]
@@ -76,7 +85,24 @@ pub fn run(args: SelectArgs) -> Result<()> {
         let db = args.db.as_deref().expect("clap requires --db");
         return calibrate::run(db, args.calibration.as_deref(), args.json);
     }
-    let path = simulated_path(&args)?;
+    let (path, measured) = match args.connect {
+        Some(addr) => {
+            if !(args.probe_cache >= 0.0 && args.probe_cache.is_finite()) {
+                bail!(
+                    "--probe-cache must be a number of seconds, not {}",
+                    args.probe_cache
+                );
+            }
+            let ttl = std::time::Duration::from_secs_f64(args.probe_cache);
+            let known = know_path(addr, ttl)?;
+            let how = format!(
+                "measured at {addr} ({}, {:.0} ms)",
+                known.from, known.probe_ms
+            );
+            (known.path, how)
+        }
+        None => (simulated_path(&args)?, "given".to_string()),
+    };
     let circuit_name = args.circuit.as_deref().expect("clap requires --circuit");
     let circuit = library::load_with_parties(circuit_name, args.parties.as_deref())?;
     let work = workload(&circuit, args.scheme)?;
@@ -85,6 +111,7 @@ pub fn run(args: SelectArgs) -> Result<()> {
     if args.json {
         let v = serde_json::json!({
             "path": path,
+            "path_from": measured,
             "circuit": circuit_name,
             "scheme": args.scheme.to_string(),
             "workload": work,
@@ -95,7 +122,8 @@ pub fn run(args: SelectArgs) -> Result<()> {
         return Ok(());
     }
     outln!(
-        "path: {}; {} kB from the evaluator, {} kB from the garbler; constants: {cal_source}",
+        "path: {} ({measured}); {} kB from the evaluator, {} kB from the garbler; constants: \
+         {cal_source}",
         describe_path(&path),
         work.evaluator_bytes().div_ceil(1000),
         work.garbler_bytes().div_ceil(1000),
@@ -158,37 +186,6 @@ pub(crate) fn decide(path: &Path, work: &Workload, cal: &Calibration) -> Result<
     };
     let candidates = transputation_transport::auto::candidates(path);
     Ok(choose(path, work, &candidates, cal, &cond))
-}
-
-pub(crate) fn describe_path(p: &Path) -> String {
-    let mut s = format!(
-        "RTT {} ms, {} Mbit/s, loss {}",
-        trim(p.rtt * 1e3),
-        trim(p.rate * 8e-6),
-        percent(p.loss)
-    );
-    if p.loss_upper > p.loss {
-        s.push_str(&format!(" (at most {})", percent(p.loss_upper)));
-    }
-    s
-}
-
-fn percent(p: f64) -> String {
-    format!("{} %", trim(p * 100.0))
-}
-
-/// A number with up to three significant decimals, no trailing zeros.
-fn trim(x: f64) -> String {
-    let s = if x >= 100.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.3}")
-    };
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
 }
 
 const HEADER: [&str; 7] = [

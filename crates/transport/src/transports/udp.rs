@@ -105,6 +105,7 @@ pub(crate) static FAMILY: Family = Family {
             control: Control::Paced { rate },
             window: Window::Unbounded,
             reassembly_limit: None,
+        pacing_gain: None,
             defaults: Constants {
                 fixed: 0.01,
                 ..Constants::TEXTBOOK
