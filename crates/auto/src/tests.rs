@@ -190,14 +190,16 @@ fn a_choice_that_cannot_connect_falls_back_to_the_next_best() {
     let lan = Path::exact(0.0005, 1000.0 * MBIT, 0.0);
     let o = offer(&p, lan, &pair);
     let svc = service(p);
-    let replies = Arc::new(std::sync::Mutex::new(0));
-    let counted = replies.clone();
+    // The offers answered so far, and whether their port is open: a repeated reply (the
+    // offer was sent again while the garbler decided) is treated as its first was.
+    let answered = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = answered.clone();
     let (front, stop) = relay(svc.local_addr(), move |_, r| {
-        let mut n = counted.lock().unwrap();
-        *n += 1;
-        if let Answer::Chosen(d) = &r.answer {
-            // The first choice's port is closed on 127.0.0.2; later ones pass.
-            if *n > 1 {
+        let mut seen = seen.lock().unwrap();
+        if !seen.contains(&r.offer) {
+            seen.push(r.offer.clone());
+            // The first choice's port stays closed on 127.0.0.2; later ones pass.
+            if let (Answer::Chosen(d), true) = (&r.answer, seen.len() > 1) {
                 let l = TcpListener::bind(("127.0.0.2", d.port)).unwrap();
                 forward(l, SocketAddr::from(([127, 0, 0, 1], d.port)));
             }
