@@ -102,6 +102,11 @@ pub struct PartyArgs {
     /// no flag, one computation. Only the evaluator takes it.
     #[serde(default)]
     pub repeat: Option<u32>,
+    /// Seconds the evaluator may reuse a measurement of the garbler's path under
+    /// `--transport auto` (`--probe-cache SECS`; 0: probe every time); `None`: no flag, the
+    /// binary's default. Only the evaluator takes it.
+    #[serde(default)]
+    pub probe_cache_secs: Option<f64>,
     /// The path's round-trip time and bottleneck bandwidth (bits/s), for buffer sizing.
     pub path: Option<(f64, u64)>,
     /// Print the report as JSON ([`crate::PartyReport`]).
@@ -148,6 +153,7 @@ impl PartyArgs {
             connect_timeout_secs: None,
             accept_timeout_secs: None,
             repeat: None,
+            probe_cache_secs: None,
             path: None,
             json: true,
         }
@@ -185,6 +191,9 @@ impl PartyArgs {
         }
         if let Some(n) = self.repeat {
             v.extend(["--repeat".into(), n.to_string()]);
+        }
+        if let Some(t) = self.probe_cache_secs {
+            v.extend(["--probe-cache".into(), t.to_string()]);
         }
         if let Some((rtt_ms, bandwidth)) = self.path {
             v.extend([
@@ -315,6 +324,7 @@ impl PartyArgs {
             connect_timeout_secs: number("--connect-timeout", take("--connect-timeout"))?,
             accept_timeout_secs: number("--accept-timeout", take("--accept-timeout"))?,
             repeat,
+            probe_cache_secs: number("--probe-cache", take("--probe-cache"))?,
             path,
             json: take("--json").is_some(),
         };
@@ -334,6 +344,7 @@ impl PartyArgs {
             "--connect-timeout",
             "--accept-timeout",
             "--repeat",
+            "--probe-cache",
             "--rtt-ms",
             "--bandwidth",
             "--json",
@@ -341,8 +352,30 @@ impl PartyArgs {
         if let Some((f, _)) = flags.iter().find(|(f, _)| !known.contains(&f.as_str())) {
             return Err(argv_err(f, "not a flag of the party contract"));
         }
+        args.check_roles()?;
+        Ok(args)
+    }
+
+    /// Refuses flags the other party takes and a probe cache that is no time.
+    fn check_roles(&self) -> Result<(), ArgvError> {
+        let (role, args) = (self.role, self);
         if role == Role::Evaluator && args.accept_timeout_secs.is_some() {
             return Err(argv_err("--accept-timeout", "only the garbler takes it"));
+        }
+        if args
+            .probe_cache_secs
+            .is_some_and(|t| !t.is_finite() || t < 0.0)
+        {
+            return Err(argv_err(
+                "--probe-cache",
+                "not a number of seconds (0 or more)",
+            ));
+        }
+        if role == Role::Garbler && args.probe_cache_secs.is_some() {
+            return Err(argv_err(
+                "--probe-cache",
+                "only the evaluator takes it (it measures the path under --transport auto)",
+            ));
         }
         if role == Role::Garbler && args.repeat.is_some() {
             return Err(argv_err(
@@ -350,7 +383,7 @@ impl PartyArgs {
                 "only the evaluator takes it (the garbler serves what the session asks for)",
             ));
         }
-        Ok(args)
+        Ok(())
     }
 }
 
@@ -422,9 +455,45 @@ mod tests {
         e.repeat = Some(20);
         e.json = false;
         assert!(e.to_argv().ends_with(&argv(&["--repeat", "20"])));
+        e.transport = "auto".into();
+        e.probe_cache_secs = Some(0.0);
+        assert!(e
+            .to_argv()
+            .ends_with(&argv(&["--repeat", "20", "--probe-cache", "0"])));
+        assert_eq!(PartyArgs::from_argv(&e.to_argv()).unwrap(), e);
+        e.probe_cache_secs = Some(90.5);
+        assert!(e.to_argv().ends_with(&argv(&["--probe-cache", "90.5"])));
         assert_eq!(PartyArgs::from_argv(&e.to_argv()).unwrap(), e);
         e.protection = Some(Protection::Insecure);
         assert_eq!(PartyArgs::from_argv(&e.to_argv()).unwrap(), e);
+    }
+
+    #[test]
+    fn arguments_stored_before_a_field_existed_read_it_as_absent() {
+        let mut e = PartyArgs::new(
+            Role::Evaluator,
+            "127.0.0.1:7766".parse().unwrap(),
+            "aes128",
+            "ideal",
+            "auto",
+        );
+        e.probe_cache_secs = Some(0.0);
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(
+            serde_json::from_value::<PartyArgs>(json.clone()).unwrap(),
+            e
+        );
+        let mut old = json;
+        let fields = old.as_object_mut().unwrap();
+        for added in ["probe_cache_secs", "repeat", "accept_timeout_secs"] {
+            assert!(fields.remove(added).is_some(), "{added}");
+        }
+        let read: PartyArgs = serde_json::from_value(old).unwrap();
+        assert_eq!(
+            (read.probe_cache_secs, read.repeat, read.accept_timeout_secs),
+            (None, None, None)
+        );
+        assert_eq!(read.transport, "auto");
     }
 
     #[test]
@@ -465,6 +534,15 @@ mod tests {
         evaluator.extend(argv(&["--transport", "tcp", "--repeat", "0"]));
         let e = PartyArgs::from_argv(&evaluator).unwrap_err().to_string();
         assert!(e.contains("\"0\" is not a number of computations"), "{e}");
+        let e = with(&["--probe-cache", "0"]).unwrap_err();
+        assert!(e.contains("\"--probe-cache\": only the evaluator"), "{e}");
+        for bad in ["-1", "soon", "inf"] {
+            let mut evaluator = argv(&["evaluator", "--connect", "1.2.3.4:5"]);
+            evaluator.extend(argv(&ok[3..]));
+            evaluator.extend(argv(&["--transport", "auto", "--probe-cache", bad]));
+            let e = PartyArgs::from_argv(&evaluator).unwrap_err().to_string();
+            assert!(e.contains("\"--probe-cache\""), "{bad}: {e}");
+        }
         let e = with(&["--rtt-ms", "5"]).unwrap_err();
         assert!(e.contains("needs --bandwidth"), "{e}");
         let e = with(&["--scheme", "x"]).unwrap_err();

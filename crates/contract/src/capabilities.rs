@@ -16,6 +16,11 @@ pub const FEATURE_BUFFER_SIZING: &str = "buffer-sizing";
 /// (`--repeat N`), each party then printing a report per computation.
 pub const FEATURE_REPEAT: &str = "repeat";
 
+/// The feature of parties that take `--transport auto` (the evaluator measures the path,
+/// the garbler chooses the transport) and of an evaluator that takes `--probe-cache SECS`;
+/// `auto` is not one of [`Capabilities::transports`], being no transport of its own.
+pub const FEATURE_TRANSPORT_AUTO: &str = "transport-auto";
+
 /// One transport of the build.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TransportInfo {
@@ -45,7 +50,8 @@ pub struct Capabilities {
     pub schemes: Vec<String>,
     /// Its kinds of session protection (`none`, `noise-psk`, `noise-kk`).
     pub protection: Vec<String>,
-    /// Optional features of its parties ([`FEATURE_BUFFER_SIZING`], [`FEATURE_REPEAT`]).
+    /// Optional features of its parties ([`FEATURE_BUFFER_SIZING`], [`FEATURE_REPEAT`],
+    /// [`FEATURE_TRANSPORT_AUTO`]).
     pub features: Vec<String>,
 }
 

@@ -14,5 +14,7 @@ mod capabilities;
 mod report;
 
 pub use args::{ArgvError, PartyArgs, Protection, Role};
-pub use capabilities::{Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, FEATURE_REPEAT};
+pub use capabilities::{
+    Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, FEATURE_REPEAT, FEATURE_TRANSPORT_AUTO,
+};
 pub use report::{AutoReport, ByteParts, PartyReport, ReportError, WhichReport, REPORT_VERSION};

@@ -5,7 +5,8 @@
 use anyhow::Result;
 use clap::Args;
 use transputation_contract::{
-    Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, FEATURE_REPEAT, REPORT_VERSION,
+    Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, FEATURE_REPEAT, FEATURE_TRANSPORT_AUTO,
+    REPORT_VERSION,
 };
 use transputation_garble::Scheme;
 
@@ -36,7 +37,12 @@ pub fn capabilities() -> Capabilities {
         schemes: Scheme::ALL.iter().map(|s| s.name().into()).collect(),
         // Every party takes --insecure, --psk-file, and --key with --peer-key.
         protection: ["none", "noise-psk", "noise-kk"].map(String::from).to_vec(),
-        features: vec![FEATURE_BUFFER_SIZING.into(), FEATURE_REPEAT.into()],
+        // --transport auto and evaluator --probe-cache.
+        features: vec![
+            FEATURE_BUFFER_SIZING.into(),
+            FEATURE_REPEAT.into(),
+            FEATURE_TRANSPORT_AUTO.into(),
+        ],
     }
 }
 
