@@ -51,6 +51,15 @@
 //!                    -- of transputation-2pc, from their binary's capabilities), whose
 //!                    -- message flow sets the round trips above; NULL for user programs
 //!                    -- and for binaries that do not state it
+//!   transport_written TEXT -- the transport as the experiment wrote it, where `transport`
+//!                    -- is what ran: `quic:iw={bdp}` beside `quic:iw=2500000` (reports
+//!                    -- group by it; NULL in rows older than schema version 7, which ran
+//!                    -- what they wrote: read COALESCE(transport_written, transport))
+//!   auto_choice TEXT -- for `auto`, the transport the parties agreed on (the evaluator's
+//!                    -- report's `auto.chosen`); NULL for a transport given by name
+//!   auto_predicted_ms REAL -- the model's prediction of the choice's time to the output
+//!   auto_probe_ms REAL -- the evaluator's time measuring the path (0 from its cache)
+//!   auto_agree_ms REAL -- its time from its first offer to the garbler's decision
 //!   started_at TEXT, garbler_report TEXT, evaluator_report TEXT (their JSON reports, one
 //!                    -- line per computation),
 //!   garbler_output TEXT, evaluator_output TEXT (standard output and error, last 64 KiB),
@@ -65,8 +74,9 @@
 //! 2, `experiments.host_cc` in 3, the columns from `connect_ms` to `evaluator_round_trips`
 //! in 4 with report version 2, NULL in older rows and for user programs; `computations`,
 //! `online_ms` and `online_max_ms` in 5 with report version 3, older runs having had one
-//! computation; `protocol_version` in 6, NULL in older rows), and a newer one is refused. Rows are
-//! read by column name, so the order of the columns in a file does not matter.
+//! computation; `protocol_version` in 6, NULL in older rows; `transport_written` and the
+//! `auto_*` columns in 7, NULL in older rows), and a newer one is refused. Rows are read by
+//! column name, so the order of the columns in a file does not matter.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -267,6 +277,18 @@ pub struct RunRecord {
     /// The 2PC protocol version of the run's parties, as their binary's capabilities state
     /// it; `None` for user programs and binaries that do not.
     pub protocol_version: Option<u32>,
+    /// The transport as the experiment wrote it (`quic:iw={bdp}`), where [`Cell::transport`]
+    /// is what ran; `None` for a run recorded before schema version 7.
+    pub transport_written: Option<String>,
+    /// What `auto` chose (the evaluator's report's `auto.chosen`); `None` for a transport
+    /// given by name.
+    pub auto_choice: Option<String>,
+    /// The model's predicted time to the output over that choice, ms.
+    pub auto_predicted_ms: Option<f64>,
+    /// The evaluator's time measuring the path, ms (0 where it had it from its cache).
+    pub auto_probe_ms: Option<f64>,
+    /// The evaluator's time from its first offer to the garbler's decision, ms.
+    pub auto_agree_ms: Option<f64>,
     /// The garbler's JSON reports, one line per computation.
     pub garbler_report: Option<String>,
     /// The evaluator's JSON reports, one line per computation.
@@ -291,6 +313,14 @@ impl RunRecord {
             error: Some(error),
             ..RunRecord::ok(cell, repetition, link)
         }
+    }
+
+    /// The transport as the experiment wrote it: what reports, failure tables and plots
+    /// group by (one column for `quic:iw={bdp}` across the conditions).
+    pub fn transport_as_written(&self) -> &str {
+        self.transport_written
+            .as_deref()
+            .unwrap_or(&self.cell.transport)
     }
 
     /// A successful run, its measurements and outputs not filled in yet.
@@ -320,6 +350,11 @@ impl RunRecord {
             online_ms: None,
             online_max_ms: None,
             protocol_version: None,
+            transport_written: None,
+            auto_choice: None,
+            auto_predicted_ms: None,
+            auto_probe_ms: None,
+            auto_agree_ms: None,
             garbler_report: None,
             evaluator_report: None,
             garbler_output: None,
@@ -543,10 +578,11 @@ impl Db {
              bytes_garbler_to_evaluator, bytes_evaluator_to_garbler, garbler_report, \
              evaluator_report, garbler_output, evaluator_output, buffer_bytes, connect_ms, \
              handshake_ms, first_output_ms, paper_ms, garbler_round_trips, \
-             evaluator_round_trips, computations, online_ms, online_max_ms, protocol_version) \
+             evaluator_round_trips, computations, online_ms, online_max_ms, protocol_version, \
+             transport_written, auto_choice, auto_predicted_ms, auto_probe_ms, auto_agree_ms) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
              ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, \
-             ?33, ?34, ?35, ?36, ?37, ?38)",
+             ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)",
             params![
                 experiment_id,
                 r.cell.circuit,
@@ -586,6 +622,11 @@ impl Db {
                 r.online_ms,
                 r.online_max_ms,
                 r.protocol_version,
+                r.transport_written,
+                r.auto_choice,
+                r.auto_predicted_ms,
+                r.auto_probe_ms,
+                r.auto_agree_ms,
             ],
         )
         .map_err(db_err(format!(
@@ -605,7 +646,8 @@ impl Db {
              bytes_evaluator_to_garbler, garbler_report, evaluator_report, garbler_output, \
              evaluator_output, buffer_bytes, connect_ms, handshake_ms, first_output_ms, \
              paper_ms, garbler_round_trips, evaluator_round_trips, computations, online_ms, \
-             online_max_ms, protocol_version FROM runs \
+             online_max_ms, protocol_version, transport_written, auto_choice, \
+             auto_predicted_ms, auto_probe_ms, auto_agree_ms FROM runs \
              WHERE experiment_id = ?1 ORDER BY id",
             params![experiment_id],
             read_run,
@@ -705,6 +747,11 @@ fn read_run(r: &Row<'_>) -> rusqlite::Result<RunRecord> {
         online_ms: r.get("online_ms")?,
         online_max_ms: r.get("online_max_ms")?,
         protocol_version: r.get("protocol_version")?,
+        transport_written: r.get("transport_written")?,
+        auto_choice: r.get("auto_choice")?,
+        auto_predicted_ms: r.get("auto_predicted_ms")?,
+        auto_probe_ms: r.get("auto_probe_ms")?,
+        auto_agree_ms: r.get("auto_agree_ms")?,
     })
 }
 

@@ -15,7 +15,10 @@
 //! name = "wan"                       # optional; default: "experiment"
 //! circuits = ["aes128", "sha256"]    # built-in names or Bristol files
 //! schemes = ["ideal", "prf"]         # default ["ideal"]
-//! transports = ["tcp", "udt"]        # NAME or NAME:key=value,...; default ["tcp"]
+//! transports = ["tcp", "udt", "auto", "quic:cc=bbr,iw={bdp}"]
+//!                                    # NAME or NAME:key=value,...; default ["tcp"]; auto:
+//!                                    # the parties choose (--transport auto); {bdp}: the
+//!                                    # condition's bandwidth-delay product (see `template`)
 //! conditions = ["eu-us", "cw-wan"]   # named conditions
 //! runs = 3                           # repetitions of every cell; default 1
 //! repeat = 10                        # computations in each run's one session; default 1
@@ -25,6 +28,8 @@
 //! max_rate = "500mbit"               # cap on every link rate (optional)
 //! host_cc = "cubic"                  # the emulated hosts' TCP congestion control: cubic
 //!                                    # (default), reno, bbr, ..., or "system" (this machine's)
+//! probe_cache = 0                    # seconds an auto evaluator may reuse its measurement
+//!                                    # of the path; default 0: every run probes
 //!
 //! [[link]]                           # a custom condition (any number of them)
 //! name = "lossy-wan"                 # optional; default: made from the parameters
@@ -43,6 +48,19 @@
 //! echo = "examples/testbed-program"
 //! ```
 //!
+//! `auto` runs the parties with `--transport auto`: the evaluator measures the path, the
+//! garbler predicts every transport and picks one, and the run records the choice. By
+//! default every run measures its path (`evaluator --probe-cache 0`), so that its time
+//! includes the probing a first session with a peer pays for. `probe_cache = SECS` lets the
+//! evaluators of one condition reuse a measurement for that long: the runner gives them a
+//! cache of their own per condition (never this user's, never another condition's) and
+//! the `auto` runs of a condition one port, since the cache is keyed by the garbler's
+//! address; only the first `auto` run of a condition then pays for the probe.
+//!
+//! A transport may write `{bdp}` (or `{bdp*F}`) as an option's value, replaced in each
+//! condition by its bandwidth-delay product ([`template`]); such a transport is one column
+//! of the report and one line of a plot across the conditions.
+//!
 //! A mistake names its key and, in a file, its line: `line 7, link[0].rate: bad rate ...`.
 
 use std::collections::{BTreeMap, HashSet};
@@ -55,6 +73,10 @@ use serde::{Deserialize, Serialize};
 use transputation_netlab::spec::{parse_rate, LinkSpec};
 use transputation_netlab::{EmulatorKind, HostCc, SpecError};
 
+pub mod template;
+
+pub use template::{is_auto, TransportTemplate, AUTO};
+
 /// The scheme column of a user program's runs: a program has no circuit or scheme of ours.
 pub const PROGRAM_SCHEME: &str = "program";
 
@@ -65,6 +87,10 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
 /// about 1 kB from both parties, which the runner reads from the first 4 MiB a party
 /// prints and keeps in the database.
 pub const MAX_REPEAT: u32 = 1000;
+
+/// The longest an `auto` evaluator may be allowed to reuse a measurement (`probe_cache`),
+/// seconds: a week, like the longest run.
+pub const MAX_PROBE_CACHE_SECS: f64 = 7.0 * 24.0 * 3600.0;
 
 /// A mistake in an experiment description: the key (`link[1].rate`), the line in a file
 /// when known, and what is wrong.
@@ -228,6 +254,12 @@ pub struct ExperimentFile {
     /// stored before this key existed lacks it; its runs had this machine's.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_cc: Option<String>,
+    /// Seconds an `auto` evaluator may reuse a measurement of its condition's path
+    /// (`evaluator --probe-cache`); none: 0, every run probes. Left out of the stored
+    /// description when not given, so that descriptions stored before this key read the
+    /// same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_cache: Option<f64>,
     /// User programs: NAME → DIR holding `NAME-server.sh` and `NAME-client.sh`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub programs: BTreeMap<String, PathBuf>,
@@ -250,6 +282,7 @@ impl Default for ExperimentFile {
             emulator: default_emulator(),
             max_rate: None,
             host_cc: None,
+            probe_cache: None,
             programs: BTreeMap::new(),
         }
     }
@@ -293,7 +326,8 @@ pub struct Experiment {
     pub circuits: Vec<String>,
     /// Schemes.
     pub schemes: Vec<String>,
-    /// Transports.
+    /// Transports as written (`{bdp}` included; [`Experiment::transport_in`] gives a
+    /// condition's).
     pub transports: Vec<String>,
     /// Conditions, named first, then `[[link]]`, then the sweep.
     pub conditions: Vec<ConditionEntry>,
@@ -313,6 +347,8 @@ pub struct Experiment {
     pub max_rate_bps: Option<u64>,
     /// The hosts' TCP congestion control.
     pub host_cc: HostCc,
+    /// Seconds an `auto` evaluator may reuse a measurement of the path (0: none).
+    pub probe_cache_secs: f64,
 }
 
 /// One cell of the matrix: what runs, over which transport, across which condition.
@@ -338,8 +374,10 @@ impl Cell {
 /// One run of the plan: a cell, its repetition, and the index of its condition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedRun {
-    /// The cell.
+    /// The cell (its transport as this condition runs it: `{bdp}` replaced).
     pub cell: Cell,
+    /// The transport as the experiment wrote it.
+    pub transport_written: String,
     /// Which repetition (0-based).
     pub repetition: u32,
     /// Index into [`Experiment::conditions`].
@@ -501,6 +539,17 @@ impl ExperimentFile {
         if self.timeout == 0 || self.timeout > 7 * 24 * 3600 {
             return Err(err("timeout", "must be from 1 to 604800 seconds"));
         }
+        if let Some(t) = self.probe_cache {
+            if !(0.0..=MAX_PROBE_CACHE_SECS).contains(&t) {
+                return Err(err(
+                    "probe_cache",
+                    format!("{t} s: must be from 0 to {MAX_PROBE_CACHE_SECS} seconds"),
+                ));
+            }
+        }
+        for (i, t) in self.transports.iter().enumerate() {
+            TransportTemplate::parse(t).map_err(|e| err(format!("transports[{i}]"), e))?;
+        }
         Ok(())
     }
 
@@ -614,7 +663,7 @@ impl ExperimentFile {
             });
         }
 
-        Ok(Experiment {
+        let experiment = Experiment {
             name: self.name.clone().unwrap_or_else(|| "experiment".into()),
             circuits: self.circuits.clone(),
             schemes: self.schemes.clone(),
@@ -628,7 +677,18 @@ impl ExperimentFile {
             emulator,
             max_rate_bps,
             host_cc,
-        })
+            probe_cache_secs: self.probe_cache.unwrap_or(0.0),
+        };
+        if let Some((a, b, condition, same)) = experiment.same_in_a_condition() {
+            return Err(err(
+                "transports",
+                format!(
+                    "{a:?} and {b:?} are the same transport in condition {condition:?} \
+                     ({same}): leave one out"
+                ),
+            ));
+        }
+        Ok(experiment)
     }
 }
 
@@ -648,21 +708,29 @@ impl Experiment {
         w
     }
 
-    /// Every run: by condition, then repetition, then circuit, scheme and transport.
+    /// Every run: by condition, then repetition, then circuit, scheme and transport; each
+    /// transport as its condition runs it, and none that the condition cannot run (see
+    /// [`Experiment::left_out`]).
     pub fn plan(&self) -> Vec<PlannedRun> {
         let workloads = self.workloads();
         let mut plan = Vec::new();
         for (ci, c) in self.conditions.iter().enumerate() {
+            let transports: Vec<(&String, String)> = self
+                .transports
+                .iter()
+                .filter_map(|t| self.transport_in(t, c).map(|here| (t, here)))
+                .collect();
             for repetition in 0..self.runs {
                 for (circuit, scheme) in &workloads {
-                    for t in &self.transports {
+                    for (written, here) in &transports {
                         plan.push(PlannedRun {
                             cell: Cell {
                                 circuit: circuit.clone(),
                                 scheme: scheme.clone(),
-                                transport: t.clone(),
+                                transport: here.clone(),
                                 condition: c.label.clone(),
                             },
+                            transport_written: (*written).clone(),
                             repetition,
                             condition_index: ci,
                         });
@@ -676,6 +744,54 @@ impl Experiment {
     /// The user program of that name.
     pub fn program(&self, name: &str) -> Option<&Program> {
         self.programs.iter().find(|p| p.name == name)
+    }
+    /// The transport `written` as condition `c` runs it: `{bdp}` replaced by the
+    /// bandwidth-delay product of its RTT and garbler-to-evaluator rate (after
+    /// `max_rate`); `None` where it needs a rate `c` lacks.
+    pub fn transport_in(&self, written: &str, c: &ConditionEntry) -> Option<String> {
+        let rate = match (c.link.a_to_b.rate_bps, self.max_rate_bps) {
+            (Some(r), Some(m)) => Some(r.min(m)),
+            (r, m) => r.or(m),
+        };
+        template::expand_written(written, c.link.rtt(), rate)
+    }
+
+    /// What the plan leaves out and why: each transport with `{bdp}` in each condition
+    /// without a rate (the caller tells the user).
+    pub fn left_out(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        for c in &self.conditions {
+            for t in &self.transports {
+                if self.transport_in(t, c).is_none() {
+                    notes.push(format!(
+                        "leaving out the transport {t} in condition {:?}: its {{bdp}} needs \
+                         the link's rate, and the condition has none (give it a rate, or \
+                         max_rate)",
+                        c.label
+                    ));
+                }
+            }
+        }
+        notes
+    }
+
+    /// Two transports that are one string in a condition (`quic:iw={bdp}` and
+    /// `quic:iw=2500000`), which would be one cell twice: (the first as written, the
+    /// second, the condition, the string).
+    fn same_in_a_condition(&self) -> Option<(String, String, String, String)> {
+        for c in &self.conditions {
+            let here: Vec<(&String, String)> = self
+                .transports
+                .iter()
+                .filter_map(|t| self.transport_in(t, c).map(|e| (t, e)))
+                .collect();
+            for (i, (a, ea)) in here.iter().enumerate() {
+                if let Some((b, _)) = here[i + 1..].iter().find(|(_, eb)| eb == ea) {
+                    return Some((a.to_string(), b.to_string(), c.label.clone(), ea.clone()));
+                }
+            }
+        }
+        None
     }
 }
 

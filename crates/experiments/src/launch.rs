@@ -12,6 +12,12 @@
 //! `noise-psk`, a one-time pre-shared key made for the experiment (protection on), or
 //! `--insecure` when protection is not wanted; a binary offering neither records
 //! `unsupported`.
+//!
+//! `auto` runs where the binary states the feature `transport-auto`: both parties get
+//! `--transport auto`, the evaluator `--probe-cache` with the experiment's `probe_cache`
+//! (0 unless it says otherwise: every run measures its path). Where it allows a cache, the
+//! evaluators of each condition get a cache directory of their own (`XDG_CACHE_HOME`), so
+//! that no measurement crosses conditions or comes from the user's cache.
 
 use std::collections::HashMap;
 use std::net::SocketAddrV4;
@@ -22,12 +28,12 @@ use std::time::Duration;
 use transputation_circuits::{library, Circuit, Party};
 use transputation_contract::{
     Capabilities, PartyArgs, Protection, Role, FEATURE_BUFFER_SIZING, FEATURE_REPEAT,
-    REPORT_VERSION,
+    FEATURE_TRANSPORT_AUTO, REPORT_VERSION,
 };
 use transputation_netlab::HostCc;
 
 use crate::db::{Db, Environment, LinkRecord};
-use crate::experiment::{Cell, Experiment, ExperimentFile};
+use crate::experiment::{is_auto, Cell, Experiment, ExperimentFile};
 use crate::runner::{Launcher, Outcome, PartyCommand, Runner};
 use crate::Error;
 
@@ -51,8 +57,9 @@ pub struct Prepared {
     parties: BinaryParties,
 }
 
-/// The transports of `wanted` that the party binary can run (as its capabilities say);
-/// `skipped` hears of each one left out and why.
+/// The transports of `wanted` that the party binary can run (as its capabilities say;
+/// `auto` where they have the feature `transport-auto`); `skipped` hears of each one left
+/// out and why.
 pub fn usable_transports(
     wanted: &[String],
     caps: &Capabilities,
@@ -61,6 +68,17 @@ pub fn usable_transports(
     wanted
         .iter()
         .filter(|t| {
+            if is_auto(t) {
+                let runs = caps.has_feature(FEATURE_TRANSPORT_AUTO);
+                if !runs {
+                    skipped(
+                        t,
+                        "the party binary has no --transport auto (its capabilities lack \
+                         the feature `transport-auto`)",
+                    );
+                }
+                return runs;
+            }
             let name = t.split(':').next().unwrap_or(t);
             match caps.transport(name) {
                 Some(info) if info.available => true,
@@ -174,11 +192,25 @@ fn check(experiment: &Experiment) -> Result<HashMap<String, (String, String)>, E
             .map_err(|e| bad("schemes", i, s, e))?;
     }
     for (i, t) in experiment.transports.iter().enumerate() {
-        // A transport this build lacks is well written: `prepare` leaves it out with a
-        // note (`usable_transports`), as it does one that does not work here.
-        match t.parse::<transputation_transport::TransportSpec>() {
-            Ok(_) | Err(transputation_transport::Error::NotBuilt { .. }) => {}
-            Err(e) => return Err(bad("transports", i, t, e.to_string())),
+        if is_auto(t) {
+            continue;
+        }
+        // Each condition's string of a transport with `{bdp}`: its value must be one the
+        // transport takes there.
+        let mut here: Vec<String> = experiment
+            .conditions
+            .iter()
+            .filter_map(|c| experiment.transport_in(t, c))
+            .collect();
+        here.dedup();
+        for h in here {
+            // A transport this build lacks is well written: `prepare` leaves it out with a
+            // note (`usable_transports`), as it does one that does not work here.
+            match h.parse::<transputation_transport::TransportSpec>() {
+                Ok(_) | Err(transputation_transport::Error::NotBuilt { .. }) => {}
+                Err(e) if h == *t => return Err(bad("transports", i, t, e.to_string())),
+                Err(e) => return Err(bad("transports", i, t, format!("as {h}: {e}"))),
+            }
         }
     }
     Ok(inputs)
@@ -234,12 +266,15 @@ pub fn prepare(
     let caps = capabilities(exe)?;
     check_repeat(experiment.repeat, &caps, exe)?;
     experiment.transports = runnable_transports(&experiment.transports, &caps, exe, &mut note)?;
+    experiment.left_out().into_iter().for_each(&mut note);
     // A new experiment records what it runs, so that it finishes; a resumed one keeps its
     // record, and the runs of a transport left out now stay to do.
     file.transports.clone_from(&experiment.transports);
     let (protection, protection_state, key_dir) = protection(exe, &caps, experiment.protection)?;
     let planned_runs = experiment.plan().len();
     let repeat = experiment.repeat;
+    let probe_caches = probe_caches(&experiment)?;
+    let probe_cache_secs = experiment.probe_cache_secs;
     let id = match id {
         Some(id) => id,
         None => {
@@ -267,9 +302,27 @@ pub fn prepare(
             sizes_buffers: caps.has_feature(FEATURE_BUFFER_SIZING),
             protocol_version: caps.protocol_version,
             repeat,
+            probe_cache_secs,
+            probe_caches,
             _key_dir: key_dir,
         },
     })
+}
+
+/// Where the `auto` evaluators of each condition keep their measurements, if the experiment
+/// lets them (`probe_cache` above 0) and runs `auto`: removed at the end.
+fn probe_caches(experiment: &Experiment) -> Result<Option<tempfile::TempDir>, Error> {
+    if experiment.probe_cache_secs <= 0.0 || !experiment.transports.iter().any(|t| is_auto(t)) {
+        return Ok(None);
+    }
+    tempfile::Builder::new()
+        .prefix("transputation-probe-caches-")
+        .tempdir()
+        .map(Some)
+        .map_err(|source| Error::Io {
+            context: "making a directory for the auto evaluators' probe caches".into(),
+            source,
+        })
 }
 
 impl Prepared {
@@ -299,8 +352,22 @@ pub struct BinaryParties {
     protocol_version: Option<u32>,
     /// Computations in each run's session: the evaluator gets `--repeat` above 1.
     repeat: u32,
+    /// Seconds an `auto` evaluator may reuse a measurement (its `--probe-cache`).
+    probe_cache_secs: f64,
+    /// The directory of the `auto` evaluators' caches, one per condition, where they keep
+    /// any.
+    probe_caches: Option<tempfile::TempDir>,
     /// The one-time key's directory, removed at the end.
     _key_dir: Option<tempfile::TempDir>,
+}
+
+/// A directory name for a condition's label (labels are free text): its bytes' FNV-1a
+/// hash, which is stable and tells labels apart.
+fn label_dir(label: &str) -> String {
+    let hash = label.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("condition-{hash:016x}")
 }
 
 impl Launcher for BinaryParties {
@@ -333,10 +400,18 @@ impl Launcher for BinaryParties {
             if role == Role::Evaluator && self.repeat > 1 {
                 args.repeat = Some(self.repeat);
             }
+            let mut env = Vec::new();
+            if role == Role::Evaluator && is_auto(&cell.transport) {
+                args.probe_cache_secs = Some(self.probe_cache_secs);
+                if let Some(root) = &self.probe_caches {
+                    let dir = root.path().join(label_dir(&cell.condition));
+                    env.push(("XDG_CACHE_HOME".into(), dir.display().to_string()));
+                }
+            }
             PartyCommand {
                 program: self.exe.clone(),
                 args: args.to_argv(),
-                env: Vec::new(),
+                env,
             }
         };
         Ok((party(Role::Garbler, gi), party(Role::Evaluator, ei)))
@@ -458,6 +533,8 @@ mod tests {
             sizes_buffers: true,
             protocol_version: Some(5),
             repeat: 1,
+            probe_cache_secs: 0.0,
+            probe_caches: None,
             _key_dir: None,
         };
         let cell = Cell {
@@ -539,6 +616,8 @@ mod tests {
                 sizes_buffers: false,
                 protocol_version: caps.protocol_version,
                 repeat: 1,
+                probe_cache_secs: 0.0,
+                probe_caches: None,
                 _key_dir: None,
             };
             let mut db = Db::in_memory().unwrap();
@@ -646,6 +725,102 @@ mod tests {
                 "udt:ack=4: no libudt"
             ]
         );
+    }
+
+    #[test]
+    fn auto_runs_where_the_party_binary_has_the_feature() {
+        let mut caps = caps_without_udt();
+        let wanted = ["auto".to_string(), "tcp".into()];
+        let mut notes = Vec::new();
+        let kept = usable_transports(&wanted, &caps, |t, why| notes.push(format!("{t}: {why}")));
+        assert_eq!(kept, ["tcp"]);
+        assert_eq!(
+            notes,
+            [
+                "auto: the party binary has no --transport auto (its capabilities lack the \
+              feature `transport-auto`)"
+            ]
+        );
+        caps.features.push(FEATURE_TRANSPORT_AUTO.into());
+        let kept = usable_transports(&wanted, &caps, |t, why| panic!("{t}: {why}"));
+        assert_eq!(kept, wanted);
+    }
+
+    /// The parties of an `auto` cell: both get `--transport auto`, the evaluator
+    /// `--probe-cache` (0 by default) and, where the experiment lets it cache, a cache of
+    /// its condition's own; the parties of other cells neither.
+    #[test]
+    fn auto_evaluators_probe_every_run_unless_the_experiment_lets_them_cache() {
+        let link = LinkRecord {
+            rtt_us: 40_000,
+            rate_bps: Some(16_000_000),
+            ..LinkRecord::default()
+        };
+        let mut parties = BinaryParties {
+            exe: "/bin/transputation".into(),
+            inputs: HashMap::from([("aes128".to_string(), ("00".into(), "11".into()))]),
+            protection: None,
+            sizes_buffers: true,
+            protocol_version: Some(5),
+            repeat: 1,
+            probe_cache_secs: 0.0,
+            probe_caches: None,
+            _key_dir: None,
+        };
+        let cell = |transport: &str, condition: &str| Cell {
+            circuit: "aes128".into(),
+            scheme: "ideal".into(),
+            transport: transport.into(),
+            condition: condition.into(),
+        };
+        let server = "10.64.0.1:19999".parse().unwrap();
+        let limit = Duration::from_secs(60);
+        let (g, e) = parties
+            .circuit_parties(&cell("auto", "cw-wan"), &link, server, limit)
+            .unwrap();
+        let (ga, ea) = (
+            PartyArgs::from_argv(&g.args).unwrap(),
+            PartyArgs::from_argv(&e.args).unwrap(),
+        );
+        assert_eq!(
+            (ga.transport.as_str(), ea.transport.as_str()),
+            ("auto", "auto")
+        );
+        assert_eq!(
+            (ga.probe_cache_secs, ea.probe_cache_secs),
+            (None, Some(0.0))
+        );
+        assert!(g.env.is_empty() && e.env.is_empty(), "{:?}", e.env);
+        let (_, e) = parties
+            .circuit_parties(&cell("tcp", "cw-wan"), &link, server, limit)
+            .unwrap();
+        assert_eq!(
+            PartyArgs::from_argv(&e.args).unwrap().probe_cache_secs,
+            None
+        );
+
+        // Caching: the evaluators of a condition share a cache, other conditions have
+        // theirs.
+        parties.probe_cache_secs = 600.0;
+        parties.probe_caches = Some(tempfile::tempdir().unwrap());
+        let cache_of = |condition: &str| {
+            let (g, e) = parties
+                .circuit_parties(&cell("auto", condition), &link, server, limit)
+                .unwrap();
+            assert!(g.env.is_empty());
+            let args = PartyArgs::from_argv(&e.args).unwrap();
+            assert_eq!(args.probe_cache_secs, Some(600.0));
+            match e.env.as_slice() {
+                [(k, v)] if k == "XDG_CACHE_HOME" => PathBuf::from(v),
+                other => panic!("{other:?}"),
+            }
+        };
+        let wan = cache_of("cw-wan");
+        assert!(wan.starts_with(parties.probe_caches.as_ref().unwrap().path()));
+        assert!(wan.is_absolute());
+        assert_eq!(cache_of("cw-wan"), wan);
+        assert_ne!(cache_of("cw-wan "), wan);
+        assert_ne!(cache_of("cw_wan"), cache_of("cw wan"));
     }
 
     #[test]

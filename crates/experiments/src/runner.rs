@@ -13,6 +13,14 @@
 //! per computation, which `measured` checks and sums up in the run's record. Every run of a
 //! circuit, failed or not, records the 2PC protocol version of its parties
 //! ([`Launcher::protocol_version`]), whose message flow sets a session's round trips.
+//! Every run records its transport as the experiment wrote it (`quic:iw={bdp}`) beside the
+//! one that ran. A run of `auto` records what the parties chose, and fails if they do not
+//! report the same choice.
+//!
+//! Each run's garbler listens on a port of its own (20000 + its index in the plan), so that
+//! no run meets a previous one's late packets; the `auto` runs of an experiment that lets
+//! its evaluators cache their measurements (`probe_cache`) share [`AUTO_CACHED_PORT`]
+//! instead, since the cache is keyed by the garbler's address.
 //!
 //! User programs get `$1` = the peer's address, `$2` = their own address (both `IP:PORT`,
 //! the run's port; the server listens on its own, the client connects to the peer's) and
@@ -32,7 +40,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::db::{Db, LinkRecord, RunRecord, Status};
-use crate::experiment::{Cell, Experiment, PlannedRun};
+use crate::experiment::{is_auto, Cell, Experiment, PlannedRun};
 use transputation_netlab::{ns, Error as LinkError, LinkSpec, Options, Side, Topology};
 
 use crate::Error;
@@ -49,6 +57,10 @@ pub const PROGRAM_START_WAIT: Duration = Duration::from_secs(1);
 
 /// After one party failed, how long the other gets to end by itself before it is killed.
 const GRACE: Duration = Duration::from_secs(2);
+
+/// The garbler's port in the `auto` runs of an experiment whose evaluators may reuse a
+/// measurement of the path (below the ports of the other runs, 20000 and up).
+pub const AUTO_CACHED_PORT: u16 = 19_999;
 
 /// A program to start in a namespace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -505,7 +517,11 @@ impl Runner<'_> {
             if self.progress {
                 progress.before(p);
             }
-            let port = 20_000 + (index % 20_000) as u16;
+            let port = if self.experiment.probe_cache_secs > 0.0 && is_auto(&p.cell.transport) {
+                AUTO_CACHED_PORT
+            } else {
+                20_000 + (index % 20_000) as u16
+            };
             let record = self.one_run(&topo, &link, p, port);
             stop_if_interrupted();
             if record.status != Status::Ok {
@@ -520,10 +536,11 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// Records the run `p` ended as `record`, with the protocol version of its parties if
-    /// they are the launcher's garbler and evaluator (a user program's are its own, unknown
-    /// here).
+    /// Records the run `p` ended as `record`, with its transport as written and the
+    /// protocol version of its parties if they are the launcher's garbler and evaluator (a
+    /// user program's are its own, unknown here).
     pub(crate) fn record(&mut self, p: &PlannedRun, mut record: RunRecord) -> Result<(), Error> {
+        record.transport_written = Some(p.transport_written.clone());
         if !p.cell.is_program() {
             record.protocol_version = self.launcher.protocol_version();
         }
@@ -593,7 +610,9 @@ impl Runner<'_> {
                 ..RunRecord::ok(p.cell.clone(), p.repetition, link.clone())
             });
         }
-        match measured(&ended.server.1, &ended.client.1, computations) {
+        let reports = measured(&ended.server.1, &ended.client.1, computations)
+            .and_then(|m| m.checked_auto(is_auto(&p.cell.transport)));
+        match reports {
             Ok(m) => RunRecord {
                 wall_ms: Some(wall_ms),
                 // Successful parties' standard error only (their stdout is the report).

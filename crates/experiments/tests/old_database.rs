@@ -3,7 +3,9 @@
 //! two successful runs and a timeout) opens with this build and reads the same, its runs
 //! without the columns of schema version 4 (the waiting times of report version 2: NULL,
 //! unknown), with one computation each and no online time (schema version 5) and without
-//! the parties' protocol version (schema version 6: NULL, unknown), and accepts new runs.
+//! the parties' protocol version (schema version 6: NULL, unknown), each run's transport as
+//! written being the one it ran and nothing of auto (schema version 7), and accepts new
+//! runs.
 
 use std::path::Path;
 
@@ -20,8 +22,8 @@ fn fixture_copy(dir: &Path) -> std::path::PathBuf {
 #[test]
 fn a_database_of_the_previous_build_reads_the_same() {
     assert_eq!(
-        SCHEMA_VERSION, 6,
-        "a new version: keep this file's checks of versions 3 to 6"
+        SCHEMA_VERSION, 7,
+        "a new version: keep this file's checks of versions 3 to 7"
     );
     let dir = tempfile::tempdir().unwrap();
     let path = fixture_copy(dir.path());
@@ -85,6 +87,18 @@ fn a_database_of_the_previous_build_reads_the_same() {
         );
         // Version 6's: the parties' protocol version was not recorded then.
         assert_eq!(r.protocol_version, None);
+        // Version 7's: the transport ran as written; no auto then.
+        assert_eq!(r.transport_written, None);
+        assert_eq!(r.transport_as_written(), r.cell.transport);
+        assert_eq!(
+            (
+                r.auto_choice.as_deref(),
+                r.auto_predicted_ms,
+                r.auto_probe_ms,
+                r.auto_agree_ms
+            ),
+            (None, None, None, None)
+        );
     }
 
     let timeout = &db.runs(experiments[1].id).unwrap()[0];

@@ -1,7 +1,9 @@
 //! The runs a calibration of the completion-time model reads (`transputation select
 //! --calibrate`): every successful one-computation run on a shaped link, with its path,
 //! its transport, what it carried and its time to the output, grouped into cells
-//! (experiment, circuit, scheme, transport, condition) so the caller fits medians.
+//! (experiment, circuit, scheme, transport, condition) so the caller fits medians. Runs of
+//! `auto` are not read: their time includes the probe, and their transport is a choice the
+//! fit would have to follow run by run.
 
 use rusqlite::{params, Connection};
 use serde::Serialize;
@@ -61,6 +63,7 @@ pub(super) fn cells(conn: &Connection) -> Result<Vec<CalibrationCell>, Error> {
          FROM runs r JOIN experiments e ON e.id = r.experiment_id \
          WHERE r.status = 'ok' AND r.rate_bps IS NOT NULL AND r.rate_bps > 0 \
          AND r.total_ms IS NOT NULL AND r.connect_ms IS NOT NULL AND r.computations = 1 \
+         AND r.transport <> 'auto' \
          ORDER BY e.id, r.circuit, r.scheme, r.transport, r.condition, r.repetition";
     let mut stmt = conn.prepare(sql).map_err(db_err)?;
     let rows = stmt

@@ -132,6 +132,20 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         column: "protocol_version",
         ty: "INTEGER",
     },
+    // 7: `auto` in the testbed: the transport as the experiment wrote it (`{bdp}`
+    // templates; NULL for older runs, which ran what they wrote) and what auto chose and
+    // predicted, and what its probing and agreement cost (NULL for fixed transports and
+    // older runs).
+    Migration::AddColumns {
+        table: "runs",
+        columns: &[
+            ("transport_written", "TEXT"),
+            ("auto_choice", "TEXT"),
+            ("auto_predicted_ms", "REAL"),
+            ("auto_probe_ms", "REAL"),
+            ("auto_agree_ms", "REAL"),
+        ],
+    },
 ];
 
 /// The schema version this build writes: the number of migrations.

@@ -28,6 +28,11 @@ pub(crate) fn ok_run(transport: &str, rep: u32, total: f64) -> RunRecord {
         online_ms: Some(total / 4.0),
         online_max_ms: Some(total / 2.0),
         protocol_version: Some(5),
+        transport_written: Some(format!("{transport}:w={{bdp}}")),
+        auto_choice: Some("quic:cc=bbr,iw=2500000".into()),
+        auto_predicted_ms: Some(total * 0.9),
+        auto_probe_ms: Some(140.5),
+        auto_agree_ms: Some(0.75),
         garbler_report: Some("{\"total_ms\": 1}".into()),
         ..RunRecord::ok(
             Cell {
@@ -131,12 +136,24 @@ const VERSION_5_COLUMNS: [&str; 3] = ["computations", "online_ms", "online_max_m
 /// The column schema version 6 added to `runs`.
 const VERSION_6_COLUMN: &str = "protocol_version";
 
+/// The columns schema version 7 added to `runs`.
+const VERSION_7_COLUMNS: [&str; 5] = [
+    "transport_written",
+    "auto_choice",
+    "auto_predicted_ms",
+    "auto_probe_ms",
+    "auto_agree_ms",
+];
+
 /// A file of an older schema: today's tables without the columns added since `version`,
 /// with one experiment recorded then (by hand, as that version wrote it).
 fn old_file(path: &Path, version: i64) -> i64 {
     let db = Db::open(path).unwrap();
     let mut sql = String::new();
-    let mut dropped = vec![VERSION_6_COLUMN];
+    let mut dropped = VERSION_7_COLUMNS.to_vec();
+    if version < 6 {
+        dropped.push(VERSION_6_COLUMN);
+    }
     if version < 5 {
         dropped.extend(VERSION_5_COLUMNS);
     }
@@ -157,7 +174,8 @@ fn old_file(path: &Path, version: i64) -> i64 {
     assert_eq!(has_column(&db, "experiments", "host_cc"), version >= 3);
     assert_eq!(has_column(&db, "runs", "paper_ms"), version >= 4);
     assert_eq!(has_column(&db, "runs", "computations"), version >= 5);
-    assert!(!has_column(&db, "runs", VERSION_6_COLUMN));
+    assert_eq!(has_column(&db, "runs", VERSION_6_COLUMN), version >= 6);
+    assert!(!has_column(&db, "runs", "auto_choice"));
     db.conn
         .execute(
             "INSERT INTO experiments (name, spec, planned_runs, version, kernel, cpu, host, \
@@ -246,6 +264,7 @@ fn a_version_3_file_gets_the_waiting_times_null_for_its_runs() {
         .iter()
         .chain(&VERSION_5_COLUMNS)
         .chain(&[VERSION_6_COLUMN])
+        .chain(&VERSION_7_COLUMNS)
     {
         assert!(has_column(&db, "runs", c), "{c}");
     }
@@ -377,8 +396,71 @@ fn a_newer_file_is_refused() {
     Db::open(&path)
         .unwrap()
         .conn
-        .execute_batch("PRAGMA user_version = 7")
+        .execute_batch("PRAGMA user_version = 8")
         .unwrap();
     let e = Db::open(&path).unwrap_err().to_string();
-    assert!(e.contains("version 7, newer than this tool's 6"), "{e}");
+    assert!(e.contains("version 8, newer than this tool's 7"), "{e}");
+}
+
+#[test]
+fn a_version_6_file_keeps_its_runs_as_written_and_not_auto() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v6.sqlite");
+    let before = old_file(&path, 6);
+    // A run as version 6 wrote it: its protocol version, nothing of auto.
+    let old = Connection::open(&path).unwrap();
+    old.execute(
+        "INSERT INTO runs (experiment_id, circuit, scheme, transport, condition, repetition, \
+         rtt_us, loss, jitter_us, emulator, status, total_ms, first_output_ms, computations, \
+         protocol_version) VALUES (?1, 'aes128', 'ideal', 'quic:cc=bbr,iw=2500000', 'wan', 0, \
+         100000, 0.0, 0, 'emu', 'ok', 517.0, 821.5, 1, 5)",
+        params![before],
+    )
+    .unwrap();
+    drop(old);
+    let mut db = Db::open(&path).unwrap();
+    assert_eq!(user_version(&db), SCHEMA_VERSION);
+    for c in VERSION_7_COLUMNS {
+        assert!(has_column(&db, "runs", c), "{c}");
+    }
+    let r = &db.runs(before).unwrap()[0];
+    assert_eq!(
+        (r.total_ms, r.first_output_ms, r.protocol_version),
+        (Some(517.0), Some(821.5), Some(5))
+    );
+    // It ran what it wrote; no choice, no prediction, no probe: unknown, not made up.
+    assert_eq!(r.transport_written, None);
+    assert_eq!(r.transport_as_written(), "quic:cc=bbr,iw=2500000");
+    assert_eq!(
+        (
+            r.auto_choice.as_deref(),
+            r.auto_predicted_ms,
+            r.auto_probe_ms,
+            r.auto_agree_ms
+        ),
+        (None, None, None, None)
+    );
+    // New runs record them, beside the old one.
+    let run = ok_run("quic", 1, 400.0);
+    db.insert_run(before, &run).unwrap();
+    let runs = db.runs(before).unwrap();
+    assert_eq!(runs[1], run);
+    assert_eq!(runs[1].transport_as_written(), "quic:w={bdp}");
+    assert_eq!(runs[1].auto_probe_ms, Some(140.5));
+}
+
+#[test]
+fn runs_of_auto_are_not_calibrated_from() {
+    let mut db = Db::in_memory().unwrap();
+    let id = db.create_experiment("grid", "{}", 3, &env()).unwrap();
+    for t in ["tcp", "auto", "quic:cc=bbr,iw=2500000"] {
+        let mut r = ok_run(t, 0, 300.0);
+        r.computations = 1;
+        db.insert_run(id, &r).unwrap();
+    }
+    let cells = db.calibration_cells().unwrap();
+    let transports: Vec<&str> = cells.iter().map(|c| c.transport.as_str()).collect();
+    // Calibrated from what ran (the string with its window), never from auto's runs.
+    assert_eq!(transports, ["quic:cc=bbr,iw=2500000", "tcp"]);
+    assert_eq!(cells[1].output_ms, [300.5]);
 }

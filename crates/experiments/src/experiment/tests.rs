@@ -253,3 +253,129 @@ fn computations_per_session_default_to_one_and_are_checked() {
         ExperimentFile::from_toml(&FILE.replace("runs = 2", "runs = 2\nrepeat = -3")).unwrap_err();
     assert_eq!(e.line, Some(8), "{e}");
 }
+
+/// An experiment with `auto` and a transport following the condition, over a link with a
+/// rate and one without.
+const AUTO_FILE: &str = r#"
+circuits = ["aes128"]
+transports = ["tcp", "auto", "quic:cc=bbr,iw={bdp}", "quic:cc=bbr,iw={bdp*0.8}"]
+
+[[link]]
+name = "wan"
+rtt = "100ms"
+rate = "200mbit"
+
+[[link]]
+name = "unshaped"
+rtt = "40ms"
+"#;
+
+#[test]
+fn a_transport_with_bdp_runs_each_conditions_product() {
+    let e = ExperimentFile::from_toml(AUTO_FILE)
+        .unwrap()
+        .resolve()
+        .unwrap();
+    let plan = e.plan();
+    let ran: Vec<(&str, &str, &str)> = plan
+        .iter()
+        .map(|p| {
+            (
+                p.cell.condition.as_str(),
+                p.transport_written.as_str(),
+                p.cell.transport.as_str(),
+            )
+        })
+        .collect();
+    // 100 ms × 200 Mbit/s = 2.5 MB; the link without a rate has no product, and runs the
+    // others.
+    assert_eq!(
+        ran,
+        [
+            ("wan", "tcp", "tcp"),
+            ("wan", "auto", "auto"),
+            ("wan", "quic:cc=bbr,iw={bdp}", "quic:cc=bbr,iw=2500000"),
+            ("wan", "quic:cc=bbr,iw={bdp*0.8}", "quic:cc=bbr,iw=2000000"),
+            ("unshaped", "tcp", "tcp"),
+            ("unshaped", "auto", "auto"),
+        ]
+    );
+    let notes = e.left_out();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[0].starts_with(
+            "leaving out the transport quic:cc=bbr,iw={bdp} in condition \"unshaped\": its \
+             {bdp} needs the link's rate"
+        ),
+        "{notes:?}"
+    );
+    // The experiment's cap is the rate of a link without one, and caps the others: 40 ms ×
+    // 100 Mbit/s = 500 kB, 100 ms × 100 Mbit/s = 1.25 MB.
+    let f = ExperimentFile::from_toml(
+        &AUTO_FILE.replace("circuits", "max_rate = \"100mbit\"\ncircuits"),
+    )
+    .unwrap();
+    let e = f.resolve().unwrap();
+    assert!(e.left_out().is_empty());
+    let quic: Vec<String> = e
+        .plan()
+        .into_iter()
+        .filter(|p| p.transport_written == "quic:cc=bbr,iw={bdp}")
+        .map(|p| p.cell.transport)
+        .collect();
+    assert_eq!(quic, ["quic:cc=bbr,iw=1250000", "quic:cc=bbr,iw=500000"]);
+    // The description keeps the template: a resumed experiment expands it the same.
+    let back: ExperimentFile = serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
+    assert_eq!(back.resolve().unwrap().plan(), e.plan());
+}
+
+#[test]
+fn a_template_that_is_another_transport_in_a_condition_is_refused() {
+    let mut f = ExperimentFile::from_toml(AUTO_FILE).unwrap();
+    f.transports.push("quic:cc=bbr,iw=2500000".into());
+    let e = f.resolve().unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "transports: \"quic:cc=bbr,iw={bdp}\" and \"quic:cc=bbr,iw=2500000\" are the same \
+         transport in condition \"wan\" (quic:cc=bbr,iw=2500000): leave one out"
+    );
+    // Bad placeholders and auto with options are named by their place in the list, with
+    // the line in a file.
+    let bad = AUTO_FILE.replace("{bdp*0.8}", "{bdp:0.8}");
+    let e = ExperimentFile::from_toml(&bad).unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("transports[3]", Some(3)), "{e}");
+    assert!(e.message.contains("unknown placeholder \"bdp:0.8\""), "{e}");
+    let e = ExperimentFile::from_toml(&AUTO_FILE.replace("\"auto\"", "\"auto:race\"")).unwrap_err();
+    assert_eq!(e.key, "transports[1]");
+    assert!(e.message.starts_with("auto takes no options"), "{e}");
+}
+
+#[test]
+fn the_probe_cache_defaults_to_none_and_is_checked() {
+    let f = ExperimentFile::from_toml(AUTO_FILE).unwrap();
+    assert_eq!(f.probe_cache, None);
+    assert_eq!(f.resolve().unwrap().probe_cache_secs, 0.0);
+    // Absent stays absent in what the database keeps.
+    assert!(!serde_json::to_string(&f).unwrap().contains("probe_cache"));
+    for (written, secs) in [("600", 600.0), ("0.5", 0.5), ("0", 0.0)] {
+        let text = AUTO_FILE.replace("circuits", &format!("probe_cache = {written}\ncircuits"));
+        let f = ExperimentFile::from_toml(&text).unwrap();
+        assert_eq!(f.resolve().unwrap().probe_cache_secs, secs, "{written}");
+        let back: ExperimentFile =
+            serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
+        assert_eq!(back, f);
+    }
+    for bad in ["-1", "1e9", "nan"] {
+        let text = AUTO_FILE.replace("circuits", &format!("probe_cache = {bad}\ncircuits"));
+        let e = ExperimentFile::from_toml(&text).unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.line),
+            ("probe_cache", Some(2)),
+            "{bad}: {e}"
+        );
+        assert!(
+            e.message.contains("must be from 0 to 604800 seconds"),
+            "{e}"
+        );
+    }
+}

@@ -9,6 +9,10 @@
 //! output that differs from computation 1's (the runner gives every computation the same
 //! inputs, so the function gives the same output), or a garbler whose reports name
 //! different sessions fail the run with a message naming the computation.
+//!
+//! A run of `auto` records what the evaluator's report says of the choice (computation 1's:
+//! the session's one agreement); a party that reports no choice, or parties that report
+//! different ones, fail it.
 
 use transputation_contract::PartyReport;
 
@@ -136,6 +140,32 @@ fn check_one_session(g: &[PartyReport]) -> Result<(), String> {
     }
 }
 
+impl Measured {
+    /// Checks, for a run of `auto`, that both parties report the choice and the same one.
+    pub(super) fn checked_auto(self, auto: bool) -> Result<Self, String> {
+        if !auto {
+            return Ok(self);
+        }
+        let choice = |who: &str, r: &PartyReport| {
+            r.auto.as_ref().map(|a| a.chosen.clone()).ok_or_else(|| {
+                format!(
+                    "the {who}'s report says nothing of auto's choice (its transport: {}): \
+                     was it run with --transport auto?",
+                    r.transport
+                )
+            })
+        };
+        let g = choice("garbler", &self.garbler[0])?;
+        let e = choice("evaluator", &self.evaluator[0])?;
+        if g != e {
+            return Err(format!(
+                "the parties report different choices of auto: garbler {g}, evaluator {e}"
+            ));
+        }
+        Ok(self)
+    }
+}
+
 /// Reports as the database keeps them: one compact JSON line per computation.
 fn lines(reports: &[PartyReport]) -> String {
     reports
@@ -153,6 +183,7 @@ impl Measured {
     pub(super) fn into_record(self, p: &PlannedRun, link: &LinkRecord) -> RunRecord {
         let (g, e) = (&self.garbler[0], &self.evaluator[0]);
         let transfer = (g.total_ms - e.ot_ms - g.garble_ms - e.eval_ms).max(0.0);
+        let auto = e.auto.as_ref();
         RunRecord {
             total_ms: Some(g.total_ms),
             ot_ms: Some(e.ot_ms),
@@ -171,6 +202,10 @@ impl Measured {
             computations: u32::try_from(self.evaluator.len()).unwrap_or(u32::MAX),
             online_ms: median(&self.further_online_ms),
             online_max_ms: self.further_online_ms.iter().copied().reduce(f64::max),
+            auto_choice: auto.map(|a| a.chosen.clone()),
+            auto_predicted_ms: auto.map(|a| a.predicted_ms),
+            auto_probe_ms: auto.and_then(|a| a.probe_ms),
+            auto_agree_ms: auto.and_then(|a| a.agree_ms),
             garbler_report: Some(lines(&self.garbler)),
             evaluator_report: Some(lines(&self.evaluator)),
             ..RunRecord::ok(p.cell.clone(), p.repetition, link.clone())

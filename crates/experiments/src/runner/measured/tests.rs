@@ -56,6 +56,7 @@ fn planned() -> PlannedRun {
             transport: "tcp".into(),
             condition: "wan".into(),
         },
+        transport_written: "tcp".into(),
         repetition: 0,
         condition_index: 0,
     }
@@ -272,4 +273,93 @@ fn a_garblers_reports_of_two_sessions_fail_the_run() {
         garbler(2).replace("\"session\":null", "\"session\":7"),
     ]);
     assert!(measured(&g, &e, 2).is_ok());
+}
+
+/// A report of `auto`: the session over `chosen`, with what the party says of the choice.
+fn with_auto(report: &str, chosen: &str, evaluator: bool) -> String {
+    let (probe, agree) = if evaluator {
+        ("212.5", "41.25")
+    } else {
+        ("null", "null")
+    };
+    let auto = format!(
+        r#""auto":{{"chosen":"{chosen}","predicted_ms":612.0,"why":"fastest","rtt_ms":40.0,"rate_mbps":16.0,"loss":0.0,"loss_upper":0.01,"path_from":"probe","probe_ms":{probe},"agree_ms":{agree},"failed":[],"ranked":[["{chosen}",612.0],["tcp",700.5]]}}"#
+    );
+    report.replace("\"auto\":null", &auto).replace(
+        "\"transport\":\"tcp\"",
+        &format!("\"transport\":\"{chosen}\""),
+    )
+}
+
+#[test]
+fn a_run_of_auto_records_the_choice_and_what_it_cost() {
+    let chosen = "quic:cc=bbr,iw=1250000";
+    let g = with_auto(&garbler(1), chosen, false);
+    let e = with_auto(&evaluator(1, 50.0), chosen, true);
+    let mut p = planned();
+    p.cell.transport = "auto".into();
+    p.transport_written = "auto".into();
+    let r = measured(&g, &e, 1)
+        .and_then(|m| m.checked_auto(true))
+        .unwrap()
+        .into_record(&p, &LinkRecord::default());
+    assert_eq!(r.auto_choice.as_deref(), Some(chosen));
+    assert_eq!(
+        (r.auto_predicted_ms, r.auto_probe_ms, r.auto_agree_ms),
+        (Some(612.0), Some(212.5), Some(41.25))
+    );
+    assert_eq!(r.cell.transport, "auto");
+
+    // A transport given by name: nothing of auto.
+    let (g, e) = session(1);
+    let r = measured(&g, &e, 1)
+        .and_then(|m| m.checked_auto(false))
+        .unwrap()
+        .into_record(&planned(), &LinkRecord::default());
+    assert_eq!(
+        (
+            r.auto_choice,
+            r.auto_predicted_ms,
+            r.auto_probe_ms,
+            r.auto_agree_ms
+        ),
+        (None, None, None, None)
+    );
+}
+
+#[test]
+fn a_run_of_auto_without_one_choice_fails() {
+    let chosen = "tcp-bbr";
+    let g = with_auto(&garbler(1), chosen, false);
+    let e = with_auto(&evaluator(1, 50.0), chosen, true);
+    // The evaluator ran a transport by name.
+    let err = measured(&g, &stream(&[evaluator(1, 50.0)]), 1)
+        .and_then(|m| m.checked_auto(true))
+        .err()
+        .unwrap();
+    assert_eq!(
+        err,
+        "the evaluator's report says nothing of auto's choice (its transport: tcp): was it \
+         run with --transport auto?"
+    );
+    let err = measured(&garbler(1), &e, 1)
+        .and_then(|m| m.checked_auto(true))
+        .err()
+        .unwrap();
+    assert!(
+        err.starts_with("the garbler's report says nothing"),
+        "{err}"
+    );
+    // The two agree on one choice or the run fails.
+    let other = with_auto(&garbler(1), "mtcp:streams=8", false);
+    let err = measured(&other, &e, 1)
+        .and_then(|m| m.checked_auto(true))
+        .err()
+        .unwrap();
+    assert_eq!(
+        err,
+        "the parties report different choices of auto: garbler mtcp:streams=8, evaluator \
+         tcp-bbr"
+    );
+    assert!(measured(&g, &e, 1).unwrap().checked_auto(true).is_ok());
 }
