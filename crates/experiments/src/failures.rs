@@ -1,5 +1,6 @@
 //! The failure table of Choose Wisely (Ziegeldorf et al., Table IV): per network condition
-//! and per choice (here a transport with a garbling scheme, there a framework), the share
+//! and per choice (here a transport as the experiment wrote it with a garbling scheme, there
+//! a framework), the share
 //! of evaluation settings that failed, once without and once with the settings that only
 //! ran out of time.
 //!
@@ -81,7 +82,8 @@ impl FailureTable {
             let c = &r.cell;
             index_or_push(&mut schemes, c.scheme.as_str());
             let row = index_or_push(&mut conditions, c.condition.as_str());
-            let col = index_or_push(&mut choices, (c.transport.as_str(), c.scheme.as_str()));
+            // A transport with `{bdp}` is one choice across the conditions.
+            let col = index_or_push(&mut choices, (r.transport_as_written(), c.scheme.as_str()));
             let s = settings.entry((row, col, &c.circuit)).or_default();
             s.0 |= r.status == Status::Failed;
             s.1 |= r.status != Status::Ok;
@@ -240,6 +242,22 @@ mod tests {
         assert_eq!(text[0], ["cw-lan", "33.3 / 66.7", "0.0* / 0.0*"]);
         assert_eq!(text[1], ["cw-3g", "0.0* / 100.0*", "100.0 / 100.0*"]);
         assert_eq!(text[2], ["average", "25.0* / 75.0", "25.0* / 25.0*"]);
+    }
+
+    #[test]
+    fn a_transport_with_bdp_is_one_choice_across_the_conditions() {
+        let mut runs = Vec::new();
+        for (condition, iw, status) in [
+            ("wan", 2_500_000, Status::Failed),
+            ("lan", 3750, Status::Ok),
+        ] {
+            let mut r = run("add", "ideal", &format!("quic:iw={iw}"), condition, status);
+            r.transport_written = Some("quic:iw={bdp}".into());
+            runs.push(r);
+        }
+        let t = FailureTable::build(&runs);
+        assert_eq!(t.columns, ["quic:iw={bdp}"]);
+        assert_eq!(t.rows[2].cells[0].failed_pct(), Some(50.0));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Plots in the shape of the paper's Figures 5–13: protocol time against RTT, loss or rate,
-//! one line per transport and scheme, each point the mean of the successful runs with an
+//! one line per transport (as the experiment wrote it: `quic:iw={bdp}` is one line across
+//! the conditions) and scheme, each point the mean of the successful runs with an
 //! error bar of ± one standard deviation. Written as self-contained SVG (no font or
 //! library needed to view it) and, next to it, as PNG: the same SVG rendered by `resvg` at
 //! twice its size, its text in the system's fonts (DejaVu Sans, Liberation Sans, Noto Sans
@@ -116,7 +117,8 @@ pub fn figures(runs: &[RunRecord]) -> Vec<(String, Figure)> {
                 let mut points: BTreeMap<String, BTreeMap<u64, Vec<f64>>> = BTreeMap::new();
                 for r in &rs {
                     points
-                        .entry(format!("{} / {}", r.cell.transport, r.cell.scheme))
+                        // A transport with `{bdp}` is one line across the conditions.
+                        .entry(format!("{} / {}", r.transport_as_written(), r.cell.scheme))
                         .or_default()
                         .entry(k(axis.value(r)))
                         .or_default()
@@ -448,6 +450,24 @@ mod tests {
                 },
             )
         }
+    }
+
+    #[test]
+    fn a_transport_with_bdp_is_one_line_across_the_conditions() {
+        let mut runs = Vec::new();
+        for (rtt, iw, total) in [(10, 12_500, 40.0), (100, 125_000, 200.0)] {
+            let mut r = run(&format!("quic:iw={iw}"), rtt, total);
+            r.transport_written = Some("quic:iw={bdp}".into());
+            runs.push(r);
+        }
+        let figs = figures(&runs);
+        assert_eq!(figs.len(), 1, "{figs:?}");
+        let series = &figs[0].1.series;
+        assert_eq!(series.len(), 1, "{series:?}");
+        assert_eq!(
+            series["quic:iw={bdp} / ideal"],
+            vec![(10.0, 40.0, 0.0), (100.0, 200.0, 0.0)]
+        );
     }
 
     #[test]

@@ -29,6 +29,15 @@
 //! run yet is `–`. Text, Markdown, CSV (one line per cell) and JSON come from the same
 //! [`Report`]. Where a run failed or timed out, the text and Markdown reports add the
 //! failure table of Choose Wisely ([`crate::failures`]); JSON always has it.
+//!
+//! A column is a transport as the experiment wrote it: `quic:cc=bbr,iw={bdp}` is one
+//! column across the conditions, each cell saying what ran (`ran`, in CSV `transport_ran`).
+//! Every cell has its median time to the output (`output_median_ms`: what a user waits for,
+//! see [`time_to_output`]). A column `auto` is not a transport to recommend, so never a row's best;
+//! beside it, text and Markdown show `auto chose` (its most common choice, and how many
+//! runs made it) and `auto gap` (its time to the output against the fastest transport of
+//! the row), and a line under the units sums up every row ([`AutoSummary`]); CSV has the
+//! `auto_*` columns, JSON `auto` per row and for the report.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -36,9 +45,13 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::db::{Environment, ExperimentRow, RunRecord, Status};
-use crate::experiment::PROGRAM_SCHEME;
+use crate::experiment::{is_auto, PROGRAM_SCHEME};
 use crate::failures::FailureTable;
 use crate::stats::{index_or_push, mean_sd, median};
+
+mod auto;
+
+pub use auto::{output_median, time_to_output, AutoCell, AutoSummary, Rival};
 
 /// The unit of a report's times.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -91,6 +104,12 @@ pub struct CellStats {
     pub online_median_rtt: Option<f64>,
     /// The first error, if a run failed.
     pub error: Option<String>,
+    /// The median of the successful runs' time to the output ([`time_to_output`]), ms.
+    pub output_median_ms: Option<f64>,
+    /// The transport that ran, where it is not the column's (a `{bdp}` template's value in
+    /// this row's condition).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ran: Option<String>,
 }
 
 impl CellStats {
@@ -123,6 +142,11 @@ impl CellStats {
             paper_sd_ms: paper_sd,
             online_median_ms: median(&online),
             error: runs.iter().find_map(|r| r.error.clone()),
+            output_median_ms: output_median(runs),
+            ran: runs
+                .iter()
+                .find(|r| r.transport_as_written() != r.cell.transport)
+                .map(|r| r.cell.transport.clone()),
             ..CellStats::default()
         }
     }
@@ -228,10 +252,14 @@ pub struct Row {
     pub rtt_ms: f64,
     /// One per transport, in [`Report::transports`] order.
     pub cells: Vec<CellStats>,
-    /// The index of the best transport, if any transport succeeded every run.
+    /// The index of the best transport, if any transport succeeded every run (`auto` is
+    /// never the best: it is not a transport to recommend).
     pub best: Option<usize>,
     /// The mean time of `tcp` over that of the best, where both exist.
     pub speedup_vs_tcp: Option<f64>,
+    /// What `auto` chose and how far it was from the fastest, if the row has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto: Option<AutoCell>,
 }
 
 /// An experiment's table.
@@ -249,6 +277,9 @@ pub struct Report {
     pub link_notes: BTreeMap<String, String>,
     /// Failed and timed-out settings per condition and choice.
     pub failures: FailureTable,
+    /// `auto` over every row, if a row has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto: Option<AutoSummary>,
 }
 
 /// The experiment a report is of.
@@ -295,7 +326,7 @@ pub fn build_in(experiment: Option<&ExperimentRow>, runs: &[RunRecord], unit: Un
     let mut keys: Vec<(String, String, String)> = Vec::new();
     let mut link_notes = BTreeMap::new();
     for r in runs {
-        index_or_push(&mut transports, r.cell.transport.clone());
+        index_or_push(&mut transports, r.transport_as_written().to_string());
         let k = (
             r.cell.circuit.clone(),
             r.cell.scheme.clone(),
@@ -316,28 +347,29 @@ pub fn build_in(experiment: Option<&ExperimentRow>, runs: &[RunRecord], unit: Un
                 .iter()
                 .find(|r| r.cell.condition == condition)
                 .map_or(0.0, |r| r.link.rtt_us as f64 / 1e3);
-            let mut cells: Vec<CellStats> = transports
+            let column_runs: Vec<Vec<&RunRecord>> = transports
                 .iter()
                 .map(|t| {
-                    let rs: Vec<&RunRecord> = runs
-                        .iter()
+                    runs.iter()
                         .filter(|r| {
                             r.cell.circuit == circuit
                                 && r.cell.scheme == scheme
                                 && r.cell.condition == condition
-                                && &r.cell.transport == t
+                                && r.transport_as_written() == t
                         })
-                        .collect();
-                    CellStats::of(&rs)
+                        .collect()
                 })
                 .collect();
+            let mut cells: Vec<CellStats> =
+                column_runs.iter().map(|rs| CellStats::of(rs)).collect();
             if unit == Unit::Rtt && rtt_ms > 0.0 {
                 cells.iter_mut().for_each(|c| c.count_in_rtts(rtt_ms));
             }
+            let auto = auto_cell(&transports, &column_runs, &cells);
             let best = cells
                 .iter()
                 .enumerate()
-                .filter(|(_, c)| c.all_ok())
+                .filter(|(i, c)| c.all_ok() && !is_auto(&transports[*i]))
                 .filter_map(|(i, c)| c.mean_ms.map(|m| (i, m)))
                 .min_by(|a, b| a.1.total_cmp(&b.1))
                 .map(|(i, _)| i);
@@ -357,17 +389,45 @@ pub fn build_in(experiment: Option<&ExperimentRow>, runs: &[RunRecord], unit: Un
                 cells,
                 best,
                 speedup_vs_tcp,
+                auto,
             }
         })
-        .collect();
+        .collect::<Vec<Row>>();
     Report {
         experiment: experiment.map(ExperimentSummary::from),
         unit,
         transports,
+        auto: AutoSummary::of(rows.iter().filter_map(|r| r.auto.as_ref())),
         rows,
         link_notes,
         failures: FailureTable::build(runs),
     }
+}
+
+/// `auto` in a row, if the row has a column of it with runs: compared with the row's other
+/// columns.
+fn auto_cell(
+    transports: &[String],
+    column_runs: &[Vec<&RunRecord>],
+    cells: &[CellStats],
+) -> Option<AutoCell> {
+    let column = transports.iter().position(|t| is_auto(t))?;
+    if column_runs[column].is_empty() {
+        return None;
+    }
+    let rivals: Vec<Rival> = transports
+        .iter()
+        .zip(cells)
+        .enumerate()
+        .filter(|(i, (t, c))| *i != column && !is_auto(t) && c.runs > 0)
+        .map(|(i, (t, c))| Rival {
+            column: i,
+            transport: t.clone(),
+            output_median_ms: c.output_median_ms,
+            all_ok: c.all_ok(),
+        })
+        .collect();
+    Some(AutoCell::of(column, &column_runs[column], &rivals))
 }
 
 /// Columns aligned with spaces, a rule under the header.
@@ -475,6 +535,10 @@ impl Report {
             if online {
                 h.push(format!("{t} online"));
             }
+            if self.auto.is_some() && is_auto(t) {
+                h.push(format!("{t} chose"));
+                h.push(format!("{t} gap"));
+            }
         }
         h.push("best".into());
         h
@@ -495,6 +559,11 @@ impl Report {
                     }
                     if online {
                         v.push(c.online_text());
+                    }
+                    if self.auto.is_some() && is_auto(&self.transports[i]) {
+                        let auto = r.auto.as_ref().filter(|a| a.column == i);
+                        v.push(auto.map_or_else(|| "–".into(), AutoCell::choice_text));
+                        v.push(auto.map_or_else(|| "–".into(), AutoCell::gap_text));
                     }
                 }
                 v.push(r.best_text(&self.transports));
@@ -552,6 +621,18 @@ impl Report {
                  run's computations after the first, then the median over the runs"
                     .into(),
             );
+        }
+        if let Some(summary) = &self.auto {
+            lines.push(
+                "auto: the parties' choice, never the best (its protocol time leaves out the \
+                 probe and the agreement, which come before the connection); auto chose: its \
+                 most common choice (runs that made it, of the successful runs); auto gap: its \
+                 median time to the output (the evaluator's start until it held the output, \
+                 probing included) against the fastest transport of the row whose every run \
+                 succeeded"
+                    .into(),
+            );
+            lines.push(summary.text());
         }
         lines
     }
@@ -652,8 +733,9 @@ impl Report {
     }
 
     /// CSV, one line per cell: the times in ms, the paper's measure and the online time in
-    /// ms, and with [`Unit::Rtt`] the condition's RTT and the same times in RTTs (empty for a
-    /// condition without an RTT).
+    /// ms, with [`Unit::Rtt`] the condition's RTT and the same times in RTTs (empty for a
+    /// condition without an RTT), then the time to the output, the transport that ran and
+    /// what `auto` chose (filled on its lines).
     pub fn csv(&self) -> String {
         let mut out = String::from(
             "circuit,scheme,condition,transport,runs,ok,failed,timeouts,mean_ms,sd_ms,best,\
@@ -662,6 +744,10 @@ impl Report {
         if self.unit == Unit::Rtt {
             out.push_str(",rtt_ms,mean_rtt,sd_rtt,paper_mean_rtt,paper_sd_rtt,online_median_rtt");
         }
+        out.push_str(
+            ",output_median_ms,transport_ran,auto_choice,auto_choice_runs,auto_fastest,\
+             auto_gap_ms,auto_gap_pct,auto_within,auto_slower_than_tcp,auto_predicted_ratio",
+        );
         out.push('\n');
         let num = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
         for r in &self.rows {
@@ -702,16 +788,43 @@ impl Report {
                     out.push(',');
                     out.push_str(&rtt.join(","));
                 }
+                out.push(',');
+                out.push_str(&csv_auto_fields(r, i, c).join(","));
                 out.push('\n');
             }
         }
         out
     }
 
-    /// The report as JSON.
+    /// The report as JSON (with `auto` per row and for the report where they have it).
     pub fn json(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
     }
+}
+
+/// A cell's last CSV fields: its time to the output, the transport that ran, and for
+/// `auto`, its choice and comparison (empty elsewhere).
+fn csv_auto_fields(row: &Row, column: usize, cell: &CellStats) -> Vec<String> {
+    let num = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
+    let flag = |v: Option<bool>| v.map(|b| b.to_string()).unwrap_or_default();
+    let mut fields = vec![
+        num(cell.output_median_ms),
+        csv_field(cell.ran.as_deref().unwrap_or("")),
+    ];
+    match row.auto.as_ref().filter(|a| a.column == column) {
+        Some(a) => fields.extend([
+            csv_field(a.choice.as_deref().unwrap_or("")),
+            a.choice_runs.to_string(),
+            csv_field(a.fastest.as_deref().unwrap_or("")),
+            num(a.gap_ms),
+            num(a.gap_pct),
+            flag(a.within),
+            flag(a.slower_than_tcp),
+            num(median(&a.predicted_ratios)),
+        ]),
+        None => fields.extend(std::iter::repeat_n(String::new(), 8)),
+    }
+    fields
 }
 
 #[cfg(test)]

@@ -5,6 +5,10 @@ use super::*;
 use crate::db::{Db, LinkRecord};
 use crate::experiment::Cell;
 
+/// The CSV fields after the times for a cell of a fixed transport whose runs recorded no
+/// time to the output: all empty.
+const NO_OUTPUT_NOR_AUTO: &str = ",,,,,,,,,,";
+
 fn run(circuit: &str, transport: &str, condition: &str, rep: u32, total: Option<f64>) -> RunRecord {
     let cell = Cell {
         circuit: circuit.into(),
@@ -118,11 +122,13 @@ fn rows_mark_the_best_and_its_speedup() {
     assert_eq!(lines.len(), 1 + 3 * 2);
     assert_eq!(
         lines[4],
-        "mincut,ideal,cw-wan,udt,2,2,0,0,1050.000,70.711,true,7.810,,,,"
+        format!(
+            "mincut,ideal,cw-wan,udt,2,2,0,0,1050.000,70.711,true,7.810,,,,{NO_OUTPUT_NOR_AUTO}"
+        )
     );
     assert_eq!(
         lines[6],
-        "sha256,ideal,eu-us,udt,2,1,1,0,150.000,,false,,connection refused,,,"
+        format!("sha256,ideal,eu-us,udt,2,1,1,0,150.000,,false,,connection refused,,,{NO_OUTPUT_NOR_AUTO}")
     );
     // udt failed one sha256 run on eu-us: the failure table follows.
     assert!(text.contains("condition  tcp          udt\n"), "{text}");
@@ -259,11 +265,13 @@ fn the_papers_measure_has_a_column_of_its_own() {
         csv.lines()
             .next()
             .unwrap()
-            .ends_with(",error,paper_mean_ms,paper_sd_ms,online_median_ms"),
+            .contains(",error,paper_mean_ms,paper_sd_ms,online_median_ms,"),
         "{csv}"
     );
     assert!(
-        csv.contains("\naes128,ideal,wan,udt,2,2,0,0,162.000,2.828,true,1.506,,42.000,2.828,\n"),
+        csv.contains(&format!(
+            "\naes128,ideal,wan,udt,2,2,0,0,162.000,2.828,true,1.506,,42.000,2.828,{NO_OUTPUT_NOR_AUTO}\n"
+        )),
         "{csv}"
     );
     let j = r.json();
@@ -313,17 +321,21 @@ fn times_in_rtts_of_the_condition() {
     );
     let csv = r.csv();
     let lines: Vec<&str> = csv.lines().collect();
+    // The RTT columns follow the millisecond ones, the time to the output and auto's come
+    // last.
     assert!(lines[0].ends_with(
         ",paper_sd_ms,online_median_ms,rtt_ms,mean_rtt,sd_rtt,paper_mean_rtt,paper_sd_rtt,\
-         online_median_rtt"
+         online_median_rtt,output_median_ms,transport_ran,auto_choice,auto_choice_runs,\
+         auto_fastest,auto_gap_ms,auto_gap_pct,auto_within,auto_slower_than_tcp,\
+         auto_predicted_ratio"
     ));
     assert_eq!(
         lines[1],
-        "aes128,ideal,wan,tcp,2,2,0,0,244.000,2.828,false,,,84.000,2.828,,40.000,6.100,0.071,2.100,0.071,"
+        format!("aes128,ideal,wan,tcp,2,2,0,0,244.000,2.828,false,,,84.000,2.828,,40.000,6.100,0.071,2.100,0.071,{NO_OUTPUT_NOR_AUTO}")
     );
     assert_eq!(
         lines[4],
-        "aes128,ideal,rate-only,udt,2,2,0,0,21.000,1.414,true,1.476,,7.000,1.414,,0.000,,,,,"
+        format!("aes128,ideal,rate-only,udt,2,2,0,0,21.000,1.414,true,1.476,,7.000,1.414,,0.000,,,,,{NO_OUTPUT_NOR_AUTO}")
     );
     let j = r.json();
     assert_eq!(j["unit"], "rtt");
@@ -398,9 +410,9 @@ fn the_online_time_of_open_sessions_has_a_column_where_recorded() {
     );
     let csv = r.csv();
     assert!(
-        csv.contains(
-            "\naes128,ideal,far,tcp,4,3,1,0,1800.000,0.000,false,,connection refused,,,360.000\n"
-        ),
+        csv.contains(&format!(
+            "\naes128,ideal,far,tcp,4,3,1,0,1800.000,0.000,false,,connection refused,,,360.000{NO_OUTPUT_NOR_AUTO}\n"
+        )),
         "{csv}"
     );
     assert_eq!(r.json()["rows"][0]["cells"][0]["online_median_ms"], 360.0);
@@ -423,11 +435,165 @@ fn the_online_time_of_open_sessions_has_a_column_where_recorded() {
     );
     let csv = r.csv();
     assert!(
-        csv.lines()
-            .nth(1)
-            .unwrap()
-            .ends_with(",360.000,300.000,6.000,0.000,,,1.200"),
+        csv.lines().nth(1).unwrap().ends_with(&format!(
+            ",360.000,300.000,6.000,0.000,,,1.200{NO_OUTPUT_NOR_AUTO}"
+        )),
         "{csv}"
     );
     assert_eq!(r.json()["rows"][0]["cells"][0]["online_median_rtt"], 1.2);
+}
+
+/// Two conditions, each with tcp, a `{bdp}` template and auto, two runs each; times to
+/// the output (first_output_ms) and protocol times per (condition, transport).
+fn with_auto() -> Report {
+    let mut runs = Vec::new();
+    let cells = [
+        // wan: auto chose the template's string twice and was 5 % slower; its protocol
+        // time is the lowest, and still it is not the best.
+        ("wan", "tcp", "tcp", [2000.0, 2100.0], 1500.0, None),
+        (
+            "wan",
+            "quic:cc=bbr,iw={bdp}",
+            "quic:cc=bbr,iw=2500000",
+            [1000.0, 1000.0],
+            600.0,
+            None,
+        ),
+        (
+            "wan",
+            "auto",
+            "auto",
+            [1040.0, 1060.0],
+            500.0,
+            Some("quic:cc=bbr,iw=2500000"),
+        ),
+        // lan: auto chose tcp-bbr and was 50 % slower than tcp, beyond 30 ms.
+        ("lan", "tcp", "tcp", [100.0, 100.0], 60.0, None),
+        (
+            "lan",
+            "quic:cc=bbr,iw={bdp}",
+            "quic:cc=bbr,iw=3750",
+            [130.0, 130.0],
+            90.0,
+            None,
+        ),
+        ("lan", "auto", "auto", [150.0, 150.0], 50.0, Some("tcp-bbr")),
+    ];
+    for (condition, written, ran, outputs, total, choice) in cells {
+        for (rep, output) in outputs.into_iter().enumerate() {
+            let mut r = run("aes128", ran, condition, rep as u32, Some(total));
+            r.transport_written = Some(written.into());
+            r.first_output_ms = Some(output);
+            r.connect_ms = Some(10.0);
+            if let Some(c) = choice {
+                r.auto_choice = Some(c.into());
+                r.auto_predicted_ms = Some(400.0);
+                r.auto_probe_ms = Some(100.0);
+                r.auto_agree_ms = Some(10.0);
+            }
+            runs.push(r);
+        }
+    }
+    build(None, &runs)
+}
+
+#[test]
+fn auto_says_what_it_chose_and_how_far_it_was_from_the_fastest() {
+    let r = with_auto();
+    // One column for the template across both conditions, each cell saying what ran.
+    assert_eq!(r.transports, ["tcp", "quic:cc=bbr,iw={bdp}", "auto"]);
+    assert_eq!(r.rows.len(), 2);
+    let (wan, lan) = (&r.rows[0], &r.rows[1]);
+    assert_eq!(wan.cells[1].ran.as_deref(), Some("quic:cc=bbr,iw=2500000"));
+    assert_eq!(lan.cells[1].ran.as_deref(), Some("quic:cc=bbr,iw=3750"));
+    assert_eq!(wan.cells[0].ran, None);
+    assert_eq!(wan.cells[2].output_median_ms, Some(1050.0));
+    // auto's protocol time is the lowest of wan, but it is never the best.
+    assert_eq!(wan.best, Some(1));
+    let auto = wan.auto.as_ref().unwrap();
+    assert_eq!(auto.column, 2);
+    assert_eq!(auto.choice_text(), "quic:cc=bbr,iw=2500000 (2 of 2)");
+    assert_eq!(auto.gap_text(), "+5.0 % (+50.0 ms) vs quic:cc=bbr,iw={bdp}");
+    assert_eq!(
+        (auto.within, auto.slower_than_tcp),
+        (Some(true), Some(false))
+    );
+    let auto = lan.auto.as_ref().unwrap();
+    assert_eq!(auto.gap_text(), "+50.0 % (+50.0 ms) vs tcp");
+    assert_eq!(
+        (auto.within, auto.slower_than_tcp),
+        (Some(false), Some(true))
+    );
+
+    // 400 predicted over 500 + 10 − 100 − 10 = 400 measured on wan, 50 − 100 < 0 on lan
+    // (no ratio).
+    let summary = r.auto.as_ref().unwrap();
+    assert_eq!(summary.predicted_ratio_median, Some(1.0));
+    let line = "auto within 10 % or 30 ms of the fastest in 1 of 2 cells; more than 10 % \
+                slower than tcp in 1 of 2 cells; model's predicted/measured for the chosen \
+                transport: median ratio 1.00";
+    assert_eq!(summary.text(), line);
+
+    let text = r.text();
+    assert!(text.contains(&format!("\n{line}\n")), "{text}");
+    let header = text.lines().find(|l| l.starts_with("circuit")).unwrap();
+    let columns: Vec<&str> = header
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(
+        columns[3..],
+        [
+            "tcp",
+            "quic:cc=bbr,iw={bdp}",
+            "auto",
+            "auto chose",
+            "auto gap",
+            "best"
+        ],
+        "{text}"
+    );
+    let md = r.markdown();
+    assert!(
+        md.contains(
+            "| aes128 | ideal | wan | 1500.0 ± 0.0 | **600.0 ± 0.0** | 500.0 ± 0.0 | \
+             quic:cc=bbr,iw=2500000 (2 of 2) | +5.0 % (+50.0 ms) vs quic:cc=bbr,iw={bdp} | \
+             quic:cc=bbr,iw={bdp} (2.50× tcp) |"
+        ),
+        "{md}"
+    );
+    let csv = r.csv();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 2 * 3);
+    assert!(
+        lines[2].ends_with(",1000.000,\"quic:cc=bbr,iw=2500000\",,,,,,,,"),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[3].ends_with(
+            ",1050.000,,\"quic:cc=bbr,iw=2500000\",2,\"quic:cc=bbr,iw={bdp}\",50.000,5.000,\
+             true,false,1.000"
+        ),
+        "{}",
+        lines[3]
+    );
+    assert!(
+        lines[6].ends_with(",150.000,,tcp-bbr,2,tcp,50.000,50.000,false,true,"),
+        "{}",
+        lines[6]
+    );
+    let j = r.json();
+    assert_eq!(j["rows"][0]["auto"]["choice"], "quic:cc=bbr,iw=2500000");
+    assert_eq!(j["rows"][1]["auto"]["fastest"], "tcp");
+    assert_eq!(j["rows"][0]["cells"][1]["ran"], "quic:cc=bbr,iw=2500000");
+    assert_eq!(j["auto"]["within"], 1);
+    assert_eq!(j["auto"]["cells"], 2);
+
+    // Without auto, none of it.
+    let plain = filled();
+    assert!(plain.auto.is_none() && plain.rows.iter().all(|r| r.auto.is_none()));
+    assert!(!plain.text().contains("auto"));
+    assert!(plain.json().get("auto").is_none());
 }
