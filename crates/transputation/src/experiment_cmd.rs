@@ -32,7 +32,7 @@ pub struct RunArgs {
     #[arg(long)]
     preset: Option<String>,
     /// Continue the experiment with this id: run what it has not recorded yet.
-    #[arg(long, conflicts_with_all = ["file", "preset", "circuits", "schemes", "transports", "conditions", "rtt", "loss", "rate", "jitter", "queue", "program", "runs", "repeat", "timeout", "name", "insecure", "emulator", "max_rate", "host_cc"])]
+    #[arg(long, conflicts_with_all = ["file", "preset", "circuits", "schemes", "transports", "conditions", "rtt", "loss", "rate", "jitter", "queue", "program", "runs", "repeat", "timeout", "name", "insecure", "emulator", "max_rate", "host_cc", "probe_cache"])]
     resume: Option<i64>,
     /// Circuits, separated by `;` or `,` (built-ins such as aes128, sha256, mincut, with
     /// options as in `circuit list`, e.g. `aes128;synthetic:and=1000,xor=2000`, or Bristol
@@ -43,9 +43,11 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',')]
     schemes: Vec<String>,
     /// Transports, separated by `;` or `,` (default: tcp); options as in `transports`, e.g.
-    /// `tcp;mtcp:streams=8,chunk=65536;udt`. A transport this build cannot run (see
-    /// `transports`) is left out with a note, here as in a preset, a file or a resumed
-    /// experiment.
+    /// `tcp;mtcp:streams=8,chunk=65536;udt`. `auto`: the parties choose (`--transport
+    /// auto`), the run records the choice. An option's value may be `{bdp}` or `{bdp*F}`:
+    /// each condition's bandwidth-delay product in bytes (`quic:cc=bbr,iw={bdp}`). A
+    /// transport this build cannot run (see `transports`) is left out with a note, here as
+    /// in a preset, a file or a resumed experiment.
     #[arg(long)]
     transports: Option<String>,
     /// Named conditions, comma-separated (see `testbed conditions`).
@@ -99,6 +101,10 @@ pub struct RunArgs {
     /// `system` for this machine's.
     #[arg(long, value_name = "NAME")]
     host_cc: Option<String>,
+    /// With `auto` among the transports: seconds its evaluators may reuse a measurement of
+    /// their condition's path (default 0: every run probes, its time includes the probe).
+    #[arg(long, value_name = "SECONDS")]
+    probe_cache: Option<f64>,
     /// The results database (default: $TRANSPUTATION_RESULTS/results.sqlite, else
     /// $XDG_DATA_HOME/transputation/results.sqlite).
     #[arg(long)]
@@ -251,6 +257,9 @@ impl RunArgs {
         }
         if let Some(c) = &self.host_cc {
             f.host_cc = Some(c.clone());
+        }
+        if let Some(t) = self.probe_cache {
+            f.probe_cache = Some(t);
         }
         // Program directories are kept absolute, so that --resume works from anywhere; in a
         // file they are relative to the file.
@@ -546,5 +555,47 @@ mod tests {
             split_options_list("mtcp:streams=8,chunk=65536,udt"),
             ["mtcp:streams=8,chunk=65536", "udt"]
         );
+        // auto, and a transport with the bandwidth-delay product (whose factor is no colon).
+        assert_eq!(
+            split_options_list("tcp,auto,quic:cc=bbr,iw={bdp*0.8},udt"),
+            ["tcp", "auto", "quic:cc=bbr,iw={bdp*0.8}", "udt"]
+        );
+    }
+
+    #[test]
+    fn auto_probes_every_run_unless_the_experiment_allows_a_cache() {
+        let f = file(&[
+            "--circuits",
+            "aes128",
+            "--transports",
+            "tcp,auto",
+            "--rtt",
+            "40ms",
+        ])
+        .unwrap();
+        assert_eq!(f.probe_cache, None);
+        assert_eq!(f.resolve().unwrap().probe_cache_secs, 0.0);
+        let f = file(&[
+            "--circuits",
+            "aes128",
+            "--transports",
+            "auto",
+            "--rtt",
+            "40ms",
+            "--probe-cache",
+            "600",
+        ])
+        .unwrap();
+        assert_eq!(f.resolve().unwrap().probe_cache_secs, 600.0);
+        let e = file(&["--circuits", "aes128", "--rtt", "1ms", "--probe-cache=-5"])
+            .unwrap()
+            .resolve()
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("probe_cache: -5 s: must be from 0"),
+            "{e}"
+        );
+        assert!(file(&["--resume", "1", "--probe-cache", "5"]).is_err());
     }
 }

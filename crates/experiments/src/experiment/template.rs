@@ -1,7 +1,8 @@
 //! Transports whose settings follow the condition: an experiment may write `{bdp}` (or
 //! `{bdp*F}`, F times it) as the value of a transport's option, `quic:cc=bbr,iw={bdp}`,
 //! and each condition runs it with that condition's bandwidth-delay product in bytes:
-//! RTT × rate / 8, rounded, clamped into the range the transport declares for the option.
+//! RTT × rate / 8, rounded, clamped into the range the transport declares for the option
+//! (which must count bytes).
 //! This is what an expert writes for a cell: one column of the report, the right window in
 //! every condition.
 //!
@@ -142,7 +143,11 @@ impl TransportTemplate {
             let range = match family {
                 None => None,
                 Some(f) => match f.option(key).map(|o| &o.kind) {
-                    Some(OptionKind::Integer { min, max, .. }) => Some((*min, *max)),
+                    Some(OptionKind::Integer {
+                        min,
+                        max,
+                        unit: "bytes",
+                    }) => Some((*min, *max)),
                     Some(_) => {
                         return Err(format!(
                             "{option:?}: {{bdp}} is a number of bytes, and {}'s option {key} \
@@ -304,6 +309,11 @@ mod tests {
             let e = bad("quic:cc={bdp}");
             assert!(
                 e.contains("{bdp} is a number of bytes, and quic's option cc takes"),
+                "{e}"
+            );
+            let e = bad("mtcp:streams={bdp}");
+            assert!(
+                e.contains("mtcp's option streams takes connections, from 1 to 64"),
                 "{e}"
             );
             let e = bad("quic:wnd={bdp}");
