@@ -51,7 +51,7 @@ echo
 echo "== 2PC: AES-128 (FIPS-197 C.1), garbler holds the key, evaluator the plaintext =="
 echo "   every transport that works here; protocol time from connection to output"
 header
-for t in $transports mtcp:streams=4; do
+for t in $transports mtcp:streams=4 auto; do
   row aes128 ideal "$t" "$key" "$pt" "$ct"
 done
 for s in circular prf; do
@@ -83,8 +83,12 @@ wan() {
   reliable=$("$bin" transports --json |
     jq -r '[.[] | select(.available and .name != "udp") | .name] | join(";")')
   # QUIC once more, told the path: BBR from an initial window of the link's bandwidth-delay
-  # product (200 Mbit/s x 100 ms = 2.5 MB) instead of slow-starting every direction.
-  case ";$reliable;" in *";quic;"*) reliable="$reliable;quic:cc=bbr,iw=2500000" ;; esac
+  # product (200 Mbit/s x 100 ms = 2.5 MB) instead of slow-starting every direction; and
+  # auto, which measures the path, predicts every transport and chooses (probing each run).
+  case ";$reliable;" in *";quic;"*) reliable="$reliable;quic:cc=bbr,iw={bdp}" ;; esac
+  if "$bin" capabilities --json | jq -e '.features | index("transport-auto")' >/dev/null; then
+    reliable="$reliable;auto"
+  fi
   echo
   echo "== 2PC across an emulated wide-area link: RTT 100 ms, 0.1 % loss, 200 Mbit/s =="
   echo "   AES-128 and the MinCut-size circuit (ideal scheme) over $reliable;"

@@ -555,7 +555,8 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
                     if !(p.is_finite() && p >= 0.0) {
                         bail!("--probe-cache must be 0 or a number of seconds, not {p}");
                     }
-                    let ttl = Duration::from_secs_f64(p);
+                    let ttl = Duration::try_from_secs_f64(p)
+                        .with_context(|| format!("--probe-cache {p} is too long"))?;
                     let a = crate::auto_connect::evaluator_connect(
                         &loaded.circuit,
                         s.scheme,
