@@ -255,6 +255,17 @@ fn difference(
             second.name
         );
     }
+    let bulk = |p: &Prediction| p.bulk.iter().map(|d| d.seconds).sum::<f64>();
+    let (bulk_a, bulk_b) = (bulk(a), bulk(b));
+    if bulk_b - bulk_a > 0.5 * (b.total - a.total) {
+        return format!(
+            "it delivers the bulk messages in {}, {} in {} (its first window is paced or \
+             smaller)",
+            fmt_seconds(bulk_a),
+            second.name,
+            fmt_seconds(bulk_b)
+        );
+    }
     "the difference is in fixed costs (start, handshake), not in the network".into()
 }
 
