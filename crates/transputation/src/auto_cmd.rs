@@ -13,7 +13,7 @@ use transputation_transport::{Config, Credentials};
 
 use crate::auto_connect::report;
 use crate::party_cmd::{
-    print_report, AroundSession, GarblerArgs, GarblerStart, Loaded, Printing, SessionArgs,
+    run_garbler_session, AroundSession, GarblerArgs, GarblerStart, Loaded, SessionArgs,
 };
 use crate::secure_cmd::Protection;
 use crate::select_cmd::load_calibration;
@@ -67,16 +67,7 @@ pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
         transport: c.transport.to_string(),
         auto: Some(report(&c.decision, &c.path, "offer", None, None, &[])),
     };
-    garbler
-        .run_session(c.channel, |r| {
-            let printing = match r.computation {
-                1 => Printing::Single,
-                _ => Printing::Lines { session: None },
-            };
-            print_report(s, &loaded, &around, &r, printing)
-        })
-        .map_err(|e| e.context("the 2PC session failed"))?;
-    Ok(())
+    run_garbler_session(garbler, c.channel, s, &loaded, &around)
 }
 
 /// The garbler's agreement service on `addr` for `loaded`'s circuit.

@@ -504,13 +504,25 @@ pub fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
         transport: s.transport.to_string(),
         auto: None,
     };
+    run_garbler_session(garbler, ch, s, &loaded, &around)
+}
+
+/// The garbler's session on `ch`, each computation's report printed as it ends (one
+/// computation: the single report; an open session: a line each).
+pub(crate) fn run_garbler_session(
+    garbler: Garbler<'_>,
+    ch: Box<dyn Channel>,
+    s: &SessionArgs,
+    loaded: &Loaded,
+    around: &AroundSession,
+) -> Result<()> {
     garbler
         .run_session(ch, |r| {
             let printing = match r.computation {
                 1 => Printing::Single,
                 _ => Printing::Lines { session: None },
             };
-            print_report(s, &loaded, &around, &r, printing)
+            print_report(s, loaded, around, &r, printing)
         })
         .map_err(|e| e.context("the 2PC session failed"))?;
     Ok(())
