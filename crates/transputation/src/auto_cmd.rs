@@ -7,14 +7,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use transputation_2pc::Garbler;
 use transputation_auto::{Planner, Service};
 use transputation_transport::{Config, Credentials};
 
 use crate::auto_connect::report;
-use crate::party_cmd::{
-    run_garbler_session, AroundSession, GarblerArgs, GarblerStart, Loaded, SessionArgs,
-};
+use crate::party_cmd::{run_garbler_session, AroundSession, GarblerArgs, Loaded, SessionArgs};
 use crate::secure_cmd::Protection;
 use crate::select_cmd::load_calibration;
 
@@ -22,20 +19,12 @@ use crate::select_cmd::load_calibration;
 /// evaluator connects.
 pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     let s = &args.session;
-    let GarblerStart {
-        accept_wait,
-        creds,
-        loaded,
-        cfg,
-        input,
-    } = args.start()?;
-    let t = Instant::now();
-    let garbler = Garbler::new(&loaded.circuit, s.options(), &input)?;
-    let setup_ms = t.elapsed().as_secs_f64() * 1e3;
-    let wait_each = cfg.io_timeout;
-    let protection_name = creds.as_ref().map(|k| k.protection());
-    let creds = creds.map(Arc::new);
-    let service = garbler_service(s, &loaded, args.listen, &cfg, creds, wait_each)?;
+    let mut start = args.start()?;
+    let protection_name = start.creds.as_ref().map(|k| k.protection());
+    let creds = start.creds.take().map(Arc::new);
+    let (garbler, setup_ms) = start.garbler(s)?;
+    let (loaded, cfg, accept_wait) = (&start.loaded, &start.cfg, start.accept_wait);
+    let service = garbler_service(s, loaded, args.listen, cfg, creds, cfg.io_timeout)?;
     let c = loop {
         match service.next(accept_wait) {
             None => bail!(
@@ -67,7 +56,7 @@ pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
         transport: c.transport.to_string(),
         auto: Some(report(&c.decision, &c.path, "offer", None, None, &[])),
     };
-    run_garbler_session(garbler, c.channel, s, &loaded, &around)
+    run_garbler_session(garbler, c.channel, s, loaded, &around)
 }
 
 /// The garbler's agreement service on `addr` for `loaded`'s circuit.

@@ -463,6 +463,15 @@ pub(crate) struct GarblerStart {
     pub(crate) input: Vec<bool>,
 }
 
+impl GarblerStart {
+    /// The garbler of this circuit and input, and how long preparing it took (ms).
+    pub(crate) fn garbler(&self, s: &SessionArgs) -> Result<(Garbler<'_>, f64)> {
+        let t = Instant::now();
+        let garbler = Garbler::new(&self.loaded.circuit, s.options(), &self.input)?;
+        Ok((garbler, ms(t.elapsed())))
+    }
+}
+
 impl GarblerArgs {
     pub(crate) fn start(&self) -> Result<GarblerStart> {
         let s = &self.session;
@@ -483,18 +492,11 @@ impl GarblerArgs {
 
 pub fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     let s = &args.session;
-    let GarblerStart {
-        accept_wait,
-        creds,
-        loaded,
-        cfg,
-        input,
-    } = args.start()?;
-    let start = Instant::now();
-    let garbler = Garbler::new(&loaded.circuit, s.options(), &input)?;
-    let setup_ms = ms(start.elapsed());
-    let mut listener = listen(s, args.listen, &cfg)?;
-    let (ch, protection) = secure_cmd::accept(&mut listener, creds.as_ref(), accept_wait)?;
+    let start = args.start()?;
+    let (garbler, setup_ms) = start.garbler(s)?;
+    let mut listener = listen(s, args.listen, &start.cfg)?;
+    let (ch, protection) =
+        secure_cmd::accept(&mut listener, start.creds.as_ref(), start.accept_wait)?;
     eprintln!("evaluator connected (protection: {})", protection.name);
     let around = AroundSession {
         setup_ms,
@@ -504,7 +506,7 @@ pub fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
         transport: s.transport.to_string(),
         auto: None,
     };
-    run_garbler_session(garbler, ch, s, &loaded, &around)
+    run_garbler_session(garbler, ch, s, &start.loaded, &around)
 }
 
 /// The garbler's session on `ch`, each computation's report printed as it ends (one
