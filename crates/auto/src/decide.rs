@@ -4,7 +4,7 @@
 
 use transputation_circuits::Circuit;
 use transputation_garble::Scheme;
-use transputation_model::{choose, Calibration, Candidate, Conditions, Decision, Workload};
+use transputation_model::{choose, Calibration, Candidate, Conditions, Decision, Path, Workload};
 use transputation_transport::sizing::{size_buffers, PathEstimate};
 
 use crate::wire::{Offer, Predicted};
@@ -55,9 +55,9 @@ impl Planner {
     ) -> Result<Self, transputation_2pc::Error> {
         let options = transputation_2pc::Options::new(scheme);
         Ok(Planner {
-            digest: hex(&circuit.digest()),
+            digest: crate::wire::circuit_id(circuit),
             scheme,
-            work: transputation_2pc::workload(circuit, scheme, &options, 0.0)?,
+            work: transputation_2pc::workload(circuit, &options)?,
             calibration,
         })
     }
@@ -65,6 +65,32 @@ impl Planner {
     /// The circuit's digest, hex, as offers name it.
     pub fn digest(&self) -> &str {
         &self.digest
+    }
+
+    /// The same planner with the evaluator's set-up (loading and planning, seconds) in its
+    /// predictions, for a caller that measured it (`select`); the garbler's decisions leave
+    /// it at 0, which it cannot know.
+    pub fn with_setup(mut self, seconds: f64) -> Self {
+        self.work.setup = seconds;
+        self
+    }
+
+    /// The session's traffic the predictions are for.
+    pub fn workload(&self) -> &Workload {
+        &self.work
+    }
+
+    /// Predicts `candidates` on `path` for this circuit, with buffers sized for the path and
+    /// the garbler's bytes (paper §4.2) as a session sizes them, and chooses.
+    pub fn plan(&self, path: &Path, candidates: &[Candidate]) -> Plan {
+        let buffer_bytes = buffer_for(path, self.work.garbler_bytes());
+        let cond = Conditions {
+            buffer: buffer_bytes as f64,
+        };
+        Plan {
+            decision: choose(path, &self.work, candidates, &self.calibration, &cond),
+            buffer_bytes,
+        }
     }
 
     /// Decides on `offer`, or says why there is no session.
@@ -86,21 +112,11 @@ impl Planner {
             .into_iter()
             .filter(|c| offer.transports.contains(&c.name) && !offer.exclude.contains(&c.name))
             .collect();
-        let buffer_bytes = buffer_for(&offer.path, self.work.garbler_bytes());
-        let cond = Conditions {
-            buffer: buffer_bytes as f64,
-        };
-        let decision = choose(
-            &offer.path,
-            &self.work,
-            &candidates,
-            &self.calibration,
-            &cond,
-        );
-        if decision.choice.is_none() {
+        let plan = self.plan(&offer.path, &candidates);
+        if plan.decision.choice.is_none() {
             return Err(format!(
                 "{} (the evaluator offered {}{})",
-                decision.why,
+                plan.decision.why,
                 offer.transports.join(", "),
                 if offer.exclude.is_empty() {
                     String::new()
@@ -109,15 +125,12 @@ impl Planner {
                 }
             ));
         }
-        Ok(Plan {
-            decision,
-            buffer_bytes,
-        })
+        Ok(plan)
     }
 }
 
 /// The paper's §4.2 buffer for the garbler's bytes on `path`.
-pub fn buffer_for(path: &transputation_model::Path, volume: u64) -> u64 {
+pub fn buffer_for(path: &Path, volume: u64) -> u64 {
     let est = PathEstimate {
         rtt: std::time::Duration::from_secs_f64(path.rtt),
         bandwidth_bps: (path.rate * 8.0) as u64,
@@ -125,8 +138,4 @@ pub fn buffer_for(path: &transputation_model::Path, volume: u64) -> u64 {
         read_bps: None,
     };
     size_buffers(&est, volume).buffer_bytes
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use transputation_circuits::Circuit;
 use transputation_model::Path;
 
 /// The first bytes of every datagram.
@@ -78,10 +79,16 @@ pub struct Reply {
 
 /// Names an offer in a [`Reply`].
 pub fn offer_id(offer_json: &[u8]) -> String {
-    Sha256::digest(offer_json)[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(offer_json)[..16])
+}
+
+/// How an offer names a circuit: its SHA-256 digest, hex.
+pub fn circuit_id(circuit: &Circuit) -> String {
+    hex(&circuit.digest())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The garbler's answer to an offer.

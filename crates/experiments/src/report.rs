@@ -483,6 +483,11 @@ fn markdown_table(headers: &[String], rows: &[Vec<String>], text_columns: usize)
     out
 }
 
+/// A number for a CSV cell, three decimals; empty where there is none.
+fn csv_num(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.3}")).unwrap_or_default()
+}
+
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
@@ -749,7 +754,6 @@ impl Report {
              auto_gap_ms,auto_gap_pct,auto_within,auto_slower_than_tcp,auto_predicted_ratio",
         );
         out.push('\n');
-        let num = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
         for r in &self.rows {
             for (i, c) in r.cells.iter().enumerate() {
                 let best = r.best == Some(i);
@@ -762,28 +766,28 @@ impl Report {
                     c.ok.to_string(),
                     c.failed.to_string(),
                     c.timeouts.to_string(),
-                    num(c.mean_ms),
-                    num(c.sd_ms),
+                    csv_num(c.mean_ms),
+                    csv_num(c.sd_ms),
                     best.to_string(),
                     if best {
-                        num(r.speedup_vs_tcp)
+                        csv_num(r.speedup_vs_tcp)
                     } else {
                         String::new()
                     },
                     csv_field(c.error.as_deref().unwrap_or("")),
-                    num(c.paper_mean_ms),
-                    num(c.paper_sd_ms),
-                    num(c.online_median_ms),
+                    csv_num(c.paper_mean_ms),
+                    csv_num(c.paper_sd_ms),
+                    csv_num(c.online_median_ms),
                 ];
                 out.push_str(&fields.join(","));
                 if self.unit == Unit::Rtt {
                     let rtt = [
-                        num(Some(r.rtt_ms)),
-                        num(c.mean_rtt),
-                        num(c.sd_rtt),
-                        num(c.paper_mean_rtt),
-                        num(c.paper_sd_rtt),
-                        num(c.online_median_rtt),
+                        csv_num(Some(r.rtt_ms)),
+                        csv_num(c.mean_rtt),
+                        csv_num(c.sd_rtt),
+                        csv_num(c.paper_mean_rtt),
+                        csv_num(c.paper_sd_rtt),
+                        csv_num(c.online_median_rtt),
                     ];
                     out.push(',');
                     out.push_str(&rtt.join(","));
@@ -805,10 +809,9 @@ impl Report {
 /// A cell's last CSV fields: its time to the output, the transport that ran, and for
 /// `auto`, its choice and comparison (empty elsewhere).
 fn csv_auto_fields(row: &Row, column: usize, cell: &CellStats) -> Vec<String> {
-    let num = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
     let flag = |v: Option<bool>| v.map(|b| b.to_string()).unwrap_or_default();
     let mut fields = vec![
-        num(cell.output_median_ms),
+        csv_num(cell.output_median_ms),
         csv_field(cell.ran.as_deref().unwrap_or("")),
     ];
     match row.auto.as_ref().filter(|a| a.column == column) {
@@ -816,11 +819,11 @@ fn csv_auto_fields(row: &Row, column: usize, cell: &CellStats) -> Vec<String> {
             csv_field(a.choice.as_deref().unwrap_or("")),
             a.choice_runs.to_string(),
             csv_field(a.fastest.as_deref().unwrap_or("")),
-            num(a.gap_ms),
-            num(a.gap_pct),
+            csv_num(a.gap_ms),
+            csv_num(a.gap_pct),
             flag(a.within),
             flag(a.slower_than_tcp),
-            num(median(&a.predicted_ratios)),
+            csv_num(median(&a.predicted_ratios)),
         ]),
         None => fields.extend(std::iter::repeat_n(String::new(), 8)),
     }

@@ -138,64 +138,33 @@ impl Knob {
     }
 }
 
+/// A [`Knob`] on the field `$field` of [`Constants`], within `$min..=$max`.
+macro_rules! knob {
+    ($field:ident, $min:expr, $max:expr) => {
+        Knob {
+            get: |k| k.$field,
+            set: |k, x| k.$field = x,
+            min: $min,
+            max: $max,
+        }
+    };
+}
+
 /// The constants a controller's runs can tell apart.
 fn knobs(control: &Control) -> Vec<Knob> {
-    let mut v = vec![
-        Knob {
-            get: |k| k.fixed,
-            set: |k, x| k.fixed = x,
-            min: 0.0,
-            max: 0.3,
-        },
-        Knob {
-            get: |k| k.host_cap,
-            set: |k, x| k.host_cap = x,
-            min: 6e6,
-            max: 5e9,
-        },
-    ];
+    let mut v = vec![knob!(fixed, 0.0, 0.3), knob!(host_cap, 6e6, 5e9)];
     if matches!(control, Control::Paced { .. }) {
         return v;
     }
-    v.push(Knob {
-        get: |k| k.growth,
-        set: |k, x| k.growth = x,
-        min: 1.3,
-        max: 2.2,
-    });
-    v.push(Knob {
-        get: |k| k.tail,
-        set: |k, x| k.tail = x,
-        min: 0.0,
-        max: 6.0,
-    });
+    v.push(knob!(growth, 1.3, 2.2));
+    v.push(knob!(tail, 0.0, 6.0));
     match control {
         Control::Cubic | Control::Reno => {
-            v.push(Knob {
-                get: |k| k.loss_factor,
-                set: |k, x| k.loss_factor = x,
-                min: 0.3,
-                max: 3.0,
-            });
-            v.push(Knob {
-                get: |k| k.slow_start_exit,
-                set: |k, x| k.slow_start_exit = x,
-                min: 0.2,
-                max: 1.0,
-            });
+            v.push(knob!(loss_factor, 0.3, 3.0));
+            v.push(knob!(slow_start_exit, 0.2, 1.0));
         }
-        Control::Bbr => v.push(Knob {
-            get: |k| k.startup_lag,
-            set: |k, x| k.startup_lag = x,
-            min: 0.0,
-            max: 1.5,
-        }),
-        Control::RateBased => v.push(Knob {
-            get: |k| k.loss_factor,
-            set: |k, x| k.loss_factor = x,
-            min: 0.0,
-            max: 300.0,
-        }),
+        Control::Bbr => v.push(knob!(startup_lag, 0.0, 1.5)),
+        Control::RateBased => v.push(knob!(loss_factor, 0.0, 300.0)),
         Control::Paced { .. } => {}
     }
     v
@@ -268,11 +237,15 @@ fn objective(obs: &[&Observation], k: &Constants, cal: &Calibration) -> f64 {
 
 /// Root mean square of the log errors.
 fn rms(obs: &[&Observation], k: &Constants, cal: &Calibration) -> f64 {
-    let errs: Vec<f64> = obs
-        .iter()
-        .filter_map(|o| ratio(o, k, cal).map(f64::ln))
-        .collect();
-    (errs.iter().map(|e| e * e).sum::<f64>() / errs.len().max(1) as f64).sqrt()
+    rms_of(obs.iter().filter_map(|o| ratio(o, k, cal).map(f64::ln)))
+}
+
+/// The root mean square of `errs` (0 for none).
+fn rms_of(errs: impl IntoIterator<Item = f64>) -> f64 {
+    let (sum, n) = errs
+        .into_iter()
+        .fold((0.0, 0usize), |(s, n), e| (s + e * e, n + 1));
+    (sum / n.max(1) as f64).sqrt()
 }
 
 fn conditions<'a>(obs: &[&'a Observation]) -> Vec<&'a str> {
@@ -296,5 +269,5 @@ fn cross_validate(obs: &[&Observation], k0: Constants, cal: &Calibration) -> Opt
         let k = descend(&train, k0, cal);
         errs.extend(held.iter().filter_map(|o| ratio(o, &k, cal).map(f64::ln)));
     }
-    Some((errs.iter().map(|e| e * e).sum::<f64>() / errs.len().max(1) as f64).sqrt())
+    Some(rms_of(errs))
 }

@@ -251,21 +251,24 @@ fn serve_on(
             Err(e) => return Err(io("receiving")(e)),
         };
         last = Instant::now();
-        if parse(&buf[..n]).is_none() {
-            trains.fresh = None;
-            waited = false;
-            other(&buf[..n], from);
-            continue;
-        }
         let read = Read {
             at: last,
             ip_bytes: (n + ip_overhead) as u64,
             waited,
         };
         waited = false;
-        let kind = answer(sock, &mut trains, &mut buf[..n], from, read);
-        reported |= kind == Some(ASK);
-        if kind == Some(TRAIN) {
+        let Some(header) = parse(&buf[..n]) else {
+            trains.fresh = None;
+            other(&buf[..n], from);
+            continue;
+        };
+        let kind = header.0;
+        if kind != TRAIN {
+            trains.fresh = None;
+        }
+        answer(sock, &mut trains, &mut buf[..n], header, from, read);
+        reported |= kind == ASK;
+        if kind == TRAIN {
             spin_until = Some(last + SPIN);
         }
     }
@@ -274,10 +277,10 @@ fn serve_on(
 /// Waits up to `wait` for the socket to become readable; whether it did.
 fn wait_readable(sock: &UdpSocket, wait: Duration) -> Result<bool, Error> {
     use rustix::event::{poll, PollFd, PollFlags, Timespec};
-    let timeout = Timespec {
-        tv_sec: i64::try_from(wait.as_secs()).unwrap_or(i64::MAX),
-        tv_nsec: i64::from(wait.subsec_nanos()),
-    };
+    let timeout = Timespec::try_from(wait).unwrap_or(Timespec {
+        tv_sec: i64::MAX,
+        tv_nsec: 0,
+    });
     let mut fds = [PollFd::new(sock, PollFlags::IN)];
     match poll(&mut fds, Some(&timeout)) {
         Ok(n) => Ok(n > 0),
@@ -294,33 +297,27 @@ struct Read {
     waited: bool,
 }
 
-/// Handles one packet; its kind, if it is a probe packet.
+/// Handles one probe packet of the parsed `header` (kind, session, sequence, count).
 fn answer(
     sock: &UdpSocket,
     trains: &mut Trains,
     packet: &mut [u8],
+    (kind, session, seq, count): (u8, u64, u32, u32),
     from: SocketAddr,
     read: Read,
-) -> Option<u8> {
-    let Some((kind, session, seq, count)) = parse(packet) else {
-        trains.fresh = None;
-        return None;
-    };
+) {
     match kind {
         PING => {
-            trains.fresh = None;
             packet[4] = PONG;
             let _ = sock.send_to(packet, from);
         }
         TRAIN => trains.record(session, seq, count, read.at, read.ip_bytes, read.waited),
         ASK => {
-            trains.fresh = None;
             let report = encode_report(session, seq, &trains.report(session), packet.len());
             let _ = sock.send_to(&report, from);
         }
-        _ => trains.fresh = None,
+        _ => {}
     }
-    Some(kind)
 }
 
 /// The span (ns) from the arrival at index ⌊n/4⌋ (of n) to the last, as read, prompt or

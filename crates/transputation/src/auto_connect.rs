@@ -109,7 +109,7 @@ pub(crate) fn evaluator_connect(
     let offer = Offer {
         transports,
         path: known.path,
-        circuit: hex(&circuit.digest()),
+        circuit: transputation_auto::wire::circuit_id(circuit),
         scheme: scheme.to_string(),
         exclude: Vec::new(),
     };
@@ -210,8 +210,4 @@ pub(crate) fn session_transport_help() -> String {
          garbler then answers on its --listen port over UDP as well.",
         crate::transport_cmd::transport_help()
     )
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

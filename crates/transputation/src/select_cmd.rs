@@ -9,14 +9,15 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use transputation_auto::Planner;
 use transputation_circuits::{library, Circuit, Party};
 use transputation_garble::Scheme;
-use transputation_model::{choose, Calibration, Conditions, Decision, Path, Workload};
+use transputation_model::{Decision, Path};
 
 use crate::auto_connect::{describe_path, know_path};
 use crate::garble_cmd::parse_scheme;
 use crate::report::table;
-use crate::transport_cmd::{parse_rate, path_sizing};
+use crate::transport_cmd::parse_rate;
 
 mod calibrate;
 mod parse;
@@ -105,9 +106,13 @@ pub fn run(args: SelectArgs) -> Result<()> {
     };
     let circuit_name = args.circuit.as_deref().expect("clap requires --circuit");
     let circuit = library::load_with_parties(circuit_name, args.parties.as_deref())?;
-    let work = workload(&circuit, args.scheme)?;
     let (cal, cal_source) = load_calibration(args.calibration.as_deref())?;
-    let decision = decide(&path, &work, &cal)?;
+    let planner = Planner::new(&circuit, args.scheme, cal)?
+        .with_setup(evaluator_setup(&circuit, args.scheme)?);
+    let work = planner.workload();
+    let decision = planner
+        .plan(&path, &transputation_transport::auto::candidates(&path))
+        .decision;
     if args.json {
         let v = serde_json::json!({
             "path": path,
@@ -158,34 +163,14 @@ fn simulated_path(args: &SelectArgs) -> Result<Path> {
     Ok(path)
 }
 
-/// The session's traffic, with the evaluator's set-up measured here: loading the circuit
-/// again and planning its evaluation, as an evaluator does before it sends.
-pub(crate) fn workload(circuit: &Circuit, scheme: Scheme) -> Result<Workload> {
-    let options = transputation_2pc::Options::new(scheme);
+/// The evaluator's set-up, measured here: planning the circuit's evaluation, as an
+/// evaluator does before it sends (seconds).
+fn evaluator_setup(circuit: &Circuit, scheme: Scheme) -> Result<f64> {
     let start = Instant::now();
     let zeros = vec![false; circuit.party_input_bits(Party::Evaluator)];
-    transputation_2pc::Evaluator::new(circuit, options.clone(), &zeros)
+    transputation_2pc::Evaluator::new(circuit, transputation_2pc::Options::new(scheme), &zeros)
         .context("planning the evaluation")?;
-    let setup = start.elapsed().as_secs_f64();
-    Ok(transputation_2pc::workload(
-        circuit, scheme, &options, setup,
-    )?)
-}
-
-/// Predicts every transport of this build on `path` and chooses, with buffers sized for
-/// the path and the garbler's bytes (paper §4.2), as a session would size them.
-pub(crate) fn decide(path: &Path, work: &Workload, cal: &Calibration) -> Result<Decision> {
-    let sizing = path_sizing(
-        path.rtt * 1e3,
-        (path.rate * 8.0) as u64,
-        None,
-        work.garbler_bytes(),
-    )?;
-    let cond = Conditions {
-        buffer: sizing.buffer_bytes as f64,
-    };
-    let candidates = transputation_transport::auto::candidates(path);
-    Ok(choose(path, work, &candidates, cal, &cond))
+    Ok(start.elapsed().as_secs_f64())
 }
 
 const HEADER: [&str; 7] = [

@@ -7,7 +7,6 @@
 //! which the model leaves out.
 
 use transputation_circuits::{Circuit, Party};
-use transputation_garble::Scheme;
 use transputation_model::{Bulk, Sender, Workload};
 
 use crate::error::Error;
@@ -18,15 +17,11 @@ use crate::session::Sizes;
 /// Each message's length prefix (the transport crate's framing).
 const FRAME_HEADER: usize = 8;
 
-/// The traffic of a fresh session of `circuit` under `scheme` with `options`' batches;
-/// `setup` is the evaluator's seconds of loading and planning before it can send.
-pub fn workload(
-    circuit: &Circuit,
-    scheme: Scheme,
-    options: &Options,
-    setup: f64,
-) -> Result<Workload, Error> {
-    let sizes = Sizes::of(circuit, scheme)?;
+/// The traffic of a fresh session of `circuit` under `options` (its scheme and batches).
+/// The evaluator's set-up before it can send is not known here: it is 0, for a caller that
+/// measured it to fill in.
+pub fn workload(circuit: &Circuit, options: &Options) -> Result<Workload, Error> {
+    let sizes = Sizes::of(circuit, options.scheme)?;
     let framed = |n: usize| (n + FRAME_HEADER) as u64;
     let m = circuit.party_input_bits(Party::Evaluator);
     let chunks = || ot_chunks(m).map(|r| r.len());
@@ -58,6 +53,6 @@ pub fn workload(
                 what: "labels and tables".into(),
             },
         ],
-        setup,
+        setup: 0.0,
     })
 }

@@ -70,7 +70,7 @@ fn check_accounting(c: &Circuit, scheme: Scheme, g: &Report, e: &Report) {
     assert_eq!(g.channel.received, g.received.total(), "{scheme}");
     // What the completion-time model is told: every byte but the first flights and the
     // output, in two bulk messages.
-    let w = transputation_2pc::workload(c, scheme, &Options::new(scheme), 0.0).unwrap();
+    let w = transputation_2pc::workload(c, &Options::new(scheme)).unwrap();
     let framed = |n: usize| n as u64 + 8;
     let first_e = framed(HEADER_LEN) + framed(transputation_ot::MSG_A_LEN);
     let output = framed(e.sent.output as usize);

@@ -148,12 +148,12 @@ impl TransportTemplate {
                         max,
                         unit: "bytes",
                     }) => Some((*min, *max)),
-                    Some(_) => {
+                    Some(kind) => {
                         return Err(format!(
                             "{option:?}: {{bdp}} is a number of bytes, and {}'s option {key} \
                              takes {}",
                             f.name,
-                            f.option(key).map(|o| o.kind.describe()).unwrap_or_default()
+                            kind.describe()
                         ))
                     }
                     None => {
@@ -275,10 +275,10 @@ mod tests {
             eprintln!("skipping: a build without quic");
             return;
         };
-        // 0.3 ms at 1 Mbit/s: 37.5 bytes, below any initial window.
+        // 0 ms at 1 Mbit/s: 0 bytes, below any initial window.
         let small = expand("quic:iw={bdp}", 0, Some(1_000_000)).unwrap();
         assert_eq!(small, format!("quic:iw={min}"));
-        // 300 ms at 100 Gbit/s: 3.75 GB.
+        // 100 × (300 ms at 100 Gbit/s): 375 GB, above any.
         let large = expand("quic:iw={bdp*100}", 300, Some(100_000_000_000)).unwrap();
         assert_eq!(large, format!("quic:iw={max}"));
     }

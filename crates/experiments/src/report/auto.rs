@@ -223,9 +223,14 @@ impl AutoSummary {
     /// The summary line.
     pub fn text(&self) -> String {
         let mut line = format!(
-            "auto within 10 % or 30 ms of the fastest in {} of {} cells; more than 10 % slower \
-             than tcp in {} of {} cells",
-            self.within, self.cells, self.slower_than_tcp, self.cells_with_tcp
+            "auto within {:.0} % or {WITHIN_MS:.0} ms of the fastest in {} of {} cells; more \
+             than {:.0} % slower than tcp in {} of {} cells",
+            WITHIN_FRACTION * 100.0,
+            self.within,
+            self.cells,
+            SLOWER_THAN_TCP_FRACTION * 100.0,
+            self.slower_than_tcp,
+            self.cells_with_tcp
         );
         if self.failed > 0 {
             line.push_str(&format!("; a run of auto failed in {} cells", self.failed));

@@ -13,6 +13,7 @@ use std::io::Write;
 use std::path::{Path as FsPath, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use transputation_auto::buffer_for;
 use transputation_circuits::library;
 use transputation_experiments::db::{CalibrationCell, Db};
 use transputation_experiments::stats::{mean_sd, median};
@@ -21,7 +22,6 @@ use transputation_model::{fit, Calibration, Conditions, FitReport, Observation, 
 use transputation_transport::TransportSpec;
 
 use crate::report::table;
-use crate::transport_cmd::path_sizing;
 
 /// Where the calibration lives unless --calibration says: `$XDG_CONFIG_HOME/transputation/
 /// calibration.json`, else `~/.config/transputation/calibration.json`.
@@ -135,18 +135,10 @@ fn observations(cells: &[CalibrationCell]) -> Result<(Vec<Observation>, Skipped)
             loss_upper: c.loss,
             queue: c.queue_bytes.map(|q| q as f64),
         };
-        let buffer = match c.buffer_bytes {
-            Some(b) => b as f64,
-            None => {
-                path_sizing(
-                    path.rtt * 1e3,
-                    c.rate_bps as u64,
-                    None,
-                    work.garbler_bytes(),
-                )?
-                .buffer_bytes as f64
-            }
-        };
+        let buffer = c.buffer_bytes.map_or_else(
+            || buffer_for(&path, work.garbler_bytes()) as f64,
+            |b| b as f64,
+        );
         let (mean, sd) = mean_sd(&c.output_ms);
         let cv = match (mean, sd) {
             (Some(m), Some(s)) if m > 0.0 => s / m,
@@ -172,7 +164,7 @@ fn workload_of(circuit: &str, scheme: &str) -> Result<transputation_model::Workl
     let scheme: Scheme = scheme.parse()?;
     let c = library::load_with_parties(circuit, None).map_err(|e| format!("circuit: {e}"))?;
     let options = transputation_2pc::Options::new(scheme);
-    transputation_2pc::workload(&c, scheme, &options, 0.0).map_err(|e| e.to_string())
+    transputation_2pc::workload(&c, &options).map_err(|e| e.to_string())
 }
 
 /// The transport string, with the hosts' default congestion control named where it names
