@@ -45,14 +45,15 @@
 //! shows as a run of drops to the train's end, see [`crate::loss`]) stops the growth: a
 //! larger one would only overflow more.
 //!
-//! Measured on the testbed's emulated links (2-core VM, quick probe from the CLI): 100 ms
-//! at 200 Mbit/s with 0.1 % loss, 216 ms and 2 trains (288 packets), rate 200 Mbit/s;
-//! 20 ms at 100 Mbit/s, 68 ms, 2 trains, of which 25 packets were left out as the 20-ms
-//! queue's overflow; 1 ms at 500 Mbit/s, 42 ms, 3 trains (1288 packets); 110 ms at
-//! 1 Gbit/s, 349 ms, 3 trains; 40 ms at 50 Mbit/s with 1 % loss, 111 ms, 2 trains;
-//! 300 ms at 16 Mbit/s with 1 % loss, 648 ms, 2 trains; 5 ms at 16 Mbit/s, 26 ms,
-//! 1 train; 300 ms at 370 kbit/s (3G), 1.16 s, 1 train, whose 32 packets alone take
-//! 850 ms to pass the link.
+//! Measured on the testbed's emulated links (2-core VM, `emu`; build c573a37, 2026-11-26;
+//! `transputation testbed exec --rtt R --loss L --rate C --b 'transputation probe --listen
+//! $TPB_ADDR_B:7000' --a 'transputation probe --connect $TPB_ADDR_B:7000 --quick --json'`):
+//! 300 ms at 500 Mbit/s with 0.1 % loss, 928 ms and 3 trains (1,288 packets, none lost),
+//! rate 518 Mbit/s; 0.5 ms at 1 Gbit/s, 24 ms and 3 trains, rate 622 Mbit/s (what the
+//! emulator carried); 100 ms at 16 Mbit/s with 1 % loss, 246 ms and 2 trains, 2 of 72
+//! packets lost before 216 were left out as the queue's overflow. On a slow long path the
+//! first train alone can exceed the budget: at 370 kbit/s its 32 packets of 1,200 bytes
+//! take 850 ms to pass the link (with their IP and UDP headers).
 //!
 //! A later train's report request goes out after a guard of the spread of the ping round
 //! trips (at most 20 ms), so that packets a jittery path reorders are still counted; a
