@@ -1,6 +1,8 @@
 //! The interface every transport implements.
 
+use std::fmt;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use crate::Result;
 
@@ -52,6 +54,33 @@ pub trait Channel: Send {
     fn peer_addr(&self) -> Option<SocketAddr> {
         None
     }
+    /// A handle that retunes how this channel sends (its congestion controller and initial
+    /// window) after set-up, or `None` for a channel that cannot be retuned (today all but
+    /// a `quic` channel a listener accepted). Take it before wrapping the channel (in
+    /// [`crate::Framed`] or [`crate::SecureChannel`], which do not forward it); it stays
+    /// usable while the channel lives.
+    fn sender_tuning(&self) -> Option<Arc<dyn TuneSender>> {
+        None
+    }
+}
+
+/// How the sending side of an accepted channel should behave from now on: as if it had
+/// been set up with these options (for `quic`: as `quic:cc=CONGESTION,iw=INITIAL_WINDOW`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SenderHint {
+    /// The congestion controller, by the name the transport's `cc` option gives it.
+    pub congestion: String,
+    /// The initial congestion window in bytes; `None`: the controller's default.
+    pub initial_window: Option<u64>,
+}
+
+/// Retunes the sending side of one channel; see [`Channel::sender_tuning`].
+pub trait TuneSender: Send + Sync + fmt::Debug {
+    /// Checks `hint` against what the transport can do (an unknown controller or a window
+    /// out of range is an error that names it, and changes nothing), then asks the
+    /// channel's sender to switch to it. When the switch takes effect, and when a hint comes
+    /// too late to be taken, is the transport's to say (for `quic`, see its module docs).
+    fn apply(&self, hint: &SenderHint) -> Result<()>;
 }
 
 /// `Channel` for a pointer to a channel, by forwarding every call.
@@ -79,6 +108,9 @@ macro_rules! forward_channel {
             }
             fn peer_addr(&self) -> Option<SocketAddr> {
                 (**self).peer_addr()
+            }
+            fn sender_tuning(&self) -> Option<Arc<dyn TuneSender>> {
+                (**self).sender_tuning()
             }
         }
     )*};

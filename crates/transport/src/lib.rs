@@ -110,7 +110,7 @@ pub mod sizing;
 mod tcp_socket;
 mod transports;
 
-pub use channel::{ByteCounts, Channel, SocketBuffers};
+pub use channel::{ByteCounts, Channel, SenderHint, SocketBuffers, TuneSender};
 pub use config::Config;
 pub use error::{Error, Result};
 pub use family::{Delivery, Family};

@@ -19,6 +19,17 @@
 //! initial window: on a path with less capacity than assumed, the first flight overflows
 //! the bottleneck queue and the controller backs off from losses. Not for unknown paths.
 //!
+//! # Retuning an accepted connection
+//!
+//! A listener cannot know, when it accepts, which controller and initial window suit a
+//! client (`--transport auto` decides that in the protected session's first message). So
+//! every accepted channel offers [`Channel::sender_tuning`]: a handle whose
+//! [`crate::TuneSender::apply`] takes `cc` and `iw` as this transport's options do and
+//! switches the connection's sending side to them from its next packet on, as if it had
+//! been accepted as `quic:cc=X,iw=Y` (the `hinted` module says exactly when, and when a
+//! hint is refused). Other connections on the same listener are not affected. A client's
+//! channel has no such handle: a client knows its choice before it connects.
+//!
 //! # Security: encrypted, authenticated only by the layer above
 //!
 //! Every byte is protected by TLS 1.3 (ALPN `transputation/1`), but the client does **not**
@@ -100,12 +111,14 @@ use transputation_model::{Constants, Control, TransportModel, Window};
 
 use crate::config::{Attempts, Config};
 use crate::family::{Accept, Delivery, Family, OptionDecl, OptionKind, Shown, Transport, Value};
-use crate::{ByteCounts, Channel, Error, Result};
+use crate::{ByteCounts, Channel, Error, Result, TuneSender};
 
 mod endpoint;
+mod hinted;
 mod params;
 
 use endpoint::{before, client_config, lost, read_err, server_config, write_err, Driver, SERVER_NAME};
+use hinted::{HintCell, HintedFactory};
 use params::{
     window_for, Params, QuicCongestion, MAX_MTU, MAX_WINDOW, MIN_INITIAL_WINDOW, MIN_MTU, MIN_WINDOW,
 };
@@ -297,17 +310,28 @@ const BUF: usize = 256 << 10;
 const READ_BATCH: usize = 32;
 
 /// A `quic` server: an endpoint with a self-signed certificate, one client per accept.
+///
+/// Each accepted connection gets its own copy of the server configuration whose
+/// congestion controller factory is a [`HintedFactory`] around the listener's own
+/// (`cc`, `iw`), so that its channel can be retuned ([`Channel::sender_tuning`]) without
+/// touching other connections. Until a hint arrives, the controller is exactly the
+/// listener's.
 #[derive(Debug)]
 struct QuicListener {
     driver: Arc<Driver>,
     local_addr: SocketAddr,
+    /// The configuration every connection starts from (certificate, transport settings).
+    server: quinn::ServerConfig,
+    params: Params,
+    /// The configuration the listener was bound with: the transport settings come from it.
+    bound_with: Config,
 }
 
 impl QuicListener {
     /// Binds a server endpoint to `addr`.
     fn bind(addr: SocketAddr, params: &Params, cfg: &Config) -> Result<Self> {
         let server = server_config(params, &addr, cfg)?;
-        let driver = Driver::new(addr, params, &addr, Some(server))?;
+        let driver = Driver::new(addr, params, &addr, Some(server.clone()))?;
         let local_addr = driver.endpoint.local_addr().map_err(|source| Error::Io {
             during: "reading the server's address",
             source,
@@ -315,7 +339,24 @@ impl QuicListener {
         Ok(QuicListener {
             driver: Arc::new(driver),
             local_addr,
+            server,
+            params: *params,
+            bound_with: cfg.clone(),
         })
+    }
+
+    /// The server configuration for one connection: the listener's, with a controller
+    /// factory of its own that watches `cell`. (The TLS configuration is shared; only the
+    /// transport settings are built afresh.)
+    fn per_connection(&self, cell: Arc<HintCell>) -> Arc<quinn::ServerConfig> {
+        let mut transport = self.params.transport(&self.local_addr, &self.bound_with);
+        transport.congestion_controller_factory(Arc::new(HintedFactory::new(
+            self.params.cc.factory(self.params.initial_window),
+            cell,
+        )));
+        let mut server = self.server.clone();
+        server.transport_config(Arc::new(transport));
+        Arc::new(server)
     }
 
     /// Waits at most [`Config::accept_wait`] for one client, then for its handshake, its
@@ -324,6 +365,8 @@ impl QuicListener {
         let t = cfg.io_timeout;
         let wait = cfg.accept_wait();
         let endpoint = self.driver.endpoint.clone();
+        let cell = Arc::new(HintCell::default());
+        let server = self.per_connection(cell.clone());
         let (conn, send, recv) = self.driver.block_on(async move {
             let timed_out = |during| Error::Timeout { during, after: t };
             let incoming = tokio::time::timeout(wait, endpoint.accept())
@@ -336,7 +379,9 @@ impl QuicListener {
                     during: "waiting for a client to connect",
                 })?;
             let during = "the QUIC handshake with a client";
-            let connecting = incoming.accept().map_err(|e| lost(e, during, t))?;
+            let connecting = incoming
+                .accept_with(server)
+                .map_err(|e| lost(e, during, t))?;
             let conn = tokio::time::timeout(t, connecting)
                 .await
                 .map_err(|_| timed_out(during))?
@@ -361,7 +406,9 @@ impl QuicListener {
             }
             Ok((conn, send, recv))
         })?;
-        Ok(QuicChannel::new(self.driver.clone(), conn, send, recv, cfg))
+        let mut channel = QuicChannel::new(self.driver.clone(), conn, send, recv, cfg);
+        channel.tuning = Some(cell);
+        Ok(channel)
     }
 }
 
@@ -442,6 +489,8 @@ struct QuicChannel {
     finished: bool,
     /// An operation failed: drop closes at once instead of lingering.
     failed: bool,
+    /// The hint cell of an accepted connection's controller; `None` for a client.
+    tuning: Option<Arc<HintCell>>,
     /// The peer acknowledged the whole finished stream (or went away in good order).
     acked: bool,
     /// Declared last: the runtime outlives the streams and the connection.
@@ -476,6 +525,7 @@ impl QuicChannel {
             counts: ByteCounts::default(),
             finished: false,
             failed: false,
+            tuning: None,
             acked: false,
             driver,
         }
@@ -633,6 +683,12 @@ impl Channel for QuicChannel {
 
     fn peer_addr(&self) -> Option<SocketAddr> {
         Some(self.conn.remote_address())
+    }
+
+    fn sender_tuning(&self) -> Option<Arc<dyn TuneSender>> {
+        self.tuning
+            .clone()
+            .map(|cell| cell as Arc<dyn TuneSender>)
     }
 }
 
