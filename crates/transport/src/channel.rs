@@ -54,9 +54,11 @@ pub trait Channel: Send {
     fn peer_addr(&self) -> Option<SocketAddr> {
         None
     }
-    /// A handle that retunes how this channel sends (its congestion controller and initial
-    /// window) after set-up, or `None` for a channel that cannot be retuned (today all but
-    /// a `quic` channel a listener accepted). Take it before wrapping the channel (in
+    /// A handle that retunes how this channel sends (its congestion controller, initial
+    /// window, send buffer) after set-up, or `None` for a channel that cannot be retuned
+    /// (`udt`, `udp`, and a `quic` client: only a `quic` listener gives each connection a
+    /// controller it can replace). The options it takes are the family's
+    /// [`crate::Family::sender_options`]. Take it before wrapping the channel (in
     /// [`crate::Framed`] or [`crate::SecureChannel`], which do not forward it); it stays
     /// usable while the channel lives.
     fn sender_tuning(&self) -> Option<Arc<dyn TuneSender>> {
@@ -65,13 +67,18 @@ pub trait Channel: Send {
 }
 
 /// How the sending side of an accepted channel should behave from now on: as if it had
-/// been set up with these options (for `quic`: as `quic:cc=CONGESTION,iw=INITIAL_WINDOW`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// been set up with these options (for `quic`: as `quic:cc=CONGESTION,iw=INITIAL_WINDOW`;
+/// for `tcp` and `mtcp`: as `tcp:cc=CONGESTION` with a send buffer of `send_buffer`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SenderHint {
-    /// The congestion controller, by the name the transport's `cc` option gives it.
-    pub congestion: String,
+    /// The congestion controller, by the name the transport's `cc` option gives it;
+    /// `None`: the transport's default (kernel TCP: the socket keeps its own; `quic`:
+    /// cubic, as `quic` alone).
+    pub congestion: Option<String>,
     /// The initial congestion window in bytes; `None`: the controller's default.
     pub initial_window: Option<u64>,
+    /// The socket send buffer in bytes (kernel sockets); `None`: leave it.
+    pub send_buffer: Option<usize>,
 }
 
 /// Retunes the sending side of one channel; see [`Channel::sender_tuning`].

@@ -47,6 +47,12 @@ pub struct Family {
     /// Settings worth predicting on `path` beyond its plain name and aliases: what an
     /// expert would write for that path (`quic:cc=bbr,iw=...`), as transport strings.
     pub tuned: fn(&Path) -> Vec<String>,
+    /// Options that only shape how a side sends (its congestion control, its initial
+    /// window) and that an accepted channel can still take after set-up, through
+    /// [`crate::Channel::sender_tuning`]: a listener built without them accepts a client of
+    /// any value of them. `--transport auto`'s garbler listens once per setting without
+    /// these options and tunes each accepted channel to the evaluator's choice.
+    pub sender_options: &'static [&'static str],
 }
 
 impl fmt::Debug for Family {

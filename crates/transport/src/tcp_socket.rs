@@ -258,3 +258,105 @@ fn wait_readable(listener: &std::net::TcpListener, timeout: Duration) -> Result<
         }),
     }
 }
+
+/// Retunes the sending side of an established kernel TCP channel (`tcp`, or every
+/// connection of an `mtcp` one): its congestion control by `TCP_CONGESTION`, which the
+/// kernel accepts on an established socket (it starts the new algorithm from the current
+/// window: after a handshake and a few kB, as a connection set up with it), and its send
+/// buffer. The kernel has no socket option for the initial window, so a hint with one is
+/// refused. Holds duplicates of the sockets' descriptors: drop it once applied, or the
+/// sockets outlive their channel.
+#[derive(Debug)]
+pub(crate) struct KernelSender {
+    transport: &'static str,
+    sockets: Vec<std::os::fd::OwnedFd>,
+}
+
+impl KernelSender {
+    /// A handle on `streams`, or `None` if a descriptor cannot be duplicated.
+    pub(crate) fn of<'a>(
+        transport: &'static str,
+        streams: impl IntoIterator<Item = &'a TcpStream>,
+    ) -> Option<std::sync::Arc<dyn crate::TuneSender>> {
+        let sockets = streams
+            .into_iter()
+            .map(|s| std::os::fd::AsFd::as_fd(s).try_clone_to_owned().ok())
+            .collect::<Option<Vec<_>>>()?;
+        Some(std::sync::Arc::new(KernelSender { transport, sockets }))
+    }
+}
+
+impl crate::TuneSender for KernelSender {
+    fn apply(&self, hint: &crate::SenderHint) -> Result<()> {
+        if let Some(iw) = hint.initial_window {
+            return Err(Error::BadOption {
+                transport: self.transport,
+                option: "iw".into(),
+                value: iw.to_string(),
+                reason: "kernel TCP's initial window cannot be set by a program".into(),
+            });
+        }
+        if let Some(cc) = &hint.congestion {
+            check_congestion_control(cc)?;
+        }
+        for fd in &self.sockets {
+            if let Some(cc) = &hint.congestion {
+                set_congestion(fd, cc)?;
+            }
+            if let Some(bytes) = hint.send_buffer {
+                use rustix::net::sockopt;
+                sockopt::set_socket_send_buffer_size_force(fd, bytes)
+                    .or_else(|_| sockopt::set_socket_send_buffer_size(fd, bytes))
+                    .map_err(|e| Error::Io {
+                        during: "setting a send buffer",
+                        source: e.into(),
+                    })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{SenderHint, TuneSender};
+
+    #[test]
+    fn an_established_socket_takes_a_congestion_control_and_a_send_buffer() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        let tuning = KernelSender::of("tcp", [&accepted]).unwrap();
+        let before = rustix::net::sockopt::socket_send_buffer_size(&accepted).unwrap();
+        // reno is allowed to every process.
+        tuning
+            .apply(&SenderHint {
+                congestion: Some("reno".into()),
+                initial_window: None,
+                send_buffer: Some(1 << 20),
+            })
+            .unwrap();
+        assert_eq!(rustix::net::sockopt::tcp_congestion(&accepted).unwrap(), "reno");
+        // Capped at net.core.wmem_max without CAP_NET_ADMIN, but above the default.
+        assert!(rustix::net::sockopt::socket_send_buffer_size(&accepted).unwrap() > before);
+        // What the kernel cannot do is refused by name, and changes nothing.
+        let err = tuning
+            .apply(&SenderHint {
+                congestion: Some("cubic".into()),
+                initial_window: Some(100_000),
+                send_buffer: None,
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("iw"), "{err}");
+        let err = tuning
+            .apply(&SenderHint {
+                congestion: Some("no-such-cc".into()),
+                ..SenderHint::default()
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("no-such-cc"), "{err}");
+        assert_eq!(rustix::net::sockopt::tcp_congestion(&accepted).unwrap(), "reno");
+        drop(client);
+    }
+}

@@ -7,12 +7,48 @@
 use transputation_model::{Candidate, Path, TransportModel};
 
 use crate::registry::{families, TransportSpec};
-use crate::Family;
+use crate::{Family, SenderHint};
 
 impl TransportSpec {
     /// How the completion-time model sees this transport with its options.
     pub fn model(&self) -> TransportModel {
         (self.family().model)(self.values())
+    }
+
+    /// This setting without its family's [`Family::sender_options`]: what a listener must
+    /// be built with to accept a client of this setting and then tune the channel to it
+    /// ([`TransportSpec::sender_hint`]). `quic:cc=bbr,iw=2500000` gives `quic`,
+    /// `mtcp:streams=8,cc=bbr` gives `mtcp:streams=8`.
+    pub fn listen_key(&self) -> TransportSpec {
+        let sender = self.family().sender_options;
+        let text = self.to_string();
+        let Some((name, options)) = text.split_once(':') else {
+            return self.clone();
+        };
+        let kept: Vec<&str> = options
+            .split(',')
+            .filter(|kv| !sender.iter().any(|k| kv.split('=').next() == Some(*k)))
+            .collect();
+        let key = if kept.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}:{}", kept.join(","))
+        };
+        // The options kept parsed once already, with the same family.
+        key.parse().unwrap_or_else(|_| self.clone())
+    }
+
+    /// The sender options of this setting, for an accepted channel's
+    /// [`crate::TuneSender`], with `send_buffer` bytes of send buffer.
+    pub fn sender_hint(&self, send_buffer: Option<usize>) -> SenderHint {
+        let has = |k: &str| self.family().sender_options.contains(&k);
+        SenderHint {
+            congestion: has("cc")
+                .then(|| self.values().text("cc").map(str::to_string))
+                .flatten(),
+            initial_window: has("iw").then(|| self.values().int("iw")).flatten(),
+            send_buffer,
+        }
     }
 }
 

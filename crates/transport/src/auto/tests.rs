@@ -59,3 +59,28 @@ fn the_model_follows_the_options() {
     let m = "tcp-bbr".parse::<TransportSpec>().unwrap().model();
     assert_eq!(m.key, "tcp/bbr");
 }
+
+#[test]
+fn a_listen_key_drops_the_sender_options_and_the_hint_carries_them() {
+    let spec = |s: &str| s.parse::<TransportSpec>().unwrap();
+    assert_eq!(spec("tcp:cc=bbr").listen_key().to_string(), "tcp");
+    assert_eq!(spec("tcp-bbr").listen_key().to_string(), "tcp");
+    assert_eq!(spec("mtcp:streams=8,cc=bbr").listen_key().to_string(), "mtcp:streams=8");
+    assert_eq!(
+        spec("tcp:cc=bbr").sender_hint(Some(1 << 20)),
+        SenderHint {
+            congestion: Some("bbr".into()),
+            initial_window: None,
+            send_buffer: Some(1 << 20),
+        }
+    );
+    if families().iter().any(|f| f.name == "quic") {
+        let quic = spec("quic:cc=bbr,iw=2500000");
+        assert_eq!(quic.listen_key().to_string(), "quic:cc=cubic");
+        assert_eq!(quic.sender_hint(None).initial_window, Some(2_500_000));
+    }
+    if families().iter().any(|f| f.name == "udt") {
+        assert_eq!(spec("udt").listen_key(), spec("udt"));
+        assert_eq!(spec("udt").sender_hint(None), SenderHint::default());
+    }
+}

@@ -87,6 +87,7 @@ pub(crate) static FAMILY: Family = Family {
         m
     },
     tuned: |_| vec!["mtcp:streams=8,cc=bbr".into()],
+    sender_options: &["cc"],
 };
 
 /// `mtcp` with its options.
@@ -396,6 +397,10 @@ impl Channel for MtcpChannel {
 
     fn peer_addr(&self) -> Option<std::net::SocketAddr> {
         self.streams.first()?.peer_addr().ok()
+    }
+
+    fn sender_tuning(&self) -> Option<Arc<dyn crate::TuneSender>> {
+        tcp_socket::KernelSender::of("mtcp", &self.streams)
     }
 }
 

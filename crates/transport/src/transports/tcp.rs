@@ -28,6 +28,7 @@ pub(crate) static FAMILY: Family = Family {
     // Its alias tcp-bbr is predicted already; cubic by name, for a host whose default
     // is another.
     tuned: |_| vec!["tcp:cc=cubic".into()],
+    sender_options: &["cc"],
 };
 
 /// `tcp` with its options.
@@ -151,6 +152,10 @@ impl Channel for TcpChannel {
 
     fn peer_addr(&self) -> Option<std::net::SocketAddr> {
         self.writer.stream.peer_addr().ok()
+    }
+
+    fn sender_tuning(&self) -> Option<Arc<dyn crate::TuneSender>> {
+        tcp_socket::KernelSender::of("tcp", [&self.writer.stream])
     }
 }
 

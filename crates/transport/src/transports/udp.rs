@@ -121,6 +121,7 @@ pub(crate) static FAMILY: Family = Family {
             Vec::new()
         }
     },
+    sender_options: &[],
 };
 
 /// `udp` with its options.

@@ -75,12 +75,9 @@ impl Hint {
             value,
             reason,
         };
-        let cc = QuicCongestion::from_name(&hint.congestion).ok_or_else(|| {
-            bad(
-                "cc",
-                hint.congestion.clone(),
-                "one of cubic, bbr, newreno".to_string(),
-            )
+        let name = hint.congestion.as_deref().unwrap_or("cubic");
+        let cc = QuicCongestion::from_name(name).ok_or_else(|| {
+            bad("cc", name.to_string(), "one of cubic, bbr, newreno".to_string())
         })?;
         if let Some(w) = hint.initial_window {
             if !(MIN_INITIAL_WINDOW..=MAX_WINDOW).contains(&w) {

@@ -208,6 +208,7 @@ pub(crate) static FAMILY: Family = Family {
         }
         v
     },
+    sender_options: &["cc", "iw"],
 };
 
 /// quinn's first window under cubic and newreno (`10 × 1200`, RFC 9002's lower figure).

@@ -109,8 +109,9 @@ mod hinted_controller {
 
     fn hint(cc: &str, iw: Option<u64>) -> SenderHint {
         SenderHint {
-            congestion: cc.to_string(),
+            congestion: Some(cc.to_string()),
             initial_window: iw,
+            send_buffer: None,
         }
     }
 
@@ -286,8 +287,9 @@ fn each_accepted_connection_takes_its_own_hint() {
         if let Some((cc, iw, _)) = hint {
             tuning
                 .apply(&crate::SenderHint {
-                    congestion: cc.to_string(),
+                    congestion: Some(cc.to_string()),
                     initial_window: Some(iw),
+                    send_buffer: None,
                 })
                 .unwrap();
         }

@@ -195,6 +195,7 @@ pub(crate) static FAMILY: Family = Family {
         },
     },
     tuned: |_| Vec::new(),
+    sender_options: &[],
 };
 
 impl Transport for Options {
