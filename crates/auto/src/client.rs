@@ -1,14 +1,19 @@
-//! The evaluator's side: offers its transports and the measured path to the garbler's
-//! service, waits for the decision (sending the offer again while none comes), and
-//! connects over the chosen transport; when that fails it offers again without it, so the
-//! garbler chooses the next best (with a warning on standard error).
+//! The evaluator's side: asks for the garbler's card (at once, so that the answer arrives
+//! while the path is measured), decides with it ([`Planner::choose_with`]), connects to
+//! the garbler's listener for the choice and states the choice as the connection's first
+//! bytes. With a card from an earlier session it connects without waiting for the
+//! answer, and checks the answer once connected: a card that changed since (the garbler
+//! restarted with other flags) is decided on again. A choice that does not connect falls
+//! back to the next best (with a warning on standard error).
 
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
+use transputation_model::Path;
 use transputation_transport::{Channel, Config, TransportSpec};
 
-use crate::wire::{self, Answer, Datagram, Decision, Offer};
+use crate::decide::{Plan, Planner};
+use crate::wire::{self, Card, Datagram, Decision, Statement};
 use crate::Error;
 
 /// What both parties agreed on.
@@ -18,27 +23,39 @@ pub struct Agreement {
     pub session: u64,
     /// The chosen transport.
     pub transport: TransportSpec,
-    /// Where it listens.
+    /// Where it connected.
     pub addr: SocketAddr,
-    /// The decision as the garbler sent it.
+    /// The decision as stated to the garbler.
     pub decision: Decision,
     /// What both parties mix into the protected handshake ([`wire::binding`]).
     pub binding: Vec<u8>,
     /// Choices that failed to connect before this one.
     pub failed: Vec<String>,
+    /// The card decided with, its JSON (for the evaluator's cache).
+    pub card_json: Vec<u8>,
+    /// Whether that card came from the cache (`cache`) or the garbler (`garbler`).
+    pub card_from: &'static str,
 }
 
-/// An evaluator's negotiation with one garbler.
-pub struct Negotiation {
+/// An evaluator's agreement with one garbler.
+pub struct Client {
     sock: UdpSocket,
     server: SocketAddr,
     session: u64,
-    offer: Offer,
+    /// The card as the garbler answered this session's ask, if it has.
+    answered: Option<(Card, Vec<u8>)>,
 }
 
-impl Negotiation {
-    /// A negotiation with the service at `server` for a new session.
-    pub fn new(server: SocketAddr, offer: Offer) -> Result<Self, Error> {
+/// A card and where it came from.
+struct Held {
+    card: Card,
+    json: Vec<u8>,
+    from: &'static str,
+}
+
+impl Client {
+    /// Opens a socket towards the garbler's service at `server` and asks for its card.
+    pub fn ask(server: SocketAddr) -> Result<Self, Error> {
         let any = if server.is_ipv6() {
             "[::]:0"
         } else {
@@ -50,138 +67,221 @@ impl Negotiation {
                 context: format!("opening a UDP socket towards {server}"),
                 source,
             })?;
-        Ok(Negotiation {
+        let client = Client {
             sock,
             server,
             session: rand::random(),
-            offer,
-        })
+            answered: None,
+        };
+        client.send_ask()?;
+        Ok(client)
     }
 
-    /// The offer as it stands.
-    pub fn offer(&self) -> &Offer {
-        &self.offer
+    fn send_ask(&self) -> Result<(), Error> {
+        self.sock
+            .send(&wire::card_ask_datagram(self.session))
+            .map(drop)
+            .map_err(|source| Error::Io {
+                context: format!("asking {} for its card", self.server),
+                source,
+            })
     }
 
-    /// Sends the offer and waits for the decision, sending it again after `first_wait`,
-    /// then twice as long each time (at most 1 s), for at most `patience` in all.
-    pub fn agree(&mut self, first_wait: Duration, patience: Duration) -> Result<Agreement, Error> {
-        let datagram =
-            wire::offer_datagram(self.session, &self.offer).ok_or(Error::OfferTooLarge)?;
-        let offer_json = datagram[16..].to_vec();
-        let offer_id = wire::offer_id(&offer_json);
+    /// Reads answers for at most `wait`; true once the card has come.
+    fn poll(&mut self, wait: Duration) -> bool {
+        let until = Instant::now() + wait;
+        let mut buf = vec![0u8; 65536];
+        while self.answered.is_none() {
+            let left = until.saturating_duration_since(Instant::now());
+            // A zero read timeout would block for ever: poll without waiting instead.
+            let _ = self.sock.set_nonblocking(left.is_zero());
+            let _ = self
+                .sock
+                .set_read_timeout(Some(left.max(Duration::from_micros(1))));
+            let Ok(n) = self.sock.recv(&mut buf) else {
+                break;
+            };
+            if let Ok(Datagram::Card(s, card, json)) = wire::parse(&buf[..n]) {
+                if s == self.session {
+                    self.answered = Some((card, json));
+                }
+            }
+        }
+        let _ = self.sock.set_nonblocking(false);
+        self.answered.is_some()
+    }
+
+    /// The garbler's card, asking again after `first_wait`, then twice as long each time
+    /// (at most 1 s), for at most `patience` in all.
+    pub fn card(
+        &mut self,
+        first_wait: Duration,
+        patience: Duration,
+    ) -> Result<(Card, Vec<u8>), Error> {
         let start = Instant::now();
         let mut wait = first_wait.max(Duration::from_millis(20));
-        let mut buf = vec![0u8; 65536];
-        while start.elapsed() < patience {
-            self.sock.send(&datagram).map_err(|source| Error::Io {
-                context: format!("sending the offer to {}", self.server),
-                source,
-            })?;
-            let until = Instant::now() + wait;
-            while let Some(left) = until.checked_duration_since(Instant::now()) {
-                let left = left.min(patience.saturating_sub(start.elapsed()));
-                if left.is_zero() {
-                    break;
-                }
-                let _ = self.sock.set_read_timeout(Some(left));
-                let n = match self.sock.recv(&mut buf) {
-                    Ok(n) => n,
-                    Err(_) => break,
-                };
-                let Ok(Datagram::Reply(s, reply, reply_json)) = wire::parse(&buf[..n]) else {
-                    continue;
-                };
-                if s != self.session || reply.offer != offer_id {
-                    continue;
-                }
-                return match reply.answer {
-                    Answer::Refused(why) => Err(Error::Refused(why)),
-                    Answer::Chosen(decision) => self.agreement(decision, &offer_json, &reply_json),
-                };
+        loop {
+            if self.poll(wait.min(patience.saturating_sub(start.elapsed()))) {
+                return Ok(self.answered.clone().expect("polled"));
             }
+            if start.elapsed() >= patience {
+                return Err(Error::NoService {
+                    addr: self.server,
+                    patience,
+                });
+            }
+            self.send_ask()?;
             wait = (wait * 2).min(Duration::from_secs(1));
         }
-        Err(Error::NoService {
-            addr: self.server,
-            patience,
-        })
     }
 
-    fn agreement(
-        &self,
-        decision: Decision,
-        offer_json: &[u8],
-        reply_json: &[u8],
-    ) -> Result<Agreement, Error> {
-        // The garbler may only choose what was offered.
-        if !self.offer.transports.contains(&decision.transport)
-            || self.offer.exclude.contains(&decision.transport)
-        {
-            return Err(Error::NotOffered(decision.transport));
-        }
-        let transport = decision
-            .transport
-            .parse()
-            .map_err(|_| Error::NotOffered(decision.transport.clone()))?;
-        Ok(Agreement {
-            session: self.session,
-            transport,
-            addr: SocketAddr::new(self.server.ip(), decision.port),
-            binding: wire::binding(self.session, offer_json, reply_json),
-            failed: self.offer.exclude.clone(),
-            decision,
-        })
-    }
-
-    /// Agrees and connects, falling back to the next best choice while the chosen one
-    /// does not connect; `cfg` is the session's configuration (its buffer is the
-    /// decision's), `patience` bounds the whole.
+    /// Decides on `path` with the card (`cached`, a card's JSON from an earlier session,
+    /// if the caller has one; else the garbler's answer), connects over the choice and
+    /// states it; falls back to the next best while a choice does not connect. `cfg` is
+    /// the session's configuration (its buffer is the decision's), `patience` bounds the
+    /// whole.
     pub fn connect(
         &mut self,
+        planner: &Planner,
+        path: &Path,
+        cached: Option<&[u8]>,
         cfg: &Config,
         patience: Duration,
     ) -> Result<(Agreement, Box<dyn Channel>), Error> {
         let start = Instant::now();
-        let first_wait = Duration::from_secs_f64((self.offer.path.rtt * 3.0).max(0.05));
+        let first_wait = Duration::from_secs_f64((path.rtt * 3.0).max(0.05));
+        let mut held = match cached.and_then(|j| wire::parse_card(j).ok().map(|c| (c, j))) {
+            Some((card, json)) => Held {
+                card,
+                json: json.to_vec(),
+                from: "cache",
+            },
+            None => {
+                let (card, json) = self.card(first_wait, patience)?;
+                Held {
+                    card,
+                    json,
+                    from: "garbler",
+                }
+            }
+        };
+        let mut failed: Vec<String> = Vec::new();
         loop {
+            let plan = planner
+                .choose_with(&held.card, path, &failed)
+                .map_err(Error::Refused)?;
+            let (transport, decision) = decision_of(&held.card, &plan);
+            let addr = SocketAddr::new(self.server.ip(), decision.port);
             let left = patience.saturating_sub(start.elapsed());
-            let agreement = self.agree(first_wait, left)?;
-            let model = agreement.transport.model();
-            // The garbler listens already: a few round trips of the transport's own
-            // set-up, or a second, whichever is longer.
-            let budget = Duration::from_secs_f64(
-                (4.0 * model.connect_round_trips * self.offer.path.rtt).max(1.0),
-            )
-            .min(patience.saturating_sub(start.elapsed()));
-            let attempt = Config {
-                buffer_bytes: Some(agreement.decision.buffer_bytes as usize),
-                connect_timeout: budget,
-                connect_attempts: u32::try_from(
-                    budget.as_nanos() / cfg.retry_delay.as_nanos().max(1),
-                )
-                .unwrap_or(u32::MAX)
-                .max(1),
-                ..cfg.clone()
-            };
-            match agreement.transport.connect(agreement.addr, &attempt) {
-                Ok(ch) => return Ok((agreement, ch)),
+            let connected = transport.connect(addr, &attempt(cfg, &transport, &plan, path, left));
+            // A cached card is checked against the garbler's answer to this session's ask,
+            // which comes back while the connection is made (or a moment after).
+            if held.from == "cache" {
+                let grace = Duration::from_secs_f64((path.rtt * 0.5).max(0.02));
+                if self.poll(if connected.is_ok() { grace } else { first_wait }) {
+                    let (card, json) = self.answered.clone().expect("polled");
+                    if json != held.json {
+                        eprintln!(
+                            "auto: the garbler's card changed since it was cached; deciding again"
+                        );
+                        held = Held {
+                            card,
+                            json,
+                            from: "garbler",
+                        };
+                        failed.clear();
+                        continue;
+                    }
+                }
+            }
+            let mut ch = match connected {
+                Ok(ch) => ch,
                 Err(e) => {
-                    let choice = agreement.decision.transport;
                     eprintln!(
-                        "warning: auto chose {choice}, which did not connect to {} ({e}); \
-                         asking the garbler for the next best",
-                        agreement.addr
+                        "warning: auto chose {transport}, which did not connect to {addr} ({e}); \
+                         taking the next best"
                     );
                     if start.elapsed() >= patience {
                         return Err(Error::Connect {
-                            transport: choice,
+                            transport: transport.to_string(),
                             source: e,
                         });
                     }
-                    self.offer.exclude.push(choice);
+                    failed.push(decision.transport);
+                    continue;
                 }
-            }
+            };
+            let statement = Statement {
+                session: self.session,
+                card: wire::card_id(&held.json),
+                circuit: held.card.circuit.clone(),
+                scheme: held.card.scheme.clone(),
+                path: *path,
+                decision: decision.clone(),
+                failed: failed.clone(),
+            };
+            let (bytes, json) = wire::statement_bytes(&statement)
+                .map_err(|e| Error::Refused(format!("stating the choice: {e}")))?;
+            // Queued: it leaves with the handshake's first message (or the session's).
+            ch.send(&bytes).map_err(|source| Error::Connect {
+                transport: transport.to_string(),
+                source,
+            })?;
+            let agreement = Agreement {
+                session: self.session,
+                transport,
+                addr,
+                binding: wire::binding(self.session, &held.json, &json),
+                decision,
+                failed,
+                card_json: held.json,
+                card_from: held.from,
+            };
+            return Ok((agreement, ch));
         }
+    }
+}
+
+/// The chosen transport and the decision as stated.
+fn decision_of(card: &Card, plan: &Plan) -> (TransportSpec, Decision) {
+    let name = plan.decision.choice.clone().expect("choose_with chose");
+    let transport: TransportSpec = name.parse().expect("a candidate parses");
+    let port = card
+        .port_of(&transport.listen_key().to_string())
+        .expect("choose_with keeps served candidates");
+    let decision = Decision {
+        transport: name,
+        port,
+        buffer_bytes: plan.buffer_bytes,
+        predicted_ms: plan
+            .decision
+            .chosen()
+            .and_then(|r| r.seconds())
+            .map_or(0.0, |s| s * 1e3),
+        why: plan.decision.why.clone(),
+        ranked: plan.ranked(),
+    };
+    (transport, decision)
+}
+
+/// The configuration of one connection attempt: the decision's buffer, and a budget of a
+/// few round trips of the transport's own set-up (at least a second), within `left`.
+fn attempt(
+    cfg: &Config,
+    transport: &TransportSpec,
+    plan: &Plan,
+    path: &Path,
+    left: Duration,
+) -> Config {
+    let budget =
+        Duration::from_secs_f64((4.0 * transport.model().connect_round_trips * path.rtt).max(1.0))
+            .min(left);
+    Config {
+        buffer_bytes: Some(plan.buffer_bytes as usize),
+        connect_timeout: budget,
+        connect_attempts: u32::try_from(budget.as_nanos() / cfg.retry_delay.as_nanos().max(1))
+            .unwrap_or(u32::MAX)
+            .max(1),
+        ..cfg.clone()
     }
 }

@@ -1,18 +1,19 @@
-//! The garbler's decision on an offer: the candidates both parties can run (its own, on
-//! the offered path, that the evaluator listed and did not exclude), predicted for its
-//! circuit's traffic and ranked by the model ([`transputation_model::choose`]).
+//! The decision: the candidates both parties can run (the evaluator's, on the measured
+//! path, that the garbler's card serves), predicted for the circuit's traffic and ranked
+//! by the model ([`transputation_model::choose`]); and the garbler's admission of it.
 
 use transputation_circuits::Circuit;
 use transputation_garble::Scheme;
 use transputation_model::{choose, Calibration, Candidate, Conditions, Decision, Path, Workload};
 use transputation_transport::sizing::{size_buffers, PathEstimate};
+use transputation_transport::TransportSpec;
 
-use crate::wire::{Offer, Predicted};
+use crate::wire::{Card, Predicted, Statement};
 
 /// How many ranked candidates an answer carries.
 const RANKED: usize = 5;
 
-/// What the garbler decides with: its circuit's traffic and the model's constants.
+/// What a party decides and admits with: its circuit's traffic and the model's constants.
 #[derive(Debug, Clone)]
 pub struct Planner {
     digest: String,
@@ -62,17 +63,26 @@ impl Planner {
         })
     }
 
-    /// The circuit's digest, hex, as offers name it.
+    /// The circuit's digest, hex, as cards and statements name it.
     pub fn digest(&self) -> &str {
         &self.digest
     }
 
     /// The same planner with the evaluator's set-up (loading and planning, seconds) in its
-    /// predictions, for a caller that measured it (`select`); the garbler's decisions leave
-    /// it at 0, which it cannot know.
+    /// predictions, for a caller that measured it (`select`, the evaluator).
     pub fn with_setup(mut self, seconds: f64) -> Self {
         self.work.setup = seconds;
         self
+    }
+
+    /// The scheme.
+    pub fn scheme(&self) -> Scheme {
+        self.scheme
+    }
+
+    /// The socket buffer for `path` (paper §4.2), as [`Planner::plan`] sizes it.
+    pub fn buffer(&self, path: &Path) -> u64 {
+        buffer_for(path, self.work.garbler_bytes())
     }
 
     /// The session's traffic the predictions are for.
@@ -83,7 +93,7 @@ impl Planner {
     /// Predicts `candidates` on `path` for this circuit, with buffers sized for the path and
     /// the garbler's bytes (paper §4.2) as a session sizes them, and chooses.
     pub fn plan(&self, path: &Path, candidates: &[Candidate]) -> Plan {
-        let buffer_bytes = buffer_for(path, self.work.garbler_bytes());
+        let buffer_bytes = self.buffer(path);
         let cond = Conditions {
             buffer: buffer_bytes as f64,
         };
@@ -93,40 +103,97 @@ impl Planner {
         }
     }
 
-    /// Decides on `offer`, or says why there is no session.
-    pub fn decide(&self, offer: &Offer) -> Result<Plan, String> {
-        if offer.circuit != self.digest {
-            return Err("the evaluator's circuit differs from the garbler's".into());
-        }
-        if offer.scheme != self.scheme.to_string() {
-            return Err(format!(
-                "the evaluator garbles under {}, the garbler under {}",
-                offer.scheme, self.scheme
-            ));
-        }
-        offer
-            .path
-            .check()
-            .map_err(|e| format!("the offered path: {e}"))?;
-        let candidates: Vec<Candidate> = transputation_transport::auto::candidates(&offer.path)
+    /// The evaluator's decision with the garbler's `card`: the candidates this host runs on
+    /// `path` that the garbler listens for (and whose kernel congestion control it may
+    /// set), without `exclude`, predicted and ranked; or why there is no session.
+    pub fn choose_with(
+        &self,
+        card: &Card,
+        path: &Path,
+        exclude: &[String],
+    ) -> Result<Plan, String> {
+        self.same_session(&card.circuit, &card.scheme)?;
+        path.check().map_err(|e| format!("the path: {e}"))?;
+        let candidates: Vec<Candidate> = transputation_transport::auto::candidates(path)
             .into_iter()
-            .filter(|c| offer.transports.contains(&c.name) && !offer.exclude.contains(&c.name))
+            .filter(|c| !exclude.contains(&c.name) && served(card, &c.name))
             .collect();
-        let plan = self.plan(&offer.path, &candidates);
+        let plan = self.plan(path, &candidates);
         if plan.decision.choice.is_none() {
+            let listening: Vec<&str> = card
+                .listeners
+                .iter()
+                .map(|l| l.transport.as_str())
+                .collect();
             return Err(format!(
-                "{} (the evaluator offered {}{})",
+                "{} (the garbler listens for {}{})",
                 plan.decision.why,
-                offer.transports.join(", "),
-                if offer.exclude.is_empty() {
+                listening.join(", "),
+                if exclude.is_empty() {
                     String::new()
                 } else {
-                    format!("; failed: {}", offer.exclude.join(", "))
+                    format!("; failed: {}", exclude.join(", "))
                 }
             ));
         }
         Ok(plan)
     }
+
+    /// The garbler's check of a statement that arrived on its listener for `key`, its card
+    /// being `card_id`: the same circuit and scheme, its card, a setting of that listener,
+    /// and one that this garbler would itself consider on the stated path (a transport it
+    /// runs here, with options from the registry's settings for that path). It does not
+    /// decide again: the evaluator's ranking is the model's, and the choice only ever
+    /// affects speed. Gives the transport, or why not.
+    pub fn admit(&self, st: &Statement, card_id: &str, key: &str) -> Result<TransportSpec, String> {
+        if st.card != card_id {
+            return Err("the evaluator decided with another card than this garbler's (a                         cached one from before its flags changed, or a forged one)"
+                .into());
+        }
+        self.same_session(&st.circuit, &st.scheme)?;
+        st.path
+            .check()
+            .map_err(|e| format!("the stated path: {e}"))?;
+        let name = &st.decision.transport;
+        let spec: TransportSpec = name.parse().map_err(|e| format!("{name}: {e}"))?;
+        if spec.listen_key().to_string() != key {
+            return Err(format!("{name} arrived on the listener for {key}"));
+        }
+        if !transputation_transport::auto::candidates(&st.path)
+            .iter()
+            .any(|c| c.eligible && &c.name == name)
+        {
+            return Err(format!(
+                "{name} is not a setting this garbler runs on the stated path"
+            ));
+        }
+        Ok(spec)
+    }
+
+    fn same_session(&self, circuit: &str, scheme: &str) -> Result<(), String> {
+        if circuit != self.digest {
+            return Err("the evaluator's circuit differs from the garbler's".into());
+        }
+        if scheme != self.scheme.to_string() {
+            return Err(format!(
+                "the evaluator garbles under {scheme}, the garbler under {}",
+                self.scheme
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Whether the garbler of `card` serves `name`: it listens for its setting without the
+/// sender options, and may set its kernel congestion control.
+fn served(card: &Card, name: &str) -> bool {
+    let Ok(spec) = name.parse::<TransportSpec>() else {
+        return false;
+    };
+    card.port_of(&spec.listen_key().to_string()).is_some()
+        && spec
+            .congestion_control()
+            .is_none_or(|cc| card.congestion.iter().any(|k| k == cc))
 }
 
 /// The paper's §4.2 buffer for the garbler's bytes on `path`.

@@ -1,46 +1,60 @@
 //! `--transport auto`: the two parties agree on the transport that the completion-time
 //! model (`transputation-model`) predicts fastest to the output for this circuit on this
-//! path, and confirm the agreement inside the protected session's handshake.
+//! path, without a round trip of their own, and confirm the agreement inside the protected
+//! session's handshake.
 //!
 //! # The agreement
 //!
-//! 1. The evaluator knows the path: from its cache of earlier sessions with this garbler,
-//!    or by probing the garbler's UDP port (round-trip time, loss with its upper
-//!    confidence bound, bottleneck rate: `transputation-probe`), while it loads its circuit.
-//! 2. It sends an [`Offer`] to the same port: the transport settings it can run on that
-//!    path (the registry's candidates, `transputation_transport::auto`), the path, the
-//!    circuit's digest and the scheme.
-//! 3. The garbler decides ([`Planner`]): its own candidates that the evaluator offered,
-//!    predicted for the circuit's traffic and ranked by minimax regret over the loss
-//!    estimate and its bound. It listens for the choice on a port of its own, built with
-//!    the chosen options, and replies with a [`Decision`]: the transport, its port, the
-//!    buffer both use (paper §4.2), the prediction and one line on why. The garbler
-//!    decides because it sends the bulk of the bytes and may serve many evaluators under
-//!    one policy; one decider means the parties cannot disagree.
-//! 4. The evaluator connects over the choice. If it cannot, it offers again without it
-//!    (a warning on standard error), and the garbler chooses the next best.
+//! 1. The garbler listens, before any evaluator comes, on every transport setting the
+//!    model may choose, once per setting without its sender options (one `quic` listener
+//!    serves `quic:cc=bbr,iw=15000000` and plain `quic`), and describes them on its
+//!    [`Card`]: its circuit's digest and scheme, each listener's port, and the kernel
+//!    congestion controls it may set. Its UDP port answers probe packets and card asks.
+//! 2. The evaluator asks for the card as it starts, and knows the path: from its cache of
+//!    earlier sessions with this garbler, or by probing the garbler's UDP port (round-trip
+//!    time, loss with its upper confidence bound, bottleneck rate: `transputation-probe`)
+//!    while the card comes back and its circuit loads. With a card and a path from its
+//!    cache it does not wait for anything.
+//! 3. The evaluator decides ([`Planner::choose_with`]): the settings both can run,
+//!    predicted for the circuit's traffic on the path and ranked by minimax regret over
+//!    the loss estimate and its bound. It connects to the garbler's listener for the choice
+//!    and sends its [`Statement`] (the session, the card's digest, the path, the decision)
+//!    as the connection's first bytes, in the same flight as the handshake's first
+//!    message. The evaluator decides because it holds the path measurement, so no message
+//!    has to wait for another; the garbler still holds the policy: it admits only a
+//!    statement naming its own card, circuit and scheme and a setting it would itself
+//!    consider on the stated path ([`Planner::admit`]).
+//! 4. A choice that does not connect is excluded and the next best taken (a warning on
+//!    standard error). A cached card that no longer matches the garbler's answer is
+//!    dropped and the decision made again.
 //! 5. The protected session's handshake mixes [`wire::binding`] (the session number and
-//!    the digests of the exact offer and reply) into its prologue, which Noise hashes into
-//!    every key (Noise §6). A stranger who answers the evaluator in the garbler's place
-//!    with another choice, or changes the offer on its way, makes the two bindings differ:
-//!    the garbler refuses the evaluator's first handshake message and sends nothing. At
-//!    worst a stranger on the path denies the session, as it could by dropping packets;
-//!    it cannot make the parties run a transport the garbler did not choose, and the
-//!    choice only ever affects speed, never what is computed. Without protection
-//!    (`--protection none`) nothing is authenticated, the choice included.
+//!    the digests of the exact card and statement) into its prologue, which Noise hashes
+//!    into every key (Noise §6). A stranger who answers the card ask in the garbler's place
+//!    (with fewer transports, or other ports), or changes the statement on its way, makes
+//!    the two bindings differ: the garbler refuses the evaluator's first handshake message
+//!    and sends nothing. At worst a stranger on the path denies the session, as it could
+//!    by dropping packets; it cannot make the parties run a transport the garbler's card
+//!    did not offer, and the choice only ever affects speed, never what is computed.
+//!    Without protection (`--protection none`) nothing is authenticated, the choice
+//!    included.
+//! 6. Only after the handshake passed does the garbler tune its sending side to the
+//!    choice (`Channel::sender_tuning`: the kernel's congestion control and send buffer,
+//!    or quinn's controller and initial window), at least a round trip before the
+//!    garbled tables leave: from then on the connection sends as one set up with the
+//!    chosen options.
 //!
-//! The offer and the reply are UDP datagrams ([`wire`]), sent again after a few round
-//! trips while no reply comes; a garbler answers a repeated offer with the same reply.
+//! The card ask and the card are UDP datagrams ([`wire`]); the ask is sent again after a
+//! few round trips while no card comes.
 
 mod client;
 mod decide;
 mod service;
 pub mod wire;
 
-pub use client::{Agreement, Negotiation};
+pub use client::{Agreement, Client};
 pub use decide::{buffer_for, Plan, Planner};
-pub use service::{Connected, Service};
-pub use wire::{Decision, Offer};
+pub use service::{Connected, Service, MAX_ADMITTING};
+pub use wire::{Card, Decision, Statement};
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -83,38 +97,26 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// No garbler answered the offer.
+    /// No garbler answered the card ask.
     #[error(
         "no answer from a garbler at {addr} for {patience:?} (is a garbler with --transport \
          auto listening there, and does UDP reach it?)"
     )]
     NoService {
-        /// Where the offer went.
+        /// Where the ask went.
         addr: SocketAddr,
         /// How long it was sent.
         patience: Duration,
     },
-    /// The garbler refused the session.
-    #[error("the garbler refused the session: {0}")]
+    /// No session with this garbler: why (another circuit, no transport in common, ...).
+    #[error("no session with this garbler: {0}")]
     Refused(String),
-    /// The garbler chose a transport the evaluator did not offer.
-    #[error("the garbler's answer names {0}, which this evaluator did not offer")]
-    NotOffered(String),
-    /// The offer does not fit in a datagram.
-    #[error("the offer does not fit in one datagram")]
-    OfferTooLarge,
+    /// The card does not fit in a datagram.
+    #[error("the garbler's card does not fit in one datagram")]
+    CardTooLarge,
     /// No offered transport connected.
     #[error("could not connect with {transport}, the last choice left")]
     Connect {
-        /// The transport.
-        transport: String,
-        /// Why.
-        #[source]
-        source: transputation_transport::Error,
-    },
-    /// A chosen transport's listener failed.
-    #[error("waiting for the evaluator over {transport}")]
-    Accept {
         /// The transport.
         transport: String,
         /// Why.

@@ -1,41 +1,53 @@
-//! The garbler's side: one UDP socket on the session's port that answers the evaluator's
-//! probe packets and its offers. For each offer it decides ([`Planner`]), listens for the
-//! chosen transport on a port of its own (built with the chosen options, so that quinn's
-//! initial window or the kernel's congestion control is the session's from its first
-//! packet), answers, and accepts the evaluator there on a thread of its own, running the
-//! protected handshake bound to the offer and the reply. [`Service::next`] hands out the
-//! sessions whose handshake passed.
+//! The garbler's side. Before any evaluator asks, it listens on every transport setting
+//! the model may choose, once per setting without its sender options
+//! (`TransportSpec::listen_key`: one `quic` listener for every `quic:cc=..,iw=..`), and
+//! writes its [`Card`]: circuit, scheme, those listeners' ports, the kernel congestion
+//! controls it may set. One UDP socket on the session's port answers the evaluator's probe
+//! packets and its asks for the card.
 //!
-//! A repeated offer (its reply was lost) gets the same reply. A new offer of the same
-//! session (the chosen transport did not connect, and the evaluator excludes it) is
-//! decided again; the listener of the earlier choice is closed.
+//! Each connection a listener accepts is admitted on a thread of its own (at most
+//! [`MAX_ADMITTING`] at once): its first bytes must be the evaluator's [`Statement`]
+//! within the I/O timeout; the statement must name this card, circuit and scheme and a
+//! setting of that listener that the garbler would itself consider on the stated path
+//! ([`Planner::admit`]). Then the protected handshake runs, bound to the card and the
+//! statement, and only after it passed is the channel's sending side tuned to the choice
+//! (kernel TCP: its congestion control and send buffer; `quic`: its controller and initial
+//! window), a round trip before the tables leave. [`Service::next`] hands out the
+//! sessions admitted.
 
-use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use transputation_transport::{Channel, Config, Credentials, SecureChannel, TransportSpec};
+use transputation_model::Path;
+use transputation_transport::{
+    Channel, Config, Credentials, Listener, SecureChannel, TransportSpec,
+};
 
-use crate::decide::{Plan, Planner};
-use crate::wire::{self, Answer, Datagram, Decision, Offer, Reply};
+use crate::decide::Planner;
+use crate::wire::{self, Card, Datagram, Decision, Listening, Statement, STATEMENT_HEADER};
 use crate::Error;
 
-/// A session the garbler accepted: the channel, past the protected handshake if any.
+/// Connections admitted at once at most; a connection beyond them is closed.
+pub const MAX_ADMITTING: usize = 16;
+
+/// A session the garbler admitted: the channel, past the protected handshake if any.
 pub struct Connected {
     /// The session number the evaluator chose.
     pub session: u64,
-    /// Where its offer came from.
-    pub peer: SocketAddr,
+    /// Where the connection came from.
+    pub peer: Option<SocketAddr>,
     /// The chosen transport.
     pub transport: TransportSpec,
-    /// The decision as the evaluator was told it.
+    /// The evaluator's decision.
     pub decision: Decision,
-    /// The path the evaluator offered.
-    pub path: transputation_model::Path,
+    /// The path it decided for.
+    pub path: Path,
+    /// Choices that failed to connect before this one.
+    pub failed: Vec<String>,
     /// The channel.
     pub channel: Box<dyn Channel>,
     /// The handshake's time (zero without protection).
@@ -45,21 +57,49 @@ pub struct Connected {
 /// The garbler's agreement service; stops when dropped.
 pub struct Service {
     local: SocketAddr,
+    card: Card,
     connected: Receiver<Result<Connected, Error>>,
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// Paths the listeners are chosen for: a LAN, a long and a lossy one. The settings the
+/// registry proposes for them cover every family's listen key.
+fn reference_paths() -> [Path; 3] {
+    const MBIT: f64 = 1e6 / 8.0;
+    [
+        Path::exact(0.0005, 1000.0 * MBIT, 0.0),
+        Path::exact(0.1, 200.0 * MBIT, 0.001),
+        Path::exact(0.3, 500.0 * MBIT, 0.01),
+    ]
+}
+
+/// The settings the garbler listens for: each reliable candidate's listen key, once.
+fn listen_keys() -> Vec<TransportSpec> {
+    let mut keys: Vec<TransportSpec> = Vec::new();
+    for path in reference_paths() {
+        for c in transputation_transport::auto::candidates(&path) {
+            let Ok(spec) = c.name.parse::<TransportSpec>() else {
+                continue;
+            };
+            let key = spec.listen_key();
+            if c.eligible && !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    keys
 }
 
 impl Service {
-    /// Binds the UDP socket on `addr` and starts answering. `cfg` is the configuration of
-    /// the sessions' transports (its buffer is replaced by each decision's); `accept_wait`
-    /// is how long a chosen transport waits for the evaluator to connect.
+    /// Binds the UDP socket on `addr` and a listener per setting (on the ports after
+    /// `addr`'s, one each, or any free port where that is taken or `addr`'s is 0), and
+    /// starts answering. `cfg` is the configuration of the sessions' transports.
     pub fn start(
         addr: SocketAddr,
         planner: Planner,
         cfg: Config,
         creds: Option<Arc<Credentials>>,
-        accept_wait: Duration,
     ) -> Result<Service, Error> {
         let sock = UdpSocket::bind(addr).map_err(|source| Error::Io {
             context: format!("binding the agreement's UDP socket on {addr}"),
@@ -69,51 +109,88 @@ impl Service {
             context: "reading the agreement socket's address".into(),
             source,
         })?;
-        let reply_sock = sock.try_clone().map_err(|source| Error::Io {
-            context: "sharing the agreement's UDP socket".into(),
-            source,
-        })?;
+        let mut listeners = Vec::new();
+        for (i, key) in listen_keys().into_iter().enumerate() {
+            let port = if local.port() == 0 {
+                0
+            } else {
+                local.port().saturating_add(1 + i as u16)
+            };
+            let mut listened = key.listen(SocketAddr::new(local.ip(), port), &cfg);
+            if listened.is_err() && port != 0 {
+                listened = key.listen(SocketAddr::new(local.ip(), 0), &cfg);
+            }
+            match listened {
+                Ok(l) => listeners.push((key, l)),
+                Err(e) => eprintln!("auto: cannot listen for {key} here ({e}); not offering it"),
+            }
+        }
+        let card = Card {
+            circuit: planner.digest().to_string(),
+            scheme: planner.scheme().to_string(),
+            listeners: listeners
+                .iter()
+                .map(|(key, l)| Listening {
+                    transport: key.to_string(),
+                    port: l.local_addr().port(),
+                })
+                .collect(),
+            congestion: transputation_transport::settable_congestion_controls(),
+        };
+        let card_json = serde_json::to_vec(&card).expect("a card serializes");
+        if wire::card_datagram(0, &card_json).is_none() {
+            return Err(Error::CardTooLarge);
+        }
         let (tx, rx) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
-        let mut state = State {
-            sock: reply_sock,
-            local,
+        let shared = Arc::new(Admission {
             planner,
-            cfg,
+            card_id: wire::card_id(&card_json),
+            card_json: card_json.clone(),
             creds,
-            accept_wait,
-            sessions: HashMap::new(),
-            connected: tx,
-        };
+            admitting: AtomicUsize::new(0),
+            out: tx,
+        });
+        let mut threads = Vec::new();
         let stopping = stop.clone();
-        let thread = thread::Builder::new()
-            .name("auto-service".into())
-            .spawn(move || {
-                // The probe's server reads the socket (it times train packets as they
-                // come) and hands every datagram that is not the probe's to the offers.
-                let served = transputation_probe::serve_until_with(&sock, &stopping, |d, from| {
-                    state.datagram(d, from)
-                });
-                if let Err(e) = served {
-                    eprintln!("auto: the agreement service stopped: {e}");
+        threads.push(spawn("auto-service", move || {
+            // The probe's server reads the socket (it times train packets as they come)
+            // and hands every datagram that is not the probe's to this closure.
+            let served = transputation_probe::serve_until_with(&sock, &stopping, |d, from| {
+                if let Ok(Datagram::CardAsk(session)) = wire::parse(d) {
+                    if let Some(reply) = wire::card_datagram(session, &card_json) {
+                        let _ = sock.send_to(&reply, from);
+                    }
                 }
-                state.finish();
-            })
-            .map_err(|source| Error::Io {
-                context: "starting the agreement service".into(),
-                source,
-            })?;
+            });
+            if let Err(e) = served {
+                eprintln!("auto: the agreement service stopped: {e}");
+            }
+        })?);
+        for (key, listener) in listeners {
+            let (stopping, shared) = (stop.clone(), shared.clone());
+            let name = format!("auto-listen-{}", key.name());
+            threads.push(spawn(&name, move || {
+                accept_loop(key, listener, &stopping, &shared)
+            })?);
+        }
         Ok(Service {
             local,
+            card,
             connected: rx,
             stop,
-            thread: Some(thread),
+            threads,
         })
     }
 
-    /// Where it listens (UDP; the chosen transports listen on ports of their own).
+    /// Where it answers over UDP (the listeners' ports are on its card).
     pub fn local_addr(&self) -> SocketAddr {
         self.local
+    }
+
+    /// What it serves.
+    pub fn card(&self) -> &Card {
+        &self.card
     }
 
     /// The next session whose evaluator connected and passed the handshake, waiting at
@@ -127,212 +204,125 @@ impl Service {
 impl Drop for Service {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
+        for t in self.threads.drain(..) {
             let _ = t.join();
         }
     }
 }
 
-/// A session's latest offer and reply.
-struct Session {
-    offer_json: Vec<u8>,
-    reply: Vec<u8>,
-    /// Raised to stop the accepting thread of an earlier choice.
-    superseded: Arc<AtomicBool>,
-    at: Instant,
+fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, Error> {
+    thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .map_err(|source| Error::Io {
+            context: "starting the agreement service".into(),
+            source,
+        })
 }
 
-struct State {
-    sock: UdpSocket,
-    local: SocketAddr,
+/// What every admission shares.
+struct Admission {
     planner: Planner,
-    cfg: Config,
+    card_json: Vec<u8>,
+    card_id: String,
     creds: Option<Arc<Credentials>>,
-    accept_wait: Duration,
-    sessions: HashMap<u64, Session>,
-    connected: Sender<Result<Connected, Error>>,
-}
-
-/// Sessions are forgotten this long after their last offer.
-const FORGET: Duration = Duration::from_secs(120);
-
-impl State {
-    /// A datagram that is not the probe's.
-    fn datagram(&mut self, d: &[u8], from: SocketAddr) {
-        if let Ok(Datagram::Offer(session, offer, json)) = wire::parse(d) {
-            self.offer(session, offer, json, from);
-        }
-        self.sessions.retain(|_, s| s.at.elapsed() < FORGET);
-    }
-
-    /// Stops the accepting threads of sessions not yet connected.
-    fn finish(&mut self) {
-        for s in self.sessions.values() {
-            s.superseded.store(true, Ordering::Relaxed);
-        }
-    }
-
-    fn offer(&mut self, session: u64, offer: Offer, json: Vec<u8>, from: SocketAddr) {
-        if let Some(s) = self.sessions.get(&session) {
-            if s.offer_json == json {
-                let _ = self.sock.send_to(&s.reply, from);
-                return;
-            }
-            s.superseded.store(true, Ordering::Relaxed);
-        }
-        let superseded = Arc::new(AtomicBool::new(false));
-        let (answer, listening) = self.decide(&offer);
-        let reply = Reply {
-            offer: wire::offer_id(&json),
-            answer,
-        };
-        let datagram = wire::reply_datagram(session, &reply);
-        let reply_json = datagram[16..].to_vec();
-        let _ = self.sock.send_to(&datagram, from);
-        if let (Some((spec, listener, decision)), Answer::Chosen(_)) = (listening, &reply.answer) {
-            let accepting = Accepting {
-                session,
-                peer: from,
-                transport: spec,
-                decision,
-                path: offer.path,
-                binding: wire::binding(session, &json, &reply_json),
-                creds: self.creds.clone(),
-                wait: self.accept_wait,
-                superseded: superseded.clone(),
-                out: self.connected.clone(),
-            };
-            let _ = thread::Builder::new()
-                .name(format!("auto-accept-{session:x}"))
-                .spawn(move || accepting.run(listener));
-        }
-        self.sessions.insert(
-            session,
-            Session {
-                offer_json: json,
-                reply: datagram,
-                superseded,
-                at: Instant::now(),
-            },
-        );
-    }
-
-    /// Decides and listens; a chosen transport that cannot listen here is excluded and
-    /// the next best taken.
-    fn decide(
-        &self,
-        offer: &Offer,
-    ) -> (
-        Answer,
-        Option<(TransportSpec, transputation_transport::Listener, Decision)>,
-    ) {
-        let mut offer = offer.clone();
-        loop {
-            let plan = match self.planner.decide(&offer) {
-                Ok(p) => p,
-                Err(why) => return (Answer::Refused(why), None),
-            };
-            let choice = plan.decision.choice.clone().expect("decide chose");
-            match self.listen(&choice, &plan) {
-                Ok((spec, listener)) => {
-                    let decision = Decision {
-                        transport: choice,
-                        port: listener.local_addr().port(),
-                        buffer_bytes: plan.buffer_bytes,
-                        predicted_ms: plan
-                            .decision
-                            .chosen()
-                            .and_then(|r| r.seconds())
-                            .map_or(0.0, |s| s * 1e3),
-                        why: plan.decision.why.clone(),
-                        ranked: plan.ranked(),
-                    };
-                    return (
-                        Answer::Chosen(decision.clone()),
-                        Some((spec, listener, decision)),
-                    );
-                }
-                Err(e) => {
-                    eprintln!("auto: {choice} cannot listen here ({e}); taking the next best");
-                    offer.exclude.push(choice);
-                }
-            }
-        }
-    }
-
-    fn listen(
-        &self,
-        choice: &str,
-        plan: &Plan,
-    ) -> Result<(TransportSpec, transputation_transport::Listener), String> {
-        let spec: TransportSpec = choice.parse().map_err(|e| format!("{e}"))?;
-        let cfg = Config {
-            buffer_bytes: Some(plan.buffer_bytes as usize),
-            ..self.cfg.clone()
-        };
-        let listener = spec
-            .listen(SocketAddr::new(self.local.ip(), 0), &cfg)
-            .map_err(|e| e.to_string())?;
-        Ok((spec, listener))
-    }
-}
-
-/// A chosen transport's listener, waiting for its evaluator.
-struct Accepting {
-    session: u64,
-    peer: SocketAddr,
-    transport: TransportSpec,
-    decision: Decision,
-    path: transputation_model::Path,
-    binding: Vec<u8>,
-    creds: Option<Arc<Credentials>>,
-    wait: Duration,
-    superseded: Arc<AtomicBool>,
+    admitting: AtomicUsize,
     out: Sender<Result<Connected, Error>>,
 }
 
-impl Accepting {
-    fn run(self, mut listener: transputation_transport::Listener) {
-        let start = Instant::now();
-        let slice = Duration::from_millis(100);
-        while start.elapsed() < self.wait && !self.superseded.load(Ordering::Relaxed) {
-            listener.set_accept_timeout(Some(slice.min(self.wait.saturating_sub(start.elapsed()))));
-            let ch = match listener.accept() {
-                Ok(ch) => ch,
-                Err(transputation_transport::Error::Timeout { .. }) => continue,
-                Err(e) => {
-                    let _ = self.out.send(Err(Error::Accept {
-                        transport: self.transport.to_string(),
-                        source: e,
-                    }));
-                    return;
-                }
-            };
-            let t = Instant::now();
-            let (channel, handshake) = match &self.creds {
-                None => (ch, Duration::ZERO),
-                Some(creds) => match SecureChannel::server_bound(ch, creds, &self.binding) {
-                    Ok(s) => (Box::new(s) as Box<dyn Channel>, t.elapsed()),
-                    Err(e) => {
-                        eprintln!(
-                            "auto: refused a peer on {} for session {:x}: {e}; waiting for the \
-                             next",
-                            self.transport, self.session
-                        );
-                        continue;
+/// Accepts on one listener until stopped, admitting each connection on a thread.
+fn accept_loop(
+    key: TransportSpec,
+    mut listener: Listener,
+    stop: &AtomicBool,
+    shared: &Arc<Admission>,
+) {
+    let key_text = key.to_string();
+    listener.set_accept_timeout(Some(Duration::from_millis(100)));
+    while !stop.load(Ordering::Relaxed) {
+        let ch = match listener.accept() {
+            Ok(ch) => ch,
+            Err(transputation_transport::Error::Timeout { .. }) => continue,
+            Err(e) => {
+                // A stray or broken connection; the listener goes on.
+                eprintln!("auto: {key_text}: {e}");
+                thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        if shared.admitting.fetch_add(1, Ordering::AcqRel) >= MAX_ADMITTING {
+            shared.admitting.fetch_sub(1, Ordering::AcqRel);
+            eprintln!("auto: {MAX_ADMITTING} connections are being admitted; closing another");
+            continue;
+        }
+        let (shared, key_text) = (shared.clone(), key_text.clone());
+        let admitted = thread::Builder::new()
+            .name("auto-admit".into())
+            .spawn(move || {
+                let peer = ch.peer_addr();
+                let result = admit(ch, &key_text, &shared);
+                shared.admitting.fetch_sub(1, Ordering::AcqRel);
+                match result {
+                    Ok(c) => {
+                        let _ = shared.out.send(Ok(c));
                     }
-                },
-            };
-            let _ = self.out.send(Ok(Connected {
-                session: self.session,
-                peer: self.peer,
-                transport: self.transport,
-                decision: self.decision,
-                path: self.path,
-                channel,
-                handshake,
-            }));
-            return;
+                    Err(why) => eprintln!(
+                        "auto: refused a connection on {key_text} from {}: {why}",
+                        peer.map_or_else(|| "an unknown address".into(), |p| p.to_string())
+                    ),
+                }
+            });
+        if admitted.is_err() {
+            eprintln!("auto: could not start a thread to admit a connection; closed it");
         }
     }
+}
+
+/// Reads the statement on `ch`, checks it, runs the bound handshake and tunes the sender.
+fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Connected, String> {
+    let (st, st_json) = read_statement(&mut *ch)?;
+    let transport = a.planner.admit(&st, &a.card_id, key)?;
+    let binding = wire::binding(st.session, &a.card_json, &st_json);
+    // Taken before the secure channel wraps the channel (it does not forward it).
+    let tuning = ch.sender_tuning();
+    let t = Instant::now();
+    let (channel, handshake) = match &a.creds {
+        None => (ch, Duration::ZERO),
+        Some(creds) => match SecureChannel::server_bound(ch, creds, &binding) {
+            Ok(s) => (Box::new(s) as Box<dyn Channel>, t.elapsed()),
+            Err(e) => return Err(format!("its handshake failed: {e}")),
+        },
+    };
+    let hint = transport.sender_hint(Some(a.planner.buffer(&st.path) as usize));
+    if let Some(tuning) = tuning {
+        if let Err(e) = tuning.apply(&hint) {
+            // Sender settings are this side's alone: the session runs, only slower.
+            eprintln!(
+                "auto: could not send as {transport} asks ({e}); sending as the listener does"
+            );
+        }
+    }
+    Ok(Connected {
+        session: st.session,
+        peer: channel.peer_addr(),
+        transport,
+        decision: st.decision,
+        path: st.path,
+        failed: st.failed,
+        channel,
+        handshake,
+    })
+}
+
+/// The statement at the start of `ch`, and its JSON.
+fn read_statement(ch: &mut dyn Channel) -> Result<(Statement, Vec<u8>), String> {
+    let mut header = [0u8; STATEMENT_HEADER];
+    ch.recv(&mut header)
+        .map_err(|e| format!("no statement: {e}"))?;
+    let n = wire::statement_length(&header).map_err(|e| e.to_string())?;
+    let mut json = vec![0u8; n];
+    ch.recv(&mut json)
+        .map_err(|e| format!("a statement cut short: {e}"))?;
+    let st = wire::parse_statement(&json).map_err(|e| e.to_string())?;
+    Ok((st, json))
 }

@@ -1,6 +1,8 @@
 //! The agreement end to end over loopback: both sides agree and the bound handshake
-//! passes; a reply changed on its way is refused by the handshake; a choice that cannot
-//! connect falls back to the next best; and the decisions on recorded paths.
+//! passes, with the card asked for or cached; a stale cached card is decided on again; a
+//! card or a statement changed on its way is refused by the handshake, a statement out of
+//! the garbler's policy before it; a choice that cannot connect falls back to the next
+//! best; and the decisions on recorded paths.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
@@ -15,10 +17,11 @@ use transputation_model::{Calibration, Path};
 use transputation_transport::secure::keys::Psk;
 use transputation_transport::{Channel, Config, Credentials, SecureChannel};
 
-use crate::wire::{self, Answer, Datagram, Reply};
-use crate::{Error, Negotiation, Offer, Planner, Service};
+use crate::wire::{self, Datagram, Statement, STATEMENT_HEADER};
+use crate::{Client, Error, Planner, Service};
 
 const MBIT: f64 = 1e6 / 8.0;
+const PATIENCE: Duration = Duration::from_secs(10);
 
 fn creds() -> Credentials {
     Credentials::Psk(Psk::from_bytes([7; 32]))
@@ -36,60 +39,106 @@ fn planner(circuit: &str, scheme: Scheme) -> Planner {
     Planner::new(&c, scheme, Calibration::default()).unwrap()
 }
 
-fn service(p: Planner) -> Service {
+fn service(p: Planner, protected: bool) -> Service {
     let any = SocketAddr::from(([127, 0, 0, 1], 0));
-    let k = Some(std::sync::Arc::new(creds()));
-    Service::start(any, p, cfg(), k, Duration::from_secs(10)).unwrap()
+    let k = protected.then(|| Arc::new(creds()));
+    Service::start(any, p, cfg(), k).unwrap()
 }
 
-fn offer(p: &Planner, path: Path, transports: &[&str]) -> Offer {
-    Offer {
-        transports: transports.iter().map(|s| s.to_string()).collect(),
-        path,
-        circuit: p.digest().to_string(),
-        scheme: "ideal".into(),
-        exclude: Vec::new(),
-    }
+fn lan() -> Path {
+    Path::exact(0.0005, 1000.0 * MBIT, 0.0)
 }
 
-/// Both kernel TCP controllers this host has, cubic first.
-fn tcp_pair() -> Vec<&'static str> {
-    let mut v = vec!["tcp:cc=cubic"];
-    if transputation_transport::check_congestion_control("bbr").is_ok() {
-        v.push("tcp:cc=bbr");
-    } else {
-        v.push("tcp:cc=reno");
-    }
-    v
+/// The evaluator's side of a session over `ch`: the bound handshake, then `message`.
+fn evaluator_says(
+    ch: Box<dyn Channel>,
+    binding: &[u8],
+    message: &[u8],
+) -> transputation_transport::Result<()> {
+    let mut e = SecureChannel::client_early_bound(ch, &creds(), binding)?;
+    e.send(message)?;
+    e.flush()?;
+    // The garbler's answer to the handshake (or the end of the connection, if refused).
+    e.recv(&mut [0u8; 1])
+}
+
+/// The garbler's side: the next admitted session, reading `n` bytes and answering one.
+fn garbler_hears(svc: &Service, n: usize) -> (crate::Connected, Vec<u8>) {
+    let mut c = svc.next(PATIENCE).expect("a session").expect("admitted");
+    let mut got = vec![0u8; n];
+    c.channel.recv(&mut got).unwrap();
+    c.channel.send(b"!").unwrap();
+    c.channel.flush().unwrap();
+    (c, got)
 }
 
 #[test]
 fn both_sides_agree_and_the_bound_handshake_passes() {
     let p = planner("aes128", Scheme::Ideal);
-    let lan = Path::exact(0.0005, 1000.0 * MBIT, 0.0);
-    let o = offer(&p, lan, &tcp_pair());
-    let svc = service(p);
-    let mut n = Negotiation::new(svc.local_addr(), o).unwrap();
-    let (agreement, ch) = n.connect(&cfg(), Duration::from_secs(10)).unwrap();
-    let mut e = SecureChannel::client_early_bound(ch, &creds(), &agreement.binding).unwrap();
-    e.send(b"over the agreed transport").unwrap();
-    e.flush().unwrap();
-    let mut connected = svc.next(Duration::from_secs(10)).unwrap().unwrap();
-    let mut got = [0u8; 25];
-    connected.channel.recv(&mut got).unwrap();
-    assert_eq!(&got, b"over the agreed transport");
+    let svc = service(p.clone(), true);
+    let mut client = Client::ask(svc.local_addr()).unwrap();
+    let (agreement, ch) = client.connect(&p, &lan(), None, &cfg(), PATIENCE).unwrap();
+    assert_eq!(agreement.card_from, "garbler");
+    let evaluator = thread::spawn(move || {
+        evaluator_says(ch, &agreement.binding, b"agreed").map(|()| agreement)
+    });
+    let (connected, got) = garbler_hears(&svc, 6);
+    let agreement = evaluator.join().unwrap().unwrap();
+    assert_eq!(got, b"agreed");
     assert_eq!(connected.transport, agreement.transport);
     assert_eq!(connected.session, agreement.session);
-    assert_eq!(connected.decision, agreement.decision);
+    // As stated (the JSON's numbers may differ in their last bit).
+    assert_eq!(connected.decision.transport, agreement.decision.transport);
+    assert_eq!(connected.decision.why, agreement.decision.why);
+    assert_eq!(
+        connected.decision.buffer_bytes,
+        agreement.decision.buffer_bytes
+    );
     assert!(agreement.decision.predicted_ms > 0.0 && !agreement.decision.why.is_empty());
-    drop(e);
+    assert_eq!(
+        svc.card()
+            .port_of(&agreement.transport.listen_key().to_string()),
+        Some(agreement.addr.port())
+    );
 }
 
-/// A UDP relay on 127.0.0.2 between the evaluator and the service that passes offers on
-/// and replies back, changing each reply with `edit`.
+#[test]
+fn a_cached_card_connects_at_once_and_a_stale_one_is_decided_again() {
+    let p = planner("aes128", Scheme::Ideal);
+    let svc = service(p.clone(), true);
+    let card = serde_json::to_vec(svc.card()).unwrap();
+    let mut client = Client::ask(svc.local_addr()).unwrap();
+    let (agreement, ch) = client
+        .connect(&p, &lan(), Some(&card), &cfg(), PATIENCE)
+        .unwrap();
+    assert_eq!(agreement.card_from, "cache");
+    assert_eq!(agreement.card_json, card);
+    let evaluator = thread::spawn(move || evaluator_says(ch, &agreement.binding, b"warm"));
+    assert_eq!(garbler_hears(&svc, 4).1, b"warm");
+    evaluator.join().unwrap().unwrap();
+
+    // A card from before the garbler restarted elsewhere: every port moved by one.
+    let mut stale = svc.card().clone();
+    for l in &mut stale.listeners {
+        l.port = l.port.wrapping_add(1);
+    }
+    let stale = serde_json::to_vec(&stale).unwrap();
+    let mut client = Client::ask(svc.local_addr()).unwrap();
+    let (agreement, ch) = client
+        .connect(&p, &lan(), Some(&stale), &cfg(), PATIENCE)
+        .unwrap();
+    assert_eq!(agreement.card_from, "garbler");
+    assert_eq!(agreement.card_json, card);
+    let evaluator = thread::spawn(move || evaluator_says(ch, &agreement.binding, b"again"));
+    assert_eq!(garbler_hears(&svc, 5).1, b"again");
+    evaluator.join().unwrap().unwrap();
+}
+
+/// A UDP relay on 127.0.0.2 between the evaluator and the service that passes asks on and
+/// datagrams back, changing each card with `edit`.
 fn relay(
     service: SocketAddr,
-    edit: impl Fn(u64, Reply) -> Reply + Send + 'static,
+    edit: impl Fn(wire::Card) -> wire::Card + Send + 'static,
 ) -> (SocketAddr, Arc<AtomicBool>) {
     let front = UdpSocket::bind("127.0.0.2:0").unwrap();
     let back = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -112,7 +161,9 @@ fn relay(
             }
             if let (Ok(n), Some(c)) = (back.recv(&mut buf), client) {
                 let out = match wire::parse(&buf[..n]) {
-                    Ok(Datagram::Reply(s, r, _)) => wire::reply_datagram(s, &edit(s, r)),
+                    Ok(Datagram::Card(s, card, _)) => {
+                        wire::card_datagram(s, &serde_json::to_vec(&edit(card)).unwrap()).unwrap()
+                    }
                     _ => buf[..n].to_vec(),
                 };
                 let _ = front.send_to(&out, c);
@@ -122,19 +173,29 @@ fn relay(
     (addr, stop)
 }
 
-/// A TCP forwarder from `from` to `to`, one thread pair per connection.
-fn forward(from: TcpListener, to: SocketAddr) {
+/// A TCP forwarder from `from` to `to`, one thread pair per connection; each chunk from
+/// the client passes through `edit`.
+fn forward(from: TcpListener, to: SocketAddr, edit: fn(Vec<u8>) -> Vec<u8>) {
     thread::spawn(move || {
         for c in from.incoming() {
             let Ok(a) = c else { return };
             let Ok(b) = TcpStream::connect(to) else {
                 return;
             };
-            for (mut x, mut y) in [(a.try_clone().unwrap(), b.try_clone().unwrap()), (b, a)] {
+            let pairs = [
+                (a.try_clone().unwrap(), b.try_clone().unwrap(), true),
+                (b, a, false),
+            ];
+            for (mut x, mut y, outward) in pairs {
                 thread::spawn(move || {
                     let mut buf = [0u8; 16384];
                     while let Ok(n) = x.read(&mut buf) {
-                        if n == 0 || y.write_all(&buf[..n]).is_err() {
+                        let chunk = if outward {
+                            edit(buf[..n].to_vec())
+                        } else {
+                            buf[..n].to_vec()
+                        };
+                        if n == 0 || y.write_all(&chunk).is_err() {
                             break;
                         }
                     }
@@ -145,92 +206,183 @@ fn forward(from: TcpListener, to: SocketAddr) {
     });
 }
 
-#[test]
-fn a_choice_changed_on_its_way_is_refused_by_the_handshake() {
-    // A stranger on the path rewrites the reply to the other TCP controller. The
-    // evaluator connects with it (to the garbler's real listener, through a forwarder),
-    // but its binding hashes the forged reply: the garbler refuses its first message.
-    let p = planner("aes128", Scheme::Ideal);
-    let pair = tcp_pair();
-    let lan = Path::exact(0.0005, 1000.0 * MBIT, 0.0);
-    let o = offer(&p, lan, &pair);
-    let svc = service(p);
-    let (front, stop) = relay(svc.local_addr(), move |_, mut r| {
-        if let Answer::Chosen(d) = &mut r.answer {
-            let other = if d.transport == pair[0] {
-                pair[1]
-            } else {
-                pair[0]
-            };
-            d.transport = other.to_string();
-            // The garbler's listener, reached through 127.0.0.2.
-            let real = SocketAddr::from(([127, 0, 0, 1], d.port));
-            let l = TcpListener::bind(("127.0.0.2", 0)).unwrap();
-            d.port = l.local_addr().unwrap().port();
-            forward(l, real);
+/// Forwards every TCP listener of `card` from 127.0.0.2 but the one on `closed`.
+fn forward_tcp(card: &wire::Card, closed: Option<u16>, edit: fn(Vec<u8>) -> Vec<u8>) {
+    for l in &card.listeners {
+        if Some(l.port) == closed {
+            continue;
         }
-        r
-    });
-    let mut n = Negotiation::new(front, o).unwrap();
-    let (agreement, ch) = n.connect(&cfg(), Duration::from_secs(10)).unwrap();
-    let mut e = SecureChannel::client_early_bound(ch, &creds(), &agreement.binding).unwrap();
-    e.send(b"x").unwrap();
-    let err = e.flush().and_then(|()| e.recv(&mut [0u8; 1])).unwrap_err();
-    assert!(err.to_string().contains("bound"), "{err}");
+        if let Ok(front) = TcpListener::bind(("127.0.0.2", l.port)) {
+            forward(front, SocketAddr::from(([127, 0, 0, 1], l.port)), edit);
+        }
+    }
+}
+
+/// Kernel TCP settings only: a card for the relay tests, whose forwarders carry TCP.
+fn tcp_only(mut card: wire::Card) -> wire::Card {
+    card.listeners
+        .retain(|l| l.transport.starts_with("tcp") || l.transport.starts_with("mtcp"));
+    card
+}
+
+#[test]
+fn a_forged_card_is_refused_by_the_handshake() {
+    // A stranger answers the card ask with a card of fewer transports (kernel TCP only).
+    // The evaluator decides with it and connects (to the garbler's real listener, through
+    // a forwarder), but its binding hashes the forged card: the garbler refuses.
+    let p = planner("aes128", Scheme::Ideal);
+    let svc = service(p.clone(), true);
+    forward_tcp(svc.card(), None, |b| b);
+    let (front, stop) = relay(svc.local_addr(), tcp_only);
+    let mut client = Client::ask(front).unwrap();
+    let (agreement, ch) = client.connect(&p, &lan(), None, &cfg(), PATIENCE).unwrap();
+    let err = evaluator_says(ch, &agreement.binding, b"x").unwrap_err();
+    assert!(
+        err.to_string().contains("closed") || err.to_string().contains("bound"),
+        "{err}"
+    );
+    assert!(svc.next(Duration::from_millis(500)).is_none());
+    stop.store(true, Ordering::Relaxed);
+}
+
+/// Changes a statement's stated round trip (what the garbler's tuning would follow).
+fn edit_statement(mut b: Vec<u8>) -> Vec<u8> {
+    if b.len() < STATEMENT_HEADER || &b[..4] != wire::STATEMENT_MAGIC {
+        return b;
+    }
+    let n = wire::statement_length(b[..STATEMENT_HEADER].try_into().unwrap()).unwrap();
+    let mut st: Statement =
+        wire::parse_statement(&b[STATEMENT_HEADER..STATEMENT_HEADER + n]).unwrap();
+    st.path.rtt *= 2.0;
+    let rest = b.split_off(STATEMENT_HEADER + n);
+    let mut out = wire::statement_bytes(&st).unwrap().0;
+    out.extend_from_slice(&rest);
+    out
+}
+
+#[test]
+fn a_statement_changed_on_its_way_is_refused_by_the_handshake() {
+    let p = planner("aes128", Scheme::Ideal);
+    let svc = service(p.clone(), true);
+    // The real card, but every TCP listener reached through a forwarder that edits.
+    let card = svc.card().clone();
+    forward_tcp(&card, None, edit_statement);
+    let (front, stop) = relay(svc.local_addr(), tcp_only);
+    let mut client = Client::ask(front).unwrap();
+    // The genuine card from the cache, so that only the statement differs.
+    let genuine = serde_json::to_vec(&tcp_only(card)).unwrap();
+    let (agreement, ch) = client
+        .connect(&p, &lan(), Some(&genuine), &cfg(), PATIENCE)
+        .unwrap();
+    let err = evaluator_says(ch, &agreement.binding, b"x").unwrap_err();
+    assert!(
+        err.to_string().contains("closed") || err.to_string().contains("bound"),
+        "{err}"
+    );
     assert!(svc.next(Duration::from_millis(500)).is_none());
     stop.store(true, Ordering::Relaxed);
 }
 
 #[test]
-fn a_choice_that_cannot_connect_falls_back_to_the_next_best() {
-    // The path blocks the port of the first choice: the evaluator offers again without
-    // it, the garbler chooses the next best, which connects.
+fn a_statement_out_of_policy_is_refused_before_the_handshake() {
     let p = planner("aes128", Scheme::Ideal);
-    let pair = tcp_pair();
-    let lan = Path::exact(0.0005, 1000.0 * MBIT, 0.0);
-    let o = offer(&p, lan, &pair);
-    let svc = service(p);
-    // The offers answered so far, and whether their port is open: a repeated reply (the
-    // offer was sent again while the garbler decided) is treated as its first was.
-    let answered = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let seen = answered.clone();
-    let (front, stop) = relay(svc.local_addr(), move |_, r| {
-        let mut seen = seen.lock().unwrap();
-        if !seen.contains(&r.offer) {
-            seen.push(r.offer.clone());
-            // The first choice's port stays closed on 127.0.0.2; later ones pass.
-            if let (Answer::Chosen(d), true) = (&r.answer, seen.len() > 1) {
-                let l = TcpListener::bind(("127.0.0.2", d.port)).unwrap();
-                forward(l, SocketAddr::from(([127, 0, 0, 1], d.port)));
-            }
-        }
-        r
+    let svc = service(p.clone(), true);
+    let card = serde_json::to_vec(svc.card()).unwrap();
+    let id = wire::card_id(&card);
+    let mut client = Client::ask(svc.local_addr()).unwrap();
+    let (agreement, _ch) = client.connect(&p, &lan(), None, &cfg(), PATIENCE).unwrap();
+    let st = Statement {
+        session: 1,
+        card: id.clone(),
+        circuit: p.digest().into(),
+        scheme: "ideal".into(),
+        path: lan(),
+        decision: agreement.decision.clone(),
+        failed: Vec::new(),
+    };
+    let key = agreement.transport.listen_key().to_string();
+    assert!(p.admit(&st, &id, &key).is_ok());
+    // Another card, another listener, a setting outside the path's, another circuit.
+    let other_card = p.admit(&st, &"00".repeat(32), &key).unwrap_err();
+    assert!(other_card.contains("another card"), "{other_card}");
+    let other_listener = p.admit(&st, &id, "udt").unwrap_err();
+    assert!(
+        other_listener.contains("arrived on the listener for udt"),
+        "{other_listener}"
+    );
+    let mut odd = st.clone();
+    odd.decision.transport = "mtcp:streams=3,cc=cubic".into();
+    let odd = p.admit(&odd, &id, "mtcp:streams=3").unwrap_err();
+    assert!(odd.contains("not a setting"), "{odd}");
+    let mut other = st.clone();
+    other.circuit = "00".repeat(32);
+    assert!(p
+        .admit(&other, &id, &key)
+        .unwrap_err()
+        .contains("circuit differs"));
+}
+
+#[test]
+fn a_stranger_without_the_key_gets_no_session() {
+    // A statement the garbler admits, then a handshake with another key.
+    let p = planner("aes128", Scheme::Ideal);
+    let svc = service(p.clone(), true);
+    let mut client = Client::ask(svc.local_addr()).unwrap();
+    let (agreement, ch) = client.connect(&p, &lan(), None, &cfg(), PATIENCE).unwrap();
+    let wrong = Credentials::Psk(Psk::from_bytes([8; 32]));
+    let refused = SecureChannel::client_early_bound(ch, &wrong, &agreement.binding)
+        .and_then(|mut e| e.flush().and_then(|()| e.recv(&mut [0u8; 1])));
+    assert!(refused.is_err());
+    assert!(svc.next(Duration::from_millis(500)).is_none());
+}
+
+#[test]
+fn a_choice_that_cannot_connect_falls_back_to_the_next_best() {
+    // The path to the garbler carries kernel TCP only, and blocks the port of the first
+    // choice: the evaluator takes the next best, which connects, and the bound handshake
+    // passes (the card is the garbler's own, relayed unchanged).
+    let p = planner("aes128", Scheme::Ideal);
+    let svc = service(p.clone(), true);
+    let card = tcp_only(svc.card().clone());
+    let first = p.choose_with(&card, &lan(), &[]).unwrap();
+    let first: transputation_transport::TransportSpec =
+        first.decision.choice.unwrap().parse().unwrap();
+    let closed = card.port_of(&first.listen_key().to_string());
+    forward_tcp(&card, closed, |b| b);
+    let (front, stop) = relay(svc.local_addr(), |c| c);
+    // A UDP setting ranked between them does not connect either (nothing forwards UDP
+    // but the service's port), and is excluded in turn.
+    let mut client = Client::ask(front).unwrap();
+    let (agreement, ch) = client
+        .connect(&p, &lan(), None, &cfg(), Duration::from_secs(30))
+        .unwrap();
+    assert!(
+        agreement.failed.contains(&first.to_string()),
+        "{:?}",
+        agreement.failed
+    );
+    assert_ne!(agreement.transport, first);
+    let evaluator = thread::spawn(move || {
+        evaluator_says(ch, &agreement.binding, b"fallback").map(|()| agreement)
     });
-    let mut n = Negotiation::new(front, o).unwrap();
-    let (agreement, ch) = n.connect(&cfg(), Duration::from_secs(20)).unwrap();
-    assert_eq!(agreement.failed.len(), 1, "{:?}", agreement.failed);
-    assert_ne!(agreement.failed[0], agreement.transport.to_string());
-    let mut e = SecureChannel::client_early_bound(ch, &creds(), &agreement.binding).unwrap();
-    e.send(b"fallback").unwrap();
-    e.flush().unwrap();
-    let mut c = svc.next(Duration::from_secs(10)).unwrap().unwrap();
-    let mut got = [0u8; 8];
-    c.channel.recv(&mut got).unwrap();
-    assert_eq!(&got, b"fallback");
+    let (c, got) = garbler_hears(&svc, 8);
+    let agreement = evaluator.join().unwrap().unwrap();
+    assert_eq!(got, b"fallback");
     assert_eq!(c.transport, agreement.transport);
+    assert_eq!(c.failed, agreement.failed);
     stop.store(true, Ordering::Relaxed);
 }
 
 #[test]
 fn another_circuit_is_refused_before_any_connection() {
     let p = planner("aes128", Scheme::Ideal);
-    let mut o = offer(&p, Path::exact(0.001, 100.0 * MBIT, 0.0), &tcp_pair());
-    o.circuit = "00".repeat(32);
-    let svc = service(p);
-    let mut n = Negotiation::new(svc.local_addr(), o).unwrap();
-    match n.agree(Duration::from_millis(50), Duration::from_secs(5)) {
+    let svc = service(p, false);
+    let other = planner("sha256", Scheme::Ideal);
+    let mut client = Client::ask(svc.local_addr()).unwrap();
+    match client.connect(&other, &lan(), None, &cfg(), PATIENCE) {
         Err(Error::Refused(why)) => assert!(why.contains("circuit differs"), "{why}"),
-        other => panic!("{other:?}"),
+        Err(e) => panic!("{e}"),
+        Ok((a, _)) => panic!("agreed on {}", a.transport),
     }
 }
 
@@ -238,11 +390,11 @@ fn another_circuit_is_refused_before_any_connection() {
 fn a_silent_garbler_is_an_error_within_the_patience() {
     let quiet = UdpSocket::bind("127.0.0.1:0").unwrap();
     let p = planner("aes128", Scheme::Ideal);
-    let o = offer(&p, Path::exact(0.001, 100.0 * MBIT, 0.0), &tcp_pair());
-    let mut n = Negotiation::new(quiet.local_addr().unwrap(), o).unwrap();
+    let mut client = Client::ask(quiet.local_addr().unwrap()).unwrap();
     let t = std::time::Instant::now();
-    let e = n
-        .agree(Duration::from_millis(20), Duration::from_millis(300))
+    let e = client
+        .connect(&p, &lan(), None, &cfg(), Duration::from_millis(300))
+        .map(|_| ())
         .unwrap_err();
     assert!(matches!(e, Error::NoService { .. }), "{e}");
     assert!(t.elapsed() < Duration::from_secs(2));
@@ -261,19 +413,14 @@ mod recorded {
     pub const LOSSY_SLOW: &str = r#"{"bandwidth_floor_mbps":22.50236554728708,"bandwidth_mbps":22.50236554728708,"duration_ms":245.712404,"loss_evidence":{"lost":2,"sent":72},"loss_rate":0.7569444444444444,"overflow_packets":216,"packet_bytes":1200,"pings_answered":5,"pings_sent":5,"rtt_ms_max":107.788179,"rtt_ms_median":107.211893,"rtt_ms_min":106.755696,"train_received":70,"train_sent":288,"trains":2}"#;
 }
 
-/// The garbler's decision for `circuit` on a recorded probe, every candidate offered.
+/// The evaluator's decision for `circuit` on a recorded probe, with the card of a garbler
+/// that serves every candidate.
 fn decided(measurement: &str, circuit: &str, scheme: Scheme) -> (Path, crate::Plan) {
     let m: transputation_probe::Measurement = serde_json::from_str(measurement).unwrap();
     let path = crate::path_of(&m).unwrap();
     let p = planner(circuit, scheme);
-    let names: Vec<String> = transputation_transport::auto::candidates(&path)
-        .into_iter()
-        .map(|c| c.name)
-        .collect();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let mut o = offer(&p, path, &refs);
-    o.scheme = scheme.to_string();
-    (path, p.decide(&o).unwrap())
+    let svc = service(p.clone(), false);
+    (path, p.choose_with(svc.card(), &path, &[]).unwrap())
 }
 
 fn chosen_control(plan: &crate::Plan) -> transputation_model::Control {

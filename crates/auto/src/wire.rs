@@ -1,13 +1,17 @@
-//! The agreement's datagrams, on the garbler's UDP port beside the probe's.
+//! The agreement's messages: the garbler's card, asked for and sent as UDP datagrams on its
+//! port beside the probe's, and the evaluator's statement, the first bytes on the chosen
+//! connection.
 //!
 //! ```text
-//! "TPAU" | version (1) | kind (1: offer, 2: answer) | 0 | 0 | session (u64, big-endian) | JSON
+//! datagram:  "TPAU" | version (2) | kind (3: card ask, 4: card) | 0 | 0 | session (u64, BE) | JSON
+//! statement: "TPAS" | version (2) | 0 | length (u16, BE) | JSON
 //! ```
 //!
-//! The JSON is an [`Offer`] or a [`Reply`]; a datagram is at most [`MAX_DATAGRAM`] bytes
-//! (below any path's MTU, so never fragmented). Neither is authenticated here: both
-//! parties hash the exact bytes of the offer and the reply into the protected session's
-//! handshake ([`binding`]), which fails unless they saw the same ones.
+//! A card ask carries no JSON; a card carries a [`Card`], a statement a [`Statement`]. A
+//! datagram is at most [`MAX_DATAGRAM`] bytes (below any path's MTU, so never fragmented),
+//! a statement at most [`MAX_STATEMENT`]. Nothing here is authenticated: both parties hash
+//! the exact bytes of the card and the statement into the protected session's handshake
+//! ([`binding`]), which fails unless they saw the same ones.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -16,31 +20,57 @@ use transputation_model::Path;
 
 /// The first bytes of every datagram.
 pub const MAGIC: &[u8; 4] = b"TPAU";
-/// The version of this format.
-pub const VERSION: u8 = 1;
+/// The first bytes of a statement.
+pub const STATEMENT_MAGIC: &[u8; 4] = b"TPAS";
+/// The version of these formats.
+pub const VERSION: u8 = 2;
 /// The largest datagram sent or accepted.
 pub const MAX_DATAGRAM: usize = 1400;
-/// Header bytes before the JSON.
+/// The largest statement sent or accepted (its JSON).
+pub const MAX_STATEMENT: usize = 4096;
+/// Header bytes before a datagram's JSON.
 const HEADER: usize = 16;
-const OFFER: u8 = 1;
-const ANSWER: u8 = 2;
+/// Header bytes before a statement's JSON.
+pub const STATEMENT_HEADER: usize = 8;
+const CARD_ASK: u8 = 3;
+const CARD: u8 = 4;
 
-/// What the evaluator offers: what it can run, the path it measured, and its session.
+/// What a garbler serves under `auto`, the same for every session it runs with the same
+/// flags: its circuit, its scheme, and the transports it listens for, each on a port of
+/// its own, set up before any evaluator asks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Offer {
-    /// The transport settings the evaluator can run on this path (canonical strings).
-    pub transports: Vec<String>,
-    /// The path as the evaluator measured it (or recalled it from its cache).
-    pub path: Path,
-    /// The SHA-256 digest of the circuit, hex.
+pub struct Card {
+    /// The SHA-256 digest of its circuit, hex.
     pub circuit: String,
-    /// The garbling scheme.
+    /// Its garbling scheme.
     pub scheme: String,
-    /// Settings that failed to connect in this session, not to be chosen again.
-    pub exclude: Vec<String>,
+    /// Its listeners.
+    pub listeners: Vec<Listening>,
+    /// The kernel TCP congestion controls it may set on an accepted connection.
+    pub congestion: Vec<String>,
 }
 
-/// One candidate's prediction, for the evaluator's report.
+/// One of the garbler's listeners: a transport setting without its sender options (see
+/// `TransportSpec::listen_key`), and its port on the card's address.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Listening {
+    /// The setting it accepts (any value of the family's sender options).
+    pub transport: String,
+    /// Its port.
+    pub port: u16,
+}
+
+impl Card {
+    /// The port of the listener for `key`, if the garbler has one.
+    pub fn port_of(&self, key: &str) -> Option<u16> {
+        self.listeners
+            .iter()
+            .find(|l| l.transport == key)
+            .map(|l| l.port)
+    }
+}
+
+/// One candidate's prediction, for the reports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Predicted {
     /// The transport string.
@@ -49,12 +79,12 @@ pub struct Predicted {
     pub ms: Option<f64>,
 }
 
-/// The garbler's decision.
+/// The evaluator's decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
     /// The chosen transport string.
     pub transport: String,
-    /// The port the garbler listens on for it (on the address the offer went to).
+    /// The garbler's port for it (on the card's address).
     pub port: u16,
     /// The socket buffer both parties use, bytes (paper §4.2, from the path).
     pub buffer_bytes: u64,
@@ -66,23 +96,32 @@ pub struct Decision {
     pub ranked: Vec<Predicted>,
 }
 
-/// The garbler's reply: the offer it answers (the first 16 bytes of the SHA-256 of its
-/// JSON, hex, so that an evaluator that has since offered again ignores a late reply to an
-/// earlier offer) and the answer.
+/// What the evaluator states on the connection of its choice, before the protected
+/// handshake: the session, the card it decided with, the path and the decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reply {
-    /// The offer answered.
-    pub offer: String,
-    /// The answer.
-    pub answer: Answer,
+pub struct Statement {
+    /// The session number, random.
+    pub session: u64,
+    /// The SHA-256 of the card's JSON, hex ([`card_id`]).
+    pub card: String,
+    /// The SHA-256 digest of the evaluator's circuit, hex.
+    pub circuit: String,
+    /// The evaluator's scheme.
+    pub scheme: String,
+    /// The path the decision is for.
+    pub path: Path,
+    /// The decision.
+    pub decision: Decision,
+    /// Choices that failed to connect before this one.
+    pub failed: Vec<String>,
 }
 
-/// Names an offer in a [`Reply`].
-pub fn offer_id(offer_json: &[u8]) -> String {
-    hex(&Sha256::digest(offer_json)[..16])
+/// Names a card in a [`Statement`]: the SHA-256 of its JSON, hex.
+pub fn card_id(card_json: &[u8]) -> String {
+    hex(&Sha256::digest(card_json))
 }
 
-/// How an offer names a circuit: its SHA-256 digest, hex.
+/// How a card and a statement name a circuit: its SHA-256 digest, hex.
 pub fn circuit_id(circuit: &Circuit) -> String {
     hex(&circuit.digest())
 }
@@ -91,27 +130,17 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The garbler's answer to an offer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Answer {
-    /// A transport was chosen and is listening.
-    Chosen(Decision),
-    /// No session: why (another circuit, no transport in common, ...).
-    Refused(String),
-}
-
-/// What went wrong reading a datagram.
+/// What went wrong reading a message.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum WireError {
-    /// Not a datagram of this protocol.
-    #[error("not an agreement datagram")]
+    /// Not a message of this protocol.
+    #[error("not an agreement message")]
     Foreign,
     /// Another version of it.
-    #[error("agreement datagram of version {0}, this build speaks {VERSION}")]
+    #[error("agreement message of version {0}, this build speaks {VERSION}")]
     Version(u8),
     /// Malformed.
-    #[error("malformed agreement datagram: {0}")]
+    #[error("malformed agreement message: {0}")]
     Malformed(String),
 }
 
@@ -124,39 +153,24 @@ fn encode(kind: u8, session: u64, json: &[u8]) -> Vec<u8> {
     d
 }
 
-/// An offer datagram, or `None` if it would not fit in one.
-pub fn offer_datagram(session: u64, offer: &Offer) -> Option<Vec<u8>> {
-    let json = serde_json::to_vec(offer).ok()?;
-    let d = encode(OFFER, session, &json);
-    (d.len() <= MAX_DATAGRAM).then_some(d)
+/// A card ask of `session`.
+pub fn card_ask_datagram(session: u64) -> Vec<u8> {
+    encode(CARD_ASK, session, &[])
 }
 
-/// A reply datagram. A decision whose list does not fit loses its last entries.
-pub fn reply_datagram(session: u64, reply: &Reply) -> Vec<u8> {
-    let mut r = reply.clone();
-    loop {
-        let json = serde_json::to_vec(&r).expect("a reply serializes");
-        let d = encode(ANSWER, session, &json);
-        if d.len() <= MAX_DATAGRAM {
-            return d;
-        }
-        match &mut r.answer {
-            Answer::Chosen(dec) if !dec.ranked.is_empty() => {
-                dec.ranked.pop();
-            }
-            Answer::Chosen(dec) => dec.why.truncate(dec.why.len() / 2),
-            Answer::Refused(why) => why.truncate(why.len() / 2),
-        }
-    }
+/// A card datagram answering `session`'s ask, or `None` if the card does not fit in one.
+pub fn card_datagram(session: u64, card_json: &[u8]) -> Option<Vec<u8>> {
+    let d = encode(CARD, session, card_json);
+    (d.len() <= MAX_DATAGRAM).then_some(d)
 }
 
 /// A datagram read: its session and what it carries.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Datagram {
-    /// An offer, with its JSON bytes (what the binding hashes).
-    Offer(u64, Offer, Vec<u8>),
-    /// A reply, with its JSON bytes.
-    Reply(u64, Reply, Vec<u8>),
+    /// An ask for the card.
+    CardAsk(u64),
+    /// A card, with its JSON bytes (what the binding hashes).
+    Card(u64, Card, Vec<u8>),
 }
 
 /// Reads a datagram of this protocol.
@@ -169,30 +183,65 @@ pub fn parse(d: &[u8]) -> Result<Datagram, WireError> {
     }
     let session = u64::from_be_bytes(d[8..16].try_into().expect("8 bytes"));
     let json = &d[HEADER..];
-    let bad = |e: serde_json::Error| WireError::Malformed(e.to_string());
     match d[5] {
-        OFFER => Ok(Datagram::Offer(
-            session,
-            serde_json::from_slice(json).map_err(bad)?,
-            json.to_vec(),
-        )),
-        ANSWER => Ok(Datagram::Reply(
-            session,
-            serde_json::from_slice(json).map_err(bad)?,
-            json.to_vec(),
-        )),
+        CARD_ASK => Ok(Datagram::CardAsk(session)),
+        CARD => Ok(Datagram::Card(session, parse_card(json)?, json.to_vec())),
         k => Err(WireError::Malformed(format!("kind {k}"))),
     }
 }
 
+/// Reads a card's JSON.
+pub fn parse_card(json: &[u8]) -> Result<Card, WireError> {
+    serde_json::from_slice(json).map_err(|e| WireError::Malformed(e.to_string()))
+}
+
+/// A statement's bytes on the connection, with its JSON (what the binding hashes).
+pub fn statement_bytes(s: &Statement) -> Result<(Vec<u8>, Vec<u8>), WireError> {
+    let json = serde_json::to_vec(s).map_err(|e| WireError::Malformed(e.to_string()))?;
+    if json.len() > MAX_STATEMENT {
+        return Err(WireError::Malformed(format!(
+            "a statement of {} bytes (at most {MAX_STATEMENT})",
+            json.len()
+        )));
+    }
+    let mut b = Vec::with_capacity(STATEMENT_HEADER + json.len());
+    b.extend_from_slice(STATEMENT_MAGIC);
+    b.extend_from_slice(&[VERSION, 0]);
+    b.extend_from_slice(&(json.len() as u16).to_be_bytes());
+    b.extend_from_slice(&json);
+    Ok((b, json))
+}
+
+/// The length of the statement JSON that follows `header`.
+pub fn statement_length(header: &[u8; STATEMENT_HEADER]) -> Result<usize, WireError> {
+    if &header[..4] != STATEMENT_MAGIC {
+        return Err(WireError::Foreign);
+    }
+    if header[4] != VERSION {
+        return Err(WireError::Version(header[4]));
+    }
+    let n = usize::from(u16::from_be_bytes([header[6], header[7]]));
+    if n == 0 || n > MAX_STATEMENT {
+        return Err(WireError::Malformed(format!(
+            "a statement of {n} bytes (1 to {MAX_STATEMENT})"
+        )));
+    }
+    Ok(n)
+}
+
+/// Reads a statement's JSON.
+pub fn parse_statement(json: &[u8]) -> Result<Statement, WireError> {
+    serde_json::from_slice(json).map_err(|e| WireError::Malformed(e.to_string()))
+}
+
 /// What both parties mix into the protected session's handshake: the session and the
-/// digests of the exact offer and reply. A stranger's forged answer, or an offer changed
-/// on the way, makes the evaluator's binding differ from the garbler's, and the handshake
-/// fails at its first message.
-pub fn binding(session: u64, offer_json: &[u8], reply_json: &[u8]) -> Vec<u8> {
-    let mut b = b"transputation auto v1".to_vec();
+/// digests of the exact card and statement. A stranger's forged card, or a statement
+/// changed on the way, makes the evaluator's binding differ from the garbler's, and the
+/// handshake fails at its first message.
+pub fn binding(session: u64, card_json: &[u8], statement_json: &[u8]) -> Vec<u8> {
+    let mut b = b"transputation auto v2".to_vec();
     b.extend_from_slice(&session.to_be_bytes());
-    b.extend_from_slice(&Sha256::digest(offer_json));
-    b.extend_from_slice(&Sha256::digest(reply_json));
+    b.extend_from_slice(&Sha256::digest(card_json));
+    b.extend_from_slice(&Sha256::digest(statement_json));
     b
 }

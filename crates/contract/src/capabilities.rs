@@ -16,8 +16,8 @@ pub const FEATURE_BUFFER_SIZING: &str = "buffer-sizing";
 /// (`--repeat N`), each party then printing a report per computation.
 pub const FEATURE_REPEAT: &str = "repeat";
 
-/// The feature of parties that take `--transport auto` (the evaluator measures the path,
-/// the garbler chooses the transport) and of an evaluator that takes `--probe-cache SECS`;
+/// The feature of parties that take `--transport auto` (the evaluator measures the path and
+/// chooses the transport among those the garbler serves) and of an evaluator that takes `--probe-cache SECS`;
 /// `auto` is not one of [`Capabilities::transports`], being no transport of its own.
 pub const FEATURE_TRANSPORT_AUTO: &str = "transport-auto";
 

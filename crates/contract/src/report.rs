@@ -157,19 +157,19 @@ pub struct AutoReport {
     pub loss: f64,
     /// The upper confidence bound on the loss rate that the decision also weighed.
     pub loss_upper: f64,
-    /// Where the evaluator had the path from: `probe` or `cache` (the garbler: `offer`).
+    /// Where the evaluator had the path from: `probe` or `cache` (the garbler: `statement`).
     pub path_from: String,
     /// The evaluator's time measuring the path, ms (0 from the cache; `None` for the
     /// garbler).
     #[serde(deserialize_with = "present")]
     pub probe_ms: Option<f64>,
-    /// The evaluator's time from its first offer to the garbler's decision, ms (`None` for
-    /// the garbler).
+    /// The evaluator's time from deciding to its connection over the choice (with the
+    /// card's arrival, if it had none cached), ms (`None` for the garbler).
     #[serde(deserialize_with = "present")]
     pub agree_ms: Option<f64>,
     /// Choices that did not connect before this one, in order.
     pub failed: Vec<String>,
-    /// The best candidates as the garbler ranked them: (transport, predicted ms).
+    /// The best candidates as the evaluator ranked them: (transport, predicted ms).
     pub ranked: Vec<(String, Option<f64>)>,
 }
 

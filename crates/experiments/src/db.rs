@@ -59,7 +59,7 @@
 //!                    -- report's `auto.chosen`); NULL for a transport given by name
 //!   auto_predicted_ms REAL -- the model's prediction of the choice's time to the output
 //!   auto_probe_ms REAL -- the evaluator's time measuring the path (0 from its cache)
-//!   auto_agree_ms REAL -- its time from its first offer to the garbler's decision
+//!   auto_agree_ms REAL -- its time from deciding to its connection over the choice
 //!   started_at TEXT, garbler_report TEXT, evaluator_report TEXT (their JSON reports, one
 //!                    -- line per computation),
 //!   garbler_output TEXT, evaluator_output TEXT (standard output and error, last 64 KiB),
@@ -287,7 +287,7 @@ pub struct RunRecord {
     pub auto_predicted_ms: Option<f64>,
     /// The evaluator's time measuring the path, ms (0 where it had it from its cache).
     pub auto_probe_ms: Option<f64>,
-    /// The evaluator's time from its first offer to the garbler's decision, ms.
+    /// The evaluator's time from deciding to its connection over the choice, ms.
     pub auto_agree_ms: Option<f64>,
     /// The garbler's JSON reports, one line per computation.
     pub garbler_report: Option<String>,

@@ -56,6 +56,10 @@ pub struct CachedMeasurement {
     pub measured_at: u64,
     /// Sessions that measured the peer (and were merged) or confirmed the measurement.
     pub sessions: u32,
+    /// What the peer's service last said about itself, kept as it came (for `--transport
+    /// auto`: the garbler's card, JSON); it ages with the entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
 }
 
 impl CachedMeasurement {
@@ -173,18 +177,19 @@ impl ProbeCache {
             .map(|i| entries.remove(i))
             .filter(|e| e.is_fresh(ttl, now));
         let mut measurement = m.clone();
-        let sessions = match earlier {
+        let (sessions, service) = match earlier {
             Some(e) => {
                 measurement.loss_evidence = e.measurement.loss_evidence.merged(m.loss_evidence);
-                e.sessions.saturating_add(1)
+                (e.sessions.saturating_add(1), e.service)
             }
-            None => 1,
+            None => (1, None),
         };
         let entry = CachedMeasurement {
             peer,
             measurement,
             measured_at: now,
             sessions,
+            service,
         };
         entries.insert(0, entry.clone());
         self.store(entries)?;
@@ -211,6 +216,21 @@ impl ProbeCache {
         let confirmed = e.clone();
         self.store(entries)?;
         Ok(Some(confirmed))
+    }
+
+    /// Keeps `service` (what the peer's service said about itself) with `peer`'s entry, if
+    /// it has one; returns whether it had.
+    pub fn set_service(&self, peer: SocketAddr, service: &str) -> Result<bool, Error> {
+        let mut entries = self.entries();
+        let Some(e) = entries.iter_mut().find(|e| e.peer == peer) else {
+            return Ok(false);
+        };
+        if e.service.as_deref() == Some(service) {
+            return Ok(true);
+        }
+        e.service = Some(service.to_string());
+        self.store(entries)?;
+        Ok(true)
     }
 
     /// The file's entries; `None` if it is missing, unreadable, too large, or not a cache

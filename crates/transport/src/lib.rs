@@ -124,4 +124,5 @@ pub use secure::early::EarlyClient;
 pub use secure::{Credentials, SecureChannel};
 pub use tcp_socket::{
     available_congestion_controls, check_congestion_control, default_congestion_control,
+    settable_congestion_controls,
 };

@@ -259,6 +259,21 @@ fn wait_readable(listener: &std::net::TcpListener, timeout: Duration) -> Result<
     }
 }
 
+/// The kernel congestion controls this process may set on a socket: each available one
+/// that a fresh socket takes (an unprivileged process may set only those in
+/// net.ipv4.tcp_allowed_congestion_control; one with CAP_NET_ADMIN, any).
+pub fn settable_congestion_controls() -> Vec<String> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let Ok(probe) = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)) else {
+        return Vec::new();
+    };
+    available_congestion_controls()
+        .split_whitespace()
+        .filter(|cc| rustix::net::sockopt::set_tcp_congestion(&probe, cc).is_ok())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Retunes the sending side of an established kernel TCP channel (`tcp`, or every
 /// connection of an `mtcp` one): its congestion control by `TCP_CONGESTION`, which the
 /// kernel accepts on an established socket (it starts the new algorithm from the current
@@ -320,7 +335,7 @@ impl crate::TuneSender for KernelSender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{SenderHint, TuneSender};
+    use crate::SenderHint;
 
     #[test]
     fn an_established_socket_takes_a_congestion_control_and_a_send_buffer() {
@@ -337,7 +352,10 @@ mod tests {
                 send_buffer: Some(1 << 20),
             })
             .unwrap();
-        assert_eq!(rustix::net::sockopt::tcp_congestion(&accepted).unwrap(), "reno");
+        assert_eq!(
+            rustix::net::sockopt::tcp_congestion(&accepted).unwrap(),
+            "reno"
+        );
         // Capped at net.core.wmem_max without CAP_NET_ADMIN, but above the default.
         assert!(rustix::net::sockopt::socket_send_buffer_size(&accepted).unwrap() > before);
         // What the kernel cannot do is refused by name, and changes nothing.
@@ -356,7 +374,10 @@ mod tests {
             })
             .unwrap_err();
         assert!(err.to_string().contains("no-such-cc"), "{err}");
-        assert_eq!(rustix::net::sockopt::tcp_congestion(&accepted).unwrap(), "reno");
+        assert_eq!(
+            rustix::net::sockopt::tcp_congestion(&accepted).unwrap(),
+            "reno"
+        );
         drop(client);
     }
 }

@@ -1,10 +1,10 @@
-//! `garbler --transport auto`: answers the evaluators' offers and probes on its port (the
-//! `transputation-auto` crate's service) and runs the session of the first evaluator that
-//! agreed on a transport and connected over it.
+//! `garbler --transport auto`: listens for every transport the model may choose, answers
+//! the evaluators' probes and card asks on its port (the `transputation-auto` crate's
+//! service), and runs the session of the first evaluator admitted.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use transputation_auto::{Planner, Service};
@@ -15,8 +15,8 @@ use crate::party_cmd::{run_garbler_session, AroundSession, GarblerArgs, Loaded, 
 use crate::secure_cmd::Protection;
 use crate::select_cmd::load_calibration;
 
-/// `garbler --transport auto`: answers offers on its port, runs the first session whose
-/// evaluator connects.
+/// `garbler --transport auto`: serves its card and listeners, runs the first session whose
+/// evaluator is admitted.
 pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     let s = &args.session;
     let mut start = args.start()?;
@@ -24,7 +24,7 @@ pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     let creds = start.creds.take().map(Arc::new);
     let (garbler, setup_ms) = start.garbler(s)?;
     let (loaded, cfg, accept_wait) = (&start.loaded, &start.cfg, start.accept_wait);
-    let service = garbler_service(s, loaded, args.listen, cfg, creds, cfg.io_timeout)?;
+    let service = garbler_service(s, loaded, args.listen, cfg, creds)?;
     let c = loop {
         match service.next(accept_wait) {
             None => bail!(
@@ -39,7 +39,10 @@ pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     };
     eprintln!(
         "auto: evaluator at {} connected over {} (session {:x})",
-        c.peer, c.transport, c.session
+        c.peer
+            .map_or_else(|| "an unknown address".into(), |p| p.to_string()),
+        c.transport,
+        c.session
     );
     let protection = match protection_name {
         Some(name) => Protection {
@@ -54,7 +57,14 @@ pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
         protection,
         started,
         transport: c.transport.to_string(),
-        auto: Some(report(&c.decision, &c.path, "offer", None, None, &[])),
+        auto: Some(report(
+            &c.decision,
+            &c.path,
+            "statement",
+            None,
+            None,
+            &c.failed,
+        )),
     };
     run_garbler_session(garbler, c.channel, s, loaded, &around)
 }
@@ -66,14 +76,23 @@ pub(crate) fn garbler_service(
     addr: SocketAddr,
     cfg: &Config,
     creds: Option<Arc<Credentials>>,
-    accept_wait: Duration,
 ) -> Result<Service> {
     let (calibration, source) = load_calibration(None)?;
     let planner = Planner::new(&loaded.circuit, s.scheme(), calibration)?;
-    let service = Service::start(addr, planner, cfg.clone(), creds, accept_wait)
+    let service = Service::start(addr, planner, cfg.clone(), creds)
         .with_context(|| format!("starting the auto service on {addr}"))?;
     // The announcement `run` and the testbed wait for, then what it means.
     eprintln!("listening on {}", service.local_addr());
-    eprintln!("auto: answering offers and probes there over UDP (model constants: {source})");
+    let listening: Vec<String> = service
+        .card()
+        .listeners
+        .iter()
+        .map(|l| format!("{} on {}", l.transport, l.port))
+        .collect();
+    eprintln!(
+        "auto: answering probes and card asks there over UDP; listening for {} (model \
+         constants: {source})",
+        listening.join(", ")
+    );
     Ok(service)
 }

@@ -1,15 +1,14 @@
 //! The evaluator's side of `--transport auto` and what both parties share of it (the
 //! agreement itself is the `transputation-auto` crate's): `--transport` as the parties
-//! take it, the path measured or recalled from the probe cache, the offer of the
-//! transports this host can run, the connection over the garbler's choice, and the report
-//! of it.
+//! take it, the path measured or recalled from the probe cache with the garbler's card,
+//! the decision and the connection over it, and the report of it.
 
 use std::fmt;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use transputation_auto::{wire::Decision, Agreement, Negotiation, Offer};
+use transputation_auto::{wire::Decision, Agreement, Client, Planner};
 use transputation_circuits::Circuit;
 use transputation_contract::AutoReport;
 use transputation_garble::Scheme;
@@ -52,6 +51,8 @@ pub(crate) struct Known {
     pub(crate) from: &'static str,
     /// The probe's time, ms (0 from the cache).
     pub(crate) probe_ms: f64,
+    /// The garbler's card kept with a cached path (its JSON), if any.
+    pub(crate) card: Option<String>,
 }
 
 /// Measures the path to `server` with the quick probe, or recalls it from the cache if it
@@ -63,6 +64,7 @@ pub(crate) fn know_path(server: SocketAddr, ttl: Duration) -> Result<Known> {
             path: transputation_auto::path_of(&hit.measurement).map_err(anyhow::Error::msg)?,
             from: "cache",
             probe_ms: 0.0,
+            card: hit.service,
         });
     }
     let t = Instant::now();
@@ -81,6 +83,7 @@ pub(crate) fn know_path(server: SocketAddr, ttl: Duration) -> Result<Known> {
         path: transputation_auto::path_of(&m).map_err(anyhow::Error::msg)?,
         from: "probe",
         probe_ms,
+        card: None,
     })
 }
 
@@ -92,8 +95,10 @@ pub(crate) struct AutoConnection {
     pub(crate) report: AutoReport,
 }
 
-/// Knows the path, offers, and connects over the garbler's choice (falling back while a
-/// choice does not connect), within `cfg`'s connect budget.
+/// Asks for the garbler's card, knows the path, decides, and connects over the choice
+/// (falling back while a choice does not connect), within `cfg`'s connect budget. The
+/// card is kept with the path in the probe cache, so that the next session within
+/// `cache_ttl` connects at once.
 pub(crate) fn evaluator_connect(
     circuit: &Circuit,
     scheme: Scheme,
@@ -101,28 +106,33 @@ pub(crate) fn evaluator_connect(
     cfg: &Config,
     cache_ttl: Duration,
 ) -> Result<AutoConnection> {
+    // Asked first: the card comes back while the path is measured.
+    let mut client = Client::ask(server)?;
     let known = know_path(server, cache_ttl)?;
-    let transports = transputation_transport::auto::candidates(&known.path)
-        .into_iter()
-        .map(|c| c.name)
-        .collect();
-    let offer = Offer {
-        transports,
-        path: known.path,
-        circuit: transputation_auto::wire::circuit_id(circuit),
-        scheme: scheme.to_string(),
-        exclude: Vec::new(),
-    };
-    let mut negotiation = Negotiation::new(server, offer)?;
+    let (calibration, _) = crate::select_cmd::load_calibration(None)?;
+    let planner = Planner::new(circuit, scheme, calibration)?;
     let t = Instant::now();
-    let (agreement, channel) = negotiation
-        .connect(cfg, cfg.connect_budget())
+    let (agreement, channel) = client
+        .connect(
+            &planner,
+            &known.path,
+            known.card.as_deref().map(str::as_bytes),
+            cfg,
+            cfg.connect_budget(),
+        )
         .with_context(|| format!("agreeing on a transport with the garbler at {server}"))?;
     let agree_ms = t.elapsed().as_secs_f64() * 1e3;
+    if let Some(cache) = ProbeCache::in_user_cache().filter(|_| !cache_ttl.is_zero()) {
+        let card = String::from_utf8_lossy(&agreement.card_json);
+        if let Err(e) = cache.set_service(server, &card) {
+            eprintln!("auto: the garbler's card was not cached: {e}");
+        }
+    }
     eprintln!(
-        "auto: {} ({}), predicted {:.0} ms: {}",
+        "auto: {} ({}; card from the {}), predicted {:.0} ms: {}",
         agreement.transport,
         describe_path(&known.path),
+        agreement.card_from,
         agreement.decision.predicted_ms,
         agreement.decision.why
     );
@@ -204,10 +214,11 @@ fn trim(x: f64) -> String {
 /// The `--transport` help of the parties: the registry's names, and `auto`.
 pub(crate) fn session_transport_help() -> String {
     format!(
-        "{} Or auto: the evaluator measures the path (or recalls it, --probe-cache), the \
-         garbler predicts every transport both have and chooses the fastest to the output \
-         (see `transputation select`), and the protected handshake confirms the choice; the \
-         garbler then answers on its --listen port over UDP as well.",
+        "{} Or auto: the garbler listens for every transport the model may choose (on the \
+         ports after its --listen port) and answers on its --listen port over UDP; the \
+         evaluator measures the path (or recalls it, --probe-cache), predicts every \
+         transport both have, connects over the fastest to the output (see `transputation \
+         select`), and the protected handshake confirms the choice.",
         crate::transport_cmd::transport_help()
     )
 }

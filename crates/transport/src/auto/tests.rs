@@ -65,7 +65,10 @@ fn a_listen_key_drops_the_sender_options_and_the_hint_carries_them() {
     let spec = |s: &str| s.parse::<TransportSpec>().unwrap();
     assert_eq!(spec("tcp:cc=bbr").listen_key().to_string(), "tcp");
     assert_eq!(spec("tcp-bbr").listen_key().to_string(), "tcp");
-    assert_eq!(spec("mtcp:streams=8,cc=bbr").listen_key().to_string(), "mtcp:streams=8");
+    assert_eq!(
+        spec("mtcp:streams=8,cc=bbr").listen_key().to_string(),
+        "mtcp:streams=8"
+    );
     assert_eq!(
         spec("tcp:cc=bbr").sender_hint(Some(1 << 20)),
         SenderHint {

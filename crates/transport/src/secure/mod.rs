@@ -51,13 +51,13 @@
 //! [`SecureChannel::server_bound`] mix a *binding* into the handshake: bytes that each
 //! party computes on its own before the session and that must be equal on both sides. It
 //! exists for `--transport auto`, where the parties agree on the transport over an
-//! unauthenticated exchange before the session (the garbler decides): a stranger on the
-//! path can inject another decision there, or alter the offer it was made on, and each
-//! party then acts on what it saw. Each binds the whole agreement as it saw it (the
-//! session, a digest of the offer, the chosen transport): if anything of it was changed on
-//! the way, the two bindings differ and the parties refuse each other here, by the same
-//! check and at the same point as a wrong key. A session that starts thus runs on the
-//! choice the garbler made on the evaluator's own offer.
+//! unauthenticated exchange before the session (the garbler's card, the evaluator's
+//! statement of its choice): a stranger on the path can forge the card or alter the
+//! statement, and each party then acts on what it saw. Each binds the whole agreement as
+//! it saw it (the session, digests of the card and the statement): if anything of it was
+//! changed on the way, the two bindings differ and the parties refuse each other here, by
+//! the same check and at the same point as a wrong key. A session that starts thus runs on
+//! the choice the evaluator stated on the garbler's own card.
 //!
 //! The binding goes into the prologue, after the label and the hello:
 //!
