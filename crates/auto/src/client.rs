@@ -9,11 +9,15 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use transputation_model::Path;
-use transputation_transport::{Channel, Config, TransportSpec};
+use transputation_transport::{
+    ByteCounts, Channel, Config, SocketBuffers, TransportSpec, TuneSender,
+};
 
 use crate::decide::{Plan, Planner};
-use crate::wire::{self, Card, Datagram, Decision, Statement};
+use crate::wire::{self, Card, Datagram, Decision, Statement, REFUSAL_MAGIC};
 use crate::Error;
 
 /// What both parties agreed on.
@@ -150,7 +154,8 @@ impl Client {
     ) -> Result<(Agreement, Box<dyn Channel>), Error> {
         let start = Instant::now();
         let first_wait = Duration::from_secs_f64((path.rtt * 3.0).max(0.05));
-        let mut held = match cached.and_then(|j| wire::parse_card(j).ok().map(|c| (c, j))) {
+        let cached = cached.and_then(|j| wire::parse_card(j).ok().map(|c| (c, j)));
+        let mut held = match cached {
             Some((card, json)) => Held {
                 card,
                 json: json.to_vec(),
@@ -167,9 +172,22 @@ impl Client {
         };
         let mut failed: Vec<String> = Vec::new();
         loop {
-            let plan = planner
-                .choose_with(&held.card, path, &failed)
-                .map_err(Error::Refused)?;
+            let plan = match planner.choose_with(&held.card, path, &failed) {
+                Ok(plan) => plan,
+                // Nothing left on the cached card: the garbler's own may say more.
+                Err(_) if held.from == "cache" => {
+                    let left = patience.saturating_sub(start.elapsed());
+                    let (card, json) = self.card(first_wait, left)?;
+                    held = Held {
+                        card,
+                        json,
+                        from: "garbler",
+                    };
+                    failed.clear();
+                    continue;
+                }
+                Err(why) => return Err(Error::Refused(why)),
+            };
             let (transport, decision) = decision_of(&held.card, &plan);
             let addr = SocketAddr::new(self.server.ip(), decision.port);
             let left = patience.saturating_sub(start.elapsed());
@@ -214,8 +232,7 @@ impl Client {
             let statement = Statement {
                 session: self.session,
                 card: wire::card_id(&held.json),
-                circuit: held.card.circuit.clone(),
-                scheme: held.card.scheme.clone(),
+                scheme: planner.scheme().to_string(),
                 path: *path,
                 decision: decision.clone(),
                 failed: failed.clone(),
@@ -237,7 +254,7 @@ impl Client {
                 card_json: held.json,
                 card_from: held.from,
             };
-            return Ok((agreement, ch));
+            return Ok((agreement, Box::new(Stated::new(ch))));
         }
     }
 }
@@ -283,5 +300,90 @@ fn attempt(
             .unwrap_or(u32::MAX)
             .max(1),
         ..cfg.clone()
+    }
+}
+
+/// The evaluator's channel after its statement. The garbler's first bytes are its
+/// session's (handed on unchanged) or a refusal, which becomes an error with the garbler's
+/// reason. (The first read takes at least four bytes: the garbler's first words, a
+/// handshake hello or a framed message, are longer.)
+struct Stated {
+    inner: Box<dyn Channel>,
+    checked: bool,
+    /// Bytes read ahead while checking, handed out first.
+    ahead: Vec<u8>,
+}
+
+impl Stated {
+    fn new(inner: Box<dyn Channel>) -> Self {
+        Stated {
+            inner,
+            checked: false,
+            ahead: Vec::new(),
+        }
+    }
+
+    fn check(&mut self) -> transputation_transport::Result<()> {
+        self.checked = true;
+        let mut head = [0u8; 4];
+        self.inner.recv(&mut head)?;
+        if &head != REFUSAL_MAGIC {
+            self.ahead = head.to_vec();
+            return Ok(());
+        }
+        let mut rest = [0u8; 4];
+        self.inner.recv(&mut rest)?;
+        let n = usize::from(u16::from_be_bytes([rest[2], rest[3]])).min(wire::MAX_REFUSAL);
+        let mut reason = vec![0u8; n];
+        self.inner.recv(&mut reason)?;
+        Err(transputation_transport::Error::Mismatch {
+            what: format!(
+                "the garbler refused this session: {}",
+                String::from_utf8_lossy(&reason)
+            ),
+        })
+    }
+}
+
+impl Channel for Stated {
+    fn send(&mut self, bytes: &[u8]) -> transputation_transport::Result<()> {
+        self.inner.send(bytes)
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> transputation_transport::Result<()> {
+        if !self.checked {
+            self.check()?;
+        }
+        let k = self.ahead.len().min(buf.len());
+        buf[..k].copy_from_slice(&self.ahead[..k]);
+        self.ahead.drain(..k);
+        if k < buf.len() {
+            self.inner.recv(&mut buf[k..])?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> transputation_transport::Result<()> {
+        self.inner.flush()
+    }
+
+    fn close(&mut self) -> transputation_transport::Result<()> {
+        self.inner.close()
+    }
+
+    fn stats(&self) -> ByteCounts {
+        self.inner.stats()
+    }
+
+    fn socket_buffers(&self) -> Option<SocketBuffers> {
+        self.inner.socket_buffers()
+    }
+
+    fn peer_addr(&self) -> Option<SocketAddr> {
+        self.inner.peer_addr()
+    }
+
+    fn sender_tuning(&self) -> Option<Arc<dyn TuneSender>> {
+        self.inner.sender_tuning()
     }
 }

@@ -16,7 +16,6 @@ const RANKED: usize = 5;
 /// What a party decides and admits with: its circuit's traffic and the model's constants.
 #[derive(Debug, Clone)]
 pub struct Planner {
-    digest: String,
     scheme: Scheme,
     work: Workload,
     calibration: Calibration,
@@ -56,16 +55,10 @@ impl Planner {
     ) -> Result<Self, transputation_2pc::Error> {
         let options = transputation_2pc::Options::new(scheme);
         Ok(Planner {
-            digest: crate::wire::circuit_id(circuit),
             scheme,
             work: transputation_2pc::workload(circuit, &options)?,
             calibration,
         })
-    }
-
-    /// The circuit's digest, hex, as cards and statements name it.
-    pub fn digest(&self) -> &str {
-        &self.digest
     }
 
     /// The same planner with the evaluator's set-up (loading and planning, seconds) in its
@@ -112,7 +105,6 @@ impl Planner {
         path: &Path,
         exclude: &[String],
     ) -> Result<Plan, String> {
-        self.same_session(&card.circuit, &card.scheme)?;
         path.check().map_err(|e| format!("the path: {e}"))?;
         let candidates: Vec<Candidate> = transputation_transport::auto::candidates(path)
             .into_iter()
@@ -140,17 +132,25 @@ impl Planner {
     }
 
     /// The garbler's check of a statement that arrived on its listener for `key`, its card
-    /// being `card_id`: the same circuit and scheme, its card, a setting of that listener,
+    /// being `card_id`: its card, the same scheme, a setting of that listener,
     /// and one that this garbler would itself consider on the stated path (a transport it
     /// runs here, with options from the registry's settings for that path). It does not
     /// decide again: the evaluator's ranking is the model's, and the choice only ever
     /// affects speed. Gives the transport, or why not.
     pub fn admit(&self, st: &Statement, card_id: &str, key: &str) -> Result<TransportSpec, String> {
         if st.card != card_id {
-            return Err("the evaluator decided with another card than this garbler's (a                         cached one from before its flags changed, or a forged one)"
-                .into());
+            return Err(
+                "the evaluator decided with another card than this garbler's (a cached one from \
+                 before its flags changed, or a forged one)"
+                    .into(),
+            );
         }
-        self.same_session(&st.circuit, &st.scheme)?;
+        if st.scheme != self.scheme.to_string() {
+            return Err(format!(
+                "the evaluator garbles under {}, the garbler under {}",
+                st.scheme, self.scheme
+            ));
+        }
         st.path
             .check()
             .map_err(|e| format!("the stated path: {e}"))?;
@@ -168,19 +168,6 @@ impl Planner {
             ));
         }
         Ok(spec)
-    }
-
-    fn same_session(&self, circuit: &str, scheme: &str) -> Result<(), String> {
-        if circuit != self.digest {
-            return Err("the evaluator's circuit differs from the garbler's".into());
-        }
-        if scheme != self.scheme.to_string() {
-            return Err(format!(
-                "the evaluator garbles under {scheme}, the garbler under {}",
-                self.scheme
-            ));
-        }
-        Ok(())
     }
 }
 

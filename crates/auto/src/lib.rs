@@ -8,8 +8,9 @@
 //! 1. The garbler listens, before any evaluator comes, on every transport setting the
 //!    model may choose, once per setting without its sender options (one `quic` listener
 //!    serves `quic:cc=bbr,iw=15000000` and plain `quic`), and describes them on its
-//!    [`Card`]: its circuit's digest and scheme, each listener's port, and the kernel
-//!    congestion controls it may set. Its UDP port answers probe packets and card asks.
+//!    [`Card`]: each listener's setting and port, and the kernel congestion controls it
+//!    may set (nothing of its circuit, so that a cached card stays good when the garbler
+//!    at that address computes another function). Its UDP port answers probe packets and card asks.
 //! 2. The evaluator asks for the card as it starts, and knows the path: from its cache of
 //!    earlier sessions with this garbler, or by probing the garbler's UDP port (round-trip
 //!    time, loss with its upper confidence bound, bottleneck rate: `transputation-probe`)
@@ -22,8 +23,10 @@
 //!    as the connection's first bytes, in the same flight as the handshake's first
 //!    message. The evaluator decides because it holds the path measurement, so no message
 //!    has to wait for another; the garbler still holds the policy: it admits only a
-//!    statement naming its own card, circuit and scheme and a setting it would itself
-//!    consider on the stated path ([`Planner::admit`]).
+//!    statement naming its own card and scheme and a setting it would itself
+//!    consider on the stated path ([`Planner::admit`]); otherwise it answers with the
+//!    reason in place of its handshake, and the evaluator's first read is an error that
+//!    says it.
 //! 4. A choice that does not connect is excluded and the next best taken (a warning on
 //!    standard error). A cached card that no longer matches the garbler's answer is
 //!    dropped and the decision made again.
@@ -108,7 +111,7 @@ pub enum Error {
         /// How long it was sent.
         patience: Duration,
     },
-    /// No session with this garbler: why (another circuit, no transport in common, ...).
+    /// No session with this garbler: why (no transport in common, ...).
     #[error("no session with this garbler: {0}")]
     Refused(String),
     /// The card does not fit in a datagram.

@@ -1,15 +1,15 @@
 //! The garbler's side. Before any evaluator asks, it listens on every transport setting
 //! the model may choose, once per setting without its sender options
 //! (`TransportSpec::listen_key`: one `quic` listener for every `quic:cc=..,iw=..`), and
-//! writes its [`Card`]: circuit, scheme, those listeners' ports, the kernel congestion
-//! controls it may set. One UDP socket on the session's port answers the evaluator's probe
+//! writes its [`Card`]: those listeners' ports and the kernel congestion controls it may
+//! set. One UDP socket on the session's port answers the evaluator's probe
 //! packets and its asks for the card.
 //!
 //! Each connection a listener accepts is admitted on a thread of its own (at most
 //! [`MAX_ADMITTING`] at once): its first bytes must be the evaluator's [`Statement`]
-//! within the I/O timeout; the statement must name this card, circuit and scheme and a
+//! within the I/O timeout; the statement must name this card and scheme and a
 //! setting of that listener that the garbler would itself consider on the stated path
-//! ([`Planner::admit`]). Then the protected handshake runs, bound to the card and the
+//! ([`Planner::admit`]), or the garbler answers with the reason why not and closes. Then the protected handshake runs, bound to the card and the
 //! statement, and only after it passed is the channel's sending side tuned to the choice
 //! (kernel TCP: its congestion control and send buffer; `quic`: its controller and initial
 //! window), a round trip before the tables leave. [`Service::next`] hands out the
@@ -126,8 +126,6 @@ impl Service {
             }
         }
         let card = Card {
-            circuit: planner.digest().to_string(),
-            scheme: planner.scheme().to_string(),
             listeners: listeners
                 .iter()
                 .map(|(key, l)| Listening {
@@ -281,7 +279,15 @@ fn accept_loop(
 /// Reads the statement on `ch`, checks it, runs the bound handshake and tunes the sender.
 fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Connected, String> {
     let (st, st_json) = read_statement(&mut *ch)?;
-    let transport = a.planner.admit(&st, &a.card_id, key)?;
+    let transport = match a.planner.admit(&st, &a.card_id, key) {
+        Ok(t) => t,
+        Err(why) => {
+            // Said in place of the handshake, so that the evaluator can tell its user.
+            let _ = ch.send(&wire::refusal_bytes(&why));
+            let _ = ch.close();
+            return Err(why);
+        }
+    };
     let binding = wire::binding(st.session, &a.card_json, &st_json);
     // Taken before the secure channel wraps the channel (it does not forward it).
     let tuning = ch.sender_tuning();

@@ -5,9 +5,12 @@
 //! ```text
 //! datagram:  "TPAU" | version (2) | kind (3: card ask, 4: card) | 0 | 0 | session (u64, BE) | JSON
 //! statement: "TPAS" | version (2) | 0 | length (u16, BE) | JSON
+//! refusal:   "TPAR" | version (2) | 0 | length (u16, BE) | UTF-8 reason
 //! ```
 //!
 //! A card ask carries no JSON; a card carries a [`Card`], a statement a [`Statement`]. A
+//! garbler that does not admit a statement answers with a refusal, in place of its
+//! handshake, and closes. A
 //! datagram is at most [`MAX_DATAGRAM`] bytes (below any path's MTU, so never fragmented),
 //! a statement at most [`MAX_STATEMENT`]. Nothing here is authenticated: both parties hash
 //! the exact bytes of the card and the statement into the protected session's handshake
@@ -15,13 +18,16 @@
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use transputation_circuits::Circuit;
 use transputation_model::Path;
 
 /// The first bytes of every datagram.
 pub const MAGIC: &[u8; 4] = b"TPAU";
 /// The first bytes of a statement.
 pub const STATEMENT_MAGIC: &[u8; 4] = b"TPAS";
+/// The first bytes of a refusal.
+pub const REFUSAL_MAGIC: &[u8; 4] = b"TPAR";
+/// The longest refusal reason sent, bytes.
+pub const MAX_REFUSAL: usize = 1024;
 /// The version of these formats.
 pub const VERSION: u8 = 2;
 /// The largest datagram sent or accepted.
@@ -36,14 +42,12 @@ const CARD_ASK: u8 = 3;
 const CARD: u8 = 4;
 
 /// What a garbler serves under `auto`, the same for every session it runs with the same
-/// flags: its circuit, its scheme, and the transports it listens for, each on a port of
-/// its own, set up before any evaluator asks.
+/// transport flags, whatever its circuit: the transports it listens for, each on a port of
+/// its own, set up before any evaluator asks. (The circuit is the statement's to name and
+/// the garbler's to check, so that a card cached for an address stays good when the
+/// garbler there computes another function.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Card {
-    /// The SHA-256 digest of its circuit, hex.
-    pub circuit: String,
-    /// Its garbling scheme.
-    pub scheme: String,
     /// Its listeners.
     pub listeners: Vec<Listening>,
     /// The kernel TCP congestion controls it may set on an accepted connection.
@@ -104,9 +108,8 @@ pub struct Statement {
     pub session: u64,
     /// The SHA-256 of the card's JSON, hex ([`card_id`]).
     pub card: String,
-    /// The SHA-256 digest of the evaluator's circuit, hex.
-    pub circuit: String,
-    /// The evaluator's scheme.
+    /// The evaluator's scheme. (Its circuit is not stated: the session's first message
+    /// names it, inside the protected session, and the garbler refuses another one there.)
     pub scheme: String,
     /// The path the decision is for.
     pub path: Path,
@@ -119,11 +122,6 @@ pub struct Statement {
 /// Names a card in a [`Statement`]: the SHA-256 of its JSON, hex.
 pub fn card_id(card_json: &[u8]) -> String {
     hex(&Sha256::digest(card_json))
-}
-
-/// How a card and a statement name a circuit: its SHA-256 digest, hex.
-pub fn circuit_id(circuit: &Circuit) -> String {
-    hex(&circuit.digest())
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -227,6 +225,20 @@ pub fn statement_length(header: &[u8; STATEMENT_HEADER]) -> Result<usize, WireEr
         )));
     }
     Ok(n)
+}
+
+/// A refusal's bytes: the header and the reason (cut to [`MAX_REFUSAL`] bytes).
+pub fn refusal_bytes(reason: &str) -> Vec<u8> {
+    let mut end = reason.len().min(MAX_REFUSAL);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut b = Vec::with_capacity(STATEMENT_HEADER + end);
+    b.extend_from_slice(REFUSAL_MAGIC);
+    b.extend_from_slice(&[VERSION, 0]);
+    b.extend_from_slice(&(end as u16).to_be_bytes());
+    b.extend_from_slice(&reason.as_bytes()[..end]);
+    b
 }
 
 /// Reads a statement's JSON.
