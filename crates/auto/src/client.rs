@@ -139,6 +139,41 @@ impl Client {
         }
     }
 
+    /// Whether a decision made with the cached card in `held` must be made again: the
+    /// garbler's answer (awaited for `wait`) is another card, and on it the choice is not
+    /// `chosen` on the same port (the connection made stands if only another listener
+    /// moved). `held` takes the garbler's card when it differs.
+    fn stale(
+        &mut self,
+        held: &mut Held,
+        planner: &Planner,
+        path: &Path,
+        failed: &[String],
+        chosen: Option<(&TransportSpec, u16)>,
+        wait: Duration,
+    ) -> bool {
+        if !self.poll(wait) {
+            return false;
+        }
+        let (card, json) = self.answered.clone().expect("polled");
+        if json == held.json {
+            return false;
+        }
+        let same = chosen.is_some_and(|(transport, port)| {
+            planner
+                .choose_with(&card, path, failed)
+                .ok()
+                .map(|p| decision_of(&card, &p))
+                .is_some_and(|(t, d)| &t == transport && d.port == port)
+        });
+        *held = Held {
+            card,
+            json,
+            from: if same { "cache" } else { "garbler" },
+        };
+        !same
+    }
+
     /// Decides on `path` with the card (`cached`, a card's JSON from an earlier session,
     /// if the caller has one; else the garbler's answer), connects over the choice and
     /// states it; falls back to the next best while a choice does not connect. `cfg` is
@@ -196,20 +231,14 @@ impl Client {
             // which comes back while the connection is made (or a moment after).
             if held.from == "cache" {
                 let grace = Duration::from_secs_f64((path.rtt * 0.5).max(0.02));
-                if self.poll(if connected.is_ok() { grace } else { first_wait }) {
-                    let (card, json) = self.answered.clone().expect("polled");
-                    if json != held.json {
-                        eprintln!(
-                            "auto: the garbler's card changed since it was cached; deciding again"
-                        );
-                        held = Held {
-                            card,
-                            json,
-                            from: "garbler",
-                        };
-                        failed.clear();
-                        continue;
-                    }
+                let wait = if connected.is_ok() { grace } else { first_wait };
+                let chosen = connected.is_ok().then_some((&transport, decision.port));
+                if self.stale(&mut held, planner, path, &failed, chosen, wait) {
+                    eprintln!(
+                        "auto: the garbler's card changed since it was cached; deciding again"
+                    );
+                    failed.clear();
+                    continue;
                 }
             }
             let mut ch = match connected {

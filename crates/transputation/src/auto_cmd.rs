@@ -11,9 +11,9 @@ use transputation_auto::{Planner, Service};
 use transputation_transport::{Config, Credentials};
 
 use crate::auto_connect::report;
+use crate::calibration::load_calibration;
 use crate::party_cmd::{run_garbler_session, AroundSession, GarblerArgs, Loaded, SessionArgs};
 use crate::secure_cmd::Protection;
-use crate::select_cmd::load_calibration;
 
 /// `garbler --transport auto`: serves its card and listeners, runs the first session whose
 /// evaluator is admitted.

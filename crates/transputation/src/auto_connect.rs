@@ -109,7 +109,7 @@ pub(crate) fn evaluator_connect(
     // Asked first: the card comes back while the path is measured.
     let mut client = Client::ask(server)?;
     let known = know_path(server, cache_ttl)?;
-    let (calibration, _) = crate::select_cmd::load_calibration(None)?;
+    let (calibration, _) = crate::calibration::load_calibration(None)?;
     let planner = Planner::new(circuit, scheme, calibration)?;
     let t = Instant::now();
     let (agreement, channel) = client

@@ -24,6 +24,7 @@ macro_rules! out {
 
 mod auto_cmd;
 mod auto_connect;
+mod calibration;
 mod capabilities_cmd;
 mod circuit_cmd;
 mod experiment_cmd;

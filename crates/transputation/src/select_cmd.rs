@@ -22,7 +22,6 @@ use crate::transport_cmd::parse_rate;
 mod calibrate;
 mod parse;
 
-pub(crate) use calibrate::load_calibration;
 use parse::{parse_duration, parse_loss};
 
 #[derive(Args, Debug)]
@@ -106,7 +105,7 @@ pub fn run(args: SelectArgs) -> Result<()> {
     };
     let circuit_name = args.circuit.as_deref().expect("clap requires --circuit");
     let circuit = library::load_with_parties(circuit_name, args.parties.as_deref())?;
-    let (cal, cal_source) = load_calibration(args.calibration.as_deref())?;
+    let (cal, cal_source) = crate::calibration::load_calibration(args.calibration.as_deref())?;
     let planner = Planner::new(&circuit, args.scheme, cal)?
         .with_setup(evaluator_setup(&circuit, args.scheme)?);
     let work = planner.workload();

@@ -1,5 +1,5 @@
 //! `select --calibrate`: refits the model's constants to the testbed's runs and writes the
-//! calibration file the selector reads; and finding and reading that file.
+//! calibration file the selector reads (`crate::calibration`).
 //!
 //! Each cell (experiment, circuit, scheme, transport, condition) is one observation: the
 //! median of its runs' `total_ms + connect_ms` (the garbler's protocol time plus the
@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path as FsPath, PathBuf};
+use std::path::Path as FsPath;
 
 use anyhow::{bail, Context, Result};
 use transputation_auto::buffer_for;
@@ -21,38 +21,8 @@ use transputation_garble::Scheme;
 use transputation_model::{fit, Calibration, Conditions, FitReport, Observation, Path, Provenance};
 use transputation_transport::TransportSpec;
 
+use crate::calibration::{calibration_file, load_calibration};
 use crate::report::table;
-
-/// Where the calibration lives unless --calibration says: `$XDG_CONFIG_HOME/transputation/
-/// calibration.json`, else `~/.config/transputation/calibration.json`.
-pub(crate) fn calibration_file() -> Option<PathBuf> {
-    let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    if let Some(d) = non_empty("XDG_CONFIG_HOME") {
-        return Some(FsPath::new(&d).join("transputation/calibration.json"));
-    }
-    non_empty("HOME").map(|h| FsPath::new(&h).join(".config/transputation/calibration.json"))
-}
-
-/// The calibration to predict with, and where it came from: `explicit` (which must
-/// exist), else the default file if it exists, else the transports' declared defaults.
-pub(crate) fn load_calibration(explicit: Option<&FsPath>) -> Result<(Calibration, String)> {
-    let file = match explicit {
-        Some(f) => f.to_path_buf(),
-        None => match calibration_file().filter(|f| f.exists()) {
-            Some(f) => f,
-            None => return Ok((Calibration::default(), "the transports' defaults".into())),
-        },
-    };
-    let text = std::fs::read_to_string(&file)
-        .with_context(|| format!("reading the calibration {}", file.display()))?;
-    let cal: Calibration = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{} is not a calibration (write one with `transputation select --calibrate`)",
-            file.display()
-        )
-    })?;
-    Ok((cal, file.display().to_string()))
-}
 
 /// Fits the runs in `db_path`, writes the calibration to `file` (default: the calibration
 /// file) and reports the fit.
