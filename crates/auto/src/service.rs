@@ -237,17 +237,24 @@ fn accept_loop(
 ) {
     let key_text = key.to_string();
     listener.set_accept_timeout(Some(Duration::from_millis(100)));
+    // The last error told, so that a listener that keeps failing says so once.
+    let mut told = String::new();
     while !stop.load(Ordering::Relaxed) {
         let ch = match listener.accept() {
             Ok(ch) => ch,
             Err(transputation_transport::Error::Timeout { .. }) => continue,
             Err(e) => {
                 // A stray or broken connection; the listener goes on.
-                eprintln!("auto: {key_text}: {e}");
-                thread::sleep(Duration::from_millis(10));
+                let e = e.to_string();
+                if e != told {
+                    eprintln!("auto: {key_text}: {e}");
+                    told = e;
+                }
+                thread::sleep(Duration::from_millis(100));
                 continue;
             }
         };
+        told.clear();
         if shared.admitting.fetch_add(1, Ordering::AcqRel) >= MAX_ADMITTING {
             shared.admitting.fetch_sub(1, Ordering::AcqRel);
             eprintln!("auto: {MAX_ADMITTING} connections are being admitted; closing another");

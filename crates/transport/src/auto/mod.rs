@@ -4,6 +4,8 @@
 //! measured path, so a new transport is predicted and may be chosen as soon as it declares
 //! its [`Family::model`].
 
+use std::sync::OnceLock;
+
 use transputation_model::{Candidate, Path, TransportModel};
 
 use crate::registry::{families, TransportSpec};
@@ -59,10 +61,12 @@ impl TransportSpec {
 /// marked ineligible.
 pub fn candidates(path: &Path) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
-    for family in families() {
-        // `check_here` also asks whether the family works on this host.
+    for family in families().iter().filter(|f| works_here(f)) {
         for spec in settings(family, path) {
-            if spec.check_here().is_err() {
+            let cc_here = spec
+                .congestion_control()
+                .map_or(Ok(()), crate::check_congestion_control);
+            if cc_here.is_err() {
                 continue;
             }
             let model = spec.model();
@@ -77,6 +81,22 @@ pub fn candidates(path: &Path) -> Vec<Candidate> {
         }
     }
     out
+}
+
+/// Whether `family` works on this host, asked once per process: a party under `auto` lists
+/// candidates several times per session, on its critical path, and a family's check may
+/// do real work (`udt`'s starts its library and opens a socket).
+fn works_here(family: &Family) -> bool {
+    static WORKS: OnceLock<Vec<(&'static str, bool)>> = OnceLock::new();
+    WORKS
+        .get_or_init(|| {
+            families()
+                .iter()
+                .map(|f| (f.name, (f.available)().is_ok()))
+                .collect()
+        })
+        .iter()
+        .any(|(name, works)| *works && *name == family.name)
 }
 
 /// A family's settings for `path`, parsed (a tuned string that does not parse is a bug in

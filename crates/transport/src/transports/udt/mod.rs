@@ -76,7 +76,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use transputation_model::{Constants, Control, TransportModel, Window};
 
@@ -297,8 +297,24 @@ fn millis(d: Duration) -> c_int {
 }
 
 /// Checks that the library starts and gives a socket.
+/// Whether UDT works here: its library starts and gives a socket. Asked once per process,
+/// and the library's start is kept: the last `UDT::cleanup` joins UDT's garbage-collector
+/// thread, which may first finish its one-second sleep, and a check on a party's critical
+/// path (`--transport auto` lists its candidates before connecting) must not wait for that.
 fn check() -> Result<()> {
-    Socket::new(4).map(drop)
+    static CHECKED: OnceLock<std::result::Result<Library, String>> = OnceLock::new();
+    let checked = CHECKED.get_or_init(|| {
+        let kept = Library::acquire().map_err(|e| e.to_string())?;
+        Socket::new(4).map(drop).map_err(|e| e.to_string())?;
+        Ok(kept)
+    });
+    match checked {
+        Ok(_) => Ok(()),
+        Err(why) => Err(Error::Io {
+            during: "checking that the UDT library works",
+            source: io::Error::other(why.clone()),
+        }),
+    }
 }
 
 /// A UDT server socket.
