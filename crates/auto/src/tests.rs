@@ -134,13 +134,16 @@ fn a_cached_card_connects_at_once_and_a_stale_one_is_decided_again() {
     evaluator.join().unwrap().unwrap();
 }
 
-/// A UDP relay on 127.0.0.2 between the evaluator and the service that passes asks on and
+/// A UDP relay on `front_ip` (a loopback address of the test's own, so that tests running
+/// at once never reach each other's forwarders) between the evaluator and the service that
+/// passes asks on and
 /// datagrams back, changing each card with `edit`.
 fn relay(
+    front_ip: &str,
     service: SocketAddr,
     edit: impl Fn(wire::Card) -> wire::Card + Send + 'static,
 ) -> (SocketAddr, Arc<AtomicBool>) {
-    let front = UdpSocket::bind("127.0.0.2:0").unwrap();
+    let front = UdpSocket::bind((front_ip, 0)).unwrap();
     let back = UdpSocket::bind("127.0.0.1:0").unwrap();
     back.connect(service).unwrap();
     let addr = front.local_addr().unwrap();
@@ -206,15 +209,19 @@ fn forward(from: TcpListener, to: SocketAddr, edit: fn(Vec<u8>) -> Vec<u8>) {
     });
 }
 
-/// Forwards every TCP listener of `card` from 127.0.0.2 but the one on `closed`.
-fn forward_tcp(card: &wire::Card, closed: Option<u16>, edit: fn(Vec<u8>) -> Vec<u8>) {
-    for l in &card.listeners {
+/// Forwards every kernel-TCP listener of `card` from `front_ip` but the one on `closed`.
+fn forward_tcp(
+    front_ip: &str,
+    card: &wire::Card,
+    closed: Option<u16>,
+    edit: fn(Vec<u8>) -> Vec<u8>,
+) {
+    for l in &tcp_only(card.clone()).listeners {
         if Some(l.port) == closed {
             continue;
         }
-        if let Ok(front) = TcpListener::bind(("127.0.0.2", l.port)) {
-            forward(front, SocketAddr::from(([127, 0, 0, 1], l.port)), edit);
-        }
+        let front = TcpListener::bind((front_ip, l.port)).expect("a forwarder's port");
+        forward(front, SocketAddr::from(([127, 0, 0, 1], l.port)), edit);
     }
 }
 
@@ -227,15 +234,20 @@ fn tcp_only(mut card: wire::Card) -> wire::Card {
 
 #[test]
 fn a_forged_card_is_refused() {
-    // A stranger answers the card ask with a card of fewer transports (kernel TCP only).
+    // A stranger answers the card ask with a card of fewer transports (`tcp` only).
     // The evaluator decides with it and connects (to the garbler's real listener, through
     // a forwarder); its statement names the forged card, which the garbler refuses before
     // the handshake (had the stranger also changed that digest on its way, the binding,
     // which hashes the card as the evaluator saw it, would fail the handshake).
     let p = planner("aes128", Scheme::Ideal);
     let svc = service(p.clone(), true);
-    forward_tcp(svc.card(), None, |b| b);
-    let (front, stop) = relay(svc.local_addr(), tcp_only);
+    forward_tcp("127.0.0.2", svc.card(), None, |b| b);
+    // `tcp` alone: fewer listeners than the garbler's card has in every build.
+    let forge = |mut card: wire::Card| {
+        card.listeners.retain(|l| l.transport == "tcp");
+        card
+    };
+    let (front, stop) = relay("127.0.0.2", svc.local_addr(), forge);
     let mut client = Client::ask(front).unwrap();
     let (agreement, ch) = client.connect(&p, &lan(), None, &cfg(), PATIENCE).unwrap();
     let err = evaluator_says(ch, &agreement.binding, b"x").unwrap_err();
@@ -265,8 +277,8 @@ fn a_statement_changed_on_its_way_is_refused_by_the_handshake() {
     let svc = service(p.clone(), true);
     // The real card, but every TCP listener reached through a forwarder that edits.
     let card = svc.card().clone();
-    forward_tcp(&card, None, edit_statement);
-    let (front, stop) = relay(svc.local_addr(), |c| c);
+    forward_tcp("127.0.0.3", &card, None, edit_statement);
+    let (front, stop) = relay("127.0.0.3", svc.local_addr(), |c| c);
     let mut client = Client::ask(front).unwrap();
     let (agreement, ch) = client.connect(&p, &lan(), None, &cfg(), PATIENCE).unwrap();
     // On a LAN, AES-128 goes over kernel TCP, through the editing forwarder.
@@ -348,8 +360,8 @@ fn a_choice_that_cannot_connect_falls_back_to_the_next_best() {
     let first: transputation_transport::TransportSpec =
         first.decision.choice.unwrap().parse().unwrap();
     let closed = card.port_of(&first.listen_key().to_string());
-    forward_tcp(&card, closed, |b| b);
-    let (front, stop) = relay(svc.local_addr(), |c| c);
+    forward_tcp("127.0.0.4", &card, closed, |b| b);
+    let (front, stop) = relay("127.0.0.4", svc.local_addr(), |c| c);
     // A UDP setting ranked between them does not connect either (nothing forwards UDP
     // but the service's port), and is excluded in turn.
     let mut client = Client::ask(front).unwrap();
