@@ -17,7 +17,7 @@ use transputation_transport::{
 };
 
 use crate::decide::{Plan, Planner};
-use crate::wire::{self, Card, Datagram, Decision, Statement, REFUSAL_MAGIC};
+use crate::wire::{self, Card, Datagram, Decision, Statement, FRAME_HEADER, REFUSAL_MAGIC};
 use crate::Error;
 
 /// What both parties agreed on.
@@ -60,12 +60,7 @@ struct Held {
 impl Client {
     /// Opens a socket towards the garbler's service at `server` and asks for its card.
     pub fn ask(server: SocketAddr) -> Result<Self, Error> {
-        let any = if server.is_ipv6() {
-            "[::]:0"
-        } else {
-            "0.0.0.0:0"
-        };
-        let sock = UdpSocket::bind(any)
+        let sock = transputation_probe::prober_socket(server)
             .and_then(|s| s.connect(server).map(|()| s))
             .map_err(|source| Error::Io {
                 context: format!("opening a UDP socket towards {server}"),
@@ -94,7 +89,8 @@ impl Client {
     /// Reads answers for at most `wait`; true once the card has come.
     fn poll(&mut self, wait: Duration) -> bool {
         let until = Instant::now() + wait;
-        let mut buf = vec![0u8; 65536];
+        // A longer datagram is cut short, and then no card.
+        let mut buf = [0u8; wire::MAX_DATAGRAM];
         while self.answered.is_none() {
             let left = until.saturating_duration_since(Instant::now());
             // A zero read timeout would block for ever: poll without waiting instead.
@@ -354,15 +350,18 @@ impl Stated {
 
     fn check(&mut self) -> transputation_transport::Result<()> {
         self.checked = true;
-        let mut head = [0u8; 4];
-        self.inner.recv(&mut head)?;
-        if &head != REFUSAL_MAGIC {
-            self.ahead = head.to_vec();
+        let mut header = [0u8; FRAME_HEADER];
+        self.inner.recv(&mut header[..4])?;
+        if &header[..4] != REFUSAL_MAGIC {
+            self.ahead = header[..4].to_vec();
             return Ok(());
         }
-        let mut rest = [0u8; 4];
-        self.inner.recv(&mut rest)?;
-        let n = usize::from(u16::from_be_bytes([rest[2], rest[3]])).min(wire::MAX_REFUSAL);
+        self.inner.recv(&mut header[4..])?;
+        let n = wire::refusal_length(&header).map_err(|e| {
+            transputation_transport::Error::Malformed {
+                what: format!("the garbler's refusal: {e}"),
+            }
+        })?;
         let mut reason = vec![0u8; n];
         self.inner.recv(&mut reason)?;
         Err(transputation_transport::Error::Mismatch {
@@ -380,6 +379,10 @@ impl Channel for Stated {
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> transputation_transport::Result<()> {
+        // Every read of the session comes here: past the first, straight through.
+        if self.checked && self.ahead.is_empty() {
+            return self.inner.recv(buf);
+        }
         if !self.checked {
             self.check()?;
         }

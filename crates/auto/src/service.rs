@@ -28,7 +28,7 @@ use transputation_transport::{
 };
 
 use crate::decide::Planner;
-use crate::wire::{self, Card, Datagram, Decision, Listening, Statement, STATEMENT_HEADER};
+use crate::wire::{self, Card, Datagram, Decision, Listening, Statement, FRAME_HEADER};
 use crate::Error;
 
 /// Connections admitted at once at most; a connection beyond them is closed.
@@ -260,16 +260,16 @@ fn accept_loop(
             eprintln!("auto: {MAX_ADMITTING} connections are being admitted; closing another");
             continue;
         }
-        let (shared, key_text) = (shared.clone(), key_text.clone());
+        let (a, key_text) = (shared.clone(), key_text.clone());
         let admitted = thread::Builder::new()
             .name("auto-admit".into())
             .spawn(move || {
                 let peer = ch.peer_addr();
-                let result = admit(ch, &key_text, &shared);
-                shared.admitting.fetch_sub(1, Ordering::AcqRel);
+                let result = admit(ch, &key_text, &a);
+                a.admitting.fetch_sub(1, Ordering::AcqRel);
                 match result {
                     Ok(c) => {
-                        let _ = shared.out.send(Ok(c));
+                        let _ = a.out.send(Ok(c));
                     }
                     Err(why) => eprintln!(
                         "auto: refused a connection on {key_text} from {}: {why}",
@@ -278,6 +278,7 @@ fn accept_loop(
                 }
             });
         if admitted.is_err() {
+            shared.admitting.fetch_sub(1, Ordering::AcqRel);
             eprintln!("auto: could not start a thread to admit a connection; closed it");
         }
     }
@@ -329,7 +330,7 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Connected
 
 /// The statement at the start of `ch`, and its JSON.
 fn read_statement(ch: &mut dyn Channel) -> Result<(Statement, Vec<u8>), String> {
-    let mut header = [0u8; STATEMENT_HEADER];
+    let mut header = [0u8; FRAME_HEADER];
     ch.recv(&mut header)
         .map_err(|e| format!("no statement: {e}"))?;
     let n = wire::statement_length(&header).map_err(|e| e.to_string())?;

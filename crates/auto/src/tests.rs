@@ -17,7 +17,7 @@ use transputation_model::{Calibration, Path};
 use transputation_transport::secure::keys::Psk;
 use transputation_transport::{Channel, Config, Credentials, SecureChannel};
 
-use crate::wire::{self, Datagram, Statement, STATEMENT_HEADER};
+use crate::wire::{self, Datagram, Statement, FRAME_HEADER};
 use crate::{Client, Error, Planner, Service};
 
 const MBIT: f64 = 1e6 / 8.0;
@@ -258,14 +258,13 @@ fn a_forged_card_is_refused() {
 
 /// Changes a statement's stated round trip (what the garbler's tuning would follow).
 fn edit_statement(mut b: Vec<u8>) -> Vec<u8> {
-    if b.len() < STATEMENT_HEADER || &b[..4] != wire::STATEMENT_MAGIC {
+    if b.len() < FRAME_HEADER || &b[..4] != wire::STATEMENT_MAGIC {
         return b;
     }
-    let n = wire::statement_length(b[..STATEMENT_HEADER].try_into().unwrap()).unwrap();
-    let mut st: Statement =
-        wire::parse_statement(&b[STATEMENT_HEADER..STATEMENT_HEADER + n]).unwrap();
+    let n = wire::statement_length(b[..FRAME_HEADER].try_into().unwrap()).unwrap();
+    let mut st: Statement = wire::parse_statement(&b[FRAME_HEADER..FRAME_HEADER + n]).unwrap();
     st.path.rtt *= 2.0;
-    let rest = b.split_off(STATEMENT_HEADER + n);
+    let rest = b.split_off(FRAME_HEADER + n);
     let mut out = wire::statement_bytes(&st).unwrap().0;
     out.extend_from_slice(&rest);
     out

@@ -36,8 +36,8 @@ pub const MAX_DATAGRAM: usize = 1400;
 pub const MAX_STATEMENT: usize = 4096;
 /// Header bytes before a datagram's JSON.
 const HEADER: usize = 16;
-/// Header bytes before a statement's JSON.
-pub const STATEMENT_HEADER: usize = 8;
+/// Header bytes before a statement's JSON or a refusal's reason.
+pub const FRAME_HEADER: usize = 8;
 const CARD_ASK: u8 = 3;
 const CARD: u8 = 4;
 
@@ -193,6 +193,27 @@ pub fn parse_card(json: &[u8]) -> Result<Card, WireError> {
     serde_json::from_slice(json).map_err(|e| WireError::Malformed(e.to_string()))
 }
 
+/// A frame on the connection: `magic | VERSION | 0 | length (u16, BE) | body`.
+fn frame(magic: &[u8; 4], body: &[u8]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(FRAME_HEADER + body.len());
+    b.extend_from_slice(magic);
+    b.extend_from_slice(&[VERSION, 0]);
+    b.extend_from_slice(&(body.len() as u16).to_be_bytes());
+    b.extend_from_slice(body);
+    b
+}
+
+/// The body length a frame header of `magic` announces.
+fn frame_length(header: &[u8; FRAME_HEADER], magic: &[u8; 4]) -> Result<usize, WireError> {
+    if &header[..4] != magic {
+        return Err(WireError::Foreign);
+    }
+    if header[4] != VERSION {
+        return Err(WireError::Version(header[4]));
+    }
+    Ok(usize::from(u16::from_be_bytes([header[6], header[7]])))
+}
+
 /// A statement's bytes on the connection, with its JSON (what the binding hashes).
 pub fn statement_bytes(s: &Statement) -> Result<(Vec<u8>, Vec<u8>), WireError> {
     let json = serde_json::to_vec(s).map_err(|e| WireError::Malformed(e.to_string()))?;
@@ -202,23 +223,12 @@ pub fn statement_bytes(s: &Statement) -> Result<(Vec<u8>, Vec<u8>), WireError> {
             json.len()
         )));
     }
-    let mut b = Vec::with_capacity(STATEMENT_HEADER + json.len());
-    b.extend_from_slice(STATEMENT_MAGIC);
-    b.extend_from_slice(&[VERSION, 0]);
-    b.extend_from_slice(&(json.len() as u16).to_be_bytes());
-    b.extend_from_slice(&json);
-    Ok((b, json))
+    Ok((frame(STATEMENT_MAGIC, &json), json))
 }
 
 /// The length of the statement JSON that follows `header`.
-pub fn statement_length(header: &[u8; STATEMENT_HEADER]) -> Result<usize, WireError> {
-    if &header[..4] != STATEMENT_MAGIC {
-        return Err(WireError::Foreign);
-    }
-    if header[4] != VERSION {
-        return Err(WireError::Version(header[4]));
-    }
-    let n = usize::from(u16::from_be_bytes([header[6], header[7]]));
+pub fn statement_length(header: &[u8; FRAME_HEADER]) -> Result<usize, WireError> {
+    let n = frame_length(header, STATEMENT_MAGIC)?;
     if n == 0 || n > MAX_STATEMENT {
         return Err(WireError::Malformed(format!(
             "a statement of {n} bytes (1 to {MAX_STATEMENT})"
@@ -233,12 +243,13 @@ pub fn refusal_bytes(reason: &str) -> Vec<u8> {
     while !reason.is_char_boundary(end) {
         end -= 1;
     }
-    let mut b = Vec::with_capacity(STATEMENT_HEADER + end);
-    b.extend_from_slice(REFUSAL_MAGIC);
-    b.extend_from_slice(&[VERSION, 0]);
-    b.extend_from_slice(&(end as u16).to_be_bytes());
-    b.extend_from_slice(&reason.as_bytes()[..end]);
-    b
+    frame(REFUSAL_MAGIC, &reason.as_bytes()[..end])
+}
+
+/// The length of the refusal reason that follows `header` (at most [`MAX_REFUSAL`] is
+/// read).
+pub fn refusal_length(header: &[u8; FRAME_HEADER]) -> Result<usize, WireError> {
+    Ok(frame_length(header, REFUSAL_MAGIC)?.min(MAX_REFUSAL))
 }
 
 /// Reads a statement's JSON.

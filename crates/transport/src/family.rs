@@ -294,6 +294,18 @@ impl Values {
         Ok(())
     }
 
+    /// The family these are options of.
+    pub(crate) fn family(&self) -> &'static Family {
+        self.family
+    }
+
+    /// Sets `key` back to its default (nothing if the family has no such option).
+    pub(crate) fn reset(&mut self, key: &str) {
+        if let Some(i) = self.family.options.iter().position(|o| o.key == key) {
+            self.values[i] = self.family.options[i].default.clone();
+        }
+    }
+
     fn get(&self, key: &str) -> Option<&Value> {
         let i = self.family.options.iter().position(|o| o.key == key)?;
         self.values[i].as_ref()

@@ -153,6 +153,14 @@ impl FromStr for TransportSpec {
         for (key, value) in pairs {
             values.set(key.trim(), value.trim())?;
         }
+        TransportSpec::from_values(values)
+    }
+}
+
+impl TransportSpec {
+    /// The transport of its family's `values`, built.
+    pub(crate) fn from_values(values: Values) -> Result<Self> {
+        let family = values.family();
         let transport = (family.build)(&values)?;
         Ok(TransportSpec {
             family,

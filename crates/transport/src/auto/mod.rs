@@ -4,8 +4,6 @@
 //! measured path, so a new transport is predicted and may be chosen as soon as it declares
 //! its [`Family::model`].
 
-use std::sync::OnceLock;
-
 use transputation_model::{Candidate, Path, TransportModel};
 
 use crate::registry::{families, TransportSpec};
@@ -22,22 +20,12 @@ impl TransportSpec {
     /// ([`TransportSpec::sender_hint`]). `quic:cc=bbr,iw=2500000` gives `quic`,
     /// `mtcp:streams=8,cc=bbr` gives `mtcp:streams=8`.
     pub fn listen_key(&self) -> TransportSpec {
-        let sender = self.family().sender_options;
-        let text = self.to_string();
-        let Some((name, options)) = text.split_once(':') else {
-            return self.clone();
-        };
-        let kept: Vec<&str> = options
-            .split(',')
-            .filter(|kv| !sender.iter().any(|k| kv.split('=').next() == Some(*k)))
-            .collect();
-        let key = if kept.is_empty() {
-            name.to_string()
-        } else {
-            format!("{name}:{}", kept.join(","))
-        };
-        // The options kept parsed once already, with the same family.
-        key.parse().unwrap_or_else(|_| self.clone())
+        let mut values = self.values().clone();
+        for key in self.family().sender_options {
+            values.reset(key);
+        }
+        // The family built these options already, with more of them set.
+        TransportSpec::from_values(values).unwrap_or_else(|_| self.clone())
     }
 
     /// The sender options of this setting, for an accepted channel's
@@ -61,12 +49,10 @@ impl TransportSpec {
 /// marked ineligible.
 pub fn candidates(path: &Path) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
-    for family in families().iter().filter(|f| works_here(f)) {
+    for family in families() {
+        // `check_here` also asks whether the family works on this host.
         for spec in settings(family, path) {
-            let cc_here = spec
-                .congestion_control()
-                .map_or(Ok(()), crate::check_congestion_control);
-            if cc_here.is_err() {
+            if spec.check_here().is_err() {
                 continue;
             }
             let model = spec.model();
@@ -81,22 +67,6 @@ pub fn candidates(path: &Path) -> Vec<Candidate> {
         }
     }
     out
-}
-
-/// Whether `family` works on this host, asked once per process: a party under `auto` lists
-/// candidates several times per session, on its critical path, and a family's check may
-/// do real work (`udt`'s starts its library and opens a socket).
-fn works_here(family: &Family) -> bool {
-    static WORKS: OnceLock<Vec<(&'static str, bool)>> = OnceLock::new();
-    WORKS
-        .get_or_init(|| {
-            families()
-                .iter()
-                .map(|f| (f.name, (f.available)().is_ok()))
-                .collect()
-        })
-        .iter()
-        .any(|(name, works)| *works && *name == family.name)
 }
 
 /// A family's settings for `path`, parsed (a tuned string that does not parse is a bug in
