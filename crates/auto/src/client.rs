@@ -7,9 +7,9 @@
 //! back to the next best (with a warning on standard error).
 
 use std::net::{SocketAddr, UdpSocket};
-use std::time::{Duration, Instant};
-
 use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
 
 use transputation_model::Path;
 use transputation_transport::{
@@ -39,6 +39,9 @@ pub struct Agreement {
     pub card_json: Vec<u8>,
     /// Whether that card came from the cache (`cache`) or the garbler (`garbler`).
     pub card_from: &'static str,
+    /// Whether the connection is one made early, before the decision
+    /// ([`Client::connect_early`]).
+    pub early: bool,
 }
 
 /// An evaluator's agreement with one garbler.
@@ -48,7 +51,22 @@ pub struct Client {
     session: u64,
     /// The card as the garbler answered this session's ask, if it has.
     answered: Option<(Card, Vec<u8>)>,
+    /// Connections made before the decision ([`Client::connect_early`]).
+    early: Vec<Early>,
 }
+
+/// A connection made at the start, before the card and the path are known, to where a
+/// garbler of this build listens for a setting
+/// ([`crate::service::predicted_listeners`]).
+struct Early {
+    /// The listen key it connected with.
+    key: String,
+    addr: SocketAddr,
+    made: JoinHandle<transputation_transport::Result<Box<dyn Channel>>>,
+}
+
+/// The most an early connection may take; one not made by then is not waited for.
+const EARLY_BUDGET: Duration = Duration::from_secs(3);
 
 /// A card and where it came from.
 struct Held {
@@ -71,6 +89,7 @@ impl Client {
             server,
             session: rand::random(),
             answered: None,
+            early: Vec::new(),
         };
         client.send_ask()?;
         Ok(client)
@@ -109,6 +128,60 @@ impl Client {
         }
         let _ = self.sock.set_nonblocking(false);
         self.answered.is_some()
+    }
+
+    /// The card if the garbler has answered by now (no wait).
+    pub fn card_now(&mut self) -> Option<Card> {
+        self.poll(Duration::ZERO)
+            .then(|| self.answered.as_ref().map(|(c, _)| c.clone()))
+            .flatten()
+    }
+
+    /// Connects at once, each on a thread of its own, to where a garbler of this build
+    /// listens for `tcp` and `quic` when its ports were free, so that on a cold start the
+    /// connection's round trip passes while the path is measured. [`Client::connect`]
+    /// takes such a connection only if the decision chooses a setting of its listener and
+    /// the card names the same port (so a stranger on a predicted port never gets the
+    /// statement); the others are closed without a byte, which the garbler passes over
+    /// without a word. For a session whose own sending is small (the evaluator sends in
+    /// the first window whatever its controller) and whose tables fit the receive windows
+    /// the kernel and quinn start with: [`Planner::fits_early`].
+    pub fn connect_early(&mut self, cfg: &Config) {
+        let budget = cfg.connect_budget().min(EARLY_BUDGET);
+        let cfg = Config {
+            connect_timeout: budget,
+            connect_attempts: u32::try_from(budget.as_nanos() / cfg.retry_delay.as_nanos().max(1))
+                .unwrap_or(u32::MAX)
+                .max(1),
+            ..cfg.clone()
+        };
+        for (key, addr) in crate::service::predicted_listeners(self.server) {
+            let (spec, cfg) = (key.clone(), cfg.clone());
+            let made = thread::Builder::new()
+                .name("auto-early".into())
+                .spawn(move || spec.connect(addr, &cfg));
+            if let Ok(made) = made {
+                self.early.push(Early {
+                    key: key.to_string(),
+                    addr,
+                    made,
+                });
+            }
+        }
+    }
+
+    /// The early connection to `addr` for `transport`'s listener, if one was made.
+    fn take_early(
+        &mut self,
+        transport: &TransportSpec,
+        addr: SocketAddr,
+    ) -> Option<Box<dyn Channel>> {
+        let key = transport.listen_key().to_string();
+        let i = self
+            .early
+            .iter()
+            .position(|e| e.key == key && e.addr == addr)?;
+        self.early.swap_remove(i).made.join().ok()?.ok()
     }
 
     /// The garbler's card, asking again after `first_wait`, then twice as long each time
@@ -222,7 +295,12 @@ impl Client {
             let (transport, decision) = decision_of(&held.card, &plan);
             let addr = SocketAddr::new(self.server.ip(), decision.port);
             let left = patience.saturating_sub(start.elapsed());
-            let connected = transport.connect(addr, &attempt(cfg, &transport, &plan, path, left));
+            let early = self.take_early(&transport, addr);
+            let was_early = early.is_some();
+            let connected = match early {
+                Some(ch) => Ok(ch),
+                None => transport.connect(addr, &attempt(cfg, &transport, &plan, path, left)),
+            };
             // A cached card is checked against the garbler's answer to this session's ask,
             // which comes back while the connection is made (or a moment after).
             if held.from == "cache" {
@@ -278,7 +356,10 @@ impl Client {
                 failed,
                 card_json: held.json,
                 card_from: held.from,
+                early: was_early,
             };
+            // The early connections not taken close as their threads end.
+            self.early.clear();
             return Ok((agreement, Box::new(Stated::new(ch))));
         }
     }

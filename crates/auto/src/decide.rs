@@ -68,6 +68,15 @@ impl Planner {
         self
     }
 
+    /// Whether an early connection, made before the decision with a listener's plain
+    /// setting ([`crate::Client::connect_early`]), serves this session as well as one made
+    /// for the choice: the evaluator's bulk sending fits in any first window (12 kB, quinn's
+    /// smallest), so its own controller does not matter, and the garbler's tables fit in the
+    /// receive windows a connection starts with (4 MiB).
+    pub fn fits_early(&self) -> bool {
+        self.work.evaluator_bytes() <= 12_000 && self.work.garbler_bytes() <= 4 << 20
+    }
+
     /// The scheme.
     pub fn scheme(&self) -> Scheme {
         self.scheme
@@ -129,6 +138,52 @@ impl Planner {
             ));
         }
         Ok(plan)
+    }
+
+    /// Whether the decision on `path` (a probe's measurement so far) is settled: a further
+    /// probe train, costing `cost` seconds, could not gain more than it costs. What a
+    /// larger train may show is a faster and cleaner path than a short one: a rate up to
+    /// four times what it read (a 32-packet train passes a fast link in well under a
+    /// millisecond, within a busy host's timing noise) and a loss bound an eighth as high
+    /// (eight times the packets). The gain is what the choice made now loses there
+    /// against the best choice there, both predicted on that path. Not settled while no
+    /// choice is possible.
+    pub fn settled(&self, card: &Card, path: &Path, cost: f64) -> bool {
+        let Ok(now) = self.choose_with(card, path, &[]) else {
+            return false;
+        };
+        let Some(chosen) = now.decision.choice.as_deref() else {
+            return false;
+        };
+        let Some(kept) = transputation_transport::auto::candidates(path)
+            .into_iter()
+            .find(|c| c.name == chosen)
+        else {
+            return false;
+        };
+        let better = Path {
+            rate: path.rate * 4.0,
+            loss_upper: (path.loss_upper / 8.0).max(path.loss),
+            ..*path
+        };
+        let mut candidates: Vec<Candidate> = transputation_transport::auto::candidates(&better)
+            .into_iter()
+            .filter(|c| c.name != chosen && served(card, &c.name))
+            .collect();
+        candidates.push(kept);
+        let there = self.plan(&better, &candidates).decision;
+        let best = there
+            .ranked
+            .iter()
+            .filter(|r| r.eligible)
+            .filter_map(|r| r.seconds())
+            .fold(f64::INFINITY, f64::min);
+        let kept = there
+            .ranked
+            .iter()
+            .find(|r| r.name == chosen)
+            .and_then(|r| r.seconds());
+        kept.is_some_and(|k| k - best <= cost)
     }
 
     /// The garbler's check of a statement that arrived on its listener for `key`, its card

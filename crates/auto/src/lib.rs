@@ -15,7 +15,14 @@
 //!    earlier sessions with this garbler, or by probing the garbler's UDP port (round-trip
 //!    time, loss with its upper confidence bound, bottleneck rate: `transputation-probe`)
 //!    while the card comes back and its circuit loads. With a card and a path from its
-//!    cache it does not wait for anything.
+//!    cache it does not wait for anything. With nothing cached, it asks after each probe
+//!    train whether the decision is settled ([`Planner::settled`]: a larger train could
+//!    not gain more than it costs), and stops measuring once it is; and for a session
+//!    whose own sending is small ([`Planner::fits_early`]) it has already connected at
+//!    its start to where a garbler of this build listens for `tcp` and `quic`
+//!    ([`Client::connect_early`]), so the connection's round trip passes during the
+//!    probe's first one. Such a connection is used only if the decision chooses a
+//!    setting of its listener and the card names the same port.
 //! 3. The evaluator decides ([`Planner::choose_with`]): the settings both can run,
 //!    predicted for the circuit's traffic on the path and ranked by minimax regret over
 //!    the loss estimate and its bound. It connects to the garbler's listener for the choice
@@ -56,7 +63,7 @@ pub mod wire;
 
 pub use client::{Agreement, Client};
 pub use decide::{buffer_for, Plan, Planner};
-pub use service::{Connected, Service, MAX_ADMITTING};
+pub use service::{predicted_listeners, Connected, Service, MAX_ADMITTING};
 pub use wire::{Card, Decision, Statement};
 
 use std::net::SocketAddr;

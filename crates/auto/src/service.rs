@@ -74,6 +74,25 @@ fn reference_paths() -> [Path; 3] {
     ]
 }
 
+/// Where a garbler of this build whose agreement socket is `udp` listens for `tcp` and
+/// `quic` if those ports were free ([`Service::start`]): an evaluator with nothing cached
+/// connects there at once, before it knows the card, and uses a connection only if the
+/// card then names the same port for the setting it chose.
+pub fn predicted_listeners(udp: SocketAddr) -> Vec<(TransportSpec, SocketAddr)> {
+    if udp.port() == 0 {
+        return Vec::new();
+    }
+    listen_keys()
+        .into_iter()
+        .enumerate()
+        .filter(|(_, key)| matches!(key.name(), "tcp" | "quic"))
+        .filter_map(|(i, key)| {
+            let port = udp.port().checked_add(1 + u16::try_from(i).ok()?)?;
+            Some((key, SocketAddr::new(udp.ip(), port)))
+        })
+        .collect()
+}
+
 /// The settings the garbler listens for: each reliable candidate's listen key, once.
 fn listen_keys() -> Vec<TransportSpec> {
     let mut keys: Vec<TransportSpec> = Vec::new();
@@ -271,6 +290,8 @@ fn accept_loop(
                     Ok(c) => {
                         let _ = a.out.send(Ok(c));
                     }
+                    // An evaluator's early connection it did not need: nothing to say.
+                    Err(why) if why == UNUSED => {}
                     Err(why) => eprintln!(
                         "auto: refused a connection on {key_text} from {}: {why}",
                         peer.map_or_else(|| "an unknown address".into(), |p| p.to_string())
@@ -328,11 +349,18 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Connected
     })
 }
 
+/// Why a connection closed in good order before its first byte was not admitted: an
+/// evaluator connects early to the listeners it may choose and closes the ones it did not
+/// ([`crate::Client::connect_early`]).
+const UNUSED: &str = "closed before a statement";
+
 /// The statement at the start of `ch`, and its JSON.
 fn read_statement(ch: &mut dyn Channel) -> Result<(Statement, Vec<u8>), String> {
     let mut header = [0u8; FRAME_HEADER];
-    ch.recv(&mut header)
-        .map_err(|e| format!("no statement: {e}"))?;
+    ch.recv(&mut header).map_err(|e| match e {
+        transputation_transport::Error::Closed { .. } => UNUSED.to_string(),
+        e => format!("no statement: {e}"),
+    })?;
     let n = wire::statement_length(&header).map_err(|e| e.to_string())?;
     let mut json = vec![0u8; n];
     ch.recv(&mut json)

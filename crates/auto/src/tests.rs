@@ -501,3 +501,109 @@ fn under_one_percent_loss_cubic_is_never_chosen() {
         assert_ne!(control, transputation_model::Control::Reno, "{circuit}");
     }
 }
+
+/// A service on a fixed port of `ip` (the early connections need the ports a garbler of
+/// this build takes after it), the port found free just before.
+fn service_on(ip: [u8; 4], p: Planner) -> Service {
+    let free = UdpSocket::bind(SocketAddr::from((ip, 0))).unwrap();
+    let addr = free.local_addr().unwrap();
+    drop(free);
+    Service::start(addr, p, cfg(), Some(Arc::new(creds()))).unwrap()
+}
+
+#[test]
+fn a_cold_evaluator_uses_the_early_connection_its_choice_names() {
+    let p = planner("aes128", Scheme::Ideal);
+    assert!(p.fits_early());
+    let svc = service_on([127, 0, 4, 1], p.clone());
+    let predicted = crate::predicted_listeners(svc.local_addr());
+    assert!(!predicted.is_empty());
+    for (key, addr) in &predicted {
+        assert_eq!(
+            svc.card().port_of(&key.to_string()),
+            Some(addr.port()),
+            "{key}"
+        );
+    }
+    let mut client = Client::ask(svc.local_addr()).unwrap();
+    client.connect_early(&cfg());
+    let (agreement, ch) = client.connect(&p, &lan(), None, &cfg(), PATIENCE).unwrap();
+    let key = agreement.transport.listen_key();
+    let predicted_here = predicted.iter().any(|(k, _)| *k == key);
+    assert_eq!(agreement.early, predicted_here, "{}", agreement.transport);
+    let evaluator = thread::spawn(move || evaluator_says(ch, &agreement.binding, b"early"));
+    assert_eq!(garbler_hears(&svc, 5).1, b"early");
+    evaluator.join().unwrap().unwrap();
+}
+
+#[test]
+fn an_early_connection_to_a_stranger_on_a_predicted_port_gets_nothing() {
+    let p = planner("aes128", Scheme::Ideal);
+    let ip = [127, 0, 4, 2];
+    let free = UdpSocket::bind(SocketAddr::from((ip, 0))).unwrap();
+    let udp = free.local_addr().unwrap();
+    drop(free);
+    // Strangers on every port the evaluator predicts: the garbler listens elsewhere.
+    let predicted = crate::predicted_listeners(udp);
+    let mut tcp_stranger = None;
+    let mut udp_strangers = Vec::new();
+    for (key, addr) in &predicted {
+        if key.name() == "tcp" {
+            tcp_stranger = Some(TcpListener::bind(addr).unwrap());
+        } else {
+            udp_strangers.push(UdpSocket::bind(addr).unwrap());
+        }
+    }
+    let tcp_stranger = tcp_stranger.expect("tcp is predicted");
+    let svc = Service::start(udp, p.clone(), cfg(), Some(Arc::new(creds()))).unwrap();
+    assert_ne!(
+        svc.card().port_of("tcp"),
+        Some(tcp_stranger.local_addr().unwrap().port())
+    );
+    let mut client = Client::ask(udp).unwrap();
+    client.connect_early(&cfg());
+    let (stream, _) = tcp_stranger.accept().unwrap();
+    let (agreement, ch) = client.connect(&p, &lan(), None, &cfg(), PATIENCE).unwrap();
+    assert!(!agreement.early);
+    let evaluator = thread::spawn(move || evaluator_says(ch, &agreement.binding, b"past"));
+    assert_eq!(garbler_hears(&svc, 4).1, b"past");
+    evaluator.join().unwrap().unwrap();
+    // The stranger's connection was closed without a byte.
+    let mut stream = stream;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut got = Vec::new();
+    stream.read_to_end(&mut got).unwrap();
+    assert!(got.is_empty(), "{got:?}");
+}
+
+#[test]
+fn a_first_train_settles_a_small_circuit_and_not_a_large_one_on_a_fast_path() {
+    let aes = planner("aes128", Scheme::Ideal);
+    let svc = service(aes.clone(), false);
+    let card = svc.card().clone();
+    // A long path as the first train reads it: a fast link read low, no loss among 32
+    // packets (up to 9 % at 95 %). The next train costs about a round trip.
+    let first = Path {
+        rtt: 0.3,
+        rate: 130.0 * MBIT,
+        loss: 0.0,
+        loss_upper: 0.09,
+        queue: None,
+    };
+    assert!(aes.settled(&card, &first, 0.31));
+    // Tables of 6.4 MB on a 100 ms path: four times the rate read would save more than
+    // the next train's round trip.
+    let big = library::load("synthetic:and=200000,xor=500000,inputs=1000").unwrap();
+    let big = Planner::new(&big, Scheme::Ideal, Calibration::default()).unwrap();
+    assert!(!big.fits_early());
+    let path = Path { rtt: 0.1, ..first };
+    assert!(!big.settled(&card, &path, 0.11));
+    // Nothing to choose from: not settled.
+    let empty = crate::Card {
+        listeners: Vec::new(),
+        congestion: Vec::new(),
+    };
+    assert!(!aes.settled(&empty, &first, 0.31));
+}

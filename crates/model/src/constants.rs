@@ -30,11 +30,20 @@ pub struct Constants {
     /// none was seen).
     #[serde(with = "finite_or_null")]
     pub host_cap: f64,
+    /// The share of a clean bottleneck a BBR sender holds once past its start-up (1 for
+    /// the kernel's; quinn's paces below the link it measured). Calibrations written before
+    /// it existed read 1.
+    #[serde(default = "one")]
+    pub steady_share: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Constants {
     /// Textbook values: no fixed cost, doubling per round trip, no lag, a round trip of
-    /// repair, the textbook loss response, no host ceiling.
+    /// repair, the textbook loss response, no host ceiling, the whole link.
     pub const TEXTBOOK: Constants = Constants {
         fixed: 0.0,
         growth: 2.0,
@@ -43,6 +52,7 @@ impl Constants {
         tail: 1.0,
         loss_factor: 1.0,
         host_cap: f64::INFINITY,
+        steady_share: 1.0,
     };
 }
 

@@ -163,7 +163,10 @@ fn knobs(control: &Control) -> Vec<Knob> {
             v.push(knob!(loss_factor, 0.3, 3.0));
             v.push(knob!(slow_start_exit, 0.2, 1.0));
         }
-        Control::Bbr => v.push(knob!(startup_lag, 0.0, 1.5)),
+        Control::Bbr => {
+            v.push(knob!(startup_lag, 0.0, 1.5));
+            v.push(knob!(steady_share, 0.5, 1.0));
+        }
         Control::RateBased => v.push(knob!(loss_factor, 0.0, 300.0)),
         Control::Paced { .. } => {}
     }

@@ -33,15 +33,17 @@
 //!   rule that the window stops limiting once `W·t > R` (§4.1) — then the steady rate
 //!
 //!   ```text
-//!   r = min(C, window/R, r_loss(p), H_t)
+//!   r = min(σ·C, window/R, r_loss(p), H_t)
 //!   ```
 //!
 //!   where `window` is the flow-control or socket buffer (sized as the paper's §4.2
-//!   says), `H_t` the host's own ceiling for the transport (CPU, pacing), and `r_loss` the
+//!   says), `σ` the share of a clean link the controller holds (1 but for a BBR that
+//!   paces below its estimate, such as quinn's), `H_t` the host's own ceiling for the
+//!   transport (CPU, pacing), and `r_loss` the
 //!   congestion controller's response to random loss: Reno `√(3/(2p))` packets a round
 //!   trip (Mathis et al. 1997), CUBIC `1.054·(R/p)^¾` packets (RFC 9438 §5.1: with
 //!   `R` in seconds it falls as `p^-¾` and collapses on long lossy paths), BBR the link
-//!   rate `C·(1 − p)` up to `p ≈ 20 %` (its rate, not its window, answers loss), a
+//!   rate `σ·C·(1 − p)` up to `p ≈ 20 %` (its rate, not its window, answers loss), a
 //!   rate-based controller such as UDT's `C / (1 + k·√p)`. Slow start ends at the first
 //!   loss for the loss-based controllers (after about `1/p` packets) and, without loss,
 //!   where HyStart leaves it (a fraction of the pipe). Half a round trip of propagation,
@@ -49,7 +51,7 @@
 //!   a packet) complete `D`.
 //!
 //! Every constant that is not physics (`T0`, `g`, the start-up lag, the tail, the loss
-//! multiplier, the HyStart exit, `H_t`) is a [`Constants`] entry under the transport's
+//! multiplier, the HyStart exit, `σ`, `H_t`) is a [`Constants`] entry under the transport's
 //! calibration key, with a default its module declares; [`fit`] refits them from measured
 //! runs. The host's garbling pipeline rate is a [`HostConstants`] entry, which [`fit`]
 //! keeps as it starts.

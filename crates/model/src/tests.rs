@@ -150,6 +150,20 @@ fn the_initial_window_of_the_whole_path_is_refused_where_it_overruns_the_queue()
 }
 
 #[test]
+fn a_message_shorter_than_the_initial_window_is_judged_by_its_own_size() {
+    // A long fast path whose loss a short probe bounds at 9 %: a 15 MB first flight could
+    // lose about 2,400 packets at once, AES-128's 211 kB about 33.
+    let mut path = Path::exact(0.3, 500.0 * MBIT, 0.0);
+    path.loss_upper = 0.09;
+    let k = Constants::TEXTBOOK;
+    let host = HostConstants::default();
+    let t = quic_bbr(0.8 * path.bdp());
+    let e = predict(&path, &mincut(), &t, &k, &host, &cond(&path)).unwrap_err();
+    assert!(e.0.contains("first flight of 15000 kB"), "{e}");
+    assert!(predict(&path, &aes128(), &t, &k, &host, &cond(&path)).is_ok());
+}
+
+#[test]
 fn a_paced_transport_without_repair_is_unsuitable_unless_the_path_is_clean() {
     let udp = TransportModel {
         key: "udp".into(),
@@ -288,6 +302,7 @@ fn calibration_recovers_constants_that_generated_the_runs() {
         tail: 1.5,
         loss_factor: 1.0,
         host_cap: 100.0 * MBIT,
+        steady_share: 0.85,
     };
     let model = tcp(Control::Bbr);
     let mut runs = Vec::new();
@@ -333,6 +348,10 @@ fn calibration_recovers_constants_that_generated_the_runs() {
     assert!(k.rms_cross.unwrap() < 0.15, "{k:#?}");
     let got = cal.keys["tcp/bbr"];
     assert!((got.host_cap / truth.host_cap - 1.0).abs() < 0.1, "{got:?}");
+    assert!(
+        (got.steady_share - truth.steady_share).abs() < 0.05,
+        "{got:?}"
+    );
 }
 
 #[test]
@@ -343,4 +362,43 @@ fn constants_survive_json_with_an_infinite_ceiling() {
     assert!(text.contains("\"host_cap\":null"), "{text}");
     let back: Calibration = serde_json::from_str(&text).unwrap();
     assert_eq!(back, cal);
+    // A calibration written before the steady share existed reads the whole link.
+    let old = text.replace(",\"steady_share\":1.0", "");
+    assert_ne!(old, text);
+    let back: Calibration = serde_json::from_str(&old).unwrap();
+    assert_eq!(back.keys["tcp/cubic"].steady_share, 1.0);
+}
+
+#[test]
+fn quinns_bbr_holds_its_share_of_a_clean_link() {
+    let path = Path::exact(0.1, 200.0 * MBIT, 0.0);
+    let mut t = quic_bbr(0.8 * path.bdp());
+    t.defaults.steady_share = 0.8;
+    let p = predict(
+        &path,
+        &mincut(),
+        &t,
+        &t.defaults,
+        &HostConstants::default(),
+        &cond(&path),
+    )
+    .unwrap();
+    assert_eq!(p.bulk[1].limit, Limit::Link);
+    assert!(
+        (p.bulk[1].steady_rate - 0.8 * path.rate).abs() < 1.0,
+        "{p:?}"
+    );
+    // The kernel's cubic fills the link whatever the share says.
+    let mut cubic = tcp(Control::Cubic);
+    cubic.defaults.steady_share = 0.8;
+    let p = predict(
+        &path,
+        &mincut(),
+        &cubic,
+        &cubic.defaults,
+        &HostConstants::default(),
+        &cond(&path),
+    )
+    .unwrap();
+    assert!((p.bulk[1].steady_rate - path.rate).abs() < 1.0, "{p:?}");
 }

@@ -85,7 +85,7 @@ pub use error::Error;
 pub use loss::{LossEvidence, MAX_EVIDENCE_PACKETS};
 pub use measurement::Measurement;
 pub use prober::{probe, Settings};
-pub use quick::{probe_quick, QuickSettings};
+pub use quick::{probe_quick, probe_quick_until, QuickSettings};
 pub use server::{serve, serve_until, serve_until_with};
 pub use socket::{big_buffers, prober_socket};
 pub use wire::{MAP_MAX_PACKETS, MAX_PACKET_BYTES};

@@ -140,7 +140,23 @@ pub fn probe_quick(
     sock: UdpSocket,
     addr: SocketAddr,
     settings: &QuickSettings,
+    waiting: impl FnMut(),
+) -> Result<Measurement, Error> {
+    probe_quick_until(sock, addr, settings, waiting, |_, _| false)
+}
+
+/// [`probe_quick`], asking `enough` after each train whether the measurement so far
+/// suffices: it gets that measurement and what the next train would cost (its sending or
+/// passing the bottleneck, the guard and a round trip), and the probe stops growing its
+/// trains as soon as it says yes. A party that decides with the measurement (as
+/// `--transport auto` does) thus pays for a larger train only where it could change the
+/// decision by more than the train costs.
+pub fn probe_quick_until(
+    sock: UdpSocket,
+    addr: SocketAddr,
+    settings: &QuickSettings,
     mut waiting: impl FnMut(),
+    mut enough: impl FnMut(&Measurement, Duration) -> bool,
 ) -> Result<Measurement, Error> {
     let mut p = Prober::connect(sock, addr)?;
     let plan = TrainPlan::new(settings, addr);
@@ -161,7 +177,37 @@ pub fn probe_quick(
             settings.budget(Duration::from_secs_f64(median / 1e3)),
         ),
     };
-    let measured = grow_trains(&mut p, &plan, &timing, pings.first_train)?;
+    let first_train = pings.first_train;
+    let pings = PingSummary {
+        min,
+        median,
+        max,
+        sent: pings.sent,
+        answered: pings.rtts.len(),
+        started: pings.started,
+    };
+    let measured = grow_trains(&mut p, &plan, &timing, first_train, &mut |m, cost| {
+        enough(&measurement_of(&pings, &plan, m), cost)
+    })?;
+    Ok(measurement_of(&pings, &plan, &measured))
+}
+
+/// What the ping burst measured.
+struct PingSummary {
+    min: f64,
+    median: f64,
+    max: f64,
+    sent: u32,
+    answered: usize,
+    started: Instant,
+}
+
+/// The measurement of the burst and the trains reported on so far.
+fn measurement_of(
+    pings: &PingSummary,
+    plan: &TrainPlan,
+    measured: &[MeasuredTrain],
+) -> Measurement {
     let trains: Vec<TrainResult> = measured.iter().map(|m| m.result).collect();
     let sent = trains.iter().fold(0u32, |n, t| n.saturating_add(t.sent));
     let received = trains
@@ -174,10 +220,10 @@ pub fn probe_quick(
         .iter()
         .filter_map(|m| m.floor_mbps)
         .max_by(f64::total_cmp);
-    Ok(Measurement {
-        rtt_ms_min: min,
-        rtt_ms_median: median,
-        rtt_ms_max: max,
+    Measurement {
+        rtt_ms_min: pings.min,
+        rtt_ms_median: pings.median,
+        rtt_ms_max: pings.max,
         loss_rate: if sent == 0 {
             0.0
         } else {
@@ -191,7 +237,7 @@ pub fn probe_quick(
             .map(|d| d.max(floor.unwrap_or(0.0))),
         bandwidth_floor_mbps: floor,
         pings_sent: pings.sent,
-        pings_answered: pings.rtts.len(),
+        pings_answered: pings.answered,
         train_sent: sent,
         train_received: received,
         packet_bytes: plan.packet_bytes,
@@ -199,7 +245,7 @@ pub fn probe_quick(
         overflow_packets: trains.iter().map(|t| t.overflow_packets).sum(),
         trains: trains.len() as u32,
         duration_ms: pings.started.elapsed().as_secs_f64() * 1e3,
-    })
+    }
 }
 
 /// `at` + `wait`, or a year after `at` if that is past what an instant holds.
@@ -470,6 +516,7 @@ fn grow_trains(
     plan: &TrainPlan,
     timing: &TrainTiming,
     mut first_train: Option<SentTrain>,
+    enough: &mut dyn FnMut(&[MeasuredTrain], Duration) -> bool,
 ) -> Result<Vec<MeasuredTrain>, Error> {
     let mut packets = plan.first;
     let mut results = Vec::new();
@@ -527,7 +574,7 @@ fn grow_trains(
             .max(carrying)
             .saturating_add(timing.guard)
             .saturating_add(timing.rtt_max);
-        if later(Instant::now(), cost) > timing.deadline {
+        if later(Instant::now(), cost) > timing.deadline || enough(&results, cost) {
             break;
         }
         packets = next;

@@ -56,22 +56,62 @@ pub(crate) struct Known {
 }
 
 /// Measures the path to `server` with the quick probe, or recalls it from the cache if it
-/// is at most `ttl` old (0: always probe).
-pub(crate) fn know_path(server: SocketAddr, ttl: Duration) -> Result<Known> {
+/// is at most `ttl` old (0: always probe). With a `client` and its `planner`, the probe
+/// stops as soon as the decision is settled ([`Planner::settled`], once the garbler's card
+/// has come) and, before it starts, the client connects early where the session allows it
+/// ([`Client::connect_early`]). A cached measurement of the first train alone (one cut
+/// short for a session that needed no more) serves a later session only if that
+/// session's decision is settled on it too, with the cached card; a larger circuit
+/// measures again.
+pub(crate) fn know_path(
+    server: SocketAddr,
+    ttl: Duration,
+    mut deciding: Option<(&mut Client, &Planner, &Config)>,
+) -> Result<Known> {
     let cache = ProbeCache::in_user_cache().filter(|_| !ttl.is_zero());
     if let Some(hit) = cache.as_ref().and_then(|c| c.get(server, ttl)) {
-        return Ok(Known {
-            path: transputation_auto::path_of(&hit.measurement).map_err(anyhow::Error::msg)?,
-            from: "cache",
-            probe_ms: 0.0,
-            card: hit.service,
-        });
+        let path = transputation_auto::path_of(&hit.measurement).map_err(anyhow::Error::msg)?;
+        let settles = |planner: &Planner| {
+            hit.service
+                .as_deref()
+                .and_then(|j| transputation_auto::wire::parse_card(j.as_bytes()).ok())
+                .is_some_and(|card| planner.settled(&card, &path, path.rtt))
+        };
+        let enough = hit.measurement.trains > 1
+            || deciding
+                .as_ref()
+                .is_none_or(|(_, planner, _)| settles(planner));
+        if enough {
+            return Ok(Known {
+                path,
+                from: "cache",
+                probe_ms: 0.0,
+                card: hit.service,
+            });
+        }
     }
     let t = Instant::now();
+    if let Some((client, planner, cfg)) = deciding.as_mut() {
+        if planner.fits_early() {
+            client.connect_early(cfg);
+        }
+    }
     let sock = probe::prober_socket(server).context("opening the probe's socket")?;
-    let m = probe::probe_quick(sock, server, &QuickSettings::default(), || {
-        eprintln!("auto: waiting for the garbler's probe service at {server}")
-    })
+    let m = probe::probe_quick_until(
+        sock,
+        server,
+        &QuickSettings::default(),
+        || eprintln!("auto: waiting for the garbler's probe service at {server}"),
+        |m, cost| {
+            let Some((client, planner, _)) = deciding.as_mut() else {
+                return false;
+            };
+            let (Some(card), Ok(path)) = (client.card_now(), transputation_auto::path_of(m)) else {
+                return false;
+            };
+            planner.settled(&card, &path, cost.as_secs_f64())
+        },
+    )
     .with_context(|| format!("probing the path to {server}"))?;
     let probe_ms = t.elapsed().as_secs_f64() * 1e3;
     if let Some(c) = &cache {
@@ -108,9 +148,9 @@ pub(crate) fn evaluator_connect(
 ) -> Result<AutoConnection> {
     // Asked first: the card comes back while the path is measured.
     let mut client = Client::ask(server)?;
-    let known = know_path(server, cache_ttl)?;
     let (calibration, _) = crate::calibration::load_calibration(None)?;
     let planner = Planner::new(circuit, scheme, calibration)?;
+    let known = know_path(server, cache_ttl, Some((&mut client, &planner, cfg)))?;
     let t = Instant::now();
     let (agreement, channel) = client
         .connect(
@@ -129,10 +169,15 @@ pub(crate) fn evaluator_connect(
         }
     }
     eprintln!(
-        "auto: {} ({}; card from the {}), predicted {:.0} ms: {}",
+        "auto: {} ({}; card from the {}{}), predicted {:.0} ms: {}",
         agreement.transport,
         describe_path(&known.path),
         agreement.card_from,
+        if agreement.early {
+            ", connected early"
+        } else {
+            ""
+        },
         agreement.decision.predicted_ms,
         agreement.decision.why
     );

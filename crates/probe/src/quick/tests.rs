@@ -65,6 +65,39 @@ fn a_quick_probe_measures_loopback_and_its_trains_grow() {
 }
 
 #[test]
+fn a_probe_asked_after_each_train_stops_when_told() {
+    // The same trains as above; told "enough" after the second, the probe sends no third,
+    // and each question sees the trains so far and a positive cost for the next.
+    let settings = QuickSettings {
+        first_train: 16,
+        growth: 4,
+        max_train: 128,
+        budget_extra: Duration::from_secs(2),
+        ..QuickSettings::default()
+    };
+    let mut asked = Vec::new();
+    let m = with_server(|addr| {
+        let sock = crate::socket::prober_socket(addr).unwrap();
+        probe_quick_until(
+            sock,
+            addr,
+            &settings,
+            || {},
+            |m, cost| {
+                asked.push((m.trains, m.train_sent, cost));
+                m.trains == 2
+            },
+        )
+        .unwrap()
+    });
+    assert_eq!((m.trains, m.train_sent), (2, 80), "{m:?}");
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!((asked[0].0, asked[0].1), (1, 16), "{asked:?}");
+    assert_eq!((asked[1].0, asked[1].1), (2, 80), "{asked:?}");
+    assert!(asked.iter().all(|a| a.2 > Duration::ZERO), "{asked:?}");
+}
+
+#[test]
 fn the_default_quick_probe_keeps_to_its_budget() {
     let settings = QuickSettings::default();
     let (m, took) = with_server(|addr| {
