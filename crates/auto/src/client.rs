@@ -358,11 +358,32 @@ impl Client {
                 card_from: held.from,
                 early: was_early,
             };
-            // The early connections not taken close as their threads end.
-            self.early.clear();
+            close_in_background(std::mem::take(&mut self.early));
             return Ok((agreement, Box::new(Stated::new(ch))));
         }
     }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        close_in_background(std::mem::take(&mut self.early));
+    }
+}
+
+/// Closes early connections not taken, on a thread of their own: closing a `quic` channel
+/// waits for the peer's acknowledgement of its end, a round trip the session should not
+/// wait for.
+fn close_in_background(early: Vec<Early>) {
+    if early.is_empty() {
+        return;
+    }
+    let _ = thread::Builder::new()
+        .name("auto-early-close".into())
+        .spawn(move || {
+            for e in early {
+                drop(e.made.join());
+            }
+        });
 }
 
 /// The chosen transport and the decision as stated.
