@@ -30,6 +30,8 @@
 //!                                    # (default), reno, bbr, ..., or "system" (this machine's)
 //! probe_cache = 0                    # seconds an auto evaluator may reuse its measurement
 //!                                    # of the path; default 0: every run probes
+//! cutoff = 3                         # stop a run at 3 x the fastest run of its cell so far
+//!                                    # (at least 10 s; recorded as a timeout); default none
 //!
 //! [[link]]                           # a custom condition (any number of them)
 //! name = "lossy-wan"                 # optional; default: made from the parameters
@@ -260,6 +262,12 @@ pub struct ExperimentFile {
     /// same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_cache: Option<f64>,
+    /// Stop a run once it has taken this many times the fastest run of its cell so far
+    /// (the same circuit, scheme and condition, any transport), but never before
+    /// [`CUTOFF_FLOOR`]; it is recorded as a timeout that says so. None: only `timeout`
+    /// stops a run. Left out of the stored description when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cutoff: Option<f64>,
     /// User programs: NAME → DIR holding `NAME-server.sh` and `NAME-client.sh`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub programs: BTreeMap<String, PathBuf>,
@@ -283,6 +291,7 @@ impl Default for ExperimentFile {
             max_rate: None,
             host_cc: None,
             probe_cache: None,
+            cutoff: None,
             programs: BTreeMap::new(),
         }
     }
@@ -349,7 +358,18 @@ pub struct Experiment {
     pub host_cc: HostCc,
     /// Seconds an `auto` evaluator may reuse a measurement of the path (0: none).
     pub probe_cache_secs: f64,
+    /// Runs stop at this many times their cell's fastest so far (see
+    /// [`ExperimentFile::cutoff`]).
+    pub cutoff: Option<f64>,
 }
+
+/// The least time a run is given under a cutoff, whatever its cell's fastest run took: a
+/// cutoff is for the runs that would take minutes where others took seconds, not for
+/// process start-up jitter on a LAN.
+pub const CUTOFF_FLOOR: Duration = Duration::from_secs(10);
+
+/// The least cutoff: a run within this factor of the fastest is never stopped for it.
+pub const MIN_CUTOFF: f64 = 1.5;
 
 /// One cell of the matrix: what runs, over which transport, across which condition.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -547,6 +567,14 @@ impl ExperimentFile {
                 ));
             }
         }
+        if let Some(c) = self.cutoff {
+            if !(MIN_CUTOFF..=1000.0).contains(&c) {
+                return Err(err(
+                    "cutoff",
+                    format!("{c}: must be from {MIN_CUTOFF} to 1000 times the cell's fastest run"),
+                ));
+            }
+        }
         for (i, t) in self.transports.iter().enumerate() {
             TransportTemplate::parse(t).map_err(|e| err(format!("transports[{i}]"), e))?;
         }
@@ -678,6 +706,7 @@ impl ExperimentFile {
             max_rate_bps,
             host_cc,
             probe_cache_secs: self.probe_cache.unwrap_or(0.0),
+            cutoff: self.cutoff,
         };
         if let Some((a, b, condition, same)) = experiment.same_in_a_condition() {
             return Err(err(

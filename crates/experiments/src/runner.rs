@@ -513,6 +513,9 @@ impl Runner<'_> {
             }
         }
         let link = link_record(&topo);
+        // The fastest successful run of each cell of this condition so far, by wall time
+        // (the cutoff's measure).
+        let mut fastest: Vec<((String, String), f64)> = Vec::new();
         for &(index, p) in group {
             if self.progress {
                 progress.before(p);
@@ -522,8 +525,21 @@ impl Runner<'_> {
             } else {
                 20_000 + (index % 20_000) as u16
             };
-            let record = self.one_run(&topo, &link, p, port);
+            let cell = (p.cell.circuit.clone(), p.cell.scheme.clone());
+            let best = fastest.iter().find(|(c, _)| *c == cell).map(|(_, ms)| *ms);
+            let cut = self
+                .experiment
+                .cutoff
+                .zip(best)
+                .map(|(factor, best_ms)| Cut { factor, best_ms });
+            let record = self.one_run(&topo, &link, p, port, cut);
             stop_if_interrupted();
+            if let (Status::Ok, Some(ms)) = (record.status, record.wall_ms) {
+                match fastest.iter_mut().find(|(c, _)| *c == cell) {
+                    Some((_, best)) => *best = best.min(ms),
+                    None => fastest.push((cell, ms)),
+                }
+            }
             if record.status != Status::Ok {
                 progress.outcome.failed += 1;
                 if self.progress {
@@ -547,8 +563,16 @@ impl Runner<'_> {
         self.db.insert_run(self.experiment_id, &record)
     }
 
-    /// One run across `topo`; never fails: a failure is the record.
-    fn one_run(&self, topo: &Topology, link: &LinkRecord, p: &PlannedRun, port: u16) -> RunRecord {
+    /// One run across `topo`, stopped at the experiment's timeout or at `cut`, whichever
+    /// comes first; never fails: a failure is the record.
+    fn one_run(
+        &self,
+        topo: &Topology,
+        link: &LinkRecord,
+        p: &PlannedRun,
+        port: u16,
+        cut: Option<Cut>,
+    ) -> RunRecord {
         // A failed run of a circuit records the computations its session was to hold.
         let computations = if p.cell.is_program() {
             1
@@ -569,8 +593,9 @@ impl Runner<'_> {
             ("garbler", "evaluator")
         };
         let timeout = self.experiment.timeout;
+        let limit = cut.map_or(timeout, |c| c.limit().min(timeout));
         let start = Instant::now();
-        let deadline = start + timeout;
+        let deadline = start + limit;
         let srv = match start_server(topo, &server, program, names, start, deadline) {
             Ok(s) => s,
             Err((status, error, output)) => {
@@ -600,7 +625,10 @@ impl Runner<'_> {
             r.evaluator_output = keep(&ended.client.1, &ended.client.2);
             r
         };
-        if let Some((status, error)) = ended.failure(names, timeout) {
+        if let Some((status, mut error)) = ended.failure(names, limit) {
+            if let Some(c) = cut.filter(|_| status == Status::Timeout && limit < timeout) {
+                error = format!("{}: {error}", c.describe(limit));
+            }
             return with_outputs(fail(status, error));
         }
         if program {
@@ -725,6 +753,32 @@ fn start_server(
         return Err((Status::Failed, what, keep(&out, &err)));
     }
     Ok(srv)
+}
+
+/// A run's cutoff: `factor` times its cell's fastest run so far, `best_ms` of wall time.
+#[derive(Debug, Clone, Copy)]
+struct Cut {
+    factor: f64,
+    best_ms: f64,
+}
+
+impl Cut {
+    /// The time the run is given: the factor times the fastest, at least the floor.
+    fn limit(&self) -> Duration {
+        Duration::try_from_secs_f64(self.factor * self.best_ms / 1e3)
+            .unwrap_or(Duration::MAX)
+            .max(crate::experiment::CUTOFF_FLOOR)
+    }
+
+    /// Why a run stopped at `limit` was cut off.
+    fn describe(&self, limit: Duration) -> String {
+        format!(
+            "cut off at {:.1} s, more than {} times the fastest run of its cell so far              ({:.0} ms; the experiment's cutoff)",
+            limit.as_secs_f64(),
+            self.factor,
+            self.best_ms
+        )
+    }
 }
 
 /// Both parties after they ended: (exit status, standard output, standard error) each.

@@ -5,6 +5,8 @@
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::sync::mpsc;
+use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -56,39 +58,22 @@ pub(crate) struct Known {
 }
 
 /// Measures the path to `server` with the quick probe, or recalls it from the cache if it
-/// is at most `ttl` old (0: always probe). With a `client` and its `planner`, the probe
-/// stops as soon as the decision is settled ([`Planner::settled`], once the garbler's card
-/// has come) and, before it starts, the client connects early where the session allows it
-/// ([`Client::connect_early`]). A cached measurement of the first train alone (one cut
-/// short for a session that needed no more) serves a later session only if that
-/// session's decision is settled on it too, with the cached card; a larger circuit
-/// measures again.
+/// is at most `ttl` old (0: always probe). With a `client` and its `planner`, the decision
+/// goes ahead as soon as it is settled ([`Planner::settled`], once the garbler's card has
+/// come), and before the probe starts the client connects early where the session allows
+/// it ([`Client::connect_early`]). A settled session's probe measures on for the cache
+/// where that is cheap ([`measuring_on_is_cheap`]), so that later sessions decide on the
+/// whole measurement. A cached measurement of the first train alone serves a later session
+/// only if that session's decision is settled on it too, with the cached card; a larger
+/// circuit measures again.
 pub(crate) fn know_path(
     server: SocketAddr,
     ttl: Duration,
     mut deciding: Option<(&mut Client, &Planner, &Config)>,
 ) -> Result<Known> {
     let cache = ProbeCache::in_user_cache().filter(|_| !ttl.is_zero());
-    if let Some(hit) = cache.as_ref().and_then(|c| c.get(server, ttl)) {
-        let path = transputation_auto::path_of(&hit.measurement).map_err(anyhow::Error::msg)?;
-        let settles = |planner: &Planner| {
-            hit.service
-                .as_deref()
-                .and_then(|j| transputation_auto::wire::parse_card(j.as_bytes()).ok())
-                .is_some_and(|card| planner.settled(&card, &path, path.rtt))
-        };
-        let enough = hit.measurement.trains > 1
-            || deciding
-                .as_ref()
-                .is_none_or(|(_, planner, _)| settles(planner));
-        if enough {
-            return Ok(Known {
-                path,
-                from: "cache",
-                probe_ms: 0.0,
-                card: hit.service,
-            });
-        }
+    if let Some(known) = recall(cache.as_ref(), server, ttl, deciding.as_ref().map(|d| d.1))? {
+        return Ok(known);
     }
     let t = Instant::now();
     if let Some((client, planner, cfg)) = deciding.as_mut() {
@@ -97,34 +82,139 @@ pub(crate) fn know_path(
         }
     }
     let sock = probe::prober_socket(server).context("opening the probe's socket")?;
-    let m = probe::probe_quick_until(
-        sock,
-        server,
-        &QuickSettings::default(),
-        || eprintln!("auto: waiting for the garbler's probe service at {server}"),
-        |m, cost| {
-            let Some((client, planner, _)) = deciding.as_mut() else {
-                return false;
-            };
-            let (Some(card), Ok(path)) = (client.card_now(), transputation_auto::path_of(m)) else {
+    let (tx, rx) = mpsc::channel::<ProbeNews>();
+    // The probe runs on a thread of its own, asking this one after each train; it writes
+    // its final measurement to the cache, also after the session went ahead without it.
+    thread::Builder::new()
+        .name("auto-probe".into())
+        .spawn(move || {
+            let news = tx.clone();
+            let measured = probe::probe_quick_until(
+                sock,
+                server,
+                &QuickSettings::default(),
+                || eprintln!("auto: waiting for the garbler's probe service at {server}"),
+                |m, cost| {
+                    let (answer, stop) = mpsc::sync_channel(1);
+                    if news
+                        .send(ProbeNews::Train(m.clone(), cost, answer))
+                        .is_err()
+                    {
+                        return false;
+                    }
+                    stop.recv().unwrap_or(false)
+                },
+            );
+            if let (Ok(m), Some(c)) = (&measured, &cache) {
+                if let Err(e) = c.put(server, m, ttl) {
+                    eprintln!("auto: the path was measured but not cached: {e}");
+                }
+            }
+            let _ = tx.send(ProbeNews::Done(measured));
+        })
+        .context("starting the probe")?;
+    let known = |m: &probe::Measurement| -> Result<Known> {
+        Ok(Known {
+            path: transputation_auto::path_of(m).map_err(anyhow::Error::msg)?,
+            from: "probe",
+            probe_ms: t.elapsed().as_secs_f64() * 1e3,
+            card: None,
+        })
+    };
+    loop {
+        let news = rx
+            .recv()
+            .context("the probe's thread ended without a measurement")?;
+        let (m, cost, answer) = match news {
+            ProbeNews::Done(m) => {
+                return known(&m.with_context(|| format!("probing the path to {server}"))?)
+            }
+            ProbeNews::Train(m, cost, answer) => (m, cost, answer),
+        };
+        let settled = deciding.as_mut().is_some_and(|(client, planner, _)| {
+            let (Some(card), Ok(path)) = (client.card_now(), transputation_auto::path_of(&m))
+            else {
                 return false;
             };
             planner.settled(&card, &path, cost.as_secs_f64())
-        },
-    )
-    .with_context(|| format!("probing the path to {server}"))?;
-    let probe_ms = t.elapsed().as_secs_f64() * 1e3;
-    if let Some(c) = &cache {
-        if let Err(e) = c.put(server, &m, ttl) {
-            eprintln!("auto: the path was measured but not cached: {e}");
+        });
+        if !settled {
+            let _ = answer.send(false);
+            continue;
+        }
+        let on = measuring_on_is_cheap(&m);
+        let _ = answer.send(!on);
+        return known(&m);
+    }
+}
+
+/// What the probe's thread tells the evaluator: a train's measurement so far, the next
+/// train's cost and where to answer whether to stop; or its end.
+enum ProbeNews {
+    Train(probe::Measurement, Duration, mpsc::SyncSender<bool>),
+    Done(Result<probe::Measurement, probe::Error>),
+}
+
+/// Whether the quick probe's trains still to come, at twice the rate read so far (a short
+/// train reads a fast link low), take the link for at most half a round trip: then they
+/// may go on beside a session that has settled, for the cache, without holding up its
+/// traffic by more than that.
+fn measuring_on_is_cheap(m: &probe::Measurement) -> bool {
+    let Some(mbps) = m
+        .bandwidth_mbps
+        .or(m.bandwidth_floor_mbps)
+        .filter(|r| *r > 0.0)
+    else {
+        return false;
+    };
+    let q = QuickSettings::default();
+    let mut packets = q.first_train;
+    let mut left = 0u64;
+    for i in 1..8 {
+        let next = packets.saturating_mul(q.growth).min(q.max_train);
+        if next <= packets {
+            break;
+        }
+        packets = next;
+        if i >= m.trains {
+            left += u64::from(packets);
         }
     }
-    Ok(Known {
-        path: transputation_auto::path_of(&m).map_err(anyhow::Error::msg)?,
-        from: "probe",
-        probe_ms,
-        card: None,
-    })
+    let bytes = left as f64 * (q.packet_bytes as f64 + 28.0);
+    bytes * 8.0 / (2.0 * mbps * 1e6) <= m.rtt_ms_min / 2e3
+}
+
+/// The cached path to `server`, if it serves this session (see [`know_path`]).
+fn recall(
+    cache: Option<&ProbeCache>,
+    server: SocketAddr,
+    ttl: Duration,
+    planner: Option<&Planner>,
+) -> Result<Option<Known>> {
+    let Some(hit) = cache.and_then(|c| c.get(server, ttl)) else {
+        return Ok(None);
+    };
+    let path = transputation_auto::path_of(&hit.measurement).map_err(anyhow::Error::msg)?;
+    // Measuring again would cost at least what the probe's second train costs: its
+    // packets on the link and a round trip.
+    let q = QuickSettings::default();
+    let train = f64::from(q.first_train.saturating_mul(q.growth)) * (q.packet_bytes as f64 + 28.0);
+    let cost = path.rtt + train / path.rate;
+    let settles = |planner: &Planner| {
+        hit.service
+            .as_deref()
+            .and_then(|j| transputation_auto::wire::parse_card(j.as_bytes()).ok())
+            .is_some_and(|card| planner.settled(&card, &path, cost))
+    };
+    if hit.measurement.trains > 1 || planner.is_none_or(settles) {
+        return Ok(Some(Known {
+            path,
+            from: "cache",
+            probe_ms: 0.0,
+            card: hit.service,
+        }));
+    }
+    Ok(None)
 }
 
 /// The evaluator's connection under `auto`: the agreement, the channel over the choice
@@ -266,4 +356,57 @@ pub(crate) fn session_transport_help() -> String {
          select`), and the protected handshake confirms the choice.",
         crate::transport_cmd::transport_help()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use transputation_probe::LossEvidence;
+
+    fn first_train(rtt_ms: f64, mbps: f64) -> probe::Measurement {
+        probe::Measurement {
+            rtt_ms_min: rtt_ms,
+            rtt_ms_median: rtt_ms,
+            rtt_ms_max: rtt_ms,
+            loss_rate: 0.0,
+            bandwidth_mbps: Some(mbps),
+            pings_sent: 5,
+            pings_answered: 5,
+            train_sent: 32,
+            train_received: 32,
+            packet_bytes: 1200,
+            loss_evidence: LossEvidence::new(32, 0),
+            overflow_packets: 0,
+            bandwidth_floor_mbps: None,
+            trains: 1,
+            duration_ms: rtt_ms,
+        }
+    }
+
+    #[test]
+    fn measuring_on_is_cheap_only_where_the_trains_to_come_take_little_of_a_round_trip() {
+        // The trains to come, 256 and 1,000 packets, are 1.54 MB: 61 ms at twice 100 Mbit/s.
+        assert!(measuring_on_is_cheap(&first_train(200.0, 100.0)));
+        assert!(!measuring_on_is_cheap(&first_train(50.0, 100.0)));
+        // A slow link: 2.5 s of trains at twice 2.5 Mbit/s.
+        assert!(!measuring_on_is_cheap(&first_train(300.0, 2.5)));
+        // After the second train only the last one is left (1.23 MB: 49 ms).
+        let second = probe::Measurement {
+            trains: 2,
+            ..first_train(110.0, 100.0)
+        };
+        assert!(measuring_on_is_cheap(&second));
+        assert!(!measuring_on_is_cheap(&first_train(110.0, 100.0)));
+        // Nothing left after the last, and no rate means no cost known.
+        let last = probe::Measurement {
+            trains: 3,
+            ..first_train(1.0, 100.0)
+        };
+        assert!(measuring_on_is_cheap(&last));
+        let no_rate = probe::Measurement {
+            bandwidth_mbps: None,
+            ..first_train(200.0, 100.0)
+        };
+        assert!(!measuring_on_is_cheap(&no_rate));
+    }
 }

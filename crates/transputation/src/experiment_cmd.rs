@@ -32,7 +32,7 @@ pub struct RunArgs {
     #[arg(long)]
     preset: Option<String>,
     /// Continue the experiment with this id: run what it has not recorded yet.
-    #[arg(long, conflicts_with_all = ["file", "preset", "circuits", "schemes", "transports", "conditions", "rtt", "loss", "rate", "jitter", "queue", "program", "runs", "repeat", "timeout", "name", "insecure", "emulator", "max_rate", "host_cc", "probe_cache"])]
+    #[arg(long, conflicts_with_all = ["file", "preset", "circuits", "schemes", "transports", "conditions", "rtt", "loss", "rate", "jitter", "queue", "program", "runs", "repeat", "timeout", "name", "insecure", "emulator", "max_rate", "host_cc", "probe_cache", "cutoff"])]
     resume: Option<i64>,
     /// Circuits, separated by `;` or `,` (built-ins such as aes128, sha256, mincut, with
     /// options as in `circuit list`, e.g. `aes128;synthetic:and=1000,xor=2000`, or Bristol
@@ -105,6 +105,13 @@ pub struct RunArgs {
     /// their condition's path (default 0: every run probes, its time includes the probe).
     #[arg(long, value_name = "SECONDS")]
     probe_cache: Option<f64>,
+    /// Stop a run once it has taken F times the fastest run of its cell so far (the same
+    /// circuit, scheme and condition; at least 10 s), recorded as a timeout that says so: for
+    /// grids where some transports take minutes where others take seconds. Put the
+    /// transports expected to be fastest first, since a cell's first runs have nothing to
+    /// be measured against.
+    #[arg(long, value_name = "F")]
+    cutoff: Option<f64>,
     /// The results database (default: $TRANSPUTATION_RESULTS/results.sqlite, else
     /// $XDG_DATA_HOME/transputation/results.sqlite).
     #[arg(long)]
@@ -260,6 +267,9 @@ impl RunArgs {
         }
         if let Some(t) = self.probe_cache {
             f.probe_cache = Some(t);
+        }
+        if let Some(c) = self.cutoff {
+            f.cutoff = Some(c);
         }
         // Program directories are kept absolute, so that --resume works from anywhere; in a
         // file they are relative to the file.
@@ -597,5 +607,27 @@ mod tests {
             "{e}"
         );
         assert!(file(&["--resume", "1", "--probe-cache", "5"]).is_err());
+    }
+
+    #[test]
+    fn a_cutoff_is_a_factor_the_description_keeps() {
+        let f = file(&["--circuits", "aes128", "--rtt", "40ms"]).unwrap();
+        assert_eq!(f.resolve().unwrap().cutoff, None);
+        // Not stored when not given: descriptions from before the key read the same.
+        assert!(!serde_json::to_string(&f).unwrap().contains("cutoff"));
+        let f = file(&["--circuits", "aes128", "--rtt", "40ms", "--cutoff", "3"]).unwrap();
+        assert_eq!(f.resolve().unwrap().cutoff, Some(3.0));
+        let back: ExperimentFile =
+            serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
+        assert_eq!(back.cutoff, Some(3.0));
+        let e = file(&["--circuits", "aes128", "--rtt", "1ms", "--cutoff", "1.1"])
+            .unwrap()
+            .resolve()
+            .unwrap_err();
+        assert!(
+            e.to_string().starts_with("cutoff: 1.1: must be from 1.5"),
+            "{e}"
+        );
+        assert!(file(&["--resume", "1", "--cutoff", "3"]).is_err());
     }
 }

@@ -1,7 +1,7 @@
 //! Experiments end to end: `transputation testbed run` over real emulated links, killed
 //! half-way and resumed, then `report` in every format with plots; the sample user program;
-//! a failing and a hanging program recorded as such; a transport the build cannot run left
-//! out, from a new experiment and from a resumed one.
+//! a failing and a hanging program recorded as such, and one stopped by the cutoff; a
+//! transport the build cannot run left out, from a new experiment and from a resumed one.
 //!
 //! Needs root (or CAP_NET_ADMIN + CAP_SYS_ADMIN) and iproute2; without them each test says
 //! so on stderr and passes without running.
@@ -484,6 +484,71 @@ fn failing_and_hanging_programs_are_recorded_not_dropped() {
         text.contains("failed") && text.contains("timeout"),
         "{text}"
     );
+}
+
+#[test]
+fn a_run_past_the_cutoff_is_stopped_at_the_floor_and_says_why() {
+    require_root!();
+    let _g = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let progs = dir.path();
+    let marker = format!("{}", 5000 + std::process::id() % 1000);
+    // Over `tcp` the program ends at once; over `udp` it would hang for days.
+    let body = format!("if [ \"$3\" = udp ]; then sleep 3{marker}; fi");
+    std::fs::write(
+        progs.join("pace-server.sh"),
+        format!("echo listening on $2 >&2; {body}"),
+    )
+    .unwrap();
+    std::fs::write(progs.join("pace-client.sh"), &body).unwrap();
+    let db = progs.join("r.sqlite");
+    let start = Instant::now();
+    run(&[
+        "testbed",
+        "run",
+        "--program",
+        &format!("pace={}", progs.display()),
+        "--transports",
+        "tcp;udp",
+        "--rtt",
+        "1ms",
+        "--timeout",
+        "120",
+        "--cutoff",
+        "1.5",
+        "--db",
+        db.to_str().unwrap(),
+        "--quiet",
+    ]);
+    // Stopped at the 10 s floor (1.5 times a run of milliseconds is less), not at the limit.
+    let took = start.elapsed();
+    assert!(
+        took > Duration::from_secs(10) && took < Duration::from_secs(40),
+        "{took:?}"
+    );
+    let f = failures(&db);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].starts_with("udp @ ")
+            && f[0].contains(
+                ": timeout: cut off at 10.0 s, more than 1.5 times the fastest run \
+                              of its cell so far"
+            )
+            && f[0].contains("(still running: server, client)"),
+        "{f:?}"
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM runs WHERE transport = 'tcp' AND status = 'ok'"
+        ),
+        1
+    );
+    let left = Command::new("pgrep")
+        .args(["-f", &format!("sleep 3{marker}")])
+        .output()
+        .unwrap();
+    assert!(left.stdout.is_empty());
 }
 
 #[test]
