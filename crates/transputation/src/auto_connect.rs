@@ -5,7 +5,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -55,6 +55,9 @@ pub(crate) struct Known {
     pub(crate) probe_ms: f64,
     /// The garbler's card kept with a cached path (its JSON), if any.
     pub(crate) card: Option<String>,
+    /// Where to leave the garbler's card for a probe still measuring (it caches the card
+    /// with its measurement if that is written after the session cached the card).
+    pub(crate) card_for_probe: Option<Arc<Mutex<Option<String>>>>,
 }
 
 /// Measures the path to `server` with the quick probe, or recalls it from the cache if it
@@ -83,6 +86,8 @@ pub(crate) fn know_path(
     }
     let sock = probe::prober_socket(server).context("opening the probe's socket")?;
     let (tx, rx) = mpsc::channel::<ProbeNews>();
+    let card_slot: Arc<Mutex<Option<String>>> = Arc::default();
+    let card_later = card_slot.clone();
     // The probe runs on a thread of its own, asking this one after each train; it writes
     // its final measurement to the cache, also after the session went ahead without it.
     thread::Builder::new()
@@ -109,6 +114,12 @@ pub(crate) fn know_path(
                 if let Err(e) = c.put(server, m, ttl) {
                     eprintln!("auto: the path was measured but not cached: {e}");
                 }
+                // The session, done before this measurement was, found no entry for its
+                // card: it is kept with the measurement.
+                let card = card_later.lock().ok().and_then(|c| c.clone());
+                if let Some(card) = card {
+                    let _ = c.set_service(server, &card);
+                }
             }
             let _ = tx.send(ProbeNews::Done(measured));
         })
@@ -119,6 +130,7 @@ pub(crate) fn know_path(
             from: "probe",
             probe_ms: t.elapsed().as_secs_f64() * 1e3,
             card: None,
+            card_for_probe: Some(card_slot.clone()),
         })
     };
     loop {
@@ -212,6 +224,7 @@ fn recall(
             from: "cache",
             probe_ms: 0.0,
             card: hit.service,
+            card_for_probe: None,
         }));
     }
     Ok(None)
@@ -254,6 +267,11 @@ pub(crate) fn evaluator_connect(
     let agree_ms = t.elapsed().as_secs_f64() * 1e3;
     if let Some(cache) = ProbeCache::in_user_cache().filter(|_| !cache_ttl.is_zero()) {
         let card = String::from_utf8_lossy(&agreement.card_json);
+        if let Some(slot) = &known.card_for_probe {
+            if let Ok(mut slot) = slot.lock() {
+                *slot = Some(card.to_string());
+            }
+        }
         if let Err(e) = cache.set_service(server, &card) {
             eprintln!("auto: the garbler's card was not cached: {e}");
         }
