@@ -594,12 +594,18 @@ fn a_first_train_settles_a_small_circuit_and_not_a_large_one_on_a_fast_path() {
     };
     assert!(aes.settled(&card, &first, 0.31));
     // Tables of 6.4 MB on a 100 ms path: four times the rate read would save more than
-    // the next train's round trip.
+    // the next train's round trip, with a first window sized for it (`quic`). A build with
+    // kernel TCP alone sizes nothing from the rate before the session, so more measuring
+    // would change nothing there.
     let big = library::load("synthetic:and=200000,xor=500000,inputs=1000").unwrap();
     let big = Planner::new(&big, Scheme::Ideal, Calibration::default()).unwrap();
     assert!(!big.fits_early());
     let path = Path { rtt: 0.1, ..first };
-    assert!(!big.settled(&card, &path, 0.11));
+    let sized_from_the_rate = card
+        .listeners
+        .iter()
+        .any(|l| l.transport.starts_with("quic"));
+    assert_eq!(big.settled(&card, &path, 0.11), !sized_from_the_rate);
     // Nothing to choose from: not settled.
     let empty = crate::Card {
         listeners: Vec::new(),
