@@ -115,17 +115,26 @@ pub fn choose(
             _ => None,
         };
     }
-    // Within 1 % of the least regret the model cannot tell candidates apart: the first in
-    // the registry's order (the simpler transport) is chosen.
+    // Within 1 % of the least regret the model cannot tell candidates apart: the one over
+    // the fewest connections is chosen (what the model leaves out of several connections,
+    // their set-up, striping and competing with each other on a small pipe, only costs),
+    // then the faster at the estimate, then the first in the registry's order.
     let least = ranked
         .iter()
         .filter(|r| r.eligible)
         .filter_map(|r| r.regret)
         .fold(f64::INFINITY, f64::min);
-    let choice = ranked
+    let choice = candidates
         .iter()
-        .find(|r| r.eligible && r.regret.is_some_and(|x| x <= least * 1.01))
-        .map(|r| r.name.clone());
+        .zip(&ranked)
+        .filter(|(_, r)| r.eligible && r.regret.is_some_and(|x| x <= least * 1.01))
+        .min_by(|(ca, ra), (cb, rb)| {
+            ca.model
+                .streams
+                .cmp(&cb.model.streams)
+                .then(seconds(ra).total_cmp(&seconds(rb)))
+        })
+        .map(|(_, r)| r.name.clone());
     ranked.sort_by(|a, b| {
         let not_chosen = |r: &Ranked| Some(&r.name) != choice.as_ref();
         not_chosen(a)
@@ -177,8 +186,8 @@ fn explain(path: &Path, ranked: &[Ranked], chosen: bool) -> String {
     let margin = b.total - a.total;
     if margin.abs() <= 0.01 * a.total.max(b.total) {
         return format!(
-            "{} and {} are predicted within 1 % of each other ({}); the first in the \
-             registry's order is chosen",
+            "{} and {} are predicted within 1 % of each other ({}); of such, the one over \
+             the fewest connections, then the faster, is chosen",
             first.name,
             second.name,
             fmt_seconds(a.total)

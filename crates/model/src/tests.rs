@@ -402,3 +402,36 @@ fn quinns_bbr_holds_its_share_of_a_clean_link() {
     .unwrap();
     assert!((p.bulk[1].steady_rate - path.rate).abs() < 1.0, "{p:?}");
 }
+
+#[test]
+fn of_candidates_the_model_cannot_tell_apart_the_one_over_fewer_connections_is_chosen() {
+    // Four connections whose stripes are larger than any message: predicted as one, so the
+    // two tie exactly. The registry lists the multi-connection setting first; in the grid of
+    // issue 17, such ties had `auto` take four cubic connections that ran 45 % behind one.
+    let path = Path {
+        loss_upper: 0.09,
+        ..Path::exact(0.005, 50.0 * MBIT, 0.0)
+    };
+    let four = TransportModel {
+        key: "tcp/cubic".into(),
+        streams: 4,
+        stripe: 1e12,
+        ..tcp(Control::Cubic)
+    };
+    let c = |name: &str, model: TransportModel| Candidate {
+        name: name.into(),
+        model,
+        eligible: true,
+    };
+    let candidates = [c("mtcp:streams=4", four), c("tcp", tcp(Control::Cubic))];
+    let d = choose(
+        &path,
+        &mincut(),
+        &candidates,
+        &Calibration::default(),
+        &cond(&path),
+    );
+    assert_eq!(d.ranked[0].regret, d.ranked[1].regret, "{d:#?}");
+    assert_eq!(d.choice.as_deref(), Some("tcp"), "{d:#?}");
+    assert!(d.why.contains("fewest connections"), "{}", d.why);
+}
