@@ -147,14 +147,7 @@ impl Client {
     /// the first window whatever its controller) and whose tables fit the receive windows
     /// the kernel and quinn start with: [`Planner::fits_early`].
     pub fn connect_early(&mut self, cfg: &Config) {
-        let budget = cfg.connect_budget().min(EARLY_BUDGET);
-        let cfg = Config {
-            connect_timeout: budget,
-            connect_attempts: u32::try_from(budget.as_nanos() / cfg.retry_delay.as_nanos().max(1))
-                .unwrap_or(u32::MAX)
-                .max(1),
-            ..cfg.clone()
-        };
+        let cfg = within(cfg, cfg.connect_budget().min(EARLY_BUDGET));
         for (key, addr) in crate::service::predicted_listeners(self.server) {
             let (spec, cfg) = (key.clone(), cfg.clone());
             let made = thread::Builder::new()
@@ -422,6 +415,13 @@ fn attempt(
             .min(left);
     Config {
         buffer_bytes: Some(plan.buffer_bytes as usize),
+        ..within(cfg, budget)
+    }
+}
+
+/// `cfg` with connection attempts that fit in `budget`.
+fn within(cfg: &Config, budget: Duration) -> Config {
+    Config {
         connect_timeout: budget,
         connect_attempts: u32::try_from(budget.as_nanos() / cfg.retry_delay.as_nanos().max(1))
             .unwrap_or(u32::MAX)

@@ -116,6 +116,20 @@ impl Default for QuickSettings {
 }
 
 impl QuickSettings {
+    /// IP bytes (IPv4) of train `index` (0: the first) of a probe that grows its trains to
+    /// the end, or `None` past the last.
+    pub fn train_bytes(&self, index: usize) -> Option<f64> {
+        let plan = TrainPlan::new(self, SocketAddr::from(([0, 0, 0, 0], 0)));
+        let packets = plan.sizes().nth(index)?;
+        Some(f64::from(packets) * plan.ip_bytes)
+    }
+
+    /// IP bytes (IPv4) of the trains such a probe sends after its first `done`: what it
+    /// would still put on the link.
+    pub fn bytes_after(&self, done: u32) -> f64 {
+        (done as usize..).map_while(|i| self.train_bytes(i)).sum()
+    }
+
     /// The probe's time budget on a path with this round trip: `budget_rtts` × `rtt` +
     /// `budget_extra`.
     pub fn budget(&self, rtt: Duration) -> Duration {
@@ -266,6 +280,15 @@ struct TrainPlan {
 }
 
 impl TrainPlan {
+    /// Packets per train in the order the probe sends them while each may grow: the first,
+    /// then `growth` times the one before, up to `max`.
+    fn sizes(&self) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors(Some(self.first), |&n| {
+            let next = n.saturating_mul(self.growth).min(self.max);
+            (next > n).then_some(next)
+        })
+    }
+
     fn new(settings: &QuickSettings, addr: SocketAddr) -> Self {
         let packet_bytes = settings.packet_bytes.clamp(HEADER, MAX_PACKET_BYTES);
         let by_bytes =

@@ -179,20 +179,7 @@ fn measuring_on_is_cheap(m: &probe::Measurement) -> bool {
     else {
         return false;
     };
-    let q = QuickSettings::default();
-    let mut packets = q.first_train;
-    let mut left = 0u64;
-    for i in 1..8 {
-        let next = packets.saturating_mul(q.growth).min(q.max_train);
-        if next <= packets {
-            break;
-        }
-        packets = next;
-        if i >= m.trains {
-            left += u64::from(packets);
-        }
-    }
-    let bytes = left as f64 * (q.packet_bytes as f64 + 28.0);
+    let bytes = QuickSettings::default().bytes_after(m.trains);
     bytes * 8.0 / (2.0 * mbps * 1e6) <= m.rtt_ms_min / 2e3
 }
 
@@ -209,8 +196,7 @@ fn recall(
     let path = transputation_auto::path_of(&hit.measurement).map_err(anyhow::Error::msg)?;
     // Measuring again would cost at least what the probe's second train costs: its
     // packets on the link and a round trip.
-    let q = QuickSettings::default();
-    let train = f64::from(q.first_train.saturating_mul(q.growth)) * (q.packet_bytes as f64 + 28.0);
+    let train = QuickSettings::default().train_bytes(1).unwrap_or(0.0);
     let cost = path.rtt + train / path.rate;
     let settles = |planner: &Planner| {
         hit.service

@@ -226,8 +226,8 @@ fn model_of(v: &crate::family::Values) -> TransportModel {
     };
     // quinn's own controllers, not the kernel's: its cubic has no HyStart and recovers
     // less steeply; its BBR repairs a lossy message in more round trips and holds about
-    // 0.8 of a clean link (fitted on MinCut-size runs at 16-500 Mbit/s, where it took 1.2-1.5
-    // times kernel TCP's time). One thread drives the connection (about 290 Mbit/s on the
+    // 0.8 of a clean link (the value an earlier build's calibration fitted on MinCut-size
+    // runs, whose database was not kept; `select --calibrate` on a grid refits it). One thread drives the connection (about 290 Mbit/s on the
     // 2-vCPU machine).
     let defaults = Constants {
         fixed: 0.017,
