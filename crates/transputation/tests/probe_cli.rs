@@ -112,9 +112,13 @@ fn quick_probe_measures_loopback_in_a_few_round_trips() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let f = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}: {v}"));
-    // A pong that comes after the burst's wait is not counted (a busy host may be that
-    // late even on loopback).
-    assert_eq!(v["pings_sent"], 5, "{v}");
+    // The server is started just before the client and may not be bound yet when the
+    // first burst goes out (a busy host takes hundreds of ms to start a process): the
+    // client then sends whole bursts of 5 again until one is answered. A pong that comes
+    // after its burst's wait is not counted (a busy host may be that late even on
+    // loopback).
+    let sent = v["pings_sent"].as_u64().unwrap();
+    assert!(sent >= 5 && sent.is_multiple_of(5), "{v}");
     assert!(
         (1..=5).contains(&v["pings_answered"].as_u64().unwrap()),
         "{v}"
