@@ -77,7 +77,7 @@ pub use constants::{Calibration, Constants, HostConstants, Provenance};
 pub use fit::{fit, FitReport, KeyFit, Observation};
 pub use path::Path;
 pub use predict::{predict, Conditions, Delivery, Limit, Prediction, Unsuitable};
-pub use transport::{Control, TransportModel, Window};
+pub use transport::{Control, FirstFlightStall, TransportModel, Window};
 pub use workload::{Bulk, Sender, Workload};
 
 #[cfg(test)]

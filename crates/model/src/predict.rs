@@ -263,6 +263,17 @@ fn deliver(
     let mut w = t.initial_window * streams;
     let (mut sent, mut seconds, mut rounds) = (0.0, 0.0, 0u32);
     let limit = loop {
+        if sent == 0.0 && bytes <= w {
+            // One flight holds the message: it leaves at the link's rate or as the pacer
+            // releases the window, whatever the loss (a controller answers a loss with
+            // a smaller window for what follows, and nothing follows; the tail below
+            // repairs it).
+            let rate = t
+                .pacing_gain
+                .map_or(link, |g| link.min(g * w / r.max(1e-6)));
+            seconds += bytes / rate;
+            break Limit::Window;
+        }
         if w >= pipe || sent >= loss_exit {
             seconds += steady_phase(bytes - sent, steady, limit, r, link);
             break limit;
@@ -288,12 +299,32 @@ fn deliver(
     let packets = (bytes / t.segment).ceil();
     let lag = if rounds > 0 { k.startup_lag * r } else { 0.0 };
     let tail = k.tail * r * (1.0 - (1.0 - p).powf(packets));
+    let stall = first_flight_stall(bytes, path, t);
     Ok(Delivery {
-        seconds: seconds + r / 2.0 + lag + tail,
+        seconds: seconds + r / 2.0 + lag + tail + stall,
         rounds,
         steady_rate: steady,
         limit,
     })
+}
+
+/// Seconds a controller's [`crate::FirstFlightStall`] adds to a message of `bytes`: its
+/// cost and a round trip if data of the message waits when its first acknowledgements
+/// come back: the message is larger than the first window, or the pacer takes longer than
+/// the stall's `after_rtts` round trips to release it (at `gain × window` per round trip;
+/// a link slower than that queues the flight, which the sender has then sent).
+fn first_flight_stall(bytes: f64, path: &Path, t: &TransportModel) -> f64 {
+    let (Some(stall), Some(gain)) = (t.first_flight_stall, t.pacing_gain) else {
+        return 0.0;
+    };
+    let window = t.initial_window * t.streams_for(bytes);
+    // Pacing time in round trips: bytes / (gain × window / R) / R.
+    let rtts = bytes / (gain * window).max(1.0);
+    if bytes > window || rtts > stall.after_rtts {
+        stall.cost + path.rtt
+    } else {
+        0.0
+    }
 }
 
 /// The rest of a message once the window holds the pipe. Held by a window, it goes one

@@ -88,6 +88,7 @@ pub(crate) fn kernel_model(prefix: &str, cc: Option<&str>) -> TransportModel {
         window: Window::SocketBuffer { share: 1.0 },
         reassembly_limit: None,
         pacing_gain: None,
+        first_flight_stall: None,
         defaults,
     }
 }

@@ -106,6 +106,7 @@ pub(crate) static FAMILY: Family = Family {
             window: Window::Unbounded,
             reassembly_limit: None,
         pacing_gain: None,
+        first_flight_stall: None,
             defaults: Constants {
                 fixed: 0.01,
                 ..Constants::TEXTBOOK
