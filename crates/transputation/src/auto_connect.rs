@@ -169,13 +169,16 @@ enum ProbeNews {
 }
 
 /// Whether the quick probe's next train, at twice the rate read so far (a short train
-/// reads a fast link low), takes the link for at most a quarter of a round trip: then it
-/// may go beside a session that has settled, for the cache, holding up the session's
-/// messages behind it at the bottleneck by no more than that. Asked again after each
+/// reads a fast link low), takes the link for at most a quarter of a round trip and at
+/// most [`QUEUE_SAFE`]: then it may go beside a session that has settled, for the cache,
+/// holding up the session's messages behind it at the bottleneck by no more than that,
+/// and without overflowing the bottleneck's queue into them. Asked again after each
 /// train, so that on a fast long path the second train (256 packets) goes where the third
 /// would cost too much, and the cache keeps a rate read over more than the first train's
 /// 0.6 ms at 500 Mbit/s. (With half a round trip per train, both trains went on a 50 ms,
-/// 500 Mbit/s link and AES-128's cold session lost 15 ms in its OT behind them.)
+/// 500 Mbit/s link and AES-128's cold session lost 15 ms in its OT behind them; without
+/// the queue's bound, the second train overran a 200 ms, 50 Mbit/s link's 125 kB queue and
+/// the session lost a packet of its OT and two round trips.)
 fn next_train_is_cheap(m: &probe::Measurement) -> bool {
     let Some(mbps) = m
         .bandwidth_mbps
@@ -187,8 +190,15 @@ fn next_train_is_cheap(m: &probe::Measurement) -> bool {
     let Some(bytes) = QuickSettings::default().train_bytes(m.trains as usize) else {
         return false;
     };
-    bytes * 8.0 / (2.0 * mbps * 1e6) <= m.rtt_ms_min / 4e3
+    let seconds = bytes * 8.0 / (2.0 * mbps * 1e6);
+    seconds <= m.rtt_ms_min / 4e3 && seconds <= QUEUE_SAFE.as_secs_f64()
 }
+
+/// The most link time a train sent beside a session may take: half of a bottleneck queue
+/// of 20 ms of its link (the testbed emulator's queues hold 20–24 ms: 1.25 MB at
+/// 500 Mbit/s, 125 kB at 50, 48 kB at 16), so that the session's own packets still fit
+/// behind it.
+const QUEUE_SAFE: Duration = Duration::from_millis(10);
 
 /// The cached path to `server`, if it serves this session (see [`know_path`]).
 fn recall(
@@ -395,19 +405,22 @@ mod tests {
     }
 
     #[test]
-    fn the_next_train_is_cheap_only_where_it_takes_little_of_a_round_trip() {
-        // The second train, 256 packets, is 314 kB: 12.6 ms at twice 100 Mbit/s.
-        assert!(next_train_is_cheap(&first_train(60.0, 100.0)));
-        assert!(!next_train_is_cheap(&first_train(40.0, 100.0)));
-        // A slow link: 0.5 s at twice 2.5 Mbit/s.
-        assert!(!next_train_is_cheap(&first_train(300.0, 2.5)));
-        // After the second train the third is next (1,000 packets, 1.23 MB: 49 ms).
-        let second = |rtt_ms| probe::Measurement {
+    fn the_next_train_is_cheap_only_where_it_takes_little_of_the_link() {
+        // The second train, 256 packets, is 314 kB: 6.3 ms at twice 200 Mbit/s, within a
+        // quarter of a 30 ms round trip but not of a 20 ms one.
+        assert!(next_train_is_cheap(&first_train(30.0, 200.0)));
+        assert!(!next_train_is_cheap(&first_train(20.0, 200.0)));
+        // 12.6 ms at twice 100 Mbit/s: more than the queue's share, however long the path.
+        assert!(!next_train_is_cheap(&first_train(300.0, 100.0)));
+        // After the second train the third is next (1,000 packets, 1.23 MB: 9.8 ms at
+        // twice 500 Mbit/s).
+        let second = |rtt_ms, mbps| probe::Measurement {
             trains: 2,
-            ..first_train(rtt_ms, 100.0)
+            ..first_train(rtt_ms, mbps)
         };
-        assert!(next_train_is_cheap(&second(200.0)));
-        assert!(!next_train_is_cheap(&second(180.0)));
+        assert!(next_train_is_cheap(&second(50.0, 500.0)));
+        assert!(!next_train_is_cheap(&second(30.0, 500.0)));
+        assert!(!next_train_is_cheap(&second(300.0, 400.0)));
         // Nothing left after the last, and no rate means no cost known.
         let last = probe::Measurement {
             trains: 3,
