@@ -71,6 +71,13 @@ impl Decision {
     }
 }
 
+/// Predictions this close (seconds) are a tie whatever their ratio: on a LAN, where a
+/// session takes 20–40 ms, the transports' fixed costs (fitted per calibration key at
+/// 11–17 ms) differ by about this much, below what their fits tell apart (the LAN's
+/// AES-128 went to `mtcp:streams=4` for a predicted 2 ms, and took 32 ms against `tcp`'s
+/// 25).
+const TIE_SECONDS: f64 = 0.003;
+
 /// Predicts every candidate and chooses: the smallest worse ratio to the best at the loss
 /// estimate and at its bound (ties: the faster at the estimate).
 pub fn choose(
@@ -115,19 +122,33 @@ pub fn choose(
             _ => None,
         };
     }
-    // Within 1 % of the least regret the model cannot tell candidates apart: the one over
-    // the fewest connections is chosen (what the model leaves out of several connections,
-    // their set-up, striping and competing with each other on a small pipe, only costs),
-    // then the faster at the estimate, then the first in the registry's order.
+    // Within 1 % of the least regret, or within [`TIE_SECONDS`] of its times, the model
+    // cannot tell candidates apart: the one over the fewest connections is chosen (what the
+    // model leaves out of several connections, their set-up, striping and competing with
+    // each other on a small pipe, only costs), then the faster at the estimate, then the
+    // first in the registry's order.
     let least = ranked
         .iter()
         .filter(|r| r.eligible)
-        .filter_map(|r| r.regret)
-        .fold(f64::INFINITY, f64::min);
+        .filter(|r| r.regret.is_some())
+        .min_by(|a, b| {
+            a.regret
+                .unwrap_or(f64::INFINITY)
+                .total_cmp(&b.regret.unwrap_or(f64::INFINITY))
+        })
+        .map(|r| (r.regret.unwrap_or(f64::INFINITY), expected(r), bounded(r)));
+    let tied = |r: &Ranked| {
+        let Some((least, e0, b0)) = least else {
+            return false;
+        };
+        let close = |x: Option<f64>, y: Option<f64>| matches!((x, y), (Some(x), Some(y)) if x <= y + TIE_SECONDS);
+        r.regret.is_some_and(|x| x <= least * 1.01)
+            || (close(expected(r), e0) && close(bounded(r), b0))
+    };
     let choice = candidates
         .iter()
         .zip(&ranked)
-        .filter(|(_, r)| r.eligible && r.regret.is_some_and(|x| x <= least * 1.01))
+        .filter(|(_, r)| r.eligible && tied(r))
         .min_by(|(ca, ra), (cb, rb)| {
             ca.model
                 .streams
@@ -191,6 +212,18 @@ fn explain(path: &Path, ranked: &[Ranked], chosen: bool) -> String {
             first.name,
             second.name,
             fmt_seconds(a.total)
+        );
+    }
+    if margin.abs() <= TIE_SECONDS {
+        return format!(
+            "{} and {} are predicted within {} of each other ({} and {}), closer than the \
+             model tells apart; of such, the one over the fewest connections, then the \
+             faster, is chosen",
+            first.name,
+            second.name,
+            fmt_seconds(TIE_SECONDS),
+            fmt_seconds(a.total),
+            fmt_seconds(b.total)
         );
     }
     let mut line = format!(

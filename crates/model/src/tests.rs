@@ -480,3 +480,39 @@ fn a_message_in_one_flight_leaves_at_the_pacers_rate_whatever_the_loss() {
     // where cubic's loss-bound rate would take seconds.
     assert!(l >= c && l - c <= 0.05 * 0.2, "lossy {l}, clean {c}");
 }
+
+#[test]
+fn on_a_lan_predictions_a_few_milliseconds_apart_are_a_tie() {
+    // AES-128 on a LAN: four connections predicted 2 ms ahead of one by their lower fixed
+    // cost; the model cannot tell 2 ms apart, and one connection is chosen.
+    let path = Path::exact(0.0005, 169.0 * MBIT, 0.0);
+    let mut four = TransportModel {
+        key: "mtcp/cubic".into(),
+        streams: 4,
+        stripe: 65536.0,
+        ..tcp(Control::Cubic)
+    };
+    four.defaults.fixed = 0.011;
+    let mut one = tcp(Control::Cubic);
+    one.defaults.fixed = 0.013;
+    let c = |name: &str, model: TransportModel| Candidate {
+        name: name.into(),
+        model,
+        eligible: true,
+    };
+    let decide = |one: TransportModel| {
+        choose(
+            &path,
+            &aes128(),
+            &[c("mtcp:streams=4", four.clone()), c("tcp", one)],
+            &Calibration::default(),
+            &cond(&path),
+        )
+    };
+    let d = decide(one.clone());
+    assert_eq!(d.choice.as_deref(), Some("tcp"), "{d:#?}");
+    assert!(d.why.contains("closer than the model tells apart"), "{}", d.why);
+    // 6 ms apart is not a tie.
+    one.defaults.fixed = 0.017;
+    assert_eq!(decide(one).choice.as_deref(), Some("mtcp:streams=4"));
+}
