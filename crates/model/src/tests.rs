@@ -511,7 +511,11 @@ fn on_a_lan_predictions_a_few_milliseconds_apart_are_a_tie() {
     };
     let d = decide(one.clone());
     assert_eq!(d.choice.as_deref(), Some("tcp"), "{d:#?}");
-    assert!(d.why.contains("closer than the model tells apart"), "{}", d.why);
+    assert!(
+        d.why.contains("closer than the model tells apart"),
+        "{}",
+        d.why
+    );
     // 6 ms apart is not a tie.
     one.defaults.fixed = 0.017;
     assert_eq!(decide(one).choice.as_deref(), Some("mtcp:streams=4"));
