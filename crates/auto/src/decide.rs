@@ -83,11 +83,11 @@ impl Planner {
     }
 
     /// The socket buffer for `path` (paper §4.2), as [`Planner::plan`] sizes it: for the
-    /// path at up to [`FASTER`] times the rate measured, so that a rate read low does not
-    /// make the window the limit (on a 5 ms, 500 Mbit/s link read as 149 Mbit/s, the
-    /// buffer for the rate read held `tcp:cc=bbr` to about 300 Mbit/s: SHA-256's `prf`
-    /// tables took 27–45 ms longer than over the same transport with the link's buffer).
-    /// A larger buffer costs memory only; the volume still caps it.
+    /// path at up to four times the rate measured, so that a rate read low does not make
+    /// the window the limit (on a 5 ms, 500 Mbit/s link read as 149 Mbit/s, the buffer
+    /// for the rate read held `tcp:cc=bbr` to about 300 Mbit/s: SHA-256's `prf` tables
+    /// took 27–45 ms longer than over the same transport with the link's buffer). A
+    /// larger buffer costs memory only; the volume still caps it.
     pub fn buffer(&self, path: &Path) -> u64 {
         let faster = Path {
             rate: path.rate * FASTER,
