@@ -104,7 +104,11 @@ impl Planner {
     /// Predicts `candidates` on `path` for this circuit, with buffers sized for the path and
     /// the garbler's bytes (paper §4.2) as a session sizes them, and chooses.
     pub fn plan(&self, path: &Path, candidates: &[Candidate]) -> Plan {
-        let buffer_bytes = self.buffer(path);
+        self.plan_with_buffer(path, candidates, self.buffer(path))
+    }
+
+    /// [`Planner::plan`] with buffers of `buffer_bytes`.
+    fn plan_with_buffer(&self, path: &Path, candidates: &[Candidate], buffer_bytes: u64) -> Plan {
         let cond = Conditions {
             buffer: buffer_bytes as f64,
         };
@@ -180,7 +184,11 @@ impl Planner {
             .filter(|c| c.name != chosen && served(card, &c.name))
             .collect();
         candidates.push(kept);
-        let there = self.plan(&better, &candidates).decision;
+        // With the buffers this session would have on `path` (already sized for a path
+        // that fast), not sized again for `better`.
+        let there = self
+            .plan_with_buffer(&better, &candidates, self.buffer(path))
+            .decision;
         let best = there
             .ranked
             .iter()

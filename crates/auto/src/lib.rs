@@ -17,7 +17,8 @@
 //!    while the card comes back and its circuit loads. With a card and a path from its
 //!    cache it does not wait for anything. With nothing cached, it asks after each probe
 //!    train whether the decision is settled ([`Planner::settled`]: a larger train could
-//!    not gain more than it costs), and stops measuring once it is; and for a session
+//!    not gain more than it costs), and goes ahead once it is (the probe may measure on
+//!    beside the session, for the cache, where that is cheap); and for a session
 //!    whose own sending is small ([`Planner::fits_early`]) it has already connected at
 //!    its start to where a garbler of this build listens for `tcp` and `quic`
 //!    ([`Client::connect_early`]), so the connection's round trip passes during the

@@ -125,8 +125,8 @@ pub fn choose(
     // Within 1 % of the least regret, or within [`TIE_SECONDS`] of its times, the model
     // cannot tell candidates apart: the one over the fewest connections is chosen (what the
     // model leaves out of several connections, their set-up, striping and competing with
-    // each other on a small pipe, only costs), then the faster at the estimate, then the
-    // first in the registry's order.
+    // each other on a small pipe, only costs), then the one of least regret, then the
+    // faster at the estimate, then the first in the registry's order.
     let least = ranked
         .iter()
         .filter(|r| r.eligible)
@@ -150,9 +150,11 @@ pub fn choose(
         .zip(&ranked)
         .filter(|(_, r)| r.eligible && tied(r))
         .min_by(|(ca, ra), (cb, rb)| {
+            let regret = |r: &Ranked| r.regret.unwrap_or(f64::INFINITY);
             ca.model
                 .streams
                 .cmp(&cb.model.streams)
+                .then(regret(ra).total_cmp(&regret(rb)))
                 .then(seconds(ra).total_cmp(&seconds(rb)))
         })
         .map(|(_, r)| r.name.clone());
@@ -205,20 +207,32 @@ fn explain(path: &Path, ranked: &[Ranked], chosen: bool) -> String {
         return format!("{} is predicted fastest", first.name);
     };
     let margin = b.total - a.total;
-    if margin.abs() <= 0.01 * a.total.max(b.total) {
+    // Their times at the loss bound (the estimate's where there is no bound); a tie is
+    // told as one only where these are as close too, or the bound decided.
+    let at_bound = |r: &Ranked, e: &Prediction| match &r.at_bound {
+        Some(Ok(p)) => Some(p.total),
+        Some(Err(_)) => None,
+        None => Some(e.total),
+    };
+    let bound_gap = match (at_bound(first, a), at_bound(second, b)) {
+        (Some(x), Some(y)) => Some((y - x).abs()),
+        _ => None,
+    };
+    let close = |within: f64| margin.abs() <= within && bound_gap.is_some_and(|g| g <= within);
+    if close(0.01 * a.total.max(b.total)) {
         return format!(
             "{} and {} are predicted within 1 % of each other ({}); of such, the one over \
-             the fewest connections, then the faster, is chosen",
+             the fewest connections, then the least regret, is chosen",
             first.name,
             second.name,
             fmt_seconds(a.total)
         );
     }
-    if margin.abs() <= TIE_SECONDS {
+    if close(TIE_SECONDS) {
         return format!(
             "{} and {} are predicted within {} of each other ({} and {}), closer than the \
              model tells apart; of such, the one over the fewest connections, then the \
-             faster, is chosen",
+             least regret, is chosen",
             first.name,
             second.name,
             fmt_seconds(TIE_SECONDS),

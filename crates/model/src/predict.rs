@@ -182,6 +182,15 @@ fn check_reassembly(path: &Path, t: &TransportModel, flight: f64) -> Result<(), 
     Ok(())
 }
 
+/// The window bound of one connection, bytes (its socket buffer or flow-control window).
+fn flow_window(t: &TransportModel, cond: &Conditions) -> f64 {
+    match t.window {
+        Window::SocketBuffer { share } => share * cond.buffer,
+        Window::Bytes(w) => w,
+        Window::Unbounded => f64::INFINITY,
+    }
+}
+
 /// The steady rate and what sets it, for a message on `streams` connections.
 fn steady_rate(
     path: &Path,
@@ -191,11 +200,7 @@ fn steady_rate(
     streams: f64,
 ) -> (f64, Limit) {
     let r = path.rtt.max(1e-6);
-    let window = match t.window {
-        Window::SocketBuffer { share } => share * cond.buffer,
-        Window::Bytes(w) => w,
-        Window::Unbounded => f64::INFINITY,
-    };
+    let window = flow_window(t, cond);
     let mut best = (path.rate * link_share(t, k), Limit::Link);
     let mut lower = |rate: f64, why: Limit| {
         if rate < best.0 {
@@ -252,7 +257,7 @@ fn deliver(
         return paced(bytes, path, rate.min(k.host_cap));
     }
     let streams = t.streams_for(bytes);
-    let (steady, limit) = steady_rate(path, t, k, cond, streams);
+    let (mut steady, limit) = steady_rate(path, t, k, cond, streams);
     let pipe = steady * r;
     let exit_window = k.slow_start_exit.clamp(0.05, 1.0) * pipe;
     // A loss-based controller leaves slow start at its first loss, after about 1/p packets.
@@ -263,16 +268,18 @@ fn deliver(
     let mut w = t.initial_window * streams;
     let (mut sent, mut seconds, mut rounds) = (0.0, 0.0, 0u32);
     let limit = loop {
-        if sent == 0.0 && bytes <= w {
-            // One flight holds the message: it leaves at the link's rate or as the pacer
-            // releases the window, whatever the loss (a controller answers a loss with
-            // a smaller window for what follows, and nothing follows; the tail below
-            // repairs it).
+        if p > 0.0 && sent == 0.0 && bytes <= w && bytes <= flow_window(t, cond) {
+            // On a lossy path, one flight that holds the message still leaves at the
+            // link's rate or as the pacer releases the window, not at the rate the loss
+            // allows later (a controller answers a loss with a smaller window for what
+            // follows, and nothing follows; the tail below repairs it). On a clean path
+            // the rounds below give the same.
             let rate = t
                 .pacing_gain
                 .map_or(link, |g| link.min(g * w / r.max(1e-6)));
             seconds += bytes / rate;
-            break Limit::Window;
+            steady = rate;
+            break Limit::SlowStart;
         }
         if w >= pipe || sent >= loss_exit {
             seconds += steady_phase(bytes - sent, steady, limit, r, link);
@@ -308,20 +315,21 @@ fn deliver(
     })
 }
 
-/// Seconds a controller's [`crate::FirstFlightStall`] adds to a message of `bytes`: its
-/// cost and a round trip if data of the message waits when its first acknowledgements
-/// come back: the message is larger than the first window, or the pacer takes longer than
-/// the stall's `after_rtts` round trips to release it (at `gain × window` per round trip;
-/// a link slower than that queues the flight, which the sender has then sent).
+/// Seconds a controller's [`crate::FirstFlightStall`] adds to a message of `bytes`: if
+/// data of the message still waits when its first acknowledgements come back, a round
+/// trip into its flight (it is larger than the first window, or the pacer, releasing
+/// `gain × window` per smoothed round trip, takes longer than the path's round trip to
+/// release it), the stall's cost and a round trip, or the message at the stall's window a
+/// round trip if that is sooner.
 fn first_flight_stall(bytes: f64, path: &Path, t: &TransportModel) -> f64 {
     let (Some(stall), Some(gain)) = (t.first_flight_stall, t.pacing_gain) else {
         return 0.0;
     };
+    let r = path.rtt.max(1e-6);
     let window = t.initial_window * t.streams_for(bytes);
-    // Pacing time in round trips: bytes / (gain × window / R) / R.
-    let rtts = bytes / (gain * window).max(1.0);
-    if bytes > window || rtts > stall.after_rtts {
-        stall.cost + path.rtt
+    let pacing = bytes / (gain * window).max(1.0) * (r + stall.srtt_excess);
+    if bytes > window || pacing > r {
+        (stall.cost + r).min(bytes * r / stall.min_window.max(1.0))
     } else {
         0.0
     }

@@ -441,8 +441,9 @@ fn of_candidates_the_model_cannot_tell_apart_the_one_over_fewer_connections_is_c
 #[test]
 fn quinns_bbr_stalls_when_its_first_flight_leaves_data_waiting() {
     let stall = FirstFlightStall {
-        after_rtts: 0.5,
+        srtt_excess: 0.030,
         cost: 0.200,
+        min_window: 4800.0,
     };
     let stalled = |path: &Path, w: &Workload, iw: f64| {
         let plain = seconds(path, w, &quic_bbr(iw));
@@ -450,17 +451,24 @@ fn quinns_bbr_stalls_when_its_first_flight_leaves_data_waiting() {
         t.first_flight_stall = Some(stall);
         seconds(path, w, &t) - plain
     };
-    let long = Path::exact(0.05, 500.0 * MBIT, 0.0);
-    // 211 kB in a 2.5 MB window, paced out in 0.07 round trips: no stall.
-    assert!(stalled(&long, &aes128(), 2.5e6).abs() < 1e-9);
-    // The same in a 300 kB window, paced out in 0.56 round trips: 200 ms and a round trip.
-    let late = stalled(&long, &aes128(), 300e3);
+    let at = |rtt| Path::exact(rtt, 500.0 * MBIT, 0.0);
+    // 211 kB in a 2.5 MB window at 50 ms: paced out in 0.07 × 80 ms, no stall.
+    assert!(stalled(&at(0.05), &aes128(), 2.5e6).abs() < 1e-9);
+    // In a 300 kB window: 0.56 × 80 ms = 45 ms, within the round trip: none either.
+    assert!(stalled(&at(0.05), &aes128(), 300e3).abs() < 1e-9);
+    // In a 250 kB window: 0.68 × 80 ms = 54 ms: 200 ms and a round trip.
+    let late = stalled(&at(0.05), &aes128(), 250e3);
     assert!((late - 0.25).abs() < 1e-9, "{late}");
-    // The OT extension and the tables outgrow the first window: the first acknowledgement
-    // finds them waiting, each in its direction.
-    let short = Path::exact(0.005, 500.0 * MBIT, 0.0);
-    let big = stalled(&short, &mincut(), 250e3);
+    // The same at 300 ms: 0.68 × 330 ms is within the round trip.
+    assert!(stalled(&at(0.3), &aes128(), 250e3).abs() < 1e-9);
+    // The OT extension and the tables outgrow the first window at 5 ms: the first
+    // acknowledgement finds them waiting, each in its direction.
+    let big = stalled(&at(0.005), &mincut(), 250e3);
     assert!((big - 2.0 * 0.205).abs() < 1e-9, "{big}");
+    // On a LAN, 4 packets a round trip carry AES-128's tables sooner than 200 ms.
+    let lan = stalled(&at(0.0005), &aes128(), 31e3);
+    let expected = 211e3 * 0.0005 / 4800.0;
+    assert!(lan > 0.0 && (lan - expected).abs() < 0.002, "{lan}");
 }
 
 #[test]

@@ -101,28 +101,34 @@ pub struct TransportModel {
     pub defaults: Constants,
 }
 
-/// A controller's stall in a message's first flight: if pacing that flight out takes
-/// longer than `after_rtts` round trips, the message is late by `cost` seconds and a
-/// round trip.
+/// A controller's stall in a message's first flight: if its first acknowledgements come
+/// back while some of the message still waits (it is larger than the first window, or
+/// the pacer takes longer than a round trip to release it), the message is late by `cost`
+/// seconds and a round trip, or by what the rest takes at `min_window` bytes a round trip
+/// if that is less.
 ///
 /// quinn-proto 0.11's BBR has one: its ProbeRTT timer starts unset and counts as expired,
 /// so the first acknowledgement it processes while data waits (held by the window or the
 /// pacer) puts it in ProbeRTT, whose window is 0.75 of the bandwidth estimate times the
-/// minimum round trip, for 200 ms and a round trip. The first flight's own
-/// acknowledgements start to come back while its pacer still holds some of it if pacing
-/// takes much of a round trip, and the estimate is then made of the small messages before
-/// it: the window falls to a few packets until ProbeRTT ends. Measured on the testbed
-/// (clean, 500 Mbit/s): at 50 ms, 593 kB of tables under `quic:cc=bbr,iw=717463` (paced
-/// over 0.66 round trips) arrive in 350–378 ms, under `quic:cc=cubic,iw=717463` in
-/// 103–107 ms, under either with `iw=3125000` (0.16 round trips) in 63–65 ms; at 5 ms,
-/// AES-128's 205 kB under `quic:cc=bbr` (quinn's 240 kB window, 0.68 round trips) took
-/// 118–166 ms to the output against 34–39 ms over `quic:cc=cubic,iw=250000`.
+/// minimum round trip (at least 4 packets), for 200 ms and a round trip; with an estimate
+/// made of the small messages before the tables, that is the 4 packets. quinn's pacer
+/// spreads a window over its smoothed round trip, which after the handshake exceeds the
+/// path's (`srtt_excess`, fitted): the first flight of `B` bytes in a window `W` takes
+/// `B/(1.25·W) × (R + srtt_excess)`. Measured on the testbed (clean, 500 Mbit/s unless
+/// said): at 50 ms, 593 kB of tables under `quic:cc=bbr,iw=717463` arrive in 350–378 ms,
+/// under `quic:cc=cubic,iw=717463` in 103–107 ms, under either with `iw=3125000` in
+/// 63–65 ms; at 5 ms, AES-128's 205 kB under `quic:cc=bbr` (quinn's 240 kB window) took
+/// 118–166 ms to the output against 34–39 ms over `quic:cc=cubic,iw=250000`; at 300 ms
+/// the same 205 kB showed no stall (829 ms of protocol time); on a 0.5 ms LAN a window of
+/// 31 kB cost 25 ms, not 200 (4 packets a round trip carry the rest sooner).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct FirstFlightStall {
-    /// Round trips of pacing after which the stall comes.
-    pub after_rtts: f64,
-    /// Seconds it adds besides a round trip.
+    /// Seconds by which the pacer's round trip exceeds the path's.
+    pub srtt_excess: f64,
+    /// Seconds the stall adds besides a round trip, at most.
     pub cost: f64,
+    /// Bytes a round trip while stalled.
+    pub min_window: f64,
 }
 
 impl TransportModel {

@@ -168,17 +168,18 @@ enum ProbeNews {
     Done(Result<probe::Measurement, probe::Error>),
 }
 
-/// Whether the quick probe's next train, at twice the rate read so far (a short train
-/// reads a fast link low), takes the link for at most a quarter of a round trip and at
-/// most [`QUEUE_SAFE`]: then it may go beside a session that has settled, for the cache,
-/// holding up the session's messages behind it at the bottleneck by no more than that,
-/// and without overflowing the bottleneck's queue into them. Asked again after each
-/// train, so that on a fast long path the second train (256 packets) goes where the third
-/// would cost too much, and the cache keeps a rate read over more than the first train's
-/// 0.6 ms at 500 Mbit/s. (With half a round trip per train, both trains went on a 50 ms,
-/// 500 Mbit/s link and AES-128's cold session lost 15 ms in its OT behind them; without
-/// the queue's bound, the second train overran a 200 ms, 50 Mbit/s link's 125 kB queue and
-/// the session lost a packet of its OT and two round trips.)
+/// Whether the quick probe's next train takes the link for at most a quarter of a round
+/// trip and at most [`QUEUE_SAFE`], at twice the rate the first train read (a short train
+/// reads a fast link low) or at the rate a later one read: then it may go beside a
+/// session that has settled, for the cache, holding up the session's messages behind it
+/// at the bottleneck by no more than that, and without overflowing the bottleneck's queue
+/// into them. Asked again after each train, so that on a fast long path the second train
+/// (256 packets) goes where the third would cost too much, and the cache keeps a rate read
+/// over more than the first train's 0.6 ms at 500 Mbit/s. (With half a round trip per
+/// train, both trains went on a 50 ms, 500 Mbit/s link and AES-128's cold session lost
+/// 15 ms in its OT behind them; without the queue's bound, the second train overran a
+/// 200 ms, 50 Mbit/s link's 125 kB queue and the session lost a packet of its OT and two
+/// round trips.)
 fn next_train_is_cheap(m: &probe::Measurement) -> bool {
     let Some(mbps) = m
         .bandwidth_mbps
@@ -190,7 +191,8 @@ fn next_train_is_cheap(m: &probe::Measurement) -> bool {
     let Some(bytes) = QuickSettings::default().train_bytes(m.trains as usize) else {
         return false;
     };
-    let seconds = bytes * 8.0 / (2.0 * mbps * 1e6);
+    let optimism = if m.trains <= 1 { 2.0 } else { 1.0 };
+    let seconds = bytes * 8.0 / (optimism * mbps * 1e6);
     seconds <= m.rtt_ms_min / 4e3 && seconds <= QUEUE_SAFE.as_secs_f64()
 }
 
@@ -412,15 +414,15 @@ mod tests {
         assert!(!next_train_is_cheap(&first_train(20.0, 200.0)));
         // 12.6 ms at twice 100 Mbit/s: more than the queue's share, however long the path.
         assert!(!next_train_is_cheap(&first_train(300.0, 100.0)));
-        // After the second train the third is next (1,000 packets, 1.23 MB: 9.8 ms at
-        // twice 500 Mbit/s).
+        // After the second train the third is next (1,000 packets, 1.23 MB), at the rate
+        // the second read: 9.8 ms at 1 Gbit/s, 19.6 ms at 500 Mbit/s.
         let second = |rtt_ms, mbps| probe::Measurement {
             trains: 2,
             ..first_train(rtt_ms, mbps)
         };
-        assert!(next_train_is_cheap(&second(50.0, 500.0)));
-        assert!(!next_train_is_cheap(&second(30.0, 500.0)));
-        assert!(!next_train_is_cheap(&second(300.0, 400.0)));
+        assert!(next_train_is_cheap(&second(50.0, 1000.0)));
+        assert!(!next_train_is_cheap(&second(30.0, 1000.0)));
+        assert!(!next_train_is_cheap(&second(300.0, 500.0)));
         // Nothing left after the last, and no rate means no cost known.
         let last = probe::Measurement {
             trains: 3,

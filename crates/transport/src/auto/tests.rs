@@ -19,6 +19,15 @@ fn every_available_family_is_a_candidate_with_its_tuned_settings() {
     }
     if families().iter().any(|f| f.name == "quic") {
         assert!(names.contains(&"quic:cc=bbr,iw=15000000"), "{names:?}");
+        assert!(names.contains(&"quic:cc=cubic,iw=15000000"), "{names:?}");
+        // quinn's BBR declares its first-flight stall; its cubic does not.
+        let stall = |name: &str| {
+            c.iter()
+                .find(|c| c.name == name)
+                .map(|c| c.model.first_flight_stall.is_some())
+        };
+        assert_eq!(stall("quic:cc=bbr,iw=15000000"), Some(true));
+        assert_eq!(stall("quic:cc=cubic,iw=15000000"), Some(false));
     }
     assert!(
         names.iter().any(|n| n.ends_with("rate=480mbit")),
