@@ -416,7 +416,13 @@ proptest! {
         stay_silent in any::<bool>(),
     ) {
         let spec = if mtcp { "mtcp:streams=1" } else { "tcp" };
-        let cfg = Config { io_timeout: Duration::from_millis(150), ..quick() };
+        // The short I/O timeout is what is tested; the accept waits for a peer thread that
+        // a busy host may schedule late.
+        let cfg = Config {
+            io_timeout: Duration::from_millis(150),
+            accept_timeout: Some(Duration::from_secs(10)),
+            ..quick()
+        };
         let spec: TransportSpec = spec.parse().unwrap();
         let listener = spec.listen(any_port(), &cfg).unwrap();
         let addr = listener.local_addr();
@@ -434,8 +440,8 @@ proptest! {
                 thread::sleep(Duration::from_millis(400));
             }
         });
-        let start = Instant::now();
         let mut ch = Framed::with_max_message(listener.accept().unwrap(), 100);
+        let start = Instant::now();
         let mut messages = 0;
         let err = loop {
             match ch.recv_message() {

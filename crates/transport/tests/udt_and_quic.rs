@@ -34,8 +34,9 @@ fn udt_reports_a_closed_port_a_silent_peer_and_a_vanished_one() {
         e.to_string(),
         format!("could not connect to {addr} after 1 attempt")
     );
+    // Well below UDT's own 3 s connection timeout, with room for a busy host.
     assert!(
-        start.elapsed() < Duration::from_millis(700),
+        start.elapsed() < Duration::from_millis(2000),
         "{:?}",
         start.elapsed()
     );
@@ -171,10 +172,10 @@ fn quic_connecting_to_a_closed_port_fails_within_the_timeout() {
         "{e}"
     );
     assert!(took >= Duration::from_millis(250), "{took:?}");
-    // The budget (300 ms) and slack: no lingering on the endpoint of a failed connect
-    // (it added a second).
+    // The budget (300 ms) and slack for a busy host: no lingering on the endpoint of a
+    // failed connect (it added a second).
     assert!(
-        took < cfg.connect_budget() + Duration::from_millis(500),
+        took < cfg.connect_budget() + Duration::from_millis(900),
         "{took:?}"
     );
 }

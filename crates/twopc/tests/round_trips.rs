@@ -227,7 +227,13 @@ fn check_times(
     // The evaluator's first round trip (flights 1 and 2) is before its labels.
     assert!(e.paper <= e.total - 2 * ONE_WAY, "{case}: {:?}", e.paper);
     if transfer != LabelTransfer::Drawn {
-        assert!(e.paper < ONE_WAY, "{case}: evaluator paper {:?}", e.paper);
+        // Less than the two one-way delays of the drawn case below, with room for a busy
+        // host's evaluation and scheduling.
+        assert!(
+            e.paper < 2 * ONE_WAY,
+            "{case}: evaluator paper {:?}",
+            e.paper
+        );
     } else {
         assert!(
             e.paper >= 2 * ONE_WAY,
