@@ -256,7 +256,7 @@ fn served(card: &Card, name: &str) -> bool {
 }
 
 /// How much faster than measured a path may be: a short train reads a fast link low (a
-/// 32-packet train passes 500 Mbit/s in 0.6 ms, and read it as 90–200 Mbit/s on the
+/// 32-packet train passes 500 Mbit/s in 0.6 ms, and read it as 100–190 Mbit/s on the
 /// testbed's emulator).
 const FASTER: f64 = 4.0;
 

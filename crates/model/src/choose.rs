@@ -39,6 +39,15 @@ impl Ranked {
     pub fn seconds(&self) -> Option<f64> {
         self.expected.as_ref().ok().map(|p| p.total)
     }
+
+    /// Its predicted seconds at the loss bound (at the estimate where there is no bound),
+    /// if it can carry the session there.
+    fn seconds_at_bound(&self) -> Option<f64> {
+        match &self.at_bound {
+            Some(b) => b.as_ref().ok().map(|p| p.total),
+            None => self.seconds(),
+        }
+    }
 }
 
 /// A decision: the candidates best first, the choice, and why.
@@ -110,14 +119,12 @@ pub fn choose(
             .filter_map(pick)
             .fold(f64::INFINITY, f64::min)
     };
-    let expected = |r: &Ranked| r.expected.as_ref().ok().map(|p| p.total);
-    let bounded = |r: &Ranked| match &r.at_bound {
-        Some(b) => b.as_ref().ok().map(|p| p.total),
-        None => expected(r),
-    };
-    let (best_e, best_b) = (best_at(&expected), best_at(&bounded));
+    let (best_e, best_b) = (
+        best_at(&Ranked::seconds),
+        best_at(&Ranked::seconds_at_bound),
+    );
     for r in &mut ranked {
-        r.regret = match (expected(r), bounded(r)) {
+        r.regret = match (r.seconds(), r.seconds_at_bound()) {
             (Some(e), Some(b)) => Some((e / best_e).max(b / best_b)),
             _ => None,
         };
@@ -130,20 +137,16 @@ pub fn choose(
     let least = ranked
         .iter()
         .filter(|r| r.eligible)
-        .filter(|r| r.regret.is_some())
-        .min_by(|a, b| {
-            a.regret
-                .unwrap_or(f64::INFINITY)
-                .total_cmp(&b.regret.unwrap_or(f64::INFINITY))
-        })
-        .map(|r| (r.regret.unwrap_or(f64::INFINITY), expected(r), bounded(r)));
+        .filter_map(|r| Some((r.regret?, r)))
+        .min_by(|(a, _), (b, _)| a.total_cmp(b));
     let tied = |r: &Ranked| {
-        let Some((least, e0, b0)) = least else {
+        let Some((least, l)) = least else {
             return false;
         };
         let close = |x: Option<f64>, y: Option<f64>| matches!((x, y), (Some(x), Some(y)) if x <= y + TIE_SECONDS);
         r.regret.is_some_and(|x| x <= least * 1.01)
-            || (close(expected(r), e0) && close(bounded(r), b0))
+            || (close(r.seconds(), l.seconds())
+                && close(r.seconds_at_bound(), l.seconds_at_bound()))
     };
     let choice = candidates
         .iter()
@@ -207,14 +210,9 @@ fn explain(path: &Path, ranked: &[Ranked], chosen: bool) -> String {
         return format!("{} is predicted fastest", first.name);
     };
     let margin = b.total - a.total;
-    // Their times at the loss bound (the estimate's where there is no bound); a tie is
-    // told as one only where these are as close too, or the bound decided.
-    let at_bound = |r: &Ranked, e: &Prediction| match &r.at_bound {
-        Some(Ok(p)) => Some(p.total),
-        Some(Err(_)) => None,
-        None => Some(e.total),
-    };
-    let bound_gap = match (at_bound(first, a), at_bound(second, b)) {
+    // A tie is told as one only where their times at the loss bound are as close too, or
+    // the bound decided.
+    let bound_gap = match (first.seconds_at_bound(), second.seconds_at_bound()) {
         (Some(x), Some(y)) => Some((y - x).abs()),
         _ => None,
     };

@@ -265,48 +265,48 @@ fn deliver(
         Control::Reno | Control::Cubic if p > 0.0 => t.segment / p,
         _ => f64::INFINITY,
     };
-    let mut w = t.initial_window * streams;
+    // A flight of a window `w`: at the link's rate, or as the pacer releases the window.
+    let flight_rate = |w: f64| {
+        t.pacing_gain
+            .map_or(link, |g| link.min(g * w / r.max(1e-6)))
+    };
+    let first_window = t.initial_window * streams;
+    let mut w = first_window;
     let (mut sent, mut seconds, mut rounds) = (0.0, 0.0, 0u32);
-    let limit = loop {
-        if p > 0.0 && sent == 0.0 && bytes <= w && bytes <= flow_window(t, cond) {
-            // On a lossy path, one flight that holds the message still leaves at the
-            // link's rate or as the pacer releases the window, not at the rate the loss
-            // allows later (a controller answers a loss with a smaller window for what
-            // follows, and nothing follows; the tail below repairs it). On a clean path
-            // the rounds below give the same.
-            let rate = t
-                .pacing_gain
-                .map_or(link, |g| link.min(g * w / r.max(1e-6)));
-            seconds += bytes / rate;
-            steady = rate;
-            break Limit::SlowStart;
+    let limit = if p > 0.0 && bytes <= w && bytes <= flow_window(t, cond) {
+        // On a lossy path, one flight that holds the message still leaves at the flight's
+        // rate, not at the rate the loss allows later (a controller answers a loss with a
+        // smaller window for what follows, and nothing follows; the tail below repairs
+        // it). On a clean path the rounds below give the same.
+        steady = flight_rate(w);
+        seconds = bytes / steady;
+        Limit::SlowStart
+    } else {
+        loop {
+            if w >= pipe || sent >= loss_exit {
+                seconds += steady_phase(bytes - sent, steady, limit, r, link);
+                break limit;
+            }
+            if w >= exit_window {
+                let after = (w / r.max(1e-6)).min(steady);
+                seconds += (bytes - sent) / after;
+                break Limit::EarlyExit;
+            }
+            if sent + w >= bytes {
+                // The last round.
+                seconds += (bytes - sent) / flight_rate(w);
+                break Limit::SlowStart;
+            }
+            sent += w;
+            seconds += r;
+            w *= k.growth.max(1.05);
+            rounds += 1;
         }
-        if w >= pipe || sent >= loss_exit {
-            seconds += steady_phase(bytes - sent, steady, limit, r, link);
-            break limit;
-        }
-        if w >= exit_window {
-            let after = (w / r.max(1e-6)).min(steady);
-            seconds += (bytes - sent) / after;
-            break Limit::EarlyExit;
-        }
-        if sent + w >= bytes {
-            // The last round: at the link's rate, or as the pacer releases the window.
-            let rate = t
-                .pacing_gain
-                .map_or(link, |g| link.min(g * w / r.max(1e-6)));
-            seconds += (bytes - sent) / rate;
-            break Limit::SlowStart;
-        }
-        sent += w;
-        seconds += r;
-        w *= k.growth.max(1.05);
-        rounds += 1;
     };
     let packets = (bytes / t.segment).ceil();
     let lag = if rounds > 0 { k.startup_lag * r } else { 0.0 };
     let tail = k.tail * r * (1.0 - (1.0 - p).powf(packets));
-    let stall = first_flight_stall(bytes, path, t);
+    let stall = first_flight_stall(bytes, path, t, first_window);
     Ok(Delivery {
         seconds: seconds + r / 2.0 + lag + tail + stall,
         rounds,
@@ -315,18 +315,17 @@ fn deliver(
     })
 }
 
-/// Seconds a controller's [`crate::FirstFlightStall`] adds to a message of `bytes`: if
-/// data of the message still waits when its first acknowledgements come back, a round
-/// trip into its flight (it is larger than the first window, or the pacer, releasing
-/// `gain × window` per smoothed round trip, takes longer than the path's round trip to
-/// release it), the stall's cost and a round trip, or the message at the stall's window a
-/// round trip if that is sooner.
-fn first_flight_stall(bytes: f64, path: &Path, t: &TransportModel) -> f64 {
+/// Seconds a controller's [`crate::FirstFlightStall`] adds to a message of `bytes` sent
+/// from a first `window`: if data of the message still waits when its first
+/// acknowledgements come back, a round trip into its flight (it is larger than the first
+/// window, or the pacer, releasing `gain × window` per smoothed round trip, takes longer
+/// than the path's round trip to release it), the stall's cost and a round trip, or the
+/// message at the stall's window a round trip if that is sooner.
+fn first_flight_stall(bytes: f64, path: &Path, t: &TransportModel, window: f64) -> f64 {
     let (Some(stall), Some(gain)) = (t.first_flight_stall, t.pacing_gain) else {
         return 0.0;
     };
     let r = path.rtt.max(1e-6);
-    let window = t.initial_window * t.streams_for(bytes);
     let pacing = bytes / (gain * window).max(1.0) * (r + stall.srtt_excess);
     if bytes > window || pacing > r {
         (stall.cost + r).min(bytes * r / stall.min_window.max(1.0))

@@ -184,28 +184,31 @@ fn a_paced_transport_without_repair_is_unsuitable_unless_the_path_is_clean() {
     assert!(e.0.contains("above the link"), "{e}");
 }
 
-fn candidates() -> Vec<Candidate> {
-    let c = |name: &str, model: TransportModel| Candidate {
+/// A candidate that may be chosen.
+fn eligible(name: &str, model: TransportModel) -> Candidate {
+    Candidate {
         name: name.into(),
         model,
         eligible: true,
-    };
+    }
+}
+
+fn candidates() -> Vec<Candidate> {
     vec![
-        c("tcp:cc=cubic", tcp(Control::Cubic)),
-        c("tcp:cc=bbr", tcp(Control::Bbr)),
+        eligible("tcp:cc=cubic", tcp(Control::Cubic)),
+        eligible("tcp:cc=bbr", tcp(Control::Bbr)),
     ]
+}
+
+/// The decision among `cands` with the declared constants and the path's buffers.
+fn decide(path: &Path, work: &Workload, cands: &[Candidate]) -> Decision {
+    choose(path, work, cands, &Calibration::default(), &cond(path))
 }
 
 #[test]
 fn on_a_lossy_long_path_bbr_is_chosen_and_the_reason_names_the_loss() {
     let path = Path::exact(0.3, 500.0 * MBIT, 0.001);
-    let d = choose(
-        &path,
-        &mincut(),
-        &candidates(),
-        &Calibration::default(),
-        &cond(&path),
-    );
+    let d = decide(&path, &mincut(), &candidates());
     assert_eq!(d.choice.as_deref(), Some("tcp:cc=bbr"), "{d:#?}");
     assert!(d.why.contains("loss"), "{}", d.why);
     assert_eq!(
@@ -250,18 +253,8 @@ fn on_a_lan_a_tiny_circuit_is_decided_by_fixed_costs() {
     let mut slow_start = quic_bbr(240_000.0);
     slow_start.defaults.fixed = 0.025;
     let mut cands = candidates();
-    cands.push(Candidate {
-        name: "quic:cc=bbr".into(),
-        model: slow_start,
-        eligible: true,
-    });
-    let d = choose(
-        &path,
-        &aes128(),
-        &cands,
-        &Calibration::default(),
-        &cond(&path),
-    );
+    cands.push(eligible("quic:cc=bbr", slow_start));
+    let d = decide(&path, &aes128(), &cands);
     assert_ne!(d.choice.as_deref(), Some("quic:cc=bbr"));
     let quic = d.ranked.iter().find(|r| r.name == "quic:cc=bbr").unwrap();
     assert!(quic.regret.unwrap() > 1.5);
@@ -280,13 +273,7 @@ fn a_transport_that_cannot_be_chosen_is_predicted_but_not_chosen() {
         },
         eligible: false,
     });
-    let d = choose(
-        &path,
-        &mincut(),
-        &cands,
-        &Calibration::default(),
-        &cond(&path),
-    );
+    let d = decide(&path, &mincut(), &cands);
     assert_ne!(d.choice.as_deref(), Some("udp:rate=96mbit"));
     assert!(d
         .ranked
@@ -420,19 +407,11 @@ fn of_candidates_the_model_cannot_tell_apart_the_one_over_fewer_connections_is_c
         stripe: 1e12,
         ..tcp(Control::Cubic)
     };
-    let c = |name: &str, model: TransportModel| Candidate {
-        name: name.into(),
-        model,
-        eligible: true,
-    };
-    let candidates = [c("mtcp:streams=4", four), c("tcp", tcp(Control::Cubic))];
-    let d = choose(
-        &path,
-        &mincut(),
-        &candidates,
-        &Calibration::default(),
-        &cond(&path),
-    );
+    let candidates = [
+        eligible("mtcp:streams=4", four),
+        eligible("tcp", tcp(Control::Cubic)),
+    ];
+    let d = decide(&path, &mincut(), &candidates);
     assert_eq!(d.ranked[0].regret, d.ranked[1].regret, "{d:#?}");
     assert_eq!(d.choice.as_deref(), Some("tcp"), "{d:#?}");
     assert!(d.why.contains("fewest connections"), "{}", d.why);
@@ -503,21 +482,17 @@ fn on_a_lan_predictions_a_few_milliseconds_apart_are_a_tie() {
     four.defaults.fixed = 0.011;
     let mut one = tcp(Control::Cubic);
     one.defaults.fixed = 0.013;
-    let c = |name: &str, model: TransportModel| Candidate {
-        name: name.into(),
-        model,
-        eligible: true,
-    };
-    let decide = |one: TransportModel| {
-        choose(
+    let tie = |one: TransportModel| {
+        decide(
             &path,
             &aes128(),
-            &[c("mtcp:streams=4", four.clone()), c("tcp", one)],
-            &Calibration::default(),
-            &cond(&path),
+            &[
+                eligible("mtcp:streams=4", four.clone()),
+                eligible("tcp", one),
+            ],
         )
     };
-    let d = decide(one.clone());
+    let d = tie(one.clone());
     assert_eq!(d.choice.as_deref(), Some("tcp"), "{d:#?}");
     assert!(
         d.why.contains("closer than the model tells apart"),
@@ -526,5 +501,5 @@ fn on_a_lan_predictions_a_few_milliseconds_apart_are_a_tie() {
     );
     // 6 ms apart is not a tie.
     one.defaults.fixed = 0.017;
-    assert_eq!(decide(one).choice.as_deref(), Some("mtcp:streams=4"));
+    assert_eq!(tie(one).choice.as_deref(), Some("mtcp:streams=4"));
 }

@@ -118,9 +118,11 @@ pub struct TransportModel {
 /// said): at 50 ms, 593 kB of tables under `quic:cc=bbr,iw=717463` arrive in 350–378 ms,
 /// under `quic:cc=cubic,iw=717463` in 103–107 ms, under either with `iw=3125000` in
 /// 63–65 ms; at 5 ms, AES-128's 205 kB under `quic:cc=bbr` (quinn's 240 kB window) took
-/// 118–166 ms to the output against 34–39 ms over `quic:cc=cubic,iw=250000`; at 300 ms
-/// the same 205 kB showed no stall (829 ms of protocol time); on a 0.5 ms LAN a window of
-/// 31 kB cost 25 ms, not 200 (4 packets a round trip carry the rest sooner).
+/// 60 and 166 ms to the output in two runs, under `iw=312500` 34–38 ms in four and 118 in
+/// a fifth, against 33–39 ms over `quic:cc=cubic,iw=250000`; at 300 ms the same 205 kB
+/// showed no stall (829 ms of protocol time); on a 0.5 ms LAN, 48 ms under a 31 kB BBR
+/// window against 23 under cubic with 25 kB, not 200 more (4 packets a round trip carry
+/// the rest sooner).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct FirstFlightStall {
     /// Seconds by which the pacer's round trip exceeds the path's.

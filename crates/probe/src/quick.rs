@@ -124,12 +124,6 @@ impl QuickSettings {
         Some(f64::from(packets) * plan.ip_bytes)
     }
 
-    /// IP bytes (IPv4) of the trains such a probe sends after its first `done`: what it
-    /// would still put on the link.
-    pub fn bytes_after(&self, done: u32) -> f64 {
-        (done as usize..).map_while(|i| self.train_bytes(i)).sum()
-    }
-
     /// The probe's time budget on a path with this round trip: `budget_rtts` × `rtt` +
     /// `budget_extra`.
     pub fn budget(&self, rtt: Duration) -> Duration {
@@ -283,10 +277,14 @@ impl TrainPlan {
     /// Packets per train in the order the probe sends them while each may grow: the first,
     /// then `growth` times the one before, up to `max`.
     fn sizes(&self) -> impl Iterator<Item = u32> + '_ {
-        std::iter::successors(Some(self.first), |&n| {
-            let next = n.saturating_mul(self.growth).min(self.max);
-            (next > n).then_some(next)
-        })
+        std::iter::successors(Some(self.first), |&n| self.after(n))
+    }
+
+    /// The train after one of `packets`: `growth` times it up to `max`, or `None` once it
+    /// cannot grow.
+    fn after(&self, packets: u32) -> Option<u32> {
+        let next = packets.saturating_mul(self.growth).min(self.max);
+        (next > packets).then_some(next)
     }
 
     fn new(settings: &QuickSettings, addr: SocketAddr) -> Self {
@@ -572,7 +570,7 @@ fn grow_trains(
         let floor_mbps = rate_floor(&train, result.received, plan, timing, report_at);
         results.push(MeasuredTrain { result, floor_mbps });
         packets = train.packets;
-        let next = packets.saturating_mul(plan.growth).min(plan.max);
+        let next = plan.after(packets);
         // The dispersion if the server could time it, else the floor: a rate the path
         // certainly has, so the cost below is not underestimated.
         let rate = match (result.bandwidth_mbps, floor_mbps) {
@@ -582,9 +580,9 @@ fn grow_trains(
         let Some(mbps) = rate.filter(|b| *b > 0.0) else {
             break;
         };
-        if next <= packets || result.overflow_packets > 0 {
+        let Some(next) = next.filter(|_| result.overflow_packets == 0) else {
             break;
-        }
+        };
         // The next train's cost: the slower of sending it and the bottleneck carrying
         // it, then the guard and the report's round trip.
         let sending = train

@@ -175,11 +175,11 @@ enum ProbeNews {
 /// at the bottleneck by no more than that, and without overflowing the bottleneck's queue
 /// into them. Asked again after each train, so that on a fast long path the second train
 /// (256 packets) goes where the third would cost too much, and the cache keeps a rate read
-/// over more than the first train's 0.6 ms at 500 Mbit/s. (With half a round trip per
-/// train, both trains went on a 50 ms, 500 Mbit/s link and AES-128's cold session lost
-/// 15 ms in its OT behind them; without the queue's bound, the second train overran a
-/// 200 ms, 50 Mbit/s link's 125 kB queue and the session lost a packet of its OT and two
-/// round trips.)
+/// over more than the first train's 0.6 ms at 500 Mbit/s. (Measuring on is not free: on a
+/// 50 ms, 500 Mbit/s link AES-128's cold session took 9–17 ms longer in its OT with it,
+/// both trains sent under a bound of half a round trip or the second alone under this
+/// one; without the queue's bound, the second train overran a 200 ms, 50 Mbit/s link's
+/// 125 kB queue and the session lost a packet of its OT and two round trips.)
 fn next_train_is_cheap(m: &probe::Measurement) -> bool {
     let Some(mbps) = m
         .bandwidth_mbps

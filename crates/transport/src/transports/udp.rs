@@ -105,8 +105,8 @@ pub(crate) static FAMILY: Family = Family {
             control: Control::Paced { rate },
             window: Window::Unbounded,
             reassembly_limit: None,
-        pacing_gain: None,
-        first_flight_stall: None,
+            pacing_gain: None,
+            first_flight_stall: None,
             defaults: Constants {
                 fixed: 0.01,
                 ..Constants::TEXTBOOK

@@ -271,7 +271,8 @@ fn model_of(v: &crate::family::Values) -> TransportModel {
         // `FirstFlightStall`): 200 ms at 4 packets a round trip. The smoothed round trip's
         // excess, 30 ms, is fitted: it puts the stall where it was measured (5 and 50 ms
         // paths, a flight paced over 0.66–0.68 of the path's round trip) and not where it
-        // was not (0.15 at 50 ms, 0.56 at 50 ms with a mild cost, 0.69 at 300 ms).
+        // was not (0.15 at 50 ms, 0.56 at 50 ms with a mild cost, 0.69 at 300 ms); at 5 ms
+        // it also predicts one for 0.52 (`iw=312500`), measured in one run of five.
         first_flight_stall: (control == Control::Bbr).then_some(FirstFlightStall {
             srtt_excess: 0.030,
             cost: 0.200,
