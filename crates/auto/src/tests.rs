@@ -461,6 +461,25 @@ fn on_a_lossy_long_path_a_large_circuit_goes_over_a_loss_tolerant_transport() {
     );
 }
 
+/// quinn's BBR is not chosen for a stream long enough to risk its receiver's reassembly
+/// limit (the `prf` tables, twice the `ideal` ones, on a long fat path), and kernel TCP's
+/// BBR carries it instead: loss-tolerant, without that limit.
+#[cfg(feature = "quic")]
+#[test]
+fn a_long_stream_on_a_long_fat_path_stays_off_quinns_bbr() {
+    let (_, plan) = decided(recorded::LOSSY_LONG, MINCUT, Scheme::Prf);
+    let choice = plan.decision.choice.clone().unwrap();
+    assert!(!choice.starts_with("quic"), "{choice}: {}", plan.decision.why);
+    assert_eq!(chosen_control(&plan), transputation_model::Control::Bbr, "{choice}");
+    let refused = plan
+        .decision
+        .ranked
+        .iter()
+        .find(|r| r.name.starts_with("quic:cc=bbr"))
+        .unwrap();
+    assert!(refused.seconds().is_none(), "{refused:?}");
+}
+
 /// Only QUIC can start from a window of the whole path here (the kernel's is 10 segments).
 #[cfg(feature = "quic")]
 #[test]

@@ -120,6 +120,7 @@ pub fn predict(
             })
         })
         .collect::<Result<Vec<_>, Unsuitable>>()?;
+    check_long_stream(path, t, &bulk)?;
     let total = k.fixed + connect + waits + bulk.iter().map(|d| d.seconds).sum::<f64>();
     Ok(Prediction {
         total,
@@ -178,6 +179,28 @@ fn check_reassembly(path: &Path, t: &TransportModel, flight: f64) -> Result<(), 
             t.initial_window / 1e3,
             path.bdp() / 1e3
         )));
+    }
+    Ok(())
+}
+
+/// A long stream over a large window may exceed the receiver's reassembly limit in
+/// later rounds too ([`TransportModel::long_stream_gaps`]): the risk grows with the
+/// packets in flight (the gaps one round's losses can leave) and with the round trips the
+/// stream lasts (the rounds in which such losses can come).
+fn check_long_stream(path: &Path, t: &TransportModel, bulk: &[Delivery]) -> Result<(), Unsuitable> {
+    let Some(limit) = t.long_stream_gaps else {
+        return Ok(());
+    };
+    let r = path.rtt.max(1e-6);
+    let in_flight = path.bdp() / t.segment.max(1.0);
+    for d in bulk {
+        let rounds = d.seconds / r;
+        if in_flight * rounds > limit {
+            return Err(Unsuitable(format!(
+                "a stream of {rounds:.0} round trips with {in_flight:.0} packets in flight: \
+                 on such streams its losses exceeded its receiver's reassembly limit"
+            )));
+        }
     }
     Ok(())
 }

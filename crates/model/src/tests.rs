@@ -17,6 +17,7 @@ fn tcp(control: Control) -> TransportModel {
         reassembly_limit: None,
         pacing_gain: None,
         first_flight_stall: None,
+        long_stream_gaps: None,
         defaults: Constants::TEXTBOOK,
     }
 }
@@ -31,6 +32,7 @@ fn quic_bbr(iw: f64) -> TransportModel {
         reassembly_limit: Some(1024.0),
         pacing_gain: Some(1.25),
         first_flight_stall: None,
+        long_stream_gaps: None,
         ..tcp(Control::Bbr)
     }
 }

@@ -97,6 +97,12 @@ pub struct TransportModel {
     /// `None` for the others.
     #[serde(default)]
     pub first_flight_stall: Option<FirstFlightStall>,
+    /// A limit on long streams over a large window (quinn's BBR, see
+    /// [`crate::predict`]'s reassembly check): the product of the packets in flight (the
+    /// path's bandwidth-delay product) and the round trips a message lasts above which
+    /// its receiver's reassembly limit was exceeded; `None` where none was seen.
+    #[serde(default)]
+    pub long_stream_gaps: Option<f64>,
     /// The constants to use where no calibration covers [`Self::key`].
     pub defaults: Constants,
 }

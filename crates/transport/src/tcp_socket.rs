@@ -89,6 +89,7 @@ pub(crate) fn kernel_model(prefix: &str, cc: Option<&str>) -> TransportModel {
         reassembly_limit: None,
         pacing_gain: None,
         first_flight_stall: None,
+        long_stream_gaps: None,
         defaults,
     }
 }

@@ -107,6 +107,7 @@ pub(crate) static FAMILY: Family = Family {
             reassembly_limit: None,
             pacing_gain: None,
             first_flight_stall: None,
+            long_stream_gaps: None,
             defaults: Constants {
                 fixed: 0.01,
                 ..Constants::TEXTBOOK

@@ -182,6 +182,7 @@ pub(crate) static FAMILY: Family = Family {
         reassembly_limit: None,
         pacing_gain: None,
         first_flight_stall: None,
+        long_stream_gaps: None,
         // Fitted to the paper-table4 runs: its slow start grows by about 1.6 a round trip
         // (its rate control raises the sending rate on a 10 ms timer, SYN, whatever the
         // ACKs), and one thread per direction held it near 300 Mbit/s on the 2-vCPU
