@@ -224,7 +224,9 @@ fn steady_rate(
 ) -> (f64, Limit) {
     let r = path.rtt.max(1e-6);
     let window = flow_window(t, cond);
-    let mut best = (path.rate * link_share(t, k), Limit::Link);
+    // Every lost packet is sent again, so on a lossy path no transport (and no number of
+    // connections) delivers more than `(1 − p)` of the link's rate.
+    let mut best = (path.rate * link_share(t, k) * (1.0 - path.loss), Limit::Link);
     let mut lower = |rate: f64, why: Limit| {
         if rate < best.0 {
             best = (rate, why);

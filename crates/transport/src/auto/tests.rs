@@ -63,7 +63,7 @@ fn the_model_follows_the_options() {
         .model();
     assert_eq!(
         (m.key.as_str(), m.streams, m.connect_round_trips),
-        ("mtcp/bbr", 8, 9.0)
+        ("mtcp/bbr", 8, 2.0)
     );
     let m = "tcp-bbr".parse::<TransportSpec>().unwrap().model();
     assert_eq!(m.key, "tcp/bbr");
