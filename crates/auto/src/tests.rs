@@ -469,8 +469,16 @@ fn on_a_lossy_long_path_a_large_circuit_goes_over_a_loss_tolerant_transport() {
 fn a_long_stream_on_a_long_fat_path_stays_off_quinns_bbr() {
     let (_, plan) = decided(recorded::LOSSY_LONG, MINCUT, Scheme::Prf);
     let choice = plan.decision.choice.clone().unwrap();
-    assert!(!choice.starts_with("quic"), "{choice}: {}", plan.decision.why);
-    assert_eq!(chosen_control(&plan), transputation_model::Control::Bbr, "{choice}");
+    assert!(
+        !choice.starts_with("quic"),
+        "{choice}: {}",
+        plan.decision.why
+    );
+    assert_eq!(
+        chosen_control(&plan),
+        transputation_model::Control::Bbr,
+        "{choice}"
+    );
     let refused = plan
         .decision
         .ranked

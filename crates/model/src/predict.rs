@@ -226,7 +226,10 @@ fn steady_rate(
     let window = flow_window(t, cond);
     // Every lost packet is sent again, so on a lossy path no transport (and no number of
     // connections) delivers more than `(1 − p)` of the link's rate.
-    let mut best = (path.rate * link_share(t, k) * (1.0 - path.loss), Limit::Link);
+    let mut best = (
+        path.rate * link_share(t, k) * (1.0 - path.loss),
+        Limit::Link,
+    );
     let mut lower = |rate: f64, why: Limit| {
         if rate < best.0 {
             best = (rate, why);
