@@ -225,8 +225,19 @@ impl MtcpChannel {
         }
         let mut answer = [0u8; ANSWER_LEN];
         if let Err(e) = streams[0].read_exact(&mut answer) {
-            return Err(failed_send
-                .unwrap_or_else(|| Error::from_io(e, "waiting for the mtcp server's answer", t)));
+            // A refusing server answers on the connection it read first, which need not be
+            // the first (they are made at once): its answer, if it sent one, is on another.
+            let found = streams[1..].iter_mut().any(|s| {
+                let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+                let got = s.read_exact(&mut answer).is_ok();
+                let _ = s.set_read_timeout(Some(t));
+                got
+            });
+            if !found {
+                return Err(failed_send.unwrap_or_else(|| {
+                    Error::from_io(e, "waiting for the mtcp server's answer", t)
+                }));
+            }
         }
         if &answer[..4] != MAGIC || answer[4] > 1 {
             return Err(Error::Malformed {

@@ -280,10 +280,10 @@ fn model_of(v: &crate::family::Values) -> TransportModel {
         }),
         // quinn's BBR failed the MinCut-size circuit's `prf` stream (72 MB) with "too many
         // gaps in stream buffer" on the testbed's clean 500 Mbit/s links of 110 ms in 4 of
-        // 9 runs and of 300 ms in 4 of 4 (in-flight packets × round trips of the stream,
+        // 10 runs and of 300 ms in 4 of 4 (in-flight packets × round trips of the stream,
         // as the model counts them on the rate the probe measured: about 115,000 and
         // 156,000 and more), and never below (the `ideal` stream there, about 64,000 and
-        // 78,000, 12 runs; `prf` at 50 ms, about 81,000, 10 runs): each of BBR's probing
+        // 78,000, 14 runs; `prf` at 50 ms, about 81,000, 10 runs): each of BBR's probing
         // rounds can lose a few percent of a window of thousands of packets apart from
         // each other, and a longer stream has more of them (testbed, 2026-11-27).
         long_stream_gaps: (control == Control::Bbr).then_some(100_000.0),
