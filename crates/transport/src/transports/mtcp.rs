@@ -2,9 +2,12 @@
 //!
 //! Set-up: the client opens N connections at once (one round trip for all) and sends on
 //! each a hello: `b"TPMT"`, version byte 1, the stream count (u16), this connection's
-//! index (u16) and a session number (u64), all big-endian. The server accepts N connections of one session, orders them by
-//! index and answers on connection 0: `b"TPMT"`, 1 if it agrees or 0 if not, and its own
-//! stream count (u16). The client checks the answer, so both sides learn of a mismatch.
+//! index (u16) and a session number (u64), all big-endian. The server accepts N
+//! connections of one session, orders them by index and answers on connection 0:
+//! `b"TPMT"`, 1 if it agrees or 0 if not, and its own stream count (u16). A server that
+//! refuses answers on the connection it read first, which the client then finds among
+//! the others when connection 0 closes. The client checks the answer, so both sides learn
+//! of a mismatch.
 //!
 //! Data: the byte stream is cut into chunks of at most `chunk` bytes; chunk i goes on
 //! connection i mod N, as a 4-byte big-endian length (1 to 16 MiB) and the bytes. The
@@ -124,7 +127,7 @@ impl Transport for Mtcp {
         // on a thread of its own: their handshakes take one round trip together, not N.
         let deadline = cfg.connect_deadline();
         let (cc, buffer) = (self.cc.as_deref(), self.buffer(cfg));
-        let made: Vec<Result<TcpStream>> = std::thread::scope(|scope| {
+        let conns = std::thread::scope(|scope| {
             let connecting: Vec<_> = (0..self.streams)
                 .map(|_| scope.spawn(move || tcp_socket::connect_tcp(addr, cfg, deadline, cc, buffer)))
                 .collect();
@@ -138,9 +141,8 @@ impl Transport for Mtcp {
                         })
                     })
                 })
-                .collect()
-        });
-        let conns = made.into_iter().collect::<Result<Vec<_>>>()?;
+                .collect::<Result<Vec<TcpStream>>>()
+        })?;
         Ok(Box::new(MtcpChannel::client(conns, self.chunk, cfg)?))
     }
 

@@ -280,12 +280,14 @@ fn model_of(v: &crate::family::Values) -> TransportModel {
         }),
         // quinn's BBR failed the MinCut-size circuit's `prf` stream (72 MB) with "too many
         // gaps in stream buffer" on the testbed's clean 500 Mbit/s links of 110 ms in 4 of
-        // 10 runs and of 300 ms in 4 of 4 (in-flight packets × round trips of the stream,
-        // as the model counts them on the rate the probe measured: about 115,000 and
-        // 156,000 and more), and never below (the `ideal` stream there, about 64,000 and
-        // 78,000, 14 runs; `prf` at 50 ms, about 81,000, 10 runs): each of BBR's probing
-        // rounds can lose a few percent of a window of thousands of packets apart from
-        // each other, and a longer stream has more of them (testbed, 2026-11-27).
+        // 10 runs and of 300 ms in 4 of 4, never the `ideal` stream there (14 runs): each
+        // of BBR's probing rounds can lose a few percent of a window of thousands of
+        // packets apart from each other, and a longer stream has more of them (testbed,
+        // 2026-11-27). In-flight packets × round trips of the stream, as the model counts
+        // them (`select --simulate`): 102,000–109,000 at 110 ms and 117,000–131,000 at
+        // 300 ms for `prf`, 49,000–71,000 for `ideal`. The margin is thin: `prf` at 50 ms,
+        // which never failed (10 runs), counts 100,000–104,000 and is refused at the full
+        // 500 Mbit/s.
         long_stream_gaps: (control == Control::Bbr).then_some(100_000.0),
         defaults,
     }
