@@ -153,15 +153,15 @@ impl Planner {
         Ok(plan)
     }
 
-    /// Whether the decision on `path` (a probe's measurement so far) is settled: a further
-    /// probe train, costing `cost` seconds, could not gain more than it costs. What a
-    /// larger train may show is a faster and cleaner path than a short one: a rate up to
-    /// four times what it read (a 32-packet train passes a fast link in well under a
-    /// millisecond, within a busy host's timing noise) and a loss bound an eighth as high
-    /// (eight times the packets). The gain is what the choice made now loses there
-    /// against the best choice there, both predicted on that path. Not settled while no
-    /// choice is possible.
-    pub fn settled(&self, card: &Card, path: &Path, cost: f64) -> bool {
+    /// Whether the decision on `path` (a probe's measurement so far) is settled: measuring
+    /// more, costing `cost` seconds, could not gain more than it costs. What a larger
+    /// train may show is a faster and cleaner path than a short one: a rate up to
+    /// `headroom` times what it read ([`crate::rate_headroom`]: a train that passed the
+    /// bottleneck within a busy host's timing noise may have read it low) and a loss
+    /// bound an eighth as high (eight times the packets). The gain is what the choice
+    /// made now loses there against the best choice there, both predicted on that path.
+    /// Not settled while no choice is possible.
+    pub fn settled(&self, card: &Card, path: &Path, cost: f64, headroom: f64) -> bool {
         let Ok(now) = self.choose_with(card, path, &[]) else {
             return false;
         };
@@ -175,7 +175,7 @@ impl Planner {
             return false;
         };
         let better = Path {
-            rate: path.rate * FASTER,
+            rate: path.rate * headroom.clamp(1.0, FASTER),
             loss_upper: (path.loss_upper / 8.0).max(path.loss),
             ..*path
         };
@@ -255,10 +255,10 @@ fn served(card: &Card, name: &str) -> bool {
             .is_none_or(|cc| card.congestion.iter().any(|k| k == cc))
 }
 
-/// How much faster than measured a path may be: a short train reads a fast link low (a
-/// 32-packet train passes 500 Mbit/s in 0.6 ms, and read it as 100–190 Mbit/s on the
-/// testbed's emulator).
-const FASTER: f64 = 4.0;
+/// How much faster than measured a path may be at most: a short train reads a fast link
+/// low (a 32-packet train passes 500 Mbit/s in 0.6 ms, and read it as 84–146 Mbit/s on
+/// the testbed's emulator).
+pub(crate) const FASTER: f64 = 4.0;
 
 /// The paper's §4.2 buffer for the garbler's bytes on `path`.
 pub fn buffer_for(path: &Path, volume: u64) -> u64 {

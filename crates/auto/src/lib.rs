@@ -95,6 +95,43 @@ pub fn path_of(m: &Measurement) -> Result<Path, String> {
     Ok(path)
 }
 
+/// How much faster than `m` read it the path may be, for [`Planner::settled`]: a train's
+/// rate is its packets over the time they took to pass the bottleneck, and on a busy host
+/// that time reads up to [`TIMING_NOISE`] long (in the grid of docs/results/auto, the
+/// first train, 0.63 ms at 500 Mbit/s, read 84–146 Mbit/s: 1.5–3.1 ms too long; at
+/// 50 Mbit/s, 6.3 ms, it read 48.5–50.1). So a train that took `d` may have taken
+/// `d − noise`: the rate read times `d / (d − noise)`, at most 4. 1 without a rate.
+pub fn rate_headroom(m: &Measurement) -> f64 {
+    let Some(mbps) = m
+        .bandwidth_mbps
+        .or(m.bandwidth_floor_mbps)
+        .filter(|r| *r > 0.0)
+    else {
+        return 1.0;
+    };
+    let Some(bytes) = transputation_probe::QuickSettings::default()
+        .train_bytes(m.trains.saturating_sub(1) as usize)
+    else {
+        return decide::FASTER;
+    };
+    let took = bytes * 8.0 / (mbps * 1e6);
+    let noise = TIMING_NOISE.as_secs_f64();
+    (took / (took - noise).max(took / decide::FASTER)).clamp(1.0, decide::FASTER)
+}
+
+/// How much longer than it took a train's passage of the bottleneck may read: see
+/// [`rate_headroom`].
+pub const TIMING_NOISE: Duration = Duration::from_millis(3);
+
+/// What measuring the path again costs a session at least, seconds: a fresh quick probe's
+/// burst with the first train behind it and the second train, two round trips and both
+/// trains' passage of the bottleneck, with their report requests' guards (1 ms each).
+pub fn reprobe_cost(path: &Path) -> f64 {
+    let settings = transputation_probe::QuickSettings::default();
+    let trains: f64 = (0..2).filter_map(|i| settings.train_bytes(i)).sum();
+    2.0 * path.rtt + trains / path.rate + 0.002
+}
+
 /// What can go wrong agreeing on a transport.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

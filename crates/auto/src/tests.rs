@@ -619,7 +619,7 @@ fn a_first_train_settles_a_small_circuit_and_not_a_large_one_on_a_fast_path() {
         loss_upper: 0.09,
         queue: None,
     };
-    assert!(aes.settled(&card, &first, 0.31));
+    assert!(aes.settled(&card, &first, 0.31, 4.0));
     // Tables of 6.4 MB on a 100 ms path: four times the rate read would save more than
     // the next train's round trip, with a first window sized for it (`quic`). A build with
     // kernel TCP alone sizes nothing from the rate before the session, so more measuring
@@ -632,11 +632,75 @@ fn a_first_train_settles_a_small_circuit_and_not_a_large_one_on_a_fast_path() {
         .listeners
         .iter()
         .any(|l| l.transport.starts_with("quic"));
-    assert_eq!(big.settled(&card, &path, 0.11), !sized_from_the_rate);
+    assert_eq!(big.settled(&card, &path, 0.11, 4.0), !sized_from_the_rate);
     // Nothing to choose from: not settled.
     let empty = crate::Card {
         listeners: Vec::new(),
         congestion: Vec::new(),
     };
-    assert!(!aes.settled(&empty, &first, 0.31));
+    assert!(!aes.settled(&empty, &first, 0.31, 4.0));
+}
+
+/// A first train's measurement: `mbps` read over 32 packets, none lost.
+fn first_train(rtt_ms: f64, mbps: f64) -> transputation_probe::Measurement {
+    transputation_probe::Measurement {
+        rtt_ms_min: rtt_ms,
+        rtt_ms_median: rtt_ms,
+        rtt_ms_max: rtt_ms,
+        loss_rate: 0.0,
+        bandwidth_mbps: Some(mbps),
+        pings_sent: 5,
+        pings_answered: 5,
+        train_sent: 32,
+        train_received: 32,
+        packet_bytes: 1200,
+        loss_evidence: transputation_probe::LossEvidence::new(32, 0),
+        overflow_packets: 0,
+        bandwidth_floor_mbps: None,
+        trains: 1,
+        duration_ms: rtt_ms,
+    }
+}
+
+#[test]
+fn a_rate_read_over_a_long_passage_leaves_less_headroom() {
+    // 39 kB in 0.6 ms at 500 Mbit/s, within the timing noise: as much as four times.
+    assert_eq!(crate::rate_headroom(&first_train(50.0, 500.0)), 4.0);
+    assert_eq!(crate::rate_headroom(&first_train(50.0, 130.0)), 4.0);
+    // 6.3 ms at 50 Mbit/s: 6.3 / 3.3.
+    let at_50 = crate::rate_headroom(&first_train(50.0, 50.0));
+    assert!((at_50 - 1.91).abs() < 0.01, "{at_50}");
+    // 19.6 ms at 16 Mbit/s.
+    let at_16 = crate::rate_headroom(&first_train(40.0, 16.0));
+    assert!((at_16 - 1.18).abs() < 0.01, "{at_16}");
+    // The second train, 256 packets, read at 365 Mbit/s: 6.9 ms.
+    let second = transputation_probe::Measurement {
+        trains: 2,
+        ..first_train(200.0, 365.0)
+    };
+    let h = crate::rate_headroom(&second);
+    assert!((h - 1.77).abs() < 0.01, "{h}");
+    let none = transputation_probe::Measurement {
+        bandwidth_mbps: None,
+        ..first_train(50.0, 50.0)
+    };
+    assert_eq!(crate::rate_headroom(&none), 1.0);
+}
+
+#[test]
+fn a_first_train_on_a_slow_long_path_settles_the_larger_circuits_too() {
+    // The grid's 200 ms, 50 Mbit/s link as AES-128's cold session measured it (the rate
+    // read exactly, no loss among 32 packets): SHA-256 under prf measured again there,
+    // 432 ms of probing, and took 1,456 ms to the output where the fastest took 1,155.
+    // Measuring again costs two round trips and both trains: more than the rate or
+    // the loss bound a second train could show would gain.
+    let m = first_train(200.1, 50.0);
+    let path = crate::path_of(&m).unwrap();
+    let cost = crate::reprobe_cost(&path);
+    assert!((0.45..0.47).contains(&cost), "{cost}");
+    let sha = planner("sha256", Scheme::Prf);
+    let card = service(sha.clone(), false).card().clone();
+    assert!(sha.settled(&card, &path, cost, crate::rate_headroom(&m)));
+    // What made it measure again: a rate read exactly, taken as perhaps four times as fast.
+    assert!(!sha.settled(&card, &path, cost, 4.0));
 }

@@ -28,8 +28,12 @@ pub struct Ranked {
     pub expected: Result<Prediction, String>,
     /// The prediction at the loss bound (absent when the bound is the estimate).
     pub at_bound: Option<Result<Prediction, String>>,
-    /// Its worse ratio to the best candidate at either loss (1 = best at both).
+    /// Its worse ratio to the best candidate at either loss (1 = best at both), each
+    /// time weighed by its model's error ([`CAUTION`]).
     pub regret: Option<f64>,
+    /// Its model's error, the rms of ln(predicted / measured) ([`crate::Constants::error`]).
+    #[serde(default)]
+    pub error: f64,
     /// Whether it may be chosen.
     pub eligible: bool,
 }
@@ -87,8 +91,19 @@ impl Decision {
 /// 25).
 const TIE_SECONDS: f64 = 0.003;
 
+/// How much of a key's prediction error ([`crate::Constants::error`], an rms of log
+/// ratios) the choice holds against it: a candidate's time is ranked as `T·e^(CAUTION·σ)`.
+/// Two predictions a few percent apart are a toss-up when one of them is often off by
+/// half; the one whose model has held should win it. Set on the grid of docs/results/auto
+/// (144 cells, 2026-11-27), choosing among the seven fixed transports measured there by
+/// their predictions: the measured time was within 10 % (or 30 ms) of the cell's fastest
+/// in 112 cells with no caution, 129 with 0.1, 132 with 0.25, 128 with 0.5 (a plateau
+/// between 0.1 and 0.5, and chosen on the same runs the errors came from).
+pub const CAUTION: f64 = 0.25;
+
 /// Predicts every candidate and chooses: the smallest worse ratio to the best at the loss
-/// estimate and at its bound (ties: the faster at the estimate).
+/// estimate and at its bound, each time weighed by its model's error ([`CAUTION`]; ties:
+/// the faster at the estimate).
 pub fn choose(
     path: &Path,
     work: &Workload,
@@ -101,6 +116,15 @@ pub fn choose(
         let k = cal.constants(&c.model.key, &c.model.defaults);
         predict(p, work, &c.model, &k, &cal.host, cond).map_err(|e| e.0)
     };
+    let error = |c: &Candidate| {
+        cal.constants(&c.model.key, &c.model.defaults)
+            .error
+            .max(0.0)
+    };
+    let caution: Vec<f64> = candidates
+        .iter()
+        .map(|c| (CAUTION * error(c)).exp())
+        .collect();
     let mut ranked: Vec<Ranked> = candidates
         .iter()
         .map(|c| Ranked {
@@ -109,23 +133,25 @@ pub fn choose(
             expected: run(&path.at_loss(path.loss), c),
             at_bound: bound.as_ref().map(|b| run(b, c)),
             regret: None,
+            error: error(c),
             eligible: c.eligible,
         })
         .collect();
     let best_at = |pick: &dyn Fn(&Ranked) -> Option<f64>| {
         ranked
             .iter()
-            .filter(|r| r.eligible)
-            .filter_map(pick)
+            .zip(&caution)
+            .filter(|(r, _)| r.eligible)
+            .filter_map(|(r, f)| Some(pick(r)? * f))
             .fold(f64::INFINITY, f64::min)
     };
     let (best_e, best_b) = (
         best_at(&Ranked::seconds),
         best_at(&Ranked::seconds_at_bound),
     );
-    for r in &mut ranked {
+    for (r, f) in ranked.iter_mut().zip(&caution) {
         r.regret = match (r.seconds(), r.seconds_at_bound()) {
-            (Some(e), Some(b)) => Some((e / best_e).max(b / best_b)),
+            (Some(e), Some(b)) => Some((e * f / best_e).max(b * f / best_b)),
             _ => None,
         };
     }
@@ -244,6 +270,23 @@ fn explain(path: &Path, ranked: &[Ranked], chosen: bool) -> String {
         fmt_seconds(margin),
         second.name
     );
+    let behind_at_bound = match (first.seconds_at_bound(), second.seconds_at_bound()) {
+        (Some(x), Some(y)) => x >= y,
+        _ => false,
+    };
+    if margin < 0.0 && behind_at_bound {
+        // Slower at the estimate and at the bound: chosen for its model's record.
+        return format!(
+            "{} is predicted {} behind {}, within what {}'s model has been off by \
+             (an rms of {:.0} % against {:.0} %): the prediction that has held is taken",
+            first.name,
+            fmt_seconds(-margin),
+            second.name,
+            second.name,
+            100.0 * (second.error.exp() - 1.0),
+            100.0 * (first.error.exp() - 1.0),
+        );
+    }
     if margin < 0.0 {
         // Slower at the estimate, chosen for the bound.
         let p = path.loss_upper * 100.0;

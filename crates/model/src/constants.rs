@@ -35,6 +35,12 @@ pub struct Constants {
     /// it existed read 1.
     #[serde(default = "one")]
     pub steady_share: f64,
+    /// How far this key's predictions have been from measured runs: the root mean square
+    /// of ln(predicted / measured) over a grid of testbed runs (for a calibration, held
+    /// out by condition). The choice holds it against a transport ([`crate::choose`]).
+    /// Calibrations written before it existed read 0.
+    #[serde(default)]
+    pub error: f64,
 }
 
 fn one() -> f64 {
@@ -53,6 +59,7 @@ impl Constants {
         loss_factor: 1.0,
         host_cap: f64::INFINITY,
         steady_share: 1.0,
+        error: 0.0,
     };
 }
 

@@ -57,6 +57,21 @@ pub struct KeyFit {
     pub worst: Option<(String, f64)>,
     /// The fitted constants.
     pub constants: Constants,
+    /// Every run fitted: measured and predicted, before and after the fit.
+    pub cells: Vec<CellFit>,
+}
+
+/// One run's prediction against its measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellFit {
+    /// What it was (`aes128/ideal/tcp @ eu-us`).
+    pub label: String,
+    /// The measured time to the output, seconds.
+    pub measured: f64,
+    /// The prediction with the starting constants, seconds (`None`: unsuitable).
+    pub before: Option<f64>,
+    /// The prediction with the fitted constants, seconds.
+    pub after: Option<f64>,
 }
 
 /// The result of a calibration.
@@ -88,9 +103,13 @@ pub fn fit(runs: &[Observation], start: &Calibration) -> (Calibration, FitReport
     let mut keys = Vec::new();
     for (key, obs) in by_key {
         let k0 = start.constants(key, &obs[0].model.defaults);
-        let fitted = descend(&obs, k0, start);
+        let mut fitted = descend(&obs, k0, start);
         let rms_before = rms(&obs, &k0, start);
         let rms_after = rms(&obs, &fitted, start);
+        let rms_cross = cross_validate(&obs, k0, start);
+        // What the choice holds against the key: its error on runs it was not fitted to
+        // where that can be told.
+        fitted.error = rms_cross.unwrap_or(rms_after);
         let worst = obs
             .iter()
             .filter_map(|o| Some((o.label.clone(), ratio(o, &fitted, start)?)))
@@ -101,9 +120,18 @@ pub fn fit(runs: &[Observation], start: &Calibration) -> (Calibration, FitReport
             conditions: conditions(&obs).len(),
             rms_before,
             rms_after,
-            rms_cross: cross_validate(&obs, k0, start),
+            rms_cross,
             worst,
             constants: fitted,
+            cells: obs
+                .iter()
+                .map(|o| CellFit {
+                    label: o.label.clone(),
+                    measured: o.measured,
+                    before: ratio(o, &k0, start).map(|r| r * o.measured),
+                    after: ratio(o, &fitted, start).map(|r| r * o.measured),
+                })
+                .collect(),
         });
         cal.keys.insert(key.to_string(), fitted);
     }

@@ -74,7 +74,7 @@ mod workload;
 
 pub use choose::{choose, Candidate, Decision, Ranked};
 pub use constants::{Calibration, Constants, HostConstants, Provenance};
-pub use fit::{fit, FitReport, KeyFit, Observation};
+pub use fit::{fit, CellFit, FitReport, KeyFit, Observation};
 pub use path::Path;
 pub use predict::{predict, Conditions, Delivery, Limit, Prediction, Unsuitable};
 pub use transport::{Control, FirstFlightStall, TransportModel, Window};

@@ -348,11 +348,15 @@ fn deliver(
 /// acknowledgements come back, a round trip into its flight (it is larger than the first
 /// window, or the pacer, releasing `gain × window` per smoothed round trip, takes longer
 /// than the path's round trip to release it), the stall's cost and a round trip, or the
-/// message at the stall's window a round trip if that is sooner.
+/// message at the stall's window a round trip if that is sooner; nothing on a bottleneck
+/// slower than the stall's `min_rate`.
 fn first_flight_stall(bytes: f64, path: &Path, t: &TransportModel, window: f64) -> f64 {
     let (Some(stall), Some(gain)) = (t.first_flight_stall, t.pacing_gain) else {
         return 0.0;
     };
+    if path.rate < stall.min_rate {
+        return 0.0;
+    }
     let r = path.rtt.max(1e-6);
     let pacing = bytes / (gain * window).max(1.0) * (r + stall.srtt_excess);
     if bytes > window || pacing > r {

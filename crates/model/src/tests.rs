@@ -294,6 +294,7 @@ fn calibration_recovers_constants_that_generated_the_runs() {
         loss_factor: 1.0,
         host_cap: 100.0 * MBIT,
         steady_share: 0.85,
+        error: 0.0,
     };
     let model = tcp(Control::Bbr);
     let mut runs = Vec::new();
@@ -343,6 +344,8 @@ fn calibration_recovers_constants_that_generated_the_runs() {
         (got.steady_share - truth.steady_share).abs() < 0.05,
         "{got:?}"
     );
+    // The calibration records how well it fits, held out by condition.
+    assert_eq!(got.error, k.rms_cross.unwrap());
 }
 
 #[test]
@@ -358,6 +361,11 @@ fn constants_survive_json_with_an_infinite_ceiling() {
     assert_ne!(old, text);
     let back: Calibration = serde_json::from_str(&old).unwrap();
     assert_eq!(back.keys["tcp/cubic"].steady_share, 1.0);
+    // And one written before the error was recorded, none.
+    let older = old.replace(",\"error\":0.0", "");
+    assert_ne!(older, old);
+    let back: Calibration = serde_json::from_str(&older).unwrap();
+    assert_eq!(back.keys["tcp/cubic"].error, 0.0);
 }
 
 #[test]
@@ -425,6 +433,7 @@ fn quinns_bbr_stalls_when_its_first_flight_leaves_data_waiting() {
         srtt_excess: 0.030,
         cost: 0.200,
         min_window: 4800.0,
+        min_rate: 20e6,
     };
     let stalled = |path: &Path, w: &Workload, iw: f64| {
         let plain = seconds(path, w, &quic_bbr(iw));
@@ -450,6 +459,9 @@ fn quinns_bbr_stalls_when_its_first_flight_leaves_data_waiting() {
     let lan = stalled(&at(0.0005), &aes128(), 31e3);
     let expected = 211e3 * 0.0005 / 4800.0;
     assert!(lan > 0.0 && (lan - expected).abs() < 0.002, "{lan}");
+    // Not on a slower bottleneck: the 250 kB window at 50 ms and 50 Mbit/s.
+    let slow = Path::exact(0.05, 50.0 * MBIT, 0.0);
+    assert!(stalled(&slow, &aes128(), 250e3).abs() < 1e-9);
 }
 
 #[test]
@@ -504,4 +516,43 @@ fn on_a_lan_predictions_a_few_milliseconds_apart_are_a_tie() {
     // 6 ms apart is not a tie.
     one.defaults.fixed = 0.017;
     assert_eq!(tie(one).choice.as_deref(), Some("mtcp:streams=4"));
+}
+
+#[test]
+fn a_near_tie_goes_to_the_prediction_that_has_held() {
+    let path = Path::exact(0.05, 100.0 * MBIT, 0.0);
+    let w = mincut();
+    let reliable = tcp(Control::Bbr);
+    let t = seconds(&path, &w, &reliable);
+    // The same prediction less `ahead` of fixed cost, from a model often off by half.
+    let shaky = |ahead: f64| {
+        let mut m = tcp(Control::Bbr);
+        m.key = "shaky/bbr".into();
+        m.defaults.fixed = reliable.defaults.fixed - ahead * t;
+        m.defaults.error = 0.5;
+        m
+    };
+    // 5 % ahead: within e^(0.25 · 0.5) = 1.13 of caution, the reliable one is taken.
+    let near = [
+        eligible("shaky", shaky(0.05)),
+        eligible("tcp:cc=bbr", reliable.clone()),
+    ];
+    let d = decide(&path, &w, &near);
+    assert_eq!(d.choice.as_deref(), Some("tcp:cc=bbr"), "{d:#?}");
+    assert!(d.why.contains("has held"), "{}", d.why);
+    assert_eq!(d.ranked[1].error, 0.5);
+    // 20 % ahead: beyond it.
+    let far = [
+        eligible("shaky", shaky(0.2)),
+        eligible("tcp:cc=bbr", reliable.clone()),
+    ];
+    assert_eq!(decide(&path, &w, &far).choice.as_deref(), Some("shaky"));
+    // Without a recorded error, the faster prediction wins however near.
+    let mut unrecorded = shaky(0.05);
+    unrecorded.defaults.error = 0.0;
+    let plain = [
+        eligible("shaky", unrecorded),
+        eligible("tcp:cc=bbr", reliable),
+    ];
+    assert_eq!(decide(&path, &w, &plain).choice.as_deref(), Some("shaky"));
 }

@@ -128,7 +128,12 @@ pub struct TransportModel {
 /// a fifth, against 33–39 ms over `quic:cc=cubic,iw=250000`; at 300 ms the same 205 kB
 /// showed no stall (829 ms of protocol time); on a 0.5 ms LAN, 48 ms under a 31 kB BBR
 /// window against 23 under cubic with 25 kB, not 200 more (4 packets a round trip carry
-/// the rest sooner).
+/// the rest sooner). On slower bottlenecks it hardly came (`min_rate`): in the grid of
+/// docs/results/auto (2026-11-27), the 58 runs of `quic:cc=bbr,iw=BDP` on links of
+/// 50 Mbit/s or less that the rule called stalled were predicted with an rms log error of
+/// quinn's BBR over all its cells of 0.526 with the stall and 0.464 without (AES-128's
+/// `prf` tables at 50 ms and 50 Mbit/s took 306–389 ms to the output, predicted 537–715
+/// with it and 287–465 without), where at 500 Mbit/s the same windows stalled.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct FirstFlightStall {
     /// Seconds by which the pacer's round trip exceeds the path's.
@@ -137,6 +142,9 @@ pub struct FirstFlightStall {
     pub cost: f64,
     /// Bytes a round trip while stalled.
     pub min_window: f64,
+    /// The slowest bottleneck, bytes per second, on which the stall comes (0: any).
+    #[serde(default)]
+    pub min_rate: f64,
 }
 
 impl TransportModel {

@@ -150,7 +150,12 @@ pub(crate) fn know_path(
             else {
                 return false;
             };
-            planner.settled(&card, &path, cost.as_secs_f64())
+            planner.settled(
+                &card,
+                &path,
+                cost.as_secs_f64(),
+                transputation_auto::rate_headroom(&m),
+            )
         });
         if !settled {
             let _ = answer.send(false);
@@ -213,15 +218,14 @@ fn recall(
         return Ok(None);
     };
     let path = transputation_auto::path_of(&hit.measurement).map_err(anyhow::Error::msg)?;
-    // Measuring again would cost at least what the probe's second train costs: its
-    // packets on the link and a round trip.
-    let train = QuickSettings::default().train_bytes(1).unwrap_or(0.0);
-    let cost = path.rtt + train / path.rate;
+    // Measuring again costs a fresh probe up to its second train.
+    let cost = transputation_auto::reprobe_cost(&path);
+    let headroom = transputation_auto::rate_headroom(&hit.measurement);
     let settles = |planner: &Planner| {
         hit.service
             .as_deref()
             .and_then(|j| transputation_auto::wire::parse_card(j.as_bytes()).ok())
-            .is_some_and(|card| planner.settled(&card, &path, cost))
+            .is_some_and(|card| planner.settled(&card, &path, cost, headroom))
     };
     if hit.measurement.trains > 1 || planner.is_none_or(settles) {
         return Ok(Some(Known {
