@@ -72,7 +72,7 @@ mod predict;
 mod transport;
 mod workload;
 
-pub use choose::{choose, Candidate, Decision, Ranked};
+pub use choose::{choose, Candidate, Decision, Ranked, CAUTION};
 pub use constants::{Calibration, Constants, HostConstants, Provenance};
 pub use fit::{fit, CellFit, FitReport, KeyFit, Observation};
 pub use path::Path;
