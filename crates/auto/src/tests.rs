@@ -701,6 +701,10 @@ fn a_first_train_on_a_slow_long_path_settles_the_larger_circuits_too() {
     let sha = planner("sha256", Scheme::Prf);
     let card = service(sha.clone(), false).card().clone();
     assert!(sha.settled(&card, &path, cost, crate::rate_headroom(&m)));
-    // What made it measure again: a rate read exactly, taken as perhaps four times as fast.
-    assert!(!sha.settled(&card, &path, cost, 4.0));
+    // What made it measure again: a rate read exactly, taken as perhaps four times as fast
+    // (where QUIC, with a first window for that rate, would have been faster; a build
+    // without it has only kernel TCP to choose from, settled either way).
+    if cfg!(feature = "quic") {
+        assert!(!sha.settled(&card, &path, cost, 4.0));
+    }
 }
