@@ -12,8 +12,9 @@ use std::collections::BTreeSet;
 use std::os::fd::AsFd;
 use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 use crate::Error;
 
@@ -200,11 +201,27 @@ pub fn install_signal_cleanup() -> bool {
     static INSTALLED: OnceLock<bool> = OnceLock::new();
     *INSTALLED.get_or_init(|| {
         ctrlc::set_handler(|| {
+            INTERRUPTED.store(true, Ordering::SeqCst);
             cleanup_all();
             std::process::exit(130);
         })
         .is_ok()
     })
+}
+
+/// Set by the handler of [`install_signal_cleanup`] before it deletes the namespaces.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Where the handler of [`install_signal_cleanup`] is deleting the namespaces (a signal
+/// came), waits for it to end the process with status 130, so that a caller who saw its
+/// commands die with the namespaces does not report that as their failure first (and exit
+/// with another status). Returns at once without a signal, or after 10 s if the handler
+/// has not ended the process by then.
+pub fn await_signal_exit() {
+    if !INTERRUPTED.load(Ordering::SeqCst) {
+        return;
+    }
+    std::thread::sleep(Duration::from_secs(10));
 }
 
 /// Fails with [`Error::Privileges`] unless this process may create namespaces and devices:

@@ -261,6 +261,8 @@ fn exec(args: ExecArgs) -> Result<()> {
     let b = b.as_mut().map(|b| b.wait()).transpose()?;
     drop(topo);
     if !a.success() || b.is_some_and(|b| !b.success()) {
+        // Killed by a Ctrl-C's clean-up: that ends the process with its own status.
+        transputation_netlab::ns::await_signal_exit();
         bail!(
             "side A exited with {a}{}",
             b.map(|b| format!(", side B with {b}")).unwrap_or_default()
