@@ -1,0 +1,601 @@
+//! `blast`: a reliable, ordered, checked byte stream over UDP, made for one long stream
+//! whose size and path are known before it starts (the garbled tables) beside small
+//! messages in both directions (the oblivious transfers, the output). This crate is the
+//! protocol without I/O: [`Connection`] takes datagrams and the time as arguments and
+//! gives datagrams and deadlines back, so that it is tested on a simulated path in
+//! virtual time (`src/tests.rs`). The driver that runs it over a UDP socket, as the
+//! transport `blast` of the registry, is not written yet.
+//!
+//! # Why another transport
+//!
+//! TCP and QUIC find a path's rate by growing a window from a few packets, which on a
+//! long fat path takes many round trips, and their loss-based controllers (cubic) take
+//! random loss for congestion and collapse on a long lossy path. A garbled-circuit
+//! sender knows how much it will send and can measure the path first (the probe of
+//! `--transport auto`), so it can start at the path's rate. The design follows Reliable
+//! Blast UDP (He, Leigh, Yu and DeFanti, IEEE Cluster 2002: send at a known rate, repair
+//! with selective negative acknowledgements) with the pacing of modern rate-based
+//! controllers.
+//!
+//! # The session
+//!
+//! 1. The client sends HELLO (its random session number, its largest datagram and
+//!    receive window) every retry interval until WELCOME comes, for at most its connect
+//!    budget. The server (a new socket per session, see the transport crate) answers
+//!    WELCOME, again each retry interval until the client's first packet shows it
+//!    arrived; a WELCOME carries the number of the HELLO it answers. Each side takes its
+//!    first round trip from this exchange.
+//! 2. Both send DATA (the stream) and FEEDBACK (what arrived; [`recv`] says when) in
+//!    either direction; the formats are in [`wire`]. A sender paces its DATA at the
+//!    rate of [`rate`] and sends again what FEEDBACK reports missing ([`send`]).
+//! 3. A side that has written everything ends its stream (a FIN flag on the last DATA);
+//!    the stream is done when the FEEDBACK says that every byte and the end arrived.
+//!    CLOSE tells the peer that this side read its stream to the end, or gave up and
+//!    why.
+//!
+//! Every datagram carries the session number and a CRC-32; a datagram of another
+//! session, or damaged, truncated or of an unknown kind, is dropped and counted
+//! ([`Connection::dropped`]). A well-formed datagram that contradicts the protocol (bytes
+//! past the stream's end, a FEEDBACK for bytes never sent) fails the connection with a
+//! [`ProtocolError`]. Protected sessions run on top, as on every transport, so a forged
+//! datagram can delay or end a session but never change what it computes.
+//!
+//! # What it assumes of the path
+//!
+//! That its round trip is stable within a few milliseconds (a queue that builds is read
+//! as a shared bottleneck, see [`rate`]), that it carries the datagram size given (no
+//! fragmentation: the transport sets don't-fragment), and that random loss stays below
+//! about 10 % (above that, FEEDBACK itself is lost often enough that repairs wait for the
+//! probe timeout).
+
+pub mod rate;
+pub mod recv;
+pub mod send;
+pub mod wire;
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+
+use rate::RateControl;
+use recv::Receiver;
+use send::Sender;
+use wire::{Body, Feedback, Packet};
+
+/// A well-formed datagram that the protocol does not allow.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct ProtocolError(pub String);
+
+/// Why a connection failed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Error {
+    /// The peer broke the protocol.
+    #[error("the peer broke the blast protocol: {0}")]
+    Protocol(#[from] ProtocolError),
+    /// Nothing came from the peer while it owed an answer.
+    #[error("no answer from the blast peer for {0:?}")]
+    Silent(Duration),
+    /// The peer ended the session before its end.
+    #[error("the blast peer gave up: {0}")]
+    Aborted(String),
+}
+
+/// What a connection is set up with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Params {
+    /// UDP payload bytes per datagram at most.
+    pub max_datagram: usize,
+    /// IP and UDP header bytes per datagram (28 over IPv4, 48 over IPv6), for the pace.
+    pub ip_overhead: usize,
+    /// Bytes this side buffers ahead of its reader.
+    pub receive_window: u64,
+    /// Bytes this side keeps unacknowledged at most.
+    pub send_buffer: u64,
+    /// The rate to start at, bytes per second (else slow start).
+    pub rate: Option<f64>,
+    /// The rate never to exceed, bytes per second.
+    pub max_rate: f64,
+    /// How long the peer may stay silent while it owes an answer.
+    pub idle_timeout: Duration,
+    /// How often HELLO and WELCOME are repeated while unanswered (at least 10 ms).
+    pub retry: Duration,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            max_datagram: 1472,
+            ip_overhead: 28,
+            receive_window: 64 << 20,
+            send_buffer: 64 << 20,
+            rate: None,
+            max_rate: 1.25e9,
+            idle_timeout: Duration::from_secs(30),
+            retry: Duration::from_millis(100),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum State {
+    /// The client, sending HELLO since `since`; the last at `last`.
+    Hello {
+        since: Instant,
+        last: Option<Instant>,
+        /// Each HELLO's number and send time (a WELCOME names the one it answers).
+        sent: Vec<(u64, Instant)>,
+    },
+    /// The server, sending WELCOME since `first` until the client's first packet; the
+    /// last at `last`.
+    Welcome {
+        first: Option<Instant>,
+        last: Option<Instant>,
+    },
+    Open,
+    Failed(Error),
+}
+
+/// One side of a `blast` session. Call order: feed every datagram from the peer to
+/// [`handle_datagram`](Self::handle_datagram); then take datagrams from
+/// [`poll_transmit`](Self::poll_transmit) until it gives none; sleep until
+/// [`poll_timeout`](Self::poll_timeout) or the next datagram, calling
+/// [`handle_timeout`](Self::handle_timeout) when that time comes. Reading and writing
+/// ([`read`](Self::read), [`write`](Self::write)) may come at any point between.
+#[derive(Debug)]
+pub struct Connection {
+    session: u64,
+    params: Params,
+    state: State,
+    receiver: Receiver,
+    /// Made once the first round trip is known.
+    sender: Option<Sender>,
+    /// Written before the sender was made.
+    early: Vec<u8>,
+    early_flush: bool,
+    early_finish: bool,
+    peer_window: u64,
+    peer_datagram: usize,
+    feedback_number: u64,
+    control_number: u64,
+    /// The server: the number of the HELLO it answers (its WELCOME carries it back).
+    hello_number: u64,
+    last_heard: Instant,
+    /// CLOSE to send, and whether it was.
+    close: Option<(bool, String)>,
+    closed_sent: bool,
+    peer_done: bool,
+    dropped: u64,
+    queued: VecDeque<Vec<u8>>,
+}
+
+impl Connection {
+    /// The client of session `session`, starting at `now`.
+    pub fn client(now: Instant, session: u64, params: Params) -> Self {
+        Self::new(
+            now,
+            session,
+            params,
+            State::Hello {
+                since: now,
+                last: None,
+                sent: Vec::new(),
+            },
+        )
+    }
+
+    /// The server of the session whose HELLO (`hello`, a datagram) arrived at `now`.
+    /// Gives `None` if it is not a HELLO.
+    pub fn server(now: Instant, hello: &[u8], params: Params) -> Option<Self> {
+        let p = wire::decode(hello).ok()?;
+        let Body::Hello {
+            max_datagram,
+            window,
+        } = p.body
+        else {
+            return None;
+        };
+        let mut c = Self::new(
+            now,
+            p.session,
+            params,
+            State::Welcome {
+                first: None,
+                last: None,
+            },
+        );
+        c.peer_window = window;
+        c.peer_datagram = usize::from(max_datagram);
+        c.hello_number = p.number;
+        Some(c)
+    }
+
+    fn new(now: Instant, session: u64, params: Params, state: State) -> Self {
+        Connection {
+            session,
+            params,
+            state,
+            receiver: Receiver::new(params.receive_window),
+            sender: None,
+            early: Vec::new(),
+            early_flush: false,
+            early_finish: false,
+            peer_window: 0,
+            peer_datagram: params.max_datagram,
+            feedback_number: 0,
+            control_number: 0,
+            hello_number: 0,
+            last_heard: now,
+            close: None,
+            closed_sent: false,
+            peer_done: false,
+            dropped: 0,
+            queued: VecDeque::new(),
+        }
+    }
+
+    /// The session number.
+    pub fn session(&self) -> u64 {
+        self.session
+    }
+
+    /// Datagrams dropped as damaged, foreign or out of place.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Whether the handshake is done on this side.
+    pub fn is_open(&self) -> bool {
+        matches!(self.state, State::Open)
+    }
+
+    /// The error the connection failed with, if it did.
+    pub fn error(&self) -> Option<&Error> {
+        match &self.state {
+            State::Failed(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    fn fail(&mut self, e: Error) -> Error {
+        if !matches!(self.state, State::Failed(_)) {
+            self.state = State::Failed(e.clone());
+        }
+        e
+    }
+
+    /// The pacing rate now, bytes per second (none before the first round trip).
+    pub fn rate(&self) -> Option<f64> {
+        self.sender.as_ref().map(Sender::rate)
+    }
+
+    fn open(&mut self, now: Instant, rtt: Duration) {
+        let payload = self.params.max_datagram.min(self.peer_datagram) - wire::DATA_OVERHEAD;
+        let packet = payload + wire::DATA_OVERHEAD + self.params.ip_overhead;
+        let control = RateControl::new(now, self.params.rate, self.params.max_rate, packet, rtt);
+        let mut s = Sender::new(
+            now,
+            payload,
+            packet,
+            self.params.send_buffer,
+            self.peer_window,
+            rtt,
+            control,
+        );
+        let mut at = 0;
+        while at < self.early.len() {
+            at += s.write(&self.early[at..]);
+        }
+        self.early = Vec::new();
+        if self.early_flush {
+            s.flush();
+        }
+        if self.early_finish {
+            s.finish();
+        }
+        self.sender = Some(s);
+        self.state = State::Open;
+    }
+
+    /// Takes a datagram that arrived at `now`. Damaged, foreign and misplaced datagrams
+    /// are dropped; one that breaks the protocol fails the connection.
+    pub fn handle_datagram(&mut self, now: Instant, d: &[u8]) -> Result<(), Error> {
+        if let State::Failed(e) = &self.state {
+            return Err(e.clone());
+        }
+        let Ok(p) = wire::decode(d) else {
+            self.dropped += 1;
+            return Ok(());
+        };
+        if p.session != self.session {
+            self.dropped += 1;
+            return Ok(());
+        }
+        self.last_heard = now;
+        let r = self.take(now, p);
+        r.map_err(|e| self.fail(e))
+    }
+
+    fn take(&mut self, now: Instant, p: Packet<'_>) -> Result<(), Error> {
+        match (&self.state, p.body) {
+            (
+                State::Hello { sent, .. },
+                Body::Welcome {
+                    max_datagram,
+                    window,
+                },
+            ) => {
+                let Some(&(_, at)) = sent.iter().find(|(n, _)| *n == p.number) else {
+                    self.dropped += 1; // it names no HELLO of ours
+                    return Ok(());
+                };
+                let rtt = now - at;
+                self.peer_window = window;
+                self.peer_datagram = usize::from(max_datagram).max(wire::DATA_OVERHEAD + 1);
+                self.open(now, rtt);
+                // The first packet after WELCOME confirms it to the server.
+                self.queue_feedback(now);
+            }
+            (State::Hello { .. }, _) | (_, Body::Hello { .. }) => self.dropped += 1,
+            (State::Welcome { first, .. }, body) => {
+                // From the first WELCOME: a later one may have crossed the answer.
+                let rtt = first.map_or(Duration::from_millis(100), |t| now - t);
+                self.open(now, rtt);
+                return self.take(now, Packet { body, ..p });
+            }
+            (State::Open, Body::Welcome { .. }) => {
+                // A repeated WELCOME: its FEEDBACK was lost.
+                self.queue_feedback(now);
+            }
+            (
+                State::Open,
+                Body::Data {
+                    offset,
+                    fin,
+                    ack_now,
+                    payload,
+                },
+            ) => {
+                self.receiver
+                    .handle_data(now, p.number, offset, payload, fin, ack_now)?;
+            }
+            (State::Open, Body::Feedback(f)) => {
+                if let Some(s) = self.sender.as_mut() {
+                    s.handle_feedback(now, p.number, &f)?;
+                }
+            }
+            (_, Body::Close { done, reason }) => {
+                if done {
+                    self.peer_done = true;
+                } else {
+                    return Err(Error::Aborted(reason));
+                }
+            }
+            (State::Failed(_), _) => {}
+        }
+        Ok(())
+    }
+
+    fn queue_feedback(&mut self, now: Instant) {
+        let f = self.receiver.feedback(now);
+        let d = self.packet(self.feedback_number, Body::Feedback(f));
+        self.feedback_number += 1;
+        self.queued.push_back(d);
+    }
+
+    fn packet(&self, number: u64, body: Body<'_>) -> Vec<u8> {
+        let mut out = Vec::new();
+        wire::encode(
+            &Packet {
+                session: self.session,
+                number,
+                body,
+            },
+            &mut out,
+        );
+        out
+    }
+
+    /// The next datagram to send at `now` into `out` (cleared first); false if none now.
+    pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> bool {
+        out.clear();
+        if let Some(d) = self.queued.pop_front() {
+            *out = d;
+            return true;
+        }
+        let hello = Body::Hello {
+            max_datagram: u16::try_from(self.params.max_datagram).unwrap_or(u16::MAX),
+            window: self.params.receive_window,
+        };
+        let retry = self.params.retry.max(Duration::from_millis(10));
+        match &mut self.state {
+            State::Failed(_) => return false,
+            State::Hello { last, .. } | State::Welcome { last, .. } => {
+                if last.is_some_and(|t| now < t + retry) {
+                    return false;
+                }
+                *last = Some(now);
+                let number = match &mut self.state {
+                    State::Welcome { first, .. } => {
+                        first.get_or_insert(now);
+                        self.hello_number
+                    }
+                    State::Hello { sent, .. } => {
+                        self.control_number += 1;
+                        sent.push((self.control_number, now));
+                        self.control_number
+                    }
+                    _ => unreachable!("in the handshake"),
+                };
+                let body = match self.state {
+                    State::Hello { .. } => hello,
+                    _ => Body::Welcome {
+                        max_datagram: u16::try_from(self.params.max_datagram).unwrap_or(u16::MAX),
+                        window: self.params.receive_window,
+                    },
+                };
+                *out = self.packet(number, body);
+                return true;
+            }
+            State::Open => {}
+        }
+        if let Some((done, reason)) = self.close.clone().filter(|_| !self.closed_sent) {
+            self.closed_sent = true;
+            *out = self.packet(0, Body::Close { done, reason });
+            return true;
+        }
+        if self.receiver.feedback_due(now) {
+            let f: Feedback = self.receiver.feedback(now);
+            *out = self.packet(self.feedback_number, Body::Feedback(f));
+            self.feedback_number += 1;
+            return true;
+        }
+        let Some(s) = self.sender.as_mut() else {
+            return false;
+        };
+        let Some(t) = s.poll_transmit(now) else {
+            return false;
+        };
+        let mut payload = Vec::with_capacity(t.len);
+        s.copy_payload(&t, &mut payload);
+        *out = self.packet(
+            t.number,
+            Body::Data {
+                offset: t.offset,
+                fin: t.fin,
+                ack_now: t.ack_now,
+                payload: &payload,
+            },
+        );
+        true
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) should next be called (a repeat of
+    /// the handshake, a FEEDBACK's delay, the pace, the probe timeout, the peer's silence).
+    pub fn poll_timeout(&self, now: Instant) -> Option<Instant> {
+        let retry = self.params.retry.max(Duration::from_millis(10));
+        let silence = self
+            .owes_answer()
+            .then(|| self.last_heard + self.params.idle_timeout);
+        let own = match &self.state {
+            State::Failed(_) => return None,
+            State::Hello { last, .. } | State::Welcome { last, .. } => {
+                Some(last.map_or(now, |t| t + retry))
+            }
+            State::Open
+                if !self.queued.is_empty()
+                    || self.receiver.feedback_due(now)
+                    || self.close.is_some() && !self.closed_sent =>
+            {
+                Some(now)
+            }
+            State::Open => {
+                let feedback = self.receiver.feedback_deadline();
+                let send = self.sender.as_ref().and_then(|s| s.next_timeout(now));
+                [feedback, send].into_iter().flatten().min()
+            }
+        };
+        [own, silence].into_iter().flatten().min()
+    }
+
+    /// Whether the peer owes this side an answer (a handshake, or FEEDBACK for bytes).
+    fn owes_answer(&self) -> bool {
+        match &self.state {
+            State::Hello { .. } | State::Welcome { .. } => true,
+            State::Open => self.sender.as_ref().is_some_and(Sender::outstanding),
+            State::Failed(_) => false,
+        }
+    }
+
+    /// Handles what is due at `now`; fails if the peer has been silent too long.
+    pub fn handle_timeout(&mut self, now: Instant) -> Result<(), Error> {
+        if let State::Failed(e) = &self.state {
+            return Err(e.clone());
+        }
+        if let State::Hello { since, .. } = self.state {
+            if now.saturating_duration_since(since) >= self.params.idle_timeout {
+                return Err(self.fail(Error::Silent(self.params.idle_timeout)));
+            }
+        }
+        if self.owes_answer()
+            && now.saturating_duration_since(self.last_heard) >= self.params.idle_timeout
+        {
+            return Err(self.fail(Error::Silent(self.params.idle_timeout)));
+        }
+        if let Some(s) = self.sender.as_mut() {
+            s.handle_timeout(now);
+        }
+        Ok(())
+    }
+
+    /// Queues bytes of the stream; how many it took (the send buffer may be full).
+    pub fn write(&mut self, bytes: &[u8]) -> usize {
+        match self.sender.as_mut() {
+            Some(s) => s.write(bytes),
+            None => {
+                let room = (self.params.send_buffer as usize).saturating_sub(self.early.len());
+                let n = room.min(bytes.len());
+                self.early.extend_from_slice(&bytes[..n]);
+                n
+            }
+        }
+    }
+
+    /// Sends what was written without waiting to fill a datagram.
+    pub fn flush(&mut self) {
+        match self.sender.as_mut() {
+            Some(s) => s.flush(),
+            None => self.early_flush = true,
+        }
+    }
+
+    /// Ends this side's stream after what was written.
+    pub fn finish(&mut self) {
+        match self.sender.as_mut() {
+            Some(s) => s.finish(),
+            None => self.early_finish = true,
+        }
+    }
+
+    /// Whether the peer has all of this side's stream and its end.
+    pub fn sent_all(&self) -> bool {
+        self.sender.as_ref().is_some_and(Sender::done)
+    }
+
+    /// Reads the peer's stream into `buf`; how many bytes (0: none yet, or its end: see
+    /// [`read_all`](Self::read_all)).
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        self.receiver.read(buf)
+    }
+
+    /// Whether the peer's whole stream was read.
+    pub fn read_all(&self) -> bool {
+        self.receiver.finished()
+    }
+
+    /// Room left in the send buffer, bytes.
+    pub fn writable(&self) -> u64 {
+        match &self.sender {
+            Some(s) => s.writable(),
+            None => self
+                .params
+                .send_buffer
+                .saturating_sub(self.early.len() as u64),
+        }
+    }
+
+    /// Tells the peer this side is done (`done`: its stream read to the end) or gives up
+    /// (`reason`).
+    pub fn close(&mut self, done: bool, reason: &str) {
+        self.close = Some((done, reason.to_string()));
+    }
+
+    /// Whether the peer said it read this side's stream to the end.
+    pub fn peer_done(&self) -> bool {
+        self.peer_done
+    }
+}
+
+#[cfg(test)]
+mod tests;

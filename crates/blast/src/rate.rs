@@ -1,0 +1,344 @@
+//! How fast a `blast` sender paces: from the rate it is given (or measures), held at what
+//! the path delivers, and lower when the path says it is shared.
+//!
+//! The sender works in epochs of one minimum round trip (at least [`MIN_EPOCH`]). In each
+//! it counts the bytes the receiver reported as arrived (the delivery rate), the DATA
+//! packets lost (the receiver's count against the packet numbers sent) and the smallest
+//! round trip of the epoch. Then:
+//!
+//! - **The bottleneck's rate** is the largest delivery rate of the last
+//!   [`FILTER_EPOCHS`] epochs in which the sender always had bytes to send, started at
+//!   the rate it was given: a path faster than measured shows in the epochs that probe
+//!   above it, a slower one as the given rate ages out of the filter.
+//! - **The pacing rate** is that rate times a gain that cycles over eight epochs: 1 + g
+//!   once (to find more rate if the path has it), 1 − g once (to drain what that queued),
+//!   1 otherwise (the scheme of BBR's bandwidth probing, Cardwell et al., ACM Queue
+//!   14(5), 2016). The probe's g is at most 0.1 and small enough that it queues at most
+//!   [`PROBE_QUEUE`] (4 ms of the rate on any path: g = 4 ms / round trip), so that it
+//!   fits a shallow bottleneck queue on a long path and does not read as congestion.
+//! - **Random loss is not congestion.** The loss of an epoch counts only when it is well
+//!   above the path's own: more than the expected count at the long-run rate (at least
+//!   [`LOSS_FLOOR`], 1 %) plus three standard deviations plus two packets. A lossy long path (0.1 % or 1 %) is thus sent
+//!   at its full rate, where TCP's cubic collapses.
+//! - **Congestion** (such loss, or the epoch's smallest round trip above the path's by
+//!   more than [`queue_allowance`]: a queue that does not drain) lowers the rate to 0.85
+//!   of what the epoch delivered (but to no less than 0.6 of the rate: an epoch of heavy
+//!   loss delivers little of what it sent) and forgets the filter's larger rates; it is
+//!   cut at most once per two epochs, the time its effect takes to show. Two `blast` flows, or one
+//!   beside TCP, on one bottleneck thus each give way when the queue builds instead of
+//!   flooding it.
+//! - **Without a given rate** the sender starts from 32 packets per round trip and
+//!   doubles each epoch until a queue builds, loss rises, or the delivery rate grows by
+//!   less than a quarter in three epochs (slow start, as TCP's, but paced); it then goes
+//!   on at the best delivery rate it saw, a tenth below it for a round trip if a queue
+//!   built.
+
+use std::time::{Duration, Instant};
+
+/// The shortest epoch.
+pub const MIN_EPOCH: Duration = Duration::from_millis(5);
+/// Epochs the bottleneck rate's filter spans.
+pub const FILTER_EPOCHS: usize = 8;
+/// Epochs in a cycle of the pacing gain: one probing above the rate, one draining, the
+/// rest at it.
+const CYCLE: usize = 8;
+/// The queue one probing epoch may build at most: its gain above 1 times its length.
+pub const PROBE_QUEUE: Duration = Duration::from_millis(4);
+/// The share of packets lost that an epoch may show without it counting as congestion,
+/// whatever the path's own loss.
+pub const LOSS_FLOOR: f64 = 0.01;
+/// The slowest pace, bytes per second (a few packets per round trip on any path).
+pub const MIN_RATE: f64 = 12_500.0;
+
+/// How far above the path's smallest round trip an epoch's smallest one may be before the
+/// queue counts as building: an eighth of the round trip, between 2 and 10 ms.
+pub fn queue_allowance(min_rtt: Duration) -> Duration {
+    (min_rtt / 8).clamp(Duration::from_millis(2), Duration::from_millis(10))
+}
+
+/// The pacing rate's controller.
+#[derive(Debug, Clone)]
+pub struct RateControl {
+    /// Bytes per second now.
+    rate: f64,
+    max_rate: f64,
+    startup: bool,
+    /// Delivery rates of the recent epochs that were not short of bytes.
+    filter: Vec<f64>,
+    cycle: usize,
+    min_rtt: Option<Duration>,
+    first_rtt: Duration,
+    epoch: Epoch,
+    /// Long-run loss: packets lost and packets counted.
+    lost_total: f64,
+    counted_total: f64,
+    /// Epochs left before the next cut may come.
+    hold: u32,
+    /// Delivery rates at the ends of the last startup epochs.
+    startup_history: Vec<f64>,
+}
+
+#[derive(Debug, Clone)]
+struct Epoch {
+    start: Instant,
+    delivered: u64,
+    lost: u64,
+    counted: u64,
+    min_rtt: Option<Duration>,
+    short_of_bytes: bool,
+}
+
+impl Epoch {
+    fn new(start: Instant) -> Self {
+        Epoch {
+            start,
+            delivered: 0,
+            lost: 0,
+            counted: 0,
+            min_rtt: None,
+            short_of_bytes: false,
+        }
+    }
+}
+
+impl RateControl {
+    /// A controller starting at `given` bytes per second (else slow start from 32
+    /// packets of `packet` bytes per round trip, `rtt` as the handshake measured it),
+    /// never above `max_rate`.
+    pub fn new(
+        now: Instant,
+        given: Option<f64>,
+        max_rate: f64,
+        packet: usize,
+        rtt: Duration,
+    ) -> Self {
+        let max_rate = max_rate.max(MIN_RATE);
+        let (rate, startup) = match given {
+            Some(r) => (r.clamp(MIN_RATE, max_rate), false),
+            None => (
+                (32.0 * packet as f64 / rtt.as_secs_f64().max(1e-4)).clamp(MIN_RATE, max_rate),
+                true,
+            ),
+        };
+        RateControl {
+            rate,
+            max_rate,
+            startup,
+            filter: if startup { Vec::new() } else { vec![rate] },
+            cycle: 0,
+            // The handshake's round trip may be off (a repeated HELLO or WELCOME): the
+            // smallest round trip is taken from DATA only; until then the epochs are as
+            // long as the handshake's.
+            min_rtt: None,
+            first_rtt: rtt.max(MIN_EPOCH),
+            epoch: Epoch::new(now),
+            lost_total: 0.0,
+            counted_total: 0.0,
+            hold: 0,
+            startup_history: Vec::new(),
+        }
+    }
+
+    /// The pacing rate, bytes per second.
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// Whether it is still in slow start.
+    pub fn in_startup(&self) -> bool {
+        self.startup
+    }
+
+    /// The smallest round trip seen.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
+    }
+
+    /// The sender had nothing to send while the pace allowed it: this epoch's delivery
+    /// rate says nothing of the path.
+    pub fn short_of_bytes(&mut self) {
+        self.epoch.short_of_bytes = true;
+    }
+
+    /// A FEEDBACK's news at `now`: `delivered` bytes newly reported as arrived, `lost`
+    /// of `counted` DATA packets lost, and a round-trip sample.
+    pub fn on_feedback(
+        &mut self,
+        now: Instant,
+        delivered: u64,
+        lost: u64,
+        counted: u64,
+        rtt: Option<Duration>,
+    ) {
+        self.epoch.delivered += delivered;
+        self.epoch.lost += lost;
+        self.epoch.counted += counted;
+        if let Some(r) = rtt.filter(|r| !r.is_zero()) {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+            self.epoch.min_rtt = Some(self.epoch.min_rtt.map_or(r, |m| m.min(r)));
+        }
+        let length = self.min_rtt.unwrap_or(self.first_rtt).max(MIN_EPOCH);
+        if now.saturating_duration_since(self.epoch.start) >= length {
+            self.end_epoch(now);
+        }
+    }
+
+    fn end_epoch(&mut self, now: Instant) {
+        let e = std::mem::replace(&mut self.epoch, Epoch::new(now));
+        let secs = now
+            .saturating_duration_since(e.start)
+            .as_secs_f64()
+            .max(1e-6);
+        let delivery = e.delivered as f64 / secs;
+        let base = if self.counted_total > 0.0 {
+            self.lost_total / self.counted_total
+        } else {
+            0.0
+        };
+        // Loss below 1 % is never taken for congestion (a queue overflowing drops more).
+        let expected = base.max(LOSS_FLOOR) * e.counted as f64;
+        let lossy = e.lost as f64 > expected + 3.0 * expected.sqrt() + 2.0;
+        let queued = match (e.min_rtt, self.min_rtt) {
+            (Some(now_rtt), Some(min)) => now_rtt > min + queue_allowance(min),
+            _ => false,
+        };
+        if !lossy {
+            // Congestion's losses are kept out of the path's own rate.
+            self.lost_total += e.lost as f64;
+            self.counted_total += e.counted as f64;
+        }
+        self.hold = self.hold.saturating_sub(1);
+        if self.startup {
+            self.startup_history.push(delivery);
+            let n = self.startup_history.len();
+            let best = self
+                .startup_history
+                .iter()
+                .copied()
+                .fold(MIN_RATE, f64::max);
+            let stalled = n >= 4 && delivery < 1.25 * self.startup_history[n - 4];
+            if lossy || queued || stalled || self.rate >= self.max_rate {
+                // What the path delivered at best is its rate (a delivery rate cannot
+                // exceed the bottleneck's); after a queue or loss, a little below it to
+                // drain the queue the doubling built.
+                self.startup = false;
+                self.filter = vec![best];
+                let drain = if lossy || queued { 0.9 } else { 1.0 };
+                self.rate = (best * drain).clamp(MIN_RATE, self.max_rate);
+                self.cycle = 1;
+                self.hold = 2;
+            } else {
+                self.rate = (self.rate * 2.0).min(self.max_rate);
+            }
+            return;
+        }
+        if (lossy || queued) && self.hold == 0 && e.delivered > 0 {
+            // An epoch of heavy loss delivers little of what it sent: the cut is taken
+            // from the rate where the delivery rate says less than 0.7 of it.
+            self.rate = (0.85 * delivery.max(0.7 * self.rate))
+                .min(self.rate)
+                .max(MIN_RATE);
+            self.filter = vec![self.rate];
+            self.hold = 2;
+            self.cycle = 1; // the cycle goes on from its draining epoch's successor
+            return;
+        }
+        if !e.short_of_bytes {
+            self.filter.push(delivery);
+            if self.filter.len() > FILTER_EPOCHS {
+                self.filter.remove(0);
+            }
+        }
+        let bottleneck = self.filter.iter().copied().fold(MIN_RATE, f64::max);
+        self.cycle = (self.cycle + 1) % CYCLE;
+        let g = (PROBE_QUEUE.as_secs_f64() / self.min_rtt.unwrap_or(self.first_rtt).as_secs_f64())
+            .min(0.1);
+        let gain = match self.cycle {
+            0 => 1.0 + g,
+            1 => 1.0 - g,
+            _ => 1.0,
+        };
+        self.rate = (bottleneck * gain).clamp(MIN_RATE, self.max_rate);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// Feeds `epochs` epochs of `rtt` delivering `rate` bytes/s with `lost` of 1,000
+    /// packets lost each and the given smallest round trip.
+    fn feed(
+        c: &mut RateControl,
+        t: &mut Instant,
+        epochs: u32,
+        rate: f64,
+        lost: u64,
+        rtt: Duration,
+    ) {
+        for _ in 0..epochs {
+            *t += Duration::from_millis(50);
+            c.on_feedback(*t, (rate * 0.05) as u64, lost, 1000, Some(rtt));
+        }
+    }
+
+    #[test]
+    fn random_loss_at_the_paths_own_rate_does_not_lower_the_pace() {
+        let mut t = Instant::now();
+        let mut c = RateControl::new(t, Some(62.5e6), 1e12, 1400, 50 * MS);
+        feed(&mut c, &mut t, 40, 62.5e6, 10, 50 * MS); // 1 % loss throughout
+        assert!(c.rate() > 0.85 * 62.5e6, "{}", c.rate());
+    }
+
+    #[test]
+    fn a_building_queue_or_a_burst_of_loss_lowers_it() {
+        let mut t = Instant::now();
+        let mut c = RateControl::new(t, Some(62.5e6), 1e12, 1400, 50 * MS);
+        feed(&mut c, &mut t, 10, 62.5e6, 1, 50 * MS);
+        feed(&mut c, &mut t, 1, 50e6, 1, 70 * MS);
+        assert!(c.rate() <= 0.85 * 50e6 + 1.0, "{}", c.rate());
+        let mut c = RateControl::new(t, Some(62.5e6), 1e12, 1400, 50 * MS);
+        feed(&mut c, &mut t, 10, 62.5e6, 1, 50 * MS);
+        feed(&mut c, &mut t, 1, 50e6, 60, 50 * MS);
+        assert!(c.rate() <= 0.85 * 50e6 + 1.0, "{}", c.rate());
+        // 0.3 % in a first epoch is not congestion.
+        let mut c = RateControl::new(t, Some(62.5e6), 1e12, 1400, 50 * MS);
+        feed(&mut c, &mut t, 2, 62.5e6, 3, 50 * MS);
+        assert!(c.rate() >= 0.95 * 62.5e6, "{}", c.rate());
+        // An epoch that delivered little (heavy loss) cuts to no less than 0.6 of the rate.
+        let mut c = RateControl::new(t, Some(62.5e6), 1e12, 1400, 50 * MS);
+        feed(&mut c, &mut t, 10, 62.5e6, 1, 50 * MS);
+        feed(&mut c, &mut t, 1, 5e6, 600, 50 * MS);
+        assert!(c.rate() >= 0.59 * 62.5e6, "{}", c.rate());
+    }
+
+    #[test]
+    fn a_faster_path_than_given_is_found_and_a_slower_one_followed() {
+        let mut t = Instant::now();
+        let mut c = RateControl::new(t, Some(10e6), 1e12, 1400, 50 * MS);
+        // The path delivers whatever is sent, up to 50 MB/s.
+        for _ in 0..200 {
+            let r = c.rate().min(50e6);
+            feed(&mut c, &mut t, 1, r, 0, 50 * MS);
+        }
+        assert!(c.rate() > 40e6, "{}", c.rate());
+        let mut c = RateControl::new(t, Some(50e6), 1e12, 1400, 50 * MS);
+        feed(&mut c, &mut t, 20, 20e6, 0, 50 * MS);
+        assert!(c.rate() < 25e6, "{}", c.rate());
+    }
+
+    #[test]
+    fn slow_start_doubles_until_the_delivery_rate_stops_growing() {
+        let mut t = Instant::now();
+        let mut c = RateControl::new(t, None, 1e12, 1400, 50 * MS);
+        assert!(c.in_startup());
+        for _ in 0..30 {
+            let r = c.rate().min(30e6);
+            feed(&mut c, &mut t, 1, r, 0, 50 * MS);
+        }
+        assert!(!c.in_startup());
+        assert!((25e6..34e6).contains(&c.rate()), "{}", c.rate());
+    }
+}

@@ -1,0 +1,426 @@
+//! Two connections over a simulated path: a bottleneck of a given rate with a queue,
+//! a propagation delay, random loss, reordering and duplication, all seeded; virtual time.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha12Rng;
+
+use super::*;
+
+/// One direction of the simulated path.
+struct Link {
+    delay: Duration,
+    /// Bytes per second of the bottleneck (IP bytes: datagram + 28).
+    rate: f64,
+    queue_limit: f64,
+    loss: f64,
+    reorder: f64,
+    duplicate: f64,
+    /// When the bottleneck is free again.
+    busy_until: Option<Instant>,
+    in_flight: BTreeMap<(Instant, u64), Vec<u8>>,
+    seq: u64,
+    rng: ChaCha12Rng,
+    carried: u64,
+}
+
+impl Link {
+    fn new(delay_ms: u64, mbit: f64, loss: f64, seed: u64) -> Self {
+        let rate = mbit * 1e6 / 8.0;
+        Link {
+            delay: Duration::from_millis(delay_ms),
+            rate,
+            // A queue of 20 ms of the link, at least 32 packets.
+            queue_limit: (rate * 0.02).max(32.0 * 1500.0),
+            loss,
+            reorder: 0.0,
+            duplicate: 0.0,
+            busy_until: None,
+            in_flight: BTreeMap::new(),
+            seq: 0,
+            rng: ChaCha12Rng::seed_from_u64(seed),
+            carried: 0,
+        }
+    }
+
+    fn push(&mut self, now: Instant, d: Vec<u8>) {
+        let size = (d.len() + 28) as f64;
+        let start = self.busy_until.filter(|b| *b > now).unwrap_or(now);
+        let queued = start.saturating_duration_since(now).as_secs_f64() * self.rate;
+        if queued + size > self.queue_limit {
+            return; // the queue overflows
+        }
+        let done = start + Duration::from_secs_f64(size / self.rate);
+        self.busy_until = Some(done);
+        if self.rng.gen::<f64>() < self.loss {
+            return;
+        }
+        let mut arrive = done + self.delay;
+        if self.rng.gen::<f64>() < self.reorder {
+            arrive += Duration::from_micros(self.rng.gen_range(100..3000));
+        }
+        let copies = if self.rng.gen::<f64>() < self.duplicate {
+            2
+        } else {
+            1
+        };
+        for _ in 0..copies {
+            self.seq += 1;
+            self.carried += 1;
+            self.in_flight.insert((arrive, self.seq), d.clone());
+        }
+    }
+
+    fn next_arrival(&self) -> Option<Instant> {
+        self.in_flight.keys().next().map(|k| k.0)
+    }
+
+    fn take_due(&mut self, now: Instant) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        while let Some(entry) = self.in_flight.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            out.push(entry.remove());
+        }
+        out
+    }
+}
+
+fn params(rate_mbit: Option<f64>) -> Params {
+    Params {
+        rate: rate_mbit.map(|m| m * 1e6 / 8.0),
+        idle_timeout: Duration::from_secs(5),
+        retry: Duration::from_millis(50),
+        ..Params::default()
+    }
+}
+
+/// Both ends and the path between them, in virtual time.
+struct Sim {
+    now: Instant,
+    client: Connection,
+    server: Option<Connection>,
+    server_params: Params,
+    up: Link,
+    down: Link,
+    /// HELLOs that reached the server's listener before it accepted.
+    hello: Option<Vec<u8>>,
+}
+
+impl Sim {
+    fn new(client: Params, server: Params, up: Link, down: Link) -> Self {
+        let now = Instant::now();
+        Sim {
+            now,
+            client: Connection::client(now, 0x5eed, client),
+            server: None,
+            server_params: server,
+            up,
+            down,
+            hello: None,
+        }
+    }
+
+    /// Sends what both ends have to send now, delivers what arrives now.
+    fn step(&mut self) -> Result<(), Error> {
+        let mut d = Vec::new();
+        for _ in 0..100_000 {
+            let mut any = false;
+            if self.client.poll_transmit(self.now, &mut d) {
+                self.up.push(self.now, d.clone());
+                any = true;
+            }
+            if let Some(s) = self.server.as_mut() {
+                if s.poll_transmit(self.now, &mut d) {
+                    self.down.push(self.now, d.clone());
+                    any = true;
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+        for d in self.up.take_due(self.now) {
+            match self.server.as_mut() {
+                Some(s) => s.handle_datagram(self.now, &d)?,
+                None => self.hello = Some(d),
+            }
+        }
+        if let Some(h) = self.hello.take() {
+            self.server = Connection::server(self.now, &h, self.server_params);
+        }
+        for d in self.down.take_due(self.now) {
+            self.client.handle_datagram(self.now, &d)?;
+        }
+        Ok(())
+    }
+
+    /// Advances to the next event; fails if there is none.
+    fn advance(&mut self) -> Result<(), Error> {
+        let next = [
+            self.client.poll_timeout(self.now),
+            self.server.as_ref().and_then(|s| s.poll_timeout(self.now)),
+            self.up.next_arrival(),
+            self.down.next_arrival(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .expect("something is always due while a transfer runs");
+        self.now = next.max(self.now + Duration::from_micros(1));
+        self.client.handle_timeout(self.now)?;
+        if let Some(s) = self.server.as_mut() {
+            s.handle_timeout(self.now)?;
+        }
+        Ok(())
+    }
+
+    /// Runs until `done` holds or `limit` of virtual time passed; the time it took.
+    fn run_until(
+        &mut self,
+        limit: Duration,
+        mut done: impl FnMut(&mut Self) -> bool,
+    ) -> Result<Duration, Error> {
+        let start = self.now;
+        loop {
+            self.step()?;
+            if done(self) {
+                return Ok(self.now - start);
+            }
+            assert!(self.now - start < limit, "not done after {limit:?}");
+            self.advance()?;
+        }
+    }
+}
+
+fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 7 + i / 251) as u8).collect()
+}
+
+/// The server sends `bytes` to the client (the garbled tables' direction); the virtual
+/// time from the server's first write to the client's last read.
+fn transfer(sim: &mut Sim, bytes: usize) -> Result<Duration, Error> {
+    sim.run_until(Duration::from_secs(30), |s| {
+        s.server.as_ref().is_some_and(Connection::is_open)
+    })?;
+    let data = pattern(bytes);
+    let mut written = 0;
+    let mut got = Vec::with_capacity(bytes);
+    let mut buf = vec![0u8; 1 << 16];
+    let took = sim.run_until(Duration::from_secs(120), |s| {
+        let server = s.server.as_mut().expect("accepted");
+        if written < data.len() {
+            written += server.write(&data[written..]);
+            if written == data.len() {
+                server.finish();
+            }
+        }
+        loop {
+            let n = s.client.read(&mut buf);
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        s.client.read_all()
+    })?;
+    assert!(got == data, "the stream arrived changed");
+    // The sender learns that the end arrived.
+    sim.run_until(Duration::from_secs(10), |s| {
+        s.server.as_ref().is_some_and(Connection::sent_all)
+    })?;
+    Ok(took)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+#[test]
+fn a_clean_long_path_is_used_at_its_rate_from_the_start() {
+    // 100 ms round trip, 200 Mbit/s, 8 MB: 336 ms on the link with headers, 50 ms of
+    // one-way delay, and the end's FEEDBACK.
+    let mut sim = Sim::new(
+        params(None),
+        params(Some(200.0)),
+        Link::new(50, 200.0, 0.0, 1),
+        Link::new(50, 200.0, 0.0, 2),
+    );
+    let took = transfer(&mut sim, 8 << 20).unwrap();
+    assert!(ms(took) < 1.12 * (336.0 + 50.0), "{took:?}");
+}
+
+#[test]
+fn random_loss_costs_little_and_is_repaired() {
+    // A loss among the last packets costs a round trip (100 ms) to repair: a loss at
+    // 0.1 % may take one such round, at 1 % two.
+    for (loss, bound) in [(0.001, 1.1 * 386.0 + 100.0), (0.01, 1.1 * 386.0 + 200.0)] {
+        for seed in 0..4 {
+            let mut sim = Sim::new(
+                params(None),
+                params(Some(200.0)),
+                Link::new(50, 200.0, loss, 3 + 2 * seed),
+                Link::new(50, 200.0, loss, 4 + 2 * seed),
+            );
+            let took = transfer(&mut sim, 8 << 20).unwrap();
+            eprintln!("loss {loss}, seed {seed}: {took:?}");
+            assert!(ms(took) < bound, "{loss}, seed {seed}: {took:?}");
+        }
+    }
+}
+
+#[test]
+fn lost_feedback_reordering_and_duplicates_change_nothing_delivered() {
+    let mut up = Link::new(10, 100.0, 0.2, 5); // a fifth of the FEEDBACK lost
+    up.reorder = 0.2;
+    up.duplicate = 0.1;
+    let mut down = Link::new(10, 100.0, 0.02, 6);
+    down.reorder = 0.1;
+    down.duplicate = 0.1;
+    let mut sim = Sim::new(params(None), params(Some(100.0)), up, down);
+    transfer(&mut sim, 2 << 20).unwrap();
+}
+
+#[test]
+fn without_a_rate_it_finds_the_paths_in_slow_start() {
+    let mut sim = Sim::new(
+        params(None),
+        params(None),
+        Link::new(25, 100.0, 0.0, 7),
+        Link::new(25, 100.0, 0.0, 8),
+    );
+    // 16 MB at 100 Mbit/s: 1.37 s on the link; slow start costs some round trips.
+    let took = transfer(&mut sim, 16 << 20).unwrap();
+    assert!(ms(took) < 1.6 * 1370.0, "{took:?}");
+}
+
+#[test]
+fn small_messages_each_way_take_a_round_trip_not_a_timer() {
+    let mut sim = Sim::new(
+        params(None),
+        params(Some(100.0)),
+        Link::new(10, 100.0, 0.0, 9),
+        Link::new(10, 100.0, 0.0, 10),
+    );
+    sim.run_until(Duration::from_secs(5), |s| {
+        s.server.is_some() && s.client.is_open()
+    })
+    .unwrap();
+    let mut buf = [0u8; 64];
+    for round in 0..10u8 {
+        let msg = [round; 40];
+        sim.client.write(&msg);
+        sim.client.flush();
+        let took = sim
+            .run_until(Duration::from_secs(5), |s| {
+                let server = s.server.as_mut().expect("accepted");
+                if server.read(&mut buf) == 40 {
+                    server.write(&[round; 20]);
+                    server.flush();
+                }
+                s.client.read(&mut buf) == 20
+            })
+            .unwrap();
+        // One round trip of 20 ms, and a few packets' serialization.
+        assert!(ms(took) < 21.0, "round {round}: {took:?}");
+    }
+}
+
+#[test]
+fn a_vanished_peer_is_an_error_after_the_idle_timeout() {
+    let mut sim = Sim::new(
+        params(None),
+        params(Some(100.0)),
+        Link::new(10, 100.0, 0.0, 11),
+        Link::new(10, 100.0, 0.0, 12),
+    );
+    sim.run_until(Duration::from_secs(5), |s| s.server.is_some())
+        .unwrap();
+    sim.up.loss = 1.0; // the server hears nothing more
+    sim.down.loss = 1.0;
+    sim.server.as_mut().unwrap().write(&[1; 100_000]);
+    sim.server.as_mut().unwrap().flush();
+    let start = sim.now;
+    let e = loop {
+        if let Err(e) = sim.step().and_then(|()| sim.advance()) {
+            break e;
+        }
+        assert!(sim.now - start < Duration::from_secs(60), "no error");
+    };
+    assert!(matches!(e, Error::Silent(_)), "{e}");
+    assert!(sim.now - start >= Duration::from_millis(4900));
+}
+
+#[test]
+fn a_client_without_a_server_gives_up_after_its_budget() {
+    let mut c = Connection::client(Instant::now(), 1, params(None));
+    let mut now = Instant::now();
+    let mut d = Vec::new();
+    let mut hellos = 0;
+    let e = loop {
+        while c.poll_transmit(now, &mut d) {
+            hellos += 1;
+        }
+        now = c.poll_timeout(now).unwrap();
+        if let Err(e) = c.handle_timeout(now) {
+            break e;
+        }
+    };
+    assert!(matches!(e, Error::Silent(_)));
+    assert!((90..=101).contains(&hellos), "{hellos}");
+}
+
+#[test]
+fn foreign_and_damaged_datagrams_are_dropped_and_a_lying_feedback_fails() {
+    let mut sim = Sim::new(
+        params(None),
+        params(Some(100.0)),
+        Link::new(1, 100.0, 0.0, 13),
+        Link::new(1, 100.0, 0.0, 14),
+    );
+    sim.run_until(Duration::from_secs(5), |s| {
+        s.server.is_some() && s.client.is_open()
+    })
+    .unwrap();
+    let now = sim.now;
+    let mut d = Vec::new();
+    let data = |session, offset| Packet {
+        session,
+        number: 0,
+        body: Body::Data {
+            offset,
+            fin: false,
+            ack_now: false,
+            payload: b"x",
+        },
+    };
+    wire::encode(&data(0xbad, 0), &mut d);
+    sim.client.handle_datagram(now, &d).unwrap();
+    d[30] ^= 1;
+    sim.client.handle_datagram(now, &d).unwrap();
+    sim.client.handle_datagram(now, &d[..10]).unwrap();
+    assert_eq!(sim.client.dropped(), 3);
+    let mut buf = [0u8; 4];
+    assert_eq!(sim.client.read(&mut buf), 0, "nothing foreign delivered");
+    // A FEEDBACK of this session for bytes the client never sent.
+    let lie = Packet {
+        session: 0x5eed,
+        number: 99,
+        body: Body::Feedback(Feedback {
+            delivered: 1000,
+            window: 1 << 20,
+            highest: 1000,
+            from: 1000,
+            largest: Some(5),
+            received: 6,
+            ..Feedback::default()
+        }),
+    };
+    wire::encode(&lie, &mut d);
+    let e = sim.client.handle_datagram(now, &d).unwrap_err();
+    assert!(matches!(e, Error::Protocol(_)), "{e}");
+    assert!(sim.client.handle_timeout(now).is_err(), "the failure stays");
+}
