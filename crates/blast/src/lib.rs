@@ -3,8 +3,8 @@
 //! messages in both directions (the oblivious transfers, the output). This crate is the
 //! protocol without I/O: [`Connection`] takes datagrams and the time as arguments and
 //! gives datagrams and deadlines back, so that it is tested on a simulated path in
-//! virtual time (`src/tests.rs`). The driver that runs it over a UDP socket, as the
-//! transport `blast` of the registry, is not written yet.
+//! virtual time (`src/tests.rs`). The transport crate's `blast` module runs it over a
+//! UDP socket, one thread per connection.
 //!
 //! # Why another transport
 //!
@@ -30,8 +30,9 @@
 //!    rate of [`rate`] and sends again what FEEDBACK reports missing ([`send`]).
 //! 3. A side that has written everything ends its stream (a FIN flag on the last DATA);
 //!    the stream is done when the FEEDBACK says that every byte and the end arrived.
-//!    CLOSE tells the peer that this side read its stream to the end, or gave up and
-//!    why.
+//!    A side that goes away sends CLOSE once: done if it holds the peer's whole stream
+//!    and end (the peer then knows its bytes arrived even if their last FEEDBACK never
+//!    comes), else that it gave up, and why.
 //!
 //! Every datagram carries the session number and a CRC-32; a datagram of another
 //! session, or damaged, truncated or of an unknown kind, is dropped and counted
@@ -367,7 +368,11 @@ impl Connection {
             }
             (_, Body::Close { done, reason }) => {
                 if done {
+                    // The peer holds this side's whole stream and its end.
                     self.peer_done = true;
+                    if let Some(s) = self.sender.as_mut() {
+                        s.all_arrived();
+                    }
                 } else {
                     return Err(Error::Aborted(reason));
                 }
@@ -563,6 +568,12 @@ impl Connection {
         self.sender.as_ref().is_some_and(Sender::done)
     }
 
+    /// Whether the peer has every byte of this side's stream (its end perhaps not yet
+    /// acknowledged).
+    pub fn bytes_delivered(&self) -> bool {
+        self.sender.as_ref().is_some_and(|s| !s.bytes_outstanding())
+    }
+
     /// Reads the peer's stream into `buf`; how many bytes (0: none yet, or its end: see
     /// [`read_all`](Self::read_all)).
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
@@ -572,6 +583,16 @@ impl Connection {
     /// Whether the peer's whole stream was read.
     pub fn read_all(&self) -> bool {
         self.receiver.finished()
+    }
+
+    /// Whether the peer's whole stream arrived (read or not).
+    pub fn peer_complete(&self) -> bool {
+        self.receiver.complete()
+    }
+
+    /// The smoothed round trip, once known.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.sender.as_ref().map(Sender::srtt)
     }
 
     /// Room left in the send buffer, bytes.
@@ -591,9 +612,22 @@ impl Connection {
         self.close = Some((done, reason.to_string()));
     }
 
-    /// Whether the peer said it read this side's stream to the end.
+    /// Whether the peer said it has this side's whole stream (its CLOSE).
     pub fn peer_done(&self) -> bool {
         self.peer_done
+    }
+
+    /// A CLOSE to send as this side leaves: done if the peer's whole stream arrived, else
+    /// why this side gave up. Sent once by the caller, outside the packet flow (the side
+    /// is going away).
+    pub fn close_datagram(&self) -> Vec<u8> {
+        let done = self.receiver.complete();
+        let reason = if done {
+            String::new()
+        } else {
+            "the channel was dropped before the stream's end arrived".into()
+        };
+        self.packet(0, Body::Close { done, reason })
     }
 }
 

@@ -209,6 +209,24 @@ impl Sender {
         self.finished && self.end_acked && self.acked == self.written
     }
 
+    /// The peer said it has every byte and the end (its CLOSE): nothing is outstanding.
+    pub fn all_arrived(&mut self) {
+        if !self.finished {
+            return; // it cannot have the end of a stream not ended
+        }
+        self.queue.clear();
+        self.acked = self.written;
+        self.end_acked = true;
+        self.in_flight.clear();
+        self.lost.clear();
+        self.second_copy = None;
+    }
+
+    /// Whether some written byte is not yet known to have arrived.
+    pub fn bytes_outstanding(&self) -> bool {
+        self.acked < self.written
+    }
+
     /// Whether anything sent is not yet known to have arrived.
     pub fn outstanding(&self) -> bool {
         self.acked < self.written || (self.finished && !self.end_acked)

@@ -37,6 +37,10 @@ pub struct Family {
     /// `Ok` if it works on this machine, else why not (a missing kernel module, a library
     /// that does not start).
     pub available: fn() -> Result<()>,
+    /// Whether `--transport auto` may choose it. False for a transport whose
+    /// [`Family::model`] has not been checked against testbed runs yet: it is predicted
+    /// (and shown by `select`), never chosen.
+    pub auto: bool,
     /// Builds the transport from its options; checks what the declarations alone cannot
     /// (a combination of options, a name the kernel must know).
     pub build: fn(&Values) -> Result<Arc<dyn Transport>>,

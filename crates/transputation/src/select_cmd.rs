@@ -182,6 +182,14 @@ const HEADER: [&str; 7] = [
     "regret",
 ];
 
+/// Why `auto` never chooses the transport `name`.
+fn ineligible(name: &str) -> &'static str {
+    match name.parse::<transputation_transport::TransportSpec>() {
+        Ok(spec) if spec.family().delivery.is_reliable() => "its model is not yet calibrated",
+        _ => "no repair of loss",
+    }
+}
+
 fn rows(d: &Decision) -> Vec<Vec<String>> {
     d.ranked
         .iter()
@@ -207,7 +215,7 @@ fn rows(d: &Decision) -> Vec<Vec<String>> {
                         longest.map_or("-".into(), |l| l.limit.describe().to_string()),
                         match (r.regret, r.eligible) {
                             (Some(x), true) => format!("{x:.2}"),
-                            (Some(_), false) => "never chosen: no repair of loss".into(),
+                            (Some(_), false) => format!("never chosen: {}", ineligible(&r.name)),
                             (None, _) => "-".into(),
                         },
                     ]);

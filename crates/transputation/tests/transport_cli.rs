@@ -144,7 +144,10 @@ fn separate_sender_and_receiver_processes() {
 
 fn separate_processes(transport: &str) {
     // Find a free port, then run the receiver in one process and the sender in another.
-    let port = if transport.starts_with("udp") || transport.starts_with("quic") {
+    let port = if ["udp", "quic", "blast"]
+        .iter()
+        .any(|t| transport.starts_with(t))
+    {
         std::net::UdpSocket::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()

@@ -62,7 +62,7 @@ pub fn candidates(path: &Path) -> Vec<Candidate> {
             out.push(Candidate {
                 name: spec.to_string(),
                 model,
-                eligible: family.delivery.is_reliable(),
+                eligible: family.delivery.is_reliable() && family.auto,
             });
         }
     }

@@ -33,6 +33,7 @@ registry! {
     tcp,
     mtcp,
     udp,
+    blast,
     #[feature = "udt"] udt,
     #[feature = "quic"] quic,
 }

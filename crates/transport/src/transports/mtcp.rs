@@ -68,6 +68,7 @@ pub(crate) static FAMILY: Family = Family {
     delivery: Delivery::Stream,
     conformance: &["mtcp:streams=1", "mtcp:streams=4,chunk=1024", "mtcp:streams=7"],
     available: || Ok(()),
+    auto: true,
     build: |v| {
         Ok(Arc::new(Mtcp {
             streams: v.u32_of("streams") as u16,

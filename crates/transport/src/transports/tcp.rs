@@ -19,6 +19,7 @@ pub(crate) static FAMILY: Family = Family {
     delivery: Delivery::Stream,
     conformance: &["tcp", "tcp:cc=cubic", "tcp-bbr"],
     available: || Ok(()),
+    auto: true,
     build: |v| {
         Ok(Arc::new(Tcp {
             cc: v.text("cc").map(str::to_string),

@@ -82,6 +82,7 @@ pub(crate) static FAMILY: Family = Family {
     delivery: Delivery::ReportsLoss,
     conformance: &["udp", "udp:mtu=9000,rate=1gbit", "udp:mtu=576,rate=500mbit"],
     available: || Ok(()),
+    auto: true,
     build: |v| {
         Ok(Arc::new(Udp {
             mtu: v.u32_of("mtu"),

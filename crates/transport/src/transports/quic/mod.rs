@@ -184,6 +184,7 @@ pub(crate) static FAMILY: Family = Family {
         "quic:window=1048576,mtu=9000",
     ],
     available: || Ok(()),
+    auto: true,
     build: |v| {
         Ok(Arc::new(Quic {
             cc: v

@@ -158,6 +158,7 @@ pub(crate) static FAMILY: Family = Family {
     delivery: Delivery::RepairsDatagrams,
     conformance: &["udt", "udt:mss=9000", "udt:ack=0"],
     available: check,
+    auto: true,
     build: |v| {
         Ok(Arc::new(Options {
             mss: v.u32_of("mss"),

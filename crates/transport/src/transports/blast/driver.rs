@@ -1,0 +1,530 @@
+//! The socket under a `blast` connection: one thread per connection drives the protocol
+//! (`transputation_blast::Connection`), and the channel the application holds shares the
+//! protocol's state with it under a lock.
+//!
+//! The thread's loop: take what is due at this instant (the protocol's timers, then up to
+//! [`BATCH`] datagrams to send) under the lock and send them outside it; then `poll` the
+//! socket and an eventfd until a datagram comes, the protocol's next deadline, or the
+//! application signals new bytes; take every datagram waiting (without blocking) under
+//! the lock; wake the application's waits. It ends when the application dropped its
+//! channel and the protocol has delivered everything and acknowledged the peer's end (then
+//! lingers while the peer still sends), or failed.
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rustix::event::{eventfd, poll, EventfdFlags, PollFd, PollFlags, Timespec};
+use transputation_blast::{Connection, Params};
+
+use crate::config::{session_number, Config};
+use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
+
+/// Datagrams sent per turn of the loop at most (then it looks for arrivals).
+const BATCH: usize = 64;
+/// Datagrams taken per turn at most.
+const TAKE: usize = 256;
+/// The largest datagram received.
+const MAX_DATAGRAM: usize = 65536;
+/// Sessions a listener remembers, to ignore repeated HELLOs.
+const REMEMBERED: usize = 64;
+/// How long a connection the application dropped stays at least, once the peer's stream
+/// is complete, to acknowledge its end again if that end comes again.
+const LINGER: Duration = Duration::from_millis(200);
+/// Socket buffers asked for per direction (forced where allowed).
+const SOCKET_BUFFER: usize = 32 << 20;
+
+/// What the thread and the channel share.
+#[derive(Debug)]
+struct State {
+    conn: Connection,
+    counts: ByteCounts,
+    /// The application dropped its channel: end once everything is delivered.
+    dropped: bool,
+    /// The thread ended (with this error if the socket failed).
+    ended: bool,
+    socket_error: Option<String>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+    wake: OwnedFd,
+    sock: UdpSocket,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Wakes the thread from its `poll`.
+    fn wake(&self) {
+        let _ = rustix::io::write(&self.wake, &1u64.to_ne_bytes());
+    }
+}
+
+fn io_err(during: &'static str) -> impl Fn(io::Error) -> Error {
+    move |source| Error::Io { during, source }
+}
+
+fn configure(sock: &UdpSocket, cfg: &Config) {
+    use rustix::net::sockopt;
+    let _ = crate::channel::set_socket_buffers(sock, cfg.buffer_bytes.unwrap_or(SOCKET_BUFFER));
+    let _ = sockopt::set_ip_mtu_discover(sock, sockopt::Ipv4PathMtuDiscovery::DO);
+    let _ = sockopt::set_ipv6_mtu_discover(sock, sockopt::Ipv6PathMtuDiscovery::DO);
+}
+
+/// A `blast` server socket.
+#[derive(Debug)]
+pub(super) struct Listener {
+    sock: UdpSocket,
+    pub(super) local_addr: SocketAddr,
+    accepted: Mutex<VecDeque<u64>>,
+}
+
+impl Listener {
+    pub(super) fn bind(addr: SocketAddr) -> Result<Self> {
+        let sock = UdpSocket::bind(addr).map_err(io_err("binding the server socket"))?;
+        let local_addr = sock
+            .local_addr()
+            .map_err(io_err("reading the server's address"))?;
+        Ok(Listener {
+            sock,
+            local_addr,
+            accepted: Mutex::new(VecDeque::new()),
+        })
+    }
+
+    /// Waits at most [`Config::accept_wait`] for the HELLO of a new session and answers it
+    /// from a socket of its own.
+    pub(super) fn accept(&self, params: Params, cfg: &Config) -> Result<BlastChannel> {
+        let deadline = cfg.accept_deadline();
+        let mut buf = vec![0u8; MAX_DATAGRAM];
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::Timeout {
+                    during: "waiting for a client to connect",
+                    after: cfg.accept_wait(),
+                });
+            }
+            self.sock
+                .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+                .map_err(io_err("configuring the server socket"))?;
+            let (n, from) = match self.sock.recv_from(&mut buf) {
+                Ok(r) => r,
+                Err(e) => match e.kind() {
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => continue,
+                    io::ErrorKind::Interrupted | io::ErrorKind::ConnectionRefused => continue,
+                    _ => return Err(io_err("waiting for a client to connect")(e)),
+                },
+            };
+            let now = Instant::now();
+            let Some(conn) = Connection::server(now, &buf[..n], params) else {
+                continue; // not a blast HELLO
+            };
+            {
+                let mut seen = self.accepted.lock().unwrap_or_else(|p| p.into_inner());
+                if seen.contains(&conn.session()) {
+                    continue; // a repeated HELLO of a session already answered
+                }
+                if seen.len() == REMEMBERED {
+                    seen.pop_front();
+                }
+                seen.push_back(conn.session());
+            }
+            let mut local = self.local_addr;
+            local.set_port(0);
+            let sock = UdpSocket::bind(local).map_err(io_err("binding a connection socket"))?;
+            configure(&sock, cfg);
+            sock.connect(from)
+                .map_err(io_err("connecting to the client"))?;
+            return BlastChannel::start(sock, None, conn, cfg);
+        }
+    }
+}
+
+/// The client: HELLO to `addr` until a WELCOME comes (from the server's new socket),
+/// within the connect budget.
+pub(super) fn connect(addr: SocketAddr, params: Params, cfg: &Config) -> Result<BlastChannel> {
+    let any: SocketAddr = if addr.is_ipv4() {
+        "0.0.0.0:0".parse().expect("an address")
+    } else {
+        "[::]:0".parse().expect("an address")
+    };
+    let sock = UdpSocket::bind(any).map_err(io_err("binding the client socket"))?;
+    configure(&sock, cfg);
+    let params = Params {
+        idle_timeout: cfg.connect_budget(),
+        ..params
+    };
+    let conn = Connection::client(Instant::now(), session_number(), params);
+    let ch = BlastChannel::start(sock, Some(addr), conn, cfg)?;
+    let deadline = Instant::now() + cfg.connect_budget();
+    let mut s = ch.shared.lock();
+    loop {
+        if s.conn.is_open() {
+            break;
+        }
+        if let Some(e) = s.conn.error() {
+            return Err(Error::Connect {
+                addr,
+                attempts: 1,
+                source: io::Error::new(io::ErrorKind::TimedOut, e.to_string()),
+            });
+        }
+        if let Some(e) = &s.socket_error {
+            return Err(Error::Connect {
+                addr,
+                attempts: 1,
+                source: io::Error::other(e.clone()),
+            });
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Error::Connect {
+                addr,
+                attempts: 1,
+                source: io::Error::new(io::ErrorKind::TimedOut, "no answer to the blast HELLO"),
+            });
+        }
+        s = ch
+            .shared
+            .changed
+            .wait_timeout(s, left)
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
+    }
+    drop(s);
+    Ok(ch)
+}
+
+/// A [`Channel`] over one `blast` connection.
+#[derive(Debug)]
+pub(super) struct BlastChannel {
+    shared: Arc<Shared>,
+    timeout: Duration,
+    peer: Option<SocketAddr>,
+    buffers: Option<SocketBuffers>,
+    closed: bool,
+}
+
+impl BlastChannel {
+    /// Starts the connection's thread on `sock` (connected for a server; for a client,
+    /// `server` is where its HELLOs go until the WELCOME names the server's socket).
+    fn start(
+        sock: UdpSocket,
+        server: Option<SocketAddr>,
+        conn: Connection,
+        cfg: &Config,
+    ) -> Result<Self> {
+        sock.set_nonblocking(true)
+            .map_err(io_err("configuring a connection"))?;
+        let wake = eventfd(0, EventfdFlags::NONBLOCK | EventfdFlags::CLOEXEC)
+            .map_err(|e| io_err("making the connection's wake-up")(e.into()))?;
+        let buffers = crate::channel::read_socket_buffers(&sock);
+        let peer = sock.peer_addr().ok().or(server);
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                conn,
+                counts: ByteCounts::default(),
+                dropped: false,
+                ended: false,
+                socket_error: None,
+            }),
+            changed: Condvar::new(),
+            wake,
+            sock,
+        });
+
+        let thread_shared = shared.clone();
+        let idle = cfg.io_timeout;
+        thread::Builder::new()
+            .name("blast".into())
+            .spawn(move || drive(server, &thread_shared, idle))
+            .map_err(io_err("starting the connection's thread"))?;
+        Ok(BlastChannel {
+            shared,
+            timeout: cfg.io_timeout,
+            peer,
+            buffers,
+            closed: false,
+        })
+    }
+
+    /// The connection's failure as this crate's error, if it failed.
+    fn failure(s: &State, during: &'static str) -> Option<Error> {
+        if let Some(e) = s.conn.error() {
+            return Some(match e {
+                transputation_blast::Error::Protocol(p) => Error::Malformed {
+                    what: format!("a blast datagram that breaks the protocol: {p}"),
+                },
+                transputation_blast::Error::Silent(after) => Error::Timeout {
+                    during,
+                    after: *after,
+                },
+                transputation_blast::Error::Aborted(_) => Error::Closed { during },
+            });
+        }
+        if let Some(e) = &s.socket_error {
+            return Some(Error::Io {
+                during,
+                source: io::Error::other(e.clone()),
+            });
+        }
+        s.ended.then_some(Error::Closed { during })
+    }
+
+    /// Waits on the shared state until `ready` holds, the connection fails, or the I/O
+    /// timeout passes.
+    fn wait_until(
+        &self,
+        during: &'static str,
+        mut ready: impl FnMut(&mut State) -> bool,
+    ) -> Result<()> {
+        let deadline = Instant::now() + self.timeout;
+        let mut s = self.shared.lock();
+        loop {
+            if ready(&mut s) {
+                return Ok(());
+            }
+            if let Some(e) = Self::failure(&s, during) {
+                return Err(e);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::Timeout {
+                    during,
+                    after: self.timeout,
+                });
+            }
+            s = self
+                .shared
+                .changed
+                .wait_timeout(s, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
+impl Channel for BlastChannel {
+    fn send(&mut self, bytes: &[u8]) -> Result<()> {
+        if self.closed && !bytes.is_empty() {
+            return Err(Error::Io {
+                during: "sending",
+                source: io::Error::new(io::ErrorKind::BrokenPipe, "the channel was closed"),
+            });
+        }
+        let mut at = 0;
+        let shared = self.shared.clone();
+        self.wait_until("sending", |s| {
+            let n = s.conn.write(&bytes[at..]);
+            if n > 0 {
+                shared.wake();
+            }
+            s.counts.sent += n as u64;
+            at += n;
+            at == bytes.len()
+        })
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.flush()?;
+        let mut filled = 0;
+        let mut ended = false;
+        let shared = self.shared.clone();
+        self.wait_until("receiving", |s| {
+            let n = s.conn.read(&mut buf[filled..]);
+            if n > 0 {
+                // The window opened: a FEEDBACK may be due.
+                shared.wake();
+            }
+            s.counts.received += n as u64;
+            filled += n;
+            ended = filled < buf.len() && s.conn.read_all();
+            filled == buf.len() || ended
+        })?;
+        if ended {
+            return Err(Error::Closed {
+                during: "receiving",
+            });
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        let mut s = self.shared.lock();
+        if let Some(e) = Self::failure(&s, "sending") {
+            return Err(e);
+        }
+        s.conn.flush();
+        drop(s);
+        self.shared.wake();
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<()> {
+        self.flush()?;
+        self.closed = true;
+        self.shared.lock().conn.finish();
+        self.shared.wake();
+        // The bytes live only here until the peer has them: wait for that, and for the
+        // end's acknowledgement unless the peer ended its own stream too (it may be gone
+        // then; the thread goes on sending the end while this process lives).
+        self.wait_until("closing", |s| {
+            s.conn.sent_all() || s.conn.bytes_delivered() && s.conn.peer_complete()
+        })
+    }
+
+    fn stats(&self) -> ByteCounts {
+        self.shared.lock().counts
+    }
+
+    fn socket_buffers(&self) -> Option<SocketBuffers> {
+        self.buffers
+    }
+
+    fn peer_addr(&self) -> Option<SocketAddr> {
+        self.peer
+    }
+}
+
+impl Drop for BlastChannel {
+    fn drop(&mut self) {
+        // The thread delivers what is left (or gives up after the idle timeout), then ends.
+        let mut s = self.shared.lock();
+        s.conn.finish();
+        s.dropped = true;
+        // Tell the peer at once whether its stream arrived whole: it may be waiting for a
+        // FEEDBACK that this process, about to end, would not send.
+        if s.conn.is_open() && s.conn.error().is_none() {
+            let _ = self.shared.sock.send(&s.conn.close_datagram());
+        }
+        drop(s);
+        self.shared.wake();
+    }
+}
+
+/// The connection's thread (see the module docs).
+fn drive(server: Option<SocketAddr>, shared: &Shared, idle: Duration) {
+    let sock = &shared.sock;
+    let mut connected = server.is_none();
+    let last_arrival = Mutex::new(Instant::now());
+    let mut out: Vec<Vec<u8>> = (0..BATCH).map(|_| Vec::new()).collect();
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    loop {
+        let now = Instant::now();
+        let mut s = shared.lock();
+        let _ = s.conn.handle_timeout(now);
+        let mut n = 0;
+        while n < BATCH && s.conn.poll_transmit(now, &mut out[n]) {
+            n += 1;
+        }
+        // After the application let go: deliver what is left, then stay to acknowledge
+        // the peer's end (its FIN may come again if our FEEDBACK is lost) until the peer
+        // is quiet for a few round trips, or silent for the idle timeout.
+        let quiet = now.saturating_duration_since(*last_arrival.lock().unwrap_or_else(|p| p.into_inner()));
+        let linger = s
+            .conn
+            .srtt()
+            .map_or(LINGER, |r| (r * 3).max(LINGER))
+            .min(idle);
+        let done = s.conn.error().is_some()
+            || (s.dropped
+                && (s.conn.sent_all() || !s.conn.is_open())
+                && n == 0
+                && (s.conn.peer_complete() && quiet >= linger || quiet >= idle));
+        if done {
+            s.ended = true;
+            drop(s);
+            shared.changed.notify_all();
+            return;
+        }
+        let deadline = s.conn.poll_timeout(now);
+        drop(s);
+        for d in &out[..n] {
+            let sent = match server {
+                Some(addr) if !connected => sock.send_to(d, addr),
+                _ => sock.send(d),
+            };
+            match sent {
+                Ok(_) => {}
+                // A full socket buffer drops it: the protocol repairs it like a loss.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let mut s = shared.lock();
+                    s.socket_error = Some(format!("sending a datagram: {e}"));
+                    s.ended = true;
+                    drop(s);
+                    shared.changed.notify_all();
+                    return;
+                }
+            }
+        }
+        if n == BATCH {
+            // More may be due at once; look for arrivals without sleeping.
+            take_arrivals(sock, &mut buf, shared, &mut connected, server, &last_arrival);
+            continue;
+        }
+        let wait = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if wait != Some(Duration::ZERO) {
+            let timeout = wait.map(|w| Timespec {
+                tv_sec: w.as_secs() as i64,
+                tv_nsec: i64::from(w.subsec_nanos()),
+            });
+            let mut fds = [
+                PollFd::new(sock, PollFlags::IN),
+                PollFd::new(&shared.wake, PollFlags::IN),
+            ];
+            let _ = poll(&mut fds, timeout.as_ref());
+            if fds[1].revents().contains(PollFlags::IN) {
+                let mut b = [0u8; 8];
+                let _ = rustix::io::read(&shared.wake, &mut b);
+            }
+        }
+        take_arrivals(sock, &mut buf, shared, &mut connected, server, &last_arrival);
+    }
+}
+
+/// Takes the datagrams waiting on `sock` (up to [`TAKE`]) into the protocol. A client
+/// whose connection opened on one of them connects its socket to its sender.
+fn take_arrivals(
+    sock: &UdpSocket,
+    buf: &mut [u8],
+    shared: &Shared,
+    connected: &mut bool,
+    server: Option<SocketAddr>,
+    last_arrival: &Mutex<Instant>,
+) {
+    let mut any = false;
+    for _ in 0..TAKE {
+        let (n, from) = match sock.recv_from(buf) {
+            Ok(r) => r,
+            Err(_) => break,
+        };
+        let now = Instant::now();
+        let mut s = shared.lock();
+        let was_open = s.conn.is_open();
+        let _ = s.conn.handle_datagram(now, &buf[..n]);
+        if !*connected && server.is_some() && !was_open && s.conn.is_open() {
+            // The WELCOME came from the server's socket for this session.
+            if sock.connect(from).is_ok() {
+                *connected = true;
+            }
+        }
+        any = true;
+    }
+    if any {
+        *last_arrival.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+        shared.changed.notify_all();
+    }
+}

@@ -1,0 +1,163 @@
+//! `blast`: a reliable, ordered, checked byte stream over UDP that starts at a given rate
+//! and repairs loss by selective negative acknowledgements, for the garbled tables' long
+//! one-way stream. The protocol (datagrams, repair, rate control) is the
+//! `transputation-blast` crate's, without I/O; this module runs it over a socket
+//! ([`driver`]) and declares it to the registry.
+//!
+//! Set-up as `udp`'s: the listener's socket takes HELLOs and answers each new session from
+//! a socket of its own, which the client then talks to alone. Each connection has one
+//! thread that owns its socket: it sends what the protocol has to send (paced), sleeps in
+//! `poll` until a datagram comes, the protocol's next deadline, or the application wakes it
+//! (an eventfd) with new bytes, and hands arrived bytes to the application's reads.
+//!
+//! Options: `rate` (the rate to start at, e.g. `500mbit`: without it the sender starts
+//! slow, doubling each round trip; `--transport auto` will give it the probe's), `mtu` (the
+//! path MTU: datagrams carry up to MTU − 28 bytes over IPv4, 32 of them blast's header). The
+//! receive window and the send buffer are [`Config::buffer_bytes`] (64 MiB by default).
+//!
+//! Byte counters count the stream's bytes this side wrote and read (a repair is not
+//! counted again, headers are not counted).
+
+mod driver;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use transputation_model::{Constants, Control, TransportModel, Window};
+
+use crate::config::Config;
+use crate::family::{Accept, Delivery, Family, OptionDecl, OptionKind, Shown, Transport, Value};
+use crate::{Channel, Result};
+
+/// The `blast` transport's declaration.
+pub(crate) static FAMILY: Family = Family {
+    name: "blast",
+    aliases: &[],
+    summary: "reliable stream over UDP for the garbled tables: starts at a given rate, paced, \
+              repairs loss by selective negative acknowledgements (not yet chosen by auto)",
+    options: &[
+        OptionDecl {
+            key: "mtu",
+            kind: OptionKind::Integer {
+                min: MIN_MTU as u64,
+                max: MAX_MTU as u64,
+                unit: "bytes",
+            },
+            default: Some(Value::Int(DEFAULT_MTU as u64)),
+            shown: Shown::WhenChanged,
+            doc: "the path MTU: IP packet bytes per datagram (1500: 1440 stream bytes over IPv4)",
+        },
+        OptionDecl {
+            key: "rate",
+            kind: OptionKind::Rate {
+                min: 100_000,
+                max: 100_000_000_000,
+            },
+            default: None,
+            shown: Shown::WhenChanged,
+            doc: "the rate to start at, e.g. 500mbit (the path's; without it: slow start)",
+        },
+    ],
+    delivery: Delivery::RepairsDatagrams,
+    conformance: &["blast", "blast:rate=1gbit", "blast:mtu=9000,rate=2gbit"],
+    available: || Ok(()),
+    auto: false,
+    build: |v| {
+        Ok(Arc::new(Blast {
+            mtu: v.u32_of("mtu"),
+            rate: v.int("rate").filter(|r| *r > 0),
+        }))
+    },
+    model: |v| TransportModel {
+        key: "blast".into(),
+        // HELLO and WELCOME.
+        connect_round_trips: 1.0,
+        // IPv4, UDP and blast's DATA header.
+        segment: f64::from(v.u32_of("mtu")) - 60.0,
+        initial_window: 32.0 * (f64::from(v.u32_of("mtu")) - 60.0),
+        streams: 1,
+        stripe: 1.0,
+        // Paced and loss-tolerant like BBR until the testbed calibrates a model of its own.
+        control: Control::Bbr,
+        window: Window::Unbounded,
+        reassembly_limit: None,
+        pacing_gain: None,
+        first_flight_stall: None,
+        long_stream_gaps: None,
+        defaults: Constants::TEXTBOOK,
+    },
+    tuned: |_| Vec::new(),
+    sender_options: &[],
+};
+
+/// The default path MTU (Ethernet).
+const DEFAULT_MTU: u32 = 1500;
+/// The smallest MTU accepted.
+const MIN_MTU: u32 = 576;
+/// The largest.
+const MAX_MTU: u32 = 65535;
+
+/// `blast` with its options.
+#[derive(Debug)]
+struct Blast {
+    mtu: u32,
+    /// Bits per second to start at.
+    rate: Option<u64>,
+}
+
+impl Blast {
+    fn params(&self, addr: &SocketAddr, cfg: &Config) -> transputation_blast::Params {
+        let ip = if addr.is_ipv4() { 28 } else { 48 };
+        let buffer = cfg.buffer_bytes.map_or(64 << 20, |b| b as u64).max(1 << 20);
+        transputation_blast::Params {
+            max_datagram: (self.mtu as usize - ip).min(u16::MAX as usize),
+            ip_overhead: ip,
+            receive_window: buffer,
+            send_buffer: buffer,
+            rate: self.rate.map(|r| r as f64 / 8.0),
+            max_rate: 12.5e9,
+            idle_timeout: cfg.io_timeout,
+            retry: cfg
+                .retry_delay
+                .clamp(std::time::Duration::from_millis(10), std::time::Duration::from_secs(1)),
+        }
+    }
+}
+
+impl Transport for Blast {
+    fn listen(&self, addr: SocketAddr, _cfg: &Config) -> Result<Box<dyn Accept>> {
+        let listener = driver::Listener::bind(addr)?;
+        Ok(Box::new(BlastServer {
+            listener,
+            mtu: self.mtu,
+            rate: self.rate,
+        }))
+    }
+
+    fn connect(&self, addr: SocketAddr, cfg: &Config) -> Result<Box<dyn Channel>> {
+        Ok(Box::new(driver::connect(addr, self.params(&addr, cfg), cfg)?))
+    }
+}
+
+/// A `blast` server socket with the options its connections get.
+#[derive(Debug)]
+struct BlastServer {
+    listener: driver::Listener,
+    mtu: u32,
+    rate: Option<u64>,
+}
+
+impl Accept for BlastServer {
+    fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr
+    }
+
+    fn accept(&self, cfg: &Config) -> Result<Box<dyn Channel>> {
+        let blast = Blast {
+            mtu: self.mtu,
+            rate: self.rate,
+        };
+        let params = blast.params(&self.listener.local_addr, cfg);
+        Ok(Box::new(self.listener.accept(params, cfg)?))
+    }
+}
