@@ -32,7 +32,8 @@
 //!    the stream is done when the FEEDBACK says that every byte and the end arrived.
 //!    A side that goes away sends CLOSE once: done if it holds the peer's whole stream
 //!    and end (the peer then knows its bytes arrived even if their last FEEDBACK never
-//!    comes), else that it gave up, and why.
+//!    comes), else that it reads no more, and why (what it sent still arrives; the
+//!    peer's further sending fails).
 //!
 //! Every datagram carries the session number and a CRC-32; a datagram of another
 //! session, or damaged, truncated or of an unknown kind, is dropped and counted
@@ -78,7 +79,8 @@ pub enum Error {
     /// Nothing came from the peer while it owed an answer.
     #[error("no answer from the blast peer for {0:?}")]
     Silent(Duration),
-    /// The peer ended the session before its end.
+    /// The peer ended the session before its end (kept for callers that treat a CLOSE
+    /// before the end as the session's failure).
     #[error("the blast peer gave up: {0}")]
     Aborted(String),
 }
@@ -102,6 +104,9 @@ pub struct Params {
     pub idle_timeout: Duration,
     /// How often HELLO and WELCOME are repeated while unanswered (at least 10 ms).
     pub retry: Duration,
+    /// Packets in the train a server sends behind its WELCOME for the client to time
+    /// the path's rate (0: none).
+    pub train: u16,
 }
 
 impl Default for Params {
@@ -115,6 +120,7 @@ impl Default for Params {
             max_rate: 1.25e9,
             idle_timeout: Duration::from_secs(30),
             retry: Duration::from_millis(100),
+            train: 48,
         }
     }
 }
@@ -163,10 +169,15 @@ pub struct Connection {
     /// The server: the number of the HELLO it answers (its WELCOME carries it back).
     hello_number: u64,
     last_heard: Instant,
+    /// The client: the server's train as it arrives, and when the WELCOME came.
+    meter: Option<TrainMeter>,
+    opened_at: Option<Instant>,
     /// CLOSE to send, and whether it was.
     close: Option<(bool, String)>,
     closed_sent: bool,
     peer_done: bool,
+    /// The peer left before this side's stream ended, and why.
+    peer_stopped: Option<String>,
     dropped: u64,
     queued: VecDeque<Vec<u8>>,
 }
@@ -228,9 +239,12 @@ impl Connection {
             control_number: 0,
             hello_number: 0,
             last_heard: now,
+            meter: None,
+            opened_at: None,
             close: None,
             closed_sent: false,
             peer_done: false,
+            peer_stopped: None,
             dropped: 0,
             queued: VecDeque::new(),
         }
@@ -302,6 +316,20 @@ impl Connection {
     /// Takes a datagram that arrived at `now`. Damaged, foreign and misplaced datagrams
     /// are dropped; one that breaks the protocol fails the connection.
     pub fn handle_datagram(&mut self, now: Instant, d: &[u8]) -> Result<(), Error> {
+        self.handle_datagram_timed(now, d, true)
+    }
+
+    /// [`handle_datagram`](Self::handle_datagram) for a caller that knows whether `now`
+    /// is the datagram's arrival to within the gap between packets: `prompt` if its
+    /// reader was waiting for it and nothing else was waiting behind it (a read after a
+    /// pause reads many datagrams at once, at the reader's pace, not the path's). Only
+    /// prompt arrivals time the train.
+    pub fn handle_datagram_timed(
+        &mut self,
+        now: Instant,
+        d: &[u8],
+        prompt: bool,
+    ) -> Result<(), Error> {
         if let State::Failed(e) = &self.state {
             return Err(e.clone());
         }
@@ -314,6 +342,19 @@ impl Connection {
             return Ok(());
         }
         self.last_heard = now;
+        if let Body::Train { count, .. } = p.body {
+            if self.is_open() && count > 1 {
+                let size = d.len() + self.params.ip_overhead;
+                let meter = self
+                    .meter
+                    .get_or_insert_with(|| TrainMeter::new(now, count));
+                meter.arrived(now, p.number, size, prompt);
+                if meter.complete() {
+                    self.train_timed(now);
+                }
+            }
+            return Ok(());
+        }
         let r = self.take(now, p);
         r.map_err(|e| self.fail(e))
     }
@@ -332,6 +373,7 @@ impl Connection {
                     return Ok(());
                 };
                 let rtt = now - at;
+                self.opened_at = Some(now);
                 self.peer_window = window;
                 self.peer_datagram = usize::from(max_datagram).max(wire::DATA_OVERHEAD + 1);
                 self.open(now, rtt);
@@ -344,6 +386,15 @@ impl Connection {
                 let rtt = first.map_or(Duration::from_millis(100), |t| now - t);
                 self.open(now, rtt);
                 return self.take(now, Packet { body, ..p });
+            }
+            // Taken in `handle_datagram_timed`.
+            (_, Body::Train { .. }) => {}
+            (_, Body::Rate(rate)) => {
+                if rate > 0 {
+                    if let Some(s) = self.sender.as_mut() {
+                        s.measured(rate as f64);
+                    }
+                }
             }
             (State::Open, Body::Welcome { .. }) => {
                 // A repeated WELCOME: its FEEDBACK was lost.
@@ -374,12 +425,43 @@ impl Connection {
                         s.all_arrived();
                     }
                 } else {
-                    return Err(Error::Aborted(reason));
+                    // The peer reads no more: what it sent still arrives, but this
+                    // side's bytes will not be read.
+                    self.peer_stopped = Some(reason);
                 }
             }
             (State::Failed(_), _) => {}
         }
         Ok(())
+    }
+
+    /// The server's train, queued behind its first WELCOME.
+    fn queue_train(&mut self) {
+        let count = self.params.train;
+        if count < 2 {
+            return;
+        }
+        let size = self.params.max_datagram.min(self.peer_datagram);
+        let padding = size.saturating_sub(wire::HEADER + 2);
+        for i in 0..count {
+            let d = self.packet(u64::from(i), Body::Train { count, padding });
+            self.queued.push_back(d);
+        }
+    }
+
+    /// The client timed the train (or gave up waiting for the rest of it): the rate goes
+    /// to the server, and to this side's own sender (the path taken as the same both ways).
+    fn train_timed(&mut self, _now: Instant) {
+        let Some(meter) = self.meter.as_mut().filter(|m| !m.reported) else {
+            return;
+        };
+        meter.reported = true;
+        let rate = meter.rate().filter(|r| *r <= self.params.max_rate);
+        if let (Some(r), Some(s)) = (rate, self.sender.as_mut()) {
+            s.measured(r);
+        }
+        let d = self.packet(0, Body::Rate(rate.map_or(0, |r| r as u64)));
+        self.queued.push_back(d);
     }
 
     fn queue_feedback(&mut self, now: Instant) {
@@ -423,7 +505,10 @@ impl Connection {
                 *last = Some(now);
                 let number = match &mut self.state {
                     State::Welcome { first, .. } => {
-                        first.get_or_insert(now);
+                        if first.is_none() {
+                            *first = Some(now);
+                            self.queue_train();
+                        }
                         self.hello_number
                     }
                     State::Hello { sent, .. } => {
@@ -498,7 +583,12 @@ impl Connection {
             State::Open => {
                 let feedback = self.receiver.feedback_deadline();
                 let send = self.sender.as_ref().and_then(|s| s.next_timeout(now));
-                [feedback, send].into_iter().flatten().min()
+                let train = self
+                    .meter
+                    .as_ref()
+                    .filter(|m| !m.reported)
+                    .map(TrainMeter::deadline);
+                [feedback, send, train].into_iter().flatten().min()
             }
         };
         [own, silence].into_iter().flatten().min()
@@ -527,6 +617,13 @@ impl Connection {
             && now.saturating_duration_since(self.last_heard) >= self.params.idle_timeout
         {
             return Err(self.fail(Error::Silent(self.params.idle_timeout)));
+        }
+        if self
+            .meter
+            .as_ref()
+            .is_some_and(|m| !m.reported && now >= m.deadline())
+        {
+            self.train_timed(now);
         }
         if let Some(s) = self.sender.as_mut() {
             s.handle_timeout(now);
@@ -612,9 +709,22 @@ impl Connection {
         self.close = Some((done, reason.to_string()));
     }
 
+    /// Whether the client is still timing the server's train at `now`: its reader should
+    /// then stay awake between datagrams (a reader woken from sleep reads late).
+    pub fn timing_train(&self, now: Instant) -> bool {
+        self.opened_at.is_some_and(|t| now < t + TRAIN_WAIT)
+            && self.meter.as_ref().is_none_or(|m| !m.reported)
+    }
+
     /// Whether the peer said it has this side's whole stream (its CLOSE).
     pub fn peer_done(&self) -> bool {
         self.peer_done
+    }
+
+    /// Why the peer stopped reading this side's stream (its CLOSE before its end), if it
+    /// did: what this side still sends will not be read.
+    pub fn peer_stopped(&self) -> Option<&str> {
+        self.peer_stopped.as_deref()
     }
 
     /// A CLOSE to send as this side leaves: done if the peer's whole stream arrived, else
@@ -630,6 +740,73 @@ impl Connection {
         self.packet(0, Body::Close { done, reason })
     }
 }
+
+/// The client's record of the server's train: which packets arrived when, and whether
+/// each arrival was timed promptly (see [`Connection::handle_datagram_timed`]).
+#[derive(Debug)]
+struct TrainMeter {
+    count: u16,
+    first: Instant,
+    /// (index, arrival, wire bytes, prompt) of each packet, in arrival order.
+    arrivals: Vec<(u64, Instant, usize, bool)>,
+    reported: bool,
+}
+
+impl TrainMeter {
+    fn new(now: Instant, count: u16) -> Self {
+        TrainMeter {
+            count,
+            first: now,
+            arrivals: Vec::with_capacity(usize::from(count)),
+            reported: false,
+        }
+    }
+
+    fn arrived(&mut self, now: Instant, index: u64, size: usize, prompt: bool) {
+        if index < u64::from(self.count) && self.arrivals.len() < usize::from(self.count) {
+            self.arrivals.push((index, now, size, prompt));
+        }
+    }
+
+    /// The last packet arrived (or as many as were sent).
+    fn complete(&self) -> bool {
+        self.arrivals.len() == usize::from(self.count)
+            || self
+                .arrivals
+                .last()
+                .is_some_and(|a| a.0 + 1 == u64::from(self.count))
+    }
+
+    /// When to stop waiting for the rest of a train that lost its tail.
+    fn deadline(&self) -> Instant {
+        self.first + TRAIN_WAIT
+    }
+
+    /// The rate the train passed the bottleneck at, bytes per second: the bytes that
+    /// arrived after the first prompt arrival at or past a quarter of the train (a token
+    /// bucket lets its first packets through at the sender's speed) up to the last prompt
+    /// arrival, over the time between those two. None without two such arrivals at least
+    /// 50 µs apart.
+    fn rate(&self) -> Option<f64> {
+        let quarter = u64::from(self.count) / 4;
+        let start = self.arrivals.iter().position(|a| a.3 && a.0 >= quarter)?;
+        let end = self.arrivals.iter().rposition(|a| a.3)?;
+        if end <= start {
+            return None;
+        }
+        let span = self.arrivals[end]
+            .1
+            .saturating_duration_since(self.arrivals[start].1);
+        if span < Duration::from_micros(50) {
+            return None;
+        }
+        let bytes: usize = self.arrivals[start + 1..=end].iter().map(|a| a.2).sum();
+        Some(bytes as f64 / span.as_secs_f64())
+    }
+}
+
+/// How long the client waits for the rest of the server's train after its first packet.
+const TRAIN_WAIT: Duration = Duration::from_millis(30);
 
 #[cfg(test)]
 mod tests;

@@ -16,6 +16,9 @@
 //!   14(5), 2016). The probe's g is at most 0.1 and small enough that it queues at most
 //!   [`PROBE_QUEUE`] (4 ms of the rate on any path: g = 4 ms / round trip), so that it
 //!   fits a shallow bottleneck queue on a long path and does not read as congestion.
+//!   A probe that finds more rate (the delivery rate rises by more than half the gain)
+//!   is repeated at once with twice the gain, up to 0.25, so that a path much faster
+//!   than the rate measured is found within a few epochs.
 //! - **Random loss is not congestion.** The loss of an epoch counts only when it is well
 //!   above the path's own: more than the expected count at the long-run rate (at least
 //!   [`LOSS_FLOOR`], 1 %) plus three standard deviations plus two packets. A lossy long path (0.1 % or 1 %) is thus sent
@@ -76,6 +79,10 @@ pub struct RateControl {
     hold: u32,
     /// Delivery rates at the ends of the last startup epochs.
     startup_history: Vec<f64>,
+    /// The bottleneck rate at the last epoch's end.
+    bottleneck: f64,
+    /// The probe's gain above 1 (grows while probes find more rate).
+    g: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -136,6 +143,8 @@ impl RateControl {
             counted_total: 0.0,
             hold: 0,
             startup_history: Vec::new(),
+            bottleneck: rate,
+            g: 0.0,
         }
     }
 
@@ -152,6 +161,18 @@ impl RateControl {
     /// The smallest round trip seen.
     pub fn min_rtt(&self) -> Option<Duration> {
         self.min_rtt
+    }
+
+    /// The path's rate as measured (the handshake's train), bytes per second: a sender
+    /// still in slow start goes on from there (a rate it was given stands).
+    pub fn measured(&mut self, rate: f64) {
+        if !self.startup {
+            return;
+        }
+        self.startup = false;
+        self.rate = rate.clamp(MIN_RATE, self.max_rate);
+        self.filter = vec![self.rate];
+        self.cycle = CYCLE - 1; // the next epoch probes above it
     }
 
     /// The sender had nothing to send while the pace allowed it: this epoch's delivery
@@ -249,10 +270,23 @@ impl RateControl {
                 self.filter.remove(0);
             }
         }
+        let before = self.bottleneck;
         let bottleneck = self.filter.iter().copied().fold(MIN_RATE, f64::max);
-        self.cycle = (self.cycle + 1) % CYCLE;
-        let g = (PROBE_QUEUE.as_secs_f64() / self.min_rtt.unwrap_or(self.first_rtt).as_secs_f64())
+        self.bottleneck = bottleneck;
+        let g0 = (PROBE_QUEUE.as_secs_f64() / self.min_rtt.unwrap_or(self.first_rtt).as_secs_f64())
             .min(0.1);
+        // A probe that found more rate (the delivery rate rose by more than half the
+        // probe's gain) probes again at once, with twice the gain, up to a quarter: a path
+        // much faster than measured is found in a few epochs, not a few cycles.
+        let probed = self.g.max(g0);
+        if self.cycle == 1 && !e.short_of_bytes && bottleneck > before * (1.0 + probed / 2.0) {
+            self.g = (probed * 2.0).min(0.25);
+            self.cycle = CYCLE - 1;
+        } else if self.cycle == 1 {
+            self.g = g0;
+        }
+        self.cycle = (self.cycle + 1) % CYCLE;
+        let g = self.g.max(g0);
         let gain = match self.cycle {
             0 => 1.0 + g,
             1 => 1.0 - g,

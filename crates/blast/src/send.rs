@@ -222,6 +222,11 @@ impl Sender {
         self.second_copy = None;
     }
 
+    /// The path's rate as measured, bytes per second (see [`RateControl::measured`]).
+    pub fn measured(&mut self, rate: f64) {
+        self.control.measured(rate);
+    }
+
     /// Whether some written byte is not yet known to have arrived.
     pub fn bytes_outstanding(&self) -> bool {
         self.acked < self.written

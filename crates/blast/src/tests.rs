@@ -285,10 +285,29 @@ fn lost_feedback_reordering_and_duplicates_change_nothing_delivered() {
 }
 
 #[test]
-fn without_a_rate_it_finds_the_paths_in_slow_start() {
+fn without_a_rate_it_starts_at_the_rate_its_handshake_timed() {
+    // The server's train behind its WELCOME, timed by the client: 8 MB at 100 ms and
+    // 200 Mbit/s within 1.15 of the link time, as with the rate given.
     let mut sim = Sim::new(
         params(None),
         params(None),
+        Link::new(50, 200.0, 0.0, 15),
+        Link::new(50, 200.0, 0.0, 16),
+    );
+    let took = transfer(&mut sim, 8 << 20).unwrap();
+    let rate = sim.server.as_ref().unwrap().rate().unwrap();
+    assert!(ms(took) < 1.15 * 386.0, "{took:?}, rate {rate}");
+}
+
+#[test]
+fn without_a_rate_or_a_train_it_finds_the_paths_in_slow_start() {
+    let no_train = Params {
+        train: 0,
+        ..params(None)
+    };
+    let mut sim = Sim::new(
+        params(None),
+        no_train,
         Link::new(25, 100.0, 0.0, 7),
         Link::new(25, 100.0, 0.0, 8),
     );

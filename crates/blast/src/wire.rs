@@ -4,7 +4,7 @@
 //!
 //! | bytes | field |
 //! |---|---|
-//! | 0 | kind: 1 HELLO, 2 WELCOME, 3 DATA, 4 FEEDBACK, 5 CLOSE |
+//! | 0 | kind: 1 HELLO, 2 WELCOME, 3 DATA, 4 FEEDBACK, 5 CLOSE, 6 TRAIN, 7 RATE |
 //! | 1 | version, 1 |
 //! | 2–3 | flags: DATA bit 0 FIN (the stream ends with this packet), bit 1 ACK_NOW (answer at once); FEEDBACK bit 0 END (the stream's end arrived) |
 //! | 4–7 | CRC-32 (IEEE) of the whole datagram, computed with these four bytes zero |
@@ -29,6 +29,11 @@
 //!   ended, and after the last hole it starts again at `delivered`.
 //! - CLOSE: a reason (u8: 0 the stream is read to its end, 1 the peer gave up), and
 //!   up to 200 bytes of text that says why.
+//! - TRAIN: the number of packets in the train (u16), then padding to the sender's
+//!   largest datagram; the header's packet number is the packet's index in the train.
+//!   The server sends one train right behind its first WELCOME, for the client to time.
+//! - RATE: the rate the client timed the train at, bytes per second (u64; 0: it could
+//!   not time it).
 //!
 //! The checksum catches damage on the way, not forgery: a forged datagram that passes it
 //! can at worst disturb the transfer (protected sessions, which run on top, refuse the
@@ -54,6 +59,8 @@ const WELCOME: u8 = 2;
 const DATA: u8 = 3;
 const FEEDBACK: u8 = 4;
 const CLOSE: u8 = 5;
+const TRAIN: u8 = 6;
+const RATE: u8 = 7;
 
 const FIN: u16 = 1;
 const ACK_NOW: u16 = 2;
@@ -121,6 +128,15 @@ pub enum Body<'a> {
     },
     /// The receiver's state.
     Feedback(Feedback),
+    /// A packet of the rate-measuring train (its index is the packet number).
+    Train {
+        /// The packets in the train.
+        count: u16,
+        /// Padding bytes after the count.
+        padding: usize,
+    },
+    /// The rate the client timed the train at, bytes per second (0: none).
+    Rate(u64),
     /// The end of the session.
     Close {
         /// True if the peer read the stream to its end; false if it gave up.
@@ -153,6 +169,8 @@ pub fn encode(p: &Packet<'_>, out: &mut Vec<u8>) {
         ),
         Body::Feedback(f) => (FEEDBACK, if f.end { FIN } else { 0 }),
         Body::Close { .. } => (CLOSE, 0),
+        Body::Train { .. } => (TRAIN, 0),
+        Body::Rate(_) => (RATE, 0),
     };
     out.push(kind);
     out.push(VERSION);
@@ -197,6 +215,11 @@ pub fn encode(p: &Packet<'_>, out: &mut Vec<u8>) {
                 out.extend_from_slice(&end.to_be_bytes());
             }
         }
+        Body::Train { count, padding } => {
+            out.extend_from_slice(&count.to_be_bytes());
+            out.resize(out.len() + padding, 0);
+        }
+        Body::Rate(r) => out.extend_from_slice(&r.to_be_bytes()),
         Body::Close { done, reason } => {
             out.push(u8::from(!*done));
             let mut end = reason.len().min(MAX_REASON);
@@ -282,6 +305,18 @@ pub fn decode(d: &[u8]) -> Result<Packet<'_>, Malformed> {
                 done: code == 0,
                 reason: String::from_utf8_lossy(r.rest).into_owned(),
             }
+        }
+        TRAIN => {
+            let count = r.u16()?;
+            Body::Train {
+                count,
+                padding: r.rest.len(),
+            }
+        }
+        RATE => {
+            let rate = r.u64()?;
+            r.end()?;
+            Body::Rate(rate)
         }
         k => return Err(malformed(format!("of the unknown kind {k}"))),
     };
@@ -456,6 +491,19 @@ mod tests {
         round_trip(Packet {
             session: 1,
             number: 5,
+            body: Body::Train {
+                count: 48,
+                padding: 1400,
+            },
+        });
+        round_trip(Packet {
+            session: 1,
+            number: 6,
+            body: Body::Rate(62_500_000),
+        });
+        round_trip(Packet {
+            session: 1,
+            number: 5,
             body: Body::Close {
                 done: false,
                 reason: "no FEEDBACK for 30 s".into(),
@@ -515,7 +563,7 @@ mod tests {
 
         #[test]
         fn a_sealed_datagram_with_any_body_bytes_never_panics(
-            kind in 1u8..7, body in proptest::collection::vec(any::<u8>(), 0..120)
+            kind in 1u8..9, body in proptest::collection::vec(any::<u8>(), 0..120)
         ) {
             let mut d = vec![kind, VERSION, 0, 0, 0, 0, 0, 0];
             d.extend_from_slice(&[0; 16]);

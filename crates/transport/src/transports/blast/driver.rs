@@ -35,6 +35,8 @@ const REMEMBERED: usize = 64;
 /// How long a connection the application dropped stays at least, once the peer's stream
 /// is complete, to acknowledge its end again if that end comes again.
 const LINGER: Duration = Duration::from_millis(200);
+/// How long the thread stays awake for the next packet of a train it times.
+const SPIN: Duration = Duration::from_micros(100);
 /// Socket buffers asked for per direction (forced where allowed).
 const SOCKET_BUFFER: usize = 32 << 20;
 
@@ -282,10 +284,12 @@ impl BlastChannel {
     }
 
     /// Waits on the shared state until `ready` holds, the connection fails, or the I/O
-    /// timeout passes.
+    /// timeout passes; for a wait to send (`sending`), also fails once the peer reads no
+    /// more.
     fn wait_until(
         &self,
         during: &'static str,
+        sending: bool,
         mut ready: impl FnMut(&mut State) -> bool,
     ) -> Result<()> {
         let deadline = Instant::now() + self.timeout;
@@ -296,6 +300,9 @@ impl BlastChannel {
             }
             if let Some(e) = Self::failure(&s, during) {
                 return Err(e);
+            }
+            if sending && s.conn.peer_stopped().is_some() {
+                return Err(Error::Closed { during });
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -324,7 +331,7 @@ impl Channel for BlastChannel {
         }
         let mut at = 0;
         let shared = self.shared.clone();
-        self.wait_until("sending", |s| {
+        self.wait_until("sending", true, |s| {
             let n = s.conn.write(&bytes[at..]);
             if n > 0 {
                 shared.wake();
@@ -340,7 +347,7 @@ impl Channel for BlastChannel {
         let mut filled = 0;
         let mut ended = false;
         let shared = self.shared.clone();
-        self.wait_until("receiving", |s| {
+        self.wait_until("receiving", false, |s| {
             let n = s.conn.read(&mut buf[filled..]);
             if n > 0 {
                 // The window opened: a FEEDBACK may be due.
@@ -378,7 +385,7 @@ impl Channel for BlastChannel {
         // The bytes live only here until the peer has them: wait for that, and for the
         // end's acknowledgement unless the peer ended its own stream too (it may be gone
         // then; the thread goes on sending the end while this process lives).
-        self.wait_until("closing", |s| {
+        self.wait_until("closing", true, |s| {
             s.conn.sent_all() || s.conn.bytes_delivered() && s.conn.peer_complete()
         })
     }
@@ -438,7 +445,7 @@ fn drive(server: Option<SocketAddr>, shared: &Shared, idle: Duration) {
             .min(idle);
         let done = s.conn.error().is_some()
             || (s.dropped
-                && (s.conn.sent_all() || !s.conn.is_open())
+                && (s.conn.sent_all() || !s.conn.is_open() || s.conn.peer_stopped().is_some())
                 && n == 0
                 && (s.conn.peer_complete() && quiet >= linger || quiet >= idle));
         if done {
@@ -472,11 +479,12 @@ fn drive(server: Option<SocketAddr>, shared: &Shared, idle: Duration) {
         }
         if n == BATCH {
             // More may be due at once; look for arrivals without sleeping.
-            take_arrivals(sock, &mut buf, shared, &mut connected, server, &last_arrival);
+            take_arrivals(sock, &mut buf, shared, &mut connected, server, &last_arrival, false);
             continue;
         }
         let wait = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        if wait != Some(Duration::ZERO) {
+        let slept = wait != Some(Duration::ZERO);
+        if slept {
             let timeout = wait.map(|w| Timespec {
                 tv_sec: w.as_secs() as i64,
                 tv_nsec: i64::from(w.subsec_nanos()),
@@ -491,12 +499,19 @@ fn drive(server: Option<SocketAddr>, shared: &Shared, idle: Duration) {
                 let _ = rustix::io::read(&shared.wake, &mut b);
             }
         }
-        take_arrivals(sock, &mut buf, shared, &mut connected, server, &last_arrival);
+        take_arrivals(sock, &mut buf, shared, &mut connected, server, &last_arrival, slept);
     }
 }
 
 /// Takes the datagrams waiting on `sock` (up to [`TAKE`]) into the protocol. A client
 /// whose connection opened on one of them connects its socket to its sender.
+///
+/// Each arrival is marked prompt (timed to within the gap between packets) if the socket
+/// was empty before it (`empty_before` for the first: the thread slept in `poll` until
+/// it came) and nothing waits behind it. While the client times the server's train, the
+/// thread does not sleep between its packets but spins [`SPIN`] for the next one, so that
+/// its reads are prompt (the probe's server does the same, see `transputation-probe`).
+#[allow(clippy::too_many_arguments)]
 fn take_arrivals(
     sock: &UdpSocket,
     buf: &mut [u8],
@@ -504,17 +519,38 @@ fn take_arrivals(
     connected: &mut bool,
     server: Option<SocketAddr>,
     last_arrival: &Mutex<Instant>,
+    mut empty_before: bool,
 ) {
     let mut any = false;
-    for _ in 0..TAKE {
+    let mut spin_until: Option<Instant> = None;
+    let mut taken = 0;
+    while taken < TAKE {
         let (n, from) = match sock.recv_from(buf) {
             Ok(r) => r,
-            Err(_) => break,
+            Err(_) => {
+                let now = Instant::now();
+                if shared.lock().conn.timing_train(now)
+                    && now < *spin_until.get_or_insert(now + SPIN)
+                {
+                    empty_before = true;
+                    std::hint::spin_loop();
+                    continue;
+                }
+                break;
+            }
         };
+        taken += 1;
+        spin_until = None;
         let now = Instant::now();
+        let nothing_behind = matches!(
+            sock.peek(&mut [0u8; 1]),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock
+        );
+        let prompt = empty_before && nothing_behind;
+        empty_before = nothing_behind;
         let mut s = shared.lock();
         let was_open = s.conn.is_open();
-        let _ = s.conn.handle_datagram(now, &buf[..n]);
+        let _ = s.conn.handle_datagram_timed(now, &buf[..n], prompt);
         if !*connected && server.is_some() && !was_open && s.conn.is_open() {
             // The WELCOME came from the server's socket for this session.
             if sock.connect(from).is_ok() {

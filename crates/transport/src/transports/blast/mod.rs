@@ -10,8 +10,9 @@
 //! `poll` until a datagram comes, the protocol's next deadline, or the application wakes it
 //! (an eventfd) with new bytes, and hands arrived bytes to the application's reads.
 //!
-//! Options: `rate` (the rate to start at, e.g. `500mbit`: without it the sender starts
-//! slow, doubling each round trip; `--transport auto` will give it the probe's), `mtu` (the
+//! Options: `rate` (the rate to start at, e.g. `500mbit`; without it the server sends a
+//! train of 48 packets behind its WELCOME, the client times it and both start at that
+//! rate, or slow start if it could not be timed), `mtu` (the
 //! path MTU: datagrams carry up to MTU − 28 bytes over IPv4, 32 of them blast's header). The
 //! receive window and the send buffer are [`Config::buffer_bytes`] (64 MiB by default).
 //!
@@ -55,7 +56,7 @@ pub(crate) static FAMILY: Family = Family {
             },
             default: None,
             shown: Shown::WhenChanged,
-            doc: "the rate to start at, e.g. 500mbit (the path's; without it: slow start)",
+            doc: "the rate to start at, e.g. 500mbit (without it: the rate the handshake times)",
         },
     ],
     delivery: Delivery::RepairsDatagrams,
@@ -117,6 +118,8 @@ impl Blast {
             rate: self.rate.map(|r| r as f64 / 8.0),
             max_rate: 12.5e9,
             idle_timeout: cfg.io_timeout,
+            // A rate given needs no train; without one, the client times the server's.
+            train: if self.rate.is_some() { 0 } else { 48 },
             retry: cfg
                 .retry_delay
                 .clamp(std::time::Duration::from_millis(10), std::time::Duration::from_secs(1)),
