@@ -272,6 +272,45 @@ fn random_loss_costs_little_and_is_repaired() {
     }
 }
 
+/// A 4 MB transfer over 20 ms at 100 Mbit/s with `up` (FEEDBACK's way) and `down` (the
+/// stream's) changed by `change`; it must arrive whole, within `bound` times the link time.
+fn transfer_with(change: impl Fn(&mut Link, &mut Link), bound: f64) {
+    let mut up = Link::new(10, 100.0, 0.0, 21);
+    let mut down = Link::new(10, 100.0, 0.0, 22);
+    change(&mut up, &mut down);
+    let mut sim = Sim::new(params(None), params(Some(100.0)), up, down);
+    let took = transfer(&mut sim, 4 << 20).unwrap();
+    // 4 MiB at 100 Mbit/s with headers: 350 ms; 10 ms one way.
+    assert!(ms(took) < bound * 360.0, "{took:?}");
+}
+
+#[test]
+fn a_third_of_the_feedback_lost_costs_little() {
+    transfer_with(|up, _| up.loss = 0.33, 1.2);
+}
+
+#[test]
+fn reordered_datagrams_are_put_back_in_order() {
+    transfer_with(
+        |up, down| {
+            up.reorder = 0.3;
+            down.reorder = 0.3;
+        },
+        1.3,
+    );
+}
+
+#[test]
+fn duplicated_datagrams_are_delivered_once() {
+    transfer_with(
+        |up, down| {
+            up.duplicate = 0.2;
+            down.duplicate = 0.2;
+        },
+        1.2,
+    );
+}
+
 #[test]
 fn lost_feedback_reordering_and_duplicates_change_nothing_delivered() {
     let mut up = Link::new(10, 100.0, 0.2, 5); // a fifth of the FEEDBACK lost
