@@ -456,26 +456,13 @@ fn drive(server: Option<SocketAddr>, shared: &Shared, idle: Duration) {
         }
         let deadline = s.conn.poll_timeout(now);
         drop(s);
-        for d in &out[..n] {
-            let sent = match server {
-                Some(addr) if !connected => sock.send_to(d, addr),
-                _ => sock.send(d),
-            };
-            match sent {
-                Ok(_) => {}
-                // A full socket buffer drops it: the protocol repairs it like a loss.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let mut s = shared.lock();
-                    s.socket_error = Some(format!("sending a datagram: {e}"));
-                    s.ended = true;
-                    drop(s);
-                    shared.changed.notify_all();
-                    return;
-                }
-            }
+        if let Err(e) = send_batch(sock, &out[..n], server.filter(|_| !connected)) {
+            let mut s = shared.lock();
+            s.socket_error = Some(format!("sending a datagram: {e}"));
+            s.ended = true;
+            drop(s);
+            shared.changed.notify_all();
+            return;
         }
         if n == BATCH {
             // More may be due at once; look for arrivals without sleeping.
@@ -501,6 +488,54 @@ fn drive(server: Option<SocketAddr>, shared: &Shared, idle: Duration) {
         }
         take_arrivals(sock, &mut buf, shared, &mut connected, server, &last_arrival, slept);
     }
+}
+
+/// Sends `batch` to `to`, or on the connected socket in one system call (`sendmmsg`).
+/// A datagram the socket buffer has no room for is dropped (the protocol repairs it as a
+/// loss), and so is one refused by the peer's host (ICMP: the peer is gone, which its
+/// silence will show); other errors are the socket's.
+fn send_batch(sock: &UdpSocket, batch: &[Vec<u8>], to: Option<SocketAddr>) -> io::Result<()> {
+    use rustix::net::{sendmmsg, MMsgHdr, SendAncillaryBuffer, SendFlags};
+    let tolerated = |e: &io::Error| {
+        matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionRefused | io::ErrorKind::Interrupted
+        )
+    };
+    if let Some(addr) = to {
+        for d in batch {
+            match sock.send_to(d, addr) {
+                Err(e) if !tolerated(&e) => return Err(e),
+                _ => {}
+            }
+        }
+        return Ok(());
+    }
+    let slices: Vec<[io::IoSlice<'_>; 1]> =
+        batch.iter().map(|d| [io::IoSlice::new(d)]).collect();
+    let mut controls: Vec<SendAncillaryBuffer<'_, '_, '_>> =
+        batch.iter().map(|_| SendAncillaryBuffer::default()).collect();
+    let mut msgs: Vec<MMsgHdr<'_>> = slices
+        .iter()
+        .zip(controls.iter_mut())
+        .map(|(iov, control)| MMsgHdr::new(iov, control))
+        .collect();
+    let mut at = 0;
+    while at < msgs.len() {
+        match sendmmsg(sock, &mut msgs[at..], SendFlags::empty()) {
+            Ok(0) => break,
+            Ok(k) => at += k,
+            Err(e) => {
+                let e = io::Error::from(e);
+                if !tolerated(&e) {
+                    return Err(e);
+                }
+                // This one is dropped; the rest still go.
+                at += 1;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Takes the datagrams waiting on `sock` (up to [`TAKE`]) into the protocol. A client
