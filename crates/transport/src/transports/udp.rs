@@ -260,7 +260,7 @@ pub(crate) fn open(d: &[u8]) -> Result<(u8, u64, u64)> {
 /// Socket buffers of [`Config::buffer_bytes`] or [`SOCKET_BUFFER`] (best effort), and no
 /// IP fragmentation: a datagram larger than the path MTU fails to send instead of being
 /// fragmented.
-fn configure(sock: &UdpSocket, cfg: &Config) {
+pub(crate) fn configure(sock: &UdpSocket, cfg: &Config) {
     use rustix::net::sockopt;
     let _ = crate::channel::set_socket_buffers(sock, cfg.buffer_bytes.unwrap_or(SOCKET_BUFFER));
     let _ = sockopt::set_ip_mtu_discover(sock, sockopt::Ipv4PathMtuDiscovery::DO);
@@ -396,8 +396,9 @@ impl UdpListener {
     }
 }
 
-/// The client side: HELLO until WELCOME, then a channel to the answering socket.
-fn connect(addr: SocketAddr, mtu: u32, rate: u64, cfg: &Config) -> Result<UdpChannel> {
+/// A client's socket for a server at `addr` (any local address of its family, any port),
+/// configured as [`configure`] does.
+pub(crate) fn client_socket(addr: SocketAddr, cfg: &Config) -> Result<UdpSocket> {
     let any: SocketAddr = if addr.is_ipv4() {
         "0.0.0.0:0".parse().expect("an address")
     } else {
@@ -405,6 +406,12 @@ fn connect(addr: SocketAddr, mtu: u32, rate: u64, cfg: &Config) -> Result<UdpCha
     };
     let sock = UdpSocket::bind(any).map_err(io_err("binding the client socket"))?;
     configure(&sock, cfg);
+    Ok(sock)
+}
+
+/// The client side: HELLO until WELCOME, then a channel to the answering socket.
+fn connect(addr: SocketAddr, mtu: u32, rate: u64, cfg: &Config) -> Result<UdpChannel> {
+    let sock = client_socket(addr, cfg)?;
     let session = session_number();
     let hello = datagram(HELLO, session, 0, &[]);
     let interval = cfg

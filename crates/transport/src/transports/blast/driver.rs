@@ -22,6 +22,7 @@ use rustix::event::{eventfd, poll, EventfdFlags, PollFd, PollFlags, Timespec};
 use transputation_blast::{Connection, Params};
 
 use crate::config::{session_number, Config};
+use crate::transports::udp::{client_socket, configure};
 use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
 
 /// Datagrams sent per turn of the loop at most (then it looks for arrivals).
@@ -37,8 +38,6 @@ const REMEMBERED: usize = 64;
 const LINGER: Duration = Duration::from_millis(200);
 /// How long the thread stays awake for the next packet of a train it times.
 const SPIN: Duration = Duration::from_micros(100);
-/// Socket buffers asked for per direction (forced where allowed).
-const SOCKET_BUFFER: usize = 32 << 20;
 
 /// What the thread and the channel share.
 #[derive(Debug)]
@@ -75,12 +74,6 @@ fn io_err(during: &'static str) -> impl Fn(io::Error) -> Error {
     move |source| Error::Io { during, source }
 }
 
-fn configure(sock: &UdpSocket, cfg: &Config) {
-    use rustix::net::sockopt;
-    let _ = crate::channel::set_socket_buffers(sock, cfg.buffer_bytes.unwrap_or(SOCKET_BUFFER));
-    let _ = sockopt::set_ip_mtu_discover(sock, sockopt::Ipv4PathMtuDiscovery::DO);
-    let _ = sockopt::set_ipv6_mtu_discover(sock, sockopt::Ipv6PathMtuDiscovery::DO);
-}
 
 /// A `blast` server socket.
 #[derive(Debug)]
@@ -155,13 +148,7 @@ impl Listener {
 /// The client: HELLO to `addr` until a WELCOME comes (from the server's new socket),
 /// within the connect budget.
 pub(super) fn connect(addr: SocketAddr, params: Params, cfg: &Config) -> Result<BlastChannel> {
-    let any: SocketAddr = if addr.is_ipv4() {
-        "0.0.0.0:0".parse().expect("an address")
-    } else {
-        "[::]:0".parse().expect("an address")
-    };
-    let sock = UdpSocket::bind(any).map_err(io_err("binding the client socket"))?;
-    configure(&sock, cfg);
+    let sock = client_socket(addr, cfg)?;
     let params = Params {
         idle_timeout: cfg.connect_budget(),
         ..params
