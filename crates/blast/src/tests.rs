@@ -20,7 +20,8 @@ struct Link {
     duplicate: f64,
     /// When the bottleneck is free again.
     busy_until: Option<Instant>,
-    in_flight: BTreeMap<(Instant, u64), Vec<u8>>,
+    /// Datagrams on their way, by arrival: whose (the flow's index) and the bytes.
+    in_flight: BTreeMap<(Instant, u64), (usize, Vec<u8>)>,
     seq: u64,
     rng: ChaCha12Rng,
     carried: u64,
@@ -46,6 +47,11 @@ impl Link {
     }
 
     fn push(&mut self, now: Instant, d: Vec<u8>) {
+        self.push_for(now, 0, d);
+    }
+
+    /// Sends `d` of flow `flow` through the bottleneck at `now`.
+    fn push_for(&mut self, now: Instant, flow: usize, d: Vec<u8>) {
         let size = (d.len() + 28) as f64;
         let start = self.busy_until.filter(|b| *b > now).unwrap_or(now);
         let queued = start.saturating_duration_since(now).as_secs_f64() * self.rate;
@@ -69,7 +75,7 @@ impl Link {
         for _ in 0..copies {
             self.seq += 1;
             self.carried += 1;
-            self.in_flight.insert((arrive, self.seq), d.clone());
+            self.in_flight.insert((arrive, self.seq), (flow, d.clone()));
         }
     }
 
@@ -78,6 +84,10 @@ impl Link {
     }
 
     fn take_due(&mut self, now: Instant) -> Vec<Vec<u8>> {
+        self.take_due_for(now).into_iter().map(|(_, d)| d).collect()
+    }
+
+    fn take_due_for(&mut self, now: Instant) -> Vec<(usize, Vec<u8>)> {
         let mut out = Vec::new();
         while let Some(entry) = self.in_flight.first_entry() {
             if entry.key().0 > now {
@@ -481,4 +491,157 @@ fn foreign_and_damaged_datagrams_are_dropped_and_a_lying_feedback_fails() {
     let e = sim.client.handle_datagram(now, &d).unwrap_err();
     assert!(matches!(e, Error::Protocol(_)), "{e}");
     assert!(sim.client.handle_timeout(now).is_err(), "the failure stays");
+}
+
+/// Flows from their own servers to their own clients, all through one bottleneck (the
+/// servers' direction); the clients' FEEDBACK goes back over paths of their own.
+struct SharedPath {
+    now: Instant,
+    clients: Vec<Connection>,
+    servers: Vec<Option<Connection>>,
+    params: Params,
+    up: Vec<Link>,
+    down: Link,
+}
+
+impl SharedPath {
+    fn new(flows: usize, params: Params, delay_ms: u64, mbit: f64) -> Self {
+        let now = Instant::now();
+        SharedPath {
+            now,
+            clients: (0..flows)
+                .map(|i| Connection::client(now, 100 + i as u64, params))
+                .collect(),
+            servers: (0..flows).map(|_| None).collect(),
+            params,
+            up: (0..flows)
+                .map(|i| Link::new(delay_ms, 10_000.0, 0.0, 40 + i as u64))
+                .collect(),
+            down: Link::new(delay_ms, mbit, 0.0, 39),
+        }
+    }
+
+    fn step(&mut self) {
+        let mut d = Vec::new();
+        for i in 0..self.clients.len() {
+            while self.clients[i].poll_transmit(self.now, &mut d) {
+                self.up[i].push(self.now, d.clone());
+            }
+            if let Some(s) = self.servers[i].as_mut() {
+                while s.poll_transmit(self.now, &mut d) {
+                    self.down.push_for(self.now, i, d.clone());
+                }
+            }
+        }
+        for i in 0..self.clients.len() {
+            for d in self.up[i].take_due(self.now) {
+                match self.servers[i].as_mut() {
+                    Some(s) => s.handle_datagram(self.now, &d).unwrap(),
+                    None => self.servers[i] = Connection::server(self.now, &d, self.params),
+                }
+            }
+        }
+        for (i, d) in self.down.take_due_for(self.now) {
+            self.clients[i].handle_datagram(self.now, &d).unwrap();
+        }
+    }
+
+    fn advance(&mut self) {
+        let next = self
+            .clients
+            .iter()
+            .map(|c| c.poll_timeout(self.now))
+            .chain(
+                self.servers
+                    .iter()
+                    .map(|s| s.as_ref().and_then(|s| s.poll_timeout(self.now))),
+            )
+            .chain(self.up.iter().map(Link::next_arrival))
+            .chain([self.down.next_arrival()])
+            .flatten()
+            .min()
+            .expect("something is due");
+        self.now = next.max(self.now + Duration::from_micros(1));
+        for c in &mut self.clients {
+            c.handle_timeout(self.now).unwrap();
+        }
+        for s in self.servers.iter_mut().flatten() {
+            s.handle_timeout(self.now).unwrap();
+        }
+    }
+}
+
+#[test]
+fn two_flows_on_one_bottleneck_both_finish_and_share_it() {
+    // Each server is told the whole link's rate: they must find out they share it.
+    let mbit = 100.0;
+    let mut net = SharedPath::new(2, params(Some(mbit)), 20, mbit);
+    while net
+        .servers
+        .iter()
+        .any(|s| !s.as_ref().is_some_and(Connection::is_open))
+    {
+        net.step();
+        net.advance();
+    }
+    let bytes = 16 << 20;
+    let data = pattern(bytes);
+    let mut written = [0usize; 2];
+    let mut got = [0usize; 2];
+    let mut done_at: [Option<Instant>; 2] = [None; 2];
+    let start = net.now;
+    let mut buf = vec![0u8; 1 << 16];
+    // What each flow got while both were running.
+    let mut while_both = [0usize; 2];
+    loop {
+        net.step();
+        for i in 0..2 {
+            let s = net.servers[i].as_mut().unwrap();
+            if written[i] < bytes {
+                written[i] += s.write(&data[written[i]..]);
+                if written[i] == bytes {
+                    s.finish();
+                }
+            }
+            loop {
+                let n = net.clients[i].read(&mut buf);
+                if n == 0 {
+                    break;
+                }
+                assert_eq!(&buf[..n], &data[got[i]..got[i] + n], "flow {i}");
+                got[i] += n;
+                if done_at.iter().all(Option::is_none) {
+                    while_both[i] += n;
+                }
+            }
+            if net.clients[i].read_all() && done_at[i].is_none() {
+                done_at[i] = Some(net.now);
+            }
+        }
+        if done_at.iter().all(Option::is_some) {
+            break;
+        }
+        assert!(
+            net.now - start < Duration::from_secs(60),
+            "not done: {got:?}"
+        );
+        net.advance();
+    }
+    let first = done_at.iter().flatten().min().unwrap();
+    let both = (*first - start).as_secs_f64();
+    let link = mbit * 1e6 / 8.0 * both;
+    for (i, b) in while_both.iter().enumerate() {
+        assert!(
+            *b as f64 >= 0.25 * link,
+            "flow {i} got {b} bytes of the {link:.0} the link carried in {both:.2} s: {while_both:?}"
+        );
+    }
+    // Together they use the link: both done within 1.5 times the link time of both.
+    let last = done_at.iter().flatten().max().unwrap();
+    let all = (*last - start).as_secs_f64();
+    eprintln!("both running {both:.2} s: {while_both:?} bytes; all done in {all:.2} s");
+    assert!(
+        all < 1.5 * 2.0 * bytes as f64 / (mbit * 1e6 / 8.0),
+        "{all:.2} s"
+    );
 }
