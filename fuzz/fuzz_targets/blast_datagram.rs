@@ -4,7 +4,7 @@
 //! the datagrams (each given the connection's session number and a correct checksum
 //! half of the time, so that the fuzzer reaches the protocol and not only the checksum)
 //! never panics, fails only with an error, and never delivers more stream bytes than
-//! the datagrams carried.
+//! the datagrams carried (DATA payloads and PARITY blocks).
 #![no_main]
 
 use std::time::{Duration, Instant};
@@ -62,12 +62,17 @@ fuzz_target!(|data: &[u8]| {
         if len % 2 == 0 {
             seal(&mut d);
         }
-        if let Ok(wire::Packet {
-            body: wire::Body::Data { payload, .. },
-            ..
-        }) = wire::decode(&d)
-        {
-            carried += payload.len() as u64;
+        // A parity packet may rebuild a member: its block counts as carried too.
+        match wire::decode(&d) {
+            Ok(wire::Packet {
+                body: wire::Body::Data { payload, .. },
+                ..
+            }) => carried += payload.len() as u64,
+            Ok(wire::Packet {
+                body: wire::Body::Parity { block, .. },
+                ..
+            }) => carried += block.len() as u64,
+            _ => {}
         }
         let now = start + Duration::from_micros(u64::from(i) * 100);
         i += 1;

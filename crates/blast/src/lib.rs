@@ -50,6 +50,7 @@
 //! about 10 % (above that, FEEDBACK itself is lost often enough that repairs wait for the
 //! probe timeout).
 
+pub mod fec;
 pub mod rate;
 pub mod recv;
 pub mod send;
@@ -60,9 +61,10 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
+use fec::Fec;
 use rate::RateControl;
 use recv::Receiver;
-use send::Sender;
+use send::{Outgoing, Sender};
 use wire::{Body, Feedback, Packet};
 
 /// A well-formed datagram that the protocol does not allow.
@@ -107,6 +109,8 @@ pub struct Params {
     /// Packets in the train a server sends behind its WELCOME for the client to time
     /// the path's rate (0: none).
     pub train: u16,
+    /// Forward error correction of this side's DATA (see [`fec`]).
+    pub fec: Fec,
 }
 
 impl Default for Params {
@@ -121,6 +125,7 @@ impl Default for Params {
             idle_timeout: Duration::from_secs(30),
             retry: Duration::from_millis(100),
             train: 48,
+            fec: Fec::Auto,
         }
     }
 }
@@ -297,7 +302,8 @@ impl Connection {
             self.peer_window,
             rtt,
             control,
-        );
+        )
+        .with_fec(self.params.fec);
         let mut at = 0;
         while at < self.early.len() {
             at += s.write(&self.early[at..]);
@@ -406,11 +412,28 @@ impl Connection {
                     offset,
                     fin,
                     ack_now,
+                    member,
                     payload,
                 },
             ) => {
+                if member {
+                    self.receiver
+                        .handle_member(now, p.number, offset, payload, fin, ack_now)?;
+                } else {
+                    self.receiver
+                        .handle_data(now, p.number, offset, payload, fin, ack_now)?;
+                }
+            }
+            (
+                State::Open,
+                Body::Parity {
+                    first,
+                    count,
+                    block,
+                },
+            ) => {
                 self.receiver
-                    .handle_data(now, p.number, offset, payload, fin, ack_now)?;
+                    .handle_parity(now, p.number, first, count, block)?;
             }
             (State::Open, Body::Feedback(f)) => {
                 if let Some(s) = self.sender.as_mut() {
@@ -544,21 +567,40 @@ impl Connection {
         let Some(s) = self.sender.as_mut() else {
             return false;
         };
-        let Some(t) = s.poll_transmit(now) else {
-            return false;
-        };
-        let mut payload = Vec::with_capacity(t.len);
-        s.copy_payload(&t, &mut payload);
-        *out = self.packet(
-            t.number,
-            Body::Data {
-                offset: t.offset,
-                fin: t.fin,
-                ack_now: t.ack_now,
-                payload: &payload,
-            },
-        );
-        true
+        match s.poll_transmit(now) {
+            None => false,
+            Some(Outgoing::Data(t)) => {
+                let mut payload = Vec::with_capacity(t.len);
+                s.copy_payload(&t, &mut payload);
+                *out = self.packet(
+                    t.number,
+                    Body::Data {
+                        offset: t.offset,
+                        fin: t.fin,
+                        ack_now: t.ack_now,
+                        member: t.member,
+                        payload: &payload,
+                    },
+                );
+                true
+            }
+            Some(Outgoing::Parity {
+                number,
+                first,
+                count,
+                block,
+            }) => {
+                *out = self.packet(
+                    number,
+                    Body::Parity {
+                        first,
+                        count,
+                        block: &block,
+                    },
+                );
+                true
+            }
+        }
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) should next be called (a repeat of
@@ -680,6 +722,11 @@ impl Connection {
     /// Whether the peer's whole stream was read.
     pub fn read_all(&self) -> bool {
         self.receiver.finished()
+    }
+
+    /// DATA packets of the peer's rebuilt from parity instead of waiting for a repair.
+    pub fn rebuilt(&self) -> u64 {
+        self.receiver.rebuilt()
     }
 
     /// Whether the peer's whole stream arrived (read or not).

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use crate::fec::{decode_member, ParityCache};
 use crate::wire::{Feedback, MAX_HOLES};
 use crate::ProtocolError;
 
@@ -48,6 +49,10 @@ pub struct Receiver {
     urgent: bool,
     /// Where the next FEEDBACK's list of holes starts (see [`Receiver::holes`]).
     cursor: u64,
+    /// Recent DATA packets that a parity packet covers.
+    parity: ParityCache,
+    /// Packets rebuilt from parity.
+    rebuilt: u64,
 }
 
 impl Receiver {
@@ -67,7 +72,62 @@ impl Receiver {
             unreported_since: None,
             urgent: false,
             cursor: 0,
+            parity: ParityCache::default(),
+            rebuilt: 0,
         }
+    }
+
+    /// Takes a DATA packet that a parity packet will cover (see [`Receiver::handle_data`]),
+    /// keeping its encoding to rebuild another member of its group.
+    pub fn handle_member(
+        &mut self,
+        now: Instant,
+        number: u64,
+        offset: u64,
+        payload: &[u8],
+        fin: bool,
+        ack_now: bool,
+    ) -> Result<(), ProtocolError> {
+        if !self.seen.has(number) {
+            self.parity.keep(number, offset, fin, payload);
+        }
+        self.handle_data(now, number, offset, payload, fin, ack_now)
+    }
+
+    /// Takes a parity packet (numbered `number`) of the group `first .. first + count`:
+    /// the one member of the group that did not arrive, if only one did not, is rebuilt
+    /// and taken as if it had arrived.
+    pub fn handle_parity(
+        &mut self,
+        now: Instant,
+        number: u64,
+        first: u64,
+        count: u16,
+        block: &[u8],
+    ) -> Result<(), ProtocolError> {
+        if !self.seen.insert(number) {
+            return Ok(());
+        }
+        if self.seen.largest == Some(number) {
+            self.largest_at = Some(now);
+        }
+        self.unreported += 1;
+        self.unreported_since.get_or_insert(now);
+        let seen = &self.seen;
+        let Some((missing, e)) = self.parity.rebuild(first, count, block, |n| seen.has(n)) else {
+            return Ok(());
+        };
+        let Some((offset, fin, payload)) = decode_member(&e) else {
+            return Ok(()); // a parity that does not add up: the repair will come
+        };
+        let payload = payload.to_vec();
+        self.rebuilt += 1;
+        self.handle_member(now, missing, offset, &payload, fin, false)
+    }
+
+    /// Packets rebuilt from parity so far.
+    pub fn rebuilt(&self) -> u64 {
+        self.rebuilt
     }
 
     /// Takes a DATA packet. Bytes beyond the window are dropped (the sender never sends
@@ -285,7 +345,7 @@ impl Seen {
         if n > largest {
             // Clear the bits of the numbers that leave the span.
             let from = largest + 1;
-            let upto = n.min(largest + SEEN_SPAN);
+            let upto = n.min(largest.saturating_add(SEEN_SPAN));
             for m in from..=upto {
                 self.clear(m);
             }
@@ -296,6 +356,15 @@ impl Seen {
         self.set(n);
         self.count += 1;
         true
+    }
+    /// Whether `n` arrived (as far as the span tells: an older one counts as arrived).
+    fn has(&self, n: u64) -> bool {
+        match self.largest {
+            None => false,
+            Some(l) if n > l => false,
+            Some(l) if l - n >= SEEN_SPAN => true,
+            Some(_) => !self.bits.is_empty() && self.get(n),
+        }
     }
     fn slot(n: u64) -> (usize, u64) {
         let i = n % SEEN_SPAN;

@@ -25,6 +25,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
+use crate::fec::{Fec, ParityBuilder};
 use crate::rate::RateControl;
 use crate::recv::MAX_ACK_DELAY;
 use crate::wire::{Feedback, MAX_HOLES};
@@ -48,6 +49,26 @@ pub struct Transmit {
     pub fin: bool,
     /// The receiver should answer at once.
     pub ack_now: bool,
+    /// A parity packet will cover it.
+    pub member: bool,
+}
+
+/// What the sender sends next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outgoing {
+    /// A DATA packet (its bytes: [`Sender::copy_payload`]).
+    Data(Transmit),
+    /// The parity of the group of DATA packets `first .. first + count`.
+    Parity {
+        /// Its packet number (among the DATA packets').
+        number: u64,
+        /// The group's first packet number.
+        first: u64,
+        /// The group's size.
+        count: u16,
+        /// The XOR of the members' encodings.
+        block: Vec<u8>,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -126,6 +147,11 @@ pub struct Sender {
     probes: u32,
     /// A window probe is due (the receiver's window is full and its update may be lost).
     window_probe: bool,
+    fec: Fec,
+    /// The parity group being built, and a finished one's parity to send next.
+    parity: Option<ParityBuilder>,
+    parity_ready: Option<(u64, u16, Vec<u8>)>,
+    scratch: Vec<u8>,
 }
 
 impl Sender {
@@ -172,6 +198,32 @@ impl Sender {
             last_eliciting: None,
             probes: 0,
             window_probe: false,
+            fec: Fec::Off,
+            parity: None,
+            parity_ready: None,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Sends parity packets as `fec` says.
+    pub fn with_fec(mut self, fec: Fec) -> Self {
+        self.fec = fec;
+        self
+    }
+
+    /// The share of DATA packets the receiver reports lost, once it has counted some.
+    fn reported_loss(&self) -> Option<f64> {
+        (self.peer_counted >= 100).then(|| self.peer_lost as f64 / self.peer_counted as f64)
+    }
+
+    /// Closes the group being built: its parity goes next.
+    fn close_group(&mut self) -> bool {
+        match self.parity.take() {
+            Some(b) if b.members >= 2 => {
+                self.parity_ready = Some((b.first, b.members, b.acc));
+                true
+            }
+            _ => false,
         }
     }
 
@@ -256,15 +308,34 @@ impl Sender {
     }
 
     /// The next DATA packet to send at `now`, if the pace allows one and there is one.
-    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Outgoing> {
         self.refill(now);
         if self.tokens < self.packet_bytes {
             return None;
         }
+        if let Some((first, count, block)) = self.parity_ready.take() {
+            let number = self.next_number;
+            self.next_number += 1;
+            self.sent_times.push_back((number, now));
+            self.tokens -= block.len() as f64 + self.packet_bytes - self.payload as f64;
+            return Some(Outgoing::Parity {
+                number,
+                first,
+                count,
+                block,
+            });
+        }
         let again_copy = self.second_copy.is_some();
         let (offset, len) = match self.next_range() {
+            // A group's members are numbered without a gap: a packet outside the group
+            // (a lone FIN, a window probe) waits for its parity.
+            Some((_, 0)) if self.close_group() => return self.poll_transmit(now),
             Some(r) => r,
             None => {
+                // Nothing follows: the group so far gets its parity now.
+                if self.close_group() {
+                    return self.poll_transmit(now);
+                }
                 if self.written == self.next_new && self.lost.is_empty() {
                     self.control.short_of_bytes();
                 }
@@ -300,13 +371,44 @@ impl Sender {
         self.sent_times.push_back((number, now));
         self.tokens -= len as f64 + self.packet_bytes - self.payload as f64;
         self.last_eliciting = Some(now);
-        Some(Transmit {
+        let mut member = false;
+        if len > 0 {
+            if self.parity.is_none() {
+                if let Some(size) = self.fec.group_size(self.reported_loss()) {
+                    self.parity = Some(ParityBuilder::new(number, size));
+                }
+            }
+            if self.parity.is_some() {
+                member = true;
+                let mut bytes = std::mem::take(&mut self.scratch);
+                bytes.clear();
+                let t = Transmit {
+                    number,
+                    offset,
+                    len,
+                    fin,
+                    ack_now,
+                    member,
+                };
+                self.copy_payload(&t, &mut bytes);
+                let full = self
+                    .parity
+                    .as_mut()
+                    .is_some_and(|b| b.add(offset, fin, &bytes));
+                self.scratch = bytes;
+                if full {
+                    self.close_group();
+                }
+            }
+        }
+        Some(Outgoing::Data(Transmit {
             number,
             offset,
             len,
             fin,
             ack_now,
-        })
+            member,
+        }))
     }
 
     /// What to send next: a lost range first, then new bytes, then a lone FIN or window
@@ -389,6 +491,8 @@ impl Sender {
         let limit = self.written.min(self.peer_window);
         !self.lost.is_empty()
             || self.second_copy.is_some()
+            || self.parity_ready.is_some()
+            || self.parity.as_ref().is_some_and(|b| b.members >= 2)
             || (self.next_new < limit
                 && (limit - self.next_new >= self.payload as u64 || limit <= self.flushed))
             || (self.finished

@@ -4,9 +4,9 @@
 //!
 //! | bytes | field |
 //! |---|---|
-//! | 0 | kind: 1 HELLO, 2 WELCOME, 3 DATA, 4 FEEDBACK, 5 CLOSE, 6 TRAIN, 7 RATE |
+//! | 0 | kind: 1 HELLO, 2 WELCOME, 3 DATA, 4 FEEDBACK, 5 CLOSE, 6 TRAIN, 7 RATE, 8 PARITY |
 //! | 1 | version, 1 |
-//! | 2–3 | flags: DATA bit 0 FIN (the stream ends with this packet), bit 1 ACK_NOW (answer at once); FEEDBACK bit 0 END (the stream's end arrived) |
+//! | 2–3 | flags: DATA bit 0 FIN (the stream ends with this packet), bit 1 ACK_NOW (answer at once), bit 2 MEMBER (a parity packet will cover it); FEEDBACK bit 0 END (the stream's end arrived) |
 //! | 4–7 | CRC-32 (IEEE) of the whole datagram, computed with these four bytes zero |
 //! | 8–15 | the session number, chosen at random by the client |
 //! | 16–23 | the packet number: DATA packets of a direction are numbered 0, 1, 2, … (a retransmission gets a new number, so an acknowledgement is never ambiguous); FEEDBACK, HELLO and WELCOME count on their own |
@@ -34,6 +34,9 @@
 //!   The server sends one train right behind its first WELCOME, for the client to time.
 //! - RATE: the rate the client timed the train at, bytes per second (u64; 0: it could
 //!   not time it).
+//! - PARITY: the first packet number of the group it covers (u64), the group's size
+//!   (u16), then the XOR of the group's encodings (see [`crate::fec`]). It is numbered
+//!   among the DATA packets.
 //!
 //! The checksum catches damage on the way, not forgery: a forged datagram that passes it
 //! can at worst disturb the transfer (protected sessions, which run on top, refuse the
@@ -61,9 +64,11 @@ const FEEDBACK: u8 = 4;
 const CLOSE: u8 = 5;
 const TRAIN: u8 = 6;
 const RATE: u8 = 7;
+const PARITY: u8 = 8;
 
 const FIN: u16 = 1;
 const ACK_NOW: u16 = 2;
+const MEMBER: u16 = 4;
 
 /// Why a datagram was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -123,6 +128,8 @@ pub enum Body<'a> {
         fin: bool,
         /// The receiver should send a FEEDBACK at once (the end of what the sender had).
         ack_now: bool,
+        /// A parity packet will cover it: the receiver keeps its encoding a while.
+        member: bool,
         /// The bytes.
         payload: &'a [u8],
     },
@@ -137,6 +144,15 @@ pub enum Body<'a> {
     },
     /// The rate the client timed the train at, bytes per second (0: none).
     Rate(u64),
+    /// The parity of a group of DATA packets.
+    Parity {
+        /// The group's first packet number.
+        first: u64,
+        /// Its size.
+        count: u16,
+        /// The XOR of its members' encodings.
+        block: &'a [u8],
+    },
     /// The end of the session.
     Close {
         /// True if the peer read the stream to its end; false if it gave up.
@@ -163,14 +179,22 @@ pub fn encode(p: &Packet<'_>, out: &mut Vec<u8>) {
     let (kind, flags) = match &p.body {
         Body::Hello { .. } => (HELLO, 0),
         Body::Welcome { .. } => (WELCOME, 0),
-        Body::Data { fin, ack_now, .. } => (
+        Body::Data {
+            fin,
+            ack_now,
+            member,
+            ..
+        } => (
             DATA,
-            if *fin { FIN } else { 0 } | if *ack_now { ACK_NOW } else { 0 },
+            if *fin { FIN } else { 0 }
+                | if *ack_now { ACK_NOW } else { 0 }
+                | if *member { MEMBER } else { 0 },
         ),
         Body::Feedback(f) => (FEEDBACK, if f.end { FIN } else { 0 }),
         Body::Close { .. } => (CLOSE, 0),
         Body::Train { .. } => (TRAIN, 0),
         Body::Rate(_) => (RATE, 0),
+        Body::Parity { .. } => (PARITY, 0),
     };
     out.push(kind);
     out.push(VERSION);
@@ -220,6 +244,15 @@ pub fn encode(p: &Packet<'_>, out: &mut Vec<u8>) {
             out.resize(out.len() + padding, 0);
         }
         Body::Rate(r) => out.extend_from_slice(&r.to_be_bytes()),
+        Body::Parity {
+            first,
+            count,
+            block,
+        } => {
+            out.extend_from_slice(&first.to_be_bytes());
+            out.extend_from_slice(&count.to_be_bytes());
+            out.extend_from_slice(block);
+        }
         Body::Close { done, reason } => {
             out.push(u8::from(!*done));
             let mut end = reason.len().min(MAX_REASON);
@@ -289,6 +322,7 @@ pub fn decode(d: &[u8]) -> Result<Packet<'_>, Malformed> {
                 offset,
                 fin: flags & FIN != 0,
                 ack_now: flags & ACK_NOW != 0,
+                member: flags & MEMBER != 0,
                 payload,
             }
         }
@@ -317,6 +351,18 @@ pub fn decode(d: &[u8]) -> Result<Packet<'_>, Malformed> {
             let rate = r.u64()?;
             r.end()?;
             Body::Rate(rate)
+        }
+        PARITY => {
+            let first = r.u64()?;
+            let count = r.u16()?;
+            if count < 2 {
+                return Err(malformed(format!("PARITY of a group of {count}")));
+            }
+            Body::Parity {
+                first,
+                count,
+                block: r.rest,
+            }
         }
         k => return Err(malformed(format!("of the unknown kind {k}"))),
     };
@@ -465,6 +511,7 @@ mod tests {
                 offset: 1 << 40,
                 fin: true,
                 ack_now: true,
+                member: true,
                 payload: b"tables",
             },
         });
@@ -503,6 +550,15 @@ mod tests {
         });
         round_trip(Packet {
             session: 1,
+            number: 7,
+            body: Body::Parity {
+                first: 3,
+                count: 10,
+                block: &[9; 1411],
+            },
+        });
+        round_trip(Packet {
+            session: 1,
             number: 5,
             body: Body::Close {
                 done: false,
@@ -522,6 +578,7 @@ mod tests {
                     offset: 0,
                     fin: false,
                     ack_now: false,
+                    member: false,
                     payload: &[1, 2, 3],
                 },
             },
@@ -563,7 +620,7 @@ mod tests {
 
         #[test]
         fn a_sealed_datagram_with_any_body_bytes_never_panics(
-            kind in 1u8..9, body in proptest::collection::vec(any::<u8>(), 0..120)
+            kind in 1u8..10, body in proptest::collection::vec(any::<u8>(), 0..120)
         ) {
             let mut d = vec![kind, VERSION, 0, 0, 0, 0, 0, 0];
             d.extend_from_slice(&[0; 16]);

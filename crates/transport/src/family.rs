@@ -165,6 +165,18 @@ pub enum OptionKind {
     },
     /// One of a list of words.
     Choice(&'static [&'static str]),
+    /// One of a list of words, or a whole number in `min..=max` in `unit` (`fec=auto`,
+    /// `fec=off`, `fec=5`).
+    WordOrInteger {
+        /// The words.
+        words: &'static [&'static str],
+        /// Smallest number.
+        min: u64,
+        /// Largest number.
+        max: u64,
+        /// What the number counts.
+        unit: &'static str,
+    },
     /// A name for the kernel (a TCP congestion control algorithm): up to 15 letters,
     /// digits, `_` and `-`. Whether this host has it is checked when listening or
     /// connecting, and by [`crate::TransportSpec::check_here`].
@@ -183,6 +195,12 @@ impl OptionKind {
                 format_rate(*max)
             ),
             OptionKind::Choice(words) => one_of(words),
+            OptionKind::WordOrInteger {
+                words,
+                min,
+                max,
+                unit,
+            } => format!("{} or {unit} from {min} to {max}", words.join(", ")),
             OptionKind::Name => "a name of up to 15 letters, digits, '_' and '-'".into(),
         }
     }
@@ -193,6 +211,9 @@ impl OptionKind {
             OptionKind::Integer { unit, .. } => unit.to_ascii_uppercase(),
             OptionKind::Rate { .. } => "RATE".into(),
             OptionKind::Choice(words) => words.join("|"),
+            OptionKind::WordOrInteger { words, unit, .. } => {
+                format!("{}|{}", words.join("|"), unit.to_ascii_uppercase())
+            }
             OptionKind::Name => "NAME".into(),
         }
     }
@@ -213,6 +234,18 @@ impl OptionKind {
                 .iter()
                 .find(|w| w.eq_ignore_ascii_case(text))
                 .map(|w| Value::Text(Cow::Borrowed(*w))),
+            OptionKind::WordOrInteger {
+                words, min, max, ..
+            } => words
+                .iter()
+                .find(|w| w.eq_ignore_ascii_case(text))
+                .map(|w| Value::Text(Cow::Borrowed(*w)))
+                .or_else(|| {
+                    text.parse::<u64>()
+                        .ok()
+                        .filter(|n| (*min..=*max).contains(n))
+                        .map(Value::Int)
+                }),
             OptionKind::Name => {
                 let ok = !text.is_empty()
                     && text.len() < 16

@@ -134,6 +134,7 @@ fn at(kind: &OptionKind, max: bool) -> String {
         })
         .into(),
         OptionKind::Name => (if max { "abcdefghijklmno" } else { "x" }).into(),
+        OptionKind::WordOrInteger { min, max: hi, .. } => (if max { hi } else { min }).to_string(),
     }
 }
 
@@ -153,6 +154,13 @@ fn outside(kind: &OptionKind, max: bool) -> Option<String> {
             format!("{}bit", min - 1)
         }),
         OptionKind::Choice(_) => (!max).then(|| "no-such-word".into()),
+        OptionKind::WordOrInteger { min, max: hi, .. } => Some(if max {
+            (hi + 1).to_string()
+        } else if *min > 0 {
+            (min - 1).to_string()
+        } else {
+            "no-such-word".into()
+        }),
         OptionKind::Name => Some(if max { "abcdefghijklmnop" } else { "" }.into()),
     }
 }

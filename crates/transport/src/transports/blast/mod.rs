@@ -13,7 +13,8 @@
 //! Options: `rate` (the rate to start at, e.g. `500mbit`; without it the server sends a
 //! train of 48 packets behind its WELCOME, the client times it and both start at that
 //! rate, or slow start if it could not be timed), `mtu` (the
-//! path MTU: datagrams carry up to MTU − 28 bytes over IPv4, 32 of them blast's header). The
+//! path MTU: datagrams carry up to MTU − 28 bytes over IPv4, 32 of them blast's header),
+//! `fec` (parity packets: `auto`, `off` or a percentage, see `transputation_blast::fec`). The
 //! receive window and the send buffer are [`Config::buffer_bytes`] (64 MiB by default).
 //!
 //! Byte counters count the stream's bytes this side wrote and read (a repair is not
@@ -29,6 +30,7 @@ use transputation_model::{Constants, Control, TransportModel, Window};
 use crate::config::Config;
 use crate::family::{Accept, Delivery, Family, OptionDecl, OptionKind, Shown, Transport, Value};
 use crate::{Channel, Result};
+use transputation_blast::fec::Fec;
 
 /// The `blast` transport's declaration.
 pub(crate) static FAMILY: Family = Family {
@@ -58,15 +60,35 @@ pub(crate) static FAMILY: Family = Family {
             shown: Shown::WhenChanged,
             doc: "the rate to start at, e.g. 500mbit (without it: the rate the handshake times)",
         },
+        OptionDecl {
+            key: "fec",
+            kind: OptionKind::WordOrInteger {
+                words: &["auto", "off"],
+                min: 1,
+                max: 50,
+                unit: "percent",
+            },
+            default: Some(Value::Text(std::borrow::Cow::Borrowed("auto"))),
+            shown: Shown::WhenChanged,
+            doc: "parity packets that rebuild a lost packet without a round trip (auto: as many \
+                  as the loss the receiver reports calls for, none below 0.05 %)",
+        },
     ],
     delivery: Delivery::RepairsDatagrams,
-    conformance: &["blast", "blast:rate=1gbit", "blast:mtu=9000,rate=2gbit"],
+    conformance: &["blast", "blast:rate=1gbit,fec=10", "blast:mtu=9000,rate=2gbit,fec=off"],
     available: || Ok(()),
     auto: false,
     build: |v| {
+        // The declaration has checked the value.
+        let fec = match (v.text("fec"), v.int("fec")) {
+            (Some("off"), _) => Fec::Off,
+            (_, Some(p)) => Fec::Percent(u8::try_from(p).unwrap_or(50)),
+            _ => Fec::Auto,
+        };
         Ok(Arc::new(Blast {
             mtu: v.u32_of("mtu"),
             rate: v.int("rate").filter(|r| *r > 0),
+            fec,
         }))
     },
     model: |v| TransportModel {
@@ -111,6 +133,7 @@ struct Blast {
     mtu: u32,
     /// Bits per second to start at.
     rate: Option<u64>,
+    fec: Fec,
 }
 
 impl Blast {
@@ -127,6 +150,7 @@ impl Blast {
             idle_timeout: cfg.io_timeout,
             // A rate given needs no train; without one, the client times the server's.
             train: if self.rate.is_some() { 0 } else { 48 },
+            fec: self.fec,
             retry: cfg
                 .retry_delay
                 .clamp(std::time::Duration::from_millis(10), std::time::Duration::from_secs(1)),
@@ -141,6 +165,7 @@ impl Transport for Blast {
             listener,
             mtu: self.mtu,
             rate: self.rate,
+            fec: self.fec,
         }))
     }
 
@@ -155,6 +180,7 @@ struct BlastServer {
     listener: driver::Listener,
     mtu: u32,
     rate: Option<u64>,
+    fec: Fec,
 }
 
 impl Accept for BlastServer {
@@ -166,6 +192,7 @@ impl Accept for BlastServer {
         let blast = Blast {
             mtu: self.mtu,
             rate: self.rate,
+            fec: self.fec,
         };
         let params = blast.params(&self.listener.local_addr, cfg);
         Ok(Box::new(self.listener.accept(params, cfg)?))
