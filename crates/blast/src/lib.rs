@@ -24,10 +24,17 @@
 //!    budget. The server (a new socket per session, see the transport crate) answers
 //!    WELCOME, again each retry interval until the client's first packet shows it
 //!    arrived; a WELCOME carries the number of the HELLO it answers. Each side takes its
-//!    first round trip from this exchange.
+//!    first round trip from this exchange. A server that was not given a rate sends a
+//!    TRAIN of [`Params::train`] packets right behind its first WELCOME; the client times
+//!    their arrival (only reads that were prompt, see
+//!    [`Connection::handle_datagram_timed`]) and reports the rate (RATE), which both
+//!    sides start at (the path taken as the same both ways; slow start if it could not
+//!    be timed). The train costs no round trip: in a 2PC session the garbler sends its
+//!    tables after the handshake and the oblivious transfers.
 //! 2. Both send DATA (the stream) and FEEDBACK (what arrived; [`recv`] says when) in
 //!    either direction; the formats are in [`wire`]. A sender paces its DATA at the
-//!    rate of [`rate`] and sends again what FEEDBACK reports missing ([`send`]).
+//!    rate of [`rate`] and sends again what FEEDBACK reports missing ([`send`]); with
+//!    parity ([`fec`]) a group's one lost packet is rebuilt without waiting for that.
 //! 3. A side that has written everything ends its stream (a FIN flag on the last DATA);
 //!    the stream is done when the FEEDBACK says that every byte and the end arrived.
 //!    A side that goes away sends CLOSE once: done if it holds the peer's whole stream
@@ -41,6 +48,14 @@
 //! past the stream's end, a FEEDBACK for bytes never sent) fails the connection with a
 //! [`ProtocolError`]. Protected sessions run on top, as on every transport, so a forged
 //! datagram can delay or end a session but never change what it computes.
+//!
+//! # Parameters
+//!
+//! [`Params`]: the datagram size, the receive window and send buffer, the rate to start at
+//! (else the train's), the rate never to exceed, the idle timeout, the handshake's retry
+//! interval, the train's length and the parity ([`Fec`]). The transport's options set the
+//! datagram size (`mtu`), the rate (`rate`) and the parity (`fec`); the rest come from
+//! its configuration (buffers, timeouts).
 //!
 //! # What it assumes of the path
 //!
