@@ -50,7 +50,7 @@ pub struct Preset {
 }
 
 /// Every preset, in the order `testbed presets` lists them.
-pub const PRESETS: [Preset; 5] = [
+pub const PRESETS: [Preset; 6] = [
     Preset {
         name: "paper-table4",
         description: "Transputation paper, Table 4: aes128, sha256 and the MinCut-size circuit \
@@ -81,6 +81,26 @@ pub const PRESETS: [Preset; 5] = [
                       60, 80, 100), matmul (3, 5, 10, 15), sort (n = 8, 16, 32, 64), ideal \
                       scheme, over tcp × cw-lan, cw-wifi, cw-wan, cw-3g; 10 runs, 600 s limit",
     },
+    Preset {
+        name: "blast-long-fat",
+        description: "blast against the best case and the others on a long fat path: the \
+                      MinCut-size circuit, ideal scheme, over udp paced at 96 % of the link (no \
+                      repair: the best case), tcp, tcp-bbr, mtcp:streams=8,cc=bbr, udt, \
+                      quic:cc=bbr,iw=18750000 and blast at RTT 300 ms, 500 Mbit/s, loss 0, \
+                      0.1 and 1 %; 3 runs",
+    },
+];
+
+/// The transports of `blast-long-fat`: `udp` paced just below the link (the best case, on
+/// the clean link only: it fails on loss), the kernel's and the hand-tuned ones, `blast`.
+pub const BLAST_TRANSPORTS: [&str; 7] = [
+    "udp:rate=480mbit",
+    "tcp",
+    "tcp-bbr",
+    "mtcp:streams=8,cc=bbr",
+    "udt",
+    "quic:cc=bbr,iw=18750000",
+    "blast",
 ];
 
 fn strings(v: &[&str]) -> Vec<String> {
@@ -153,6 +173,22 @@ pub fn preset(name: &str) -> Result<ExperimentFile, ExperimentError> {
                 ..SweepFile::default()
             },
             ..paper(name)
+        },
+        "blast-long-fat" => ExperimentFile {
+            name: Some(name.into()),
+            circuits: strings(&[MINCUT_SIZE]),
+            schemes: strings(&["ideal"]),
+            transports: strings(&BLAST_TRANSPORTS),
+            sweep: SweepFile {
+                rtt: strings(&["300ms"]),
+                loss: strings(&["0", "0.1%", "1%"]),
+                rate: strings(&[PAPER_MAX_RATE]),
+                ..SweepFile::default()
+            },
+            runs: 3,
+            timeout: DEFAULT_TIMEOUT_SECS,
+            max_rate: Some(PAPER_MAX_RATE.into()),
+            ..ExperimentFile::default()
         },
         "choose-wisely" => ExperimentFile {
             name: Some(name.into()),

@@ -25,7 +25,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with_all = ["preset", "circuits", "schemes", "transports", "conditions", "rtt", "loss", "rate", "jitter", "queue", "program"])]
     file: Option<PathBuf>,
     /// A preset experiment (see `testbed presets`): paper-table4, paper-latency, paper-loss,
-    /// paper-bandwidth or choose-wisely. The other flags override its fields: --conditions
+    /// paper-bandwidth, choose-wisely or blast-long-fat. The other flags override its fields: --conditions
     /// replaces its named conditions, --rtt/--loss/--rate/--jitter/--queue its lists of the
     /// same name (a preset's named conditions go when only these are given, and its lists go
     /// when only --conditions is).
