@@ -586,3 +586,93 @@ fn take_arrivals(
         shared.changed.notify_all();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use transputation_blast::wire::{self, Body, Packet};
+
+    fn quick() -> Config {
+        Config {
+            io_timeout: Duration::from_millis(500),
+            ..Config::default()
+        }
+    }
+
+    /// A server channel, and a client socket that did the handshake by hand and then says
+    /// nothing more: a peer that vanished.
+    fn vanished_client() -> (BlastChannel, UdpSocket) {
+        let listener = Listener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut hello = Vec::new();
+        wire::encode(
+            &Packet {
+                session: 0xfeed,
+                number: 1,
+                body: Body::Hello {
+                    max_datagram: 1472,
+                    window: 1 << 20,
+                },
+            },
+            &mut hello,
+        );
+        peer.send_to(&hello, listener.local_addr).unwrap();
+        let params = Params {
+            idle_timeout: quick().io_timeout,
+            ..Params::default()
+        };
+        let ch = listener.accept(params, &quick()).unwrap();
+        (ch, peer)
+    }
+
+    #[test]
+    fn a_vanished_peer_is_a_timeout_not_a_hang() {
+        let (mut ch, _peer) = vanished_client();
+        let start = Instant::now();
+        let mut buf = [0u8; 10];
+        let e = ch.recv(&mut buf).unwrap_err();
+        assert!(matches!(e, Error::Timeout { .. }), "{e}");
+        // Sending into the silence: the bytes are never acknowledged; closing gives up.
+        ch.send(&[7; 5000]).unwrap();
+        let e = ch.close().unwrap_err();
+        assert!(matches!(e, Error::Timeout { .. }), "{e}");
+        assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+    }
+
+    #[test]
+    fn datagrams_of_another_session_or_damaged_are_dropped() {
+        let (mut ch, peer) = vanished_client();
+        let mut buf = [0u8; 100];
+        // The WELCOME (and the train) from the server's own socket.
+        let (_, server) = peer.recv_from(&mut buf).unwrap();
+        let data = |session| {
+            let mut d = Vec::new();
+            wire::encode(
+                &Packet {
+                    session,
+                    number: 0,
+                    body: Body::Data {
+                        offset: 0,
+                        fin: false,
+                        ack_now: true,
+                        member: false,
+                        payload: b"forged",
+                    },
+                },
+                &mut d,
+            );
+            d
+        };
+        peer.send_to(&data(0xbad), server).unwrap();
+        let mut damaged = data(0xfeed);
+        damaged[30] ^= 0x40;
+        peer.send_to(&damaged, server).unwrap();
+        let mut got = [0u8; 6];
+        let e = ch.recv(&mut got).unwrap_err();
+        assert!(matches!(e, Error::Timeout { .. }), "{e}: {got:?}");
+        // The right session's bytes do arrive.
+        peer.send_to(&data(0xfeed), server).unwrap();
+        ch.recv(&mut got).unwrap();
+        assert_eq!(&got, b"forged");
+    }
+}
