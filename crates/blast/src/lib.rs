@@ -69,6 +69,7 @@ pub mod fec;
 pub mod rate;
 pub mod recv;
 pub mod send;
+mod train;
 pub mod wire;
 
 use std::collections::VecDeque;
@@ -80,6 +81,7 @@ use fec::Fec;
 use rate::RateControl;
 use recv::Receiver;
 use send::{Outgoing, Sender};
+use train::{TrainMeter, TRAIN_WAIT};
 use wire::{Body, Feedback, Packet};
 
 /// A well-formed datagram that the protocol does not allow.
@@ -802,73 +804,6 @@ impl Connection {
         self.packet(0, Body::Close { done, reason })
     }
 }
-
-/// The client's record of the server's train: which packets arrived when, and whether
-/// each arrival was timed promptly (see [`Connection::handle_datagram_timed`]).
-#[derive(Debug)]
-struct TrainMeter {
-    count: u16,
-    first: Instant,
-    /// (index, arrival, wire bytes, prompt) of each packet, in arrival order.
-    arrivals: Vec<(u64, Instant, usize, bool)>,
-    reported: bool,
-}
-
-impl TrainMeter {
-    fn new(now: Instant, count: u16) -> Self {
-        TrainMeter {
-            count,
-            first: now,
-            arrivals: Vec::with_capacity(usize::from(count)),
-            reported: false,
-        }
-    }
-
-    fn arrived(&mut self, now: Instant, index: u64, size: usize, prompt: bool) {
-        if index < u64::from(self.count) && self.arrivals.len() < usize::from(self.count) {
-            self.arrivals.push((index, now, size, prompt));
-        }
-    }
-
-    /// The last packet arrived (or as many as were sent).
-    fn complete(&self) -> bool {
-        self.arrivals.len() == usize::from(self.count)
-            || self
-                .arrivals
-                .last()
-                .is_some_and(|a| a.0 + 1 == u64::from(self.count))
-    }
-
-    /// When to stop waiting for the rest of a train that lost its tail.
-    fn deadline(&self) -> Instant {
-        self.first + TRAIN_WAIT
-    }
-
-    /// The rate the train passed the bottleneck at, bytes per second: the bytes that
-    /// arrived after the first prompt arrival at or past a quarter of the train (a token
-    /// bucket lets its first packets through at the sender's speed) up to the last prompt
-    /// arrival, over the time between those two. None without two such arrivals at least
-    /// 50 µs apart.
-    fn rate(&self) -> Option<f64> {
-        let quarter = u64::from(self.count) / 4;
-        let start = self.arrivals.iter().position(|a| a.3 && a.0 >= quarter)?;
-        let end = self.arrivals.iter().rposition(|a| a.3)?;
-        if end <= start {
-            return None;
-        }
-        let span = self.arrivals[end]
-            .1
-            .saturating_duration_since(self.arrivals[start].1);
-        if span < Duration::from_micros(50) {
-            return None;
-        }
-        let bytes: usize = self.arrivals[start + 1..=end].iter().map(|a| a.2).sum();
-        Some(bytes as f64 / span.as_secs_f64())
-    }
-}
-
-/// How long the client waits for the rest of the server's train after its first packet.
-const TRAIN_WAIT: Duration = Duration::from_millis(30);
 
 #[cfg(test)]
 mod tests;
