@@ -98,10 +98,6 @@ pub enum Error {
     /// Nothing came from the peer while it owed an answer.
     #[error("no answer from the blast peer for {0:?}")]
     Silent(Duration),
-    /// The peer ended the session before its end (kept for callers that treat a CLOSE
-    /// before the end as the session's failure).
-    #[error("the blast peer gave up: {0}")]
-    Aborted(String),
 }
 
 /// What a connection is set up with.

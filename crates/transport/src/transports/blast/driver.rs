@@ -258,7 +258,6 @@ impl BlastChannel {
                     during,
                     after: *after,
                 },
-                transputation_blast::Error::Aborted(_) => Error::Closed { during },
             });
         }
         if let Some(e) = &s.socket_error {
