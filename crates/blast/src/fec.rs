@@ -62,6 +62,11 @@ impl std::str::FromStr for Fec {
 /// Bytes of a member's encoding before its payload.
 const MEMBER_HEADER: usize = 11;
 
+/// How much longer a PARITY datagram is than the longest DATA datagram it covers: its
+/// first number and count (10 bytes) and the encoding's header (11) against DATA's offset
+/// (8).
+pub const PARITY_EXTRA: usize = 10 + MEMBER_HEADER - 8;
+
 /// Appends the encoding of a member (see the module docs) to `out`.
 pub(crate) fn encode_member(offset: u64, fin: bool, payload: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&offset.to_be_bytes());

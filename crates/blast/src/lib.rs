@@ -304,7 +304,15 @@ impl Connection {
     }
 
     fn open(&mut self, now: Instant, rtt: Duration) {
-        let payload = self.params.max_datagram.min(self.peer_datagram) - wire::DATA_OVERHEAD;
+        // A PARITY packet carries a member's encoding whole, 13 bytes more than its DATA:
+        // with parity, DATA leaves that room so that PARITY fits the datagram too.
+        let parity_room = if self.params.fec == Fec::Off {
+            0
+        } else {
+            fec::PARITY_EXTRA
+        };
+        let payload =
+            self.params.max_datagram.min(self.peer_datagram) - wire::DATA_OVERHEAD - parity_room;
         let packet = payload + wire::DATA_OVERHEAD + self.params.ip_overhead;
         let control = RateControl::new(now, self.params.rate, self.params.max_rate, packet, rtt);
         let mut s = Sender::new(

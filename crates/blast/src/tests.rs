@@ -53,6 +53,12 @@ impl Link {
 
     /// Sends `d` of flow `flow` through the bottleneck at `now`.
     fn push_for(&mut self, now: Instant, flow: usize, d: Vec<u8>) {
+        // The path carries datagrams of the connections' size, no larger.
+        assert!(
+            d.len() <= Params::default().max_datagram,
+            "{} bytes",
+            d.len()
+        );
         let size = (d.len() + 28) as f64;
         let start = self.busy_until.filter(|b| *b > now).unwrap_or(now);
         let queued = start.saturating_duration_since(now).as_secs_f64() * self.rate;
