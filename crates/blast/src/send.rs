@@ -371,7 +371,14 @@ impl Sender {
         self.sent_times.push_back((number, now));
         self.tokens -= len as f64 + self.packet_bytes - self.payload as f64;
         self.last_eliciting = Some(now);
-        let mut member = false;
+        let mut t = Transmit {
+            number,
+            offset,
+            len,
+            fin,
+            ack_now,
+            member: false,
+        };
         if len > 0 {
             if self.parity.is_none() {
                 if let Some(size) = self.fec.group_size(self.reported_loss()) {
@@ -379,17 +386,9 @@ impl Sender {
                 }
             }
             if self.parity.is_some() {
-                member = true;
+                t.member = true;
                 let mut bytes = std::mem::take(&mut self.scratch);
                 bytes.clear();
-                let t = Transmit {
-                    number,
-                    offset,
-                    len,
-                    fin,
-                    ack_now,
-                    member,
-                };
                 self.copy_payload(&t, &mut bytes);
                 let full = self
                     .parity
@@ -401,14 +400,7 @@ impl Sender {
                 }
             }
         }
-        Some(Outgoing::Data(Transmit {
-            number,
-            offset,
-            len,
-            fin,
-            ack_now,
-            member,
-        }))
+        Some(Outgoing::Data(t))
     }
 
     /// What to send next: a lost range first, then new bytes, then a lone FIN or window
