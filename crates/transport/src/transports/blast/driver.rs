@@ -616,8 +616,10 @@ mod tests {
             &mut hello,
         );
         peer.send_to(&hello, listener.local_addr).unwrap();
+        // The connection outlasts the channel's waits (500 ms), so that a wait that times
+        // out leaves it usable.
         let params = Params {
-            idle_timeout: quick().io_timeout,
+            idle_timeout: Duration::from_secs(5),
             ..Params::default()
         };
         let ch = listener.accept(params, &quick()).unwrap();
