@@ -193,7 +193,6 @@ pub struct Connection {
     /// CLOSE to send, and whether it was.
     close: Option<(bool, String)>,
     closed_sent: bool,
-    peer_done: bool,
     /// The peer left before this side's stream ended, and why.
     peer_stopped: Option<String>,
     dropped: u64,
@@ -261,7 +260,6 @@ impl Connection {
             opened_at: None,
             close: None,
             closed_sent: false,
-            peer_done: false,
             peer_stopped: None,
             dropped: 0,
             queued: VecDeque::new(),
@@ -464,7 +462,6 @@ impl Connection {
             (_, Body::Close { done, reason }) => {
                 if done {
                     // The peer holds this side's whole stream and its end.
-                    self.peer_done = true;
                     if let Some(s) = self.sender.as_mut() {
                         s.all_arrived();
                     }
@@ -782,11 +779,6 @@ impl Connection {
     pub fn timing_train(&self, now: Instant) -> bool {
         self.opened_at.is_some_and(|t| now < t + TRAIN_WAIT)
             && self.meter.as_ref().is_none_or(|m| !m.reported)
-    }
-
-    /// Whether the peer said it has this side's whole stream (its CLOSE).
-    pub fn peer_done(&self) -> bool {
-        self.peer_done
     }
 
     /// Why the peer stopped reading this side's stream (its CLOSE before its end), if it

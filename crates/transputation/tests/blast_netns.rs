@@ -7,28 +7,17 @@
 //! Needs root (or CAP_NET_ADMIN + CAP_SYS_ADMIN) and iproute2; without them each test says
 //! so on stderr and passes without measuring.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
-
-use transputation_netlab::ns;
 
 /// The tests measure rates: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn exe() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_transputation"))
-}
-
-/// Why these tests cannot run here, if they cannot.
-fn missing_prerequisite() -> Option<String> {
-    if let Err(e) = ns::check_privileges() {
-        return Some(e.to_string());
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        return Some("`ip` is missing (iproute2)".into());
-    }
-    None
 }
 
 /// The link's rate, Mbit/s.
@@ -73,7 +62,7 @@ fn side_by_side(transports: &[&str]) -> Vec<f64> {
 
 #[test]
 fn two_blast_transfers_share_a_bottleneck() {
-    if let Some(why) = missing_prerequisite() {
+    if let Some(why) = common::netns_missing() {
         eprintln!("skipping the blast network test: {why}");
         return;
     }
@@ -87,7 +76,7 @@ fn two_blast_transfers_share_a_bottleneck() {
 
 #[test]
 fn blast_leaves_tcp_bbr_its_share() {
-    if let Some(why) = missing_prerequisite() {
+    if let Some(why) = common::netns_missing() {
         eprintln!("skipping the blast network test: {why}");
         return;
     }

@@ -10,6 +10,8 @@
 //! on stderr and passes without measuring. Rates stay at or below 500 Mbit/s so that a
 //! 2-core CI machine measures the link, not its own load; the tests take turns.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -26,20 +28,9 @@ fn exe() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_transputation"))
 }
 
-/// Why these tests cannot run here, if they cannot.
-fn missing_prerequisite() -> Option<String> {
-    if let Err(e) = ns::check_privileges() {
-        return Some(e.to_string());
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        return Some("`ip` is missing (iproute2)".into());
-    }
-    None
-}
-
 macro_rules! require_root {
     () => {
-        if let Some(why) = missing_prerequisite() {
+        if let Some(why) = common::netns_missing() {
             eprintln!("skipping the testbed network test: {why}");
             return;
         }

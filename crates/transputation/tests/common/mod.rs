@@ -8,6 +8,18 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::thread;
 
+/// Why the tests that build network namespaces cannot run here, if they cannot: no root
+/// (or CAP_NET_ADMIN + CAP_SYS_ADMIN), or no `ip` (iproute2).
+pub fn netns_missing() -> Option<String> {
+    if let Err(e) = transputation_netlab::ns::check_privileges() {
+        return Some(e.to_string());
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        return Some("`ip` is missing (iproute2)".into());
+    }
+    None
+}
+
 /// The `transputation` binary under test.
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_transputation"))

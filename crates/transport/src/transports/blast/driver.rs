@@ -64,6 +64,14 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Waits at most `left` for the thread's news (a datagram taken, the connection ended).
+    fn wait<'a>(&self, s: MutexGuard<'a, State>, left: Duration) -> MutexGuard<'a, State> {
+        self.changed
+            .wait_timeout(s, left)
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+    }
+
     /// Wakes the thread from its `poll`.
     fn wake(&self) {
         let _ = rustix::io::write(&self.wake, &1u64.to_ne_bytes());
@@ -183,12 +191,7 @@ pub(super) fn connect(addr: SocketAddr, params: Params, cfg: &Config) -> Result<
                 source: io::Error::new(io::ErrorKind::TimedOut, "no answer to the blast HELLO"),
             });
         }
-        s = ch
-            .shared
-            .changed
-            .wait_timeout(s, left)
-            .unwrap_or_else(|p| p.into_inner())
-            .0;
+        s = ch.shared.wait(s, left);
     }
     drop(s);
     Ok(ch)
@@ -297,12 +300,7 @@ impl BlastChannel {
                     after: self.timeout,
                 });
             }
-            s = self
-                .shared
-                .changed
-                .wait_timeout(s, left)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+            s = self.shared.wait(s, left);
         }
     }
 }
