@@ -752,6 +752,22 @@ impl Connection {
         self.receiver.complete()
     }
 
+    /// What this side sent and how it paced, for diagnosis (the transport prints it when
+    /// `TRANSPUTATION_BLAST_STATS` is set).
+    pub fn stats(&self) -> Stats {
+        let s = self.sender.as_ref();
+        Stats {
+            sent: s.map(Sender::counts).unwrap_or_default(),
+            rebuilt: self.receiver.rebuilt(),
+            dropped: self.dropped,
+            srtt: s.map(Sender::srtt),
+            cuts: s.map_or(0, |s| s.control().cuts()),
+            epochs: s
+                .map(|s| s.control().history().to_vec())
+                .unwrap_or_default(),
+        }
+    }
+
     /// The smoothed round trip, once known.
     pub fn srtt(&self) -> Option<Duration> {
         self.sender.as_ref().map(Sender::srtt)
@@ -781,6 +797,13 @@ impl Connection {
             && self.meter.as_ref().is_none_or(|m| !m.reported)
     }
 
+    /// Whether arrival times matter now: the client before its WELCOME and while it times
+    /// the server's train. Its reader should then give [`handle_datagram_timed`]
+    /// (Self::handle_datagram_timed) the kernel's arrival time where it has one.
+    pub fn times_arrivals(&self, now: Instant) -> bool {
+        matches!(self.state, State::Hello { .. }) || self.timing_train(now)
+    }
+
     /// Why the peer stopped reading this side's stream (its CLOSE before its end), if it
     /// did: what this side still sends will not be read.
     pub fn peer_stopped(&self) -> Option<&str> {
@@ -798,6 +821,58 @@ impl Connection {
             "the channel was dropped before the stream's end arrived".into()
         };
         self.packet(0, Body::Close { done, reason })
+    }
+}
+
+/// A connection's record, from [`Connection::stats`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stats {
+    /// The packets this side sent.
+    pub sent: send::SendCounts,
+    /// The peer's DATA packets rebuilt from parity.
+    pub rebuilt: u64,
+    /// Datagrams dropped as damaged, foreign or out of place.
+    pub dropped: u64,
+    /// The smoothed round trip.
+    pub srtt: Option<Duration>,
+    /// How often congestion lowered the pace.
+    pub cuts: u32,
+    /// The rate controller's first epochs.
+    pub epochs: Vec<rate::EpochRecord>,
+}
+
+impl std::fmt::Display for Stats {
+    /// One summary line, then one line per epoch that carried bytes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.sent;
+        write!(
+            f,
+            "sent {} new, {} repairs, {} parity; {} probe timeouts; {} rebuilt, {} dropped; \
+             srtt {:?}; {} cuts",
+            c.new,
+            c.repairs,
+            c.parity,
+            c.probe_timeouts,
+            self.rebuilt,
+            self.dropped,
+            self.srtt,
+            self.cuts
+        )?;
+        for e in self.epochs.iter().filter(|e| e.counted > 0) {
+            write!(
+                f,
+                "\n  {:>8.1} ms  delivered {:>7.1} Mbit/s  lost {:>4}/{:<6} min rtt {:>7.1} ms  \
+                 rate {:>7.1} Mbit/s{}",
+                e.at.as_secs_f64() * 1e3,
+                e.delivery * 8e-6,
+                e.lost,
+                e.counted,
+                e.min_rtt.map_or(f64::NAN, |r| r.as_secs_f64() * 1e3),
+                e.rate * 8e-6,
+                if e.congested { "  cut" } else { "" }
+            )?;
+        }
+        Ok(())
     }
 }
 

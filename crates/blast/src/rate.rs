@@ -83,6 +83,32 @@ pub struct RateControl {
     bottleneck: f64,
     /// The probe's gain above 1 (grows while probes find more rate).
     g: f64,
+    /// When it started, and the record of its epochs (the first [`HISTORY`]).
+    created: Instant,
+    history: Vec<EpochRecord>,
+    cuts: u32,
+}
+
+/// Epochs kept in [`RateControl::history`].
+pub const HISTORY: usize = 400;
+
+/// One epoch as the controller saw it, for diagnosis.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EpochRecord {
+    /// Its end, from the controller's start.
+    pub at: Duration,
+    /// Bytes per second the receiver reported as arrived in it.
+    pub delivery: f64,
+    /// DATA packets lost of those counted in it.
+    pub lost: u64,
+    /// DATA packets counted in it.
+    pub counted: u64,
+    /// Its smallest round trip.
+    pub min_rtt: Option<Duration>,
+    /// Whether its loss or queue counted as congestion.
+    pub congested: bool,
+    /// The pacing rate set at its end, bytes per second.
+    pub rate: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -145,7 +171,20 @@ impl RateControl {
             startup_history: Vec::new(),
             bottleneck: rate,
             g: 0.0,
+            created: now,
+            history: Vec::new(),
+            cuts: 0,
         }
+    }
+
+    /// The first [`HISTORY`] epochs.
+    pub fn history(&self) -> &[EpochRecord] {
+        &self.history
+    }
+
+    /// How often congestion lowered the rate.
+    pub fn cuts(&self) -> u32 {
+        self.cuts
     }
 
     /// The pacing rate, bytes per second.
@@ -205,6 +244,27 @@ impl RateControl {
     }
 
     fn end_epoch(&mut self, now: Instant) {
+        let e = self.epoch.clone();
+        let cuts = self.cuts;
+        self.judge_epoch(now);
+        if self.history.len() < HISTORY {
+            let secs = now
+                .saturating_duration_since(e.start)
+                .as_secs_f64()
+                .max(1e-6);
+            self.history.push(EpochRecord {
+                at: now.saturating_duration_since(self.created),
+                delivery: e.delivered as f64 / secs,
+                lost: e.lost,
+                counted: e.counted,
+                min_rtt: e.min_rtt,
+                congested: self.cuts > cuts,
+                rate: self.rate,
+            });
+        }
+    }
+
+    fn judge_epoch(&mut self, now: Instant) {
         let e = std::mem::replace(&mut self.epoch, Epoch::new(now));
         let secs = now
             .saturating_duration_since(e.start)
@@ -254,6 +314,7 @@ impl RateControl {
             return;
         }
         if (lossy || queued) && self.hold == 0 && e.delivered > 0 {
+            self.cuts += 1;
             // An epoch of heavy loss delivers little of what it sent: the cut is taken
             // from the rate where the delivery rate says less than 0.7 of it.
             self.rate = (0.85 * delivery.max(0.7 * self.rate))

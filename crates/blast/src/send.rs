@@ -112,6 +112,8 @@ pub struct Sender {
     capacity: u64,
     /// The next byte never sent.
     next_new: u64,
+    /// The end of the highest bytes sent (for the counts).
+    sent_high: u64,
     /// Bytes below this go out even in a packet that is not full.
     flushed: u64,
     finished: bool,
@@ -152,6 +154,20 @@ pub struct Sender {
     parity: Option<ParityBuilder>,
     parity_ready: Option<(u64, u16, Vec<u8>)>,
     scratch: Vec<u8>,
+    counts: SendCounts,
+}
+
+/// What a sender sent, for diagnosis.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SendCounts {
+    /// DATA packets with bytes never sent before.
+    pub new: u64,
+    /// DATA packets sent again (repairs, their second copies, probes).
+    pub repairs: u64,
+    /// PARITY packets.
+    pub parity: u64,
+    /// Probe timeouts fired.
+    pub probe_timeouts: u64,
 }
 
 impl Sender {
@@ -173,6 +189,7 @@ impl Sender {
             written: 0,
             capacity,
             next_new: 0,
+            sent_high: 0,
             flushed: 0,
             finished: false,
             fin_sent: false,
@@ -202,7 +219,18 @@ impl Sender {
             parity: None,
             parity_ready: None,
             scratch: Vec::new(),
+            counts: SendCounts::default(),
         }
+    }
+
+    /// What it sent so far.
+    pub fn counts(&self) -> SendCounts {
+        self.counts
+    }
+
+    /// The rate controller (its history, for diagnosis).
+    pub fn control(&self) -> &RateControl {
+        &self.control
     }
 
     /// Sends parity packets as `fec` says.
@@ -318,6 +346,7 @@ impl Sender {
             self.next_number += 1;
             self.sent_times.push_back((number, now));
             self.tokens -= block.len() as f64 + self.packet_bytes - self.payload as f64;
+            self.counts.parity += 1;
             return Some(Outgoing::Parity {
                 number,
                 first,
@@ -343,6 +372,12 @@ impl Sender {
             }
         };
         let end = offset + len as u64;
+        if end > self.sent_high {
+            self.counts.new += 1;
+            self.sent_high = end;
+        } else if len > 0 {
+            self.counts.repairs += 1;
+        }
         let fin = self.finished && end == self.written;
         if fin {
             self.fin_again = false;
@@ -532,6 +567,7 @@ impl Sender {
             return;
         }
         self.probes += 1;
+        self.counts.probe_timeouts += 1;
         self.last_eliciting = Some(now);
         if let Some((k, s)) = self.in_flight.pop_first() {
             self.lost.insert(k.max(self.acked), s.end);

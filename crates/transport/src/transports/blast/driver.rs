@@ -16,7 +16,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use rustix::event::{eventfd, poll, EventfdFlags, PollFd, PollFlags, Timespec};
 use transputation_blast::{Connection, Params};
@@ -36,6 +36,8 @@ const REMEMBERED: usize = 64;
 /// How long a connection the application dropped stays at least, once the peer's stream
 /// is complete, to acknowledge its end again if that end comes again.
 const LINGER: Duration = Duration::from_millis(200);
+/// A kernel arrival time older than this is not trusted (a clock step between it and now).
+const STAMP_TRUSTED: Duration = Duration::from_millis(500);
 /// How long the thread stays awake for the next packet of a train it times.
 const SPIN: Duration = Duration::from_micros(100);
 
@@ -157,6 +159,7 @@ impl Listener {
 /// within the connect budget.
 pub(super) fn connect(addr: SocketAddr, params: Params, cfg: &Config) -> Result<BlastChannel> {
     let sock = client_socket(addr, cfg)?;
+    stamp_arrivals(&sock);
     let params = Params {
         idle_timeout: cfg.connect_budget(),
         ..params
@@ -391,6 +394,9 @@ impl Drop for BlastChannel {
     fn drop(&mut self) {
         // The thread delivers what is left (or gives up after the idle timeout), then ends.
         let mut s = self.shared.lock();
+        if std::env::var_os("TRANSPUTATION_BLAST_STATS").is_some() {
+            eprintln!("blast connection: {}", s.conn.stats());
+        }
         s.conn.finish();
         s.dropped = true;
         // Tell the peer at once whether its stream arrived whole: it may be waiting for a
@@ -543,8 +549,14 @@ fn take_arrivals(
     let mut any = false;
     let mut spin_until: Option<Instant> = None;
     let mut taken = 0;
+    let stamping = server.is_some() && shared.lock().conn.times_arrivals(Instant::now());
     while taken < TAKE {
-        let (n, from) = match sock.recv_from(buf) {
+        let received = if stamping {
+            recv_stamped(sock, buf)
+        } else {
+            sock.recv_from(buf).map(|(n, from)| (n, from, None))
+        };
+        let (n, from, stamp) = match received {
             Ok(r) => r,
             Err(_) => {
                 let now = Instant::now();
@@ -565,11 +577,19 @@ fn take_arrivals(
             sock.peek(&mut [0u8; 1]),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock
         );
-        let prompt = empty_before && nothing_behind;
+        let mut prompt = empty_before && nothing_behind;
         empty_before = nothing_behind;
+        // The kernel's arrival time, where it gave one, is exact whenever this read came.
+        let mut at = now;
+        if let Some(late) = stamp.and_then(|t| SystemTime::now().duration_since(t).ok()) {
+            if late < STAMP_TRUSTED {
+                at = now.checked_sub(late).unwrap_or(now);
+                prompt = true;
+            }
+        }
         let mut s = shared.lock();
         let was_open = s.conn.is_open();
-        let _ = s.conn.handle_datagram_timed(now, &buf[..n], prompt);
+        let _ = s.conn.handle_datagram_timed(at, &buf[..n], prompt);
         if !*connected && server.is_some() && !was_open && s.conn.is_open() {
             // The WELCOME came from the server's socket for this session.
             if sock.connect(from).is_ok() {
@@ -582,6 +602,55 @@ fn take_arrivals(
         *last_arrival.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         shared.changed.notify_all();
     }
+}
+
+/// Receives one datagram without blocking, with the kernel's arrival time if the socket
+/// stamps them (`SO_TIMESTAMPNS`, set on a client's socket: the train it times arrives
+/// packet by packet at the bottleneck's pace, faster than a woken thread reads reliably).
+fn recv_stamped(
+    sock: &UdpSocket,
+    buf: &mut [u8],
+) -> io::Result<(usize, SocketAddr, Option<SystemTime>)> {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, SockaddrStorage};
+    use std::os::fd::AsRawFd;
+    let mut iov = [io::IoSliceMut::new(buf)];
+    let mut space = nix::cmsg_space!(nix::sys::time::TimeSpec);
+    let msg = recvmsg::<SockaddrStorage>(
+        sock.as_raw_fd(),
+        &mut iov,
+        Some(&mut space),
+        MsgFlags::MSG_DONTWAIT,
+    )
+    .map_err(io::Error::from)?;
+    let from = msg.address.and_then(|a| {
+        a.as_sockaddr_in()
+            .map(|v4| SocketAddr::from(std::net::SocketAddrV4::from(*v4)))
+            .or_else(|| {
+                a.as_sockaddr_in6()
+                    .map(|v6| SocketAddr::from(std::net::SocketAddrV6::from(*v6)))
+            })
+    });
+    let stamp = msg.cmsgs().ok().and_then(|mut all| {
+        all.find_map(|c| match c {
+            ControlMessageOwned::ScmTimestampns(t) => Some(
+                SystemTime::UNIX_EPOCH
+                    + Duration::new(
+                        u64::try_from(t.tv_sec()).ok()?,
+                        u32::try_from(t.tv_nsec()).ok()?,
+                    ),
+            ),
+            _ => None,
+        })
+    });
+    let from = from.ok_or_else(|| io::Error::other("a datagram without a sender's address"))?;
+    Ok((msg.bytes, from, stamp))
+}
+
+/// Asks the kernel to stamp each datagram's arrival on `sock` (see [`recv_stamped`]);
+/// without it (an old kernel) arrivals are timed by prompt reads alone.
+fn stamp_arrivals(sock: &UdpSocket) {
+    use nix::sys::socket::{setsockopt, sockopt::ReceiveTimestampns};
+    let _ = setsockopt(sock, ReceiveTimestampns, &true);
 }
 
 #[cfg(test)]
