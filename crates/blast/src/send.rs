@@ -25,7 +25,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use crate::fec::{Fec, ParityBuilder};
+use crate::fec::{Fec, Outlook, ParityBuilder};
 use crate::rate::RateControl;
 use crate::recv::MAX_ACK_DELAY;
 use crate::wire::{Feedback, MAX_HOLES};
@@ -239,9 +239,18 @@ impl Sender {
         self
     }
 
-    /// The share of DATA packets the receiver reports lost, once it has counted some.
-    fn reported_loss(&self) -> Option<f64> {
-        (self.peer_counted >= 100).then(|| self.peer_lost as f64 / self.peer_counted as f64)
+    /// What parity `auto` weighs for the next group (see [`crate::fec`]).
+    fn outlook(&self) -> Outlook {
+        let rate = self.control.rate().max(1.0);
+        let rtt = self.rtt.smoothed.as_secs_f64();
+        Outlook {
+            // The receiver's count with a prior of 0.1 % weighing as 1,000 packets.
+            loss: (self.peer_lost as f64 + 1.0) / (self.peer_counted as f64 + 1000.0),
+            remaining: (self.written - self.next_new) as f64 / self.payload as f64 + 1.0,
+            per_round_trip: rate * rtt / self.packet_bytes,
+            gap: self.packet_bytes / rate,
+            rtt,
+        }
     }
 
     /// Closes the group being built: its parity goes next.
@@ -416,7 +425,7 @@ impl Sender {
         };
         if len > 0 {
             if self.parity.is_none() {
-                if let Some(size) = self.fec.group_size(self.reported_loss()) {
+                if let Some(size) = self.fec.group_size(&self.outlook()) {
                     self.parity = Some(ParityBuilder::new(number, size));
                 }
             }

@@ -656,8 +656,9 @@ fn two_flows_on_one_bottleneck_both_finish_and_share_it() {
 
 #[test]
 fn parity_rebuilds_lost_packets_on_a_lossy_path() {
-    // 1 % loss each way, 8 MB at 100 ms and 200 Mbit/s: with parity sized to the loss the
-    // receiver rebuilds most lost packets; it is not slower than without over 4 seeds.
+    // 1 % loss each way, 8 MB at 100 ms and 200 Mbit/s: with parity in the stream's tail
+    // the receiver rebuilds packets lost there instead of waiting a round trip for their
+    // repair; over 4 seeds it is faster than without.
     let mut with = Vec::new();
     let mut without = Vec::new();
     for seed in 0..4 {
@@ -675,7 +676,7 @@ fn parity_rebuilds_lost_packets_on_a_lossy_path() {
             let took = ms(transfer(&mut sim, 8 << 20).unwrap());
             let rebuilt = sim.client.rebuilt();
             if fec == Fec::Auto {
-                assert!(rebuilt > 10, "seed {seed}: {rebuilt} rebuilt");
+                assert!(rebuilt > 0, "seed {seed}: {rebuilt} rebuilt");
                 with.push(took);
             } else {
                 assert_eq!(rebuilt, 0);
@@ -686,7 +687,7 @@ fn parity_rebuilds_lost_packets_on_a_lossy_path() {
     eprintln!("with parity {with:?} ms, without {without:?} ms");
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     assert!(
-        mean(&with) <= 1.05 * mean(&without),
+        mean(&with) <= 0.95 * mean(&without),
         "{with:?} against {without:?}"
     );
 }

@@ -416,6 +416,7 @@ fn drive(server: Option<SocketAddr>, shared: &Shared, idle: Duration) {
     let last_arrival = Mutex::new(Instant::now());
     let mut out: Vec<Vec<u8>> = (0..BATCH).map(|_| Vec::new()).collect();
     let mut buf = vec![0u8; MAX_DATAGRAM];
+    let mut gso = true;
     loop {
         let now = Instant::now();
         let mut s = shared.lock();
@@ -446,7 +447,7 @@ fn drive(server: Option<SocketAddr>, shared: &Shared, idle: Duration) {
         }
         let deadline = s.conn.poll_timeout(now);
         drop(s);
-        if let Err(e) = send_batch(sock, &out[..n], server.filter(|_| !connected)) {
+        if let Err(e) = send_batch(sock, &out[..n], server.filter(|_| !connected), &mut gso) {
             let mut s = shared.lock();
             s.socket_error = Some(format!("sending a datagram: {e}"));
             s.ended = true;
@@ -480,18 +481,28 @@ fn drive(server: Option<SocketAddr>, shared: &Shared, idle: Duration) {
     }
 }
 
-/// Sends `batch` to `to`, or on the connected socket in one system call (`sendmmsg`).
-/// A datagram the socket buffer has no room for is dropped (the protocol repairs it as a
-/// loss), and so is one refused by the peer's host (ICMP: the peer is gone, which its
-/// silence will show); other errors are the socket's.
-fn send_batch(sock: &UdpSocket, batch: &[Vec<u8>], to: Option<SocketAddr>) -> io::Result<()> {
-    use rustix::net::{sendmmsg, MMsgHdr, SendAncillaryBuffer, SendFlags};
-    let tolerated = |e: &io::Error| {
-        matches!(
-            e.kind(),
-            io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionRefused | io::ErrorKind::Interrupted
-        )
-    };
+/// Whether a send error only loses the datagram: no room in the socket buffer (the
+/// protocol repairs it as a loss), or refused by the peer's host (ICMP: the peer is gone,
+/// which its silence will show).
+fn tolerated(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionRefused | io::ErrorKind::Interrupted
+    )
+}
+
+/// Sends `batch` to `to` (a client's HELLOs, before the server's socket is known), or on
+/// the connected socket: each run of datagrams of one size (the last of a run may be
+/// shorter) as one send that the kernel cuts into datagrams (UDP GSO, `UDP_SEGMENT`) while
+/// `gso` holds, the rest (and every run once a GSO send failed: an old kernel, a device
+/// that cannot) in one `sendmmsg` each. Datagrams the socket cannot take now are dropped
+/// ([`tolerated`]); other errors are the socket's.
+fn send_batch(
+    sock: &UdpSocket,
+    batch: &[Vec<u8>],
+    to: Option<SocketAddr>,
+    gso: &mut bool,
+) -> io::Result<()> {
     if let Some(addr) = to {
         for d in batch {
             match sock.send_to(d, addr) {
@@ -501,10 +512,65 @@ fn send_batch(sock: &UdpSocket, batch: &[Vec<u8>], to: Option<SocketAddr>) -> io
         }
         return Ok(());
     }
-    let slices: Vec<[io::IoSlice<'_>; 1]> =
-        batch.iter().map(|d| [io::IoSlice::new(d)]).collect();
+    let mut at = 0;
+    while at < batch.len() {
+        let size = batch[at].len();
+        let mut end = at + 1;
+        let mut total = size;
+        while end < batch.len()
+            && end - at < GSO_SEGMENTS
+            && batch[end].len() <= size
+            && total + batch[end].len() <= GSO_BYTES
+        {
+            total += batch[end].len();
+            end += 1;
+            if batch[end - 1].len() < size {
+                break; // a shorter datagram ends a run
+            }
+        }
+        let run = &batch[at..end];
+        at = end;
+        if *gso && run.len() > 1 {
+            match send_segmented(sock, run, size) {
+                Ok(()) => continue,
+                Err(e) if tolerated(&e) => continue,
+                Err(_) => *gso = false,
+            }
+        }
+        send_each(sock, run)?;
+    }
+    Ok(())
+}
+
+/// Segments of one UDP GSO send at most (the kernel's `UDP_MAX_SEGMENTS`).
+const GSO_SEGMENTS: usize = 64;
+/// Bytes of one UDP GSO send at most (an IPv4 datagram's largest UDP payload).
+const GSO_BYTES: usize = 65_507;
+
+/// One send of `run`, cut by the kernel into datagrams of `size` bytes.
+fn send_segmented(sock: &UdpSocket, run: &[Vec<u8>], size: usize) -> io::Result<()> {
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags, SockaddrStorage};
+    use std::os::fd::AsRawFd;
+    let segment = u16::try_from(size).map_err(|_| io::Error::other("a datagram over 64 KiB"))?;
+    let iov: Vec<io::IoSlice<'_>> = run.iter().map(|d| io::IoSlice::new(d)).collect();
+    sendmsg::<SockaddrStorage>(
+        sock.as_raw_fd(),
+        &iov,
+        &[ControlMessage::UdpGsoSegments(&segment)],
+        MsgFlags::empty(),
+        None,
+    )
+    .map(|_| ())
+    .map_err(io::Error::from)
+}
+
+/// `run` as separate datagrams in one system call (`sendmmsg`), dropping those the socket
+/// cannot take now.
+fn send_each(sock: &UdpSocket, run: &[Vec<u8>]) -> io::Result<()> {
+    use rustix::net::{sendmmsg, MMsgHdr, SendAncillaryBuffer, SendFlags};
+    let slices: Vec<[io::IoSlice<'_>; 1]> = run.iter().map(|d| [io::IoSlice::new(d)]).collect();
     let mut controls: Vec<SendAncillaryBuffer<'_, '_, '_>> =
-        batch.iter().map(|_| SendAncillaryBuffer::default()).collect();
+        run.iter().map(|_| SendAncillaryBuffer::default()).collect();
     let mut msgs: Vec<MMsgHdr<'_>> = slices
         .iter()
         .zip(controls.iter_mut())
