@@ -14,16 +14,18 @@
 //! - A packet lost while more than a round trip of the stream is still to be sent costs
 //!   no time: its repair (one round trip later) arrives before the stream's end would.
 //!   Such packets get no parity; parity there would only take rate from the stream.
-//! - In the stream's tail (what is left to send fits in one round trip at the pace) each
-//!   loss that parity does not rebuild costs a round trip at the end. A group of `g`
+//! - In the stream's tail (what is left to send fits in one round trip at the pace) a
+//!   loss that parity does not rebuild costs up to a round trip at the end. A group of `g`
 //!   packets costs `1/g` of the tail's time and fails to rebuild when two of its `g + 1`
-//!   packets are lost. For the `n` packets left at a loss `p`, a group size `g` costs
-//!   about `n · gap / g + rtt · (1 − e^(−n (g + 1) p² / 2))` and no parity
-//!   `rtt · (1 − e^(−n p))`; the sender takes the cheapest, per group as the tail
-//!   shrinks. At 0.1 % loss on a 300 ms, 500 Mbit/s path that is a group of about a dozen
-//!   packets; at 1 % a tail of thousands of packets loses two of a group somewhere
-//!   whatever `g`, so parity barely pays and large groups (or none) win; for a small
-//!   stream (one round trip or less, an oblivious transfer) parity is cheap insurance.
+//!   packets are lost. For a tail of `n` packets (one round trip's worth, or the whole
+//!   burst if it is smaller: the bytes not yet acknowledged) at a loss `p`, groups of `g`
+//!   cost about `n · gap / g + rtt · (1 − e^(−n (g + 1) p² / 2))` and no parity
+//!   `rtt · (1 − e^(−n p))`; the sender takes the cheapest. At 0.1 % loss on a 300 ms,
+//!   500 Mbit/s path that is a group of about a dozen packets; at 1 % a tail of
+//!   thousands of packets loses two of some group whatever `g`, a round of repairs
+//!   follows anyway, and the tail goes without parity; for a small burst (an oblivious
+//!   transfer's messages, down to a single packet, whose parity is a copy) parity is
+//!   cheap insurance against a probe timeout.
 //! - The loss `p` is what the receiver reports, with a prior of 0.1 % weighing as much as
 //!   1,000 packets: a path whose loss is not yet known is taken as slightly lossy, and a
 //!   clean one's estimate falls as its packets arrive.
@@ -50,6 +52,8 @@ pub struct Outlook {
     pub loss: f64,
     /// Packets still to send, this one included.
     pub remaining: f64,
+    /// Packets written and not yet acknowledged, this one included.
+    pub outstanding: f64,
     /// Packets the pace sends in one round trip.
     pub per_round_trip: f64,
     /// Seconds between packets at the pace.
@@ -64,7 +68,7 @@ const AUTO_SIZES: [u16; 11] = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
 impl Outlook {
     /// The expected time lost at the end with groups of `g` packets (`None`: no parity).
     fn cost(&self, g: Option<u16>) -> f64 {
-        let (n, p) = (self.remaining, self.loss);
+        let (n, p) = (self.outstanding.min(self.per_round_trip), self.loss);
         match g {
             None => self.rtt * (1.0 - (-n * p).exp()),
             Some(g) => {
@@ -290,6 +294,7 @@ mod tests {
         let tail = |loss: f64, remaining: f64| Outlook {
             loss,
             remaining,
+            outstanding: remaining + 12_700.0,
             per_round_trip: 12_700.0,
             gap: 0.3 / 12_700.0,
             rtt: 0.3,
@@ -311,8 +316,15 @@ mod tests {
             .group_size(&tail(1.0 / 21_000.0, 12_700.0))
             .unwrap();
         assert!(clean >= 48, "{clean}");
-        // A small stream (an oblivious transfer's few packets) at 1 %: parity pays.
-        assert!(Fec::Auto.group_size(&tail(0.01, 20.0)).is_some());
+        // Late in a tail at 1 %: the repairs of the tail's earlier losses come anyway.
+        assert_eq!(Fec::Auto.group_size(&tail(0.01, 500.0)), None);
+        // A small burst (an oblivious transfer's few packets, or one) at 1 %: parity pays.
+        let burst = |n: f64| Outlook {
+            outstanding: n,
+            ..tail(0.01, n)
+        };
+        assert!(Fec::Auto.group_size(&burst(20.0)).is_some());
+        assert!(Fec::Auto.group_size(&burst(1.0)).is_some());
         assert!("7".parse::<Fec>().is_ok() && "0".parse::<Fec>().is_err());
         assert!("51".parse::<Fec>().is_err() && "sometimes".parse::<Fec>().is_err());
     }

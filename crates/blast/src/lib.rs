@@ -26,8 +26,9 @@
 //!    arrived; a WELCOME carries the number of the HELLO it answers. Each side takes its
 //!    first round trip from this exchange. A server that was not given a rate sends a
 //!    TRAIN of [`Params::train`] packets right behind its first WELCOME; the client times
-//!    their arrival (only reads that were prompt, see
-//!    [`Connection::handle_datagram_timed`]) and reports the rate (RATE), which both
+//!    their arrival (by the kernel's arrival stamps where the caller has them, else by
+//!    reads that were prompt, see [`Connection::handle_datagram_timed`]) and reports the
+//!    rate (RATE), which both
 //!    sides start at (the path taken as the same both ways; slow start if it could not
 //!    be timed). The train costs no round trip: in a 2PC session the garbler sends its
 //!    tables after the handshake and the oblivious transfers.
@@ -345,10 +346,10 @@ impl Connection {
     }
 
     /// [`handle_datagram`](Self::handle_datagram) for a caller that knows whether `now`
-    /// is the datagram's arrival to within the gap between packets: `prompt` if its
-    /// reader was waiting for it and nothing else was waiting behind it (a read after a
-    /// pause reads many datagrams at once, at the reader's pace, not the path's). Only
-    /// prompt arrivals time the train.
+    /// is the datagram's arrival to within the gap between packets: `prompt` if it is the
+    /// kernel's arrival stamp, or if its reader was waiting for it and nothing else was
+    /// waiting behind it (a read after a pause reads many datagrams at once, at the
+    /// reader's pace, not the path's). Only prompt arrivals time the train.
     pub fn handle_datagram_timed(
         &mut self,
         now: Instant,

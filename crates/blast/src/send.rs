@@ -247,6 +247,7 @@ impl Sender {
             // The receiver's count with a prior of 0.1 % weighing as 1,000 packets.
             loss: (self.peer_lost as f64 + 1.0) / (self.peer_counted as f64 + 1000.0),
             remaining: (self.written - self.next_new) as f64 / self.payload as f64 + 1.0,
+            outstanding: (self.written - self.acked) as f64 / self.payload as f64 + 1.0,
             per_round_trip: rate * rtt / self.packet_bytes,
             gap: self.packet_bytes / rate,
             rtt,
@@ -256,7 +257,8 @@ impl Sender {
     /// Closes the group being built: its parity goes next.
     fn close_group(&mut self) -> bool {
         match self.parity.take() {
-            Some(b) if b.members >= 2 => {
+            // A group of one gets its parity too: a copy, for a message of one packet.
+            Some(b) if b.members >= 1 => {
                 self.parity_ready = Some((b.first, b.members, b.acc));
                 true
             }
@@ -528,7 +530,7 @@ impl Sender {
         !self.lost.is_empty()
             || self.second_copy.is_some()
             || self.parity_ready.is_some()
-            || self.parity.as_ref().is_some_and(|b| b.members >= 2)
+            || self.parity.as_ref().is_some_and(|b| b.members >= 1)
             || (self.next_new < limit
                 && (limit - self.next_new >= self.payload as u64 || limit <= self.flushed))
             || (self.finished

@@ -355,8 +355,8 @@ pub fn decode(d: &[u8]) -> Result<Packet<'_>, Malformed> {
         PARITY => {
             let first = r.u64()?;
             let count = r.u16()?;
-            if count < 2 {
-                return Err(malformed(format!("PARITY of a group of {count}")));
+            if count == 0 {
+                return Err(malformed("PARITY of an empty group"));
             }
             Body::Parity {
                 first,
