@@ -267,6 +267,11 @@ fn echo_over_udp() {
 }
 
 #[test]
+fn echo_over_blast() {
+    echo_round_trip(&echo_binaries().0, "blast");
+}
+
+#[test]
 fn echo_over_udt() {
     if !built("udt") {
         return;

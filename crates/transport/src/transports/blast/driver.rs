@@ -369,12 +369,48 @@ impl Channel for BlastChannel {
         self.closed = true;
         self.shared.lock().conn.finish();
         self.shared.wake();
-        // The bytes live only here until the peer has them: wait for that, and for the
-        // end's acknowledgement unless the peer ended its own stream too (it may be gone
-        // then; the thread goes on sending the end while this process lives).
-        self.wait_until("closing", true, |s| {
-            s.conn.sent_all() || s.conn.bytes_delivered() && s.conn.peer_complete()
-        })
+        // The bytes live only here until the peer has them, and the end too: a process
+        // that exits after `close` takes the connection's thread with it, so the end must
+        // be acknowledged before `close` returns, or the peer never learns the stream
+        // ended. A peer that ended its own stream, holds every byte of ours and then left
+        // (its CLOSE, or silence) may never acknowledge the end: once both streams are
+        // whole, it gets a few round trips ([`close_grace`]) for that.
+        let deadline = Instant::now() + self.timeout;
+        let mut whole_since: Option<Instant> = None;
+        let mut s = self.shared.lock();
+        loop {
+            if s.conn.sent_all() {
+                return Ok(());
+            }
+            let both_whole = s.conn.bytes_delivered() && s.conn.peer_complete();
+            if both_whole && s.conn.peer_stopped().is_some() {
+                return Ok(()); // it left holding every byte: only the end's answer is missing
+            }
+            if let Some(e) = Self::failure(&s, "closing") {
+                return Err(e);
+            }
+            if s.conn.peer_stopped().is_some() {
+                return Err(Error::Closed { during: "closing" });
+            }
+            let now = Instant::now();
+            let mut until = deadline;
+            if both_whole {
+                let since = *whole_since.get_or_insert(now);
+                let end = since + close_grace(s.conn.srtt());
+                if now >= end {
+                    return Ok(());
+                }
+                until = until.min(end);
+            }
+            let left = until.saturating_duration_since(now);
+            if left.is_zero() {
+                return Err(Error::Timeout {
+                    during: "closing",
+                    after: self.timeout,
+                });
+            }
+            s = self.shared.wait(s, left);
+        }
     }
 
     fn stats(&self) -> ByteCounts {
@@ -407,6 +443,13 @@ impl Drop for BlastChannel {
         drop(s);
         self.shared.wake();
     }
+}
+
+/// How long `close` waits for its end's acknowledgement once both streams arrived whole:
+/// four round trips (a lost end goes again at the probe timeout), from 20 ms to 2 s.
+fn close_grace(srtt: Option<Duration>) -> Duration {
+    srtt.map_or(LINGER, |r| r * 4)
+        .clamp(Duration::from_millis(20), Duration::from_secs(2))
 }
 
 /// The connection's thread (see the module docs).
@@ -808,5 +851,37 @@ mod tests {
         peer.send_to(&data(0xfeed), server).unwrap();
         ch.recv(&mut got).unwrap();
         assert_eq!(&got, b"forged");
+    }
+
+    /// The C interface's echo: the client closes its direction first, the server sees the
+    /// end, closes its own, and the client then sees the server's end.
+    #[test]
+    fn each_side_sees_the_end_when_the_client_closes_first() {
+        let cfg = Config {
+            io_timeout: Duration::from_secs(3),
+            ..Config::default()
+        };
+        let listener = Listener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr;
+        let server_cfg = cfg.clone();
+        let server = thread::spawn(move || {
+            let mut ch = listener.accept(Params::default(), &server_cfg).unwrap();
+            let mut buf = [0u8; 5];
+            ch.recv(&mut buf).unwrap();
+            ch.send(&buf).unwrap();
+            let mut more = [0u8; 1];
+            assert!(matches!(ch.recv(&mut more), Err(Error::Closed { .. })));
+            ch.close().unwrap();
+        });
+        let mut ch = connect(addr, Params::default(), &cfg).unwrap();
+        ch.send(b"hello").unwrap();
+        let mut echo = [0u8; 5];
+        ch.recv(&mut echo).unwrap();
+        assert_eq!(&echo, b"hello");
+        ch.close().unwrap();
+        let mut more = [0u8; 1];
+        let end = ch.recv(&mut more);
+        assert!(matches!(end, Err(Error::Closed { .. })), "{end:?}");
+        server.join().unwrap();
     }
 }
