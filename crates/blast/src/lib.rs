@@ -799,8 +799,9 @@ impl Connection {
     }
 
     /// Whether arrival times matter now: the client before its WELCOME and while it times
-    /// the server's train. Its reader should then give [`handle_datagram_timed`]
-    /// (Self::handle_datagram_timed) the kernel's arrival time where it has one.
+    /// the server's train. Its reader should then give
+    /// [`handle_datagram_timed`](Self::handle_datagram_timed) the kernel's arrival time
+    /// where it has one.
     pub fn times_arrivals(&self, now: Instant) -> bool {
         matches!(self.state, State::Hello { .. }) || self.timing_train(now)
     }
