@@ -13,6 +13,9 @@ need_root() {
 # jq, with which the main job reads JSON, and a font for the text of the PNG plots.
 packages=(build-essential libudt-dev pkg-config curl ca-certificates iproute2 ethtool time jq
   fonts-dejavu-core)
+# The 64-bit ARM tests (the `armv8` AES backend, cross-compiled and run under qemu-user): the
+# cross compiler and its C library, and qemu-user.
+packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -34,6 +37,7 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 if command -v rustup >/dev/null 2>&1; then
   rustup component add rustfmt clippy >/dev/null 2>&1 || true
+  rustup target add aarch64-unknown-linux-gnu >/dev/null 2>&1 || true
 fi
 
 # cargo-fuzz, for the fuzz targets (runs on stable with --sanitizer none).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: set-up, formatting, lints, docs, every test, and the
-# fuzz targets for a minute each.
+# The whole test suite, as CI runs it: set-up, formatting, lints, docs, every test, the
+# 64-bit ARM tests under qemu-user, and the fuzz targets for a minute each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -31,6 +31,17 @@ echo "== without the udt and quic features, libudt hidden"
   fi
   cargo test --workspace --no-default-features
 )
+echo "== 64-bit ARM under qemu-user: the armv8 AES backend"
+# Cross-compiled (the linker and runner are in .cargo/config.toml): the AES and garbling
+# crates' tests, whose every-backend checks take the armv8 backend (qemu's CPU has the AES
+# instructions), and a 2PC session between this host's garbler and an ARM evaluator.
+cargo clippy --quiet --target aarch64-unknown-linux-gnu -p transputation-core \
+  -p transputation-garble --all-targets -- -D warnings
+cargo doc --quiet --no-deps --target aarch64-unknown-linux-gnu -p transputation-core \
+  -p transputation-garble
+cargo test --quiet --target aarch64-unknown-linux-gnu -p transputation-core \
+  -p transputation-garble --lib --test determinism
+./scripts/arm-2pc.sh
 echo "== fuzz (${FUZZ_SECONDS:=60} s per target)"
 (
   cd fuzz

@@ -85,6 +85,9 @@ pub struct PartyArgs {
     pub parties: Option<Vec<String>>,
     /// The garbling scheme.
     pub scheme: String,
+    /// The AES backend (`--backend`); `None`: no flag, the fastest the CPU has.
+    #[serde(default)]
+    pub backend: Option<String>,
     /// The transport with its options.
     pub transport: String,
     /// Who learns the output (`both`, `evaluator`); `None`: the default.
@@ -147,6 +150,7 @@ impl PartyArgs {
             circuit: circuit.into(),
             parties: None,
             scheme: scheme.into(),
+            backend: None,
             transport: transport.into(),
             output: None,
             timeout_secs: None,
@@ -176,6 +180,9 @@ impl PartyArgs {
             v.extend(["--parties".into(), p.join(",")]);
         }
         v.extend(["--scheme".into(), self.scheme.clone()]);
+        if let Some(b) = &self.backend {
+            v.extend(["--backend".into(), b.clone()]);
+        }
         v.extend(["--transport".into(), self.transport.clone()]);
         if let Some(o) = &self.output {
             v.extend(["--output".into(), o.clone()]);
@@ -318,6 +325,7 @@ impl PartyArgs {
             circuit: required(take("--circuit"), "--circuit")?,
             parties: take("--parties").map(|p| p.split(',').map(str::to_string).collect()),
             scheme: required(take("--scheme"), "--scheme")?,
+            backend: take("--backend"),
             transport: required(take("--transport"), "--transport")?,
             output: take("--output"),
             timeout_secs: number("--timeout", take("--timeout"))?,
@@ -338,6 +346,7 @@ impl PartyArgs {
             "--circuit",
             "--parties",
             "--scheme",
+            "--backend",
             "--transport",
             "--output",
             "--timeout",
@@ -405,6 +414,7 @@ mod tests {
             "mtcp:streams=8,chunk=65536",
         );
         g.input = "00ff,".into();
+        g.backend = Some("aes-ni".into());
         g.protection = Some(Protection::PskFile("/tmp/k/psk".into()));
         g.timeout_secs = Some(120.0);
         g.accept_timeout_secs = Some(600.0);
@@ -423,6 +433,8 @@ mod tests {
                 "synthetic:and=10,xor=20",
                 "--scheme",
                 "ideal",
+                "--backend",
+                "aes-ni",
                 "--transport",
                 "mtcp:streams=8,chunk=65536",
                 "--timeout",

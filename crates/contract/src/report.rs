@@ -19,7 +19,9 @@ use crate::args::Role;
 /// computations, and a party then prints one report per computation, one per line
 /// ([`PartyReport::stream_from_json`] reads them). A version 2 report is refused: it cannot
 /// say which computation of its session it was.
-pub const REPORT_VERSION: u32 = 4;
+///
+/// Version 4 added `auto`; version 5 `backend`, the AES implementation the party used.
+pub const REPORT_VERSION: u32 = 5;
 
 /// Bytes of one direction of a session, by what they carried.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,6 +110,9 @@ pub struct PartyReport {
     pub parts_evaluator_to_garbler: ByteParts,
     /// The garbling scheme's name.
     pub scheme: String,
+    /// The AES backend this party garbled or evaluated with (`portable`, `aes-ni`,
+    /// `vaes256`, `vaes`, `armv8`). Version 5.
+    pub backend: String,
     /// The transport, with its options.
     pub transport: String,
     /// The circuit as named on the command line.
@@ -366,6 +371,7 @@ mod tests {
             },
             parts_evaluator_to_garbler: ByteParts::default(),
             scheme: "ideal".into(),
+            backend: "vaes".into(),
             transport: "tcp".into(),
             circuit: "aes128".into(),
             and_gates: 6400,
@@ -410,27 +416,28 @@ mod tests {
         // The same with a version 1 or 2 added is refused for its version: the fields of the
         // versions after it (round trips, the paper's measure, which computation, ...) were
         // not measured, and are not made up.
-        for old in [1, 2, 3] {
+        for old in 1..REPORT_VERSION {
             let text = UNVERSIONED.replacen('{', &format!("{{\"report_version\":{old},"), 1);
             let e = PartyReport::from_json("garbler", &text).unwrap_err();
             assert!(matches!(e, ReportError::Version { .. }), "{e}");
             assert_eq!(
                 e.to_string(),
                 format!(
-                    "the garbler's report is version {old}, this build reads version 4; run \
-                     parties of the same build"
+                    "the garbler's report is version {old}, this build reads version \
+                     {REPORT_VERSION}; run parties of the same build"
                 )
             );
         }
-        // With version 4 and its fields, it reads.
-        let v4 = UNVERSIONED.replacen(
+        // With version 5 and its fields, it reads.
+        let v5 = UNVERSIONED.replacen(
             '{',
-            "{\"report_version\":4,\"connect_ms\":null,\"first_output_ms\":6100.5,\
+            "{\"report_version\":5,\"connect_ms\":null,\"first_output_ms\":6100.5,\
              \"round_trips\":3,\"paper_ms\":21.25,\"computation\":1,\"online_ms\":null,\
-             \"session\":null,\"auto\":null,",
+             \"session\":null,\"auto\":null,\"backend\":\"aes-ni\",",
             1,
         );
-        let r = PartyReport::from_json("garbler", &v4).unwrap();
+        let r = PartyReport::from_json("garbler", &v5).unwrap();
+        assert_eq!(r.backend, "aes-ni");
         assert_eq!((r.role, r.total_ms), (Role::Garbler, 5440.299516));
         assert_eq!(
             (r.connect_ms, r.first_output_ms, r.round_trips, r.paper_ms),
@@ -479,20 +486,20 @@ mod tests {
 
     #[test]
     fn other_versions_and_broken_reports_are_refused() {
-        let v5 = UNVERSIONED.replacen('{', "{\"report_version\":5,", 1);
-        let e = PartyReport::from_json("evaluator", &v5).unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("the evaluator's report is version 5, this build reads version 4"),
-            "{e}"
+        let newer = REPORT_VERSION + 1;
+        let text = UNVERSIONED.replacen('{', &format!("{{\"report_version\":{newer},"), 1);
+        let e = PartyReport::from_json("evaluator", &text).unwrap_err();
+        let want = format!(
+            "the evaluator's report is version {newer}, this build reads version {REPORT_VERSION}"
         );
+        assert!(e.to_string().starts_with(&want), "{e}");
         let e = PartyReport::from_json("garbler", "Segmentation fault").unwrap_err();
         assert!(
             e.to_string()
                 .starts_with("the garbler's report is not JSON"),
             "{e}"
         );
-        let e = PartyReport::from_json("garbler", r#"{"report_version":4,"role":"garbler"}"#)
+        let e = PartyReport::from_json("garbler", r#"{"report_version":5,"role":"garbler"}"#)
             .unwrap_err();
         assert!(
             e.to_string()
@@ -554,11 +561,10 @@ mod tests {
         text.push_str(&format!("{v}\n"));
         text.push_str(&lines(&reports[3..]));
         let e = PartyReport::stream_from_json("evaluator", &text).unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("the evaluator's report 3 is version 2, this build reads version 4"),
-            "{e}"
+        let want = format!(
+            "the evaluator's report 3 is version 2, this build reads version {REPORT_VERSION}"
         );
+        assert!(e.to_string().starts_with(&want), "{e}");
         // Report 4 without its online time.
         let mut v = reports[3].to_json_value();
         v.as_object_mut().unwrap().remove("online_ms");
@@ -566,7 +572,7 @@ mod tests {
         let e = PartyReport::stream_from_json("evaluator", &text).unwrap_err();
         assert!(
             e.to_string().starts_with(
-                "the evaluator's report 4 (version 4) is malformed: missing field `online_ms`"
+                "the evaluator's report 4 (version 5) is malformed: missing field `online_ms`"
             ),
             "{e}"
         );

@@ -60,6 +60,9 @@
 //!   auto_predicted_ms REAL -- the model's prediction of the choice's time to the output
 //!   auto_probe_ms REAL -- the evaluator's time measuring the path (0 from its cache)
 //!   auto_agree_ms REAL -- its time from deciding to its connection over the choice
+//!   garbler_backend TEXT, evaluator_backend TEXT -- the AES implementation each party
+//!                    -- garbled or evaluated with (their reports' `backend`); NULL for user
+//!                    -- programs, failed runs and rows older than schema version 8
 //!   started_at TEXT, garbler_report TEXT, evaluator_report TEXT (their JSON reports, one
 //!                    -- line per computation),
 //!   garbler_output TEXT, evaluator_output TEXT (standard output and error, last 64 KiB),
@@ -75,7 +78,8 @@
 //! in 4 with report version 2, NULL in older rows and for user programs; `computations`,
 //! `online_ms` and `online_max_ms` in 5 with report version 3, older runs having had one
 //! computation; `protocol_version` in 6, NULL in older rows; `transport_written` and the
-//! `auto_*` columns in 7, NULL in older rows), and a newer one is refused. Rows are read by
+//! `auto_*` columns in 7, NULL in older rows; `garbler_backend` and `evaluator_backend` in 8
+//! with report version 5, NULL in older rows), and a newer one is refused. Rows are read by
 //! column name, so the order of the columns in a file does not matter.
 
 use std::collections::HashSet;
@@ -289,6 +293,10 @@ pub struct RunRecord {
     pub auto_probe_ms: Option<f64>,
     /// The evaluator's time from deciding to its connection over the choice, ms.
     pub auto_agree_ms: Option<f64>,
+    /// The AES backend the garbler used (its report's `backend`).
+    pub garbler_backend: Option<String>,
+    /// The AES backend the evaluator used.
+    pub evaluator_backend: Option<String>,
     /// The garbler's JSON reports, one line per computation.
     pub garbler_report: Option<String>,
     /// The evaluator's JSON reports, one line per computation.
@@ -355,6 +363,8 @@ impl RunRecord {
             auto_predicted_ms: None,
             auto_probe_ms: None,
             auto_agree_ms: None,
+            garbler_backend: None,
+            evaluator_backend: None,
             garbler_report: None,
             evaluator_report: None,
             garbler_output: None,
@@ -579,10 +589,11 @@ impl Db {
              evaluator_report, garbler_output, evaluator_output, buffer_bytes, connect_ms, \
              handshake_ms, first_output_ms, paper_ms, garbler_round_trips, \
              evaluator_round_trips, computations, online_ms, online_max_ms, protocol_version, \
-             transport_written, auto_choice, auto_predicted_ms, auto_probe_ms, auto_agree_ms) \
+             transport_written, auto_choice, auto_predicted_ms, auto_probe_ms, auto_agree_ms, \
+             garbler_backend, evaluator_backend) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
              ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, \
-             ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43)",
+             ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45)",
             params![
                 experiment_id,
                 r.cell.circuit,
@@ -627,6 +638,8 @@ impl Db {
                 r.auto_predicted_ms,
                 r.auto_probe_ms,
                 r.auto_agree_ms,
+                r.garbler_backend,
+                r.evaluator_backend,
             ],
         )
         .map_err(db_err(format!(
@@ -647,8 +660,8 @@ impl Db {
              evaluator_output, buffer_bytes, connect_ms, handshake_ms, first_output_ms, \
              paper_ms, garbler_round_trips, evaluator_round_trips, computations, online_ms, \
              online_max_ms, protocol_version, transport_written, auto_choice, \
-             auto_predicted_ms, auto_probe_ms, auto_agree_ms FROM runs \
-             WHERE experiment_id = ?1 ORDER BY id",
+             auto_predicted_ms, auto_probe_ms, auto_agree_ms, garbler_backend, \
+             evaluator_backend FROM runs WHERE experiment_id = ?1 ORDER BY id",
             params![experiment_id],
             read_run,
         )
@@ -752,6 +765,8 @@ fn read_run(r: &Row<'_>) -> rusqlite::Result<RunRecord> {
         auto_predicted_ms: r.get("auto_predicted_ms")?,
         auto_probe_ms: r.get("auto_probe_ms")?,
         auto_agree_ms: r.get("auto_agree_ms")?,
+        garbler_backend: r.get("garbler_backend")?,
+        evaluator_backend: r.get("evaluator_backend")?,
     })
 }
 

@@ -4,8 +4,8 @@
 //! without the columns of schema version 4 (the waiting times of report version 2: NULL,
 //! unknown), with one computation each and no online time (schema version 5) and without
 //! the parties' protocol version (schema version 6: NULL, unknown), each run's transport as
-//! written being the one it ran and nothing of auto (schema version 7), and accepts new
-//! runs.
+//! written being the one it ran and nothing of auto (schema version 7), the parties' AES
+//! backends unknown (schema version 8), and accepts new runs.
 
 use std::path::Path;
 
@@ -22,8 +22,8 @@ fn fixture_copy(dir: &Path) -> std::path::PathBuf {
 #[test]
 fn a_database_of_the_previous_build_reads_the_same() {
     assert_eq!(
-        SCHEMA_VERSION, 7,
-        "a new version: keep this file's checks of versions 3 to 7"
+        SCHEMA_VERSION, 8,
+        "a new version: keep this file's checks of versions 3 to 8"
     );
     let dir = tempfile::tempdir().unwrap();
     let path = fixture_copy(dir.path());
@@ -98,6 +98,11 @@ fn a_database_of_the_previous_build_reads_the_same() {
                 r.auto_agree_ms
             ),
             (None, None, None, None)
+        );
+        // Version 8's: the AES backends were not recorded then.
+        assert_eq!(
+            (r.garbler_backend.as_ref(), r.evaluator_backend.as_ref()),
+            (None, None)
         );
     }
 

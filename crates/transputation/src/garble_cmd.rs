@@ -49,17 +49,23 @@ pub(crate) fn parse_scheme(s: &str) -> Result<Scheme, String> {
     s.parse()
 }
 
-fn parse_backend(s: &str) -> Result<Backend, String> {
-    Backend::available()
-        .into_iter()
-        .find(|b| b.name() == s)
-        .ok_or_else(|| {
-            let names: Vec<&str> = Backend::available().iter().map(|b| b.name()).collect();
-            format!(
-                "AES backend '{s}' is not available on this CPU (available: {})",
-                names.join(", ")
-            )
-        })
+/// An AES backend by name (`--backend`): one this CPU runs, or an error naming what it
+/// lacks for it.
+pub(crate) fn parse_backend(s: &str) -> Result<Backend, String> {
+    let names = |v: &[Backend]| v.iter().map(|b| b.name()).collect::<Vec<_>>().join(", ");
+    let Some(backend) = Backend::from_name(s) else {
+        return Err(format!(
+            "unknown AES backend '{s}' (the backends: {})",
+            names(&Backend::all())
+        ));
+    };
+    match backend.why_unsupported() {
+        None => Ok(backend),
+        Some(why) => Err(format!(
+            "AES backend '{s}' cannot run here: {why} (available here: {})",
+            names(&Backend::available())
+        )),
+    }
 }
 
 pub fn run(args: GarbleBenchArgs) -> Result<()> {

@@ -34,6 +34,7 @@ mod output;
 mod party_cmd;
 mod probe_cmd;
 mod report;
+mod run_cmd;
 mod secure_cmd;
 mod select_cmd;
 mod serve_cmd;
@@ -68,7 +69,7 @@ enum Command {
     /// Be the evaluator of a 2PC session: connect to the garbler, compute, print the output.
     Evaluator(party_cmd::EvaluatorArgs),
     /// Run both parties of a 2PC session as two processes over 127.0.0.1.
-    Run(party_cmd::RunArgs),
+    Run(run_cmd::RunArgs),
     /// Emulated links between two network namespaces: check one, run commands or experiments
     /// across them, report the results.
     #[command(subcommand)]
@@ -97,7 +98,7 @@ fn main() {
         Command::Garbler(args) if args.session.is_auto() => auto_cmd::garbler(args, started),
         Command::Garbler(args) => party_cmd::garbler(args, started),
         Command::Evaluator(args) => party_cmd::evaluator(args, started),
-        Command::Run(args) => party_cmd::run(args),
+        Command::Run(args) => run_cmd::run(args),
         Command::Testbed(cmd) => testbed_cmd::run(cmd),
         Command::Keygen(args) => secure_cmd::keygen(args),
         Command::Capabilities(args) => capabilities_cmd::run(args),

@@ -1,4 +1,5 @@
-//! `transputation garbler`, `evaluator` and `run`: Yao's protocol between two processes.
+//! `transputation garbler` and `evaluator`: Yao's protocol between two processes (`run`,
+//! which starts both, is `crate::run_cmd`).
 //!
 //! `garbler` listens, `evaluator` connects; both load the circuit and prepare before the
 //! session (the evaluator prepares while it connects), so protocol time (`total_ms`) runs
@@ -11,29 +12,24 @@
 //! Every session is protected (authenticated and encrypted, `crate::secure_cmd`) unless
 //! `--insecure` says otherwise; `run` makes a one-time pre-shared key for its two parties.
 
-use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
-use serde_json::json;
 use transputation_2pc::{
     ByteParts, Channel, Evaluator, Garbler, LabelTransfer, Options, OutputMode, Report,
 };
 use transputation_circuits::encoding::{decode_outputs, encode_party_input};
 use transputation_circuits::{library, Circuit, Party, Stats};
-use transputation_contract::{self as contract, PartyArgs, PartyReport, Role, REPORT_VERSION};
+use transputation_contract::{self as contract, PartyReport, Role, REPORT_VERSION};
+use transputation_core::aes::Backend;
 use transputation_garble::Scheme;
 use transputation_transport::sizing::Sizing;
 use transputation_transport::{Config, Credentials, Listener};
 
 use crate::auto_connect::{parse_transport_arg, session_transport_help, TransportArg};
-use crate::garble_cmd::parse_scheme;
+use crate::garble_cmd::{parse_backend, parse_scheme};
 use crate::input_source::InputSource;
 use crate::secure_cmd::{self, Protection, ProtectionArgs};
 use crate::transport_cmd::{parse_rate, path_sizing};
@@ -44,48 +40,54 @@ pub struct SessionArgs {
     /// The circuit: a Bristol / Bristol Fashion file or a built-in such as `aes128` (see
     /// `circuit list`).
     #[arg(long)]
-    circuit: String,
+    pub(crate) circuit: String,
     /// For circuit files: the owner of each input group, in order, e.g. `evaluator,garbler`.
     #[arg(long, value_delimiter = ',', value_name = "PARTY,...")]
-    parties: Option<Vec<Party>>,
+    pub(crate) parties: Option<Vec<Party>>,
     /// The garbling scheme: prf, circular or ideal (aliases glnp15, half-gates-rekeyed,
     /// half-gates-fixed-key, justgarble).
     #[arg(long, value_parser = parse_scheme, default_value = "ideal")]
-    scheme: Scheme,
+    pub(crate) scheme: Scheme,
+    /// The AES implementation this party garbles or evaluates with: portable, aes-ni,
+    /// vaes256, vaes or armv8 (default: the fastest this CPU has). Each party chooses its
+    /// own; the tables are the same bytes on every backend.
+    #[arg(long, value_parser = parse_backend)]
+    pub(crate) backend: Option<Backend>,
     /// The transport: NAME or NAME:key=value,... (see `transports`), or auto.
     #[arg(long, value_parser = parse_transport_arg, default_value = "tcp", long_help = session_transport_help())]
     pub(crate) transport: TransportArg,
     /// Who learns the output: both (the evaluator sends it to the garbler) or evaluator.
     #[arg(long, default_value = "both")]
-    output: OutputMode,
+    pub(crate) output: OutputMode,
     /// Seconds a silent peer is waited for before giving up, once connected (the garbler's
     /// wait for an evaluator to connect is --accept-timeout).
     #[arg(long, default_value_t = 30.0)]
-    timeout: f64,
+    pub(crate) timeout: f64,
     /// Seconds the evaluator keeps trying to reach the garbler (which may start after it)
     /// before giving up (the garbler, which listens, does not use it).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
-    connect_timeout: f64,
+    pub(crate) connect_timeout: f64,
     /// The path's round-trip time in milliseconds; with --bandwidth, sizes the transport's
     /// buffers for the bytes this circuit and scheme send (paper §4.2).
     #[arg(long, requires = "bandwidth")]
-    rtt_ms: Option<f64>,
+    pub(crate) rtt_ms: Option<f64>,
     /// The path's bottleneck bandwidth, e.g. 100mbit or 1gbit; with --rtt-ms, sizes the
     /// transport's buffers.
     #[arg(long, value_parser = parse_rate, requires = "rtt_ms")]
-    bandwidth: Option<u64>,
+    pub(crate) bandwidth: Option<u64>,
     /// Print JSON (keys: output, total_ms, ot_ms, garble_ms, eval_ms,
     /// bytes_garbler_to_evaluator, bytes_evaluator_to_garbler, scheme, transport, circuit,
     /// and_gates, load_ms, setup_ms, the bytes by part, and with --rtt-ms and --bandwidth
     /// the buffer sizing: buffer_bytes, bdp_bytes, paper_bound_bytes, volume_bytes;
     /// protection: none, noise-psk or noise-kk, and handshake_ms (the garbler's before
     /// total_ms, the evaluator's inside it); connect_ms (the evaluator's connect call),
-    /// first_output_ms (process start to output), round_trips, and paper_ms (the paper's
+    /// first_output_ms (process start to output), round_trips, backend (the AES
+    /// implementation this party used), and paper_ms (the paper's
     /// measure: garbling, the tables' transfer and the output, OT and set-up excluded);
     /// auto (with --transport auto: the path, the choice, its prediction and why, the
     /// probe's and the agreement's times; null otherwise).
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -152,28 +154,12 @@ pub struct EvaluatorArgs {
     session: SessionArgs,
 }
 
-#[derive(Args, Debug)]
-pub struct RunArgs {
-    /// The garbler's input: one hex string per input group it owns, comma-separated.
-    #[arg(long, default_value = "")]
-    garbler_input: String,
-    /// The evaluator's input: one hex string per input group it owns, comma-separated.
-    #[arg(long, default_value = "")]
-    evaluator_input: String,
-    /// Run both parties without authentication or encryption (by default they share a
-    /// one-time pre-shared key made for this run).
-    #[arg(long)]
-    insecure: bool,
-    #[command(flatten)]
-    session: SessionArgs,
-}
-
 /// A loaded circuit with the times it took, and the transport's buffer sizing for it.
 pub(crate) struct Loaded {
     pub(crate) circuit: Circuit,
-    and_gates: u64,
-    load_ms: f64,
-    sizing: Option<Sizing>,
+    pub(crate) and_gates: u64,
+    pub(crate) load_ms: f64,
+    pub(crate) sizing: Option<Sizing>,
 }
 
 impl SessionArgs {
@@ -243,8 +229,14 @@ impl SessionArgs {
     pub(crate) fn options(&self) -> Options {
         Options {
             output: self.output,
+            backend: self.backend(),
             ..Options::new(self.scheme)
         }
+    }
+
+    /// The AES backend: the one asked for, else the fastest this CPU has.
+    pub(crate) fn backend(&self) -> Backend {
+        self.backend.unwrap_or_else(Backend::detect)
     }
 }
 
@@ -333,6 +325,7 @@ fn party_report(
         parts_garbler_to_evaluator: parts(&g2e_parts),
         parts_evaluator_to_garbler: parts(&e2g_parts),
         scheme: args.scheme.name().into(),
+        backend: args.backend().name().into(),
         transport: around.transport.clone(),
         circuit: args.circuit.clone(),
         and_gates: loaded.and_gates,
@@ -668,229 +661,5 @@ fn evaluate<C: Channel>(
         print_report(s, loaded, around, &report, lines)?;
     }
     session.close().context("closing the open session")?;
-    Ok(())
-}
-
-/// The command line of a party of `run`'s session (the contract's type, shared with the
-/// testbed's runner).
-fn party_args(
-    s: &SessionArgs,
-    role: Role,
-    address: SocketAddr,
-    input: &str,
-    protection: Option<&Path>,
-) -> PartyArgs {
-    let mut p = PartyArgs::new(
-        role,
-        address,
-        &s.circuit,
-        s.scheme.name(),
-        &s.transport.to_string(),
-    );
-    p.input = input.into();
-    p.protection = Some(match protection {
-        Some(psk) => contract::Protection::PskFile(psk.to_path_buf()),
-        None => contract::Protection::Insecure,
-    });
-    p.output = Some(s.output.to_string());
-    p.timeout_secs = Some(s.timeout);
-    p.connect_timeout_secs = Some(s.connect_timeout);
-    p.path = s.rtt_ms.zip(s.bandwidth);
-    p.parties = s
-        .parties
-        .as_ref()
-        .map(|ps| ps.iter().map(|p| p.name().to_string()).collect());
-    p
-}
-
-/// A party process whose standard error is collected by a thread (and, for the garbler,
-/// scanned for the announced address).
-struct PartyProcess {
-    name: &'static str,
-    child: Child,
-    stderr: Option<thread::JoinHandle<String>>,
-}
-
-impl PartyProcess {
-    fn spawn(
-        name: &'static str,
-        args: Vec<String>,
-        announce: Option<mpsc::Sender<String>>,
-    ) -> Result<Self> {
-        let exe = std::env::current_exe().context("finding this program to start the parties")?;
-        let mut child = Command::new(exe)
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .with_context(|| format!("starting the {name}"))?;
-        let err = child.stderr.take().expect("piped");
-        let stderr = thread::spawn(move || {
-            let mut all = String::new();
-            for line in BufReader::new(err).lines().map_while(|l| l.ok()) {
-                if let (Some(tx), Some(addr)) = (&announce, line.strip_prefix("listening on ")) {
-                    let _ = tx.send(addr.trim().to_string());
-                }
-                all.push_str(&line);
-                all.push('\n');
-            }
-            all
-        });
-        Ok(PartyProcess {
-            name,
-            child,
-            stderr: Some(stderr),
-        })
-    }
-
-    /// Waits for the process; its JSON report, or an error with what it printed.
-    fn finish(mut self) -> Result<PartyReport> {
-        let mut out = String::new();
-        if let Some(mut o) = self.child.stdout.take() {
-            o.read_to_string(&mut out)
-                .context("reading a party's report")?;
-        }
-        let status = self.child.wait().context("waiting for a party")?;
-        let err = self
-            .stderr
-            .take()
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default();
-        if !status.success() {
-            bail!("the {} failed ({status}):\n{}", self.name, err.trim_end());
-        }
-        Ok(PartyReport::from_json(self.name, &out)?)
-    }
-}
-
-impl Drop for PartyProcess {
-    fn drop(&mut self) {
-        // Never leave a party behind (after an error the other may still wait).
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-pub fn run(args: RunArgs) -> Result<()> {
-    let s = &args.session;
-    // Check the flags and inputs here, so that a typo is reported once and before any process starts.
-    let loaded = s.load()?;
-    s.config(&loaded)?;
-    encode_party_input(&loaded.circuit, Party::Garbler, &args.garbler_input)?;
-    encode_party_input(&loaded.circuit, Party::Evaluator, &args.evaluator_input)?;
-
-    // The parties' one-time key: a 0600 file in a 0700 directory, removed when `run` ends.
-    let (_key_dir, psk) = if args.insecure {
-        (None, None)
-    } else {
-        let (dir, path) = secure_cmd::one_time_psk()?;
-        (Some(dir), Some(path))
-    };
-    let (tx, rx) = mpsc::channel();
-    let any_port = SocketAddr::from(([127, 0, 0, 1], 0));
-    let mut g_args = party_args(
-        s,
-        Role::Garbler,
-        any_port,
-        &args.garbler_input,
-        psk.as_deref(),
-    );
-    // The evaluator starts as soon as the garbler listens: a garbler still alone after
-    // --timeout waits for one that failed, not for one on its way.
-    g_args.accept_timeout_secs = Some(s.timeout);
-    let garbler = PartyProcess::spawn("garbler", g_args.to_argv(), Some(tx))?;
-    // Loading a large circuit takes the garbler a while; wait for its address as long as
-    // loading took here, plus the timeout.
-    let wait =
-        Duration::from_secs_f64(s.timeout) + Duration::from_secs_f64(loaded.load_ms / 1e3 * 4.0);
-    let addr = match rx.recv_timeout(wait) {
-        Ok(a) => a,
-        Err(_) => {
-            return Err(garbler
-                .finish()
-                .err()
-                .unwrap_or_else(|| anyhow!("the garbler never announced its address")))
-        }
-    };
-    let addr: SocketAddr = addr
-        .parse()
-        .with_context(|| format!("the garbler announced {addr:?}, not an address"))?;
-    let e_args = party_args(
-        s,
-        Role::Evaluator,
-        addr,
-        &args.evaluator_input,
-        psk.as_deref(),
-    );
-    let evaluator = PartyProcess::spawn("evaluator", e_args.to_argv(), None)?;
-    let e = evaluator.finish();
-    let g = garbler.finish();
-    let (g, e) = match (g, e) {
-        (Ok(g), Ok(e)) => (g, e),
-        (Err(ge), Err(ee)) => bail!("{ge:#}\n{ee:#}"),
-        (Err(x), _) | (_, Err(x)) => return Err(x),
-    };
-    if s.output == OutputMode::Both && g.output != e.output {
-        bail!(
-            "the parties disagree on the output: garbler {}, evaluator {}",
-            json!(g.output),
-            json!(e.output)
-        );
-    }
-    let merged = json!({
-        "report_version": REPORT_VERSION,
-        "output": e.output,
-        "total_ms": g.total_ms,
-        "ot_ms": e.ot_ms,
-        "garble_ms": g.garble_ms,
-        "eval_ms": e.eval_ms,
-        "bytes_garbler_to_evaluator": g.bytes_garbler_to_evaluator,
-        "bytes_evaluator_to_garbler": g.bytes_evaluator_to_garbler,
-        "scheme": s.scheme.name(),
-        "transport": e.transport,
-        "auto": e.auto,
-        "circuit": s.circuit,
-        "and_gates": loaded.and_gates,
-        "load_ms": g.load_ms,
-        "setup_ms": g.setup_ms,
-        "buffer_bytes": g.buffer_bytes,
-        "bdp_bytes": g.bdp_bytes,
-        "paper_bound_bytes": g.paper_bound_bytes,
-        "protection": g.protection,
-        "handshake_ms": g.handshake_ms,
-        "connect_ms": e.connect_ms,
-        "first_output_ms": e.first_output_ms,
-        "paper_ms": g.paper_ms,
-        "round_trips": {"garbler": g.round_trips, "evaluator": e.round_trips},
-        "garbler": g.to_json_value(),
-        "evaluator": e.to_json_value(),
-    });
-    if s.json {
-        outln!("{}", serde_json::to_string_pretty(&merged)?)?;
-        return Ok(());
-    }
-    outln!("output: {}", merged["output"].as_str().unwrap_or("?"))?;
-    let f = |k: &str| merged[k].as_f64().unwrap_or(f64::NAN);
-    eprintln!(
-        "{} with {} over {}: protocol {:.2} ms (OT {:.2} ms, garbling {:.2} ms, evaluation \
-         {:.2} ms), {} bytes garbler→evaluator, {} bytes evaluator→garbler",
-        s.circuit,
-        s.scheme,
-        e.transport,
-        f("total_ms"),
-        f("ot_ms"),
-        f("garble_ms"),
-        f("eval_ms"),
-        merged["bytes_garbler_to_evaluator"],
-        merged["bytes_evaluator_to_garbler"],
-    );
-    eprintln!(
-        "protection: {} (handshake {:.2} ms, not in the protocol time)",
-        merged["protection"].as_str().unwrap_or("?"),
-        f("handshake_ms")
-    );
     Ok(())
 }

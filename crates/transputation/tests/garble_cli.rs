@@ -58,7 +58,55 @@ fn names_a_bad_scheme_or_backend() {
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !out.status.success() && err.contains("'quantum' is not available"),
+        !out.status.success() && err.contains("unknown AES backend 'quantum'"),
         "{err}"
     );
+}
+
+/// A backend this CPU cannot run is refused with what it lacks, by `garble-bench` and by
+/// the parties: `armv8` on x86 (or an x86 backend on ARM), and `vaes` on an x86 CPU
+/// without AVX-512, naming the missing feature.
+#[test]
+fn a_backend_the_cpu_lacks_is_refused_naming_what_it_lacks() {
+    let is_x86 = cfg!(any(target_arch = "x86", target_arch = "x86_64"));
+    let (foreign, lack) = if is_x86 {
+        ("armv8", "runs only on a 64-bit ARM CPU")
+    } else {
+        ("aes-ni", "runs only on an x86 CPU")
+    };
+    let mut cases = vec![(foreign, lack)];
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if !is_x86_feature_detected!("avx512f") {
+        cases.push(("vaes", "avx512f"));
+    }
+    for (backend, lack) in cases {
+        let bench = [
+            "garble-bench",
+            "--circuit",
+            "aes128",
+            "--scheme",
+            "ideal",
+            "--backend",
+            backend,
+        ];
+        let party = [
+            "run",
+            "--circuit",
+            "aes128",
+            "--scheme",
+            "ideal",
+            "--backend",
+            backend,
+        ];
+        for argv in [&bench[..], &party[..]] {
+            let out = run(argv);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{argv:?}: {err}");
+            assert!(
+                err.contains(&format!("AES backend '{backend}' cannot run here"))
+                    && err.contains(lack),
+                "{argv:?}: {err}"
+            );
+        }
+    }
 }

@@ -376,3 +376,40 @@ fn an_evaluator_may_start_first_and_gives_up_after_its_connect_timeout() {
         "{err}"
     );
 }
+
+/// Each backend garbles AES-128 under `run` where this CPU has it (and is refused, naming
+/// why, where it does not), and each party reports the one it used; the answer is
+/// FIPS-197's on every one.
+#[test]
+fn each_party_reports_the_aes_backend_it_was_given() {
+    let mut ran = vec![];
+    for b in ["portable", "aes-ni", "vaes256", "vaes", "armv8"] {
+        let out = run(&[
+            "run",
+            "--circuit",
+            "aes128",
+            "--backend",
+            b,
+            "--garbler-input",
+            AES_KEY,
+            "--evaluator-input",
+            AES_PT,
+            "--json",
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            assert!(err.contains("cannot run here"), "{b}: {err}");
+            assert_ne!(b, "portable", "{err}");
+            continue;
+        }
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["output"], AES_CT, "{b}");
+        assert_eq!(v["backend"]["garbler"], b);
+        assert_eq!(v["backend"]["evaluator"], b);
+        assert_eq!(v["garbler"]["backend"], b);
+        assert_eq!(v["evaluator"]["backend"], b);
+        ran.push(b);
+    }
+    eprintln!("backends run: {ran:?}");
+    assert!(ran.len() >= 2 || !cfg!(target_arch = "x86_64"), "{ran:?}");
+}

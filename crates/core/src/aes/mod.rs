@@ -17,15 +17,24 @@
 //!   per-key path.
 //!   Calls of at most four blocks, or one key, take the AES-NI kernels, which have the lower
 //!   latency.
+//! - [`Backend::Vaes256`] (x86 and x86-64 with `vaes`, `avx2` and AES-NI, no AVX-512: AMD
+//!   Zen 3, Intel from Alder Lake): `VAESENC` on 256-bit registers of two blocks, six
+//!   registers in flight for a fixed key, four registers of two keys for the per-key path.
+//! - [`Backend::Armv8`] (64-bit ARM with the `aes` feature): `AESE`/`AESMC` on 128-bit NEON
+//!   registers, eight blocks or keys in flight. Tested under `qemu-user`; its speed has not
+//!   been measured on ARM hardware.
 //!
-//! The x86 backends live in the [`x86`] module, compiled only for x86 and x86-64, whose
-//! building blocks the garbling crate's fused gate kernels also use; the two are the only
-//! `unsafe` code of the garbling and OT crates. Detection uses `is_x86_feature_detected!`
-//! (cached by the standard library). [`Backend::available`] lists the portable backend
-//! first, then each x86 backend the CPU has; [`Backend::detect`] returns the last, the
-//! fastest (VAES, else AES-NI, else portable). Naming a backend the CPU lacks panics
-//! ([`Backend::is_supported`] tells beforehand) rather than executing instructions it does
-//! not have.
+//! The 512-bit VAES and the AES-NI fixed-key and per-key kernels are written out in the
+//! `x86` module; `vaes256` and `armv8` instantiate the kernels of [`register`], written once
+//! over the width of a register, with the register types of `x86::registers` and
+//! `arm::Neon`. The garbling crate's fused gate kernels build on both. These and the AES
+//! kernels are the only `unsafe` code of the garbling and OT crates. Detection uses
+//! `is_x86_feature_detected!` and `is_aarch64_feature_detected!` (cached by the standard
+//! library). [`Backend::available`] lists the portable backend first, then each backend the
+//! CPU has; [`Backend::detect`] returns the last, the fastest (VAES, else VAES on 256 bits,
+//! else AES-NI, else Armv8, else portable). Naming a backend the CPU lacks panics
+//! ([`Backend::is_supported`] and [`Backend::why_unsupported`] tell beforehand) rather than
+//! executing instructions it does not have.
 //!
 //! # The per-key path
 //!
@@ -58,6 +67,9 @@
 use crate::block::Block;
 use aes::cipher::{Array, BlockCipherEncrypt, KeyInit};
 
+#[cfg(target_arch = "aarch64")]
+pub mod arm;
+pub mod register;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 pub mod x86;
 
@@ -72,20 +84,30 @@ pub enum Backend {
     /// VAES on AVX-512 registers of four blocks (x86 and x86-64 with `vaes`, `avx512f`,
     /// `avx512bw`, `avx512vl` and AES-NI).
     Vaes,
+    /// VAES on 256-bit registers of two blocks (x86 and x86-64 with `vaes`, `avx2` and
+    /// AES-NI, no AVX-512 needed).
+    Vaes256,
+    /// The Armv8 Cryptographic Extension on 128-bit NEON registers (64-bit ARM with `aes`).
+    Armv8,
 }
 
 impl Backend {
     /// The fastest backend this CPU supports: the last of [`Backend::available`].
     pub fn detect() -> Backend {
-        [Backend::Vaes, Backend::AesNi]
-            .into_iter()
-            .find(|b| b.is_supported())
-            .unwrap_or(Backend::Portable)
+        [
+            Backend::Vaes,
+            Backend::Vaes256,
+            Backend::AesNi,
+            Backend::Armv8,
+        ]
+        .into_iter()
+        .find(|b| b.is_supported())
+        .unwrap_or(Backend::Portable)
     }
 
     /// Every backend this CPU supports: [`Backend::Portable`] first, fastest last.
     pub fn available() -> Vec<Backend> {
-        [Backend::Portable, Backend::AesNi, Backend::Vaes]
+        Backend::all()
             .into_iter()
             .filter(|b| b.is_supported())
             .collect()
@@ -99,8 +121,93 @@ impl Backend {
             Backend::AesNi => x86::AesNi::detect().is_some(),
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             Backend::Vaes => x86::Vaes::detect().is_some(),
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            Backend::Vaes256 => x86::Vaes256::detect().is_some(),
             #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-            Backend::AesNi | Backend::Vaes => false,
+            Backend::AesNi | Backend::Vaes | Backend::Vaes256 => false,
+            #[cfg(target_arch = "aarch64")]
+            Backend::Armv8 => arm::Armv8::detect().is_some(),
+            #[cfg(not(target_arch = "aarch64"))]
+            Backend::Armv8 => false,
+        }
+    }
+
+    /// Every backend there is, supported here or not: [`Backend::available`]'s order.
+    pub fn all() -> [Backend; 5] {
+        [
+            Backend::Portable,
+            Backend::AesNi,
+            Backend::Vaes256,
+            Backend::Vaes,
+            Backend::Armv8,
+        ]
+    }
+
+    /// The backend of a [`Backend::name`].
+    pub fn from_name(name: &str) -> Option<Backend> {
+        Backend::all().into_iter().find(|b| b.name() == name)
+    }
+
+    /// What this CPU lacks for the backend: the target features it needs and the CPU does
+    /// not have, or the architecture it runs on (empty where it is supported).
+    pub fn missing_features(self) -> Vec<&'static str> {
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        let have = |f: &&str| match *f {
+            "aes" => is_x86_feature_detected!("aes"),
+            "sse2" => is_x86_feature_detected!("sse2"),
+            "ssse3" => is_x86_feature_detected!("ssse3"),
+            "sse4.1" => is_x86_feature_detected!("sse4.1"),
+            "avx" => is_x86_feature_detected!("avx"),
+            "avx2" => is_x86_feature_detected!("avx2"),
+            "vaes" => is_x86_feature_detected!("vaes"),
+            "avx512f" => is_x86_feature_detected!("avx512f"),
+            "avx512bw" => is_x86_feature_detected!("avx512bw"),
+            "avx512vl" => is_x86_feature_detected!("avx512vl"),
+            _ => false,
+        };
+        #[cfg(target_arch = "aarch64")]
+        let have = |f: &&str| *f == "aes" && std::arch::is_aarch64_feature_detected!("aes");
+        #[cfg(not(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64")))]
+        let have = |_: &&str| false;
+        const X86: &str = "an x86 CPU";
+        const ARM: &str = "a 64-bit ARM CPU";
+        let is_x86 = cfg!(any(target_arch = "x86", target_arch = "x86_64"));
+        let (needs, arch): (&[&str], _) = match self {
+            Backend::Portable => return vec![],
+            Backend::AesNi => (&["aes", "sse2", "ssse3"], (X86, is_x86)),
+            Backend::Vaes256 => (
+                &["aes", "sse2", "ssse3", "sse4.1", "avx", "avx2", "vaes"],
+                (X86, is_x86),
+            ),
+            Backend::Vaes => (
+                &[
+                    "aes", "sse2", "ssse3", "sse4.1", "avx", "avx2", "vaes", "avx512f", "avx512bw",
+                    "avx512vl",
+                ],
+                (X86, is_x86),
+            ),
+            Backend::Armv8 => (&["aes"], (ARM, cfg!(target_arch = "aarch64"))),
+        };
+        if !arch.1 {
+            return vec![arch.0];
+        }
+        needs.iter().filter(|f| !have(f)).copied().collect()
+    }
+
+    /// Why this CPU cannot run the backend, in words (`None` where it can): the architecture
+    /// it needs, or the target features it lacks.
+    pub fn why_unsupported(self) -> Option<String> {
+        let missing = self.missing_features();
+        match missing.as_slice() {
+            [] => None,
+            [arch] if arch.starts_with("a ") || arch.starts_with("an ") => {
+                Some(format!("it runs only on {arch}"))
+            }
+            _ => Some(format!(
+                "it needs the CPU feature{} {}, which this CPU lacks",
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", ")
+            )),
         }
     }
 
@@ -110,6 +217,8 @@ impl Backend {
             Backend::Portable => "portable",
             Backend::AesNi => "aes-ni",
             Backend::Vaes => "vaes",
+            Backend::Vaes256 => "vaes256",
+            Backend::Armv8 => "armv8",
         }
     }
 }
@@ -132,6 +241,16 @@ fn vaes() -> x86::Vaes {
     x86::Vaes::detect().unwrap_or_else(|| unsupported(Backend::Vaes))
 }
 
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+fn vaes256() -> x86::Vaes256 {
+    x86::Vaes256::detect().unwrap_or_else(|| unsupported(Backend::Vaes256))
+}
+
+#[cfg(target_arch = "aarch64")]
+fn armv8() -> arm::Armv8 {
+    arm::Armv8::detect().unwrap_or_else(|| unsupported(Backend::Armv8))
+}
+
 /// Blocks per call to the underlying cipher in the portable backend.
 const CHUNK: usize = 64;
 
@@ -147,6 +266,10 @@ enum Expanded {
     AesNi(x86::AesNi, x86::RoundKeys),
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     Vaes(x86::Vaes, x86::RoundKeys),
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    Vaes256(x86::Vaes256, x86::RoundKeys),
+    #[cfg(target_arch = "aarch64")]
+    Armv8(arm::Armv8, register::RoundKeys),
 }
 
 /// AES-128 under one key, many blocks per call.
@@ -179,8 +302,20 @@ impl FixedKeyAes {
                 let t = vaes();
                 Expanded::Vaes(t, t.expand(key))
             }
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            Backend::Vaes256 => {
+                let t = vaes256();
+                Expanded::Vaes256(t, t.expand(key))
+            }
             #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-            Backend::AesNi | Backend::Vaes => unsupported(backend),
+            Backend::AesNi | Backend::Vaes | Backend::Vaes256 => unsupported(backend),
+            #[cfg(target_arch = "aarch64")]
+            Backend::Armv8 => {
+                let t = armv8();
+                Expanded::Armv8(t, t.expand(key))
+            }
+            #[cfg(not(target_arch = "aarch64"))]
+            Backend::Armv8 => unsupported(backend),
         };
         FixedKeyAes { backend, expanded }
     }
@@ -200,6 +335,30 @@ impl FixedKeyAes {
         match &self.expanded {
             Expanded::Vaes(t, rk) => Some((*t, rk)),
             _ => None,
+        }
+    }
+
+    /// The round keys with the token of the x86 backend in use, if it is one: what the
+    /// fused kernels need to run under this key on any x86 backend.
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    #[inline]
+    pub fn x86_round_keys(&self) -> Option<(x86::Token, &x86::RoundKeys)> {
+        match &self.expanded {
+            Expanded::Portable(_) => None,
+            Expanded::AesNi(t, rk) => Some((x86::Token::AesNi(*t), rk)),
+            Expanded::Vaes(t, rk) => Some((x86::Token::Vaes(*t), rk)),
+            Expanded::Vaes256(t, rk) => Some((x86::Token::Vaes256(*t), rk)),
+        }
+    }
+
+    /// The round keys with the `armv8` backend's token, if it is the one in use: what the
+    /// fused kernels need to run under this key.
+    #[cfg(target_arch = "aarch64")]
+    #[inline]
+    pub fn armv8_round_keys(&self) -> Option<(arm::Armv8, &register::RoundKeys)> {
+        match &self.expanded {
+            Expanded::Armv8(t, rk) => Some((*t, rk)),
+            Expanded::Portable(_) => None,
         }
     }
 
@@ -232,6 +391,10 @@ impl FixedKeyAes {
             Expanded::AesNi(t, rk) => t.encrypt_blocks(rk, blocks),
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             Expanded::Vaes(t, rk) => t.encrypt_blocks(rk, blocks),
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            Expanded::Vaes256(t, rk) => t.encrypt_blocks(rk, blocks),
+            #[cfg(target_arch = "aarch64")]
+            Expanded::Armv8(t, rk) => t.encrypt_blocks(rk, blocks),
         }
     }
 
@@ -275,6 +438,10 @@ impl FixedKeyAes {
             Expanded::AesNi(t, rk) => t.tccr(rk, xs, tweaks, out),
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             Expanded::Vaes(t, rk) => t.tccr(rk, xs, tweaks, out),
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            Expanded::Vaes256(t, rk) => t.tccr(rk, xs, tweaks, out),
+            #[cfg(target_arch = "aarch64")]
+            Expanded::Armv8(t, rk) => t.tccr(rk, xs, tweaks, out),
         }
     }
 }
@@ -312,8 +479,14 @@ pub fn encrypt_under_keys(backend: Backend, keys: &[Block], blocks: &mut [Block]
         Backend::AesNi => aesni().encrypt_under_keys(keys, blocks, per_key),
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
         Backend::Vaes => vaes().encrypt_under_keys(keys, blocks, per_key),
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        Backend::Vaes256 => vaes256().encrypt_under_keys(keys, blocks, per_key),
         #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-        Backend::AesNi | Backend::Vaes => unsupported(backend),
+        Backend::AesNi | Backend::Vaes | Backend::Vaes256 => unsupported(backend),
+        #[cfg(target_arch = "aarch64")]
+        Backend::Armv8 => armv8().encrypt_under_keys(keys, blocks, per_key),
+        #[cfg(not(target_arch = "aarch64"))]
+        Backend::Armv8 => unsupported(backend),
     }
 }
 
@@ -350,6 +523,27 @@ mod tests {
             );
         }
         eprintln!("AES backends: {all:?}");
+    }
+
+    /// A backend is available exactly where nothing is missing for it, and names what is.
+    #[test]
+    fn missing_features_name_what_a_backend_needs() {
+        for b in Backend::all() {
+            assert_eq!(b.missing_features().is_empty(), b.is_supported(), "{b:?}");
+            assert_eq!(Backend::from_name(b.name()), Some(b));
+        }
+        assert_eq!(Backend::from_name("aesni"), None);
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        {
+            assert_eq!(Backend::Armv8.missing_features(), ["a 64-bit ARM CPU"]);
+            let why = Backend::Armv8.why_unsupported();
+            assert_eq!(why.as_deref(), Some("it runs only on a 64-bit ARM CPU"));
+            if !is_x86_feature_detected!("avx512f") {
+                assert!(Backend::Vaes.missing_features().contains(&"avx512f"));
+                let why = Backend::Vaes.why_unsupported().unwrap();
+                assert!(why.contains("avx512f") && why.contains("lacks"), "{why}");
+            }
+        }
     }
 
     #[test]
@@ -494,6 +688,20 @@ mod tests {
     #[should_panic(expected = "per_key blocks for each key")]
     fn per_key_length_mismatch_panics() {
         encrypt_under_keys(Backend::detect(), &[Block(1)], &mut [Block(2)], 2);
+    }
+
+    /// The `armv8` backend's key schedule (`AESE` on a zero key, one table lookup) gives
+    /// FIPS-197 Appendix A.1's round keys.
+    #[cfg(target_arch = "aarch64")]
+    #[test]
+    fn armv8_key_schedule_matches_fips197_a1() {
+        let Some(t) = arm::Armv8::detect() else {
+            eprintln!("no Armv8 AES: key schedule not tested");
+            return;
+        };
+        let rk = t.expand(Block::from_hex("2b7e151628aed2a6abf7158809cf4f3c"));
+        assert_eq!(rk[1], Block::from_hex("a0fafe1788542cb123a339392a6c7605"));
+        assert_eq!(rk[10], Block::from_hex("d014f9a8c9ee2589e13f0cc8b6630ca6"));
     }
 
     /// FIPS-197 Appendix A.1: the key schedule of 2b7e1516 28aed2a6 abf71588 09cf4f3c.

@@ -50,13 +50,11 @@ use core::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
 
+pub use super::register::RoundKeys;
+use super::register::RCON;
 use crate::block::Block;
 
-/// The expanded key: round keys 0 to 10, as blocks.
-pub type RoundKeys = [Block; 11];
-
-/// The round constants of rounds 1 to 10.
-const RCON: [i32; 10] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
+pub mod registers;
 
 /// Blocks (AES-NI) or 4-block registers (VAES) encrypted together by the fixed-key kernels.
 const WIDTH: usize = 8;
@@ -78,6 +76,23 @@ pub struct AesNi(());
 /// Proof that the CPU has VAES with AVX-512F, AVX-512BW and AVX-512VL (and AES-NI).
 #[derive(Clone, Copy, Debug)]
 pub struct Vaes(AesNi);
+
+/// Proof that the CPU has VAES on 256-bit registers with AVX2 (and AES-NI and SSE4.1): the
+/// `vaes256` backend, for CPUs with VAES but no AVX-512 (AMD Zen 3, Intel from Alder Lake).
+#[derive(Clone, Copy, Debug)]
+pub struct Vaes256(AesNi);
+
+/// The token of one of the x86 backends, as a fused kernel's caller finds it with the round
+/// keys (`FixedKeyAes::x86_round_keys`).
+#[derive(Clone, Copy, Debug)]
+pub enum Token {
+    /// The `aes-ni` backend.
+    AesNi(AesNi),
+    /// The `vaes256` backend.
+    Vaes256(Vaes256),
+    /// The `vaes` backend (AVX-512).
+    Vaes(Vaes),
+}
 
 impl AesNi {
     /// The token if the CPU has `aes`, `sse2` and `ssse3` (the one `PSHUFB` of the key
@@ -178,6 +193,62 @@ impl Vaes {
         }
         // SAFETY: the token proves that the CPU has the kernel's target features.
         unsafe { vaes::tccr(rk, xs, tweaks, out) }
+    }
+}
+
+impl Vaes256 {
+    /// The token if the CPU has `vaes`, `avx` and `avx2` (and `sse4.1`) as well as AES-NI.
+    pub fn detect() -> Option<Vaes256> {
+        let ni = AesNi::detect()?;
+        (is_x86_feature_detected!("vaes")
+            && is_x86_feature_detected!("avx")
+            && is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("sse4.1"))
+        .then_some(Vaes256(ni))
+    }
+
+    /// The AES-NI token, which this one implies.
+    pub fn aes_ni(self) -> AesNi {
+        self.0
+    }
+
+    /// The AES-128 key schedule of `key`.
+    pub(super) fn expand(self, key: Block) -> RoundKeys {
+        self.0.expand(key)
+    }
+
+    /// Encrypts every block in place under the expanded key `rk`.
+    pub(super) fn encrypt_blocks(self, rk: &RoundKeys, blocks: &mut [Block]) {
+        if blocks.len() <= SMALL_BLOCKS {
+            return self.0.encrypt_blocks(rk, blocks);
+        }
+        // SAFETY: the token proves that the CPU has the kernel's target features.
+        unsafe { registers::vaes256::encrypt_blocks(self, rk, blocks) }
+    }
+
+    /// Encrypts `blocks[i]` under `keys[i / per_key]`; `blocks.len() == keys.len() * per_key`.
+    pub(super) fn encrypt_under_keys(self, keys: &[Block], blocks: &mut [Block], per_key: usize) {
+        debug_assert_eq!(blocks.len(), keys.len() * per_key);
+        match per_key {
+            _ if keys.len() <= SMALL_KEYS => self.0.encrypt_under_keys(keys, blocks, per_key),
+            // SAFETY: the token proves that the CPU has the kernel's target features.
+            1 => unsafe { registers::vaes256::under_keys::<1>(self, keys, blocks) },
+            // SAFETY: as above.
+            2 => unsafe { registers::vaes256::under_keys::<2>(self, keys, blocks) },
+            _ => one_key_at_a_time(keys, blocks, per_key, |k, b| {
+                self.encrypt_blocks(&self.expand(k), b)
+            }),
+        }
+    }
+
+    /// As [`AesNi::tccr`].
+    pub(super) fn tccr(self, rk: &RoundKeys, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
+        debug_assert!(xs.len() == tweaks.len() && xs.len() == out.len());
+        if xs.len() <= SMALL_BLOCKS {
+            return self.0.tccr(rk, xs, tweaks, out);
+        }
+        // SAFETY: the token proves that the CPU has the kernel's target features.
+        unsafe { registers::vaes256::tccr(self, rk, xs, tweaks, out) }
     }
 }
 

@@ -146,6 +146,12 @@ pub(super) const MIGRATIONS: &[Migration] = &[
             ("auto_agree_ms", "REAL"),
         ],
     },
+    // 8: the AES backend each party used (report version 5); NULL for older runs, user
+    // programs and failed runs.
+    Migration::AddColumns {
+        table: "runs",
+        columns: &[("garbler_backend", "TEXT"), ("evaluator_backend", "TEXT")],
+    },
 ];
 
 /// The schema version this build writes: the number of migrations.

@@ -33,6 +33,8 @@ pub(crate) fn ok_run(transport: &str, rep: u32, total: f64) -> RunRecord {
         auto_predicted_ms: Some(total * 0.9),
         auto_probe_ms: Some(140.5),
         auto_agree_ms: Some(0.75),
+        garbler_backend: Some("vaes256".into()),
+        evaluator_backend: Some("aes-ni".into()),
         garbler_report: Some("{\"total_ms\": 1}".into()),
         ..RunRecord::ok(
             Cell {
@@ -145,12 +147,18 @@ const VERSION_7_COLUMNS: [&str; 5] = [
     "auto_agree_ms",
 ];
 
+/// The columns schema version 8 added to `runs`.
+const VERSION_8_COLUMNS: [&str; 2] = ["garbler_backend", "evaluator_backend"];
+
 /// A file of an older schema: today's tables without the columns added since `version`,
 /// with one experiment recorded then (by hand, as that version wrote it).
 fn old_file(path: &Path, version: i64) -> i64 {
     let db = Db::open(path).unwrap();
     let mut sql = String::new();
-    let mut dropped = VERSION_7_COLUMNS.to_vec();
+    let mut dropped = VERSION_8_COLUMNS.to_vec();
+    if version < 7 {
+        dropped.extend(VERSION_7_COLUMNS);
+    }
     if version < 6 {
         dropped.push(VERSION_6_COLUMN);
     }
@@ -175,7 +183,8 @@ fn old_file(path: &Path, version: i64) -> i64 {
     assert_eq!(has_column(&db, "runs", "paper_ms"), version >= 4);
     assert_eq!(has_column(&db, "runs", "computations"), version >= 5);
     assert_eq!(has_column(&db, "runs", VERSION_6_COLUMN), version >= 6);
-    assert!(!has_column(&db, "runs", "auto_choice"));
+    assert_eq!(has_column(&db, "runs", "auto_choice"), version >= 7);
+    assert!(!has_column(&db, "runs", "garbler_backend"));
     db.conn
         .execute(
             "INSERT INTO experiments (name, spec, planned_runs, version, kernel, cpu, host, \
@@ -265,6 +274,7 @@ fn a_version_3_file_gets_the_waiting_times_null_for_its_runs() {
         .chain(&VERSION_5_COLUMNS)
         .chain(&[VERSION_6_COLUMN])
         .chain(&VERSION_7_COLUMNS)
+        .chain(&VERSION_8_COLUMNS)
     {
         assert!(has_column(&db, "runs", c), "{c}");
     }
@@ -396,10 +406,42 @@ fn a_newer_file_is_refused() {
     Db::open(&path)
         .unwrap()
         .conn
-        .execute_batch("PRAGMA user_version = 8")
+        .execute_batch("PRAGMA user_version = 9")
         .unwrap();
     let e = Db::open(&path).unwrap_err().to_string();
-    assert!(e.contains("version 8, newer than this tool's 7"), "{e}");
+    assert!(e.contains("version 9, newer than this tool's 8"), "{e}");
+}
+
+#[test]
+fn a_version_7_file_gets_the_backends_unknown_for_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v7.sqlite");
+    let before = old_file(&path, 7);
+    let old = Connection::open(&path).unwrap();
+    old.execute(
+        "INSERT INTO runs (experiment_id, circuit, scheme, transport, condition, repetition, \
+         rtt_us, loss, jitter_us, emulator, status, total_ms, computations, transport_written) \
+         VALUES (?1, 'aes128', 'ideal', 'tcp', 'wan', 0, 100000, 0.0, 0, 'emu', 'ok', 517.0, 1, \
+         'tcp')",
+        params![before],
+    )
+    .unwrap();
+    drop(old);
+    let mut db = Db::open(&path).unwrap();
+    assert_eq!(user_version(&db), SCHEMA_VERSION);
+    for c in VERSION_8_COLUMNS {
+        assert!(has_column(&db, "runs", c), "{c}");
+    }
+    let r = &db.runs(before).unwrap()[0];
+    assert_eq!(
+        (r.garbler_backend.as_deref(), r.evaluator_backend.as_deref()),
+        (None, None)
+    );
+    let run = ok_run("tcp", 1, 400.0);
+    db.insert_run(before, &run).unwrap();
+    let r = &db.runs(before).unwrap()[1];
+    assert_eq!(r.garbler_backend.as_deref(), Some("vaes256"));
+    assert_eq!(r.evaluator_backend.as_deref(), Some("aes-ni"));
 }
 
 #[test]

@@ -206,6 +206,8 @@ impl Measured {
             auto_predicted_ms: auto.map(|a| a.predicted_ms),
             auto_probe_ms: auto.and_then(|a| a.probe_ms),
             auto_agree_ms: auto.and_then(|a| a.agree_ms),
+            garbler_backend: Some(g.backend.clone()),
+            evaluator_backend: Some(e.backend.clone()),
             garbler_report: Some(lines(&self.garbler)),
             evaluator_report: Some(lines(&self.evaluator)),
             ..RunRecord::ok(p.cell.clone(), p.repetition, link.clone())

@@ -244,10 +244,10 @@ fn the_tweak_base_changes_the_tables_and_must_be_the_evaluators() {
     }
 }
 
-/// Every AES backend garbles and evaluates alike at every tweak base: the VAES fused
-/// kernels (`fused::garble_and_gates`, `fused::eval_and_gates`) against the staged paths
-/// of the other backends, on a circuit with waves wide enough to fill the kernels' groups
-/// and leave remainders. (Without VAES the staged paths are compared among themselves.)
+/// Every AES backend garbles and evaluates alike at every tweak base: the x86 backends'
+/// fused kernels (`fused::garble_and_gates`, `fused::eval_and_gates`) against the portable
+/// backend's staged path, on a circuit with waves wide enough to fill the kernels' groups
+/// and leave remainders.
 #[test]
 fn every_backend_garbles_alike_at_every_tweak_base() {
     let c = library::load("synthetic:and=1001,xor=2003,inputs=101,depth=7").unwrap();

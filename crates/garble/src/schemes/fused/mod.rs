@@ -1,16 +1,25 @@
-//! The garbling schemes' fused gate kernels, where the AES backend has them (VAES): each
-//! computes a batch of independent gates' AES work and their table rows in registers,
-//! reading labels and writing tables and labels in place, instead of staging the hashes'
-//! inputs and outputs in memory (see the `x86` module for what that saves).
+//! The garbling schemes' fused gate kernels: each computes a batch of independent gates' AES
+//! work and their table rows in registers, reading labels and writing tables and labels in
+//! place, instead of staging the hashes' inputs and outputs in memory (see the `x86` module
+//! for what that saves).
+//!
+//! The half-gates kernels exist for every backend but the portable one: written out for
+//! AVX-512's 512-bit VAES registers (`x86`), and once for the narrower registers (`generic`,
+//! over `transputation_core::aes::register::Register`) that `aes-ni`, `vaes256` (`x86`'s
+//! `narrow` entry points) and `armv8` (`arm`) instantiate. `prf`'s kernels exist for VAES.
 //!
 //! Every function returns whether it ran; the schemes keep the staged path, which computes
 //! the same bytes, for the other backends, and the tests check the two against each other.
 //! These kernels are scheme code (they know the table layouts of docs/garbling.md §2.8 and
-//! §3.5); the AES building blocks they use are `transputation_core::aes::x86`'s.
+//! §3.5); the AES building blocks they use are `transputation_core::aes`'s.
 
 use transputation_core::aes::{Backend, FixedKeyAes};
 use transputation_core::Block;
 
+#[cfg(target_arch = "aarch64")]
+mod arm;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64"))]
+mod generic;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod x86;
 
@@ -20,8 +29,8 @@ mod x86;
 /// `H` = [`FixedKeyAes::tccr`] under `aes`, `j = 2(B + n) + 1` and `j' = 2(B + n) + 2`
 /// (in wrapping 64-bit arithmetic; the callers keep it from wrapping).
 ///
-/// Only the VAES backend has this fused path (inputs and tweaks made in registers); it
-/// returns whether it wrote `out`, and the caller stages the inputs for
+/// Only the portable backend lacks this fused path (inputs and tweaks made in registers);
+/// it returns whether it wrote `out`, and the caller stages the inputs for
 /// [`FixedKeyAes::tccr`] otherwise.
 ///
 /// # Panics
@@ -39,8 +48,13 @@ pub(crate) fn tccr_and_gates(
         "one AND index and one output per gate"
     );
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if let Some((t, rk)) = aes.vaes_round_keys() {
+    if let Some((t, rk)) = aes.x86_round_keys() {
         x86::tccr_and_gates(t, rk, delta, inputs, and_index, tweak_base, out);
+        return true;
+    }
+    #[cfg(target_arch = "aarch64")]
+    if let Some((t, rk)) = aes.armv8_round_keys() {
+        arm::tccr_and_gates(t, rk, delta, (inputs, and_index, tweak_base), out);
         return true;
     }
     let _ = (aes, delta, tweak_base);
@@ -52,7 +66,7 @@ pub(crate) fn tccr_and_gates(
 /// `out[i]` is `[H(a, 2(B + n) + 1), H(b, 2(B + n) + 2)]` with `H` = [`FixedKeyAes::tccr`]
 /// under `aes`.
 ///
-/// Only the VAES backend has this fused path (tweaks made in registers); it returns
+/// Only the portable backend lacks this fused path (tweaks made in registers); it returns
 /// whether it wrote `out`, and the caller stages the tweaks for [`FixedKeyAes::tccr`]
 /// otherwise.
 ///
@@ -70,8 +84,13 @@ pub(crate) fn tccr_eval_gates(
         "one AND index and one output per gate"
     );
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if let Some((t, rk)) = aes.vaes_round_keys() {
+    if let Some((t, rk)) = aes.x86_round_keys() {
         x86::tccr_eval_gates(t, rk, inputs, and_index, tweak_base, out);
+        return true;
+    }
+    #[cfg(target_arch = "aarch64")]
+    if let Some((t, rk)) = aes.armv8_round_keys() {
+        arm::tccr_eval_gates(t, rk, (inputs, and_index, tweak_base), out);
         return true;
     }
     let _ = (aes, tweak_base);
@@ -84,7 +103,8 @@ pub(crate) fn tccr_eval_gates(
 /// with `aes` as the TCCR permutation and tweak base `tweak_base`, fused: for each gate its
 /// input 0-labels from `zero`, the four hashes of [`tccr_and_gates`], its table `TG ‖ TE` written to
 /// `window[32 · (n − first)..][..32]` and its output 0-label to `zero[out]`
-/// (`half_gates::garble_and`). Only the VAES backend has it; returns whether it ran.
+/// (`half_gates::garble_and`). Every backend but the portable one has it; returns whether it
+/// ran.
 ///
 /// # Panics
 /// If the slices differ in length or a slot or table is out of range.
@@ -98,8 +118,13 @@ pub(crate) fn garble_and_gates(
 ) -> bool {
     assert_eq!(ands.0.len(), ands.1.len(), "one AND index per gate");
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if let Some((t, rk)) = aes.vaes_round_keys() {
+    if let Some((t, rk)) = aes.x86_round_keys() {
         x86::garble_and_gates(t, rk, delta, tweak_base, zero, ands, window);
+        return true;
+    }
+    #[cfg(target_arch = "aarch64")]
+    if let Some((t, rk)) = aes.armv8_round_keys() {
+        arm::garble_and_gates(t, rk, (delta, tweak_base), zero, ands, window);
         return true;
     }
     let _ = (aes, delta, tweak_base, zero, window);
@@ -110,7 +135,7 @@ pub(crate) fn garble_and_gates(
 /// [`garble_and_gates`]) under tweak base `tweak_base`, fused: for each gate its labels
 /// from `labels`, the two hashes of [`tccr_eval_gates`], and its output label from its table at
 /// `window[32 · (n − first)..][..32]` written to `labels[out]` (`half_gates::eval_and`).
-/// Only the VAES backend has it; returns whether it ran.
+/// Every backend but the portable one has it; returns whether it ran.
 ///
 /// # Panics
 /// As [`garble_and_gates`].
@@ -123,8 +148,13 @@ pub(crate) fn eval_and_gates(
 ) -> bool {
     assert_eq!(ands.0.len(), ands.1.len(), "one AND index per gate");
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if let Some((t, rk)) = aes.vaes_round_keys() {
+    if let Some((t, rk)) = aes.x86_round_keys() {
         x86::eval_and_gates(t, rk, tweak_base, labels, ands, window);
+        return true;
+    }
+    #[cfg(target_arch = "aarch64")]
+    if let Some((t, rk)) = aes.armv8_round_keys() {
+        arm::eval_and_gates(t, rk, tweak_base, labels, ands, window);
         return true;
     }
     let _ = (aes, tweak_base, labels, window);
@@ -272,7 +302,7 @@ mod tests {
                     let mut got = vec![[Block::ZERO; 4]; n];
                     let aes = FixedKeyAes::with_backend(key, backend);
                     let fused = tccr_and_gates(&aes, delta, &inputs, &idx, base, &mut got);
-                    assert_eq!(fused, backend == Backend::Vaes, "{backend:?}");
+                    assert_eq!(fused, backend != Backend::Portable, "{backend:?}");
                     if fused {
                         assert_eq!(got, expect, "{backend:?}, {n} gates, base {base:#x}");
                     }
@@ -303,7 +333,7 @@ mod tests {
                     let mut got = vec![[GUARD; 2]; n + 2];
                     let aes = FixedKeyAes::with_backend(key, backend);
                     let fused = tccr_eval_gates(&aes, &inputs, &idx, base, &mut got[1..n + 1]);
-                    assert_eq!(fused, backend == Backend::Vaes, "{backend:?}");
+                    assert_eq!(fused, backend != Backend::Portable, "{backend:?}");
                     if !fused {
                         continue;
                     }

@@ -37,7 +37,7 @@ use core::ops::Range;
 use transputation_core::aes::x86::vaes::{
     broadcast_keys, byte_reverse_64, keys_core, load4, load_part, store4, store_part, tccr_core,
 };
-use transputation_core::aes::x86::{ni, RoundKeys, Vaes};
+use transputation_core::aes::x86::{ni, RoundKeys, Token, Vaes};
 use transputation_core::Block;
 
 use super::{set_nibble, PrfOp};
@@ -53,7 +53,7 @@ const PRF_GROUP: usize = 8;
 
 /// The four TCCR hashes of each half-gates AND gate (see `fused::tccr_and_gates`).
 pub(super) fn tccr_and_gates(
-    _: Vaes,
+    t: Token,
     rk: &RoundKeys,
     delta: Block,
     inputs: &[[Block; 2]],
@@ -62,13 +62,20 @@ pub(super) fn tccr_and_gates(
     out: &mut [[Block; 4]],
 ) {
     debug_assert!(inputs.len() == and_index.len() && inputs.len() == out.len());
-    // SAFETY: the token proves that the CPU has the kernel's target features.
-    unsafe { kernels::tccr_and_gates(rk, delta, inputs, and_index, tweak_base, out) }
+    let gates = (inputs, and_index, tweak_base);
+    // SAFETY (each arm): the token proves that the CPU has the kernel's target features.
+    match t {
+        Token::Vaes(_) => unsafe {
+            kernels::tccr_and_gates(rk, delta, inputs, and_index, tweak_base, out)
+        },
+        Token::Vaes256(t) => unsafe { narrow::vaes256::tccr_and_gates(t, rk, delta, gates, out) },
+        Token::AesNi(t) => unsafe { narrow::ni::tccr_and_gates(t, rk, delta, gates, out) },
+    }
 }
 
 /// The two TCCR hashes of each evaluated AND gate (see `fused::tccr_eval_gates`).
 pub(super) fn tccr_eval_gates(
-    _: Vaes,
+    t: Token,
     rk: &RoundKeys,
     inputs: &[[Block; 2]],
     and_index: &[u32],
@@ -76,13 +83,20 @@ pub(super) fn tccr_eval_gates(
     out: &mut [[Block; 2]],
 ) {
     debug_assert!(inputs.len() == and_index.len() && inputs.len() == out.len());
-    // SAFETY: the token proves that the CPU has the kernel's target features.
-    unsafe { kernels::tccr_eval_gates(rk, inputs, and_index, tweak_base, out) }
+    let gates = (inputs, and_index, tweak_base);
+    // SAFETY (each arm): the token proves that the CPU has the kernel's target features.
+    match t {
+        Token::Vaes(_) => unsafe {
+            kernels::tccr_eval_gates(rk, inputs, and_index, tweak_base, out)
+        },
+        Token::Vaes256(t) => unsafe { narrow::vaes256::tccr_eval_gates(t, rk, gates, out) },
+        Token::AesNi(t) => unsafe { narrow::ni::tccr_eval_gates(t, rk, gates, out) },
+    }
 }
 
 /// The half-gates garbler's AND gates, fused (see `fused::garble_and_gates`).
 pub(super) fn garble_and_gates(
-    _: Vaes,
+    t: Token,
     rk: &RoundKeys,
     delta: Block,
     tweak_base: u64,
@@ -91,13 +105,22 @@ pub(super) fn garble_and_gates(
     window: &mut [u8],
 ) {
     debug_assert_eq!(ands.0.len(), ands.1.len());
-    // SAFETY: the token proves that the CPU has the kernel's target features.
-    unsafe { kernels::garble_and_gates(rk, delta, tweak_base, zero, ands, window) }
+    let d = (delta, tweak_base);
+    // SAFETY (each arm): the token proves that the CPU has the kernel's target features.
+    match t {
+        Token::Vaes(_) => unsafe {
+            kernels::garble_and_gates(rk, delta, tweak_base, zero, ands, window)
+        },
+        Token::Vaes256(t) => unsafe {
+            narrow::vaes256::garble_and_gates(t, rk, d, zero, ands, window)
+        },
+        Token::AesNi(t) => unsafe { narrow::ni::garble_and_gates(t, rk, d, zero, ands, window) },
+    }
 }
 
 /// The half-gates evaluator's AND gates, fused (see `fused::eval_and_gates`).
 pub(super) fn eval_and_gates(
-    _: Vaes,
+    t: Token,
     rk: &RoundKeys,
     tweak_base: u64,
     labels: &mut [Block],
@@ -105,8 +128,16 @@ pub(super) fn eval_and_gates(
     window: &[u8],
 ) {
     debug_assert_eq!(ands.0.len(), ands.1.len());
-    // SAFETY: the token proves that the CPU has the kernel's target features.
-    unsafe { kernels::eval_and_gates(rk, tweak_base, labels, ands, window) }
+    // SAFETY (each arm): the token proves that the CPU has the kernel's target features.
+    match t {
+        Token::Vaes(_) => unsafe { kernels::eval_and_gates(rk, tweak_base, labels, ands, window) },
+        Token::Vaes256(t) => unsafe {
+            narrow::vaes256::eval_and_gates(t, rk, tweak_base, labels, ands, window)
+        },
+        Token::AesNi(t) => unsafe {
+            narrow::ni::eval_and_gates(t, rk, tweak_base, labels, ands, window)
+        },
+    }
 }
 
 /// `prf`'s AND or XOR gates, fused (see `fused::prf_garble_gates`).
@@ -731,4 +762,113 @@ mod kernels {
             }
         }
     }
+}
+
+/// The generic kernels (`super::generic`) on the narrower x86 registers: the `aes-ni`
+/// backend's 128-bit [`Xmm`] and the `vaes256` backend's 256-bit [`Ymm`], each behind a
+/// `#[target_feature]` entry point into which they are inlined.
+pub(super) mod narrow {
+    use super::super::generic;
+    use transputation_core::aes::register::broadcast_keys;
+    use transputation_core::aes::x86::registers::{Xmm, Ymm};
+    use transputation_core::aes::x86::{AesNi, RoundKeys, Vaes256};
+    use transputation_core::Block;
+
+    /// Generic kernels' widths per backend: garbled gates (four blocks each) and evaluated
+    /// gates (two blocks each) per group, and the registers they fill. AES-NI: eight blocks
+    /// in flight, as its fixed-key kernels; `vaes256`: six registers of two blocks, which
+    /// with their six `π(x)` fit the 16 AVX registers.
+    const NI_GARBLE: (usize, usize) = (2, 8);
+    const NI_EVAL: (usize, usize) = (4, 8);
+    const Y_GARBLE: (usize, usize) = (3, 6);
+    const Y_EVAL: (usize, usize) = (6, 6);
+
+    macro_rules! entry_points {
+        ($name:ident, $token:ty, $reg:ty, $features:literal, $garble:ident, $eval:ident) => {
+            /// The fused half-gates kernels of one backend.
+            pub(in crate::schemes::fused) mod $name {
+                use super::*;
+
+                /// The garbler's AND gates (see `fused::garble_and_gates`).
+                #[target_feature(enable = $features)]
+                pub fn garble_and_gates(
+                    t: $token,
+                    rk: &RoundKeys,
+                    (delta, tweak_base): (Block, u64),
+                    zero: &mut [Block],
+                    ands: (&[u64], &[u32], u32),
+                    window: &mut [u8],
+                ) {
+                    let k = broadcast_keys::<$reg>(t, rk);
+                    const G: usize = $garble.0;
+                    const R: usize = $garble.1;
+                    generic::garble_and_gates::<$reg, G, R>(
+                        t,
+                        &k,
+                        (delta, tweak_base),
+                        zero,
+                        ands,
+                        window,
+                    );
+                }
+
+                /// The evaluator's AND gates (see `fused::eval_and_gates`).
+                #[target_feature(enable = $features)]
+                pub fn eval_and_gates(
+                    t: $token,
+                    rk: &RoundKeys,
+                    tweak_base: u64,
+                    labels: &mut [Block],
+                    ands: (&[u64], &[u32], u32),
+                    window: &[u8],
+                ) {
+                    let k = broadcast_keys::<$reg>(t, rk);
+                    const G: usize = $eval.0;
+                    const R: usize = $eval.1;
+                    generic::eval_and_gates::<$reg, G, R>(t, &k, tweak_base, labels, ands, window);
+                }
+
+                /// The four TCCR hashes of each garbled AND gate (see
+                /// `fused::tccr_and_gates`).
+                #[target_feature(enable = $features)]
+                pub fn tccr_and_gates(
+                    t: $token,
+                    rk: &RoundKeys,
+                    delta: Block,
+                    gates: (&[[Block; 2]], &[u32], u64),
+                    out: &mut [[Block; 4]],
+                ) {
+                    let k = broadcast_keys::<$reg>(t, rk);
+                    const G: usize = $garble.0;
+                    const R: usize = $garble.1;
+                    generic::tccr_and_gates::<$reg, G, R>(t, &k, delta, gates, out);
+                }
+
+                /// The two TCCR hashes of each evaluated AND gate (see
+                /// `fused::tccr_eval_gates`).
+                #[target_feature(enable = $features)]
+                pub fn tccr_eval_gates(
+                    t: $token,
+                    rk: &RoundKeys,
+                    gates: (&[[Block; 2]], &[u32], u64),
+                    out: &mut [[Block; 2]],
+                ) {
+                    let k = broadcast_keys::<$reg>(t, rk);
+                    const G: usize = $eval.0;
+                    const R: usize = $eval.1;
+                    generic::tccr_eval_gates::<$reg, G, R>(t, &k, gates, out);
+                }
+            }
+        };
+    }
+
+    entry_points!(ni, AesNi, Xmm, "aes,sse2,ssse3", NI_GARBLE, NI_EVAL);
+    entry_points!(
+        vaes256,
+        Vaes256,
+        Ymm,
+        "aes,sse2,ssse3,sse4.1,avx,avx2,vaes",
+        Y_GARBLE,
+        Y_EVAL
+    );
 }

@@ -1,0 +1,123 @@
+//! The fused half-gates kernels on 64-bit ARM: the generic kernels (`super::generic`) on the
+//! `armv8` backend's NEON register, behind `#[target_feature]` entry points. Their speed has
+//! not been measured on ARM hardware here; the tests run them under `qemu-user`.
+
+// `unsafe` is denied in the workspace and allowed only where a module needs it: calling a
+// `#[target_feature]` function from code compiled without those features is `unsafe`; each
+// such call holds the `Armv8` token, the proof that the CPU has them.
+#![allow(unsafe_code)]
+
+use transputation_core::aes::arm::{Armv8, Neon};
+use transputation_core::aes::register::{broadcast_keys, RoundKeys};
+use transputation_core::Block;
+
+use super::generic;
+
+/// Gates per group: four garbled gates (16 blocks) or eight evaluated ones in flight, whose
+/// states and `π(x)` with the round keys fit the 32 NEON registers.
+const GARBLE: usize = 4;
+const EVAL: usize = 8;
+
+/// The garbler's AND gates (see `fused::garble_and_gates`).
+pub(super) fn garble_and_gates(
+    t: Armv8,
+    rk: &RoundKeys,
+    d: (Block, u64),
+    zero: &mut [Block],
+    ands: (&[u64], &[u32], u32),
+    window: &mut [u8],
+) {
+    // SAFETY: the token proves that the CPU has the kernel's target features.
+    unsafe { kernels::garble_and_gates(t, rk, d, zero, ands, window) }
+}
+
+/// The evaluator's AND gates (see `fused::eval_and_gates`).
+pub(super) fn eval_and_gates(
+    t: Armv8,
+    rk: &RoundKeys,
+    tweak_base: u64,
+    labels: &mut [Block],
+    ands: (&[u64], &[u32], u32),
+    window: &[u8],
+) {
+    // SAFETY: the token proves that the CPU has the kernel's target features.
+    unsafe { kernels::eval_and_gates(t, rk, tweak_base, labels, ands, window) }
+}
+
+/// The four TCCR hashes of each garbled AND gate (see `fused::tccr_and_gates`).
+pub(super) fn tccr_and_gates(
+    t: Armv8,
+    rk: &RoundKeys,
+    delta: Block,
+    gates: (&[[Block; 2]], &[u32], u64),
+    out: &mut [[Block; 4]],
+) {
+    // SAFETY: the token proves that the CPU has the kernel's target features.
+    unsafe { kernels::tccr_and_gates(t, rk, delta, gates, out) }
+}
+
+/// The two TCCR hashes of each evaluated AND gate (see `fused::tccr_eval_gates`).
+pub(super) fn tccr_eval_gates(
+    t: Armv8,
+    rk: &RoundKeys,
+    gates: (&[[Block; 2]], &[u32], u64),
+    out: &mut [[Block; 2]],
+) {
+    // SAFETY: the token proves that the CPU has the kernel's target features.
+    unsafe { kernels::tccr_eval_gates(t, rk, gates, out) }
+}
+
+mod kernels {
+    use super::*;
+
+    #[target_feature(enable = "neon,aes")]
+    pub(super) fn garble_and_gates(
+        t: Armv8,
+        rk: &RoundKeys,
+        d: (Block, u64),
+        zero: &mut [Block],
+        ands: (&[u64], &[u32], u32),
+        window: &mut [u8],
+    ) {
+        let k = broadcast_keys::<Neon>(t, rk);
+        generic::garble_and_gates::<Neon, GARBLE, { 4 * GARBLE }>(t, &k, d, zero, ands, window);
+    }
+
+    #[target_feature(enable = "neon,aes")]
+    pub(super) fn eval_and_gates(
+        t: Armv8,
+        rk: &RoundKeys,
+        tweak_base: u64,
+        labels: &mut [Block],
+        ands: (&[u64], &[u32], u32),
+        window: &[u8],
+    ) {
+        let k = broadcast_keys::<Neon>(t, rk);
+        generic::eval_and_gates::<Neon, EVAL, { 2 * EVAL }>(
+            t, &k, tweak_base, labels, ands, window,
+        );
+    }
+
+    #[target_feature(enable = "neon,aes")]
+    pub(super) fn tccr_and_gates(
+        t: Armv8,
+        rk: &RoundKeys,
+        delta: Block,
+        gates: (&[[Block; 2]], &[u32], u64),
+        out: &mut [[Block; 4]],
+    ) {
+        let k = broadcast_keys::<Neon>(t, rk);
+        generic::tccr_and_gates::<Neon, GARBLE, { 4 * GARBLE }>(t, &k, delta, gates, out);
+    }
+
+    #[target_feature(enable = "neon,aes")]
+    pub(super) fn tccr_eval_gates(
+        t: Armv8,
+        rk: &RoundKeys,
+        gates: (&[[Block; 2]], &[u32], u64),
+        out: &mut [[Block; 2]],
+    ) {
+        let k = broadcast_keys::<Neon>(t, rk);
+        generic::tccr_eval_gates::<Neon, EVAL, { 2 * EVAL }>(t, &k, gates, out);
+    }
+}

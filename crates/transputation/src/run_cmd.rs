@@ -1,0 +1,273 @@
+//! `transputation run`: both parties of a session as child processes of this binary over
+//! 127.0.0.1, the garbler on a free port, which it announces on its standard error as
+//! `listening on ADDR`, then the evaluator; their JSON reports merged into one. The two
+//! share a one-time pre-shared key made for the run unless `--insecure` says otherwise.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use serde_json::json;
+use transputation_2pc::OutputMode;
+use transputation_circuits::encoding::encode_party_input;
+use transputation_circuits::Party;
+use transputation_contract::{self as contract, PartyArgs, PartyReport, Role, REPORT_VERSION};
+
+use crate::party_cmd::SessionArgs;
+use crate::secure_cmd;
+
+/// `transputation run`'s flags.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The garbler's input: one hex string per input group it owns, comma-separated.
+    #[arg(long, default_value = "")]
+    garbler_input: String,
+    /// The evaluator's input: one hex string per input group it owns, comma-separated.
+    #[arg(long, default_value = "")]
+    evaluator_input: String,
+    /// Run both parties without authentication or encryption (by default they share a
+    /// one-time pre-shared key made for this run).
+    #[arg(long)]
+    insecure: bool,
+    #[command(flatten)]
+    session: SessionArgs,
+}
+
+/// The command line of a party of `run`'s session (the contract's type, shared with the
+/// testbed's runner).
+fn party_args(
+    s: &SessionArgs,
+    role: Role,
+    address: SocketAddr,
+    input: &str,
+    protection: Option<&Path>,
+) -> PartyArgs {
+    let mut p = PartyArgs::new(
+        role,
+        address,
+        &s.circuit,
+        s.scheme.name(),
+        &s.transport.to_string(),
+    );
+    p.input = input.into();
+    p.backend = s.backend.map(|b| b.name().to_string());
+    p.protection = Some(match protection {
+        Some(psk) => contract::Protection::PskFile(psk.to_path_buf()),
+        None => contract::Protection::Insecure,
+    });
+    p.output = Some(s.output.to_string());
+    p.timeout_secs = Some(s.timeout);
+    p.connect_timeout_secs = Some(s.connect_timeout);
+    p.path = s.rtt_ms.zip(s.bandwidth);
+    p.parties = s
+        .parties
+        .as_ref()
+        .map(|ps| ps.iter().map(|p| p.name().to_string()).collect());
+    p
+}
+
+/// A party process whose standard error is collected by a thread (and, for the garbler,
+/// scanned for the announced address).
+struct PartyProcess {
+    name: &'static str,
+    child: Child,
+    stderr: Option<thread::JoinHandle<String>>,
+}
+
+impl PartyProcess {
+    fn spawn(
+        name: &'static str,
+        args: Vec<String>,
+        announce: Option<mpsc::Sender<String>>,
+    ) -> Result<Self> {
+        let exe = std::env::current_exe().context("finding this program to start the parties")?;
+        let mut child = Command::new(exe)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting the {name}"))?;
+        let err = child.stderr.take().expect("piped");
+        let stderr = thread::spawn(move || {
+            let mut all = String::new();
+            for line in BufReader::new(err).lines().map_while(|l| l.ok()) {
+                if let (Some(tx), Some(addr)) = (&announce, line.strip_prefix("listening on ")) {
+                    let _ = tx.send(addr.trim().to_string());
+                }
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        });
+        Ok(PartyProcess {
+            name,
+            child,
+            stderr: Some(stderr),
+        })
+    }
+
+    /// Waits for the process; its JSON report, or an error with what it printed.
+    fn finish(mut self) -> Result<PartyReport> {
+        let mut out = String::new();
+        if let Some(mut o) = self.child.stdout.take() {
+            o.read_to_string(&mut out)
+                .context("reading a party's report")?;
+        }
+        let status = self.child.wait().context("waiting for a party")?;
+        let err = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        if !status.success() {
+            bail!("the {} failed ({status}):\n{}", self.name, err.trim_end());
+        }
+        Ok(PartyReport::from_json(self.name, &out)?)
+    }
+}
+
+impl Drop for PartyProcess {
+    fn drop(&mut self) {
+        // Never leave a party behind (after an error the other may still wait).
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+pub fn run(args: RunArgs) -> Result<()> {
+    let s = &args.session;
+    // Check the flags and inputs here, so that a typo is reported once and before any process starts.
+    let loaded = s.load()?;
+    s.config(&loaded)?;
+    encode_party_input(&loaded.circuit, Party::Garbler, &args.garbler_input)?;
+    encode_party_input(&loaded.circuit, Party::Evaluator, &args.evaluator_input)?;
+
+    // The parties' one-time key: a 0600 file in a 0700 directory, removed when `run` ends.
+    let (_key_dir, psk) = if args.insecure {
+        (None, None)
+    } else {
+        let (dir, path) = secure_cmd::one_time_psk()?;
+        (Some(dir), Some(path))
+    };
+    let (tx, rx) = mpsc::channel();
+    let any_port = SocketAddr::from(([127, 0, 0, 1], 0));
+    let mut g_args = party_args(
+        s,
+        Role::Garbler,
+        any_port,
+        &args.garbler_input,
+        psk.as_deref(),
+    );
+    // The evaluator starts as soon as the garbler listens: a garbler still alone after
+    // --timeout waits for one that failed, not for one on its way.
+    g_args.accept_timeout_secs = Some(s.timeout);
+    let garbler = PartyProcess::spawn("garbler", g_args.to_argv(), Some(tx))?;
+    // Loading a large circuit takes the garbler a while; wait for its address as long as
+    // loading took here, plus the timeout.
+    let wait =
+        Duration::from_secs_f64(s.timeout) + Duration::from_secs_f64(loaded.load_ms / 1e3 * 4.0);
+    let addr = match rx.recv_timeout(wait) {
+        Ok(a) => a,
+        Err(_) => {
+            return Err(garbler
+                .finish()
+                .err()
+                .unwrap_or_else(|| anyhow!("the garbler never announced its address")))
+        }
+    };
+    let addr: SocketAddr = addr
+        .parse()
+        .with_context(|| format!("the garbler announced {addr:?}, not an address"))?;
+    let e_args = party_args(
+        s,
+        Role::Evaluator,
+        addr,
+        &args.evaluator_input,
+        psk.as_deref(),
+    );
+    let evaluator = PartyProcess::spawn("evaluator", e_args.to_argv(), None)?;
+    let e = evaluator.finish();
+    let g = garbler.finish();
+    let (g, e) = match (g, e) {
+        (Ok(g), Ok(e)) => (g, e),
+        (Err(ge), Err(ee)) => bail!("{ge:#}\n{ee:#}"),
+        (Err(x), _) | (_, Err(x)) => return Err(x),
+    };
+    if s.output == OutputMode::Both && g.output != e.output {
+        bail!(
+            "the parties disagree on the output: garbler {}, evaluator {}",
+            json!(g.output),
+            json!(e.output)
+        );
+    }
+    print_merged(s, loaded.and_gates, &g, &e)
+}
+
+/// Prints the parties' reports of `run` merged into one: as JSON with `--json`, else the
+/// output on standard output and the times on standard error.
+fn print_merged(s: &SessionArgs, and_gates: u64, g: &PartyReport, e: &PartyReport) -> Result<()> {
+    let merged = json!({
+        "report_version": REPORT_VERSION,
+        "output": e.output,
+        "total_ms": g.total_ms,
+        "ot_ms": e.ot_ms,
+        "garble_ms": g.garble_ms,
+        "eval_ms": e.eval_ms,
+        "bytes_garbler_to_evaluator": g.bytes_garbler_to_evaluator,
+        "bytes_evaluator_to_garbler": g.bytes_evaluator_to_garbler,
+        "scheme": s.scheme.name(),
+        "transport": e.transport,
+        "auto": e.auto,
+        "circuit": s.circuit,
+        "and_gates": and_gates,
+        "load_ms": g.load_ms,
+        "setup_ms": g.setup_ms,
+        "buffer_bytes": g.buffer_bytes,
+        "bdp_bytes": g.bdp_bytes,
+        "paper_bound_bytes": g.paper_bound_bytes,
+        "protection": g.protection,
+        "handshake_ms": g.handshake_ms,
+        "connect_ms": e.connect_ms,
+        "first_output_ms": e.first_output_ms,
+        "paper_ms": g.paper_ms,
+        "round_trips": {"garbler": g.round_trips, "evaluator": e.round_trips},
+        "backend": {"garbler": g.backend, "evaluator": e.backend},
+        "garbler": g.to_json_value(),
+        "evaluator": e.to_json_value(),
+    });
+    if s.json {
+        outln!("{}", serde_json::to_string_pretty(&merged)?)?;
+        return Ok(());
+    }
+    outln!("output: {}", merged["output"].as_str().unwrap_or("?"))?;
+    let f = |k: &str| merged[k].as_f64().unwrap_or(f64::NAN);
+    eprintln!(
+        "{} with {} (AES: {}) over {}: protocol {:.2} ms (OT {:.2} ms, garbling {:.2} ms, \
+         evaluation {:.2} ms), {} bytes garbler→evaluator, {} bytes evaluator→garbler",
+        s.circuit,
+        s.scheme,
+        g.backend,
+        e.transport,
+        f("total_ms"),
+        f("ot_ms"),
+        f("garble_ms"),
+        f("eval_ms"),
+        merged["bytes_garbler_to_evaluator"],
+        merged["bytes_evaluator_to_garbler"],
+    );
+    eprintln!(
+        "protection: {} (handshake {:.2} ms, not in the protocol time)",
+        merged["protection"].as_str().unwrap_or("?"),
+        f("handshake_ms")
+    );
+    Ok(())
+}
