@@ -173,10 +173,11 @@ fn degenerate_gates_do_not_depend_on_batch_target() {
     }
 }
 
-/// Every AES backend garbles byte for byte alike and evaluates to the same labels: the
-/// VAES backend's fused half-gates kernels (labels, hashes, tables in one pass) against the
-/// staged paths of the others, on circuits with many independent AND gates per wave and
-/// wave sizes that leave every remainder of the kernels' groups.
+/// Every AES backend garbles byte for byte alike and evaluates to the same labels: the fused
+/// kernels of every backend but the portable one (labels, hashes, tables in one pass; the
+/// half-gates schemes' and `prf`'s) against the portable backend's staged paths, on circuits
+/// with many independent AND gates per wave and wave sizes that leave every remainder of
+/// the kernels' groups.
 #[test]
 fn every_backend_garbles_and_evaluates_alike() {
     use transputation_core::aes::Backend;

@@ -187,6 +187,10 @@ impl Register for Neon {
 
 impl Label for Neon {
     #[inline(always)]
+    fn from_halves(_: Armv8, lo: u64, hi: u64) -> Self {
+        Neon(unsafe { vreinterpretq_u8_u64(vcombine_u64(vdup_n_u64(lo), vdup_n_u64(hi))) })
+    }
+    #[inline(always)]
     fn load(_: Armv8, b: &Block) -> Self {
         Neon(unsafe { vld1q_u8((b as *const Block).cast()) })
     }

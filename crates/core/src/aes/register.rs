@@ -85,6 +85,10 @@ pub trait Label: Register<Lane = Self> {
     fn load(t: Self::Token, b: &Block) -> Self;
     /// Stores the block.
     fn store(self, b: &mut Block);
+    /// The block of 64-bit halves `lo` (bytes 0 to 7, little-endian) and `hi` (bytes 8 to
+    /// 15), made in registers (a block written as two halves and read back whole would stall
+    /// on store forwarding).
+    fn from_halves(t: Self::Token, lo: u64, hi: u64) -> Self;
     /// Loads 16 bytes.
     fn load_bytes(t: Self::Token, b: &[u8; 16]) -> Self;
     /// Stores the 16 bytes.

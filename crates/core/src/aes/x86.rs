@@ -94,6 +94,19 @@ pub enum Token {
     Vaes(Vaes),
 }
 
+impl Token {
+    /// The token of `backend`, if it is an x86 backend and this CPU has it.
+    pub fn of(backend: super::Backend) -> Option<Token> {
+        use super::Backend;
+        match backend {
+            Backend::AesNi => AesNi::detect().map(Token::AesNi),
+            Backend::Vaes256 => Vaes256::detect().map(Token::Vaes256),
+            Backend::Vaes => Vaes::detect().map(Token::Vaes),
+            Backend::Portable | Backend::Armv8 => None,
+        }
+    }
+}
+
 impl AesNi {
     /// The token if the CPU has `aes`, `sse2` and `ssse3` (the one `PSHUFB` of the key
     /// schedule; every CPU with AES-NI has SSSE3).

@@ -125,6 +125,10 @@ impl Register for Xmm {
 
 impl Label for Xmm {
     #[inline(always)]
+    fn from_halves(_: AesNi, lo: u64, hi: u64) -> Self {
+        Xmm(unsafe { _mm_set_epi64x(hi as i64, lo as i64) })
+    }
+    #[inline(always)]
     fn load(_: AesNi, b: &Block) -> Self {
         Xmm(unsafe { _mm_loadu_si128((b as *const Block).cast()) })
     }

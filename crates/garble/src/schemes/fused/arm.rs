@@ -11,12 +11,14 @@ use transputation_core::aes::arm::{Armv8, Neon};
 use transputation_core::aes::register::{broadcast_keys, RoundKeys};
 use transputation_core::Block;
 
-use super::generic;
+use super::{generic, generic_prf, PrfOp};
 
 /// Gates per group: four garbled gates (16 blocks) or eight evaluated ones in flight, whose
 /// states and `π(x)` with the round keys fit the 32 NEON registers.
 const GARBLE: usize = 4;
 const EVAL: usize = 8;
+/// `prf` gates per group: eight keys in flight, with two blocks each for an AND gate.
+const PRF: usize = 2;
 
 /// The garbler's AND gates (see `fused::garble_and_gates`).
 pub(super) fn garble_and_gates(
@@ -67,8 +69,38 @@ pub(super) fn tccr_eval_gates(
     unsafe { kernels::tccr_eval_gates(t, rk, gates, out) }
 }
 
+/// `prf`'s AND gates (`and`) or XOR gates (see `fused::prf_garble_gates`).
+pub(super) fn prf_garble_gates(
+    t: Armv8,
+    and: bool,
+    n: usize,
+    op: impl Fn(usize) -> PrfOp,
+    labels: &mut [[Block; 2]],
+    out: &mut [u8],
+) {
+    // SAFETY: the token proves that the CPU has the kernels' target features.
+    unsafe {
+        if and {
+            kernels::prf_garble_gates::<true>(t, n, op, labels, out);
+        } else {
+            kernels::prf_garble_gates::<false>(t, n, op, labels, out);
+        }
+    }
+}
+
 mod kernels {
     use super::*;
+
+    #[target_feature(enable = "neon,aes")]
+    pub(super) fn prf_garble_gates<const AND: bool>(
+        t: Armv8,
+        n: usize,
+        op: impl Fn(usize) -> PrfOp,
+        labels: &mut [[Block; 2]],
+        out: &mut [u8],
+    ) {
+        generic_prf::prf_garble_gates::<Neon, AND, PRF, { 4 * PRF }>(t, n, op, labels, out);
+    }
 
     #[target_feature(enable = "neon,aes")]
     pub(super) fn garble_and_gates(

@@ -20,6 +20,8 @@ use transputation_core::Block;
 mod arm;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64"))]
 mod generic;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64"))]
+mod generic_prf;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod x86;
 
@@ -192,13 +194,13 @@ impl PrfOp {
 }
 
 /// `prf`'s AND gates (`and`) or XOR gates `op(0..n)` (independent gates in the order of
-/// their slots' assignment, e.g. one wave's), fused where the backend has kernels for them
-/// (VAES): for each, its input labels read from `labels` and ordered by signal bit, its PRF
+/// their slots' assignment, e.g. one wave's), fused on every backend but the portable one:
+/// for each, its input labels read from `labels` and ordered by signal bit, its PRF
 /// values, its table written to `out[table..]` (an AND gate's `T1 ‖ T2` and mask nibble
 /// into `out[mask]`, `prf::garble_and`; an XOR gate's `T`, `prf::garble_xor`) and its
 /// output labels `[k^0, k^1]` to `labels[out]`, a group of gates at a time, each group's
-/// inputs read before its outputs are written. Returns whether it ran (not on a CPU
-/// without VAES, where the staged path's AES call then names the missing backend).
+/// inputs read before its outputs are written. Returns whether it ran (not for the portable
+/// backend, nor for one the CPU lacks, where the staged path's AES call then names it).
 ///
 /// # Panics
 /// If a slot or position is out of range.
@@ -211,9 +213,14 @@ pub(crate) fn prf_garble_gates(
     out: &mut [u8],
 ) -> bool {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if backend == Backend::Vaes {
-        if let Some(t) = transputation_core::aes::x86::Vaes::detect() {
-            x86::prf_garble_gates(t, and, n, op, labels, out);
+    if let Some(t) = transputation_core::aes::x86::Token::of(backend) {
+        x86::prf_garble_gates(t, and, n, op, labels, out);
+        return true;
+    }
+    #[cfg(target_arch = "aarch64")]
+    if backend == Backend::Armv8 {
+        if let Some(t) = transputation_core::aes::arm::Armv8::detect() {
+            arm::prf_garble_gates(t, and, n, op, labels, out);
             return true;
         }
     }

@@ -37,7 +37,7 @@ use core::ops::Range;
 use transputation_core::aes::x86::vaes::{
     broadcast_keys, byte_reverse_64, keys_core, load4, load_part, store4, store_part, tccr_core,
 };
-use transputation_core::aes::x86::{ni, RoundKeys, Token, Vaes};
+use transputation_core::aes::x86::{ni, RoundKeys, Token};
 use transputation_core::Block;
 
 use super::{set_nibble, PrfOp};
@@ -142,19 +142,28 @@ pub(super) fn eval_and_gates(
 
 /// `prf`'s AND or XOR gates, fused (see `fused::prf_garble_gates`).
 pub(super) fn prf_garble_gates(
-    _: Vaes,
+    t: Token,
     and: bool,
     n: usize,
     op: impl Fn(usize) -> PrfOp,
     labels: &mut [[Block; 2]],
     out: &mut [u8],
 ) {
-    // SAFETY: the token proves that the CPU has the kernels' target features.
+    // SAFETY (each call): the token proves that the CPU has the kernels' target features.
     unsafe {
-        if and {
-            kernels::prf_garble_gates::<true>(n, op, labels, out);
-        } else {
-            kernels::prf_garble_gates::<false>(n, op, labels, out);
+        match (t, and) {
+            (Token::Vaes(_), true) => kernels::prf_garble_gates::<true>(n, op, labels, out),
+            (Token::Vaes(_), false) => kernels::prf_garble_gates::<false>(n, op, labels, out),
+            (Token::Vaes256(t), true) => {
+                narrow::vaes256::prf_garble_gates::<true>(t, n, op, labels, out)
+            }
+            (Token::Vaes256(t), false) => {
+                narrow::vaes256::prf_garble_gates::<false>(t, n, op, labels, out)
+            }
+            (Token::AesNi(t), true) => narrow::ni::prf_garble_gates::<true>(t, n, op, labels, out),
+            (Token::AesNi(t), false) => {
+                narrow::ni::prf_garble_gates::<false>(t, n, op, labels, out)
+            }
         }
     }
 }
@@ -764,111 +773,5 @@ mod kernels {
     }
 }
 
-/// The generic kernels (`super::generic`) on the narrower x86 registers: the `aes-ni`
-/// backend's 128-bit [`Xmm`] and the `vaes256` backend's 256-bit [`Ymm`], each behind a
-/// `#[target_feature]` entry point into which they are inlined.
-pub(super) mod narrow {
-    use super::super::generic;
-    use transputation_core::aes::register::broadcast_keys;
-    use transputation_core::aes::x86::registers::{Xmm, Ymm};
-    use transputation_core::aes::x86::{AesNi, RoundKeys, Vaes256};
-    use transputation_core::Block;
-
-    /// Generic kernels' widths per backend: garbled gates (four blocks each) and evaluated
-    /// gates (two blocks each) per group, and the registers they fill. AES-NI: eight blocks
-    /// in flight, as its fixed-key kernels; `vaes256`: six registers of two blocks, which
-    /// with their six `π(x)` fit the 16 AVX registers.
-    const NI_GARBLE: (usize, usize) = (2, 8);
-    const NI_EVAL: (usize, usize) = (4, 8);
-    const Y_GARBLE: (usize, usize) = (3, 6);
-    const Y_EVAL: (usize, usize) = (6, 6);
-
-    macro_rules! entry_points {
-        ($name:ident, $token:ty, $reg:ty, $features:literal, $garble:ident, $eval:ident) => {
-            /// The fused half-gates kernels of one backend.
-            pub(in crate::schemes::fused) mod $name {
-                use super::*;
-
-                /// The garbler's AND gates (see `fused::garble_and_gates`).
-                #[target_feature(enable = $features)]
-                pub fn garble_and_gates(
-                    t: $token,
-                    rk: &RoundKeys,
-                    (delta, tweak_base): (Block, u64),
-                    zero: &mut [Block],
-                    ands: (&[u64], &[u32], u32),
-                    window: &mut [u8],
-                ) {
-                    let k = broadcast_keys::<$reg>(t, rk);
-                    const G: usize = $garble.0;
-                    const R: usize = $garble.1;
-                    generic::garble_and_gates::<$reg, G, R>(
-                        t,
-                        &k,
-                        (delta, tweak_base),
-                        zero,
-                        ands,
-                        window,
-                    );
-                }
-
-                /// The evaluator's AND gates (see `fused::eval_and_gates`).
-                #[target_feature(enable = $features)]
-                pub fn eval_and_gates(
-                    t: $token,
-                    rk: &RoundKeys,
-                    tweak_base: u64,
-                    labels: &mut [Block],
-                    ands: (&[u64], &[u32], u32),
-                    window: &[u8],
-                ) {
-                    let k = broadcast_keys::<$reg>(t, rk);
-                    const G: usize = $eval.0;
-                    const R: usize = $eval.1;
-                    generic::eval_and_gates::<$reg, G, R>(t, &k, tweak_base, labels, ands, window);
-                }
-
-                /// The four TCCR hashes of each garbled AND gate (see
-                /// `fused::tccr_and_gates`).
-                #[target_feature(enable = $features)]
-                pub fn tccr_and_gates(
-                    t: $token,
-                    rk: &RoundKeys,
-                    delta: Block,
-                    gates: (&[[Block; 2]], &[u32], u64),
-                    out: &mut [[Block; 4]],
-                ) {
-                    let k = broadcast_keys::<$reg>(t, rk);
-                    const G: usize = $garble.0;
-                    const R: usize = $garble.1;
-                    generic::tccr_and_gates::<$reg, G, R>(t, &k, delta, gates, out);
-                }
-
-                /// The two TCCR hashes of each evaluated AND gate (see
-                /// `fused::tccr_eval_gates`).
-                #[target_feature(enable = $features)]
-                pub fn tccr_eval_gates(
-                    t: $token,
-                    rk: &RoundKeys,
-                    gates: (&[[Block; 2]], &[u32], u64),
-                    out: &mut [[Block; 2]],
-                ) {
-                    let k = broadcast_keys::<$reg>(t, rk);
-                    const G: usize = $eval.0;
-                    const R: usize = $eval.1;
-                    generic::tccr_eval_gates::<$reg, G, R>(t, &k, gates, out);
-                }
-            }
-        };
-    }
-
-    entry_points!(ni, AesNi, Xmm, "aes,sse2,ssse3", NI_GARBLE, NI_EVAL);
-    entry_points!(
-        vaes256,
-        Vaes256,
-        Ymm,
-        "aes,sse2,ssse3,sse4.1,avx,avx2,vaes",
-        Y_GARBLE,
-        Y_EVAL
-    );
-}
+/// The generic kernels on the `aes-ni` and `vaes256` backends' registers.
+mod narrow;

@@ -1,0 +1,128 @@
+//! The generic kernels (`super::super::generic`, `super::super::generic_prf`) on the
+//! narrower x86 registers: the `aes-ni` backend's 128-bit [`Xmm`] and the `vaes256`
+//! backend's 256-bit [`Ymm`], each behind a `#[target_feature]` entry point into which they
+//! are inlined.
+
+use super::super::{generic, generic_prf, PrfOp};
+use transputation_core::aes::register::broadcast_keys;
+use transputation_core::aes::x86::registers::{Xmm, Ymm};
+use transputation_core::aes::x86::{AesNi, RoundKeys, Vaes256};
+use transputation_core::Block;
+
+/// Generic kernels' widths per backend: garbled gates (four blocks each) and evaluated
+/// gates (two blocks each) per group, and the registers they fill. AES-NI: eight blocks
+/// in flight, as its fixed-key kernels; `vaes256`: six registers of two blocks, which
+/// with their six `π(x)` fit the 16 AVX registers.
+const NI_GARBLE: (usize, usize) = (2, 8);
+const NI_EVAL: (usize, usize) = (4, 8);
+const Y_GARBLE: (usize, usize) = (3, 6);
+const Y_EVAL: (usize, usize) = (6, 6);
+/// `prf` gates per group and their key registers: eight keys in flight for AES-NI (as
+/// its per-key kernels), four registers of two for `vaes256` (with two block registers
+/// each for an AND gate's twelve live registers).
+const NI_PRF: (usize, usize) = (2, 8);
+const Y_PRF: (usize, usize) = (2, 4);
+
+macro_rules! entry_points {
+    ($name:ident, $token:ty, $reg:ty, $features:literal, $garble:ident, $eval:ident, $prf:ident) => {
+        /// The fused half-gates kernels of one backend.
+        pub(in crate::schemes::fused) mod $name {
+            use super::*;
+
+            /// The garbler's AND gates (see `fused::garble_and_gates`).
+            #[target_feature(enable = $features)]
+            pub fn garble_and_gates(
+                t: $token,
+                rk: &RoundKeys,
+                (delta, tweak_base): (Block, u64),
+                zero: &mut [Block],
+                ands: (&[u64], &[u32], u32),
+                window: &mut [u8],
+            ) {
+                let k = broadcast_keys::<$reg>(t, rk);
+                const G: usize = $garble.0;
+                const R: usize = $garble.1;
+                generic::garble_and_gates::<$reg, G, R>(
+                    t,
+                    &k,
+                    (delta, tweak_base),
+                    zero,
+                    ands,
+                    window,
+                );
+            }
+
+            /// The evaluator's AND gates (see `fused::eval_and_gates`).
+            #[target_feature(enable = $features)]
+            pub fn eval_and_gates(
+                t: $token,
+                rk: &RoundKeys,
+                tweak_base: u64,
+                labels: &mut [Block],
+                ands: (&[u64], &[u32], u32),
+                window: &[u8],
+            ) {
+                let k = broadcast_keys::<$reg>(t, rk);
+                const G: usize = $eval.0;
+                const R: usize = $eval.1;
+                generic::eval_and_gates::<$reg, G, R>(t, &k, tweak_base, labels, ands, window);
+            }
+
+            /// `prf`'s AND gates (`AND`) or XOR gates (see `fused::prf_garble_gates`).
+            #[target_feature(enable = $features)]
+            pub fn prf_garble_gates<const AND: bool>(
+                t: $token,
+                n: usize,
+                op: impl Fn(usize) -> PrfOp,
+                labels: &mut [[Block; 2]],
+                out: &mut [u8],
+            ) {
+                const G: usize = $prf.0;
+                const KR: usize = $prf.1;
+                generic_prf::prf_garble_gates::<$reg, AND, G, KR>(t, n, op, labels, out);
+            }
+
+            /// The four TCCR hashes of each garbled AND gate (see
+            /// `fused::tccr_and_gates`).
+            #[target_feature(enable = $features)]
+            pub fn tccr_and_gates(
+                t: $token,
+                rk: &RoundKeys,
+                delta: Block,
+                gates: (&[[Block; 2]], &[u32], u64),
+                out: &mut [[Block; 4]],
+            ) {
+                let k = broadcast_keys::<$reg>(t, rk);
+                const G: usize = $garble.0;
+                const R: usize = $garble.1;
+                generic::tccr_and_gates::<$reg, G, R>(t, &k, delta, gates, out);
+            }
+
+            /// The two TCCR hashes of each evaluated AND gate (see
+            /// `fused::tccr_eval_gates`).
+            #[target_feature(enable = $features)]
+            pub fn tccr_eval_gates(
+                t: $token,
+                rk: &RoundKeys,
+                gates: (&[[Block; 2]], &[u32], u64),
+                out: &mut [[Block; 2]],
+            ) {
+                let k = broadcast_keys::<$reg>(t, rk);
+                const G: usize = $eval.0;
+                const R: usize = $eval.1;
+                generic::tccr_eval_gates::<$reg, G, R>(t, &k, gates, out);
+            }
+        }
+    };
+}
+
+entry_points!(ni, AesNi, Xmm, "aes,sse2,ssse3", NI_GARBLE, NI_EVAL, NI_PRF);
+entry_points!(
+    vaes256,
+    Vaes256,
+    Ymm,
+    "aes,sse2,ssse3,sse4.1,avx,avx2,vaes",
+    Y_GARBLE,
+    Y_EVAL,
+    Y_PRF
+);
