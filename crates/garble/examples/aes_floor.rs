@@ -1,9 +1,11 @@
-//! The AES work of each scheme alone, per AND gate of a circuit: what garbling would cost
-//! if it did nothing but its hash calls and key schedules (docs/garbling.md §6), on the fastest
-//! backend of this CPU. It bounds from below what `garble-bench` can report, and so tells
-//! which ratios between the schemes are reachable at all.
+//! The AES work of each scheme alone, per AND gate of a circuit: what garbling and
+//! evaluating would cost if they did nothing but their hash calls and key schedules
+//! (docs/garbling.md §6), on the fastest backend of this CPU or the one named. It bounds from
+//! below what `garble-bench` can report, and so tells which ratios between the schemes are
+//! reachable at all.
 //!
-//! `cargo run --release -p transputation-garble --example aes_floor [ROUNDS]`
+//! `cargo run --release -p transputation-garble --example aes_floor [ROUNDS] [BACKEND]`
+//! (BACKEND: `portable`, `aes-ni`, `vaes256`, `vaes`, `armv8`; default the fastest here)
 
 use std::time::Instant;
 
@@ -38,11 +40,21 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let rounds: usize = std::env::args()
-        .nth(1)
+    let mut args = std::env::args().skip(1);
+    let rounds: usize = args
+        .next()
         .map(|r| r.parse().expect("ROUNDS is a number"))
         .unwrap_or(5);
-    let backend = Backend::detect();
+    let backend = match args.next() {
+        None => Backend::detect(),
+        Some(name) => {
+            let b = Backend::from_name(&name).unwrap_or_else(|| panic!("no backend {name}"));
+            if let Some(why) = b.why_unsupported() {
+                panic!("backend {name} cannot run here: {why}");
+            }
+            b
+        }
+    };
     let fixed =
         FixedKeyAes::with_backend(Block(0x452a_452a_452a_452a_452a_452a_452a_452a), backend);
     let (xs, tweaks) = (
@@ -71,18 +83,32 @@ fn main() {
         backend.name()
     );
     println!(
-        "  ideal AND {ideal:.2}, circular AND {circular:.2}, prf AND {prf_and:.2}, \
+        "  garbling: ideal AND {ideal:.2}, circular AND {circular:.2}, prf AND {prf_and:.2}, \
          prf XOR {prf_xor:.2}"
     );
+    // The evaluator's work is half the garbler's for each of these (two hashes of an AND
+    // gate under ideal, two labels as keys of one block each under circular and prf): the
+    // same calls, half as many.
+    println!(
+        "  evaluation: ideal AND {:.2}, circular AND {:.2}, prf AND {:.2}, prf XOR {:.2}",
+        ideal / 2.0,
+        circular / 2.0,
+        circular / 2.0,
+        circular / 2.0
+    );
     // XOR gates per AND gate: the MinCut size (2,524,920 / 999,960), sha-256.txt
-    // (42,029 / 90,825).
-    for (name, xors) in [("MinCut size", 2.525), ("sha-256.txt", 0.463)] {
+    // (42,029 / 90,825), AES-128 (24,040 / 6,400).
+    for (name, xors) in [("MinCut size", 2.525), ("sha-256.txt", 0.463), ("aes128", 3.756)] {
         let prf = prf_and + xors * prf_xor;
+        let prf_eval = (1.0 + xors) * circular / 2.0;
         println!(
-            "  {name}: per AND gate ideal {ideal:.2}, circular {circular:.2}, prf {prf:.2} \
-             (prf / ideal {:.2}, circular / ideal {:.2})",
+            "  {name}: per AND gate garbling ideal {ideal:.2}, circular {circular:.2}, prf \
+             {prf:.2} (prf / ideal {:.2}, circular / ideal {:.2}); evaluating ideal {:.2}, \
+             circular {:.2}, prf {prf_eval:.2}",
             prf / ideal,
-            circular / ideal
+            circular / ideal,
+            ideal / 2.0,
+            circular / 2.0,
         );
     }
 }
