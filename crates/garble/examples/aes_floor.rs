@@ -98,7 +98,11 @@ fn main() {
     );
     // XOR gates per AND gate: the MinCut size (2,524,920 / 999,960), sha-256.txt
     // (42,029 / 90,825), AES-128 (24,040 / 6,400).
-    for (name, xors) in [("MinCut size", 2.525), ("sha-256.txt", 0.463), ("aes128", 3.756)] {
+    for (name, xors) in [
+        ("MinCut size", 2.525),
+        ("sha-256.txt", 0.463),
+        ("aes128", 3.756),
+    ] {
         let prf = prf_and + xors * prf_xor;
         let prf_eval = (1.0 + xors) * circular / 2.0;
         println!(

@@ -11,11 +11,13 @@ use transputation_core::Block;
 
 /// Generic kernels' widths per backend: garbled gates (four blocks each) and evaluated
 /// gates (two blocks each) per group, and the registers they fill. AES-NI: eight blocks
-/// in flight, as its fixed-key kernels; `vaes256`: six registers of two blocks, which
-/// with their six `π(x)` fit the 16 AVX registers.
+/// in flight, as its fixed-key kernels (six measured slower evaluating: 11.5 against
+/// 10.5 ns per AND gate on the MinCut size). `vaes256`: eight registers garbling (11.9
+/// against 12.5 ns with six), six evaluating (8.7 against 9.3 with four, 9.6 with eight);
+/// Zen 4 with the backend forced, `garble-bench`, 2026-11-28.
 const NI_GARBLE: (usize, usize) = (2, 8);
 const NI_EVAL: (usize, usize) = (4, 8);
-const Y_GARBLE: (usize, usize) = (3, 6);
+const Y_GARBLE: (usize, usize) = (4, 8);
 const Y_EVAL: (usize, usize) = (6, 6);
 /// `prf` gates per group and their key registers: eight keys in flight for AES-NI (as
 /// its per-key kernels), four registers of two for `vaes256` (with two block registers
