@@ -163,6 +163,14 @@ impl Client {
         }
     }
 
+    /// The listeners (listen key, port) early connections were started to.
+    fn early_listeners(&self) -> Vec<(String, u16)> {
+        self.early
+            .iter()
+            .map(|e| (e.key.clone(), e.addr.port()))
+            .collect()
+    }
+
     /// The early connection to `addr` for `transport`'s listener, if one was made.
     fn take_early(
         &mut self,
@@ -269,7 +277,12 @@ impl Client {
         };
         let mut failed: Vec<String> = Vec::new();
         loop {
-            let plan = match planner.choose_with(&held.card, path, &failed) {
+            let plan = match planner.choose_connected(
+                &held.card,
+                path,
+                &failed,
+                &self.early_listeners(),
+            ) {
                 Ok(plan) => plan,
                 // Nothing left on the cached card: the garbler's own may say more.
                 Err(_) if held.from == "cache" => {

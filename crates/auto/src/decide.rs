@@ -127,10 +127,34 @@ impl Planner {
         path: &Path,
         exclude: &[String],
     ) -> Result<Plan, String> {
+        self.choose_connected(card, path, exclude, &[])
+    }
+
+    /// [`Planner::choose_with`] for an evaluator that already holds connections to the
+    /// garbler's listeners `connected` (each a listen key and its port, made early,
+    /// [`crate::Client::connect_early`]): a candidate that a held connection serves (its
+    /// listen key, on the port the card names for it) spends no round trips connecting
+    /// after the decision, so its prediction counts none. (A cold session of AES-128 decided
+    /// for `blast`, which connects after the decision, where an early `quic` or `tcp`
+    /// connection was at hand: its connection's round trip came on top of the probe's, and
+    /// the session took one round trip longer than over `blast` named.)
+    pub fn choose_connected(
+        &self,
+        card: &Card,
+        path: &Path,
+        exclude: &[String],
+        connected: &[(String, u16)],
+    ) -> Result<Plan, String> {
         path.check().map_err(|e| format!("the path: {e}"))?;
         let candidates: Vec<Candidate> = transputation_transport::auto::candidates(path)
             .into_iter()
             .filter(|c| !exclude.contains(&c.name) && served(card, &c.name))
+            .map(|mut c| {
+                if held(card, &c.name, connected) {
+                    c.model.connect_round_trips = 0.0;
+                }
+                c
+            })
             .collect();
         let plan = self.plan(path, &candidates);
         if plan.decision.choice.is_none() {
@@ -245,6 +269,17 @@ impl Planner {
 
 /// Whether the garbler of `card` serves `name`: it listens for its setting without the
 /// sender options, and may set its kernel congestion control.
+/// Whether one of the `connected` listeners (listen key, port) serves the candidate `name`
+/// on the port the card names for its listen key.
+fn held(card: &Card, name: &str, connected: &[(String, u16)]) -> bool {
+    let Ok(spec) = name.parse::<TransportSpec>() else {
+        return false;
+    };
+    let key = spec.listen_key().to_string();
+    card.port_of(&key)
+        .is_some_and(|port| connected.iter().any(|(k, p)| *k == key && *p == port))
+}
+
 fn served(card: &Card, name: &str) -> bool {
     let Ok(spec) = name.parse::<TransportSpec>() else {
         return false;

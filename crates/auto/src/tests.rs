@@ -530,6 +530,70 @@ fn on_a_lan_a_tiny_circuit_goes_without_slow_start() {
     assert!(tcp - best < 0.010, "tcp {tcp} s against {best} s");
 }
 
+/// A cold evaluator that holds early connections to the garbler's `quic` and `tcp`
+/// listeners counts no connecting for the candidates they serve, and the others as ever: on
+/// a 300 ms path AES-128 then goes over a held connection, where `blast`, connected after
+/// the decision, would start a round trip later.
+#[cfg(feature = "quic")]
+#[test]
+fn held_early_connections_spare_their_candidates_the_connecting() {
+    let m: transputation_probe::Measurement = serde_json::from_str(recorded::LOSSY_LONG).unwrap();
+    let path = crate::path_of(&m).unwrap();
+    let p = planner("aes128", Scheme::Ideal);
+    let svc = service(p.clone(), false);
+    let card = svc.card();
+    let held: Vec<(String, u16)> = card
+        .listeners
+        .iter()
+        .filter(|l| l.transport.starts_with("tcp") || l.transport.starts_with("quic"))
+        .map(|l| (l.transport.clone(), l.port))
+        .collect();
+    assert!(!held.is_empty(), "{card:?}");
+    let cold = p.choose_with(card, &path, &[]).unwrap();
+    let early = p.choose_connected(card, &path, &[], &held).unwrap();
+    let cold_choice = cold.decision.choice.clone().unwrap();
+    assert!(cold_choice.starts_with("blast"), "{cold_choice}: {}", cold.decision.why);
+    let seconds = |plan: &crate::Plan, name: &str| {
+        let r = plan
+            .decision
+            .ranked
+            .iter()
+            .find(|r| r.name == name)
+            .unwrap();
+        r.expected.as_ref().ok().map(|p| p.total)
+    };
+    for r in &cold.decision.ranked {
+        let (Some(before), Some(after)) = (seconds(&cold, &r.name), seconds(&early, &r.name))
+        else {
+            continue;
+        };
+        let spec: transputation_transport::TransportSpec = r.name.parse().unwrap();
+        let is_held = held
+            .iter()
+            .any(|(k, _)| *k == spec.listen_key().to_string());
+        let rtts = spec.model().connect_round_trips;
+        let spared = if is_held { rtts * path.rtt } else { 0.0 };
+        // The connection's share is max(set-up, N_conn·R): at most what it spares.
+        assert!(
+            before - after <= spared + 1e-9 && (is_held || before == after),
+            "{}: {before} s, {after} s held",
+            r.name
+        );
+    }
+    let choice = early.decision.choice.clone().unwrap();
+    let spec: transputation_transport::TransportSpec = choice.parse().unwrap();
+    assert!(
+        held.iter()
+            .any(|(k, _)| *k == spec.listen_key().to_string()),
+        "{choice}: {}",
+        early.decision.why
+    );
+    // Held on other ports than the card's, they serve nothing.
+    let elsewhere: Vec<(String, u16)> = held.iter().map(|(k, p)| (k.clone(), p ^ 1)).collect();
+    let other = p.choose_connected(card, &path, &[], &elsewhere).unwrap();
+    assert_eq!(other.decision.choice, cold.decision.choice);
+}
+
 #[test]
 fn under_one_percent_loss_cubic_is_never_chosen() {
     for circuit in ["aes128", MINCUT] {
