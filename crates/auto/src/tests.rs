@@ -552,7 +552,11 @@ fn held_early_connections_spare_their_candidates_the_connecting() {
     let cold = p.choose_with(card, &path, &[]).unwrap();
     let early = p.choose_connected(card, &path, &[], &held).unwrap();
     let cold_choice = cold.decision.choice.clone().unwrap();
-    assert!(cold_choice.starts_with("blast"), "{cold_choice}: {}", cold.decision.why);
+    assert!(
+        cold_choice.starts_with("blast"),
+        "{cold_choice}: {}",
+        cold.decision.why
+    );
     let seconds = |plan: &crate::Plan, name: &str| {
         let r = plan
             .decision
