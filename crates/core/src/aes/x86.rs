@@ -209,6 +209,14 @@ impl Vaes {
     }
 }
 
+impl Vaes {
+    /// The `vaes256` token, which this one implies (its detection checks every feature of
+    /// the 256-bit kernels): for kernels that exist only on 256-bit registers.
+    pub fn narrow(self) -> Vaes256 {
+        Vaes256(self.0)
+    }
+}
+
 impl Vaes256 {
     /// The token if the CPU has `vaes`, `avx` and `avx2` (and `sse4.1`) as well as AES-NI.
     pub fn detect() -> Option<Vaes256> {

@@ -23,7 +23,7 @@ const PRF: usize = 2;
 /// The garbler's AND gates (see `fused::garble_and_gates`).
 pub(super) fn garble_and_gates(
     t: Armv8,
-    rk: &RoundKeys,
+    rk: Option<&RoundKeys>,
     d: (Block, u64),
     zero: &mut [Block],
     ands: (&[u64], &[u32], u32),
@@ -36,7 +36,7 @@ pub(super) fn garble_and_gates(
 /// The evaluator's AND gates (see `fused::eval_and_gates`).
 pub(super) fn eval_and_gates(
     t: Armv8,
-    rk: &RoundKeys,
+    rk: Option<&RoundKeys>,
     tweak_base: u64,
     labels: &mut [Block],
     ands: (&[u64], &[u32], u32),
@@ -105,29 +105,47 @@ mod kernels {
     #[target_feature(enable = "neon,aes")]
     pub(super) fn garble_and_gates(
         t: Armv8,
-        rk: &RoundKeys,
+        rk: Option<&RoundKeys>,
         d: (Block, u64),
         zero: &mut [Block],
         ands: (&[u64], &[u32], u32),
         window: &mut [u8],
     ) {
-        let k = broadcast_keys::<Neon>(t, rk);
-        generic::garble_and_gates::<Neon, GARBLE, { 4 * GARBLE }>(t, &k, d, zero, ands, window);
+        const R: usize = 4 * GARBLE;
+        match rk {
+            Some(rk) => {
+                let k = broadcast_keys::<Neon>(t, rk);
+                let h = generic::FixedKey(&k);
+                generic::garble_and_gates::<Neon, _, GARBLE, R>(t, h, d, zero, ands, window);
+            }
+            None => {
+                let h = generic::KeyedByLabel;
+                generic::garble_and_gates::<Neon, _, GARBLE, R>(t, h, d, zero, ands, window);
+            }
+        }
     }
 
     #[target_feature(enable = "neon,aes")]
     pub(super) fn eval_and_gates(
         t: Armv8,
-        rk: &RoundKeys,
-        tweak_base: u64,
+        rk: Option<&RoundKeys>,
+        base: u64,
         labels: &mut [Block],
         ands: (&[u64], &[u32], u32),
         window: &[u8],
     ) {
-        let k = broadcast_keys::<Neon>(t, rk);
-        generic::eval_and_gates::<Neon, EVAL, { 2 * EVAL }>(
-            t, &k, tweak_base, labels, ands, window,
-        );
+        const R: usize = 2 * EVAL;
+        match rk {
+            Some(rk) => {
+                let k = broadcast_keys::<Neon>(t, rk);
+                let h = generic::FixedKey(&k);
+                generic::eval_and_gates::<Neon, _, EVAL, R>(t, h, base, labels, ands, window);
+            }
+            None => {
+                let h = generic::KeyedByLabel;
+                generic::eval_and_gates::<Neon, _, EVAL, R>(t, h, base, labels, ands, window);
+            }
+        }
     }
 
     #[target_feature(enable = "neon,aes")]

@@ -1,17 +1,20 @@
-//! The half-gates AND kernels under the TCCR hash, written once for every register width
-//! ([`Register`]: AES-NI's one block, 256-bit VAES's two, ARMv8's one): each group of `G`
-//! independent gates reads its labels from their slots, makes the hashes' inputs and tweaks
-//! in registers (`R` of them: `4G` blocks for the garbler, `2G` for the evaluator), hashes
-//! them with the round keys broadcast once per call, and writes tables and output labels, so
-//! that nothing is staged in memory (what fusing saves is in the `x86` module's docs).
+//! The half-gates AND kernels, written once for every register width ([`Register`]:
+//! AES-NI's one block, 256-bit VAES's two, ARMv8's one) and for both half-gates hashes
+//! ([`GateHash`]: `ideal`'s fixed-key TCCR, [`FixedKey`], and `circular`'s label-keyed AES,
+//! [`KeyedByLabel`], whose key schedules interleave as the per-key kernels'): each group of
+//! `G` independent gates reads its labels from their slots, makes the hashes' inputs and
+//! tweaks in registers (`R` of them: `4G` blocks for the garbler, `2G` for the evaluator),
+//! hashes them, and writes tables and output labels, so that nothing is staged in memory
+//! (what fusing saves is in the `x86` module's docs).
 //!
 //! A last group of fewer than `G` gates still runs all `R` registers, the others on zeros:
 //! with fewer chains in flight the AES latency, not its throughput, would bound it.
 //!
-//! The 512-bit VAES backend has its own kernels (`x86`), which build a gate's four inputs in
-//! one register with AVX-512's shuffles.
+//! The 512-bit VAES backend has its own TCCR kernels (`x86`), which build a gate's four
+//! inputs in one register with AVX-512's shuffles; its label-keyed ones are these on
+//! 256-bit registers.
 
-use transputation_core::aes::register::{tccr_core, Label, Register};
+use transputation_core::aes::register::{keys_core, tccr_core, Label, Register};
 use transputation_core::Block;
 
 use crate::schemes::waves::unpack_slots;
@@ -27,19 +30,59 @@ fn and_tweaks(base: u64, n: u32) -> (u64, u64) {
     (j, j.wrapping_add(1))
 }
 
-/// The registers of `lanes` (`R * BLOCKS` of them) and of their tweaks.
-#[inline(always)]
-fn pack<V: Register, const R: usize>(
-    t: V::Token,
-    lanes: &[V::Lane],
-    tweaks: &[u64],
-) -> ([V; R], [V; R]) {
-    let (mut s, mut tw) = ([V::zero(t); R], [V::zero(t); R]);
-    for (r, (s, tw)) in s.iter_mut().zip(tw.iter_mut()).enumerate() {
-        *s = V::from_lanes(&lanes[r * V::BLOCKS..]);
-        *tw = V::tweaks(t, &tweaks[r * V::BLOCKS..]);
+/// The hash `H(X, t)` of the half-gates schemes, as the kernels compute it in registers.
+pub(super) trait GateHash<V: Register>: Copy {
+    /// Hashes the `R * BLOCKS` inputs in `x` (lane by lane) under `tweaks`, in place.
+    fn hash<const R: usize>(&self, t: V::Token, x: &mut [V; R], tweaks: &[u64]);
+}
+
+/// `ideal`'s TCCR hash `π(π(X) ⊕ tw(t)) ⊕ π(X)`, `π` under the broadcast round keys.
+#[derive(Clone, Copy)]
+pub(super) struct FixedKey<'a, V>(pub &'a [V; 11]);
+
+impl<V: Register> GateHash<V> for FixedKey<'_, V> {
+    #[inline(always)]
+    fn hash<const R: usize>(&self, t: V::Token, x: &mut [V; R], tweaks: &[u64]) {
+        let mut tw = [V::zero(t); R];
+        for (r, tw) in tw.iter_mut().enumerate() {
+            *tw = V::tweaks(t, &tweaks[r * V::BLOCKS..]);
+        }
+        tccr_core(self.0, x, &tw);
     }
-    (s, tw)
+}
+
+/// `circular`'s hash `AES_X(tw(t))`, `tw(t)` = LE64(t) in bytes 0..7 (docs/garbling.md §4):
+/// the inputs are the keys, their schedules interleaved.
+#[derive(Clone, Copy)]
+pub(super) struct KeyedByLabel;
+
+impl<V: Register> GateHash<V> for KeyedByLabel {
+    #[inline(always)]
+    fn hash<const R: usize>(&self, t: V::Token, x: &mut [V; R], tweaks: &[u64]) {
+        let lt = V::lane_token(t);
+        let mut s = [[V::zero(t)]; R];
+        let mut lanes = [V::Lane::zero(lt); 4];
+        for (r, s) in s.iter_mut().enumerate() {
+            for (i, l) in lanes.iter_mut().take(V::BLOCKS).enumerate() {
+                *l = V::Lane::from_halves(lt, tweaks[r * V::BLOCKS + i], 0);
+            }
+            s[0] = V::from_lanes(&lanes);
+        }
+        keys_core(x, &mut s);
+        for (x, s) in x.iter_mut().zip(&s) {
+            *x = s[0];
+        }
+    }
+}
+
+/// The registers of `lanes` (`R * BLOCKS` of them).
+#[inline(always)]
+fn pack<V: Register, const R: usize>(t: V::Token, lanes: &[V::Lane]) -> [V; R] {
+    let mut s = [V::zero(t); R];
+    for (r, s) in s.iter_mut().enumerate() {
+        *s = V::from_lanes(&lanes[r * V::BLOCKS..]);
+    }
+    s
 }
 
 /// Lane `i` of the blocks held by registers `s`, in order.
@@ -75,9 +118,9 @@ fn table_read(window: &[u8], pos: u32) -> (&[u8; 16], &[u8; 16]) {
 /// `fused::garble_and_gates`), `R = 4G / BLOCKS` registers of hash inputs: every input is
 /// read before any output is written.
 #[inline(always)]
-fn garble_group<V: Register, const G: usize, const R: usize>(
+fn garble_group<V: Register, H: GateHash<V>, const G: usize, const R: usize>(
     t: V::Token,
-    k: &[V; 11],
+    h: H,
     (delta, tweak_base): (V::Lane, u64),
     zero: &mut [Block],
     (ands, index, first): (&[u64], &[u32], u32),
@@ -96,8 +139,8 @@ fn garble_group<V: Register, const G: usize, const R: usize>(
         let (j, j2) = and_tweaks(tweak_base, index[g]);
         tw[g] = [j, j, j2, j2];
     }
-    let (mut s, tws) = pack::<V, R>(t, x.as_flattened(), tw.as_flattened());
-    tccr_core(k, &mut s, &tws);
+    let mut s = pack::<V, R>(t, x.as_flattened());
+    h.hash(t, &mut s, tw.as_flattened());
     for g in 0..n {
         let [a0, _, b0, _] = x[g];
         let h = |i: usize| lane(&s, 4 * g + i);
@@ -120,9 +163,9 @@ fn garble_group<V: Register, const G: usize, const R: usize>(
 /// The half-gates garbler's AND gates, fused (see `fused::garble_and_gates`), `G` gates at a
 /// time in `R = 4G / BLOCKS` registers.
 #[inline(always)]
-pub(super) fn garble_and_gates<V: Register, const G: usize, const R: usize>(
+pub(super) fn garble_and_gates<V: Register, H: GateHash<V>, const G: usize, const R: usize>(
     t: V::Token,
-    k: &[V; 11],
+    h: H,
     (delta, tweak_base): (Block, u64),
     zero: &mut [Block],
     (ands, index, first): (&[u64], &[u32], u32),
@@ -130,7 +173,7 @@ pub(super) fn garble_and_gates<V: Register, const G: usize, const R: usize>(
 ) {
     let delta = V::Lane::load(V::lane_token(t), &delta);
     for (a, n) in ands.chunks(G).zip(index.chunks(G)) {
-        garble_group::<V, G, R>(t, k, (delta, tweak_base), zero, (a, n, first), window);
+        garble_group::<V, H, G, R>(t, h, (delta, tweak_base), zero, (a, n, first), window);
     }
 }
 
@@ -138,9 +181,9 @@ pub(super) fn garble_and_gates<V: Register, const G: usize, const R: usize>(
 /// `fused::eval_and_gates`), `R = 2G / BLOCKS` registers of hash inputs: every input is read
 /// before any output is written.
 #[inline(always)]
-fn eval_group<V: Register, const G: usize, const R: usize>(
+fn eval_group<V: Register, H: GateHash<V>, const G: usize, const R: usize>(
     t: V::Token,
-    k: &[V; 11],
+    h: H,
     tweak_base: u64,
     labels: &mut [Block],
     (ands, index, first): (&[u64], &[u32], u32),
@@ -157,8 +200,8 @@ fn eval_group<V: Register, const G: usize, const R: usize>(
         let (j, j2) = and_tweaks(tweak_base, index[g]);
         tw[g] = [j, j2];
     }
-    let (mut s, tws) = pack::<V, R>(t, x.as_flattened(), tw.as_flattened());
-    tccr_core(k, &mut s, &tws);
+    let mut s = pack::<V, R>(t, x.as_flattened());
+    h.hash(t, &mut s, tw.as_flattened());
     for g in 0..n {
         let [a, b] = x[g];
         let (ha, hb) = (lane(&s, 2 * g), lane(&s, 2 * g + 1));
@@ -177,16 +220,16 @@ fn eval_group<V: Register, const G: usize, const R: usize>(
 /// The half-gates evaluator's AND gates, fused (see `fused::eval_and_gates`), `G` gates at a
 /// time in `R = 2G / BLOCKS` registers.
 #[inline(always)]
-pub(super) fn eval_and_gates<V: Register, const G: usize, const R: usize>(
+pub(super) fn eval_and_gates<V: Register, H: GateHash<V>, const G: usize, const R: usize>(
     t: V::Token,
-    k: &[V; 11],
+    h: H,
     tweak_base: u64,
     labels: &mut [Block],
     (ands, index, first): (&[u64], &[u32], u32),
     window: &[u8],
 ) {
     for (a, n) in ands.chunks(G).zip(index.chunks(G)) {
-        eval_group::<V, G, R>(t, k, tweak_base, labels, (a, n, first), window);
+        eval_group::<V, H, G, R>(t, h, tweak_base, labels, (a, n, first), window);
     }
 }
 
@@ -211,8 +254,8 @@ pub(super) fn tccr_and_gates<V: Register, const G: usize, const R: usize>(
             let (j, j2) = and_tweaks(tweak_base, n);
             tw[g] = [j, j, j2, j2];
         }
-        let (mut s, tws) = pack::<V, R>(t, x.as_flattened(), tw.as_flattened());
-        tccr_core(k, &mut s, &tws);
+        let mut s = pack::<V, R>(t, x.as_flattened());
+        FixedKey(k).hash(t, &mut s, tw.as_flattened());
         for (g, o) in out.iter_mut().enumerate() {
             for (i, o) in o.iter_mut().enumerate() {
                 lane(&s, 4 * g + i).store(o);
@@ -240,8 +283,8 @@ pub(super) fn tccr_eval_gates<V: Register, const G: usize, const R: usize>(
             let (j, j2) = and_tweaks(tweak_base, n);
             tw[g] = [j, j2];
         }
-        let (mut s, tws) = pack::<V, R>(t, x.as_flattened(), tw.as_flattened());
-        tccr_core(k, &mut s, &tws);
+        let mut s = pack::<V, R>(t, x.as_flattened());
+        FixedKey(k).hash(t, &mut s, tw.as_flattened());
         for (g, o) in out.iter_mut().enumerate() {
             for (i, o) in o.iter_mut().enumerate() {
                 lane(&s, 2 * g + i).store(o);

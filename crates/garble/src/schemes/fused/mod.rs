@@ -3,16 +3,20 @@
 //! place, instead of staging the hashes' inputs and outputs in memory (see the `x86` module
 //! for what that saves).
 //!
-//! The half-gates kernels exist for every backend but the portable one: written out for
-//! AVX-512's 512-bit VAES registers (`x86`), and once for the narrower registers (`generic`,
-//! over `transputation_core::aes::register::Register`) that `aes-ni`, `vaes256` (`x86`'s
-//! `narrow` entry points) and `armv8` (`arm`) instantiate. `prf`'s kernels exist for VAES.
+//! The half-gates kernels, for both the TCCR (`ideal`) and the label-keyed (`circular`)
+//! hash, exist for every backend but the portable one: written out for AVX-512's 512-bit
+//! VAES registers under TCCR (`x86`), and once for the narrower registers (`generic`, over
+//! `transputation_core::aes::register::Register`) that `aes-ni`, `vaes256` (`x86`'s
+//! `narrow` entry points) and `armv8` (`arm`) instantiate, the `vaes` backend taking the
+//! 256-bit label-keyed ones; so are `prf`'s garbling kernels (`generic_prf`, and for
+//! 512-bit VAES in `x86`).
 //!
 //! Every function returns whether it ran; the schemes keep the staged path, which computes
 //! the same bytes, for the other backends, and the tests check the two against each other.
 //! These kernels are scheme code (they know the table layouts of docs/garbling.md §2.8 and
 //! §3.5); the AES building blocks they use are `transputation_core::aes`'s.
 
+use transputation_core::aes::register::RoundKeys;
 use transputation_core::aes::{Backend, FixedKeyAes};
 use transputation_core::Block;
 
@@ -102,16 +106,17 @@ pub(crate) fn tccr_eval_gates(
 /// The half-gates garbler's AND gates `ands = (slots, index, first)` (independent gates,
 /// e.g. one wave's crypto gates: their slots packed as `a | b << 21 | out << 42`
 /// (`waves::pack_slots`), their AND indices, and the index of the window's first AND gate)
-/// with `aes` as the TCCR permutation and tweak base `tweak_base`, fused: for each gate its
-/// input 0-labels from `zero`, the four hashes of [`tccr_and_gates`], its table `TG ‖ TE` written to
-/// `window[32 · (n − first)..][..32]` and its output 0-label to `zero[out]`
+/// under `hash` (`FusedHash`) and tweak base `tweak_base`, fused: for each gate its input
+/// 0-labels from `zero`, its four hashes (as [`tccr_and_gates`] under TCCR), its table
+/// `TG ‖ TE` written to `window[32 · (n − first)..][..32]` and its output 0-label to
+/// `zero[out]`
 /// (`half_gates::garble_and`). Every backend but the portable one has it; returns whether it
 /// ran.
 ///
 /// # Panics
 /// If the slices differ in length or a slot or table is out of range.
 pub(crate) fn garble_and_gates(
-    aes: &FixedKeyAes,
+    hash: FusedHash<'_>,
     delta: Block,
     tweak_base: u64,
     zero: &mut [Block],
@@ -120,29 +125,30 @@ pub(crate) fn garble_and_gates(
 ) -> bool {
     assert_eq!(ands.0.len(), ands.1.len(), "one AND index per gate");
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if let Some((t, rk)) = aes.x86_round_keys() {
+    if let Some((t, rk)) = hash.x86() {
         x86::garble_and_gates(t, rk, delta, tweak_base, zero, ands, window);
         return true;
     }
     #[cfg(target_arch = "aarch64")]
-    if let Some((t, rk)) = aes.armv8_round_keys() {
+    if let Some((t, rk)) = hash.armv8() {
         arm::garble_and_gates(t, rk, (delta, tweak_base), zero, ands, window);
         return true;
     }
-    let _ = (aes, delta, tweak_base, zero, window);
+    let _ = (hash, delta, tweak_base, zero, window);
     false
 }
 
 /// The half-gates evaluator's AND gates `ands` (independent gates, given as for
 /// [`garble_and_gates`]) under tweak base `tweak_base`, fused: for each gate its labels
-/// from `labels`, the two hashes of [`tccr_eval_gates`], and its output label from its table at
+/// from `labels`, its two hashes under `hash` (as [`tccr_eval_gates`] under TCCR), and its
+/// output label from its table at
 /// `window[32 · (n − first)..][..32]` written to `labels[out]` (`half_gates::eval_and`).
 /// Every backend but the portable one has it; returns whether it ran.
 ///
 /// # Panics
 /// As [`garble_and_gates`].
 pub(crate) fn eval_and_gates(
-    aes: &FixedKeyAes,
+    hash: FusedHash<'_>,
     tweak_base: u64,
     labels: &mut [Block],
     ands: (&[u64], &[u32], u32),
@@ -150,17 +156,52 @@ pub(crate) fn eval_and_gates(
 ) -> bool {
     assert_eq!(ands.0.len(), ands.1.len(), "one AND index per gate");
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if let Some((t, rk)) = aes.x86_round_keys() {
+    if let Some((t, rk)) = hash.x86() {
         x86::eval_and_gates(t, rk, tweak_base, labels, ands, window);
         return true;
     }
     #[cfg(target_arch = "aarch64")]
-    if let Some((t, rk)) = aes.armv8_round_keys() {
+    if let Some((t, rk)) = hash.armv8() {
         arm::eval_and_gates(t, rk, tweak_base, labels, ands, window);
         return true;
     }
-    let _ = (aes, tweak_base, labels, window);
+    let _ = (hash, tweak_base, labels, window);
     false
+}
+
+/// The hash a half-gates scheme's fused kernels compute: `ideal`'s TCCR under a fixed key,
+/// or `circular`'s label-keyed `AES_X(tw(t))` on a backend.
+#[derive(Clone, Copy)]
+pub enum FusedHash<'a> {
+    /// `π(π(X) ⊕ tw(t)) ⊕ π(X)`, `π` this fixed-key AES.
+    Tccr(&'a FixedKeyAes),
+    /// `AES_X(tw(t))` with `tw(t)` = LE64(t), on this backend.
+    LabelKeyed(Backend),
+}
+
+impl<'a> FusedHash<'a> {
+    /// The x86 backend's token and, for the TCCR hash, its round keys.
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    fn x86(self) -> Option<(transputation_core::aes::x86::Token, Option<&'a RoundKeys>)> {
+        match self {
+            FusedHash::Tccr(aes) => aes.x86_round_keys().map(|(t, rk)| (t, Some(rk))),
+            FusedHash::LabelKeyed(b) => {
+                transputation_core::aes::x86::Token::of(b).map(|t| (t, None))
+            }
+        }
+    }
+
+    /// The `armv8` token and, for the TCCR hash, its round keys.
+    #[cfg(target_arch = "aarch64")]
+    fn armv8(self) -> Option<(transputation_core::aes::arm::Armv8, Option<&'a RoundKeys>)> {
+        match self {
+            FusedHash::Tccr(aes) => aes.armv8_round_keys().map(|(t, rk)| (t, Some(rk))),
+            FusedHash::LabelKeyed(Backend::Armv8) => {
+                transputation_core::aes::arm::Armv8::detect().map(|t| (t, None))
+            }
+            FusedHash::LabelKeyed(_) => None,
+        }
+    }
 }
 
 /// One gate of `prf` as its fused garbling kernels take it ([`prf_garble_gates`]).

@@ -95,9 +95,12 @@ pub(super) fn tccr_eval_gates(
 }
 
 /// The half-gates garbler's AND gates, fused (see `fused::garble_and_gates`).
+///
+/// With round keys `rk`, under the TCCR hash; without, under the label-keyed hash, which
+/// has kernels on 128- and 256-bit registers only (the `vaes` backend takes the latter).
 pub(super) fn garble_and_gates(
     t: Token,
-    rk: &RoundKeys,
+    rk: Option<&RoundKeys>,
     delta: Block,
     tweak_base: u64,
     zero: &mut [Block],
@@ -107,35 +110,48 @@ pub(super) fn garble_and_gates(
     debug_assert_eq!(ands.0.len(), ands.1.len());
     let d = (delta, tweak_base);
     // SAFETY (each arm): the token proves that the CPU has the kernel's target features.
-    match t {
-        Token::Vaes(_) => unsafe {
+    match (t, rk) {
+        (Token::Vaes(_), Some(rk)) => unsafe {
             kernels::garble_and_gates(rk, delta, tweak_base, zero, ands, window)
         },
-        Token::Vaes256(t) => unsafe {
+        (Token::Vaes(t), None) => unsafe {
+            narrow::vaes256::garble_and_gates(t.narrow(), None, d, zero, ands, window)
+        },
+        (Token::Vaes256(t), rk) => unsafe {
             narrow::vaes256::garble_and_gates(t, rk, d, zero, ands, window)
         },
-        Token::AesNi(t) => unsafe { narrow::ni::garble_and_gates(t, rk, d, zero, ands, window) },
+        (Token::AesNi(t), rk) => unsafe {
+            narrow::ni::garble_and_gates(t, rk, d, zero, ands, window)
+        },
     }
 }
 
 /// The half-gates evaluator's AND gates, fused (see `fused::eval_and_gates`).
+///
+/// Under either hash, as [`garble_and_gates`].
 pub(super) fn eval_and_gates(
     t: Token,
-    rk: &RoundKeys,
+    rk: Option<&RoundKeys>,
     tweak_base: u64,
     labels: &mut [Block],
     ands: (&[u64], &[u32], u32),
     window: &[u8],
 ) {
     debug_assert_eq!(ands.0.len(), ands.1.len());
+    let base = tweak_base;
     // SAFETY (each arm): the token proves that the CPU has the kernel's target features.
-    match t {
-        Token::Vaes(_) => unsafe { kernels::eval_and_gates(rk, tweak_base, labels, ands, window) },
-        Token::Vaes256(t) => unsafe {
-            narrow::vaes256::eval_and_gates(t, rk, tweak_base, labels, ands, window)
+    match (t, rk) {
+        (Token::Vaes(_), Some(rk)) => unsafe {
+            kernels::eval_and_gates(rk, base, labels, ands, window)
         },
-        Token::AesNi(t) => unsafe {
-            narrow::ni::eval_and_gates(t, rk, tweak_base, labels, ands, window)
+        (Token::Vaes(t), None) => unsafe {
+            narrow::vaes256::eval_and_gates(t.narrow(), None, base, labels, ands, window)
+        },
+        (Token::Vaes256(t), rk) => unsafe {
+            narrow::vaes256::eval_and_gates(t, rk, base, labels, ands, window)
+        },
+        (Token::AesNi(t), rk) => unsafe {
+            narrow::ni::eval_and_gates(t, rk, base, labels, ands, window)
         },
     }
 }

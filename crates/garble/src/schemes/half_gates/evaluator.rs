@@ -78,8 +78,7 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
     /// Evaluates the AND gates `ops[range]` from their window's bytes: in one pass where
     /// the hash has a fused kernel, else a chunk at a time.
     fn and_batch(&mut self, k: usize, range: Range<usize>, window: &[u8]) {
-        if let (Some(aes), Some(ands)) =
-            (self.hash.tccr_aes(), self.packed.ands(k, self.next_window))
+        if let (Some(aes), Some(ands)) = (self.hash.fused(), self.packed.ands(k, self.next_window))
         {
             if fused::eval_and_gates(aes, self.tweak_base, &mut self.labels, ands, window) {
                 return;

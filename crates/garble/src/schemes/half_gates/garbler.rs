@@ -96,8 +96,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     /// Garbles the AND gates `ops[range]` into their window's bytes: in one pass where the
     /// hash has a fused kernel, else a chunk at a time.
     fn and_batch(&mut self, k: usize, range: Range<usize>, window: &mut [u8]) {
-        if let (Some(aes), Some(ands)) =
-            (self.hash.tccr_aes(), self.packed.ands(k, self.next_window))
+        if let (Some(aes), Some(ands)) = (self.hash.fused(), self.packed.ands(k, self.next_window))
         {
             let (delta, base) = (self.delta, self.tweak_base);
             if fused::garble_and_gates(aes, delta, base, &mut self.zero, ands, window) {

@@ -44,11 +44,11 @@ pub trait HalfGateHash: Send + Sync {
         stage_eval_gates(self, inputs, and_index, tweak_base, out);
     }
 
-    /// The fixed-key AES of [`Tccr`], whose garbler and evaluator have fused kernels
-    /// (reading labels, hashing and writing tables and labels in one pass); `None` for
-    /// every other hash.
+    /// What the garbler's and evaluator's fused kernels (reading labels, hashing and
+    /// writing tables and labels in one pass) need to compute this hash; `None` for a hash
+    /// they do not know.
     #[doc(hidden)]
-    fn tccr_aes(&self) -> Option<&FixedKeyAes> {
+    fn fused(&self) -> Option<fused::FusedHash<'_>> {
         None
     }
 }
@@ -169,8 +169,8 @@ impl HalfGateHash for Tccr {
         }
     }
 
-    fn tccr_aes(&self) -> Option<&FixedKeyAes> {
-        Some(&self.pi)
+    fn fused(&self) -> Option<fused::FusedHash<'_>> {
+        Some(fused::FusedHash::Tccr(&self.pi))
     }
 }
 
@@ -249,6 +249,10 @@ impl HalfGateHash for LabelKeyed {
             out.as_flattened_mut(),
             1,
         );
+    }
+
+    fn fused(&self) -> Option<fused::FusedHash<'_>> {
+        Some(fused::FusedHash::LabelKeyed(self.backend))
     }
 }
 

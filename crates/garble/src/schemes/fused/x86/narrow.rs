@@ -31,43 +31,56 @@ macro_rules! entry_points {
         pub(in crate::schemes::fused) mod $name {
             use super::*;
 
-            /// The garbler's AND gates (see `fused::garble_and_gates`).
+            /// The garbler's AND gates (see `fused::garble_and_gates`): under the TCCR
+            /// hash with the round keys `rk`, or the label-keyed hash without.
             #[target_feature(enable = $features)]
             pub fn garble_and_gates(
                 t: $token,
-                rk: &RoundKeys,
-                (delta, tweak_base): (Block, u64),
+                rk: Option<&RoundKeys>,
+                d: (Block, u64),
                 zero: &mut [Block],
                 ands: (&[u64], &[u32], u32),
                 window: &mut [u8],
             ) {
-                let k = broadcast_keys::<$reg>(t, rk);
                 const G: usize = $garble.0;
                 const R: usize = $garble.1;
-                generic::garble_and_gates::<$reg, G, R>(
-                    t,
-                    &k,
-                    (delta, tweak_base),
-                    zero,
-                    ands,
-                    window,
-                );
+                match rk {
+                    Some(rk) => {
+                        let k = broadcast_keys::<$reg>(t, rk);
+                        let h = generic::FixedKey(&k);
+                        generic::garble_and_gates::<$reg, _, G, R>(t, h, d, zero, ands, window);
+                    }
+                    None => {
+                        let h = generic::KeyedByLabel;
+                        generic::garble_and_gates::<$reg, _, G, R>(t, h, d, zero, ands, window);
+                    }
+                }
             }
 
-            /// The evaluator's AND gates (see `fused::eval_and_gates`).
+            /// The evaluator's AND gates (see `fused::eval_and_gates`), under either
+            /// hash as [`garble_and_gates`].
             #[target_feature(enable = $features)]
             pub fn eval_and_gates(
                 t: $token,
-                rk: &RoundKeys,
-                tweak_base: u64,
+                rk: Option<&RoundKeys>,
+                base: u64,
                 labels: &mut [Block],
                 ands: (&[u64], &[u32], u32),
                 window: &[u8],
             ) {
-                let k = broadcast_keys::<$reg>(t, rk);
                 const G: usize = $eval.0;
                 const R: usize = $eval.1;
-                generic::eval_and_gates::<$reg, G, R>(t, &k, tweak_base, labels, ands, window);
+                match rk {
+                    Some(rk) => {
+                        let k = broadcast_keys::<$reg>(t, rk);
+                        let h = generic::FixedKey(&k);
+                        generic::eval_and_gates::<$reg, _, G, R>(t, h, base, labels, ands, window);
+                    }
+                    None => {
+                        let h = generic::KeyedByLabel;
+                        generic::eval_and_gates::<$reg, _, G, R>(t, h, base, labels, ands, window);
+                    }
+                }
             }
 
             /// `prf`'s AND gates (`AND`) or XOR gates (see `fused::prf_garble_gates`).
