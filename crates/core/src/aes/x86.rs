@@ -1,16 +1,18 @@
-//! AES-128 on x86 and x86-64: AES-NI (one block per 128-bit register) and VAES with AVX-512
-//! (four blocks per 512-bit register).
+//! AES-128 on x86 and x86-64: AES-NI (one block per 128-bit register), VAES with AVX2 (two
+//! blocks per 256-bit register) and VAES with AVX-512 (four blocks per 512-bit register).
 //!
-//! The entry points are methods of two zero-sized tokens, [`AesNi`] and [`Vaes`], that can
-//! only be obtained from their `detect` functions, i.e. after `is_x86_feature_detected!` has
-//! confirmed every target feature the kernels are compiled with. Holding a token is the proof
-//! on which every call into a `#[target_feature]` kernel rests.
+//! The entry points are methods of three zero-sized tokens, [`AesNi`], [`Vaes256`] and
+//! [`Vaes`], that can only be obtained from their `detect` functions, i.e. after
+//! `is_x86_feature_detected!` has confirmed every target feature the kernels are compiled
+//! with. Holding a token is the proof on which every call into a `#[target_feature]` kernel
+//! rests. The AES-NI and 256-bit kernels are the generic ones of `super::register` on the
+//! registers of [`registers`]; the 512-bit ones are written out below ([`vaes`]).
 //!
 //! Fixed-key encryption keeps the round keys in registers and `WIDTH` (8) blocks or 4-block
 //! registers in flight, enough to cover the latency of `AESENC` at full throughput.
 //!
 //! Per-key encryption expands the keys on the fly, each round key used as soon as it is made
-//! and never stored, with `NI_KEYS` (8) keys or `VAES_KEYS` (8) registers of four keys
+//! and never stored, with eight keys or `VAES_KEYS` (8) registers of four keys
 //! interleaved so that the latency of one key's schedule is hidden behind the others'. The
 //! schedule round is the `AESENCLAST` construction of Gueron–Lindell–Nof–Pinkas ("Fast
 //! Garbling of Circuits Under Standard Assumptions", CCS 2015, eprint 2015/751) instead of
@@ -56,11 +58,10 @@ use crate::block::Block;
 
 pub mod registers;
 
-/// Blocks (AES-NI) or 4-block registers (VAES) encrypted together by the fixed-key kernels.
+/// 4-block registers (VAES) encrypted together by the fixed-key kernels.
 const WIDTH: usize = 8;
 
-/// Keys (AES-NI) or 4-key registers (VAES) expanded together by the per-key kernels.
-const NI_KEYS: usize = 8;
+/// 4-key registers (VAES) expanded together by the per-key kernels.
 const VAES_KEYS: usize = 8;
 
 /// Batches of at most this many blocks (fixed key) or keys (per key) take the AES-NI kernels
@@ -126,7 +127,7 @@ impl AesNi {
     /// Encrypts every block in place under the expanded key `rk`.
     pub(super) fn encrypt_blocks(self, rk: &RoundKeys, blocks: &mut [Block]) {
         // SAFETY: the token proves that the CPU has the kernel's target features.
-        unsafe { ni::encrypt_blocks(rk, blocks) }
+        unsafe { registers::aes_ni::encrypt_blocks(self, rk, blocks) }
     }
 
     /// Encrypts `blocks[i]` under `keys[i / per_key]`; `blocks.len() == keys.len() * per_key`.
@@ -134,9 +135,9 @@ impl AesNi {
         debug_assert_eq!(blocks.len(), keys.len() * per_key);
         match per_key {
             // SAFETY: the token proves that the CPU has the kernel's target features.
-            1 => unsafe { ni::under_keys::<1>(keys, blocks) },
+            1 => unsafe { registers::aes_ni::under_keys::<1>(self, keys, blocks) },
             // SAFETY: as above.
-            2 => unsafe { ni::under_keys::<2>(keys, blocks) },
+            2 => unsafe { registers::aes_ni::under_keys::<2>(self, keys, blocks) },
             _ => one_key_at_a_time(keys, blocks, per_key, |k, b| {
                 self.encrypt_blocks(&self.expand(k), b)
             }),
@@ -148,7 +149,7 @@ impl AesNi {
     pub(super) fn tccr(self, rk: &RoundKeys, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
         debug_assert!(xs.len() == tweaks.len() && xs.len() == out.len());
         // SAFETY: the token proves that the CPU has the kernel's target features.
-        unsafe { ni::tccr(rk, xs, tweaks, out) }
+        unsafe { registers::aes_ni::tccr(self, rk, xs, tweaks, out) }
     }
 }
 
@@ -307,7 +308,8 @@ pub(super) mod testing {
     }
 }
 
-/// AES-NI kernels: one block per `__m128i`.
+/// AES-NI building blocks: one block per `__m128i` (the AES-NI backend's kernels are the
+/// generic ones on [`registers::Xmm`]).
 pub mod ni {
     use super::*;
 
@@ -381,8 +383,10 @@ pub mod ni {
         out
     }
 
-    /// Loads `N` blocks. (Loops here and below rather than `array::map`, whose closure calls
-    /// would not be inlined: `map` itself lacks the target features.)
+    /// Loads `N` blocks (for the interleaved schedule's test). (A loop rather than
+    /// `array::map`, whose closure calls would not be inlined: `map` itself lacks the target
+    /// features.)
+    #[cfg(test)]
     #[inline]
     #[target_feature(enable = "sse2")]
     pub(super) fn load_n<const N: usize>(b: &[Block; N]) -> [__m128i; N] {
@@ -391,218 +395,6 @@ pub mod ni {
             *x = load(b);
         }
         x
-    }
-
-    /// Loads the at most `N` blocks of `b`, zero for the rest. (Indexed with a test per block,
-    /// not as a copy loop, which LLVM would turn into a `memcpy` call and a store-forwarding
-    /// stall.)
-    #[inline]
-    #[target_feature(enable = "sse2")]
-    #[allow(clippy::needless_range_loop)]
-    fn load_part<const N: usize>(b: &[Block]) -> [__m128i; N] {
-        let mut x = [_mm_setzero_si128(); N];
-        for i in 0..N {
-            if i < b.len() {
-                x[i] = load(&b[i]);
-            }
-        }
-        x
-    }
-
-    /// Stores the first `b.len()` (at most `N`) blocks of `x`, as [`load_part`].
-    #[inline]
-    #[target_feature(enable = "sse2")]
-    #[allow(clippy::needless_range_loop)]
-    fn store_part<const N: usize>(b: &mut [Block], x: &[__m128i; N]) {
-        for i in 0..N {
-            if i < b.len() {
-                store(&mut b[i], x[i]);
-            }
-        }
-    }
-
-    /// Encrypts `N` blocks together.
-    #[inline]
-    #[target_feature(enable = "aes,sse2,ssse3")]
-    fn blocks_core<const N: usize>(rk: &[__m128i; 11], out: &mut [__m128i; N]) {
-        // Local copies, kept in registers even where this function is not inlined.
-        let (rk, mut s) = (*rk, *out);
-        for x in s.iter_mut() {
-            *x = _mm_xor_si128(*x, rk[0]);
-        }
-        for &k in &rk[1..10] {
-            for x in s.iter_mut() {
-                *x = _mm_aesenc_si128(*x, k);
-            }
-        }
-        for x in s.iter_mut() {
-            *x = _mm_aesenclast_si128(*x, rk[10]);
-        }
-        *out = s;
-    }
-
-    /// Encrypts the at most `N` blocks of `blocks` together.
-    #[inline]
-    #[target_feature(enable = "aes,sse2,ssse3")]
-    fn blocks_part<const N: usize>(rk: &[__m128i; 11], blocks: &mut [Block]) {
-        let mut s = load_part(blocks);
-        blocks_core::<N>(rk, &mut s);
-        store_part(blocks, &s);
-    }
-
-    /// Fixed-key encryption, `WIDTH` blocks at a time.
-    #[target_feature(enable = "aes,sse2,ssse3")]
-    pub(super) fn encrypt_blocks(rk: &RoundKeys, blocks: &mut [Block]) {
-        let rk = load_n(rk);
-        let (chunks, tail) = blocks.as_chunks_mut::<WIDTH>();
-        for c in chunks {
-            let mut s = load_n(c);
-            blocks_core(&rk, &mut s);
-            store_part(c, &s);
-        }
-        // At most 7 blocks left: 1, 2 or 4 at a time. (Other widths than the main loop's keep
-        // each `blocks_core` instance with one caller, which inlines it.)
-        for c in tail.chunks_mut(4) {
-            match c.len() {
-                1 => blocks_part::<1>(&rk, c),
-                2 => blocks_part::<2>(&rk, c),
-                _ => blocks_part::<4>(&rk, c),
-            }
-        }
-    }
-
-    /// The tweak block of `t`: the 128-bit big-endian integer `t` (`super::tccr_tweak`), i.e.
-    /// `t` byte-reversed in the high 64-bit half and zero in the low one.
-    #[inline]
-    #[target_feature(enable = "sse2")]
-    fn tweak(t: u64) -> __m128i {
-        _mm_set_epi64x(t.swap_bytes() as i64, 0)
-    }
-
-    /// TCCR of `N` blocks: `u = π(x)` stays in registers between the two passes, and the
-    /// final `⊕ u` is folded into the last round key (`AESENCLAST` ends with `⊕ key`).
-    #[inline]
-    #[target_feature(enable = "aes,sse2,ssse3")]
-    fn tccr_core<const N: usize>(rk: &[__m128i; 11], x: &mut [__m128i; N], t: &[__m128i; N]) {
-        let mut u = *x;
-        blocks_core(rk, &mut u);
-        let (rk, mut s) = (*rk, [_mm_setzero_si128(); N]);
-        for ((s, &u), &t) in s.iter_mut().zip(&u).zip(t) {
-            *s = _mm_xor_si128(_mm_xor_si128(u, t), rk[0]);
-        }
-        for &k in &rk[1..10] {
-            for s in s.iter_mut() {
-                *s = _mm_aesenc_si128(*s, k);
-            }
-        }
-        for (s, &u) in s.iter_mut().zip(&u) {
-            *s = _mm_aesenclast_si128(*s, _mm_xor_si128(rk[10], u));
-        }
-        *x = s;
-    }
-
-    /// Fused TCCR, `WIDTH` blocks at a time, then one at a time.
-    #[target_feature(enable = "aes,sse2,ssse3")]
-    pub(super) fn tccr(rk: &RoundKeys, xs: &[Block], tweaks: &[u64], out: &mut [Block]) {
-        let rk = load_n(rk);
-        let (xc, xt) = xs.as_chunks::<WIDTH>();
-        let (tc, tt) = tweaks.as_chunks::<WIDTH>();
-        let (oc, ot) = out.as_chunks_mut::<WIDTH>();
-        for ((x, t), o) in xc.iter().zip(tc).zip(oc.iter_mut()) {
-            let mut s = load_n(x);
-            let mut tw = [_mm_setzero_si128(); WIDTH];
-            for (tw, &t) in tw.iter_mut().zip(t) {
-                *tw = tweak(t);
-            }
-            tccr_core(&rk, &mut s, &tw);
-            store_part(o, &s);
-        }
-        for ((x, &t), o) in xt.iter().zip(tt).zip(ot.iter_mut()) {
-            let mut s = [load(x)];
-            tccr_core(&rk, &mut s, &[tweak(t)]);
-            store(o, s[0]);
-        }
-    }
-
-    /// Encrypts `P` blocks under each of the `G` keys in `k`, the `G` schedules interleaved
-    /// and each round key used as soon as it is computed. `s[g]` holds the blocks of `k[g]`.
-    #[inline]
-    #[target_feature(enable = "aes,sse2,ssse3")]
-    fn keys_core<const G: usize, const P: usize>(k: &[__m128i; G], out: &mut [[__m128i; P]; G]) {
-        // Local copies, kept in registers even where this function is not inlined.
-        let (mut k, mut s) = (*k, *out);
-        for (sg, &kg) in s.iter_mut().zip(&k) {
-            for x in sg.iter_mut() {
-                *x = _mm_xor_si128(*x, kg);
-            }
-        }
-        for &rcon in &RCON[..9] {
-            for (sg, kg) in s.iter_mut().zip(k.iter_mut()) {
-                *kg = next_key(*kg, rcon);
-                for x in sg.iter_mut() {
-                    *x = _mm_aesenc_si128(*x, *kg);
-                }
-            }
-        }
-        for (sg, kg) in s.iter_mut().zip(k.iter_mut()) {
-            *kg = next_key(*kg, RCON[9]);
-            for x in sg.iter_mut() {
-                *x = _mm_aesenclast_si128(*x, *kg);
-            }
-        }
-        *out = s;
-    }
-
-    /// [`keys_core`] on `G` keys and their blocks.
-    #[inline]
-    #[target_feature(enable = "aes,sse2,ssse3")]
-    fn keys_full<const G: usize, const P: usize>(keys: &[Block; G], blocks: &mut [[Block; P]; G]) {
-        let k = load_n(keys);
-        let mut s = [[_mm_setzero_si128(); P]; G];
-        for (sg, bg) in s.iter_mut().zip(&*blocks) {
-            *sg = load_n(bg);
-        }
-        keys_core(&k, &mut s);
-        for (bg, sg) in blocks.iter_mut().zip(&s) {
-            store_part(bg, sg);
-        }
-    }
-
-    /// [`keys_core`] on at most `G` keys and their blocks.
-    #[inline]
-    #[target_feature(enable = "aes,sse2,ssse3")]
-    fn keys_part<const G: usize, const P: usize>(keys: &[Block], blocks: &mut [Block]) {
-        let k = load_part(keys);
-        let mut s = [[_mm_setzero_si128(); P]; G];
-        for (sg, bg) in s.iter_mut().zip(blocks.chunks(P)) {
-            *sg = load_part(bg);
-        }
-        keys_core(&k, &mut s);
-        for (bg, sg) in blocks.chunks_mut(P).zip(&s) {
-            store_part(bg, sg);
-        }
-    }
-
-    /// Per-key encryption with `P` blocks per key, `NI_KEYS` keys at a time.
-    #[target_feature(enable = "aes,sse2,ssse3")]
-    pub(super) fn under_keys<const P: usize>(keys: &[Block], blocks: &mut [Block]) {
-        const { assert!(P == 1 || P == 2) };
-        let (kchunks, ktail) = keys.as_chunks::<NI_KEYS>();
-        let (bchunks, btail) = blocks.as_chunks_mut::<P>().0.as_chunks_mut::<NI_KEYS>();
-        debug_assert_eq!(kchunks.len(), bchunks.len());
-        for (k, b) in kchunks.iter().zip(bchunks) {
-            keys_full(k, b);
-        }
-        // At most 7 keys left: 1, 2 or 4 at a time (widths other than the main loop's, as in
-        // `encrypt_blocks`).
-        let btail = btail.as_flattened_mut();
-        for (k, b) in ktail.chunks(4).zip(btail.chunks_mut(4 * P)) {
-            match k.len() {
-                1 => keys_part::<1, P>(k, b),
-                2 => keys_part::<2, P>(k, b),
-                _ => keys_part::<4, P>(k, b),
-            }
-        }
     }
 }
 
