@@ -244,24 +244,25 @@ impl RateControl {
     }
 
     fn end_epoch(&mut self, now: Instant) {
+        if self.history.len() >= HISTORY {
+            return self.judge_epoch(now);
+        }
         let e = self.epoch.clone();
         let cuts = self.cuts;
         self.judge_epoch(now);
-        if self.history.len() < HISTORY {
-            let secs = now
-                .saturating_duration_since(e.start)
-                .as_secs_f64()
-                .max(1e-6);
-            self.history.push(EpochRecord {
-                at: now.saturating_duration_since(self.created),
-                delivery: e.delivered as f64 / secs,
-                lost: e.lost,
-                counted: e.counted,
-                min_rtt: e.min_rtt,
-                congested: self.cuts > cuts,
-                rate: self.rate,
-            });
-        }
+        let secs = now
+            .saturating_duration_since(e.start)
+            .as_secs_f64()
+            .max(1e-6);
+        self.history.push(EpochRecord {
+            at: now.saturating_duration_since(self.created),
+            delivery: e.delivered as f64 / secs,
+            lost: e.lost,
+            counted: e.counted,
+            min_rtt: e.min_rtt,
+            congested: self.cuts > cuts,
+            rate: self.rate,
+        });
     }
 
     fn judge_epoch(&mut self, now: Instant) {

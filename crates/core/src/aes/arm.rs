@@ -50,16 +50,13 @@ impl Armv8 {
     pub(super) fn encrypt_under_keys(self, keys: &[Block], blocks: &mut [Block], per_key: usize) {
         debug_assert_eq!(blocks.len(), keys.len() * per_key);
         match per_key {
-            0 => {}
             // SAFETY: the token proves that the CPU has the kernel's target features.
             1 => unsafe { kernels::under_keys::<1>(self, keys, blocks) },
             // SAFETY: as above.
             2 => unsafe { kernels::under_keys::<2>(self, keys, blocks) },
-            _ => {
-                for (&k, b) in keys.iter().zip(blocks.chunks_mut(per_key)) {
-                    self.encrypt_blocks(&self.expand(k), b);
-                }
-            }
+            _ => super::one_key_at_a_time(keys, blocks, per_key, |k, b| {
+                self.encrypt_blocks(&self.expand(k), b)
+            }),
         }
     }
 

@@ -148,6 +148,31 @@ impl Backend {
         Backend::all().into_iter().find(|b| b.name() == name)
     }
 
+    /// What the backend needs: the architecture it runs on, whether this build is for it,
+    /// and the CPU features it needs there.
+    fn requirements(self) -> (&'static str, bool, &'static [&'static str]) {
+        const X86: &str = "an x86 CPU";
+        let is_x86 = cfg!(any(target_arch = "x86", target_arch = "x86_64"));
+        match self {
+            Backend::Portable => ("any CPU", true, &[]),
+            Backend::AesNi => (X86, is_x86, &["aes", "sse2", "ssse3"]),
+            Backend::Vaes256 => (
+                X86,
+                is_x86,
+                &["aes", "sse2", "ssse3", "sse4.1", "avx", "avx2", "vaes"],
+            ),
+            Backend::Vaes => (
+                X86,
+                is_x86,
+                &[
+                    "aes", "sse2", "ssse3", "sse4.1", "avx", "avx2", "vaes", "avx512f", "avx512bw",
+                    "avx512vl",
+                ],
+            ),
+            Backend::Armv8 => ("a 64-bit ARM CPU", cfg!(target_arch = "aarch64"), &["aes"]),
+        }
+    }
+
     /// What this CPU lacks for the backend: the target features it needs and the CPU does
     /// not have, or the architecture it runs on (empty where it is supported).
     pub fn missing_features(self) -> Vec<&'static str> {
@@ -169,27 +194,9 @@ impl Backend {
         let have = |f: &&str| *f == "aes" && std::arch::is_aarch64_feature_detected!("aes");
         #[cfg(not(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64")))]
         let have = |_: &&str| false;
-        const X86: &str = "an x86 CPU";
-        const ARM: &str = "a 64-bit ARM CPU";
-        let is_x86 = cfg!(any(target_arch = "x86", target_arch = "x86_64"));
-        let (needs, arch): (&[&str], _) = match self {
-            Backend::Portable => return vec![],
-            Backend::AesNi => (&["aes", "sse2", "ssse3"], (X86, is_x86)),
-            Backend::Vaes256 => (
-                &["aes", "sse2", "ssse3", "sse4.1", "avx", "avx2", "vaes"],
-                (X86, is_x86),
-            ),
-            Backend::Vaes => (
-                &[
-                    "aes", "sse2", "ssse3", "sse4.1", "avx", "avx2", "vaes", "avx512f", "avx512bw",
-                    "avx512vl",
-                ],
-                (X86, is_x86),
-            ),
-            Backend::Armv8 => (&["aes"], (ARM, cfg!(target_arch = "aarch64"))),
-        };
-        if !arch.1 {
-            return vec![arch.0];
+        let (arch, here, needs) = self.requirements();
+        if !here {
+            return vec![arch];
         }
         needs.iter().filter(|f| !have(f)).copied().collect()
     }
@@ -197,18 +204,18 @@ impl Backend {
     /// Why this CPU cannot run the backend, in words (`None` where it can): the architecture
     /// it needs, or the target features it lacks.
     pub fn why_unsupported(self) -> Option<String> {
+        let (arch, here, _) = self.requirements();
+        if !here {
+            return Some(format!("it runs only on {arch}"));
+        }
         let missing = self.missing_features();
-        match missing.as_slice() {
-            [] => None,
-            [arch] if arch.starts_with("a ") || arch.starts_with("an ") => {
-                Some(format!("it runs only on {arch}"))
-            }
-            _ => Some(format!(
+        (!missing.is_empty()).then(|| {
+            format!(
                 "it needs the CPU feature{} {}, which this CPU lacks",
                 if missing.len() == 1 { "" } else { "s" },
                 missing.join(", ")
-            )),
-        }
+            )
+        })
     }
 
     /// A short name for reports.
@@ -326,18 +333,6 @@ impl FixedKeyAes {
         self.backend
     }
 
-    /// The VAES token and the round keys, if the backend is [`Backend::Vaes`]: what a fused
-    /// kernel built on [`x86::vaes`] needs to run under this key (the `ideal` scheme's gate
-    /// kernels in `transputation-garble`).
-    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    #[inline]
-    pub fn vaes_round_keys(&self) -> Option<(x86::Vaes, &x86::RoundKeys)> {
-        match &self.expanded {
-            Expanded::Vaes(t, rk) => Some((*t, rk)),
-            _ => None,
-        }
-    }
-
     /// The round keys with the token of the x86 backend in use, if it is one: what the
     /// fused kernels need to run under this key on any x86 backend.
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -443,6 +438,23 @@ impl FixedKeyAes {
             #[cfg(target_arch = "aarch64")]
             Expanded::Armv8(t, rk) => t.tccr(rk, xs, tweaks, out),
         }
+    }
+}
+
+/// Any `per_key` other than 1 and 2 (unused by the schemes), on a backend's kernels: one
+/// key schedule, then the fixed-key kernel, per key.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64"))]
+fn one_key_at_a_time(
+    keys: &[Block],
+    blocks: &mut [Block],
+    per_key: usize,
+    mut f: impl FnMut(Block, &mut [Block]),
+) {
+    if per_key == 0 {
+        return;
+    }
+    for (&k, chunk) in keys.iter().zip(blocks.chunks_mut(per_key)) {
+        f(k, chunk);
     }
 }
 

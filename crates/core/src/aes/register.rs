@@ -198,13 +198,13 @@ pub fn keys_core<V: Register, const G: usize, const P: usize>(k: &[V; G], s: &mu
 
 /// The blocks of `b` from `from` on (none if `from` is past the end).
 #[inline(always)]
-fn from(b: &[Block], from: usize) -> &[Block] {
+pub(crate) fn from(b: &[Block], from: usize) -> &[Block] {
     &b[from.min(b.len())..]
 }
 
 /// As [`from`], mutable.
 #[inline(always)]
-fn from_mut(b: &mut [Block], from: usize) -> &mut [Block] {
+pub(crate) fn from_mut(b: &mut [Block], from: usize) -> &mut [Block] {
     let n = b.len();
     &mut b[from.min(n)..]
 }

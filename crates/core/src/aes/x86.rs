@@ -52,6 +52,7 @@ use core::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
 
+use super::one_key_at_a_time;
 pub use super::register::RoundKeys;
 use super::register::RCON;
 use crate::block::Block;
@@ -229,11 +230,6 @@ impl Vaes256 {
         .then_some(Vaes256(ni))
     }
 
-    /// The AES-NI token, which this one implies.
-    pub fn aes_ni(self) -> AesNi {
-        self.0
-    }
-
     /// The AES-128 key schedule of `key`.
     pub(super) fn expand(self, key: Block) -> RoundKeys {
         self.0.expand(key)
@@ -271,22 +267,6 @@ impl Vaes256 {
         }
         // SAFETY: the token proves that the CPU has the kernel's target features.
         unsafe { registers::vaes256::tccr(self, rk, xs, tweaks, out) }
-    }
-}
-
-/// Any `per_key` other than 1 and 2 (unused by the schemes): one key schedule, then the
-/// fixed-key kernel, per key.
-fn one_key_at_a_time(
-    keys: &[Block],
-    blocks: &mut [Block],
-    per_key: usize,
-    mut f: impl FnMut(Block, &mut [Block]),
-) {
-    if per_key == 0 {
-        return;
-    }
-    for (&k, chunk) in keys.iter().zip(blocks.chunks_mut(per_key)) {
-        f(k, chunk);
     }
 }
 
@@ -401,6 +381,7 @@ pub mod ni {
 /// VAES kernels: four blocks per `__m512i`.
 pub mod vaes {
     use super::*;
+    use crate::aes::register::{from, from_mut};
 
     /// Loads four blocks.
     ///
@@ -491,19 +472,6 @@ pub mod vaes {
         // which lie in `b`; a masked store leaves disabled lanes untouched, and `storeu` has
         // no alignment requirement.
         unsafe { _mm512_mask_storeu_epi64(b.as_mut_ptr().cast(), lanes(b.len()), v) }
-    }
-
-    /// The blocks of `b` from `from` on (none if `from` is past the end).
-    #[inline(always)]
-    fn from(b: &[Block], from: usize) -> &[Block] {
-        &b[from.min(b.len())..]
-    }
-
-    /// As [`from`], mutable.
-    #[inline(always)]
-    fn from_mut(b: &mut [Block], from: usize) -> &mut [Block] {
-        let n = b.len();
-        &mut b[from.min(n)..]
     }
 
     /// The next round key after each of the four keys in `k`, round constant `rcon`.

@@ -1,6 +1,6 @@
 //! The x86 [`Register`]s of the generic kernels: [`Xmm`], one block in a 128-bit register
 //! (AES-NI), and [`Ymm`], two blocks in a 256-bit register (VAES with AVX2, no AVX-512), and
-//! the `vaes256` backend's entry points.
+//! the `aes-ni` and `vaes256` backends' entry points.
 //!
 //! Each method is `#[inline(always)]` and calls its intrinsics in an `unsafe` block whose
 //! argument is the type's invariant: a value exists only where its token, and so the CPU's
@@ -97,16 +97,7 @@ impl Register for Xmm {
     }
     #[inline(always)]
     fn next_key(self, rcon: i32) -> Self {
-        // GLNP15's round (see `super::ni::next_key`): RotWord(w3) in every column, then
-        // SubWord and ⊕ Rcon by AESENCLAST, then the prefix XOR of the four words.
-        unsafe {
-            let k = self.0;
-            let rot = _mm_shuffle_epi8(k, _mm_set1_epi32(0x0c0f_0e0d));
-            let t = _mm_aesenclast_si128(rot, _mm_set1_epi32(rcon));
-            let y = _mm_xor_si128(k, _mm_slli_si128::<4>(k));
-            let y = _mm_xor_si128(y, _mm_slli_si128::<8>(y));
-            Xmm(_mm_xor_si128(y, t))
-        }
+        Xmm(unsafe { super::ni::next_key(self.0, rcon) })
     }
     #[inline(always)]
     fn barrier<const N: usize>(s: &mut [Self; N]) {

@@ -265,7 +265,7 @@ pub(super) const HASH_CHUNK: usize = 128;
 /// check once that they fit in 64 bits; the arithmetic wraps as the fused kernels' does, so
 /// that the two paths agree on any input.
 #[inline(always)]
-fn tweaks_of(tweak_base: u64, and_index: u32) -> (u64, u64) {
+pub(crate) fn tweaks_of(tweak_base: u64, and_index: u32) -> (u64, u64) {
     let j = tweak_base
         .wrapping_add(u64::from(and_index))
         .wrapping_mul(2)

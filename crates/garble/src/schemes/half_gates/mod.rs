@@ -41,7 +41,7 @@
 mod evaluator;
 mod garbler;
 mod gates;
-mod hash;
+pub(crate) mod hash;
 mod program;
 #[cfg(test)]
 pub(crate) mod tests;
