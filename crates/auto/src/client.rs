@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use transputation_model::Path;
 use transputation_transport::{
-    ByteCounts, Channel, Config, SocketBuffers, TransportSpec, TuneSender,
+    ByteCounts, Channel, Config, SenderHint, SocketBuffers, TransportSpec, TuneSender,
 };
 
 use crate::decide::{Plan, Planner};
@@ -138,7 +138,9 @@ impl Client {
     }
 
     /// Connects at once, each on a thread of its own, to where a garbler of this build
-    /// listens for `tcp` and `quic` when its ports were free, so that on a cold start the
+    /// listens for `tcp`, `quic` and `blast` when its ports were free (each as a
+    /// connection made while the path is probed takes it,
+    /// [`TransportSpec::while_probing`]), so that on a cold start the
     /// connection's round trip passes while the path is measured. [`Client::connect`]
     /// takes such a connection only if the decision chooses a setting of its listener and
     /// the card names the same port (so a stranger on a predicted port never gets the
@@ -149,7 +151,7 @@ impl Client {
     pub fn connect_early(&mut self, cfg: &Config) {
         let cfg = within(cfg, cfg.connect_budget().min(EARLY_BUDGET));
         for (key, addr) in crate::service::predicted_listeners(self.server) {
-            let (spec, cfg) = (key.clone(), cfg.clone());
+            let (spec, cfg) = (key.while_probing(), cfg.clone());
             let made = thread::Builder::new()
                 .name("auto-early".into())
                 .spawn(move || spec.connect(addr, &cfg));
@@ -303,6 +305,9 @@ impl Client {
             let left = patience.saturating_sub(start.elapsed());
             let early = self.take_early(&transport, addr);
             let was_early = early.is_some();
+            // Connected after the decision, `blast` times the path's rate itself: for the
+            // large sessions that connect late, a rate read low by the probe's first train
+            // would cost more than its train disturbs the probe's later ones (for the cache).
             let connected = match early {
                 Some(ch) => Ok(ch),
                 None => transport.connect(addr, &attempt(cfg, &transport, &plan, path, left)),
@@ -338,6 +343,7 @@ impl Client {
                     continue;
                 }
             };
+            tune_sender(&*ch, &transport, path);
             let statement = Statement {
                 session: self.session,
                 card: wire::card_id(&held.json),
@@ -390,6 +396,24 @@ fn close_in_background(early: Vec<Early>) {
                 drop(e.made.join());
             }
         });
+}
+
+/// Tunes the evaluator's own sending on `ch` to the choice where its transport can be
+/// tuned after set-up: an early connection was made with the listen key (`tcp` for
+/// `tcp:cc=bbr`), and an early `blast` connection, made without timing the path, starts
+/// at the rate the probe measured (a later one has timed it, and keeps its own). The evaluator's sending is small, so a tuning refused costs little: a
+/// warning, and the session goes on.
+fn tune_sender(ch: &dyn Channel, transport: &TransportSpec, path: &Path) {
+    let Some(tuning) = ch.sender_tuning() else {
+        return;
+    };
+    let hint = SenderHint {
+        start_rate: Some(path.rate as u64),
+        ..transport.sender_hint(None)
+    };
+    if let Err(e) = tuning.apply(&hint) {
+        eprintln!("auto: could not send as {transport} asks ({e}); sending as connected");
+    }
 }
 
 /// The chosen transport and the decision as stated.

@@ -20,10 +20,12 @@
 //!    not gain more than it costs), and goes ahead once it is (the probe may measure on
 //!    beside the session, for the cache, where that is cheap); and for a session
 //!    whose own sending is small ([`Planner::fits_early`]) it has already connected at
-//!    its start to where a garbler of this build listens for `tcp` and `quic`
+//!    its start to where a garbler of this build listens for `tcp`, `quic` and `blast`
 //!    ([`Client::connect_early`]), so the connection's round trip passes during the
 //!    probe's first one. Such a connection is used only if the decision chooses a
-//!    setting of its listener and the card names the same port.
+//!    setting of its listener and the card names the same port. It sends nothing that
+//!    would disturb the probe (`blast` connects with `train=off`, without its
+//!    rate-timing train, and both sides start it at the rate the probe measured).
 //! 3. The evaluator decides ([`Planner::choose_with`]): the settings both can run,
 //!    predicted for the circuit's traffic on the path and ranked by minimax regret over
 //!    the loss estimate and its bound. It connects to the garbler's listener for the choice
@@ -50,9 +52,10 @@
 //!    included.
 //! 6. Only after the handshake passed does the garbler tune its sending side to the
 //!    choice (`Channel::sender_tuning`: the kernel's congestion control and send buffer,
-//!    or quinn's controller and initial window), at least a round trip before the
-//!    garbled tables leave: from then on the connection sends as one set up with the
-//!    chosen options.
+//!    quinn's controller and initial window, or the rate `blast` starts at where it did
+//!    not time the path itself), at least a round trip before the garbled tables leave:
+//!    from then on the connection sends as one set up with the chosen options. The
+//!    evaluator tunes its own side of a connection alike.
 //!
 //! The card ask and the card are UDP datagrams ([`wire`]); the ask is sent again after a
 //! few round trips while no card comes.

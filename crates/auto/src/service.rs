@@ -12,7 +12,8 @@
 //! ([`Planner::admit`]), or the garbler answers with the reason why not and closes. Then the protected handshake runs, bound to the card and the
 //! statement, and only after it passed is the channel's sending side tuned to the choice
 //! (kernel TCP: its congestion control and send buffer; `quic`: its controller and initial
-//! window), a round trip before the tables leave. [`Service::next`] hands out the
+//! window; `blast`: the rate it starts at, the stated path's), a round trip before the
+//! tables leave. [`Service::next`] hands out the
 //! sessions admitted.
 
 use std::net::{SocketAddr, UdpSocket};
@@ -24,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use transputation_model::Path;
 use transputation_transport::{
-    Channel, Config, Credentials, Listener, SecureChannel, TransportSpec,
+    Channel, Config, Credentials, Listener, SecureChannel, SenderHint, TransportSpec,
 };
 
 use crate::decide::Planner;
@@ -74,8 +75,8 @@ fn reference_paths() -> [Path; 3] {
     ]
 }
 
-/// Where a garbler of this build whose agreement socket is `udp` listens for `tcp` and
-/// `quic` if those ports were free ([`Service::start`]): an evaluator with nothing cached
+/// Where a garbler of this build whose agreement socket is `udp` listens for `tcp`,
+/// `quic` and `blast` if those ports were free ([`Service::start`]): an evaluator with nothing cached
 /// connects there at once, before it knows the card, and uses a connection only if the
 /// card then names the same port for the setting it chose.
 pub fn predicted_listeners(udp: SocketAddr) -> Vec<(TransportSpec, SocketAddr)> {
@@ -85,7 +86,7 @@ pub fn predicted_listeners(udp: SocketAddr) -> Vec<(TransportSpec, SocketAddr)> 
     listen_keys()
         .into_iter()
         .enumerate()
-        .filter(|(_, key)| matches!(key.name(), "tcp" | "quic"))
+        .filter(|(_, key)| matches!(key.name(), "tcp" | "quic" | "blast"))
         .filter_map(|(i, key)| {
             let port = udp.port().checked_add(1 + u16::try_from(i).ok()?)?;
             Some((key, SocketAddr::new(udp.ip(), port)))
@@ -328,7 +329,12 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Connected
             Err(e) => return Err(format!("its handshake failed: {e}")),
         },
     };
-    let hint = transport.sender_hint(Some(a.planner.buffer(&st.path) as usize));
+    let hint = SenderHint {
+        // For a connection made while the path was probed, without timing it itself
+        // (`while_probing`); a sender that timed the path keeps its own rate.
+        start_rate: Some(st.path.rate as u64),
+        ..transport.sender_hint(Some(a.planner.buffer(&st.path) as usize))
+    };
     if let Some(tuning) = tuning {
         if let Err(e) = tuning.apply(&hint) {
             // Sender settings are this side's alone: the session runs, only slower.

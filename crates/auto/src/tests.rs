@@ -643,6 +643,38 @@ fn a_cold_evaluator_uses_the_early_connection_its_choice_names() {
     evaluator.join().unwrap().unwrap();
 }
 
+/// On a long path AES-128 goes over `blast`, and a cold evaluator has connected to it
+/// early, beside its probe: the session takes that connection (no connecting after the
+/// decision), made without `blast`'s rate-timing train, and runs.
+#[test]
+fn a_cold_evaluator_on_a_long_path_takes_its_early_blast_connection() {
+    let m: transputation_probe::Measurement = serde_json::from_str(recorded::LOSSY_LONG).unwrap();
+    let path = crate::path_of(&m).unwrap();
+    let p = planner("aes128", Scheme::Ideal);
+    let svc = service_on([127, 0, 4, 3], p.clone());
+    let predicted = crate::predicted_listeners(svc.local_addr());
+    let (blast, _) = predicted
+        .iter()
+        .find(|(k, _)| k.name() == "blast")
+        .expect("blast is predicted");
+    assert_eq!(blast.while_probing().to_string(), "blast:train=off");
+    let mut client = Client::ask(svc.local_addr()).unwrap();
+    client.connect_early(&cfg());
+    let (agreement, ch) = client.connect(&p, &path, None, &cfg(), PATIENCE).unwrap();
+    assert_eq!(
+        agreement.transport.name(),
+        "blast",
+        "{:?}",
+        agreement.decision
+    );
+    assert!(agreement.early);
+    let evaluator = thread::spawn(move || evaluator_says(ch, &agreement.binding, b"fast"));
+    let (connected, heard) = garbler_hears(&svc, 4);
+    assert_eq!(heard, b"fast");
+    assert_eq!(connected.transport.name(), "blast");
+    evaluator.join().unwrap().unwrap();
+}
+
 #[test]
 fn an_early_connection_to_a_stranger_on_a_predicted_port_gets_nothing() {
     let p = planner("aes128", Scheme::Ideal);

@@ -31,7 +31,10 @@
 //!    rate (RATE), which both
 //!    sides start at (the path taken as the same both ways; slow start if it could not
 //!    be timed). The train costs no round trip: in a 2PC session the garbler sends its
-//!    tables after the handshake and the oblivious transfers.
+//!    tables after the handshake and the oblivious transfers. A client whose HELLO asks
+//!    for no train gets none: it was given a rate, or the path is measured by other
+//!    means while it connects (`--transport auto`'s probe, which a train would disturb),
+//!    and each side is then told the rate to start at ([`Connection::start_at`]).
 //! 2. Both send DATA (the stream) and FEEDBACK (what arrived; [`recv`] says when) in
 //!    either direction; the formats are in [`wire`]. A sender paces its DATA at the
 //!    rate of [`rate`] and sends again what FEEDBACK reports missing ([`send`]); with
@@ -121,7 +124,7 @@ pub struct Params {
     /// How often HELLO and WELCOME are repeated while unanswered (at least 10 ms).
     pub retry: Duration,
     /// Packets in the train a server sends behind its WELCOME for the client to time
-    /// the path's rate (0: none).
+    /// the path's rate (0: none). A client with 0 asks the server for none.
     pub train: u16,
     /// Forward error correction of this side's DATA (see [`fec`]).
     pub fec: Fec,
@@ -222,9 +225,15 @@ impl Connection {
         let Body::Hello {
             max_datagram,
             window,
+            train,
         } = p.body
         else {
             return None;
+        };
+        // A client that asks for no train gets none, whatever this side's parameters.
+        let params = Params {
+            train: if train { params.train } else { 0 },
+            ..params
         };
         let mut c = Self::new(
             now,
@@ -295,6 +304,22 @@ impl Connection {
             self.state = State::Failed(e.clone());
         }
         e
+    }
+
+    /// Starts the sender at `rate` bytes per second, a rate the path was measured at by
+    /// other means (`--transport auto`'s probe): before the handshake ends, as if
+    /// [`Params::rate`] had been given; after it, if the sender is still in its first
+    /// phase (it has neither timed a train nor left slow start), as a timed train's rate
+    /// would. Later it changes nothing: the sender has measured the path itself.
+    pub fn start_at(&mut self, rate: f64) {
+        if !(rate.is_finite() && rate > 0.0) {
+            return;
+        }
+        let rate = rate.min(self.params.max_rate);
+        match self.sender.as_mut() {
+            Some(s) => s.measured(rate),
+            None => self.params.rate = Some(rate),
+        }
     }
 
     /// The pacing rate now, bytes per second (none before the first round trip).
@@ -536,6 +561,7 @@ impl Connection {
         let hello = Body::Hello {
             max_datagram: u16::try_from(self.params.max_datagram).unwrap_or(u16::MAX),
             window: self.params.receive_window,
+            train: self.params.train > 0,
         };
         let retry = self.params.retry.max(Duration::from_millis(10));
         match &mut self.state {
@@ -794,7 +820,8 @@ impl Connection {
     /// Whether the client is still timing the server's train at `now`: its reader should
     /// then stay awake between datagrams (a reader woken from sleep reads late).
     pub fn timing_train(&self, now: Instant) -> bool {
-        self.opened_at.is_some_and(|t| now < t + TRAIN_WAIT)
+        self.params.train > 0
+            && self.opened_at.is_some_and(|t| now < t + TRAIN_WAIT)
             && self.meter.as_ref().is_none_or(|m| !m.reported)
     }
 

@@ -373,6 +373,62 @@ fn without_a_rate_or_a_train_it_finds_the_paths_in_slow_start() {
 }
 
 #[test]
+fn a_client_that_asks_for_no_train_gets_none_and_starts_at_the_rate_it_is_told() {
+    // A client connecting while the path is measured by other means (auto's probe) asks
+    // for no train; the server, which would send one, sends none. Both are then told the
+    // path's rate, and 8 MB at 100 ms and 200 Mbit/s take the link's time, not slow
+    // start's.
+    let quiet = Params {
+        train: 0,
+        ..params(None)
+    };
+    let mut sim = Sim::new(
+        quiet,
+        params(None),
+        Link::new(50, 200.0, 0.0, 17),
+        Link::new(50, 200.0, 0.0, 18),
+    );
+    sim.run_until(Duration::from_secs(5), |s| {
+        s.client.is_open() && s.server.as_ref().is_some_and(Connection::is_open)
+    })
+    .unwrap();
+    // The WELCOME and a FEEDBACK or two, no train of 48.
+    assert!(sim.down.carried < 8, "{} datagrams", sim.down.carried);
+    assert!(sim.client.meter.is_none());
+    assert!(!sim.client.timing_train(sim.now));
+    let rate = 200e6 / 8.0;
+    sim.server.as_mut().unwrap().start_at(rate);
+    sim.client.start_at(rate);
+    assert_eq!(sim.server.as_ref().unwrap().rate(), Some(rate));
+    let took = transfer(&mut sim, 8 << 20).unwrap();
+    assert!(ms(took) < 1.15 * 386.0, "{took:?}");
+}
+
+#[test]
+fn a_rate_told_after_the_sender_measured_the_path_changes_nothing() {
+    let mut sim = Sim::new(
+        params(None),
+        params(None),
+        Link::new(10, 100.0, 0.0, 19),
+        Link::new(10, 100.0, 0.0, 20),
+    );
+    // The train is timed and reported within a few round trips.
+    sim.run_until(Duration::from_secs(5), |s| {
+        s.server
+            .as_ref()
+            .is_some_and(|c| c.sender.as_ref().is_some_and(|s| !s.control().in_startup()))
+    })
+    .unwrap();
+    let timed = sim.server.as_ref().unwrap().rate().unwrap();
+    sim.server.as_mut().unwrap().start_at(1e9);
+    assert_eq!(sim.server.as_ref().unwrap().rate(), Some(timed));
+    // Nor does a rate that is no rate.
+    sim.client.start_at(f64::NAN);
+    sim.client.start_at(-1.0);
+    transfer(&mut sim, 1 << 20).unwrap();
+}
+
+#[test]
 fn small_messages_each_way_take_a_round_trip_not_a_timer() {
     let mut sim = Sim::new(
         params(None),

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | 0 | kind: 1 HELLO, 2 WELCOME, 3 DATA, 4 FEEDBACK, 5 CLOSE, 6 TRAIN, 7 RATE, 8 PARITY |
 //! | 1 | version, 1 |
-//! | 2–3 | flags: DATA bit 0 FIN (the stream ends with this packet), bit 1 ACK_NOW (answer at once), bit 2 MEMBER (a parity packet will cover it); FEEDBACK bit 0 END (the stream's end arrived) |
+//! | 2–3 | flags: DATA bit 0 FIN (the stream ends with this packet), bit 1 ACK_NOW (answer at once), bit 2 MEMBER (a parity packet will cover it); FEEDBACK bit 0 END (the stream's end arrived); HELLO bit 0 NO_TRAIN (send no train) |
 //! | 4–7 | CRC-32 (IEEE) of the whole datagram, computed with these four bytes zero |
 //! | 8–15 | the session number, chosen at random by the client |
 //! | 16–23 | the packet number: DATA packets of a direction are numbered 0, 1, 2, … (a retransmission gets a new number, so an acknowledgement is never ambiguous); FEEDBACK, HELLO and WELCOME count on their own |
@@ -31,7 +31,9 @@
 //!   up to 200 bytes of text that says why.
 //! - TRAIN: the number of packets in the train (u16), then padding to the sender's
 //!   largest datagram; the header's packet number is the packet's index in the train.
-//!   The server sends one train right behind its first WELCOME, for the client to time.
+//!   The server sends one train right behind its first WELCOME, for the client to time,
+//!   unless the HELLO said NO_TRAIN (a client that starts at a rate it was given, or that
+//!   connects while another measurement of the path runs and must not be disturbed).
 //! - RATE: the rate the client timed the train at, bytes per second (u64; 0: it could
 //!   not time it).
 //! - PARITY: the first packet number of the group it covers (u64), the group's size
@@ -69,6 +71,7 @@ const PARITY: u8 = 8;
 const FIN: u16 = 1;
 const ACK_NOW: u16 = 2;
 const MEMBER: u16 = 4;
+const NO_TRAIN: u16 = 1;
 
 /// Why a datagram was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -112,6 +115,8 @@ pub enum Body<'a> {
         max_datagram: u16,
         /// Its receive window.
         window: u64,
+        /// Whether it asks for the server's train.
+        train: bool,
     },
     /// The server's answer.
     Welcome {
@@ -177,7 +182,7 @@ pub struct Packet<'a> {
 pub fn encode(p: &Packet<'_>, out: &mut Vec<u8>) {
     out.clear();
     let (kind, flags) = match &p.body {
-        Body::Hello { .. } => (HELLO, 0),
+        Body::Hello { train, .. } => (HELLO, if *train { 0 } else { NO_TRAIN }),
         Body::Welcome { .. } => (WELCOME, 0),
         Body::Data {
             fin,
@@ -206,6 +211,7 @@ pub fn encode(p: &Packet<'_>, out: &mut Vec<u8>) {
         Body::Hello {
             max_datagram,
             window,
+            ..
         }
         | Body::Welcome {
             max_datagram,
@@ -304,6 +310,7 @@ pub fn decode(d: &[u8]) -> Result<Packet<'_>, Malformed> {
                 Body::Hello {
                     max_datagram,
                     window,
+                    train: flags & NO_TRAIN == 0,
                 }
             } else {
                 Body::Welcome {
@@ -494,6 +501,16 @@ mod tests {
             body: Body::Hello {
                 max_datagram: 1472,
                 window: 1 << 25,
+                train: false,
+            },
+        });
+        round_trip(Packet {
+            session: 7,
+            number: 2,
+            body: Body::Hello {
+                max_datagram: 9000,
+                window: 1 << 20,
+                train: true,
             },
         });
         round_trip(Packet {

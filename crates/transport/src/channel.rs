@@ -55,9 +55,9 @@ pub trait Channel: Send {
         None
     }
     /// A handle that retunes how this channel sends (its congestion controller, initial
-    /// window, send buffer) after set-up, or `None` for a channel that cannot be retuned
-    /// (`udt`, `udp`, and a `quic` client: only a `quic` listener gives each connection a
-    /// controller it can replace). The options it takes are the family's
+    /// window, send buffer, the rate it starts at) after set-up, or `None` for a channel
+    /// that cannot be retuned (`udt`, `udp`, and a `quic` client: only a `quic` listener
+    /// gives each connection a controller it can replace). The options it takes are the family's
     /// [`crate::Family::sender_options`]. Take it before wrapping the channel (in
     /// [`crate::Framed`] or [`crate::SecureChannel`], which do not forward it); it stays
     /// usable while the channel lives.
@@ -79,6 +79,10 @@ pub struct SenderHint {
     pub initial_window: Option<u64>,
     /// The socket send buffer in bytes (kernel sockets); `None`: leave it.
     pub send_buffer: Option<usize>,
+    /// The path's bottleneck rate as measured (by `--transport auto`'s probe), bytes per
+    /// second: a sender that starts at a rate rather than a window (`blast`, connected
+    /// without timing the path itself) starts at it. Window-based senders ignore it.
+    pub start_rate: Option<u64>,
 }
 
 /// Retunes the sending side of one channel; see [`Channel::sender_tuning`].

@@ -57,6 +57,12 @@ pub struct Family {
     /// any value of them. `--transport auto`'s garbler listens once per setting without
     /// these options and tunes each accepted channel to the evaluator's choice.
     pub sender_options: &'static [&'static str],
+    /// Options (`key=value,...`, or empty) a connection takes when it is made while the
+    /// path is still being probed (`--transport auto`'s evaluator connects early, beside
+    /// its probe; [`crate::TransportSpec::while_probing`]): nothing it sends then may
+    /// disturb the probe's measurement. `blast`'s `train=off`: no rate-timing train, the
+    /// rate comes later through [`crate::Channel::sender_tuning`].
+    pub while_probing: &'static str,
 }
 
 impl fmt::Debug for Family {

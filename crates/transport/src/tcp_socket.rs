@@ -362,6 +362,8 @@ mod tests {
                 congestion: Some("reno".into()),
                 initial_window: None,
                 send_buffer: Some(64 << 10),
+                // A rate to start at is a rate-based sender's; kernel TCP ignores it.
+                start_rate: Some(12_500_000),
             })
             .unwrap();
         assert_eq!(
@@ -379,6 +381,7 @@ mod tests {
                 congestion: Some("cubic".into()),
                 initial_window: Some(100_000),
                 send_buffer: None,
+                start_rate: None,
             })
             .unwrap_err();
         assert!(err.to_string().contains("iw"), "{err}");

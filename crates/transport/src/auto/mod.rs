@@ -38,6 +38,26 @@ impl TransportSpec {
                 .flatten(),
             initial_window: has("iw").then(|| self.values().int("iw")).flatten(),
             send_buffer,
+            start_rate: None,
+        }
+    }
+
+    /// This setting as a connection made while the path is still being probed takes it
+    /// ([`Family::while_probing`]): `blast` becomes `blast:train=off`, the others stay.
+    pub fn while_probing(&self) -> TransportSpec {
+        let extra = self.family().while_probing;
+        if extra.is_empty() {
+            return self.clone();
+        }
+        let mut values = self.values().clone();
+        let set = extra
+            .split(',')
+            .filter_map(|p| p.split_once('='))
+            .try_for_each(|(k, v)| values.set(k, v));
+        // The family declares options it has, with values they take.
+        match set.and_then(|()| TransportSpec::from_values(values)) {
+            Ok(spec) => spec,
+            Err(_) => self.clone(),
         }
     }
 }

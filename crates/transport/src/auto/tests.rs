@@ -87,6 +87,7 @@ fn a_listen_key_drops_the_sender_options_and_the_hint_carries_them() {
             congestion: Some("bbr".into()),
             initial_window: None,
             send_buffer: Some(1 << 20),
+            start_rate: None,
         }
     );
     if families().iter().any(|f| f.name == "quic") {

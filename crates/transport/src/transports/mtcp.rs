@@ -92,6 +92,7 @@ pub(crate) static FAMILY: Family = Family {
     },
     tuned: |_| vec!["mtcp:streams=8,cc=bbr".into()],
     sender_options: &["cc"],
+    while_probing: "",
 };
 
 /// `mtcp` with its options.

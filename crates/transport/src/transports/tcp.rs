@@ -30,6 +30,7 @@ pub(crate) static FAMILY: Family = Family {
     // is another.
     tuned: |_| vec!["tcp:cc=cubic".into()],
     sender_options: &["cc"],
+    while_probing: "",
 };
 
 /// `tcp` with its options.

@@ -125,6 +125,7 @@ pub(crate) static FAMILY: Family = Family {
         }
     },
     sender_options: &[],
+    while_probing: "",
 };
 
 /// `udp` with its options.

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::OwnedFd;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -23,7 +23,7 @@ use transputation_blast::{Connection, Params};
 
 use crate::config::{session_number, Config};
 use crate::transports::udp::{client_socket, configure};
-use crate::{ByteCounts, Channel, Error, Result, SocketBuffers};
+use crate::{ByteCounts, Channel, Error, Result, SenderHint, SocketBuffers, TuneSender};
 
 /// Datagrams sent per turn of the loop at most (then it looks for arrivals).
 const BATCH: usize = 64;
@@ -424,6 +424,43 @@ impl Channel for BlastChannel {
     fn peer_addr(&self) -> Option<SocketAddr> {
         self.peer
     }
+
+    fn sender_tuning(&self) -> Option<Arc<dyn TuneSender>> {
+        Some(Arc::new(StartRate {
+            shared: Arc::downgrade(&self.shared),
+        }))
+    }
+}
+
+/// A channel's tuning handle: passes a hint's rate to its connection
+/// ([`Connection::start_at`]).
+#[derive(Debug)]
+struct StartRate {
+    /// Weak, so that a handle kept longer does not keep the connection's socket open.
+    shared: Weak<Shared>,
+}
+
+impl TuneSender for StartRate {
+    fn apply(&self, hint: &SenderHint) -> Result<()> {
+        let refuse = |option: &str, value: String| Error::BadOption {
+            transport: "blast",
+            option: option.into(),
+            value,
+            reason: "blast paces at a rate and has no congestion window to set".into(),
+        };
+        if let Some(cc) = &hint.congestion {
+            return Err(refuse("cc", cc.clone()));
+        }
+        if let Some(iw) = hint.initial_window {
+            return Err(refuse("iw", iw.to_string()));
+        }
+        let (Some(rate), Some(shared)) = (hint.start_rate, self.shared.upgrade()) else {
+            return Ok(());
+        };
+        shared.lock().conn.start_at(rate as f64);
+        shared.wake();
+        Ok(())
+    }
 }
 
 impl Drop for BlastChannel {
@@ -777,6 +814,12 @@ mod tests {
     /// A server channel, and a client socket that did the handshake by hand and then says
     /// nothing more: a peer that vanished.
     fn vanished_client() -> (BlastChannel, UdpSocket) {
+        hand_made_client(true)
+    }
+
+    /// A server channel of default parameters (a train of 48), and a client socket that
+    /// sent it a HELLO asking for the train or not.
+    fn hand_made_client(train: bool) -> (BlastChannel, UdpSocket) {
         let listener = Listener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
         let mut hello = Vec::new();
@@ -787,6 +830,7 @@ mod tests {
                 body: Body::Hello {
                     max_datagram: 1472,
                     window: 1 << 20,
+                    train,
                 },
             },
             &mut hello,
@@ -851,6 +895,73 @@ mod tests {
         peer.send_to(&data(0xfeed), server).unwrap();
         ch.recv(&mut got).unwrap();
         assert_eq!(&got, b"forged");
+    }
+
+    /// The kinds of the datagrams `peer` receives within `wait`.
+    fn kinds_received(peer: &UdpSocket, wait: Duration) -> Vec<u8> {
+        peer.set_read_timeout(Some(wait)).unwrap();
+        let mut buf = [0u8; 2048];
+        let mut kinds = Vec::new();
+        while let Ok(n) = peer.recv(&mut buf) {
+            kinds.push(buf[0]);
+            let _ = n;
+        }
+        kinds
+    }
+
+    #[test]
+    fn a_hello_that_asks_for_no_train_gets_none() {
+        const TRAIN: u8 = 6;
+        let (_ch, asked) = hand_made_client(true);
+        let trains = kinds_received(&asked, Duration::from_millis(200));
+        assert_eq!(trains.iter().filter(|k| **k == TRAIN).count(), 48, "{trains:?}");
+        let (_ch, quiet) = hand_made_client(false);
+        let kinds = kinds_received(&quiet, Duration::from_millis(200));
+        assert!(!kinds.is_empty() && !kinds.contains(&TRAIN), "{kinds:?}");
+    }
+
+    #[test]
+    fn either_side_starts_at_the_rate_its_tuning_gives() {
+        let cfg = Config {
+            io_timeout: Duration::from_secs(3),
+            ..Config::default()
+        };
+        let listener = Listener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr;
+        let server_cfg = cfg.clone();
+        let server = thread::spawn(move || listener.accept(Params::default(), &server_cfg));
+        let quiet = Params {
+            train: 0,
+            ..Params::default()
+        };
+        let mut client = connect(addr, quiet, &cfg).unwrap();
+        let mut server = server.join().unwrap().unwrap();
+        // The server opens on the client's first packet.
+        client.send(b"x").unwrap();
+        client.flush().unwrap();
+        let mut one = [0u8; 1];
+        server.recv(&mut one).unwrap();
+        let hint = |rate| SenderHint {
+            start_rate: Some(rate),
+            ..SenderHint::default()
+        };
+        for (ch, rate) in [(&server, 40_000_000u64), (&client, 30_000_000)] {
+            ch.sender_tuning().unwrap().apply(&hint(rate)).unwrap();
+            assert_eq!(ch.shared.lock().conn.rate(), Some(rate as f64));
+        }
+        // A window-based hint names what blast does not have, and changes nothing.
+        let tuning = server.sender_tuning().unwrap();
+        let cc = SenderHint {
+            congestion: Some("bbr".into()),
+            start_rate: Some(1_000_000),
+            ..SenderHint::default()
+        };
+        let e = tuning.apply(&cc).unwrap_err();
+        assert!(e.to_string().contains("cc"), "{e}");
+        assert_eq!(server.shared.lock().conn.rate(), Some(40e6));
+        // The handle outlives its channel harmlessly.
+        drop(server);
+        tuning.apply(&hint(1_000_000)).unwrap();
     }
 
     /// The C interface's echo: the client closes its direction first, the server sees the

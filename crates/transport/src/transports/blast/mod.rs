@@ -25,8 +25,15 @@
 //! train of 48 packets behind its WELCOME, the client times it and both start at that
 //! rate, or slow start if it could not be timed), `mtu` (the
 //! path MTU: datagrams carry up to MTU − 28 bytes over IPv4, 32 of them blast's header),
-//! `fec` (parity packets: `auto`, `off` or a percentage, see `transputation_blast::fec`). The
+//! `fec` (parity packets: `auto`, `off` or a percentage, see `transputation_blast::fec`),
+//! `train` (`off`: no train; a client asks its server for none). The
 //! receive window and the send buffer are [`Config::buffer_bytes`] (64 MiB by default).
+//!
+//! Either side's channel offers [`Channel::sender_tuning`]: a [`crate::SenderHint`]'s
+//! `start_rate` starts its sender at that rate if it has not measured the path itself yet
+//! (`--transport auto` connects with `train=off` while its probe runs and then passes on
+//! the probe's rate). The hint's controller and initial window must be unset (blast has
+//! neither); its send buffer is ignored (blast's is its own, [`Config::buffer_bytes`]).
 //!
 //! Byte counters count the stream's bytes this side wrote and read (a repair is not
 //! counted again, headers are not counted).
@@ -85,6 +92,15 @@ pub(crate) static FAMILY: Family = Family {
                   stream's last round trip only, as many as save time at the loss the receiver \
                   reports)",
         },
+        OptionDecl {
+            key: "train",
+            kind: OptionKind::Choice(&["on", "off"]),
+            default: Some(Value::Text(std::borrow::Cow::Borrowed("on"))),
+            shown: Shown::WhenChanged,
+            doc: "on: without a rate, the server sends a train of packets behind its answer for \
+                  the client to time the path's rate; off: no train (a client asks its server \
+                  for none), slow start until a rate is given through sender tuning",
+        },
     ],
     delivery: Delivery::RepairsDatagrams,
     conformance: &["blast", "blast:rate=1gbit,fec=10", "blast:mtu=9000,rate=2gbit,fec=off"],
@@ -101,6 +117,7 @@ pub(crate) static FAMILY: Family = Family {
             mtu: v.u32_of("mtu"),
             rate: v.int("rate").filter(|r| *r > 0),
             fec,
+            train: v.text("train") != Some("off"),
         }))
     },
     model: |v| TransportModel {
@@ -138,9 +155,16 @@ pub(crate) static FAMILY: Family = Family {
         },
     },
     tuned: |_| Vec::new(),
+    // The rate a channel starts at is tuned through `SenderHint::start_rate`, which
+    // needs no option: a listener of any `rate` accepts a client of any.
     sender_options: &[],
+    // A train sent while `auto`'s probe times its own would disturb it: the evaluator's
+    // early connection asks for none and both sides are told the probe's rate.
+    while_probing: "train=off",
 };
 
+/// Packets in the rate-timing train.
+const TRAIN_PACKETS: u16 = 48;
 /// The model's first window: larger than any session's message (the rate, not a window,
 /// sets the first flight).
 const FIRST_WINDOW: f64 = 1e12;
@@ -158,6 +182,8 @@ struct Blast {
     /// Bits per second to start at.
     rate: Option<u64>,
     fec: Fec,
+    /// Whether a server without a rate sends its train (and a client asks for it).
+    train: bool,
 }
 
 impl Blast {
@@ -173,7 +199,11 @@ impl Blast {
             max_rate: 12.5e9,
             idle_timeout: cfg.io_timeout,
             // A rate given needs no train; without one, the client times the server's.
-            train: if self.rate.is_some() { 0 } else { 48 },
+            train: if self.rate.is_some() || !self.train {
+                0
+            } else {
+                TRAIN_PACKETS
+            },
             fec: self.fec,
             retry: cfg
                 .retry_delay
@@ -190,6 +220,7 @@ impl Transport for Blast {
             mtu: self.mtu,
             rate: self.rate,
             fec: self.fec,
+            train: self.train,
         }))
     }
 
@@ -205,6 +236,7 @@ struct BlastServer {
     mtu: u32,
     rate: Option<u64>,
     fec: Fec,
+    train: bool,
 }
 
 impl Accept for BlastServer {
@@ -217,6 +249,7 @@ impl Accept for BlastServer {
             mtu: self.mtu,
             rate: self.rate,
             fec: self.fec,
+            train: self.train,
         };
         let params = blast.params(&self.listener.local_addr, cfg);
         Ok(Box::new(self.listener.accept(params, cfg)?))

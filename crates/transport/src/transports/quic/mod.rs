@@ -217,6 +217,7 @@ pub(crate) static FAMILY: Family = Family {
         v
     },
     sender_options: &["cc", "iw"],
+    while_probing: "",
 };
 
 /// quinn's first window under cubic and newreno (`10 × 1200`, RFC 9002's lower figure).

@@ -112,6 +112,7 @@ mod hinted_controller {
             congestion: Some(cc.to_string()),
             initial_window: iw,
             send_buffer: None,
+            start_rate: None,
         }
     }
 
@@ -290,6 +291,7 @@ fn each_accepted_connection_takes_its_own_hint() {
                     congestion: Some(cc.to_string()),
                     initial_window: Some(iw),
                     send_buffer: None,
+                    start_rate: None,
                 })
                 .unwrap();
         }

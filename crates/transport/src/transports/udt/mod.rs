@@ -202,6 +202,7 @@ pub(crate) static FAMILY: Family = Family {
     },
     tuned: |_| Vec::new(),
     sender_options: &[],
+    while_probing: "",
 };
 
 impl Transport for Options {
