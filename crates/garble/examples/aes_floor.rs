@@ -4,6 +4,9 @@
 //! below what `garble-bench` can report, and so tells which ratios between the schemes are
 //! reachable at all.
 //!
+//! It also sets `ideal`'s TCCR hash against the multi-instance hash MITCCRH
+//! (docs/garbling.md §5.3): their AES work, and the hashes whole.
+//!
 //! `cargo run --release -p transputation-garble --example aes_floor [ROUNDS] [BACKEND]`
 //! (BACKEND: `portable`, `aes-ni`, `vaes256`, `vaes`, `armv8`; default the fastest here)
 
@@ -11,6 +14,7 @@ use std::time::Instant;
 
 use transputation_core::aes::{encrypt_under_keys, Backend, FixedKeyAes};
 use transputation_core::Block;
+use transputation_garble::schemes::half_gates::{HalfGateHash, Mitccrh, Tccr};
 
 /// Gates per call, as a wave of the MinCut-size circuit offers (and more than the kernels'
 /// widest group).
@@ -66,7 +70,40 @@ fn main() {
     let mut two = blocks(8 * GATES, 3);
     let mut one = blocks(4 * GATES, 4);
     let (mut ideal, mut four_one, mut prf_and) = (vec![], vec![], vec![]);
+    // MITCCRH [GKWWY20], measured against ideal's TCCR hash (docs/garbling.md §5.3): its
+    // AES work (two public keys per AND gate, each encrypting a wire's two labels garbling
+    // and one evaluating), and both hashes whole as the half-gates paths call them.
+    let two_keys = blocks(2 * GATES, 5);
+    let mut mi_garble = blocks(4 * GATES, 6);
+    let mut mi_eval = blocks(2 * GATES, 7);
+    let (tccr, mitccrh) = (
+        Tccr::new(backend),
+        Mitccrh::new(backend, Block(0x55 * (u128::MAX / 255))),
+    );
+    let delta = Block(0xd1d1_d2d3_d4d5_d6d7_d8d9_dadb_dcdd_dedf);
+    let inputs: Vec<[Block; 2]> = xs.chunks(2).map(|c| [c[0], c[1]]).take(GATES).collect();
+    let index: Vec<u32> = (0..GATES as u32).collect();
+    let (mut garbled, mut evaluated) =
+        (vec![[Block::ZERO; 4]; GATES], vec![[Block::ZERO; 2]; GATES]);
+    let (mut mi_g, mut mi_e, mut whole) = (vec![], vec![], [vec![], vec![], vec![], vec![]]);
     for _ in 0..rounds {
+        mi_g.push(per_gate(|| {
+            encrypt_under_keys(backend, &two_keys, &mut mi_garble, 2)
+        }));
+        mi_e.push(per_gate(|| {
+            encrypt_under_keys(backend, &two_keys, &mut mi_eval, 1)
+        }));
+        for (i, h) in [&tccr as &dyn HalfGateHash, &mitccrh]
+            .into_iter()
+            .enumerate()
+        {
+            whole[2 * i].push(per_gate(|| {
+                h.hash_and_gates(delta, &inputs, &index, 0, &mut garbled)
+            }));
+            whole[2 * i + 1].push(per_gate(|| {
+                h.hash_eval_gates(&inputs, &index, 0, &mut evaluated)
+            }));
+        }
         // ideal: four TCCR hashes (two AES each) per AND gate.
         ideal.push(per_gate(|| fixed.tccr(&xs, &tweaks, &mut hashes)));
         // Four labels as keys, one block each: a `circular` AND gate and a `prf` XOR gate.
@@ -95,6 +132,15 @@ fn main() {
         circular / 2.0,
         circular / 2.0,
         circular / 2.0
+    );
+    let [tg, te, mg, me] = whole.map(median);
+    println!(
+        "  ideal's hash, TCCR against MITCCRH: AES work garbling {ideal:.2} / {:.2}, \
+         evaluating {:.2} / {:.2}; the hashes whole (as the half-gates paths call them) \
+         garbling {tg:.2} / {mg:.2}, evaluating {te:.2} / {me:.2}",
+        median(mi_g),
+        ideal / 2.0,
+        median(mi_e)
     );
     // XOR gates per AND gate: the MinCut size (2,524,920 / 999,960), sha-256.txt
     // (42,029 / 90,825), AES-128 (24,040 / 6,400).

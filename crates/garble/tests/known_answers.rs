@@ -8,7 +8,7 @@
 
 use transputation_core::aes::{encrypt_under_keys, Backend};
 use transputation_core::Block;
-use transputation_garble::schemes::half_gates::{self, HalfGateHash, LabelKeyed, Tccr};
+use transputation_garble::schemes::half_gates::{self, HalfGateHash, LabelKeyed, Mitccrh, Tccr};
 use transputation_garble::schemes::prf::{self, blk};
 
 fn hex(s: &str) -> Block {
@@ -268,6 +268,83 @@ fn label_keyed_is_aes_under_the_label_of_le64_tweak() {
                 aes(backend, x, Block::from_bytes(pt)),
                 "t = {t:#x} {backend:?}"
             );
+        }
+    }
+}
+
+#[test]
+fn mitccrh_sigma_vector() {
+    // σ(00 01 … 0f) = 08 09 … 0f ‖ 08 × 8 (docs/garbling.md §5.3).
+    assert_eq!(
+        Mitccrh::sigma(hex("000102030405060708090a0b0c0d0e0f")),
+        hex("08090a0b0c0d0e0f0808080808080808")
+    );
+}
+
+#[test]
+fn mitccrh_and_gate() {
+    // The session seed S = 55 × 16, tweaks 0 and 1.
+    for backend in Backend::available() {
+        half_gates_vector(
+            &Mitccrh::new(backend, hex("55555555555555555555555555555555")),
+            0,
+            1,
+            [
+                "d0bf39a2206b84fb654a1e568571934e",
+                "d405f580322c57dab87abf083dcda82b",
+                "7c6bf1314391739c7fcc1bf023527c75",
+            ],
+            &format!("MITCCRH {backend:?}"),
+        );
+    }
+}
+
+#[test]
+fn mitccrh_is_aes_under_the_seed_and_le64_tweak_of_sigma() {
+    // H(X, t) = AES_{S ⊕ (0^8 ‖ LE64(t))}(σ(X)) ⊕ σ(X), recomputed from raw AES; and the
+    // batched AND-gate paths (a key shared by a wire's two labels) agree with it.
+    let seed = hex("00112233445566778899aabbccddeeff");
+    for backend in Backend::available() {
+        let h = Mitccrh::new(backend, seed);
+        let x = hex("0f0e0d0c0b0a09080706050403020100");
+        for t in [0u64, 0x0102_0304_0506_0708, u64::MAX] {
+            let mut k = [0u8; 16];
+            k[8..].copy_from_slice(&t.to_le_bytes());
+            let s = Mitccrh::sigma(x);
+            let mut out = [Block::ZERO];
+            h.hash(&[x], &[t], &mut out);
+            assert_eq!(
+                out[0],
+                aes(backend, seed ^ Block::from_bytes(k), s) ^ s,
+                "{backend:?}"
+            );
+        }
+        let delta = hex("d1d1d2d3d4d5d6d7d8d9dadbdcdddedf");
+        let inputs: Vec<[Block; 2]> = (0..300u128)
+            .map(|i| {
+                let x = (i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
+                [Block(x), Block(x.rotate_left(64) ^ 0x5ced_c835)]
+            })
+            .collect();
+        let index: Vec<u32> = (0..300).map(|i| i * 3 + 1).collect();
+        let mut garbled = vec![[Block::ZERO; 4]; 300];
+        h.hash_and_gates(delta, &inputs, &index, 40, &mut garbled);
+        let mut evaluated = vec![[Block::ZERO; 2]; 300];
+        h.hash_eval_gates(&inputs, &index, 40, &mut evaluated);
+        for ((&[a0, b0], &n), (g, e)) in inputs
+            .iter()
+            .zip(&index)
+            .zip(garbled.iter().zip(&evaluated))
+        {
+            let j = 2 * (40 + u64::from(n)) + 1;
+            let mut want = [Block::ZERO; 4];
+            h.hash(
+                &[a0, a0 ^ delta, b0, b0 ^ delta],
+                &[j, j, j + 1, j + 1],
+                &mut want,
+            );
+            assert_eq!(*g, want, "gate {n} {backend:?}");
+            assert_eq!(*e, [want[0], want[2]], "gate {n} {backend:?}");
         }
     }
 }

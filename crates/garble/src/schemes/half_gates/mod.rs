@@ -49,4 +49,4 @@ pub(crate) mod tests;
 pub use evaluator::HalfGatesEvaluator;
 pub use garbler::HalfGatesGarbler;
 pub use gates::{eval_and, garble_and};
-pub use hash::{HalfGateHash, LabelKeyed, Tccr};
+pub use hash::{HalfGateHash, LabelKeyed, Mitccrh, Tccr};
