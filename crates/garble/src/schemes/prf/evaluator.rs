@@ -26,12 +26,12 @@ pub struct PrfEvaluator<'c> {
     next_window: usize,
     /// The high nibble of the mask byte of an AND pair split by a window.
     carried_mask: u8,
-    /// Per crypto gate of a chunk (`CHUNK` entries, filled from the front): the two input
-    /// labels, the keys, and one PRF input under each.
-    and_keys: Vec<[Block; 2]>,
-    and_blocks: Vec<[Block; 2]>,
-    xor_keys: Vec<[Block; 2]>,
-    xor_blocks: Vec<[Block; 2]>,
+    /// Per crypto gate of a chunk (`CHUNK` entries, in the chunk's order): its two input
+    /// labels, which are the keys, and one PRF input under each. AND and XOR gates alike
+    /// make two calls of one block under their two labels, so a chunk's calls go to the
+    /// AES backend at once, and its key schedules interleave across both kinds.
+    keys: Vec<[Block; 2]>,
+    blocks: Vec<[Block; 2]>,
 }
 
 impl<'c> PrfEvaluator<'c> {
@@ -48,10 +48,8 @@ impl<'c> PrfEvaluator<'c> {
             schedule,
             next_window: 0,
             carried_mask: 0,
-            and_keys: vec![[Block::ZERO; 2]; CHUNK],
-            and_blocks: vec![[Block::ZERO; 2]; CHUNK],
-            xor_keys: vec![[Block::ZERO; 2]; CHUNK],
-            xor_blocks: vec![[Block::ZERO; 2]; CHUNK],
+            keys: vec![[Block::ZERO; 2]; CHUNK],
+            blocks: vec![[Block::ZERO; 2]; CHUNK],
         }
     }
 
@@ -63,49 +61,36 @@ impl<'c> PrfEvaluator<'c> {
     }
 
     fn crypto_chunk(&mut self, range: Range<usize>, window: &[u8]) {
-        let (mut na, mut nx) = (0, 0);
-        for op in &self.schedule.ops[range.clone()] {
+        let n = range.len();
+        for ((op, keys), blocks) in self.schedule.ops[range.clone()]
+            .iter()
+            .zip(self.keys.iter_mut())
+            .zip(self.blocks.iter_mut())
+        {
             let g = u64::from(op.aux);
             let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
-            match op.kind() {
+            *keys = [la, lb];
+            *blocks = match op.kind() {
                 OpKind::And => {
                     let r = 2 * u32::from(la.lsb()) + u32::from(lb.lsb());
-                    self.and_keys[na] = [la, lb];
-                    self.and_blocks[na] = [blk(g, r), blk(g, r)];
-                    na += 1;
+                    [blk(g, r), blk(g, r)]
                 }
-                OpKind::Xor => {
-                    self.xor_keys[nx] = [la, lb];
-                    self.xor_blocks[nx] =
-                        [blk(g, u32::from(la.lsb())), blk(g, u32::from(lb.lsb()))];
-                    nx += 1;
-                }
+                OpKind::Xor => [blk(g, u32::from(la.lsb())), blk(g, u32::from(lb.lsb()))],
                 _ => unreachable!("only AND and XOR gates need AES"),
-            }
+            };
         }
-        let (and_keys, and_blocks) = (
-            self.and_keys[..na].as_flattened(),
-            self.and_blocks[..na].as_flattened_mut(),
-        );
-        let (xor_keys, xor_blocks) = (
-            self.xor_keys[..nx].as_flattened(),
-            self.xor_blocks[..nx].as_flattened_mut(),
+        let (keys, blocks) = (
+            self.keys[..n].as_flattened(),
+            self.blocks[..n].as_flattened_mut(),
         );
         #[cfg(test)]
-        call_log::record(and_keys, and_blocks, 1);
-        #[cfg(test)]
-        call_log::record(xor_keys, xor_blocks, 1);
-        encrypt_under_keys(self.backend, and_keys, and_blocks, 1);
-        encrypt_under_keys(self.backend, xor_keys, xor_blocks, 1);
-        let (mut ia, mut ix) = (0, 0);
-        for i in range {
+        call_log::record(keys, blocks, 1);
+        encrypt_under_keys(self.backend, keys, blocks, 1);
+        for (i, ([la, lb], [fa, fb])) in range.zip(self.keys.iter().zip(&self.blocks)) {
             let op = self.schedule.ops[i];
             let (pos, mask, high) = table_and_mask(&self.schedule, i);
-            match op.kind() {
+            self.labels[op.out() as usize] = match op.kind() {
                 OpKind::And => {
-                    let ([la, lb], [fa, fb]) = (self.and_keys[ia], self.and_blocks[ia]);
-                    let k = fa ^ fb;
-                    ia += 1;
                     let (t1, t2) = (
                         Block::read(&window[pos..pos + 16]),
                         Block::read(&window[pos + 16..pos + 32]),
@@ -116,16 +101,14 @@ impl<'c> PrfEvaluator<'c> {
                         window[mask as usize]
                     };
                     let m = if high { byte >> 4 } else { byte & 0xf };
-                    self.labels[op.out() as usize] = eval_and(la, lb, k, t1, t2, m);
+                    eval_and(*la, *lb, *fa ^ *fb, t1, t2, m)
                 }
                 OpKind::Xor => {
-                    let ([la, lb], [fa, fb]) = (self.xor_keys[ix], self.xor_blocks[ix]);
-                    ix += 1;
                     let t = Block::read(&window[pos..pos + 16]);
-                    self.labels[op.out() as usize] = eval_xor(la, lb, fa, fb, t);
+                    eval_xor(*la, *lb, *fa, *fb, t)
                 }
                 _ => unreachable!("only AND and XOR gates need AES"),
-            }
+            };
         }
     }
 
