@@ -7,7 +7,7 @@
 //! |---|---|---|---|---|
 //! | `prf` | Gueron–Lindell–Nof–Pinkas CCS'15 | 2 ciphertexts + 4 mask bits | 1 ciphertext | a PRF |
 //! | `circular` | half gates (ZRE15), AES keyed by the labels | 2 ciphertexts | free | related-key, circular |
-//! | `ideal` | half gates with GKWY20's fixed-key TCCR hash | 2 ciphertexts | free | ideal permutation |
+//! | `ideal` | half gates with GKWY20's TCCR hash, AES under a public key per session | 2 ciphertexts | free | ideal permutation (ideal cipher across sessions) |
 //!
 //! The cores do no I/O: the garbler appends tables to a byte buffer, the evaluator consumes
 //! bytes in any pieces, and memory is bounded by the wire labels (see [`schemes`]).

@@ -179,6 +179,7 @@ fn check_session<H: HalfGateHash>(make: impl Fn() -> H) {
         let start = GarbleStart {
             offset: Some(delta),
             tweak_base: k * n_and,
+            hash_key: None,
         };
         let seed = Block(0x7eed + u128::from(k));
         let (gk, ek, d) = record_from(&c, &make, 1 << 16, seed, start);

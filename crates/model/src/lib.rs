@@ -25,7 +25,7 @@
 //!   TLS 1.3 handshake, UDT 2, `mtcp` one per connection plus one). The evaluator loads and
 //!   plans the circuit (`T_setup`) while it connects.
 //! - `N_wait`: the protocol's own round trips before the bulk messages (one in protocol
-//!   version 5: the headers and the base OT).
+//!   version 6: the headers and the base OT).
 //! - `D_t(B)`: the delivery of one bulk message of `B` bytes on a cold window, first byte
 //!   sent to last byte received: round-by-round slow start from the initial window
 //!   (Cardwell, Savage and Anderson, "Modeling TCP latency", INFOCOM 2000), growing by a

@@ -122,8 +122,8 @@
 //!   starts after it), so chunking changes nothing in this argument.
 //! - `H` is the TMMO hash of Guo, Katz, Wang and Yu ("Efficient and Secure Multiparty
 //!   Computation from Fixed-Key Block Ciphers", S&P 2020, eprint 2019/074, §7.4),
-//!   `H(x, j) = π(π(x) ⊕ j) ⊕ π(x)` with `π` AES-128 under the public fixed key
-//!   [`HASH_KEY`]: proven tweakable circular correlation robust (TCCR, hence TCR) when `π`
+//!   `H(x, j) = π(π(x) ⊕ j) ⊕ π(x)` with `π` AES-128 under a public key fixed for the
+//!   session: proven tweakable circular correlation robust (TCCR, hence TCR) when `π`
 //!   is an ideal permutation. IKNP needs only TCR, not the circular variant, since the
 //!   label pairs do not depend on `s`. The one-call forms `π(x ⊕ j) ⊕ x ⊕ j` and
 //!   `π(σ(x) ⊕ j) ⊕ σ(x)` were considered and rejected: two queries `(x, j)`,
@@ -131,8 +131,18 @@
 //!   TCR in the GKWY20 sense (docs/garbling.md §5.2 gives the same distinguisher); the
 //!   tweak would buy nothing. TMMO costs two AES calls per hash, which is cheap next to
 //!   the rest (see the `ot` bench).
-//! - `HASH_KEY` differs from the garbling schemes' fixed key, so the OT hashes and the
-//!   garbling hashes are separate domains.
+//! - The key: that bound counts every hash ever computed under one key, so a key shared by
+//!   all sessions lets one precomputation against `π` serve them all (the multi-instance
+//!   attack of Guo, Katz, Wang, Weng and Yu, "Better Concrete Security for Half-Gates
+//!   Garbling (in the Multi-Instance Setting)", CRYPTO 2020, eprint 2019/1168, there on
+//!   garbling). A 2PC session's garbler draws a key of its own at random and sends it in
+//!   the clear before the extension ([`SenderSetup::with_hash_key`],
+//!   [`Receiver::with_hash_key`]); as the evaluator does not know it in advance, work
+//!   against `π` before the session is of no use, and the bound counts that session's
+//!   hashes alone (with `π` under each key an independent ideal permutation, the ideal
+//!   cipher model). [`HASH_KEY`] (the 16 ASCII bytes `transputation/ot`) is the key of a
+//!   setup given none, as in the tests. The garbling hash's key is drawn apart from it,
+//!   so the OT hashes and the garbling hashes are separate domains.
 //!
 //! # Correlated OT
 //!

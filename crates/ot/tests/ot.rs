@@ -378,3 +378,37 @@ proptest! {
         }
     }
 }
+
+/// A session's own hash key (the garbler's, sent to the evaluator): with the same key on
+/// both sides the receiver gets its chosen labels; a receiver left on the reference key
+/// gets neither label of any pair.
+#[test]
+fn both_sides_hash_under_the_sessions_key() {
+    let mut rng = ChaCha20Rng::seed_from_u64(2026);
+    let m = 300;
+    let pairs: Vec<[Block; 2]> = (0..m)
+        .map(|_| [Block(rng.gen()), Block(rng.gen())])
+        .collect();
+    let choices: Vec<bool> = (0..m).map(|_| rng.gen()).collect();
+    let key = Block(rng.gen());
+    for receiver_key in [Some(key), None] {
+        let (receiver, msg_a) = ot::Receiver::start(&mut rng);
+        let receiver = match receiver_key {
+            Some(k) => receiver.with_hash_key(k),
+            None => receiver,
+        };
+        let setup = ot::Sender::setup(&mut rng).with_hash_key(key);
+        let (sender, msg_b) = setup.respond(&msg_a).unwrap();
+        let (chosen, msg_u) = receiver.choose(&msg_b, &choices).unwrap();
+        let labels = chosen
+            .receive(&sender.send(&msg_u, &pairs).unwrap())
+            .unwrap();
+        for ((label, pair), &c) in labels.iter().zip(&pairs).zip(&choices) {
+            if receiver_key.is_some() {
+                assert_eq!(*label, pair[usize::from(c)]);
+            } else {
+                assert!(!pair.contains(label), "a label under the wrong key");
+            }
+        }
+    }
+}

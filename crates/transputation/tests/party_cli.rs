@@ -237,8 +237,9 @@ fn garbage_from_a_fake_peer_is_a_clear_error() {
     let addr = listener.local_addr().unwrap().to_string();
     let fake = thread::spawn(move || {
         let (mut s, _) = listener.accept().unwrap();
-        s.write_all(&[0, 0, 0, 0, 0, 0, 0, 72]).unwrap();
-        s.write_all(&[0xab; 72]).unwrap();
+        let len = transputation_2pc::HEADER_LEN;
+        s.write_all(&(len as u64).to_be_bytes()).unwrap();
+        s.write_all(&vec![0xab; len]).unwrap();
         let mut sink = Vec::new();
         let _ = s.read_to_end(&mut sink);
     });

@@ -24,8 +24,10 @@ const AES_CT: &str = "69c4e0d86a7b0430d8cdb78070b4c55a";
 const PSK_HANDSHAKE_REPLY: usize = 8 + 2 + 32 + 16;
 /// Bytes the evaluator sends in a pre-shared-key handshake: hello, length, Noise message 1
 /// (an ephemeral key, the early data and its tag); the early data are its framed session
-/// header (8 + 72) and base-OT point (8 + 32).
-const PSK_HANDSHAKE_FIRST: usize = 8 + 2 + 32 + (8 + 72 + 8 + 32) + 16;
+/// header and base-OT point (8 + 32).
+const PSK_HANDSHAKE_FIRST: usize = 8 + 2 + 32 + (8 + HEADER_LEN + 8 + 32) + 16;
+/// The 2PC session header's bytes.
+const HEADER_LEN: usize = transputation_2pc::HEADER_LEN;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -309,10 +311,11 @@ fn a_replayed_record_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let psk = psk_file(dir.path(), "psk");
     let (g, addr) = garbler(&["--psk-file", &psk]);
-    // The garbler's first record: its framed 72-byte session header, sealed (20 + 80 + 16).
+    // The garbler's first record: its framed session header, sealed (a 20-byte record
+    // header, the 8-byte frame and the header, a 16-byte tag).
     let first = Edit::Replay {
         start: PSK_HANDSHAKE_REPLY as u64,
-        len: 20 + 80 + 16,
+        len: (20 + 8 + HEADER_LEN + 16) as u64,
     };
     let r = relay(addr, first, Edit::None);
     let e = evaluator(&r.addr, &["--psk-file", &psk]);

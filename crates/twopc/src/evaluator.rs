@@ -136,8 +136,10 @@ impl<'c> Evaluator<'c> {
         let ot_start = Instant::now();
         let theirs = wire.recv_header()?; // 3
         header.check_peer(&theirs)?;
+        // The session's hash keys, the garbler's (docs/garbling.md §5.3).
+        evaluate.set_hash_key(theirs.garbling_key);
         let BaseOtAnswer(answer) = wire.recv(())?; // 4
-        let mut receiver = receiver.base(answer)?;
+        let mut receiver = receiver.with_hash_key(theirs.ot_key).base(answer)?;
         let garbler_labels = recv_label_seed(&mut wire, circuit, &mut *evaluate)?; // 5
         let transfer = sizes.transfer;
         extend_ot(
@@ -191,6 +193,7 @@ impl<'c> Evaluator<'c> {
             wire,
             receiver,
             labels: garbler_labels,
+            garbling_key: theirs.garbling_key,
             done: 1,
             sizes,
         };
@@ -390,6 +393,8 @@ pub struct EvaluatorSession<'c, C: Channel> {
     pub(crate) wire: Wire<C>,
     pub(crate) receiver: ReceiverExtension,
     pub(crate) labels: SeededLabels,
+    /// The session's key of the garbling scheme's hash, the garbler's.
+    pub(crate) garbling_key: Block,
     /// Computations run so far.
     pub(crate) done: u64,
     pub(crate) sizes: Sizes,
@@ -408,6 +413,7 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
         let wire = &mut self.wire;
         wire.send(&NextComputation(k))?; // 11
         let mut evaluate = evaluate_from(circuit, options, self.sizes.tweak_base(k));
+        evaluate.set_hash_key(self.garbling_key);
         put_labels(
             &mut *evaluate,
             &wires_of(circuit, Party::Garbler),

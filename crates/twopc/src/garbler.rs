@@ -7,6 +7,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use rand::Rng;
 use transputation_circuits::{Circuit, Party};
 use transputation_core::prg::Prg;
 use transputation_core::Block;
@@ -146,18 +147,31 @@ impl<'c> Garbler<'c> {
     pub fn new(circuit: &'c Circuit, options: Options, input: &[bool]) -> Result<Self, Error> {
         check_input(circuit, Party::Garbler, input)?;
         let mut prg = Prg::from_entropy();
-        let mut garble = options.scheme.garbler(circuit, &mut prg, options.backend);
+        let mut rng = rand::thread_rng();
+        // The session's public hash keys, sent in the header (docs/garbling.md §5.3).
+        let (garbling_key, ot_key) = (Block(rng.gen()), Block(rng.gen()));
+        let start = GarbleStart {
+            hash_key: Some(garbling_key),
+            ..GarbleStart::default()
+        };
+        let mut garble = options
+            .scheme
+            .garbler_with(circuit, &mut prg, options.backend, start);
         let label_seed = prg.block();
         let mut own_labels = SeededLabels::new(label_seed, input.len());
         set_own_labels(circuit, &mut *garble, own_labels.next(), input, &mut prg);
         let sizes = Sizes::of(circuit, options.scheme)?;
         let ot = OtReplies::new(sizes.transfer, &*garble, circuit);
-        let mut rng = rand::thread_rng();
         let setup = match garble.global_offset() {
             Some(delta) => Sender::setup_correlated(delta, &mut rng),
             None => Sender::setup(&mut rng),
+        }
+        .with_hash_key(ot_key);
+        let header = SessionHeader {
+            garbling_key,
+            ot_key,
+            ..SessionHeader::new(Party::Garbler, circuit, options.scheme, options.output)
         };
-        let header = SessionHeader::new(Party::Garbler, circuit, options.scheme, options.output);
         // Room for what can be garbled ahead, where the labels are chosen ahead: the
         // prefetch limit (or all the tables, if fewer) plus the batch that crosses it, which
         // may end up to a window later.
@@ -330,6 +344,7 @@ impl<'c> Garbler<'c> {
             input,
             sender,
             delta,
+            garbling_key: header.garbling_key,
             labels: own_labels,
             sizes,
         };
@@ -631,6 +646,8 @@ pub(crate) struct GarblerSession<'c> {
     pub(crate) sender: Sender,
     /// The session's `Δ` (schemes with a global offset).
     pub(crate) delta: Option<Block>,
+    /// The session's key of the garbling scheme's hash.
+    pub(crate) garbling_key: Block,
     pub(crate) labels: SeededLabels,
     pub(crate) sizes: Sizes,
 }
@@ -679,6 +696,7 @@ impl GarblerSession<'_> {
             GarbleStart {
                 offset: self.delta,
                 tweak_base: self.sizes.tweak_base(k),
+                hash_key: Some(self.garbling_key),
             },
         );
         set_own_labels(

@@ -1,7 +1,7 @@
 //! The session header: the first message each party sends, so that two parties with
 //! different circuits or settings stop with a clear error before any input is used.
 //!
-//! Wire format (72 bytes, integers big-endian):
+//! Wire format (104 bytes, integers big-endian):
 //!
 //! | bytes | field |
 //! |-------|-------|
@@ -16,8 +16,14 @@
 //! | 48..56 | the garbler's input bits |
 //! | 56..64 | the evaluator's input bits |
 //! | 64..72 | output bits |
+//! | 72..88 | from the garbler: the public key of the garbling scheme's hash for this session (`ideal`'s TCCR hash; the others ignore it); zero from the evaluator |
+//! | 88..104 | from the garbler: the public key of the OT extension's hash for this session; zero from the evaluator |
+//!
+//! The garbler draws both keys at random for each session, so that no work against the
+//! hashes' AES permutations done before a session can serve it (docs/garbling.md §5.3).
 
 use transputation_circuits::{Circuit, Party};
+use transputation_core::Block;
 use transputation_garble::Scheme;
 use transputation_transport::secure::is_protected_hello;
 use transputation_transport::Error as TransportError;
@@ -26,10 +32,16 @@ use crate::error::Error;
 use crate::options::OutputMode;
 
 /// The version of the message flow in the crate documentation; bumped on any change.
-pub const PROTOCOL_VERSION: u16 = 5;
+pub const PROTOCOL_VERSION: u16 = 6;
+
+/// The oldest protocol version whose message flow this one keeps: the same messages in the
+/// same flights, so the same waits, and the same bytes but for the header's (version 6
+/// added the session's hash keys to it, 32 bytes). Runs of a version from this one on
+/// describe this protocol's traffic, as `transputation select --calibrate` reads them.
+pub const SAME_FLOW_SINCE: u16 = 5;
 
 /// Bytes of an encoded header.
-pub const HEADER_LEN: usize = 72;
+pub const HEADER_LEN: usize = 104;
 
 const MAGIC: [u8; 8] = *b"TPUT2PC\0";
 
@@ -77,6 +89,12 @@ pub struct SessionHeader {
     pub evaluator_bits: u64,
     /// Output bits.
     pub output_bits: u64,
+    /// The garbler's: the public key of the garbling scheme's hash for this session
+    /// (`transputation_garble::GarbleStart::hash_key`); zero from the evaluator.
+    pub garbling_key: Block,
+    /// The garbler's: the public key of the OT extension's hash for this session
+    /// (`transputation_ot::SenderSetup::with_hash_key`); zero from the evaluator.
+    pub ot_key: Block,
 }
 
 impl SessionHeader {
@@ -92,6 +110,8 @@ impl SessionHeader {
             garbler_bits: circuit.party_input_bits(Party::Garbler) as u64,
             evaluator_bits: circuit.party_input_bits(Party::Evaluator) as u64,
             output_bits: circuit.n_outputs() as u64,
+            garbling_key: Block::ZERO,
+            ot_key: Block::ZERO,
         }
     }
 
@@ -118,6 +138,8 @@ impl SessionHeader {
         b[48..56].copy_from_slice(&self.garbler_bits.to_be_bytes());
         b[56..64].copy_from_slice(&self.evaluator_bits.to_be_bytes());
         b[64..72].copy_from_slice(&self.output_bits.to_be_bytes());
+        b[72..88].copy_from_slice(&self.garbling_key.to_bytes());
+        b[88..104].copy_from_slice(&self.ot_key.to_bytes());
         b
     }
 
@@ -175,6 +197,12 @@ impl SessionHeader {
             return Err(bad("reserved bytes are not zero".to_string()));
         }
         let u64_at = |i: usize| u64::from_be_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let (garbling_key, ot_key) = (Block::read(&b[72..88]), Block::read(&b[88..104]));
+        if role == Party::Evaluator && (garbling_key != Block::ZERO || ot_key != Block::ZERO) {
+            return Err(bad(
+                "it carries hash keys from the evaluator (only the garbler draws them)".to_string(),
+            ));
+        }
         Ok(SessionHeader {
             version,
             role,
@@ -185,6 +213,8 @@ impl SessionHeader {
             garbler_bits: u64_at(48),
             evaluator_bits: u64_at(56),
             output_bits: u64_at(64),
+            garbling_key,
+            ot_key,
         })
     }
 
@@ -267,6 +297,33 @@ mod tests {
         assert_eq!(SessionHeader::decode(&e.encode()).unwrap(), e);
         g.check_peer(&e).unwrap();
         e.check_peer(&g).unwrap();
+    }
+
+    #[test]
+    fn the_garblers_hash_keys_cross_and_an_evaluator_may_not_send_any() {
+        let (g, e) = pair();
+        let g = SessionHeader {
+            garbling_key: Block(0x1111_2222_3333_4444_5555_6666_7777_8888),
+            ot_key: Block(0x9999_aaaa_bbbb_cccc_dddd_eeee_ffff_0001),
+            ..g
+        };
+        let bytes = g.encode();
+        assert_eq!(bytes[72..88], g.garbling_key.to_bytes());
+        assert_eq!(bytes[88..104], g.ot_key.to_bytes());
+        assert_eq!(SessionHeader::decode(&bytes).unwrap(), g);
+        // Keys are not compared: each session's garbler draws its own.
+        e.check_peer(&g).unwrap();
+        let mut from_evaluator = e.encode();
+        from_evaluator[100] = 1;
+        match SessionHeader::decode(&from_evaluator) {
+            Err(Error::Malformed { problem, .. }) => {
+                assert!(
+                    problem.contains("hash keys from the evaluator"),
+                    "{problem}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -18,9 +18,9 @@
 //!
 //! | # | direction | message | bytes |
 //! |---|-----------|---------|-------|
-//! | 1 | E → G | [`SessionHeader`]: what the evaluator is about to run | [`HEADER_LEN`] = 72 |
+//! | 1 | E → G | [`SessionHeader`]: what the evaluator is about to run | [`HEADER_LEN`] = 104 |
 //! | 2 | E → G | [`messages::BaseOtPoint`]: the evaluator's base-OT point | 32 |
-//! | 3 | G → E | [`SessionHeader`]: the same from the garbler | 72 |
+//! | 3 | G → E | [`SessionHeader`]: the same from the garbler, with the session's public hash keys | 104 |
 //! | 4 | G → E | [`messages::BaseOtAnswer`]: the garbler's 128 base-OT points | 128 · 32 |
 //! | 5 | G → E | [`messages::LabelSeed`]: the seed of the labels of the garbler's input | 16 |
 //! | 6 | E → G | [`messages::OtExtension`]: the extension matrix, one message per chunk of up to [`OT_CHUNK`] OTs | `transputation_ot::msg_u_len(k)` each |
@@ -217,7 +217,7 @@ mod tests;
 pub use error::Error;
 pub use evaluator::{Evaluator, EvaluatorSession};
 pub use garbler::Garbler;
-pub use header::{SessionHeader, HEADER_LEN, PROTOCOL_VERSION};
+pub use header::{SessionHeader, HEADER_LEN, PROTOCOL_VERSION, SAME_FLOW_SINCE};
 pub use messages::{LabelTransfer, OT_CHUNK};
 pub use options::{Options, OutputMode};
 pub use report::{ByteParts, Part, Report};

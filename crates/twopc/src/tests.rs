@@ -64,7 +64,7 @@ fn headers_are_exchanged_and_checked() {
         // whether the headers matched or not.
         let sent: SessionHeader = e.recv(()).unwrap();
         assert_eq!(sent, ours);
-        assert_eq!(g.sent.header, 72);
+        assert_eq!(g.sent.header, 104);
         assert_eq!(g.sent.framing, 8);
     }
 }
@@ -116,7 +116,8 @@ fn labels_and_ot_deliver_the_chosen_labels(scheme: Scheme, circuit: &Circuit) {
     let theirs: SessionHeader = e.recv(()).unwrap();
     assert_eq!(theirs.role, Party::Garbler);
     let BaseOtAnswer(answer) = e.recv(()).unwrap();
-    let mut receiver = receiver.base(answer).unwrap();
+    evaluate.set_hash_key(theirs.garbling_key);
+    let mut receiver = receiver.with_hash_key(theirs.ot_key).base(answer).unwrap();
     recv_label_seed(&mut e, circuit, &mut *evaluate).unwrap();
     extend_ot(
         &mut e,
@@ -337,4 +338,24 @@ fn decoding_and_output_steps_check_their_bits() {
         matches!(&r, Err(Error::Malformed { what: "output", problem }) if problem.contains("padding")),
         "{r:?}"
     );
+}
+
+/// Each garbler draws its session's hash keys at random (docs/garbling.md §5.3): never the
+/// reference keys, never one another's.
+#[test]
+fn each_garbler_draws_its_own_hash_keys() {
+    let c = library::load("millionaires").unwrap();
+    let input = vec![false; c.party_input_bits(Party::Garbler)];
+    let keys: Vec<(Block, Block)> = (0..2)
+        .map(|_| {
+            let g = Garbler::new(&c, Options::new(Scheme::Ideal), &input).unwrap();
+            (g.header.garbling_key, g.header.ot_key)
+        })
+        .collect();
+    for &(gc, ot) in &keys {
+        assert!(gc != ot && gc != Block::ZERO && ot != Block::ZERO);
+        assert_ne!(gc, transputation_garble::schemes::half_gates::Tccr::KEY);
+        assert_ne!(ot, transputation_ot::HASH_KEY);
+    }
+    assert!(keys[0].0 != keys[1].0 && keys[0].1 != keys[1].1);
 }

@@ -28,6 +28,11 @@ pub struct GarbleStart {
     /// garbling on its own. `prf` has no tweak counter shared between garblings and
     /// ignores it (the `prf` module documentation says why none is needed).
     pub tweak_base: u64,
+    /// The public key of the scheme's hash, where it has one (`ideal`: the AES key of its
+    /// TCCR hash), or `None` for the reference key of the known-answer vectors. A 2PC
+    /// session draws one at random and tells the evaluator
+    /// ([`Evaluate::set_hash_key`]); docs/garbling.md §5.3 says why.
+    pub hash_key: Option<Block>,
 }
 
 /// Checks that the tweaks `2(B + n) + 2` of a garbling's `and_gates` AND gates under the
@@ -132,6 +137,13 @@ pub trait Evaluate: Send {
     /// # Panics
     /// As [`Evaluate::set_input_labels`].
     fn input_labels_mut(&mut self, first: WireId, len: usize) -> &mut [Block];
+
+    /// Takes the public key of the scheme's hash its garbler used
+    /// ([`GarbleStart::hash_key`]), before any table is fed; schemes whose hash has no
+    /// such key ignore it.
+    fn set_hash_key(&mut self, key: Block) {
+        let _ = key;
+    }
 
     /// An error unless every gate of `circuit` was evaluated.
     fn check_done(&self, circuit: &Circuit) -> Result<(), EvalError> {

@@ -126,6 +126,7 @@ fn a_given_offset_is_the_one_garbled_under() {
             let start = GarbleStart {
                 offset: Some(DELTA),
                 tweak_base: 0,
+                hash_key: None,
             };
             let mut prg = Prg::new(Block(6));
             let g = scheme.garbler_with(&c, &mut prg, backend, start);
@@ -151,6 +152,7 @@ fn an_offset_with_lsb_0_panics() {
             let start = GarbleStart {
                 offset: Some(DELTA.with_lsb(false)),
                 tweak_base: 0,
+                hash_key: None,
             };
             let mut prg = Prg::new(Block(1));
             scheme.garbler_with(&c, &mut prg, Backend::detect(), start);
@@ -166,6 +168,7 @@ fn prf_refuses_an_offset_and_ignores_the_tweak_base() {
         let start = GarbleStart {
             offset: Some(DELTA),
             tweak_base: 0,
+            hash_key: None,
         };
         let mut prg = Prg::new(Block(1));
         Scheme::Prf.garbler_with(&c, &mut prg, Backend::detect(), start);
@@ -178,6 +181,7 @@ fn prf_refuses_an_offset_and_ignores_the_tweak_base() {
     let start = GarbleStart {
         offset: None,
         tweak_base: 12_345,
+        hash_key: None,
     };
     let based = run(Scheme::Prf, backend, &c, 8, Some(start), Some(99), &bits);
     assert_eq!(based, plain);
@@ -212,6 +216,7 @@ fn the_tweak_base_changes_the_tables_and_must_be_the_evaluators() {
             Some(GarbleStart {
                 offset: Some(DELTA),
                 tweak_base,
+                hash_key: None,
             })
         };
         let at_0 = run(scheme, backend, &c, 7, start(0), Some(0), &bits);
@@ -259,6 +264,7 @@ fn every_backend_garbles_alike_at_every_tweak_base() {
             let start = Some(GarbleStart {
                 offset: Some(DELTA),
                 tweak_base: base,
+                hash_key: None,
             });
             let runs: Vec<Run> = backends
                 .iter()
@@ -283,6 +289,7 @@ fn a_tweak_base_whose_tweaks_pass_64_bits_panics() {
                 let start = GarbleStart {
                     offset: None,
                     tweak_base: base,
+                    hash_key: None,
                 };
                 let mut prg = Prg::new(Block(1));
                 scheme.garbler_with(&c, &mut prg, Backend::detect(), start);
@@ -293,6 +300,43 @@ fn a_tweak_base_whose_tweaks_pass_64_bits_panics() {
                 scheme.evaluator_with(&c, &labels, Backend::detect(), base);
             });
             assert!(message.contains("passes 2^63"), "{scheme}: {message}");
+        }
+    }
+}
+
+/// `ideal` garbled under a session's own hash key: an evaluator told that key decodes the
+/// function's output; one left on the reference key, or told another key, does not.
+#[test]
+fn ideal_tables_decode_only_under_the_garblers_hash_key() {
+    let c = library::load("aes128").unwrap();
+    let bits = random_bits(&c, 3);
+    let want = c.eval_bits(&bits);
+    let key = Block(0x0123_4567_89ab_cdef_fedc_ba98_7654_3210);
+    for backend in Backend::available() {
+        let mut prg = Prg::new(Block(5));
+        let start = GarbleStart {
+            hash_key: Some(key),
+            ..GarbleStart::default()
+        };
+        let mut g = Scheme::Ideal.garbler_with(&c, &mut prg, backend, start);
+        let labels: Vec<Block> = (0..c.n_inputs() as u32)
+            .zip(&bits)
+            .map(|(w, &b)| g.input_labels(w)[usize::from(b)])
+            .collect();
+        let mut tables = Vec::new();
+        while g.garble(&mut tables, 1 << 16) {}
+        for (told, decodes) in [
+            (Some(key), true),
+            (None, false),
+            (Some(key ^ Block(1)), false),
+        ] {
+            let mut e = Scheme::Ideal.evaluator(&c, &labels, backend);
+            if let Some(k) = told {
+                e.set_hash_key(k);
+            }
+            assert_eq!(e.feed(&tables), Ok(tables.len()));
+            let output = decode(&e.output_labels().unwrap(), &g.decoding());
+            assert_eq!(output == want, decodes, "told {told:?}, {backend:?}");
         }
     }
 }

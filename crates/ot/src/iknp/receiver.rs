@@ -22,13 +22,29 @@ const SPARE: usize = 4;
 /// The evaluator's first state: the base-OT sender, waiting for msg_b.
 pub struct Receiver {
     base: BaseSender,
+    hash_key: Block,
 }
 
 impl Receiver {
     /// Starts the OT: returns the state and msg_a ([`crate::MSG_A_LEN`] bytes).
     pub fn start<R: RngCore + CryptoRng>(rng: &mut R) -> (Receiver, Vec<u8>) {
         let (base, msg_a) = BaseSender::new(rng);
-        (Receiver { base }, msg_a.to_vec())
+        (
+            Receiver {
+                base,
+                hash_key: HASH_KEY,
+            },
+            msg_a.to_vec(),
+        )
+    }
+
+    /// Hashes under `key`, the session's public hash key the garbler drew
+    /// ([`crate::SenderSetup::with_hash_key`]), instead of [`HASH_KEY`].
+    pub fn with_hash_key(self, key: Block) -> Receiver {
+        Receiver {
+            hash_key: key,
+            ..self
+        }
     }
 
     /// Finishes the base OTs with the garbler's msg_b: derives the key pairs
@@ -43,7 +59,7 @@ impl Receiver {
         Ok(ReceiverExtension {
             g0: Columns::new(keys.iter().map(|k| k[0])),
             g1: Columns::new(keys.iter().map(|k| k[1])),
-            hash: FixedKeyAes::new(HASH_KEY),
+            hash: FixedKeyAes::new(self.hash_key),
             ots: 0,
             pending: VecDeque::new(),
             spare: Vec::new(),

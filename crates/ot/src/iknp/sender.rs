@@ -43,7 +43,7 @@ impl Sender {
     ) -> Result<(Sender, Vec<u8>), Error> {
         let s: u128 = rng.gen();
         let (msg_b, seeds) = base::receive(msg_a, &choice_bits(s), rng)?;
-        Ok((Sender::new(s, seeds, false), msg_b))
+        Ok((Sender::new(s, seeds, false, HASH_KEY), msg_b))
     }
 
     /// Starts the garbler's side before msg_a arrives: draws `s` and does the half of the
@@ -57,6 +57,7 @@ impl Sender {
             s,
             pre: Precomputed::new(BASE_OTS, rng),
             correlated: false,
+            hash_key: HASH_KEY,
         }
     }
 
@@ -69,14 +70,15 @@ impl Sender {
             s: delta.0,
             pre: Precomputed::new(BASE_OTS, rng),
             correlated: true,
+            hash_key: HASH_KEY,
         }
     }
 
-    fn new(s: u128, seeds: Vec<Block>, correlated: bool) -> Sender {
+    fn new(s: u128, seeds: Vec<Block>, correlated: bool, hash_key: Block) -> Sender {
         Sender {
             s,
             cols: Columns::new(seeds.into_iter()),
-            hash: FixedKeyAes::new(HASH_KEY),
+            hash: FixedKeyAes::new(hash_key),
             ots: 0,
             q: vec![0; SUB_BLOCKS * BASE_OTS],
             g: vec![Block::ZERO; SUB_BLOCKS * BASE_OTS],
@@ -293,16 +295,34 @@ pub struct SenderSetup {
     s: u128,
     pre: Precomputed,
     correlated: bool,
+    hash_key: Block,
 }
 
 impl SenderSetup {
+    /// Hashes under `key` instead of [`HASH_KEY`]: a session's own public key, drawn at
+    /// random by the garbler and sent to the evaluator before the extension
+    /// ([`crate::ReceiverExtension`] must use the same: [`Receiver::with_hash_key`]), so
+    /// that no precomputation against the hash serves two sessions (see "The hash" in the
+    /// crate documentation).
+    ///
+    /// [`Receiver::with_hash_key`]: crate::Receiver::with_hash_key
+    pub fn with_hash_key(self, key: Block) -> SenderSetup {
+        SenderSetup {
+            hash_key: key,
+            ..self
+        }
+    }
+
     /// As [`Sender::respond`], with the precomputed half.
     ///
     /// # Errors
     /// As [`Sender::respond`].
     pub fn respond(self, msg_a: &[u8]) -> Result<(Sender, Vec<u8>), Error> {
         let (msg_b, seeds) = self.pre.receive(msg_a, &choice_bits(self.s))?;
-        Ok((Sender::new(self.s, seeds, self.correlated), msg_b))
+        Ok((
+            Sender::new(self.s, seeds, self.correlated, self.hash_key),
+            msg_b,
+        ))
     }
 }
 

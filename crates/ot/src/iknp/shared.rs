@@ -11,8 +11,9 @@ use transputation_core::Block;
 
 use crate::BASE_OTS;
 
-/// The public fixed AES key of the OT hash `π`: the 16 ASCII bytes `transputation/ot`,
-/// distinct from the garbling schemes' key.
+/// The reference AES key of the OT hash `π`, the 16 ASCII bytes `transputation/ot`: the
+/// key of a sender or receiver given none (a 2PC session draws its own, see "The hash" in
+/// the crate documentation).
 pub const HASH_KEY: Block = Block::from_bytes(*b"transputation/ot");
 
 /// Bytes of one block of msg_u: 128 columns × 128 bits.

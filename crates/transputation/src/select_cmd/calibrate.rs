@@ -70,14 +70,23 @@ fn observations(cells: &[CalibrationCell]) -> Result<(Vec<Observation>, Skipped)
     let mut workloads = BTreeMap::new();
     let mut out = Vec::new();
     let mut skipped = Vec::new();
-    let current = i64::from(transputation_2pc::PROTOCOL_VERSION);
+    // Versions whose message flow is this binary's (`SAME_FLOW_SINCE`).
+    let flow = i64::from(transputation_2pc::SAME_FLOW_SINCE)
+        ..=i64::from(transputation_2pc::PROTOCOL_VERSION);
     for c in cells {
         let label = format!(
             "{}/{}/{} @ {}",
             c.circuit, c.scheme, c.transport, c.condition
         );
-        if let Some(v) = c.protocol_version.filter(|&v| v != current) {
-            skipped.push((label, format!("protocol version {v}, not {current}")));
+        if let Some(v) = c.protocol_version.filter(|v| !flow.contains(v)) {
+            skipped.push((
+                label,
+                format!(
+                    "protocol version {v}, whose message flow is not this one's ({} to {})",
+                    flow.start(),
+                    flow.end()
+                ),
+            ));
             continue;
         }
         let key = (c.circuit.clone(), c.scheme.clone());

@@ -48,7 +48,7 @@ fn the_session_header_round_trips_and_refuses_other_lengths() {
     let h = SessionHeader::new(Party::Garbler, &c, Scheme::Ideal, OutputMode::Both);
     round_trip(&h, ());
     assert_eq!(Message::encode(&h).len(), HEADER_LEN);
-    assert_eq!(<SessionHeader as Message>::length(()), Length::Exact(72));
+    assert_eq!(<SessionHeader as Message>::length(()), Length::Exact(104));
 }
 
 #[test]

@@ -124,6 +124,14 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
 }
 
 impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
+    fn set_hash_key(&mut self, key: Block) {
+        assert_eq!(
+            self.next_window, 0,
+            "the hash key is set before any table is fed"
+        );
+        self.hash.set_key(key);
+    }
+
     fn input_labels_mut(&mut self, first: WireId, len: usize) -> &mut [Block] {
         let n_inputs = self.circuit.n_inputs();
         self.schedule

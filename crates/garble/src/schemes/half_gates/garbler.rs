@@ -55,7 +55,15 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     /// # Panics
     /// If the given offset has lsb 0, or the tweak base plus the circuit's AND gates passes
     /// `2^63 − 1` (caller bugs).
-    pub fn with_start(circuit: &'c Circuit, hash: H, prg: &mut Prg, start: GarbleStart) -> Self {
+    pub fn with_start(
+        circuit: &'c Circuit,
+        mut hash: H,
+        prg: &mut Prg,
+        start: GarbleStart,
+    ) -> Self {
+        if let Some(key) = start.hash_key {
+            hash.set_key(key);
+        }
         let delta = match start.offset {
             Some(delta) => {
                 assert!(

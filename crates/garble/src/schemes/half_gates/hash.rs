@@ -45,6 +45,13 @@ pub trait HalfGateHash: Send + Sync {
         stage_eval_gates(self, inputs, and_index, tweak_base, out);
     }
 
+    /// Takes `key` as the hash's public key from now on, where the hash has one (`ideal`'s
+    /// TCCR hash: a session's own, drawn by its garbler; see [`Tccr`]); the others
+    /// ignore it.
+    fn set_key(&mut self, key: Block) {
+        let _ = key;
+    }
+
     /// What the garbler's and evaluator's fused kernels (reading labels, hashing and
     /// writing tables and labels in one pass) need to compute this hash; `None` for a hash
     /// they do not know.
@@ -117,22 +124,30 @@ fn stage_eval_gates<H: HalfGateHash + ?Sized>(
     }
 }
 
-/// GKWY20's TCCR hash with fixed-key AES; see the `half_gates` module documentation.
+/// GKWY20's TCCR hash with AES under a public key fixed for a session; see the
+/// `half_gates` module documentation. A 2PC session's garbler draws the key at random and
+/// sends it (docs/garbling.md §5.3: so that no precomputation serves two sessions).
 pub struct Tccr {
     pi: FixedKeyAes,
 }
 
 impl Tccr {
-    /// The fixed public key, `45 2a` repeated (mpz's, docs/garbling.md §5.1).
+    /// The reference key, `45 2a` repeated (mpz's; docs/garbling.md §5.1): the key of the
+    /// known-answer vectors and of a garbling given none ([`Tccr::new`]).
     pub const KEY: Block = Block::from_bytes([
         0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45, 0x2a, 0x45,
         0x2a,
     ]);
 
-    /// The hash on the given AES backend.
+    /// The hash under the reference key [`Tccr::KEY`] on the given AES backend.
     pub fn new(backend: Backend) -> Tccr {
+        Tccr::with_key(backend, Tccr::KEY)
+    }
+
+    /// The hash under `key` on the given AES backend.
+    pub fn with_key(backend: Backend, key: Block) -> Tccr {
         Tccr {
-            pi: FixedKeyAes::with_backend(Tccr::KEY, backend),
+            pi: FixedKeyAes::with_backend(key, backend),
         }
     }
 }
@@ -168,6 +183,10 @@ impl HalfGateHash for Tccr {
         if !fused::tccr_eval_gates(&self.pi, inputs, and_index, tweak_base, out) {
             stage_eval_gates(self, inputs, and_index, tweak_base, out);
         }
+    }
+
+    fn set_key(&mut self, key: Block) {
+        self.pi = FixedKeyAes::with_backend(key, self.pi.backend());
     }
 
     fn fused(&self) -> Option<fused::FusedHash<'_>> {

@@ -3,8 +3,11 @@
 //! `circular` schemes are this construction with different hashes (docs/garbling.md §4 and §5):
 //!
 //! - [`Tccr`] (`ideal`): the tweakable circular correlation-robust hash of Guo–Katz–Wang–Yu
-//!   (S&P 2020, eprint 2019/074, §7.4), `H(X, t) = π(π(X) ⊕ t) ⊕ π(X)` with `π` AES under one
-//!   fixed public key; secure if fixed-key AES is an ideal permutation.
+//!   (S&P 2020, eprint 2019/074, §7.4), `H(X, t) = π(π(X) ⊕ t) ⊕ π(X)` with `π` AES under a
+//!   public key fixed for the garbling ([`GarbleStart::hash_key`](crate::GarbleStart::hash_key):
+//!   a 2PC session draws its own); secure if AES under that key is an ideal permutation.
+//!   [`Mitccrh`], the multi-instance hash of GKWWY20, is here to be measured against it
+//!   (docs/garbling.md §5.3).
 //! - [`LabelKeyed`] (`circular`): `H(X, t) = AES_X(t)`, AES keyed with the wire label itself
 //!   (libscapi's "NoFixedKey" half gates); it relies on related-key and circular security of
 //!   AES, since AES is keyed with `X` and `X ⊕ Δ` and `Δ` appears in the tables.
