@@ -43,6 +43,10 @@ pub const SAME_FLOW_SINCE: u16 = 5;
 /// Bytes of an encoded header.
 pub const HEADER_LEN: usize = 104;
 
+/// The most bytes a peer's header is read as, whatever its version (72 in versions 1 to
+/// 5): enough to tell its version before its length is judged.
+pub(crate) const HEADER_LEN_OF_ANY_VERSION: usize = 1024;
+
 const MAGIC: [u8; 8] = *b"TPUT2PC\0";
 
 /// The error of receiving the peer's session header, the first message of a session, made
@@ -150,7 +154,7 @@ impl SessionHeader {
             what: "the session header",
             problem: what,
         };
-        if b.len() != HEADER_LEN {
+        if b.len() < 10 {
             return Err(bad(format!("{} bytes instead of {HEADER_LEN}", b.len())));
         }
         if b[..8] != MAGIC {
@@ -167,6 +171,9 @@ impl SessionHeader {
                 ours: PROTOCOL_VERSION.to_string(),
                 theirs: version.to_string(),
             });
+        }
+        if b.len() != HEADER_LEN {
+            return Err(bad(format!("{} bytes instead of {HEADER_LEN}", b.len())));
         }
         let role = match b[10] {
             0 => Party::Garbler,
@@ -297,6 +304,31 @@ mod tests {
         assert_eq!(SessionHeader::decode(&e.encode()).unwrap(), e);
         g.check_peer(&e).unwrap();
         e.check_peer(&g).unwrap();
+    }
+
+    #[test]
+    fn a_peer_of_an_older_version_is_named_by_its_version_not_its_length() {
+        let (g, _) = pair();
+        // A version-5 header: 72 bytes.
+        let mut old = g.encode()[..72].to_vec();
+        old[8..10].copy_from_slice(&5u16.to_be_bytes());
+        match SessionHeader::decode(&old) {
+            Err(Error::Mismatch {
+                field: "protocol version",
+                ours,
+                theirs,
+            }) => assert_eq!((ours.as_str(), theirs.as_str()), ("6", "5")),
+            other => panic!("{other:?}"),
+        }
+        // This version's header cut short or padded is malformed.
+        for len in [9, 72, 103, 105] {
+            let mut b = g.encode().to_vec();
+            b.resize(len, 0);
+            assert!(
+                matches!(SessionHeader::decode(&b), Err(Error::Malformed { .. })),
+                "{len}"
+            );
+        }
     }
 
     #[test]

@@ -20,7 +20,7 @@ use transputation_core::Block;
 use transputation_garble::Scheme;
 
 use crate::error::Error;
-use crate::header::{SessionHeader, HEADER_LEN};
+use crate::header::{SessionHeader, HEADER_LEN_OF_ANY_VERSION};
 use crate::options::OutputMode;
 use crate::report::Part;
 
@@ -169,7 +169,9 @@ impl<'a> Message<'a> for SessionHeader {
     const NAME: &'static str = "the session header";
     const PART: Part = Part::Header;
     fn length((): ()) -> Length {
-        Length::Exact(HEADER_LEN)
+        // A header of another protocol version may have another length: it is read whole
+        // (up to a bound) so that the error names the versions, not a length.
+        Length::AtMost(HEADER_LEN_OF_ANY_VERSION)
     }
     fn encode(&self) -> Cow<'_, [u8]> {
         Cow::Owned(SessionHeader::encode(self).to_vec())

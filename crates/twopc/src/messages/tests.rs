@@ -18,8 +18,10 @@ fn refused<'a, M: Message<'a> + fmt::Debug>(bytes: &'a [u8], cx: M::Context) -> 
 }
 
 /// Checks that `msg` round-trips under `cx`, has a length `M::length` admits, and that the
-/// same payload one byte shorter and one byte longer are refused (by the length check alone
-/// and by `decode`). The test payloads are leaked, to live as long as any message.
+/// same payload one byte longer is refused (by `decode`, and by the length check alone
+/// where the length is exact; the session header's is not, so that another version's
+/// header is named by its version) and, where the length is exact, one byte shorter. The test payloads are leaked, to
+/// live as long as any message.
 fn round_trip<'a, M>(msg: &M, cx: M::Context) -> M
 where
     M: Message<'a> + fmt::Debug + PartialEq,
@@ -29,7 +31,9 @@ where
     let mut longer = bytes.to_vec();
     longer.push(0);
     let longer: &'a [u8] = longer.leak();
-    assert!(check_length::<M>(longer.len() as u64, cx).is_err());
+    if let Length::Exact(_) = M::length(cx) {
+        assert!(check_length::<M>(longer.len() as u64, cx).is_err());
+    }
     assert!(refused::<M>(longer, cx).contains("bytes"), "{}", M::NAME);
     assert!(check_length::<M>(u64::MAX, cx).is_err());
     if let Length::Exact(n) = M::length(cx) {
@@ -47,8 +51,9 @@ fn the_session_header_round_trips_and_refuses_other_lengths() {
     let c = library::load("millionaires").unwrap();
     let h = SessionHeader::new(Party::Garbler, &c, Scheme::Ideal, OutputMode::Both);
     round_trip(&h, ());
-    assert_eq!(Message::encode(&h).len(), HEADER_LEN);
-    assert_eq!(<SessionHeader as Message>::length(()), Length::Exact(104));
+    assert_eq!(Message::encode(&h).len(), crate::HEADER_LEN);
+    // Read whole up to a bound, so that another version's header is named by its version.
+    assert_eq!(<SessionHeader as Message>::length(()), Length::AtMost(1024));
 }
 
 #[test]
