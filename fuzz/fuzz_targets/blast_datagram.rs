@@ -34,6 +34,7 @@ fuzz_target!(|data: &[u8]| {
             body: wire::Body::Hello {
                 max_datagram: 1472,
                 window: 1 << 20,
+                train: true,
             },
         },
         &mut hello,

@@ -187,6 +187,23 @@ impl Client {
         self.early.swap_remove(i).made.join().ok()?.ok()
     }
 
+    /// A channel to `addr` for `transport`: the early connection to its listener if one
+    /// was made, else a new one with `cfg`; and whether it was early. (Connected after the
+    /// decision, `blast` times the path's rate itself: for the large sessions that connect
+    /// late, a rate read low by the probe's first train would cost more than its train
+    /// disturbs the probe's later ones, for the cache.)
+    fn channel_for(
+        &mut self,
+        transport: &TransportSpec,
+        addr: SocketAddr,
+        cfg: &Config,
+    ) -> (transputation_transport::Result<Box<dyn Channel>>, bool) {
+        match self.take_early(transport, addr) {
+            Some(ch) => (Ok(ch), true),
+            None => (transport.connect(addr, cfg), false),
+        }
+    }
+
     /// The garbler's card, asking again after `first_wait`, then twice as long each time
     /// (at most 1 s), for at most `patience` in all.
     pub fn card(
@@ -303,15 +320,11 @@ impl Client {
             let (transport, decision) = decision_of(&held.card, &plan);
             let addr = SocketAddr::new(self.server.ip(), decision.port);
             let left = patience.saturating_sub(start.elapsed());
-            let early = self.take_early(&transport, addr);
-            let was_early = early.is_some();
-            // Connected after the decision, `blast` times the path's rate itself: for the
-            // large sessions that connect late, a rate read low by the probe's first train
-            // would cost more than its train disturbs the probe's later ones (for the cache).
-            let connected = match early {
-                Some(ch) => Ok(ch),
-                None => transport.connect(addr, &attempt(cfg, &transport, &plan, path, left)),
-            };
+            let (connected, was_early) = self.channel_for(
+                &transport,
+                addr,
+                &attempt(cfg, &transport, &plan, path, left),
+            );
             // A cached card is checked against the garbler's answer to this session's ask,
             // which comes back while the connection is made (or a moment after).
             if held.from == "cache" {

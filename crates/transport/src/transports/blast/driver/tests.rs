@@ -1,0 +1,197 @@
+//! The driver over real loopback sockets: a vanished peer, foreign and damaged datagrams,
+//! the train asked for or not, tuning, and each side's view of the end.
+
+use super::*;
+use transputation_blast::wire::{self, Body, Packet};
+
+fn quick() -> Config {
+    Config {
+        io_timeout: Duration::from_millis(500),
+        ..Config::default()
+    }
+}
+
+/// A server channel, and a client socket that did the handshake by hand and then says
+/// nothing more: a peer that vanished.
+fn vanished_client() -> (BlastChannel, UdpSocket) {
+    hand_made_client(true)
+}
+
+/// A server channel of default parameters (a train of 48), and a client socket that
+/// sent it a HELLO asking for the train or not.
+fn hand_made_client(train: bool) -> (BlastChannel, UdpSocket) {
+    let listener = Listener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut hello = Vec::new();
+    wire::encode(
+        &Packet {
+            session: 0xfeed,
+            number: 1,
+            body: Body::Hello {
+                max_datagram: 1472,
+                window: 1 << 20,
+                train,
+            },
+        },
+        &mut hello,
+    );
+    peer.send_to(&hello, listener.local_addr).unwrap();
+    // The connection outlasts the channel's waits (500 ms), so that a wait that times
+    // out leaves it usable.
+    let params = Params {
+        idle_timeout: Duration::from_secs(5),
+        ..Params::default()
+    };
+    let ch = listener.accept(params, &quick()).unwrap();
+    (ch, peer)
+}
+
+#[test]
+fn a_vanished_peer_is_a_timeout_not_a_hang() {
+    let (mut ch, _peer) = vanished_client();
+    let start = Instant::now();
+    let mut buf = [0u8; 10];
+    let e = ch.recv(&mut buf).unwrap_err();
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    // Sending into the silence: the bytes are never acknowledged; closing gives up.
+    ch.send(&[7; 5000]).unwrap();
+    let e = ch.close().unwrap_err();
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+}
+
+#[test]
+fn datagrams_of_another_session_or_damaged_are_dropped() {
+    let (mut ch, peer) = vanished_client();
+    let mut buf = [0u8; 100];
+    // The WELCOME (and the train) from the server's own socket.
+    let (_, server) = peer.recv_from(&mut buf).unwrap();
+    let data = |session| {
+        let mut d = Vec::new();
+        wire::encode(
+            &Packet {
+                session,
+                number: 0,
+                body: Body::Data {
+                    offset: 0,
+                    fin: false,
+                    ack_now: true,
+                    member: false,
+                    payload: b"forged",
+                },
+            },
+            &mut d,
+        );
+        d
+    };
+    peer.send_to(&data(0xbad), server).unwrap();
+    let mut damaged = data(0xfeed);
+    damaged[30] ^= 0x40;
+    peer.send_to(&damaged, server).unwrap();
+    let mut got = [0u8; 6];
+    let e = ch.recv(&mut got).unwrap_err();
+    assert!(matches!(e, Error::Timeout { .. }), "{e}: {got:?}");
+    // The right session's bytes do arrive.
+    peer.send_to(&data(0xfeed), server).unwrap();
+    ch.recv(&mut got).unwrap();
+    assert_eq!(&got, b"forged");
+}
+
+/// The kinds of the datagrams `peer` receives within `wait`.
+fn kinds_received(peer: &UdpSocket, wait: Duration) -> Vec<u8> {
+    peer.set_read_timeout(Some(wait)).unwrap();
+    let mut buf = [0u8; 2048];
+    let mut kinds = Vec::new();
+    while let Ok(n) = peer.recv(&mut buf) {
+        kinds.push(buf[0]);
+        let _ = n;
+    }
+    kinds
+}
+
+#[test]
+fn a_hello_that_asks_for_no_train_gets_none() {
+    const TRAIN: u8 = 6;
+    let (_ch, asked) = hand_made_client(true);
+    let trains = kinds_received(&asked, Duration::from_millis(200));
+    assert_eq!(trains.iter().filter(|k| **k == TRAIN).count(), 48, "{trains:?}");
+    let (_ch, quiet) = hand_made_client(false);
+    let kinds = kinds_received(&quiet, Duration::from_millis(200));
+    assert!(!kinds.is_empty() && !kinds.contains(&TRAIN), "{kinds:?}");
+}
+
+#[test]
+fn either_side_starts_at_the_rate_its_tuning_gives() {
+    let cfg = Config {
+        io_timeout: Duration::from_secs(3),
+        ..Config::default()
+    };
+    let listener = Listener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = listener.local_addr;
+    let server_cfg = cfg.clone();
+    let server = thread::spawn(move || listener.accept(Params::default(), &server_cfg));
+    let quiet = Params {
+        train: 0,
+        ..Params::default()
+    };
+    let mut client = connect(addr, quiet, &cfg).unwrap();
+    let mut server = server.join().unwrap().unwrap();
+    // The server opens on the client's first packet.
+    client.send(b"x").unwrap();
+    client.flush().unwrap();
+    let mut one = [0u8; 1];
+    server.recv(&mut one).unwrap();
+    let hint = |rate| SenderHint {
+        start_rate: Some(rate),
+        ..SenderHint::default()
+    };
+    for (ch, rate) in [(&server, 40_000_000u64), (&client, 30_000_000)] {
+        ch.sender_tuning().unwrap().apply(&hint(rate)).unwrap();
+        assert_eq!(ch.shared.lock().conn.rate(), Some(rate as f64));
+    }
+    // A window-based hint names what blast does not have, and changes nothing.
+    let tuning = server.sender_tuning().unwrap();
+    let cc = SenderHint {
+        congestion: Some("bbr".into()),
+        start_rate: Some(1_000_000),
+        ..SenderHint::default()
+    };
+    let e = tuning.apply(&cc).unwrap_err();
+    assert!(e.to_string().contains("cc"), "{e}");
+    assert_eq!(server.shared.lock().conn.rate(), Some(40e6));
+    // The handle outlives its channel harmlessly.
+    drop(server);
+    tuning.apply(&hint(1_000_000)).unwrap();
+}
+
+/// The C interface's echo: the client closes its direction first, the server sees the
+/// end, closes its own, and the client then sees the server's end.
+#[test]
+fn each_side_sees_the_end_when_the_client_closes_first() {
+    let cfg = Config {
+        io_timeout: Duration::from_secs(3),
+        ..Config::default()
+    };
+    let listener = Listener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = listener.local_addr;
+    let server_cfg = cfg.clone();
+    let server = thread::spawn(move || {
+        let mut ch = listener.accept(Params::default(), &server_cfg).unwrap();
+        let mut buf = [0u8; 5];
+        ch.recv(&mut buf).unwrap();
+        ch.send(&buf).unwrap();
+        let mut more = [0u8; 1];
+        assert!(matches!(ch.recv(&mut more), Err(Error::Closed { .. })));
+        ch.close().unwrap();
+    });
+    let mut ch = connect(addr, Params::default(), &cfg).unwrap();
+    ch.send(b"hello").unwrap();
+    let mut echo = [0u8; 5];
+    ch.recv(&mut echo).unwrap();
+    assert_eq!(&echo, b"hello");
+    ch.close().unwrap();
+    let mut more = [0u8; 1];
+    let end = ch.recv(&mut more);
+    assert!(matches!(end, Err(Error::Closed { .. })), "{end:?}");
+    server.join().unwrap();
+}
