@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::{rate, send};
 
-/// A connection's record, from [`Connection::stats`].
+/// A connection's record, from [`Connection::stats`](crate::Connection::stats).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stats {
     /// The packets this side sent.
