@@ -277,9 +277,10 @@ impl HalfGateHash for LabelKeyed {
 }
 
 /// The multi-instance hash MITCCRH of Guo, Katz, Wang, Weng and Yu (CRYPTO 2020, eprint
-/// 2019/1168), `H(X, t) = AES_{S ⊕ k(t)}(σ(X)) ⊕ σ(X)`: AES under a public key made of a session's random seed `S` and the tweak (`k(t)`: LE64(t)
-/// in bytes 8..15, zeros before), `σ` the linear orthomorphism `σ(L‖H) = H‖(L ⊕ H)` of
-/// the 64-bit halves (docs/garbling.md §5.3). An AND gate's two garbler hashes under one
+/// 2019/1168), `H(X, t) = AES_{S ⊕ k(t)}(σ(X)) ⊕ σ(X)`: AES under a public key made of a
+/// session's random seed `S` and the tweak (`k(t)`: LE64(t) in bytes 8..15, zeros before),
+/// `σ` the linear orthomorphism `σ(L‖H) = H‖(L ⊕ H)` of the 64-bit halves
+/// (docs/garbling.md §5.3). An AND gate's two garbler hashes under one
 /// tweak share a key schedule: 2 schedules and 4 AES calls per gate garbling, 2 and 2
 /// evaluating, against the TCCR hash's 8 and 4 AES calls and no schedule.
 ///
