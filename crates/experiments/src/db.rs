@@ -79,10 +79,11 @@
 //! `online_ms` and `online_max_ms` in 5 with report version 3, older runs having had one
 //! computation; `protocol_version` in 6, NULL in older rows; `transport_written` and the
 //! `auto_*` columns in 7, NULL in older rows; `garbler_backend` and `evaluator_backend` in 8
-//! with report version 5, NULL in older rows), and a newer one is refused. Rows are read by
+//! with report version 5, NULL in older rows), and a newer one is refused;
+//! [`Db::open_read_only`] never writes, so it refuses an older one too. Rows are read by
 //! column name, so the order of the columns in a file does not matter.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{params, params_from_iter, Connection, Row};
@@ -174,6 +175,18 @@ pub struct ExperimentRow {
     pub environment: Environment,
     /// How many runs are recorded.
     pub recorded_runs: i64,
+}
+
+/// What an experiment's recorded runs cover ([`Db::runs_covers`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RunsCover {
+    /// The circuits (and user programs) of its runs, in the order first recorded.
+    pub circuits: Vec<String>,
+    /// Its transports as the experiment wrote them ([`RunRecord::transport_as_written`]),
+    /// in the order first recorded.
+    pub transports: Vec<String>,
+    /// How many of its runs failed or timed out.
+    pub not_ok: i64,
 }
 
 /// How a run ended.
@@ -424,16 +437,40 @@ impl Db {
         }
         let ctx = format!("opening the results database {}", path.display());
         let conn = Connection::open(path).map_err(db_err(ctx.clone()))?;
-        Self::init(conn, &ctx)
+        Self::init(conn, path, &ctx)
+    }
+
+    /// Opens the existing database at `path` for reading only: SQLite refuses every write
+    /// through it, so it never creates, migrates or changes the file (what a viewer such as
+    /// the web UI needs: it may look at a file that an experiment is writing). A file of
+    /// another schema version than [`SCHEMA_VERSION`] is refused ([`Error::Schema`]):
+    /// bringing an older one up to date is a write, which [`Db::open`] does.
+    pub fn open_read_only(path: &Path) -> Result<Self, Error> {
+        use rusqlite::OpenFlags;
+        let ctx = format!("opening the results database {}", path.display());
+        // No SQLITE_OPEN_CREATE: a missing file is an error, not a new empty database.
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(db_err(ctx.clone()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(db_err(ctx.clone()))?;
+        let found = schema::version(&conn).map_err(db_err(ctx))?;
+        if found != SCHEMA_VERSION {
+            return Err(Error::Schema {
+                path: path.to_path_buf(),
+                found,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        Ok(Db { conn })
     }
 
     /// A database in memory (for tests and dry runs).
     pub fn in_memory() -> Result<Self, Error> {
         let conn = Connection::open_in_memory().map_err(db_err("opening a database in memory"))?;
-        Self::init(conn, "a database in memory")
+        Self::init(conn, Path::new(":memory:"), "a database in memory")
     }
 
-    fn init(mut conn: Connection, ctx: &str) -> Result<Self, Error> {
+    fn init(mut conn: Connection, path: &Path, ctx: &str) -> Result<Self, Error> {
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(db_err(ctx))?;
         // WAL: readers (a report, a test watching progress) never block the writer.
@@ -442,11 +479,10 @@ impl Db {
             .map_err(db_err(ctx))?;
         let version = schema::version(&conn).map_err(db_err(ctx))?;
         if version > SCHEMA_VERSION {
-            return Err(Error::Database {
-                context: format!(
-                    "{ctx}: its schema is version {version}, newer than this tool's {SCHEMA_VERSION}"
-                ),
-                source: rusqlite::Error::InvalidQuery,
+            return Err(Error::Schema {
+                path: path.to_path_buf(),
+                found: version,
+                supported: SCHEMA_VERSION,
             });
         }
         schema::migrate(&mut conn).map_err(db_err(format!(
@@ -562,6 +598,35 @@ impl Db {
                 Err(_) => all.into_iter().rev().find(|e| e.name == w),
             },
         })
+    }
+
+    /// What each experiment's recorded runs cover, by the experiment's id (one without runs
+    /// is not there): for a listing that shows and filters the experiments without reading
+    /// their runs.
+    pub fn runs_covers(&self) -> Result<BTreeMap<i64, RunsCover>, Error> {
+        let groups: Vec<(i64, String, String, i64)> = self.read_rows(
+            "reading what the experiments' runs cover",
+            "SELECT experiment_id, circuit, COALESCE(transport_written, transport) AS written, \
+             sum(status != 'ok') AS not_ok, min(id) AS first FROM runs \
+             GROUP BY experiment_id, circuit, written ORDER BY experiment_id, first",
+            [],
+            |r| {
+                Ok((
+                    r.get("experiment_id")?,
+                    r.get("circuit")?,
+                    r.get("written")?,
+                    r.get("not_ok")?,
+                ))
+            },
+        )?;
+        let mut covers: BTreeMap<i64, RunsCover> = BTreeMap::new();
+        for (id, circuit, transport, not_ok) in groups {
+            let c = covers.entry(id).or_default();
+            crate::stats::index_or_push(&mut c.circuits, circuit);
+            crate::stats::index_or_push(&mut c.transports, transport);
+            c.not_ok += not_ok;
+        }
+        Ok(covers)
     }
 
     /// The (cell, repetition) keys already recorded for an experiment.

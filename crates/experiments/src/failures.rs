@@ -146,6 +146,16 @@ impl FailureTable {
     /// The cells as text, `failed / with timeouts`, each lowest of its row passed through
     /// `mark`.
     pub fn cells(&self, mark: impl Fn(&str) -> String) -> Vec<Vec<String>> {
+        self.cells_with(|t| t.to_string(), mark)
+    }
+
+    /// [`FailureTable::cells`], every text that is not a row's lowest passed through
+    /// `plain` (for a format that escapes its text, such as HTML).
+    pub fn cells_with(
+        &self,
+        plain: impl Fn(&str) -> String,
+        mark: impl Fn(&str) -> String,
+    ) -> Vec<Vec<String>> {
         self.rows
             .iter()
             .map(|row| {
@@ -156,16 +166,17 @@ impl FailureTable {
                     low(FailureCell::failed_pct),
                     low(FailureCell::with_timeouts_pct),
                 );
-                let mut v = vec![row.condition.clone()];
+                let mut v = vec![plain(&row.condition)];
                 for c in &row.cells {
                     let one = |p: Option<f64>, low: Option<f64>| match p {
-                        None => "–".to_string(),
+                        None => plain("–"),
                         Some(p) if Some(p) == low => mark(&format!("{p:.1}")),
-                        Some(p) => format!("{p:.1}"),
+                        Some(p) => plain(&format!("{p:.1}")),
                     };
                     v.push(format!(
-                        "{} / {}",
+                        "{}{}{}",
                         one(c.failed_pct(), low_failed),
+                        plain(" / "),
                         one(c.with_timeouts_pct(), low_with)
                     ));
                 }
@@ -242,6 +253,12 @@ mod tests {
         assert_eq!(text[0], ["cw-lan", "33.3 / 66.7", "0.0* / 0.0*"]);
         assert_eq!(text[1], ["cw-3g", "0.0* / 100.0*", "100.0 / 100.0*"]);
         assert_eq!(text[2], ["average", "25.0* / 75.0", "25.0* / 25.0*"]);
+        // Every text but the marked ones goes through `plain`, the marked ones through `mark`.
+        let escaped = t.cells_with(|s| format!("[{s}]"), |s| format!("<{s}>"));
+        assert_eq!(
+            escaped[0],
+            ["[cw-lan]", "[33.3][ / ][66.7]", "<0.0>[ / ]<0.0>"]
+        );
     }
 
     #[test]

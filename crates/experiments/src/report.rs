@@ -528,7 +528,10 @@ impl Report {
             .any(|c| c.online_median_ms.is_some())
     }
 
-    fn headers(&self) -> Vec<String> {
+    /// The table's column headers: circuit, scheme, condition, the transports (each with
+    /// the columns of its paper measure, online time and `auto`'s choice where the report
+    /// has them), best.
+    pub fn headers(&self) -> Vec<String> {
         let mut h: Vec<String> = vec!["circuit".into(), "scheme".into(), "condition".into()];
         let paper = self.has_paper_measure();
         let online = self.has_online_time();
@@ -550,28 +553,45 @@ impl Report {
     }
 
     fn cells(&self, mark: impl Fn(&str) -> String) -> Vec<Vec<String>> {
+        self.cells_with(|t| t.to_string(), mark)
+    }
+
+    /// The table's cells under [`Report::headers`], row by row: each row's best cell
+    /// passed through `mark`, every other through `plain` (for a format that escapes its
+    /// text, such as HTML).
+    pub fn cells_with(
+        &self,
+        plain: impl Fn(&str) -> String,
+        mark: impl Fn(&str) -> String,
+    ) -> Vec<Vec<String>> {
         let paper = self.has_paper_measure();
         let online = self.has_online_time();
         self.rows
             .iter()
             .map(|r| {
-                let mut v = vec![r.circuit.clone(), r.scheme.clone(), r.condition.clone()];
+                let mut v = vec![plain(&r.circuit), plain(&r.scheme), plain(&r.condition)];
                 for (i, c) in r.cells.iter().enumerate() {
                     let t = c.text();
-                    v.push(if r.best == Some(i) { mark(&t) } else { t });
+                    v.push(if r.best == Some(i) {
+                        mark(&t)
+                    } else {
+                        plain(&t)
+                    });
                     if paper {
-                        v.push(c.paper_text());
+                        v.push(plain(&c.paper_text()));
                     }
                     if online {
-                        v.push(c.online_text());
+                        v.push(plain(&c.online_text()));
                     }
                     if self.auto.is_some() && is_auto(&self.transports[i]) {
                         let auto = r.auto.as_ref().filter(|a| a.column == i);
-                        v.push(auto.map_or_else(|| "–".into(), AutoCell::choice_text));
-                        v.push(auto.map_or_else(|| "–".into(), AutoCell::gap_text));
+                        v.push(plain(
+                            &auto.map_or_else(|| "–".into(), AutoCell::choice_text),
+                        ));
+                        v.push(plain(&auto.map_or_else(|| "–".into(), AutoCell::gap_text)));
                     }
                 }
-                v.push(r.best_text(&self.transports));
+                v.push(plain(&r.best_text(&self.transports)));
                 v
             })
             .collect()
@@ -642,7 +662,9 @@ impl Report {
         lines
     }
 
-    fn preamble(&self) -> Vec<String> {
+    /// The lines above the table: the experiment and where it ran, rate caps, what the
+    /// times are.
+    pub fn preamble(&self) -> Vec<String> {
         let mut lines = Vec::new();
         if let Some(e) = &self.experiment {
             let env = &e.environment;

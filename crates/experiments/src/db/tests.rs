@@ -506,3 +506,117 @@ fn runs_of_auto_are_not_calibrated_from() {
     assert_eq!(transports, ["quic:cc=bbr,iw=2500000", "tcp"]);
     assert_eq!(cells[1].output_ms, [300.5]);
 }
+
+#[test]
+fn a_reader_reads_the_current_schema_and_never_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.sqlite");
+    // A missing file is an error, and stays missing.
+    let e = Db::open_read_only(&path).unwrap_err().to_string();
+    assert!(e.contains(&path.display().to_string()), "{e}");
+    assert!(!path.exists());
+
+    let mut writer = Db::open(&path).unwrap();
+    let id = writer.create_experiment("read", "{}", 2, &env()).unwrap();
+    writer.insert_run(id, &ok_run("tcp", 0, 50.0)).unwrap();
+    // Read while the writer holds the file open (WAL), and see a run recorded after.
+    let reader = Db::open_read_only(&path).unwrap();
+    assert_eq!(reader.experiments().unwrap().len(), 1);
+    writer.insert_run(id, &ok_run("udt", 0, 40.0)).unwrap();
+    assert_eq!(reader.runs(id).unwrap().len(), 2);
+    // SQLite itself refuses a write through it.
+    let e = reader
+        .create_experiment("no", "{}", 1, &env())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("readonly"), "{e}");
+    assert_eq!(writer.experiments().unwrap().len(), 1);
+}
+
+#[test]
+fn a_reader_refuses_an_older_or_newer_schema_naming_both_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v7.sqlite");
+    old_file(&path, 7);
+    let e = Db::open_read_only(&path).unwrap_err();
+    assert!(
+        matches!(e, Error::Schema { found: 7, supported, .. } if supported == SCHEMA_VERSION),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "the results database {}: its schema is version 7, older than this tool's {}",
+            path.display(),
+            SCHEMA_VERSION
+        )
+    );
+    // Not brought up to date: still version 7, without version 8's columns.
+    let c = Connection::open(&path).unwrap();
+    let v: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 7);
+    assert!(!schema::has_column(&c, "runs", "garbler_backend").unwrap());
+    drop(c);
+
+    c_set_version(&path, SCHEMA_VERSION + 1);
+    let e = Db::open_read_only(&path).unwrap_err().to_string();
+    assert!(
+        e.ends_with(&format!(
+            "its schema is version {}, newer than this tool's {SCHEMA_VERSION}",
+            SCHEMA_VERSION + 1
+        )),
+        "{e}"
+    );
+
+    // An SQLite file that was never a results database.
+    let empty = dir.path().join("empty.sqlite");
+    Connection::open(&empty)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x)")
+        .unwrap();
+    let e = Db::open_read_only(&empty).unwrap_err().to_string();
+    assert!(
+        e.ends_with("is not a results database (its schema version is 0)"),
+        "{e}"
+    );
+}
+
+fn c_set_version(path: &Path, version: i64) {
+    Connection::open(path)
+        .unwrap()
+        .execute_batch(&format!("PRAGMA user_version = {version}"))
+        .unwrap();
+}
+
+#[test]
+fn covers_name_each_experiments_circuits_transports_and_bad_runs() {
+    let mut db = Db::in_memory().unwrap();
+    let a = db.create_experiment("a", "{}", 4, &env()).unwrap();
+    let b = db.create_experiment("b", "{}", 1, &env()).unwrap();
+    let none = db.create_experiment("none", "{}", 1, &env()).unwrap();
+    db.insert_run(a, &ok_run("tcp", 0, 50.0)).unwrap();
+    db.insert_run(a, &ok_run("udt", 0, 40.0)).unwrap();
+    let mut sha = ok_run("tcp", 0, 90.0);
+    sha.cell.circuit = "sha256".into();
+    sha.status = Status::Failed;
+    db.insert_run(a, &sha).unwrap();
+    let mut plain = ok_run("quic", 0, 70.0);
+    plain.transport_written = None;
+    plain.status = Status::Timeout;
+    db.insert_run(b, &plain).unwrap();
+    let covers = db.runs_covers().unwrap();
+    assert_eq!(covers.len(), 2, "{covers:?}");
+    assert!(!covers.contains_key(&none));
+    assert_eq!(
+        covers[&a],
+        RunsCover {
+            circuits: vec!["aes128".into(), "sha256".into()],
+            transports: vec!["tcp:w={bdp}".into(), "udt:w={bdp}".into()],
+            not_ok: 1,
+        }
+    );
+    assert_eq!(covers[&b].transports, ["quic"]);
+    assert_eq!(covers[&b].not_ok, 1);
+}

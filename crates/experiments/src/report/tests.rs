@@ -117,6 +117,22 @@ fn rows_mark_the_best_and_its_speedup() {
         "{md}"
     );
 
+    // The same cells for a format that escapes its text: the best through `mark`, every
+    // other text through `plain`.
+    let cells = r.cells_with(|t| format!("[{t}]"), |t| format!("<{t}>"));
+    assert_eq!(r.headers().len(), cells[1].len());
+    assert_eq!(
+        cells[1],
+        [
+            "[mincut]",
+            "[ideal]",
+            "[cw-wan]",
+            "[8200.0 ± 282.8]",
+            "<1050.0 ± 70.7>",
+            "[udt (7.81× tcp)]"
+        ]
+    );
+
     let csv = r.csv();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 1 + 3 * 2);
