@@ -2,7 +2,8 @@
 //! and why. `--simulate` takes the path from the command line (the paper's simulation);
 //! every transport of this build that works here is predicted by the completion-time model
 //! (`transputation_model`, docs/transport-model.md) with the constants of the calibration
-//! file, or its transport's declared defaults.
+//! file, or its transport's declared defaults. The web UI's simulation (`crate::web`) calls
+//! the same [`simulated_path`] and [`predict`] and shows the same [`HEADER`] and [`rows`].
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -12,7 +13,7 @@ use clap::Args;
 use transputation_auto::Planner;
 use transputation_circuits::{library, Circuit, Party};
 use transputation_garble::Scheme;
-use transputation_model::{Decision, Path};
+use transputation_model::{Calibration, Decision, Path, Workload};
 
 use crate::auto_connect::{describe_path, know_path};
 use crate::garble_cmd::parse_scheme;
@@ -22,7 +23,7 @@ use crate::transport_cmd::parse_rate;
 mod calibrate;
 mod parse;
 
-use parse::{parse_duration, parse_loss};
+pub(crate) use parse::{parse_duration, parse_loss};
 
 #[derive(Args, Debug)]
 pub struct SelectArgs {
@@ -101,17 +102,12 @@ pub fn run(args: SelectArgs) -> Result<()> {
             );
             (known.path, how)
         }
-        None => (simulated_path(&args)?, "given".to_string()),
+        None => (simulated_path_of(&args)?, "given".to_string()),
     };
     let circuit_name = args.circuit.as_deref().expect("clap requires --circuit");
     let circuit = library::load_with_parties(circuit_name, args.parties.as_deref())?;
     let (cal, cal_source) = crate::calibration::load_calibration(args.calibration.as_deref())?;
-    let planner = Planner::new(&circuit, args.scheme, cal)?
-        .with_setup(evaluator_setup(&circuit, args.scheme)?);
-    let work = planner.workload();
-    let decision = planner
-        .plan(&path, &transputation_transport::auto::candidates(&path))
-        .decision;
+    let (decision, work) = predict(&circuit, args.scheme, cal, &path)?;
     if args.json {
         let v = serde_json::json!({
             "path": path,
@@ -140,23 +136,56 @@ pub fn run(args: SelectArgs) -> Result<()> {
     Ok(())
 }
 
+/// Every transport of this build that works here, predicted for `circuit` under `scheme` on
+/// `path` with the model's constants `cal`, ranked and chosen from as `--transport auto`
+/// does; and the session's traffic the predictions are for.
+pub(crate) fn predict(
+    circuit: &Circuit,
+    scheme: Scheme,
+    cal: Calibration,
+    path: &Path,
+) -> Result<(Decision, Workload)> {
+    let planner = Planner::new(circuit, scheme, cal)?.with_setup(evaluator_setup(circuit, scheme)?);
+    let decision = planner
+        .plan(path, &transputation_transport::auto::candidates(path))
+        .decision;
+    Ok((decision, planner.workload().clone()))
+}
+
 /// The path of --simulate.
-fn simulated_path(args: &SelectArgs) -> Result<Path> {
-    let rtt = args.rtt.expect("clap requires --rtt");
-    let rate = args.rate.expect("clap requires --rate") as f64 / 8.0;
+fn simulated_path_of(args: &SelectArgs) -> Result<Path> {
+    simulated_path(
+        args.rtt.expect("clap requires --rtt"),
+        args.rate.expect("clap requires --rate"),
+        args.loss,
+        args.loss_bound,
+        args.queue,
+    )
+}
+
+/// A simulated path: `rtt` and `queue` in seconds, `rate_bps` in bits per second, `loss`
+/// and its upper bound (default: `loss`, known exactly) as fractions.
+pub(crate) fn simulated_path(
+    rtt: f64,
+    rate_bps: u64,
+    loss: f64,
+    loss_bound: Option<f64>,
+    queue: Option<f64>,
+) -> Result<Path> {
+    let rate = rate_bps as f64 / 8.0;
     if rate <= 0.0 {
         bail!("--rate must be a rate, not unlimited");
     }
-    let loss_upper = args.loss_bound.unwrap_or(args.loss);
-    if loss_upper < args.loss {
+    let loss_upper = loss_bound.unwrap_or(loss);
+    if loss_upper < loss {
         bail!("--loss-bound must be at least --loss");
     }
     let path = Path {
         rtt,
         rate,
-        loss: args.loss,
+        loss,
         loss_upper,
-        queue: args.queue.map(|q| q * rate),
+        queue: queue.map(|q| q * rate),
     };
     path.check().map_err(anyhow::Error::msg)?;
     Ok(path)
@@ -172,7 +201,8 @@ fn evaluator_setup(circuit: &Circuit, scheme: Scheme) -> Result<f64> {
     Ok(start.elapsed().as_secs_f64())
 }
 
-const HEADER: [&str; 7] = [
+/// The columns of [`rows`].
+pub(crate) const HEADER: [&str; 7] = [
     "transport",
     "predicted ms",
     "at loss bound",
@@ -190,7 +220,9 @@ fn ineligible(name: &str) -> &'static str {
     }
 }
 
-fn rows(d: &Decision) -> Vec<Vec<String>> {
+/// One row per ranked transport of `d`: its predicted time to the output and its parts,
+/// under [`HEADER`].
+pub(crate) fn rows(d: &Decision) -> Vec<Vec<String>> {
     d.ranked
         .iter()
         .map(|r| {

@@ -2,7 +2,7 @@
 //! percentage.
 
 /// `300ms`, `0.5ms`, `1s`, `250us` as seconds.
-pub(super) fn parse_duration(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
         (n, 1e-3)
@@ -20,7 +20,7 @@ pub(super) fn parse_duration(s: &str) -> Result<f64, String> {
 }
 
 /// `0.1%` or `0.001` as a fraction below 1.
-pub(super) fn parse_loss(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_loss(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let (num, scale) = match t.strip_suffix('%') {
         Some(n) => (n, 0.01),
