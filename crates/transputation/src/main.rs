@@ -40,6 +40,7 @@ mod select_cmd;
 mod serve_cmd;
 mod testbed_cmd;
 mod transport_cmd;
+mod web;
 
 use clap::{Parser, Subcommand};
 
@@ -81,6 +82,10 @@ enum Command {
     /// Predict every transport's time to the output for a circuit on a path and choose
     /// (what --transport auto does), or calibrate that model from testbed runs.
     Select(select_cmd::SelectArgs),
+    /// A web UI of the results database: the experiments with their tables and plots,
+    /// compared side by side, and the model's prediction for given conditions (read only;
+    /// http://127.0.0.1:8080/ by default).
+    Serve(web::ServeArgs),
 }
 
 fn main() {
@@ -103,6 +108,7 @@ fn main() {
         Command::Keygen(args) => secure_cmd::keygen(args),
         Command::Capabilities(args) => capabilities_cmd::run(args),
         Command::Select(args) => select_cmd::run(args),
+        Command::Serve(args) => web::run(args),
     };
     if let Err(e) = result {
         if output::is_closed(&e) {

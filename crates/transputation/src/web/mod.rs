@@ -1,0 +1,277 @@
+//! `transputation serve`: the testbed in a browser, the read side. It shows the experiments
+//! of a results database (filtered, one at a time, or two side by side) with the testbed's
+//! own report, failure table and plots (`transputation_experiments::{report, failures,
+//! plot}`, the code behind `testbed report`), offers them as CSV, JSON, SVG and PNG, and
+//! predicts every transport's time for given conditions with the model of `select
+//! --simulate` ([`crate::select_cmd::predict`]).
+//!
+//! The rest of the binary is synchronous; this command alone starts a tokio runtime, for
+//! axum. Handlers hand database reads, plots and predictions to blocking threads. The
+//! database is opened read-only for every request ([`Db::open_read_only`]), so the server
+//! never writes it and sees what an experiment records meanwhile. Pages are HTML written
+//! here ([`html`]), with no script and no external asset. Who may ask is [`auth`]'s.
+//! Composing and running experiments, uploads and user programs are not here yet.
+
+mod auth;
+mod html;
+mod pages;
+mod simulate;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use clap::Args;
+use transputation_experiments::db::{self, Db};
+
+/// `transputation serve`'s flags.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The address to listen on (port 0: any free port; the line `listening on
+    /// http://ADDR/` names the one taken). An address other than loopback (127.0.0.0/8,
+    /// ::1) needs --token-file.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// The results database, which must exist; it is only read (default:
+    /// $TRANSPUTATION_RESULTS/results.sqlite, else
+    /// $XDG_DATA_HOME/transputation/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// A file whose first line is a token (at least 16 visible ASCII characters, e.g. from
+    /// `openssl rand -hex 32`) that every request must carry: `Authorization: Bearer TOKEN`,
+    /// or the cookie a visit of /?token=TOKEN sets.
+    #[arg(long, value_name = "PATH")]
+    token_file: Option<PathBuf>,
+}
+
+/// What every handler shares.
+#[derive(Debug)]
+struct Served {
+    /// The results database.
+    db: PathBuf,
+    /// The token requests must carry, if the listener has one.
+    token: Option<auth::Token>,
+    /// Whether a simulation is running: one at a time, since a large built-in circuit
+    /// takes a core and memory to plan.
+    simulating: AtomicBool,
+}
+
+type Shared = Arc<Served>;
+
+/// `transputation serve`: checks the listener, the token and the database, then serves
+/// until killed.
+pub fn run(args: ServeArgs) -> Result<()> {
+    let token = args
+        .token_file
+        .as_deref()
+        .map(auth::Token::read)
+        .transpose()?;
+    if let Some(why) = auth::refuse_listener(args.listen.ip(), token.is_some()) {
+        bail!(why);
+    }
+    let db = args.db.unwrap_or_else(db::default_path);
+    open_db(&db)?;
+    let listener = std::net::TcpListener::bind(args.listen)
+        .with_context(|| format!("listening on {}", args.listen))?;
+    listener
+        .set_nonblocking(true)
+        .context("setting the listener non-blocking")?;
+    let addr = listener
+        .local_addr()
+        .context("reading the listener's address")?;
+    let served = Arc::new(Served {
+        db,
+        token,
+        simulating: AtomicBool::new(false),
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the web server's runtime")?;
+    runtime.block_on(async move {
+        let listener =
+            tokio::net::TcpListener::from_std(listener).context("handing over the listener")?;
+        eprintln!("listening on http://{addr}/");
+        axum::serve(listener, router(served))
+            .await
+            .context("serving")
+    })
+}
+
+/// The database at `path`, opened for reading: it must exist (a viewer creates nothing),
+/// and be of this build's schema.
+fn open_db(path: &std::path::Path) -> Result<Db> {
+    if !path.exists() {
+        bail!(
+            "no results database at {} (run `transputation testbed run` first, or pass --db)",
+            path.display()
+        );
+    }
+    Db::open_read_only(path).map_err(|e| match e {
+        transputation_experiments::Error::Schema {
+            found, supported, ..
+        } if found > 0 && found < supported => anyhow::anyhow!(
+            "{e}; the web UI only reads it, so it does not bring it up to date: a \
+             `transputation testbed` command that opens it does (e.g. `transputation testbed \
+             experiments --db {}`), after which builds older than schema version {supported} \
+             no longer open it",
+            path.display()
+        ),
+        e => e.into(),
+    })
+}
+
+/// The routes, behind the guard of [`auth`] and with the headers of [`harden`].
+fn router(served: Shared) -> Router {
+    Router::new()
+        .route("/", get(pages::index))
+        .route("/experiments/{name}", get(pages::experiment))
+        .route("/experiments/{name}/plots/{file}", get(pages::plot))
+        .route("/compare", get(pages::compare))
+        .route("/simulate", get(simulate::simulate))
+        .fallback(no_page)
+        .layer(middleware::from_fn_with_state(served.clone(), guard))
+        .layer(middleware::from_fn(harden))
+        .with_state(served)
+}
+
+/// Lets a request through only as [`auth::check`] decides.
+async fn guard(State(served): State<Shared>, request: Request, next: Next) -> Response {
+    let uri = request.uri();
+    match auth::check(
+        served.token.as_ref(),
+        uri.path(),
+        uri.query(),
+        request.headers(),
+    ) {
+        auth::Verdict::Pass => next.run(request).await,
+        auth::Verdict::SetCookie => {
+            let token = served.token.as_ref().expect("a cookie only for a token");
+            (
+                StatusCode::SEE_OTHER,
+                [
+                    (header::LOCATION, HeaderValue::from_static("/")),
+                    (header::SET_COOKIE, token.cookie()),
+                ],
+            )
+                .into_response()
+        }
+        refused => {
+            let (status, text) = auth::refusal(&refused);
+            let mut response =
+                (status, Html(html::page("refused", &html::para(&text)))).into_response();
+            if status == StatusCode::UNAUTHORIZED {
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"transputation\""),
+                );
+            }
+            response
+        }
+    }
+}
+
+/// Headers on every answer: nothing but this server's own pages and images, in no frame,
+/// with no referrer (the first visit's address may hold the token), kept by no cache.
+async fn harden(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; \
+             form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// Any address without a page.
+async fn no_page(request: Request) -> PageError {
+    PageError::NotFound(format!("There is no page at {}.", request.uri().path()))
+}
+
+/// A request that could not be answered with its page: the status and a sentence.
+#[derive(Debug)]
+enum PageError {
+    /// What was asked for does not exist (the sentence names it).
+    NotFound(String),
+    /// The request itself is wrong.
+    BadRequest(String),
+    /// The server is busy with the one thing it does at a time.
+    Busy(String),
+    /// Reading the database, drawing or predicting failed.
+    Failed(anyhow::Error),
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        let (status, title, text) = match self {
+            PageError::NotFound(t) => (StatusCode::NOT_FOUND, "not found", t),
+            PageError::BadRequest(t) => (StatusCode::BAD_REQUEST, "bad request", t),
+            PageError::Busy(t) => (StatusCode::SERVICE_UNAVAILABLE, "busy", t),
+            PageError::Failed(e) => (StatusCode::INTERNAL_SERVER_ERROR, "error", format!("{e:#}")),
+        };
+        let body = format!("<h1>{}</h1>\n{}", html::escape(title), html::para(&text));
+        (status, Html(html::page(title, &body))).into_response()
+    }
+}
+
+/// Runs `work` on a blocking thread with the database opened for it.
+async fn with_db<T: Send + 'static>(
+    served: &Shared,
+    work: impl FnOnce(&Db, &std::path::Path) -> Result<T, PageError> + Send + 'static,
+) -> Result<T, PageError> {
+    let served = served.clone();
+    blocking(move || {
+        let db = open_db(&served.db).map_err(PageError::Failed)?;
+        work(&db, &served.db)
+    })
+    .await
+}
+
+/// Runs `work` on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, PageError> + Send + 'static,
+) -> Result<T, PageError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| PageError::Failed(anyhow::anyhow!("the request's work ended early: {e}")))?
+}
+
+/// Holds the one simulation slot of [`Served::simulating`] while it lives.
+struct SimulationSlot(Shared);
+
+impl SimulationSlot {
+    /// The slot, if no simulation holds it.
+    fn take(served: &Shared) -> Option<SimulationSlot> {
+        served
+            .simulating
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .ok()
+            .map(|_| SimulationSlot(served.clone()))
+    }
+}
+
+impl Drop for SimulationSlot {
+    fn drop(&mut self) {
+        self.0.simulating.store(false, Ordering::Release);
+    }
+}
