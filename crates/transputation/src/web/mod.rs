@@ -36,8 +36,8 @@ use transputation_experiments::db::{self, Db};
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// The address to listen on (port 0: any free port; the line `listening on
-    /// http://ADDR/` names the one taken). An address other than loopback (127.0.0.0/8,
-    /// ::1) needs --token-file.
+    /// http://ADDR/` on standard error names the one taken). An address other than loopback
+    /// (127.0.0.0/8, ::1) needs --token-file.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
     /// The results database, which must exist; it is only read (default:
