@@ -2,14 +2,16 @@
 //! and why. `--simulate` takes the path from the command line (the paper's simulation);
 //! every transport of this build that works here is predicted by the completion-time model
 //! (`transputation_model`, docs/transport-model.md) with the constants of the calibration
-//! file, or its transport's declared defaults. The web UI's simulation (`crate::web`) calls
-//! the same [`simulated_path`] and [`predict`] and shows the same [`HEADER`] and [`rows`].
+//! file, or its transport's declared defaults. The web UI's simulation (`crate::web`) checks
+//! its path with the same [`simulated_path`], runs `select --simulate --json` and reads its
+//! [`Selection`], and shows the same [`HEADER`] and [`rows`].
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use serde::{Deserialize, Serialize};
 use transputation_auto::Planner;
 use transputation_circuits::{library, Circuit, Party};
 use transputation_garble::Scheme;
@@ -81,6 +83,26 @@ pub struct SelectArgs {
     json: bool,
 }
 
+/// What `select --json` prints for a prediction: the contract with its readers, among them
+/// the web UI, which runs `select --simulate --json` in a process of its own.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Selection {
+    /// The path predicted for.
+    pub(crate) path: Path,
+    /// Where the path came from: `given`, or the address measured and how.
+    pub(crate) path_from: String,
+    /// The circuit as named.
+    pub(crate) circuit: String,
+    /// The garbling scheme.
+    pub(crate) scheme: String,
+    /// The session's traffic the predictions are for.
+    pub(crate) workload: Workload,
+    /// Where the model's constants came from.
+    pub(crate) calibration: String,
+    /// Every transport's prediction, the choice and why.
+    pub(crate) decision: Decision,
+}
+
 pub fn run(args: SelectArgs) -> Result<()> {
     if args.calibrate {
         let db = args.db.as_deref().expect("clap requires --db");
@@ -109,15 +131,15 @@ pub fn run(args: SelectArgs) -> Result<()> {
     let (cal, cal_source) = crate::calibration::load_calibration(args.calibration.as_deref())?;
     let (decision, work) = predict(&circuit, args.scheme, cal, &path)?;
     if args.json {
-        let v = serde_json::json!({
-            "path": path,
-            "path_from": measured,
-            "circuit": circuit_name,
-            "scheme": args.scheme.to_string(),
-            "workload": work,
-            "calibration": cal_source,
-            "decision": decision,
-        });
+        let v = Selection {
+            path,
+            path_from: measured,
+            circuit: circuit_name.to_string(),
+            scheme: args.scheme.to_string(),
+            workload: work,
+            calibration: cal_source,
+            decision,
+        };
         outln!("{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
@@ -139,7 +161,7 @@ pub fn run(args: SelectArgs) -> Result<()> {
 /// Every transport of this build that works here, predicted for `circuit` under `scheme` on
 /// `path` with the model's constants `cal`, ranked and chosen from as `--transport auto`
 /// does; and the session's traffic the predictions are for.
-pub(crate) fn predict(
+fn predict(
     circuit: &Circuit,
     scheme: Scheme,
     cal: Calibration,

@@ -530,6 +530,28 @@ fn simulate_answers_bad_input_beside_its_field() {
 }
 
 #[test]
+fn a_circuit_too_large_to_simulate_is_said_beside_its_field_and_the_server_goes_on() {
+    let (_dir, db) = temp_db();
+    record(&db, "x", &["tcp"], false);
+    let server = Server::start(&db, &[]);
+    // Within the built-in's bounds (10^9 AND gates), beyond a simulation's memory here.
+    let answer =
+        server.get("/simulate?rtt=10ms&rate=1gbit&loss=0&circuit=synthetic:and=1000000000");
+    assert_eq!(answer.status, 422);
+    let page = answer.text();
+    let message = page
+        .find("<span class=\"error\" id=\"circuit-error\">synthetic:and=1000000000 is too large")
+        .unwrap_or_else(|| panic!("{page}"));
+    assert!(page.find("<input id=\"circuit\"").unwrap() < message);
+    assert!(page.contains("GiB of memory"), "{page}");
+    // The server itself still answers, and the next simulation runs.
+    let page = server
+        .get("/simulate?rtt=10ms&rate=1gbit&loss=0&circuit=aes128")
+        .ok();
+    assert!(page.contains("<table id=\"prediction\">"), "{page}");
+}
+
+#[test]
 fn beyond_loopback_every_request_needs_the_token() {
     let (dir, db) = temp_db();
     let id = record(&db, "x", &["tcp"], false);

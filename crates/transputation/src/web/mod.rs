@@ -2,11 +2,11 @@
 //! of a results database (filtered, one at a time, or two side by side) with the testbed's
 //! own report, failure table and plots (`transputation_experiments::{report, failures,
 //! plot}`, the code behind `testbed report`), offers them as CSV, JSON, SVG and PNG, and
-//! predicts every transport's time for given conditions with the model of `select
-//! --simulate` ([`crate::select_cmd::predict`]).
+//! predicts every transport's time for given conditions as `select --simulate` does
+//! ([`simulate`], which runs that command in a process of its own).
 //!
 //! The rest of the binary is synchronous; this command alone starts a tokio runtime, for
-//! axum. Handlers hand database reads, plots and predictions to blocking threads. The
+//! axum. Handlers hand database reads, plots and simulations to blocking threads. The
 //! database is opened read-only for every request ([`Db::open_read_only`]), so the server
 //! never writes it and sees what an experiment records meanwhile. Pages are HTML written
 //! here ([`html`]), with no script and no external asset. Who may ask is [`auth`]'s.

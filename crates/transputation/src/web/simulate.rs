@@ -1,23 +1,25 @@
 //! `/simulate`: every transport's predicted time to the output for a path, a built-in
-//! circuit and a scheme, without a network: the model of `--transport auto`, through the
-//! same [`select_cmd::predict`] and [`select_cmd::rows`] as `transputation select
-//! --simulate`, with the calibration `select` would read (the default file, else the
-//! transports' defaults).
+//! circuit and a scheme, without a network: the model of `--transport auto`, as
+//! `transputation select --simulate` gives it. The answer is that command's, run in a
+//! process of its own under limits of memory and CPU time ([`predict`]), read back as its
+//! [`select_cmd::Selection`] and shown in the table of [`select_cmd::rows`]; it predicts
+//! with the calibration `select` reads (the default file, else the transports' defaults).
 //!
 //! Each field is read by the parser of `select`'s flag of the same name, and a bad one is
 //! answered with the form again, its message beside the field. Only built-in circuits are
 //! offered: a name is never read as a file of the server's. One simulation runs at a time.
 
 use std::fmt::Write as _;
+use std::os::unix::process::ExitStatusExt as _;
+use std::process::{Child, Command, Stdio};
 
+use anyhow::{anyhow, Context as _};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 use transputation_circuits::library;
-use transputation_garble::Scheme;
-use transputation_model::Path;
 
 use super::html::{escape, page, para, table};
 use super::{blocking, PageError, Shared, SimulationSlot};
@@ -63,10 +65,10 @@ const FIELDS: [(&str, &str, &str, &str); 5] = [
 /// What a valid form asks for.
 #[derive(Debug)]
 struct Asked {
-    path: Path,
     /// The built-in's name and options, checked.
     circuit: String,
-    scheme: Scheme,
+    /// `select`'s flags for it, each value as given (and checked by the same parser).
+    flags: Vec<String>,
 }
 
 impl Form {
@@ -108,6 +110,7 @@ impl Form {
         );
         let (circuit, scheme) = (field("circuit", None), field("scheme", Some("ideal")));
         let e = &mut errors;
+        let given = (rtt.clone(), rate.clone(), loss.clone(), scheme.clone());
         let rtt = rtt.and_then(|v| take(e, "rtt", parse_duration(&v)));
         let rate = rate.and_then(|v| take(e, "rate", parse_rate(&v)));
         let loss = loss.and_then(|v| take(e, "loss", parse_loss(&v)));
@@ -123,11 +126,21 @@ impl Form {
             }
             _ => None,
         };
-        match (path, circuit, scheme) {
-            (Some(path), Some(circuit), Some(scheme)) if errors.is_empty() => Ok(Asked {
-                path,
+        match (path, circuit, scheme, given) {
+            (
+                Some(_),
+                Some(circuit),
+                Some(_),
+                (Some(rtt), Some(rate), Some(loss), Some(scheme)),
+            ) if errors.is_empty() => Ok(Asked {
+                flags: vec![
+                    format!("--rtt={rtt}"),
+                    format!("--rate={rate}"),
+                    format!("--loss={loss}"),
+                    format!("--circuit={circuit}"),
+                    format!("--scheme={scheme}"),
+                ],
                 circuit,
-                scheme,
             }),
             _ => Err(errors),
         }
@@ -209,31 +222,109 @@ pub(super) async fn simulate(
     })?;
     let answer = blocking(move || {
         let _slot = slot;
-        predict(&asked).map_err(PageError::Failed)
+        Ok(predict(&asked))
     })
     .await?;
-    body.push_str(&form_html(&form, &[]));
-    body.push_str(&answer);
-    Ok(Html(page("Simulate", &body)).into_response())
+    match answer {
+        Ok(answer) => {
+            body.push_str(&form_html(&form, &[]));
+            body.push_str(&answer);
+            Ok(Html(page("Simulate", &body)).into_response())
+        }
+        // The circuit's fault: said beside it.
+        Err(Unanswered::TooLarge(why)) => {
+            body.push_str(&form_html(&form, &[("circuit", why)]));
+            let status = StatusCode::UNPROCESSABLE_ENTITY;
+            Ok((status, Html(page("Simulate", &body))).into_response())
+        }
+        Err(Unanswered::Failed(e)) => Err(PageError::Failed(e)),
+    }
 }
 
+/// Why a valid form got no prediction.
+#[derive(Debug)]
+enum Unanswered {
+    /// The simulation was stopped at its limits: the circuit is too large for them.
+    TooLarge(String),
+    /// Starting the simulation, or the simulation itself, failed.
+    Failed(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Unanswered {
+    fn from(e: anyhow::Error) -> Self {
+        Unanswered::Failed(e)
+    }
+}
+
+/// The most memory a simulation's process may map. A built-in's bounds allow circuits of
+/// billions of gates, which no prediction needs; without a limit one request could take the
+/// machine's memory.
+const SIMULATION_MEMORY_BYTES: u64 = 4 << 30;
+
+/// The most CPU time a simulation's process may take, seconds.
+const SIMULATION_CPU_SECONDS: u64 = 60;
+
 /// The prediction for `asked`, as HTML: the path and the traffic, every transport's row,
-/// the choice and why.
-fn predict(asked: &Asked) -> anyhow::Result<String> {
-    let circuit = library::build(&asked.circuit)?;
-    let (cal, cal_source) = crate::calibration::load_calibration(None)?;
-    let (decision, work) = select_cmd::predict(&circuit, asked.scheme, cal, &asked.path)?;
+/// the choice and why. It is this binary's `select --simulate --json`, run in a process of
+/// its own under [`SIMULATION_MEMORY_BYTES`] and [`SIMULATION_CPU_SECONDS`], so that a
+/// circuit too large for them ends that process and not the server.
+fn predict(asked: &Asked) -> Result<String, Unanswered> {
+    let exe = std::env::current_exe().context("finding this program to run the simulation")?;
+    let mut child = Command::new(exe)
+        .args(["select", "--simulate", "--json"])
+        .args(&asked.flags)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting the simulation")?;
+    // Set just after the start: the process parses its flags and reads the calibration
+    // before it builds the circuit, far longer than this takes.
+    if let Err(e) = limit(&child) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(e.into());
+    }
+    let out = child
+        .wait_with_output()
+        .context("waiting for the simulation")?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let said = stderr
+            .trim()
+            .strip_prefix("error: ")
+            .unwrap_or(stderr.trim());
+        return Err(match out.status.signal() {
+            Some(sig) => Unanswered::TooLarge(format!(
+                "{} is too large to simulate here: its simulation was stopped (signal {sig}) \
+                 at the {} GiB of memory or {SIMULATION_CPU_SECONDS} s of CPU one may take{}",
+                asked.circuit,
+                SIMULATION_MEMORY_BYTES >> 30,
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({said})")
+                }
+            )),
+            None => anyhow!("the simulation of {} failed: {said}", asked.circuit).into(),
+        });
+    }
+    let selection: select_cmd::Selection =
+        serde_json::from_slice(&out.stdout).context("reading the simulation's answer")?;
+    let work = &selection.workload;
     let mut s = para(&format!(
         "path: {}; {} kB from the evaluator, {} kB from the garbler ({} with {}); \
-         constants: {cal_source}",
-        describe_path(&asked.path),
+         constants: {}",
+        describe_path(&selection.path),
         work.evaluator_bytes().div_ceil(1000),
         work.garbler_bytes().div_ceil(1000),
-        asked.circuit,
-        asked.scheme,
+        selection.circuit,
+        selection.scheme,
+        selection.calibration,
     ));
+    let decision = &selection.decision;
     let headers: Vec<String> = select_cmd::HEADER.iter().map(|h| h.to_string()).collect();
-    let rows: Vec<Vec<String>> = select_cmd::rows(&decision)
+    let rows: Vec<Vec<String>> = select_cmd::rows(decision)
         .into_iter()
         .map(|row| row.iter().map(|c| escape(c)).collect())
         .collect();
@@ -243,6 +334,27 @@ fn predict(asked: &Asked) -> anyhow::Result<String> {
         None => para(&format!("no choice: {}", decision.why)),
     });
     Ok(s)
+}
+
+/// Puts the simulation's process under its limits of memory and CPU time.
+fn limit(child: &Child) -> anyhow::Result<()> {
+    use rustix::process::{prlimit, Pid, Resource, Rlimit};
+    let pid = i32::try_from(child.id())
+        .ok()
+        .and_then(Pid::from_raw)
+        .context("the simulation's process id")?;
+    for (resource, most) in [
+        (Resource::As, SIMULATION_MEMORY_BYTES),
+        (Resource::Cpu, SIMULATION_CPU_SECONDS),
+    ] {
+        let rlimit = Rlimit {
+            current: Some(most),
+            maximum: Some(most),
+        };
+        prlimit(Some(pid), resource, rlimit)
+            .with_context(|| format!("limiting the simulation's {resource:?}"))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -265,19 +377,27 @@ mod tests {
     }
 
     #[test]
-    fn a_valid_form_is_a_path_a_builtin_and_a_scheme() {
-        let a = form("100ms", "100mbit", "0.1%", "aes128", "prf")
+    fn a_valid_form_is_selects_flags_as_given() {
+        let a = form("100ms", " 100mbit", "0.1%", "aes128", "prf")
             .check()
             .unwrap();
-        assert_eq!(a.path.rtt, 0.1);
-        assert_eq!(a.path.rate, 12.5e6);
-        assert!((a.path.loss - 0.001).abs() < 1e-12);
-        assert_eq!((a.circuit.as_str(), a.scheme), ("aes128", Scheme::Prf));
+        assert_eq!(a.circuit, "aes128");
+        assert_eq!(
+            a.flags,
+            [
+                "--rtt=100ms",
+                "--rate=100mbit",
+                "--loss=0.1%",
+                "--circuit=aes128",
+                "--scheme=prf"
+            ]
+        );
         // Loss and scheme may be left out.
         let mut f = form("1ms", "1gbit", "", "sha256", "");
         f.loss = None;
         let a = f.check().unwrap();
-        assert_eq!((a.path.loss, a.scheme), (0.0, Scheme::Ideal));
+        assert_eq!(a.flags[2], "--loss=0");
+        assert_eq!(a.flags[4], "--scheme=ideal");
     }
 
     #[test]
