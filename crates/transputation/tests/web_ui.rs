@@ -346,6 +346,19 @@ fn filters_keep_only_what_matches() {
     let (_dir, db) = temp_db();
     let lan = record(&db, "lan-tcp", &["tcp"], false);
     let wan = record(&db, "wan-quic", &["quic", "udt"], true);
+    // Just started: recorded, with no run yet; its description names what it plans.
+    let spec = ExperimentFile {
+        circuits: vec!["sha256".into()],
+        transports: vec!["mtcp:streams=8".into()],
+        ..ExperimentFile::default()
+    };
+    let env = Environment::detect("0.1.0", None, "emu", "cubic", "on");
+    let started = Db::open(&db)
+        .unwrap()
+        .create_experiment("started", &serde_json::to_string(&spec).unwrap(), 6, &env)
+        .unwrap()
+        .to_string();
+    let started = started.as_str();
     let server = Server::start(&db, &[]);
     let ids = |query: &str| -> Vec<String> {
         let page = server.get(&format!("/{query}")).ok();
@@ -359,19 +372,30 @@ fn filters_keep_only_what_matches() {
     };
     let (lan, wan) = (lan.to_string(), wan.to_string());
     let (lan, wan) = (lan.as_str(), wan.as_str());
-    assert_eq!(ids(""), [wan, lan], "newest first");
+    assert_eq!(ids(""), [started, wan, lan], "newest first");
     assert_eq!(ids("?name=LAN"), [lan]);
     assert_eq!(ids("?name=nothing-like-it"), Vec::<String>::new());
     assert_eq!(ids("?transport=quic"), [wan]);
     assert_eq!(ids("?transport=tcp&name=wan"), Vec::<String>::new());
+    assert_eq!(ids("?transport=MTCP"), [started]);
     assert_eq!(ids("?circuit=aes128"), [wan, lan]);
-    assert_eq!(ids("?circuit=sha256"), Vec::<String>::new());
+    assert_eq!(ids("?circuit=sha256"), [started]);
+    assert_eq!(ids("?circuit=mincut"), Vec::<String>::new());
     assert_eq!(ids("?status=failures"), [wan]);
     assert_eq!(ids("?status=finished"), [wan, lan]);
-    assert_eq!(ids("?status=unfinished"), Vec::<String>::new());
+    assert_eq!(ids("?status=unfinished"), [started]);
+    let page = server.get("/?status=unfinished").ok();
+    let row = &table_rows(&page, "experiments")[0];
+    assert_eq!(
+        (row[3].as_str(), row[5].as_str()),
+        ("0 of 6", "not finished")
+    );
+    // Its page says it has no run yet.
+    let page = server.get(&format!("/experiments/{started}")).ok();
+    assert!(page.contains("No run is recorded yet."), "{page}");
     let page = server.get("/?name=nothing-like-it").ok();
     assert!(
-        page.contains("No experiment of the 2 matches the filters."),
+        page.contains("No experiment of the 3 matches the filters."),
         "{page}"
     );
     // The form keeps what was asked.
