@@ -1,7 +1,8 @@
-//! `transputation serve` end to end: the real binary over HTTP on 127.0.0.1, on a results
-//! database written by the testbed's own database code (the calls `testbed run` makes to
-//! record an experiment and its runs, without a network run). The list and its filters,
-//! an experiment's page, downloads and plots, a comparison, the simulation and its form's
+//! `transputation serve` end to end: the real binary over HTTP on 127.0.0.1, on results
+//! databases written by the testbed's own database code (the calls `testbed run` makes to
+//! record an experiment and its runs, without a network run) and on one `testbed run`
+//! wrote (the experiments crate's schema-version-3 fixture). The list and its filters, an
+//! experiment's page, downloads and plots, a comparison, the simulation and its form's
 //! messages, the token beyond loopback, and the databases refused at start.
 
 mod common;
@@ -727,4 +728,57 @@ fn a_missing_or_older_database_is_refused_naming_it() {
     std::fs::write(&not_db, "not a database at all, just some text\n").unwrap();
     let e = refused(&["--listen", "127.0.0.1:0", "--db", not_db.to_str().unwrap()]);
     assert!(e.contains(&not_db.display().to_string()), "{e}");
+}
+
+#[test]
+fn experiments_written_by_testbed_run_show_once_their_old_database_is_brought_up_to_date() {
+    // Two experiments `transputation testbed run` wrote (schema version 3), as the
+    // experiments crate keeps them for its own test of old files.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../experiments/tests/fixtures/results-v3.sqlite");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.sqlite");
+    std::fs::copy(&fixture, &db).unwrap();
+    let db_s = db.to_str().unwrap();
+    let e = refused(&["--listen", "127.0.0.1:0", "--db", db_s]);
+    assert!(
+        e.contains("its schema is version 3, older than this tool's"),
+        "{e}"
+    );
+
+    // The testbed brings it up to date, as the message says; then the web UI shows it.
+    let out = common::run(&["testbed", "experiments", "--db", db_s]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let server = Server::start(&db, &[]);
+    let listed = table_rows(&server.get("/").ok(), "experiments");
+    let names: Vec<&str> = listed.iter().map(|r| r[1].as_str()).collect();
+    assert!(
+        names[0].ends_with(">fixture-timeout</a>") && names[1].ends_with(">fixture</a>"),
+        "{names:?}"
+    );
+    let id = &listed[1][0];
+    let page = server.get("/experiments/fixture").ok();
+    let table = format!("report-{id}");
+    let headers = table_headers(&page, &table);
+    assert_eq!(&headers[3..], ["tcp", "mtcp:streams=2", "best"]);
+    let rows = table_rows(&page, &table);
+    assert_eq!(
+        rows,
+        [[
+            "aes128",
+            "ideal",
+            "lan",
+            "5440.3",
+            "<strong>5126.3</strong>",
+            "mtcp:streams=2 (1.06× tcp)"
+        ]]
+    );
+    assert!(page.contains("was not recorded for these runs"), "{page}");
+    // The experiment that timed out: its failure table.
+    let page = server.get("/experiments/fixture-timeout").ok();
+    assert!(page.contains("<table id=\"failures-"), "{page}");
 }
