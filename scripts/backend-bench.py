@@ -5,8 +5,10 @@ round so that the machine's slow and quiet periods fall on all alike; then per b
 scheme and circuit the median garbling and evaluation ns per AND gate and their ratio to
 the floor.
 
-Usage: scripts/backend-bench.py ROUNDS BINARY FLOOR [SCHEME,...] [CIRCUIT,...]
-BINARY: a release `transputation`; FLOOR: the release `aes_floor` example
+Usage: scripts/backend-bench.py ROUNDS BINARY[,BINARY...] FLOOR [SCHEME,...] [CIRCUIT,...]
+BINARY: a release `transputation`, or several separated by commas (builds before and after
+a change: each runs in turn for every measurement, and the table gets a column naming
+it); FLOOR: the release `aes_floor` example
 (target/release/examples/aes_floor). Schemes default to ideal,prf,circular; circuits to
 the MinCut size (mincut), the built-in sha256 and aes128; a circuit may be a Bristol file.
 Example:
@@ -23,7 +25,8 @@ from benchlib import MINCUT, json_of, output
 
 if len(sys.argv) < 4:
     sys.exit(__doc__)
-ROUNDS, BINARY, FLOOR = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+ROUNDS, BINARIES, FLOOR = int(sys.argv[1]), sys.argv[2].split(","), sys.argv[3]
+BINARY = BINARIES[0]
 SCHEMES = sys.argv[4].split(",") if len(sys.argv) > 4 else ["ideal", "prf", "circular"]
 CIRCUITS = sys.argv[5].split(",") if len(sys.argv) > 5 else ["mincut", "sha256", "aes128"]
 NAMES = {"mincut": MINCUT}
@@ -61,19 +64,23 @@ for _ in range(ROUNDS):
         f = per_gate_floors(b)
         for c in CIRCUITS:
             for s in SCHEMES:
-                key = (b, s, c)
-                v = json_of([BINARY, "garble-bench", "--circuit", NAMES.get(c, c), "--scheme", s,
-                             "--backend", b, "--repeat", "3", "--json"])
-                ands, xors = v["and_gates"], v["xor_gates"]
-                garble.setdefault(key, []).append(v["garble_ns_per_and"])
-                evaluate.setdefault(key, []).append(v["eval_ns_per_and"])
-                floor_g.setdefault(key, []).append(floor(f, "garbling", s, ands, xors))
-                floor_e.setdefault(key, []).append(floor(f, "evaluation", s, ands, xors))
+                for binary in BINARIES:
+                    key = (b, s, c, binary)
+                    v = json_of([binary, "garble-bench", "--circuit", NAMES.get(c, c), "--scheme",
+                                 s, "--backend", b, "--repeat", "3", "--json"])
+                    ands, xors = v["and_gates"], v["xor_gates"]
+                    garble.setdefault(key, []).append(v["garble_ns_per_and"])
+                    evaluate.setdefault(key, []).append(v["eval_ns_per_and"])
+                    floor_g.setdefault(key, []).append(floor(f, "garbling", s, ands, xors))
+                    floor_e.setdefault(key, []).append(floor(f, "evaluation", s, ands, xors))
 
-print("| backend | scheme | circuit | garble ns/AND | floor | ratio | evaluate ns/AND | floor | ratio |")
-print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+several = len(BINARIES) > 1
+print(("| build " if several else "") + "| backend | scheme | circuit | garble ns/AND | floor | "
+      "ratio | evaluate ns/AND | floor | ratio |")
+print(("|---" if several else "") + "|---|---|---|---:|---:|---:|---:|---:|---:|")
 for key in garble:
     m = statistics.median
     g, fg, e, fe = m(garble[key]), m(floor_g[key]), m(evaluate[key]), m(floor_e[key])
-    print(f"| {key[0]} | {key[1]} | {key[2]} | {g:.2f} | {fg:.2f} | {g / fg:.2f} | {e:.2f} "
-          f"| {fe:.2f} | {e / fe:.2f} |")
+    build = f"| {key[3]} " if several else ""
+    print(f"{build}| {key[0]} | {key[1]} | {key[2]} | {g:.2f} | {fg:.2f} | {g / fg:.2f} "
+          f"| {e:.2f} | {fe:.2f} | {e / fe:.2f} |")
