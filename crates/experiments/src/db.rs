@@ -640,6 +640,18 @@ impl Db {
         )
     }
 
+    /// When each run of an experiment was recorded (`started_at`, the time of its insert),
+    /// as Unix seconds, in the order recorded: what an estimate of the time left reads.
+    pub fn record_times(&self, id: i64) -> Result<Vec<i64>, Error> {
+        self.read_rows(
+            "reading when the runs were recorded",
+            "SELECT CAST(strftime('%s', started_at) AS INTEGER) AS t FROM runs \
+             WHERE experiment_id = ?1 ORDER BY id",
+            params![id],
+            |r| r.get::<_, Option<i64>>("t").map(Option::unwrap_or_default),
+        )
+    }
+
     /// Records one run, in its own transaction.
     pub fn insert_run(&mut self, experiment_id: i64, r: &RunRecord) -> Result<(), Error> {
         let tx = self

@@ -291,9 +291,26 @@ impl RunArgs {
     }
 }
 
+/// The experiment `testbed run FLAGS` would run, read by the command line's own parser:
+/// what the web UI checks a composed form with, so that the page and the command line read
+/// the same flags the same way.
+pub(crate) fn experiment_file_of(flags: &[String]) -> Result<ExperimentFile> {
+    use clap::Parser;
+    /// `testbed run`'s flags alone.
+    #[derive(Parser)]
+    struct RunLine {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+    let line =
+        RunLine::try_parse_from(std::iter::once("run").chain(flags.iter().map(String::as_str)))
+            .map_err(|e| anyhow!("{}", e.render().to_string().trim()))?;
+    line.run.experiment_file()
+}
+
 /// Transports or circuits separated by `;`, or by `,` where a comma does not continue an
 /// item's options (`mtcp:streams=8,chunk=65536` keeps its comma: `chunk=...` is an option).
-fn split_options_list(s: &str) -> Vec<String> {
+pub(crate) fn split_options_list(s: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for part in s.split(';') {
         for piece in part.split(',') {

@@ -8,6 +8,13 @@
 //! (loopback only) still refuses a request whose `Host` is not a loopback name or address:
 //! a page of another site that a browser was made to send here under a name of its own
 //! (DNS rebinding) cannot read the results.
+//!
+//! A request that changes something (any method but GET and HEAD: starting, cancelling,
+//! resuming an experiment) must also come from a page of this server ([`same_origin`]):
+//! its `Origin` is this server's (the scheme and the `Host` it was asked under), or, from a
+//! browser that sends no `Origin`, its `Sec-Fetch-Site` is `same-origin`. A browser sends
+//! the cookie with a form that another site's page posts here; the cookie alone must not
+//! start experiments. A client of its own (curl, a script) sends `Origin` as well.
 
 use std::io::Read as _;
 use std::net::IpAddr;
@@ -114,6 +121,9 @@ pub(super) enum Verdict {
     /// Refuse it: a listener without a token was reached under a name that is not this
     /// machine's loopback (the name, as the request gave it).
     ForeignHost(String),
+    /// Refuse it: a request that changes something came from another site's page, or
+    /// says nothing of where it came from (what it said).
+    CrossSite(String),
 }
 
 /// The guard's decision on a request for `path` with `query` and `headers`, where the
@@ -181,9 +191,47 @@ fn is_loopback_host(host: &str) -> bool {
     name.eq_ignore_ascii_case("localhost") || name.parse::<IpAddr>().is_ok_and(|a| a.is_loopback())
 }
 
+/// Whether a request that changes something comes from a page of this server: its
+/// `Origin` names the `Host` it was sent to (`http://HOST` or `https://HOST`), or it has no
+/// `Origin` and `Sec-Fetch-Site: same-origin`.
+pub(super) fn same_origin(headers: &HeaderMap) -> Verdict {
+    let text = |name| {
+        headers
+            .get(name)
+            .map(|v| v.to_str().unwrap_or("(not text)"))
+    };
+    let host = text(header::HOST).unwrap_or("");
+    match text(header::ORIGIN) {
+        Some(origin) => {
+            let named = origin
+                .strip_prefix("http://")
+                .or_else(|| origin.strip_prefix("https://"));
+            match named {
+                Some(named) if !host.is_empty() && named.eq_ignore_ascii_case(host) => {
+                    Verdict::Pass
+                }
+                _ => Verdict::CrossSite(format!("Origin {origin:?}")),
+            }
+        }
+        None => match text(header::HeaderName::from_static("sec-fetch-site")) {
+            Some("same-origin") => Verdict::Pass,
+            Some(site) => Verdict::CrossSite(format!("Sec-Fetch-Site {site:?}")),
+            None => Verdict::CrossSite("no Origin".into()),
+        },
+    }
+}
+
 /// The status and the one sentence of a refusal.
 pub(super) fn refusal(verdict: &Verdict) -> (StatusCode, String) {
     match verdict {
+        Verdict::CrossSite(said) => (
+            StatusCode::FORBIDDEN,
+            format!(
+                "A request that changes something must come from this server's own page \
+                 (its Origin header naming this server), and this one says {said}: another \
+                 site's page cannot start, cancel or resume experiments here."
+            ),
+        ),
         Verdict::ForeignHost(host) => (
             StatusCode::FORBIDDEN,
             format!(
@@ -311,5 +359,53 @@ mod tests {
         let (status, text) = refusal(&host("evil.example"));
         assert_eq!(status, StatusCode::FORBIDDEN);
         assert!(text.contains("\"evil.example\""), "{text}");
+    }
+
+    #[test]
+    fn a_change_must_come_from_a_page_of_this_server() {
+        let from = |pairs: &[(header::HeaderName, &str)]| same_origin(&headers(pairs));
+        let host = (header::HOST, "127.0.0.1:8080");
+        assert_eq!(
+            from(&[host.clone(), (header::ORIGIN, "http://127.0.0.1:8080")]),
+            Verdict::Pass
+        );
+        assert_eq!(
+            from(&[
+                (header::HOST, "Example.org"),
+                (header::ORIGIN, "https://example.org")
+            ]),
+            Verdict::Pass
+        );
+        for origin in [
+            "http://evil.example",
+            "http://127.0.0.1:8081",
+            "null",
+            "http://127.0.0.1:8080.evil.example",
+        ] {
+            let v = from(&[host.clone(), (header::ORIGIN, origin)]);
+            assert_eq!(
+                v,
+                Verdict::CrossSite(format!("Origin {origin:?}")),
+                "{origin}"
+            );
+        }
+        let site = header::HeaderName::from_static("sec-fetch-site");
+        assert_eq!(
+            from(&[host.clone(), (site.clone(), "same-origin")]),
+            Verdict::Pass
+        );
+        assert_eq!(
+            from(&[host.clone(), (site, "cross-site")]),
+            Verdict::CrossSite("Sec-Fetch-Site \"cross-site\"".into())
+        );
+        assert_eq!(from(&[host]), Verdict::CrossSite("no Origin".into()));
+        // An Origin without a Host to compare with is not this server's.
+        assert!(matches!(
+            from(&[(header::ORIGIN, "http://127.0.0.1:8080")]),
+            Verdict::CrossSite(_)
+        ));
+        let (status, text) = refusal(&Verdict::CrossSite("no Origin".into()));
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        assert!(text.contains("this one says no Origin"), "{text}");
     }
 }

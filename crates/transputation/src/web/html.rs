@@ -1,7 +1,7 @@
 //! Writing HTML by hand, safely: every text that comes from the database or a request goes
 //! through [`escape`] (or [`url_component`] inside a link) before it reaches a page, and
-//! every page has the one layout of [`page`], with its CSS inline (no external asset, no
-//! script).
+//! every page has the one layout of [`page`], with its CSS inline (no external asset; the
+//! one script, of a job's page, is served by this server).
 
 use std::fmt::Write as _;
 
@@ -53,7 +53,10 @@ figure { display: inline-block; margin: 0.5em; }
 figure img { max-width: 100%; border: 1px solid #ddd; }
 .note { color: #555; }
 .error { color: #b00; margin-left: 0.5em; }
-form.fields label { display: inline-block; min-width: 6em; }
+form.fields label, form.fields .label { display: inline-block; min-width: 6em; }
+form.fields div.checks label { min-width: 0; margin-right: 0.8em; }
+progress { width: 24em; }
+#failures pre, #log { white-space: pre-wrap; font-size: 0.9em; }
 form.fields div { margin: 0.3em 0; }
 ";
 
@@ -64,7 +67,7 @@ pub(super) fn page(title: &str, body: &str) -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{} – transputation</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
          <nav><a href=\"/\">Experiments</a><a href=\"/compare\">Compare</a>\
-         <a href=\"/simulate\">Simulate</a></nav>\n{body}\n</body>\n</html>\n",
+         <a href=\"/simulate\">Simulate</a><a href=\"/run\">Run</a></nav>\n{body}\n</body>\n</html>\n",
         escape(title)
     )
 }

@@ -1,33 +1,43 @@
-//! `transputation serve`: the testbed in a browser, the read side. It shows the experiments
-//! of a results database (filtered, one at a time, or two side by side) with the testbed's
-//! own report, failure table and plots (`transputation_experiments::{report, failures,
-//! plot}`, the code behind `testbed report`), offers them as CSV, JSON, SVG and PNG, and
-//! predicts every transport's time for given conditions as `select --simulate` does
-//! ([`simulate`], which runs that command in a process of its own).
+//! `transputation serve`: the testbed in a browser. It shows the experiments of a results
+//! database (filtered, one at a time, or two side by side) with the testbed's own report,
+//! failure table and plots (`transputation_experiments::{report, failures, plot}`, the
+//! code behind `testbed report`), offers them as CSV, JSON, SVG and PNG, and predicts every
+//! transport's time for given conditions as `select --simulate` does ([`simulate`], which
+//! runs that command in a process of its own). It composes experiments ([`compose`], with
+//! Bristol uploads, [`upload`]), starts, cancels and resumes them ([`run`]) as `testbed run`
+//! children of this binary, one at a time ([`jobs`]), and shows them running ([`watch`]).
 //!
 //! The rest of the binary is synchronous; this command alone starts a tokio runtime, for
 //! axum. Handlers hand database reads, plots and simulations to blocking threads. The
-//! database is opened read-only for every request ([`Db::open_read_only`]), so the server
-//! never writes it and sees what an experiment records meanwhile. Pages are HTML written
-//! here ([`html`]), with no script and no external asset. Who may ask is [`auth`]'s.
-//! Composing and running experiments, uploads and user programs are not here yet.
+//! database is opened read-only for every request ([`Db::open_read_only`]): the server
+//! never writes it, the experiments it starts do, and it sees what they record meanwhile.
+//! What it writes itself is the uploads, beside the database. Pages are HTML written here
+//! ([`html`]), with no external asset; the one script is `/static/watch.js`, which keeps a
+//! running experiment's page current. Who may ask is [`auth`]'s, and a request that
+//! changes something (a POST) must come from a page of this server ([`auth::same_origin`]).
 
 mod auth;
+mod compose;
 mod html;
+mod jobs;
 mod pages;
+mod run;
 mod simulate;
+mod upload;
+mod watch;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use clap::Args;
 use transputation_experiments::db::{self, Db};
@@ -40,7 +50,8 @@ pub struct ServeArgs {
     /// (127.0.0.0/8, ::1) needs --token-file.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// The results database, which must exist; it is only read (default:
+    /// The results database, which must exist; the server only reads it, the experiments
+    /// it starts write it, and uploaded circuits are kept in `circuits/` beside it (default:
     /// $TRANSPUTATION_RESULTS/results.sqlite, else
     /// $XDG_DATA_HOME/transputation/results.sqlite).
     #[arg(long, value_name = "PATH")]
@@ -62,6 +73,30 @@ struct Served {
     /// Whether a simulation is running: one at a time, since a large built-in circuit
     /// takes a core and memory to plan.
     simulating: AtomicBool,
+    /// The experiments started here: one running, the others waiting.
+    jobs: Mutex<jobs::Jobs>,
+    /// Where uploaded circuits are kept ([`upload::circuits_dir`]).
+    circuits: PathBuf,
+}
+
+/// How often the line of experiments is looked at: an ended one reaped, the next started.
+const JOBS_TICK: Duration = Duration::from_millis(250);
+
+impl Served {
+    fn lock_jobs(&self) -> MutexGuard<'_, jobs::Jobs> {
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `testbed run --db=DB`, the start of every job's arguments.
+    fn testbed_run(&self) -> Result<Vec<String>, PageError> {
+        let db = self.db.to_str().ok_or_else(|| {
+            PageError::Failed(anyhow::anyhow!(
+                "the results database's path {} is not UTF-8, so it cannot be passed on",
+                self.db.display()
+            ))
+        })?;
+        Ok(vec!["testbed".into(), "run".into(), format!("--db={db}")])
+    }
 }
 
 type Shared = Arc<Served>;
@@ -79,6 +114,12 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     let db = args.db.unwrap_or_else(db::default_path);
     open_db(&db)?;
+    // Absolute, so that an experiment names its uploads and its database wherever it is
+    // resumed from.
+    let db = db
+        .canonicalize()
+        .with_context(|| format!("finding {}", db.display()))?;
+    let program = std::env::current_exe().context("finding this program to run experiments")?;
     let listener = std::net::TcpListener::bind(args.listen)
         .with_context(|| format!("listening on {}", args.listen))?;
     listener
@@ -88,9 +129,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .local_addr()
         .context("reading the listener's address")?;
     let served = Arc::new(Served {
-        db,
         token,
         simulating: AtomicBool::new(false),
+        jobs: Mutex::new(jobs::Jobs::new(program)),
+        circuits: upload::circuits_dir(&db),
+        db,
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -100,6 +143,14 @@ pub fn run(args: ServeArgs) -> Result<()> {
         let listener =
             tokio::net::TcpListener::from_std(listener).context("handing over the listener")?;
         eprintln!("listening on http://{addr}/");
+        let line = served.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(JOBS_TICK);
+            loop {
+                tick.tick().await;
+                line.lock_jobs().tick();
+            }
+        });
         axum::serve(listener, router(served))
             .await
             .context("serving")
@@ -137,6 +188,19 @@ fn router(served: Shared) -> Router {
         .route("/experiments/{name}/plots/{file}", get(pages::plot))
         .route("/compare", get(pages::compare))
         .route("/simulate", get(simulate::simulate))
+        .route(
+            "/run",
+            get(run::form)
+                .post(run::start)
+                // The upload and the other fields, with room for the form's framing.
+                .layer(DefaultBodyLimit::max(upload::LIMIT_BYTES + (1 << 20))),
+        )
+        .route("/jobs/{id}", get(watch::job_page))
+        .route("/jobs/{id}/events", get(watch::job_events))
+        .route("/jobs/{id}/cancel", post(run::cancel))
+        .route("/experiments/{id}/events", get(watch::experiment_events))
+        .route("/experiments/{id}/resume", post(run::resume))
+        .route("/static/watch.js", get(watch::script))
         .fallback(no_page)
         .layer(middleware::from_fn_with_state(served.clone(), guard))
         .layer(middleware::from_fn(harden))
@@ -146,12 +210,18 @@ fn router(served: Shared) -> Router {
 /// Lets a request through only as [`auth::check`] decides.
 async fn guard(State(served): State<Shared>, request: Request, next: Next) -> Response {
     let uri = request.uri();
-    match auth::check(
+    let verdict = match auth::check(
         served.token.as_ref(),
         uri.path(),
         uri.query(),
         request.headers(),
     ) {
+        auth::Verdict::Pass if !matches!(*request.method(), Method::GET | Method::HEAD) => {
+            auth::same_origin(request.headers())
+        }
+        verdict => verdict,
+    };
+    match verdict {
         auth::Verdict::Pass => next.run(request).await,
         auth::Verdict::SetCookie => {
             let token = served.token.as_ref().expect("a cookie only for a token");
@@ -179,8 +249,9 @@ async fn guard(State(served): State<Shared>, request: Request, next: Next) -> Re
     }
 }
 
-/// Headers on every answer: nothing but this server's own pages and images, in no frame,
-/// with no referrer (the first visit's address may hold the token), kept by no cache.
+/// Headers on every answer: nothing but this server's own pages, images, script and event
+/// streams, in no frame, with no referrer (the first visit's address may hold the token),
+/// kept by no cache.
 async fn harden(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     let h = response.headers_mut();
@@ -188,7 +259,8 @@ async fn harden(request: Request, next: Next) -> Response {
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(
             "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; \
-             form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+             script-src 'self'; connect-src 'self'; form-action 'self'; \
+             frame-ancestors 'none'; base-uri 'none'",
         ),
     );
     h.insert(
@@ -217,6 +289,8 @@ enum PageError {
     BadRequest(String),
     /// The server is busy with the one thing it does at a time.
     Busy(String),
+    /// What was asked cannot be done in the state things are in (a job that has ended).
+    Conflict(String),
     /// Reading the database, drawing or predicting failed.
     Failed(anyhow::Error),
 }
@@ -227,6 +301,7 @@ impl IntoResponse for PageError {
             PageError::NotFound(t) => (StatusCode::NOT_FOUND, "not found", t),
             PageError::BadRequest(t) => (StatusCode::BAD_REQUEST, "bad request", t),
             PageError::Busy(t) => (StatusCode::SERVICE_UNAVAILABLE, "busy", t),
+            PageError::Conflict(t) => (StatusCode::CONFLICT, "conflict", t),
             PageError::Failed(e) => (StatusCode::INTERNAL_SERVER_ERROR, "error", format!("{e:#}")),
         };
         let body = format!("<h1>{}</h1>\n{}", html::escape(title), html::para(&text));

@@ -8,7 +8,8 @@
 //! [`plot::figures`]; this module only lays them out. An experiment is named as `testbed
 //! report` names it, by its id or its name (the latest of that name); the pages link by
 //! id, since names may repeat. A name that ends in `.csv` or `.json` is the download of the
-//! experiment before the suffix, unless an experiment has the whole name.
+//! experiment before the suffix, unless an experiment has the whole name. An unfinished
+//! experiment's page links to the job running it, or offers to resume it ([`super::run`]).
 
 use std::fmt::Write as _;
 use std::path::Path as FsPath;
@@ -328,6 +329,7 @@ pub(super) async fn experiment(
     let Path(name) = name.map_err(|e| PageError::BadRequest(e.body_text()))?;
     let Query(view) = view.map_err(|e| PageError::BadRequest(e.body_text()))?;
     let unit = parse_unit(view.unit.as_deref())?;
+    let shared = served.clone();
     with_db(&served, move |db, db_path| {
         let (row, shape) = find_shaped(db, db_path, &name)?;
         let runs = db.runs(row.id).map_err(failed)?;
@@ -369,6 +371,9 @@ pub(super) async fn experiment(
                     "<p>Times {other} · <a href=\"/compare?a={}\">compare with another</a></p>",
                     row.id
                 );
+                if row.finished_at.is_none() {
+                    body.push_str(&super::run::unfinished_html(&shared, row.id));
+                }
                 body.push_str(&section(&row, &runs, &r));
                 Html(page(&title, &body)).into_response()
             }
@@ -378,7 +383,7 @@ pub(super) async fn experiment(
 }
 
 /// An experiment's report, failure table, plots and downloads, as HTML.
-fn section(row: &ExperimentRow, runs: &[RunRecord], r: &report::Report) -> String {
+pub(super) fn section(row: &ExperimentRow, runs: &[RunRecord], r: &report::Report) -> String {
     let mut s = String::new();
     for line in r.preamble() {
         let _ = writeln!(s, "<p class=\"note\">{}</p>", escape(&line));

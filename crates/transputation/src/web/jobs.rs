@@ -1,0 +1,527 @@
+//! The experiments the page starts, one at a time: each is a child process of this binary
+//! running `testbed run` with the flags the form composed (or `--resume ID`), the same code
+//! path as the command line, with its privileges; the others wait in line, first come first
+//! served, so that two experiments never share the emulator's cores unannounced.
+//!
+//! A [`Jobs`] is polled ([`Jobs::tick`], a few times a second): it reaps the running child
+//! when it has ended and starts the next one. The child is reaped only there, under the
+//! same lock as [`Jobs::cancel`] signals it, so a signal can never reach another process
+//! that took over the id. Cancelling a running experiment is `testbed run`'s own Ctrl-C
+//! (SIGINT): it kills the parties, removes the namespaces, keeps the runs recorded so far
+//! and exits 130, after which `--resume` goes on; a child that has not ended
+//! [`KILL_AFTER`] later is killed. The child stays in the server's process group, so a
+//! Ctrl-C of `serve` interrupts it the same clean way.
+//!
+//! The child's standard error is kept (its last [`LOG_LINES`] lines, for its error
+//! text), and read for the line `experiment ID "NAME": ...` that `testbed run` prints once
+//! the experiment is recorded: how a new job learns its experiment's id.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::ExitStatusExt as _;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A job's number, counted from 1 in the server's life.
+pub(super) type JobId = u64;
+
+/// Lines of a child's standard error kept.
+const LOG_LINES: usize = 40;
+
+/// How long a cancelled experiment gets to end cleanly before it is killed.
+pub(super) const KILL_AFTER: Duration = Duration::from_secs(60);
+
+/// How long after its child ended a job waits for the rest of its standard error (a
+/// process the child started may hold the pipe open).
+const READ_AFTER_EXIT: Duration = Duration::from_secs(2);
+
+/// Jobs that have ended kept for their pages; older ones are forgotten (their experiments
+/// stay in the database).
+const ENDED_KEPT: usize = 100;
+
+/// Where a job is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum JobState {
+    /// Waiting for the one before it.
+    Queued,
+    /// Its `testbed run` is running.
+    Running,
+    /// Asked to stop: interrupted, not ended yet.
+    Cancelling,
+    /// Removed from the line before it started.
+    CancelledWaiting,
+    /// Its `testbed run` ended: how, and for a failure the error it printed.
+    Ended {
+        /// Whether it was cancelled.
+        cancelled: bool,
+        /// Its exit status, as a sentence (`exit status 0`, `signal 9`).
+        status: String,
+        /// Whether it exited 0.
+        success: bool,
+        /// Its last error line, for a failure.
+        error: Option<String>,
+    },
+}
+
+impl JobState {
+    /// Whether the job will not change any more.
+    pub(super) fn is_over(&self) -> bool {
+        matches!(self, JobState::CancelledWaiting | JobState::Ended { .. })
+    }
+
+    /// A sentence for the page.
+    pub(super) fn describe(&self) -> String {
+        match self {
+            JobState::Queued => "waiting for the experiment before it".into(),
+            JobState::Running => "running".into(),
+            JobState::Cancelling => "cancelling: the runs under way are being stopped".into(),
+            JobState::CancelledWaiting => "cancelled before it started".into(),
+            JobState::Ended {
+                cancelled: true, ..
+            } => "cancelled: the runs recorded so far are kept; resume goes on".into(),
+            JobState::Ended { success: true, .. } => "ended".into(),
+            JobState::Ended { status, error, .. } => match error {
+                Some(e) => format!("failed ({status}): {e}"),
+                None => format!("failed ({status})"),
+            },
+        }
+    }
+
+    /// A word for scripts and tests.
+    pub(super) fn word(&self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Cancelling => "cancelling",
+            JobState::CancelledWaiting => "cancelled",
+            JobState::Ended {
+                cancelled: true, ..
+            } => "cancelled",
+            JobState::Ended { success: true, .. } => "ended",
+            JobState::Ended { .. } => "failed",
+        }
+    }
+}
+
+/// What the child's standard error told so far.
+#[derive(Debug, Default)]
+struct Log {
+    lines: VecDeque<String>,
+    /// The experiment's id, from its `experiment ID "NAME": ...` line.
+    experiment: Option<i64>,
+}
+
+/// One experiment to run.
+#[derive(Debug)]
+struct Job {
+    id: JobId,
+    /// What it runs, in a line.
+    what: String,
+    /// `testbed run` and its flags.
+    args: Vec<String>,
+    state: JobState,
+    /// Its experiment, once known (at once for a resumed one).
+    experiment: Option<i64>,
+    log: Arc<Mutex<Log>>,
+    /// The running child, until it is reaped.
+    child: Option<Child>,
+    /// The thread reading its standard error.
+    reader: Option<JoinHandle<()>>,
+    /// How the child ended and when it was reaped: the job ends once its standard error
+    /// is read to the end (or [`READ_AFTER_EXIT`] later), so that its last error is known.
+    exited: Option<(ExitStatus, Instant)>,
+    /// When SIGINT was sent, for the kill after [`KILL_AFTER`].
+    interrupted_at: Option<Instant>,
+}
+
+/// A job as a page shows it.
+#[derive(Debug, Clone)]
+pub(super) struct JobView {
+    pub(super) id: JobId,
+    pub(super) what: String,
+    pub(super) args: Vec<String>,
+    pub(super) state: JobState,
+    pub(super) experiment: Option<i64>,
+    /// The child's last lines of standard error.
+    pub(super) log: Vec<String>,
+    /// For a waiting job, the jobs ahead of it (the running one first).
+    pub(super) ahead: Vec<JobId>,
+}
+
+/// The line of experiments: at most one running.
+#[derive(Debug)]
+pub(super) struct Jobs {
+    /// The program each job runs (this binary).
+    program: PathBuf,
+    jobs: Vec<Job>,
+    next: JobId,
+}
+
+impl Jobs {
+    /// No job yet; each will run `program` with its arguments.
+    pub(super) fn new(program: PathBuf) -> Jobs {
+        Jobs {
+            program,
+            jobs: Vec::new(),
+            next: 1,
+        }
+    }
+
+    /// Puts an experiment in line: `args` for the program, `what` to show, and its
+    /// experiment's id if known (a resumed one). It starts at the next [`Jobs::tick`] if
+    /// none is running.
+    pub(super) fn enqueue(
+        &mut self,
+        what: String,
+        args: Vec<String>,
+        experiment: Option<i64>,
+    ) -> JobId {
+        let id = self.next;
+        self.next += 1;
+        self.jobs.push(Job {
+            id,
+            what,
+            args,
+            state: JobState::Queued,
+            experiment,
+            log: Arc::default(),
+            child: None,
+            reader: None,
+            exited: None,
+            interrupted_at: None,
+        });
+        let ended = self.jobs.iter().filter(|j| j.state.is_over()).count();
+        if ended > ENDED_KEPT {
+            let mut drop = ended - ENDED_KEPT;
+            self.jobs.retain(|j| {
+                let forget = drop > 0 && j.state.is_over();
+                drop -= usize::from(forget);
+                !forget
+            });
+        }
+        id
+    }
+
+    /// Reaps the running child if it ended, kills a cancelled one that outlived
+    /// [`KILL_AFTER`], learns a new experiment's id, and starts the next job when none runs.
+    pub(super) fn tick(&mut self) {
+        for job in &mut self.jobs {
+            if job.experiment.is_none() {
+                job.experiment = lock(&job.log).experiment;
+            }
+            if let Some(child) = job.child.as_mut() {
+                if job.interrupted_at.is_some_and(|t| t.elapsed() > KILL_AFTER) {
+                    let _ = child.kill();
+                }
+                match child.try_wait() {
+                    Ok(None) => {}
+                    Ok(Some(status)) => {
+                        job.exited = Some((status, Instant::now()));
+                        job.child = None;
+                    }
+                    Err(e) => {
+                        job.state = JobState::Ended {
+                            cancelled: false,
+                            status: "unknown".into(),
+                            success: false,
+                            error: Some(format!("waiting for the experiment failed: {e}")),
+                        };
+                        job.child = None;
+                    }
+                }
+            }
+            if let Some((status, at)) = job.exited {
+                let read = job.reader.as_ref().is_none_or(JoinHandle::is_finished);
+                if read || at.elapsed() > READ_AFTER_EXIT {
+                    job.experiment = job.experiment.or(lock(&job.log).experiment);
+                    job.state = ended(job.state == JobState::Cancelling, status, &job.log);
+                    job.exited = None;
+                    job.reader = None;
+                }
+            }
+        }
+        if self
+            .jobs
+            .iter()
+            .any(|j| j.child.is_some() || j.exited.is_some())
+        {
+            return;
+        }
+        if let Some(job) = self.jobs.iter_mut().find(|j| j.state == JobState::Queued) {
+            start(&self.program, job);
+        }
+    }
+
+    /// Cancels job `id`: a waiting one leaves the line, a running one is interrupted.
+    /// An `Err` says why nothing was done.
+    pub(super) fn cancel(&mut self, id: JobId) -> Result<(), String> {
+        let job = self
+            .jobs
+            .iter_mut()
+            .find(|j| j.id == id)
+            .ok_or_else(|| format!("There is no job {id}."))?;
+        match job.state {
+            JobState::Queued => {
+                job.state = JobState::CancelledWaiting;
+                Ok(())
+            }
+            JobState::Running => {
+                // Ended already: its end is being read.
+                let Some(child) = job.child.as_ref() else {
+                    return Ok(());
+                };
+                let pid = i32::try_from(child.id())
+                    .ok()
+                    .and_then(rustix::process::Pid::from_raw)
+                    .ok_or_else(|| format!("Job {id} has no process to stop."))?;
+                // The child is not reaped yet (only `tick` reaps, under this same lock): the
+                // id is still its own.
+                rustix::process::kill_process(pid, rustix::process::Signal::INT)
+                    .map_err(|e| format!("Stopping job {id} failed: {e}."))?;
+                job.state = JobState::Cancelling;
+                job.interrupted_at = Some(Instant::now());
+                Ok(())
+            }
+            JobState::Cancelling => Ok(()),
+            _ => Err(format!("Job {id} has ended already.")),
+        }
+    }
+
+    /// Job `id` as a page shows it.
+    pub(super) fn view(&self, id: JobId) -> Option<JobView> {
+        let job = self.jobs.iter().find(|j| j.id == id)?;
+        let ahead = if job.state == JobState::Queued {
+            self.jobs
+                .iter()
+                .take_while(|j| j.id != id)
+                .filter(|j| matches!(j.state, JobState::Running | JobState::Cancelling))
+                .chain(
+                    self.jobs
+                        .iter()
+                        .take_while(|j| j.id != id)
+                        .filter(|j| j.state == JobState::Queued),
+                )
+                .map(|j| j.id)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Some(JobView {
+            id: job.id,
+            what: job.what.clone(),
+            args: job.args.clone(),
+            state: job.state.clone(),
+            experiment: job.experiment,
+            log: lock(&job.log).lines.iter().cloned().collect(),
+            ahead,
+        })
+    }
+
+    /// Every job kept, newest first.
+    pub(super) fn all(&self) -> Vec<JobView> {
+        self.jobs
+            .iter()
+            .rev()
+            .filter_map(|j| self.view(j.id))
+            .collect()
+    }
+
+    /// The job that runs or waits to run experiment `experiment`, if one does.
+    pub(super) fn live_for(&self, experiment: i64) -> Option<JobId> {
+        self.jobs
+            .iter()
+            .find(|j| j.experiment == Some(experiment) && !j.state.is_over())
+            .map(|j| j.id)
+    }
+}
+
+/// The state of a job whose child ended with `status`.
+fn ended(cancelled: bool, status: ExitStatus, log: &Mutex<Log>) -> JobState {
+    let error = if status.success() {
+        None
+    } else {
+        last_error(&lock(log).lines)
+    };
+    JobState::Ended {
+        cancelled,
+        status: match (status.code(), status.signal()) {
+            (Some(code), _) => format!("exit status {code}"),
+            (None, Some(sig)) => format!("signal {sig}"),
+            _ => status.to_string(),
+        },
+        success: status.success(),
+        error,
+    }
+}
+
+/// Starts `job`'s child; a failure to start ends the job with the reason.
+fn start(program: &PathBuf, job: &mut Job) {
+    let spawned = Command::new(program)
+        .args(&job.args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn();
+    match spawned {
+        Ok(mut child) => {
+            if let Some(stderr) = child.stderr.take() {
+                let log = job.log.clone();
+                job.reader = Some(std::thread::spawn(move || {
+                    read_log(BufReader::new(stderr), &log)
+                }));
+            }
+            job.child = Some(child);
+            job.state = JobState::Running;
+        }
+        Err(e) => {
+            job.state = JobState::Ended {
+                cancelled: false,
+                status: "not started".into(),
+                success: false,
+                error: Some(format!("starting {} failed: {e}", program.display())),
+            };
+        }
+    }
+}
+
+/// Keeps the last [`LOG_LINES`] lines of a child's standard error and its experiment's id.
+fn read_log(stderr: impl BufRead, log: &Mutex<Log>) {
+    for line in stderr.lines().map_while(Result::ok) {
+        let mut log = lock(log);
+        if log.experiment.is_none() {
+            log.experiment = experiment_id(&line);
+        }
+        if log.lines.len() == LOG_LINES {
+            log.lines.pop_front();
+        }
+        log.lines.push_back(line);
+    }
+}
+
+/// The id in `testbed run`'s line `experiment ID "NAME": N runs ...`.
+fn experiment_id(line: &str) -> Option<i64> {
+    let rest = line.strip_prefix("experiment ")?;
+    let (id, rest) = rest.split_once(' ')?;
+    rest.starts_with('"').then(|| id.parse().ok()).flatten()
+}
+
+/// The error a failed child printed: its last `error: ...` line, else its last line.
+fn last_error(lines: &VecDeque<String>) -> Option<String> {
+    lines
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_prefix("error: "))
+        .or_else(|| lines.back().map(String::as_str))
+        .map(str::to_string)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait_until(jobs: &Mutex<Jobs>, id: JobId, word: &str) -> JobView {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let mut j = lock(jobs);
+            j.tick();
+            let v = j.view(id).unwrap();
+            if v.state.word() == word {
+                return v;
+            }
+            assert!(Instant::now() < deadline, "job {id}: {:?}", v.state);
+            drop(j);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn the_line_runs_one_job_at_a_time_in_order() {
+        // The program is a shell here: the line does not care what a job runs.
+        let jobs = Mutex::new(Jobs::new("/bin/sh".into()));
+        let sh = |script: &str| vec!["-c".to_string(), script.to_string()];
+        let (first, second, third) = {
+            let mut j = lock(&jobs);
+            let first = j.enqueue(
+                "first".into(),
+                // `exec`: the interrupt reaches the sleep itself.
+                sh("echo 'experiment 7 \"x\": 2 runs' >&2; exec sleep 30"),
+                None,
+            );
+            let second = j.enqueue(
+                "second".into(),
+                sh("echo 'error: needs root' >&2; exit 3"),
+                None,
+            );
+            let third = j.enqueue("third".into(), sh("exit 0"), Some(9));
+            j.tick();
+            (first, second, third)
+        };
+        let running = wait_until(&jobs, first, "running");
+        assert!(running.ahead.is_empty());
+        // The id comes from the child's line.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while lock(&jobs).view(first).unwrap().experiment.is_none() {
+            lock(&jobs).tick();
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // The others wait behind it, however often the line is polled.
+        for _ in 0..5 {
+            lock(&jobs).tick();
+        }
+        let j = lock(&jobs);
+        assert_eq!(j.view(second).unwrap().state, JobState::Queued);
+        assert_eq!(j.view(second).unwrap().ahead, [first]);
+        assert_eq!(j.view(third).unwrap().ahead, [first, second]);
+        assert_eq!(j.live_for(7), Some(first));
+        assert_eq!(j.live_for(9), Some(third));
+        drop(j);
+        // The third leaves the line; the first is interrupted, then the second runs and
+        // fails with its error line.
+        lock(&jobs).cancel(third).unwrap();
+        lock(&jobs).cancel(first).unwrap();
+        let v = wait_until(&jobs, first, "cancelled");
+        assert!(
+            v.state.describe().contains("resume goes on"),
+            "{:?}",
+            v.state
+        );
+        let v = wait_until(&jobs, second, "failed");
+        assert_eq!(
+            v.state.describe(),
+            "failed (exit status 3): needs root",
+            "{:?}",
+            v.log
+        );
+        let mut j = lock(&jobs);
+        assert_eq!(j.view(third).unwrap().state, JobState::CancelledWaiting);
+        assert!(j.cancel(second).unwrap_err().contains("ended already"));
+        assert!(j.cancel(99).unwrap_err().contains("no job 99"));
+        assert_eq!(j.live_for(7), None);
+        assert_eq!(
+            j.all().iter().map(|v| v.id).collect::<Vec<_>>(),
+            [third, second, first]
+        );
+    }
+
+    #[test]
+    fn a_new_experiments_id_is_read_from_its_announcement() {
+        assert_eq!(
+            experiment_id("experiment 12 \"web\": 4 runs (1 conditions), results in /x"),
+            Some(12)
+        );
+        assert_eq!(experiment_id("experiment 12: 4 runs recorded now"), None);
+        assert_eq!(experiment_id("[1/4] aes128 ideal tcp @ lan #1"), None);
+        let lines: VecDeque<String> = ["a", "error: no root", "b"].map(String::from).into();
+        assert_eq!(last_error(&lines).as_deref(), Some("no root"));
+        let lines: VecDeque<String> = ["a", "b"].map(String::from).into();
+        assert_eq!(last_error(&lines).as_deref(), Some("b"));
+    }
+}
