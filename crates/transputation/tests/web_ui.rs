@@ -7,129 +7,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::time::Duration;
+use std::path::Path;
+use std::process::Stdio;
+
+use common::web::{table_headers, table_rows, temp_db, Server};
 
 use transputation_experiments::db::{Db, Environment, LinkRecord, RunRecord, Status};
 use transputation_experiments::experiment::{Cell, ExperimentFile};
-
-/// A server started on 127.0.0.1 (or another address), killed when dropped.
-struct Server {
-    child: Child,
-    /// `http://127.0.0.1:PORT`, without the last `/`.
-    base: String,
-    /// Where the model's calibration would be: an empty directory, so that the server and
-    /// `select` predict with the transports' defaults whatever the user has.
-    _config: tempfile::TempDir,
-}
-
-impl Server {
-    /// `transputation serve --listen 127.0.0.1:0 --db DB` and `extra`.
-    fn start(db: &Path, extra: &[&str]) -> Server {
-        let mut args = vec!["--listen", "127.0.0.1:0", "--db", db.to_str().unwrap()];
-        args.extend_from_slice(extra);
-        Server::start_with(&args)
-    }
-
-    /// `transputation serve ARGS`; waits for its `listening on http://ADDR/` line and
-    /// reaches it through 127.0.0.1 at ADDR's port.
-    fn start_with(args: &[&str]) -> Server {
-        let config = tempfile::tempdir().unwrap();
-        let mut child = common::bin()
-            .arg("serve")
-            .args(args)
-            .env("XDG_CONFIG_HOME", config.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut err = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        err.read_line(&mut line).unwrap();
-        let addr: std::net::SocketAddr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .and_then(|a| a.strip_suffix('/'))
-            .unwrap_or_else(|| panic!("not the listening line: {line:?}"))
-            .parse()
-            .unwrap();
-        // Keep reading, so that the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in err.lines().map_while(Result::ok) {});
-        Server {
-            child,
-            base: format!("http://127.0.0.1:{}", addr.port()),
-            _config: config,
-        }
-    }
-
-    fn get(&self, path: &str) -> Answer {
-        self.get_with(path, &[])
-    }
-
-    fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Answer {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .proxy(None)
-            .timeout_global(Some(Duration::from_secs(120)))
-            .build()
-            .into();
-        let mut request = agent.get(format!("{}{path}", self.base));
-        for (k, v) in headers {
-            request = request.header(*k, *v);
-        }
-        let mut response = request.call().unwrap_or_else(|e| panic!("GET {path}: {e}"));
-        let header = |name: &str| {
-            response
-                .headers()
-                .get_all(name)
-                .iter()
-                .map(|v| v.to_str().unwrap().to_string())
-                .collect::<Vec<_>>()
-        };
-        let content_type = header("content-type").join(", ");
-        let set_cookie = header("set-cookie");
-        let location = header("location").join(", ");
-        Answer {
-            status: response.status().as_u16(),
-            content_type,
-            set_cookie,
-            location,
-            body: response.body_mut().read_to_vec().unwrap(),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// An HTTP answer.
-struct Answer {
-    status: u16,
-    content_type: String,
-    set_cookie: Vec<String>,
-    location: String,
-    body: Vec<u8>,
-}
-
-impl Answer {
-    fn text(&self) -> String {
-        String::from_utf8(self.body.clone()).unwrap()
-    }
-
-    /// The body of a 200 answer.
-    fn ok(self) -> String {
-        assert_eq!(self.status, 200, "{}", self.text());
-        self.text()
-    }
-}
 
 /// A run of aes128 (ideal) over `transport` at `rtt_ms`, 100 Mbit/s, as the runner records
 /// it.
@@ -202,41 +86,6 @@ fn record(db: &Path, name: &str, transports: &[&str], fail: bool) -> i64 {
     }
     db.finish_if_complete(id).unwrap();
     id
-}
-
-/// A temporary directory with `results.sqlite` in it.
-fn temp_db() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.sqlite");
-    (dir, path)
-}
-
-/// The rows of the table with this id in `html`, each as its cells' text.
-fn table_rows(html: &str, id: &str) -> Vec<Vec<String>> {
-    let start = html
-        .find(&format!("<table id=\"{id}\">"))
-        .unwrap_or_else(|| panic!("no table {id}: {html}"));
-    let table = &html[start..start + html[start..].find("</table>").unwrap()];
-    let body = &table[table.find("<tbody>").unwrap()..];
-    body.split("<tr>")
-        .skip(1)
-        .map(|row| {
-            row.split("<td>")
-                .skip(1)
-                .map(|c| c[..c.find("</td>").unwrap()].to_string())
-                .collect()
-        })
-        .collect()
-}
-
-/// The header cells of the table with this id.
-fn table_headers(html: &str, id: &str) -> Vec<String> {
-    let start = html.find(&format!("<table id=\"{id}\">")).unwrap();
-    let head = &html[start..start + html[start..].find("</thead>").unwrap()];
-    head.split("<th>")
-        .skip(1)
-        .map(|c| c[..c.find("</th>").unwrap()].to_string())
-        .collect()
 }
 
 #[test]
@@ -481,7 +330,7 @@ fn simulate_predicts_every_transport_as_select_does() {
             "ideal",
             "--json",
         ])
-        .env("XDG_CONFIG_HOME", server._config.path())
+        .env("XDG_CONFIG_HOME", server.config.path())
         .output()
         .unwrap();
     assert!(

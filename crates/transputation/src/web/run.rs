@@ -210,15 +210,19 @@ async fn read_form(
 
 /// A field's bytes, at most `limit` of them.
 async fn read_limited(mut field: Field<'_>, limit: usize) -> Result<Vec<u8>, String> {
+    let most = if limit >= 1 << 20 {
+        format!("{} MiB", limit >> 20)
+    } else {
+        format!("{} KiB", limit >> 10)
+    };
+    let name = field.name().unwrap_or("").to_string();
     let mut bytes = Vec::new();
     loop {
         match field.chunk().await {
             Ok(Some(chunk)) => {
                 if bytes.len() + chunk.len() > limit {
                     return Err(format!(
-                        "the field {:?} is larger than the {} KiB it may be",
-                        field.name().unwrap_or(""),
-                        limit >> 10
+                        "the field {name:?} is larger than the {most} it may be"
                     ));
                 }
                 bytes.extend_from_slice(&chunk);
@@ -226,9 +230,7 @@ async fn read_limited(mut field: Field<'_>, limit: usize) -> Result<Vec<u8>, Str
             Ok(None) => return Ok(bytes),
             Err(e) => {
                 return Err(format!(
-                    "the field {:?} could not be read whole (at most {} KiB): {e}",
-                    field.name().unwrap_or(""),
-                    limit >> 10
+                    "the field {name:?} could not be read whole (at most {most}): {e}"
                 ))
             }
         }
@@ -256,7 +258,13 @@ pub(super) async fn cancel(
     id: Result<Path<JobId>, PathRejection>,
 ) -> Result<Response, PageError> {
     let Path(id) = id.map_err(|e| PageError::BadRequest(e.body_text()))?;
-    served.lock_jobs().cancel(id).map_err(PageError::Conflict)?;
+    let mut jobs = served.lock_jobs();
+    if jobs.view(id).is_none() {
+        return Err(PageError::NotFound(format!(
+            "There is no job {id} on this server."
+        )));
+    }
+    jobs.cancel(id).map_err(PageError::Conflict)?;
     Ok(to_job(id))
 }
 

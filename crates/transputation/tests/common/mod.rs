@@ -3,6 +3,8 @@
 // Each test file uses a different subset.
 #![allow(dead_code)]
 
+pub mod web;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
