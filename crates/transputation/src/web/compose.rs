@@ -9,7 +9,7 @@
 //! registry and this build's capabilities, conditions and link parameters by netlab), and a
 //! bad one is answered beside its field. The flags are then read back by `testbed run`'s
 //! own flag parser and the experiment resolved as `testbed run` resolves it
-//! ([`experiment_cmd::experiment_file_of`]), so a form the page accepts is one the command
+//! ([`crate::experiment_cmd::experiment_file_of`]), so a form the page accepts is one the command
 //! line accepts, and a mistake only the whole shows is still put beside the field its key
 //! names.
 
@@ -431,8 +431,8 @@ fn field_of_key(key: &str) -> &'static str {
     }
 }
 
-/// The form with the values as given and each message beside its field; `upload_limit` is
-/// stated beside the upload.
+/// The form with the values as given and each message beside its field (the upload's
+/// limit stated beside it).
 pub(super) fn form_html(c: &Compose, errors: &FieldErrors) -> String {
     let beside = |field: &str| -> String {
         errors

@@ -4,7 +4,7 @@
 //! code behind `testbed report`), offers them as CSV, JSON, SVG and PNG, and predicts every
 //! transport's time for given conditions as `select --simulate` does ([`simulate`], which
 //! runs that command in a process of its own). It composes experiments ([`compose`], with
-//! Bristol uploads, [`upload`]), starts, cancels and resumes them ([`run`]) as `testbed run`
+//! Bristol uploads, [`upload`]), starts, cancels and resumes them ([`mod@run`]) as `testbed run`
 //! children of this binary, one at a time ([`jobs`]), and shows them running ([`watch`]).
 //!
 //! The rest of the binary is synchronous; this command alone starts a tokio runtime, for

@@ -9,7 +9,7 @@
 //! report` names it, by its id or its name (the latest of that name); the pages link by
 //! id, since names may repeat. A name that ends in `.csv` or `.json` is the download of the
 //! experiment before the suffix, unless an experiment has the whole name. An unfinished
-//! experiment's page links to the job running it, or offers to resume it ([`super::run`]).
+//! experiment's page links to the job running it, or offers to resume it ([`mod@super::run`]).
 
 use std::fmt::Write as _;
 use std::path::Path as FsPath;

@@ -1,5 +1,5 @@
 //! Circuits uploaded with the composing form (`multipart/form-data`, read by
-//! [`super::run`]).
+//! [`mod@super::run`]).
 //!
 //! An uploaded circuit is at most [`LIMIT_BYTES`]; it is read by the circuits crate's
 //! reader (Bristol or Bristol Fashion, detected) before it is kept, and a file it refuses

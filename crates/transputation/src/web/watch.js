@@ -2,7 +2,8 @@
 // no other): it keeps a job's page current from the server-sent events its element
 // #watch names in data-events. `progress` moves the bar and its sentence, `run` adds a
 // row to the runs' table (and a failure's error text to #failures), `job` rewrites the
-// job's state, `end` closes the stream and reloads the page, which then shows the report.
+// job's state (and reloads the page when the state or the experiment it shows changed),
+// `end` closes the stream and reloads the page, which then shows the report.
 // Text goes in with textContent only, never as HTML.
 (function () {
   "use strict";
@@ -52,23 +53,26 @@
       failures.appendChild(item);
     }
   });
-  var known = null;
+  var stateLine = document.getElementById("job-state");
+  var rendered = stateLine ? stateLine.getAttribute("data-state") : null;
+  var reload = function (after) {
+    source.close();
+    window.setTimeout(function () {
+      window.location.reload();
+    }, after);
+  };
   source.addEventListener("job", function (e) {
     var j = parse(e);
-    var state = document.getElementById("job-state");
-    if (!j || !state) {
+    if (!j || !stateLine) {
       return;
     }
-    state.textContent = j.text;
-    state.setAttribute("data-state", j.state);
-    // Its experiment is known now: the page shows its progress after a reload.
-    if (known === null) {
-      known = j.experiment;
-    } else if (known !== j.experiment || j.state !== "queued") {
-      if (!document.getElementById("progress") && j.experiment !== null) {
-        source.close();
-        window.location.reload();
-      }
+    stateLine.textContent = j.text;
+    stateLine.setAttribute("data-state", j.state);
+    // The page shows another state, or its experiment is known now: the server renders
+    // the page for it (the line ahead, the progress, the cancel button).
+    var shown = document.getElementById("experiment");
+    if (j.state !== rendered || (j.experiment !== null && !shown)) {
+      reload(0);
     }
   });
   source.addEventListener("problem", function (e) {
@@ -78,9 +82,6 @@
     }
   });
   source.addEventListener("end", function () {
-    source.close();
-    window.setTimeout(function () {
-      window.location.reload();
-    }, 300);
+    reload(300);
   });
 })();

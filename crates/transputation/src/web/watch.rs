@@ -187,8 +187,9 @@ pub(super) async fn job_page(
         let (html, count) = with_db(&served.clone(), move |db, _| {
             let failed = |e: transputation_experiments::Error| PageError::Failed(e.into());
             let Some(row) = db.experiment(experiment).map_err(failed)? else {
+                let missing = format!("Experiment {experiment} is not in the database.");
                 return Ok((
-                    para(&format!("Experiment {experiment} is not in the database.")),
+                    format!("<div id=\"experiment\">{}</div>", para(&missing)),
                     0,
                 ));
             };
@@ -234,7 +235,7 @@ pub(super) async fn job_page(
 fn progress_html(row: &ExperimentRow, runs: &[RunRecord], times: &[i64]) -> String {
     let p = Progress::of(row, runs, times);
     let mut s = format!(
-        "<h2>Experiment <a href=\"/experiments/{id}\">{id} \"{name}\"</a></h2>\n<p><progress \
+        "<h2 id=\"experiment\">Experiment <a href=\"/experiments/{id}\">{id} \"{name}\"</a></h2>\n<p><progress \
          id=\"progress\" max=\"{max}\" value=\"{value}\"></progress> <span \
          id=\"progress-text\">{text}</span></p>\n",
         id = row.id,
