@@ -620,3 +620,24 @@ fn covers_name_each_experiments_circuits_transports_and_bad_runs() {
     assert_eq!(covers[&b].transports, ["quic"]);
     assert_eq!(covers[&b].not_ok, 1);
 }
+
+#[test]
+fn each_runs_record_time_is_read_back_in_the_order_recorded() {
+    let mut db = Db::in_memory().unwrap();
+    let id = db.create_experiment("t", "{}", 3, &env()).unwrap();
+    let other = db.create_experiment("u", "{}", 1, &env()).unwrap();
+    assert!(db.record_times(id).unwrap().is_empty());
+    for (rep, at) in [(0, "2026-01-01 10:00:00"), (1, "2026-01-01 10:00:07")] {
+        db.insert_run(id, &ok_run("tcp", rep, 10.0)).unwrap();
+        db.conn
+            .execute(
+                "UPDATE runs SET started_at = ?1 WHERE id = last_insert_rowid()",
+                params![at],
+            )
+            .unwrap();
+    }
+    db.insert_run(other, &ok_run("tcp", 0, 10.0)).unwrap();
+    let times = db.record_times(id).unwrap();
+    assert_eq!(times, [1_767_261_600, 1_767_261_607]);
+    assert_eq!(db.record_times(other).unwrap().len(), 1);
+}
