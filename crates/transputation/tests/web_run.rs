@@ -113,6 +113,11 @@ fn bad_fields_are_answered_beside_them_and_start_nothing() {
     };
     let first = server.get("/run").ok();
     assert!(first.contains("id=\"condition-lan\" checked"), "{first}");
+    // It says up front that it cannot build links.
+    assert!(
+        first.contains("<p class=\"error\" id=\"privileges\">"),
+        "{first}"
+    );
     assert!(first.contains("No experiment started from this page yet."));
 
     let page = server.submit("/run", &form_with("rate", "100mbit,fast"));
@@ -305,7 +310,9 @@ fn a_started_experiment_is_testbed_run_with_the_forms_flags() {
         assert!(page.contains(arg), "{arg}: {page}");
     }
     assert!(
-        page.contains("aes128 × ideal × tcp, tcp-bbr × 1 conditions × 2 runs"),
+        page.contains(
+            "from the page: 4 runs (aes128 × ideal × tcp, tcp-bbr × 1 condition × 2 runs)"
+        ),
         "{page}"
     );
     // testbed run's own error, and no cancel once it has ended.

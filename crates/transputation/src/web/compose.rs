@@ -274,6 +274,15 @@ impl Compose {
         let mut circuits = split_options_list(&self.circuits);
         let before = errors.len();
         for c in &circuits {
+            // The command line reads a name with blanks around it as a file's: refused.
+            let name = c.split(':').next().unwrap_or(c);
+            if name != name.trim() {
+                errors.push((
+                    "circuits",
+                    format!("'{c}': write the built-in's name without blanks around it"),
+                ));
+                continue;
+            }
             match library::parse_spec(c) {
                 Ok(_) => {}
                 Err(library::LoadError::Unknown(..)) => {
@@ -712,6 +721,10 @@ mod tests {
         assert!(said(6).contains("moon"), "{}", said(6));
         assert_eq!(said(7), "bad loss \"200%\": must be below 100 %");
         assert!(said(8).starts_with("bad rate \"fast\""), "{}", said(8));
+        let e = form(&[("circuits", "aes128 :n=1")])
+            .check(dir.path())
+            .unwrap_err();
+        assert!(e[0].1.contains("without blanks"), "{e:?}");
         // Nothing to run at all.
         let e = Compose::default().check(dir.path()).unwrap_err();
         assert_eq!(

@@ -38,6 +38,9 @@ pub(super) const KILL_AFTER: Duration = Duration::from_secs(60);
 /// process the child started may hold the pipe open).
 const READ_AFTER_EXIT: Duration = Duration::from_secs(2);
 
+/// The most jobs waiting at once: a page cannot fill the server's memory with them.
+pub(super) const MAX_WAITING: usize = 16;
+
 /// Jobs that have ended kept for their pages; older ones are forgotten (their experiments
 /// stay in the database).
 const ENDED_KEPT: usize = 100;
@@ -172,13 +175,24 @@ impl Jobs {
 
     /// Puts an experiment in line: `args` for the program, `what` to show, and its
     /// experiment's id if known (a resumed one). It starts at the next [`Jobs::tick`] if
-    /// none is running.
+    /// none is running. A line of [`MAX_WAITING`] already is an error that says so.
     pub(super) fn enqueue(
         &mut self,
         what: String,
         args: Vec<String>,
         experiment: Option<i64>,
-    ) -> JobId {
+    ) -> Result<JobId, String> {
+        let waiting = self
+            .jobs
+            .iter()
+            .filter(|j| j.state == JobState::Queued)
+            .count();
+        if waiting >= MAX_WAITING {
+            return Err(format!(
+                "{waiting} experiments are waiting already, the most this server keeps in \
+                 line; start this one when some have run, or cancel some"
+            ));
+        }
         let id = self.next;
         self.next += 1;
         self.jobs.push(Job {
@@ -202,7 +216,7 @@ impl Jobs {
                 !forget
             });
         }
-        id
+        Ok(id)
     }
 
     /// Reaps the running child if it ended, kills a cancelled one that outlived
@@ -357,6 +371,54 @@ fn ended(cancelled: bool, status: ExitStatus, log: &Mutex<Log>) -> JobState {
     }
 }
 
+/// A `testbed run` on this machine that this server did not start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Elsewhere {
+    pub(super) pid: u32,
+    /// Its command line, its arguments joined by blanks.
+    pub(super) command: String,
+}
+
+impl Jobs {
+    /// The `testbed run` processes on this machine that are not this server's jobs (from a
+    /// command line, or another server): the pages say so, since they share the emulator's
+    /// cores with the experiments started here. This server does not wait for them: it
+    /// cannot know when one ends but by looking again.
+    pub(super) fn elsewhere(&self) -> Vec<Elsewhere> {
+        let own: Vec<u32> = self
+            .jobs
+            .iter()
+            .filter_map(|j| j.child.as_ref().map(Child::id))
+            .collect();
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        dir.filter_map(Result::ok)
+            .filter_map(|entry| {
+                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+                let raw = std::fs::read(entry.path().join("cmdline")).ok()?;
+                let args: Vec<String> = raw
+                    .split(|b| *b == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                (!own.contains(&pid) && is_testbed_run(&args)).then(|| Elsewhere {
+                    pid,
+                    command: args.join(" "),
+                })
+            })
+            .collect()
+    }
+}
+
+/// Whether a command line is a `transputation` binary's `testbed run`: its program's file
+/// name starts with `transputation`, and `testbed` then `run` are among its arguments.
+fn is_testbed_run(args: &[String]) -> bool {
+    let program = args.first().map(|a| a.rsplit('/').next().unwrap_or(a));
+    program.is_some_and(|p| p.starts_with("transputation"))
+        && args.windows(2).any(|w| w[0] == "testbed" && w[1] == "run")
+}
+
 /// Starts `job`'s child; a failure to start ends the job with the reason.
 fn start(program: &PathBuf, job: &mut Job) {
     let spawned = Command::new(program)
@@ -448,18 +510,22 @@ mod tests {
         let sh = |script: &str| vec!["-c".to_string(), script.to_string()];
         let (first, second, third) = {
             let mut j = lock(&jobs);
-            let first = j.enqueue(
-                "first".into(),
-                // `exec`: the interrupt reaches the sleep itself.
-                sh("echo 'experiment 7 \"x\": 2 runs' >&2; exec sleep 30"),
-                None,
-            );
-            let second = j.enqueue(
-                "second".into(),
-                sh("echo 'error: needs root' >&2; exit 3"),
-                None,
-            );
-            let third = j.enqueue("third".into(), sh("exit 0"), Some(9));
+            let first = j
+                .enqueue(
+                    "first".into(),
+                    // `exec`: the interrupt reaches the sleep itself.
+                    sh("echo 'experiment 7 \"x\": 2 runs' >&2; exec sleep 30"),
+                    None,
+                )
+                .unwrap();
+            let second = j
+                .enqueue(
+                    "second".into(),
+                    sh("echo 'error: needs root' >&2; exit 3"),
+                    None,
+                )
+                .unwrap();
+            let third = j.enqueue("third".into(), sh("exit 0"), Some(9)).unwrap();
             j.tick();
             (first, second, third)
         };
@@ -509,6 +575,74 @@ mod tests {
             j.all().iter().map(|v| v.id).collect::<Vec<_>>(),
             [third, second, first]
         );
+    }
+
+    #[test]
+    fn a_testbed_run_started_elsewhere_is_seen() {
+        let line =
+            |args: &[&str]| is_testbed_run(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+        assert!(line(&[
+            "/usr/bin/transputation",
+            "testbed",
+            "run",
+            "--preset",
+            "x"
+        ]));
+        assert!(line(&["./target/release/transputation", "testbed", "run"]));
+        assert!(!line(&["transputation", "testbed", "report"]));
+        assert!(!line(&[
+            "transputation",
+            "garbler",
+            "--listen",
+            "10.64.0.1:20000"
+        ]));
+        assert!(!line(&["vim", "testbed", "run"]));
+        // A process whose command line is one (the name given by bash's `exec -a`; the `:`
+        // keeps the shell from replacing itself with the sleep).
+        let mut other = Command::new("bash")
+            .args([
+                "-c",
+                "exec -a /opt/transputation sh -c 'sleep 30; :' testbed run",
+            ])
+            .spawn()
+            .unwrap();
+        let jobs = Jobs::new("/bin/true".into());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !jobs.elsewhere().iter().any(|e| e.pid == other.id()) {
+            assert!(Instant::now() < deadline, "{:?}", jobs.elsewhere());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let seen = jobs
+            .elsewhere()
+            .into_iter()
+            .find(|e| e.pid == other.id())
+            .unwrap();
+        assert_eq!(
+            seen.command,
+            "/opt/transputation -c sleep 30; : testbed run"
+        );
+        other.kill().unwrap();
+        other.wait().unwrap();
+        assert!(!jobs.elsewhere().iter().any(|e| e.pid == other.id()));
+    }
+
+    #[test]
+    fn the_line_has_room_for_so_many_waiting() {
+        let mut jobs = Jobs::new("/nonexistent/program".into());
+        for _ in 0..MAX_WAITING {
+            jobs.enqueue("x".into(), Vec::new(), None).unwrap();
+        }
+        let e = jobs.enqueue("x".into(), Vec::new(), None).unwrap_err();
+        assert!(e.starts_with("16 experiments are waiting already"), "{e}");
+        // A program that cannot start ends its job with the reason, and makes room.
+        jobs.tick();
+        let v = jobs.view(1).unwrap();
+        assert_eq!(v.state.word(), "failed");
+        assert!(v
+            .state
+            .describe()
+            .contains("starting /nonexistent/program failed"));
+        assert!(jobs.enqueue("x".into(), Vec::new(), None).is_ok());
     }
 
     #[test]

@@ -75,10 +75,43 @@ fn run_page(
          run</code> does, with the flags the form makes: one experiment at a time, the next \
          waiting for the one before it.</p>\n",
     );
+    if let Err(e) = transputation_netlab::ns::check_privileges() {
+        let _ = writeln!(
+            body,
+            "<p class=\"error\" id=\"privileges\">This server cannot build emulated links: \
+             {}. An experiment started here stops at that check: start <code>transputation \
+             serve</code> as root to run experiments.</p>",
+            escape(&e.to_string())
+        );
+    }
+    body.push_str(&elsewhere_html(served));
     body.push_str(&compose::preset_html(preset, preset_error));
     body.push_str(&compose::form_html(compose, errors));
     body.push_str(&line_html(served));
     body
+}
+
+/// A note on each `testbed run` of this machine that this server did not start.
+pub(super) fn elsewhere_html(served: &Shared) -> String {
+    let others = served.lock_jobs().elsewhere();
+    if others.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "<div id=\"elsewhere\" class=\"note\"><p>Also running on this machine, not started \
+         here (an experiment started here shares the emulator's cores with it: this server \
+         waits only for its own):</p>\n<ul>\n",
+    );
+    for e in others {
+        let _ = writeln!(
+            s,
+            "<li>pid {}: <code>{}</code></li>",
+            e.pid,
+            escape(&e.command)
+        );
+    }
+    s.push_str("</ul></div>\n");
+    s
 }
 
 /// The jobs of this server, newest first.
@@ -126,19 +159,21 @@ pub(super) async fn start(
     let mut args = served.testbed_run()?;
     args.extend(composed.flags.iter().cloned());
     let file = &composed.file;
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let what = format!(
-        "{}: {} runs ({} × {} × {} × {} conditions × {} runs)",
+        "{}: {} ({} × {} × {} × {} × {})",
         file.name.as_deref().unwrap_or("experiment"),
-        composed.planned_runs,
+        plural(composed.planned_runs, "run", "runs"),
         file.circuits.join(", "),
         file.schemes.join(", "),
         file.transports.join(", "),
-        composed.conditions,
-        file.runs
+        plural(composed.conditions, "condition", "conditions"),
+        plural(file.runs as usize, "run", "runs"),
     );
     let id = {
         let mut jobs = served.lock_jobs();
-        let id = jobs.enqueue(what, args, None);
+        let id = jobs.enqueue(what, args, None).map_err(PageError::Busy)?;
         jobs.tick();
         id
     };
@@ -304,7 +339,9 @@ pub(super) async fn resume(
             "resume experiment {id} \"{}\": {} of {} runs recorded",
             row.name, row.recorded_runs, row.planned_runs
         );
-        let job = jobs.enqueue(what, args, Some(id));
+        let job = jobs
+            .enqueue(what, args, Some(id))
+            .map_err(PageError::Busy)?;
         jobs.tick();
         job
     };

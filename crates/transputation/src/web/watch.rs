@@ -168,6 +168,9 @@ pub(super) async fn job_page(
         escape(&view.state.describe())
     );
     body.push_str(&run::waiting_html(&view));
+    if !over {
+        body.push_str(&run::elsewhere_html(&served));
+    }
     let command: Vec<String> = view.args.iter().map(|a| escape(a)).collect();
     let _ = writeln!(
         body,
