@@ -375,8 +375,28 @@ fn ended(cancelled: bool, status: ExitStatus, log: &Mutex<Log>) -> JobState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Elsewhere {
     pub(super) pid: u32,
-    /// Its command line, its arguments joined by blanks.
-    pub(super) command: String,
+    /// Its command line.
+    pub(super) args: Vec<String>,
+}
+
+impl Elsewhere {
+    /// Its command line, the arguments joined by blanks.
+    pub(super) fn command(&self) -> String {
+        self.args.join(" ")
+    }
+
+    /// Whether it resumes experiment `id` (`--resume ID` or `--resume=ID`; the database
+    /// aside, which it may name differently).
+    pub(super) fn resumes(&self, id: i64) -> bool {
+        let id = id.to_string();
+        self.args
+            .iter()
+            .any(|a| a.strip_prefix("--resume=") == Some(id.as_str()))
+            || self
+                .args
+                .windows(2)
+                .any(|w| w[0] == "--resume" && w[1] == id)
+    }
 }
 
 impl Jobs {
@@ -402,10 +422,7 @@ impl Jobs {
                     .filter(|a| !a.is_empty())
                     .map(|a| String::from_utf8_lossy(a).into_owned())
                     .collect();
-                (!own.contains(&pid) && is_testbed_run(&args)).then(|| Elsewhere {
-                    pid,
-                    command: args.join(" "),
-                })
+                (!own.contains(&pid) && is_testbed_run(&args)).then_some(Elsewhere { pid, args })
             })
             .collect()
     }
@@ -618,9 +635,17 @@ mod tests {
             .find(|e| e.pid == other.id())
             .unwrap();
         assert_eq!(
-            seen.command,
+            seen.command(),
             "/opt/transputation -c sleep 30; : testbed run"
         );
+        assert!(!seen.resumes(3));
+        let resuming = |args: &[&str]| Elsewhere {
+            pid: 1,
+            args: args.iter().map(|a| a.to_string()).collect(),
+        };
+        assert!(resuming(&["transputation", "testbed", "run", "--resume", "3"]).resumes(3));
+        assert!(resuming(&["transputation", "testbed", "run", "--resume=3"]).resumes(3));
+        assert!(!resuming(&["transputation", "testbed", "run", "--resume=31"]).resumes(3));
         other.kill().unwrap();
         other.wait().unwrap();
         assert!(!jobs.elsewhere().iter().any(|e| e.pid == other.id()));

@@ -107,7 +107,7 @@ pub(super) fn elsewhere_html(served: &Shared) -> String {
             s,
             "<li>pid {}: <code>{}</code></li>",
             e.pid,
-            escape(&e.command)
+            escape(&e.command())
         );
     }
     s.push_str("</ul></div>\n");
@@ -335,6 +335,14 @@ pub(super) async fn resume(
         if let Some(live) = jobs.live_for(id) {
             return Ok(to_job(live));
         }
+        if let Some(other) = jobs.elsewhere().into_iter().find(|e| e.resumes(id)) {
+            return Err(PageError::Conflict(format!(
+                "Experiment {id} is being resumed already, by a testbed run not started here \
+                 (pid {}: {}).",
+                other.pid,
+                other.command()
+            )));
+        }
         let what = format!(
             "resume experiment {id} \"{}\": {} of {} runs recorded",
             row.name, row.recorded_runs, row.planned_runs
@@ -361,6 +369,7 @@ pub(super) fn unfinished_html(served: &Shared, id: i64) -> String {
             );
         }
         None => {
+            s.push_str(&elsewhere_html(served));
             let _ = writeln!(
                 s,
                 "<form method=\"post\" action=\"/experiments/{id}/resume\"><p>Not finished: \
