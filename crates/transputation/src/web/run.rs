@@ -360,7 +360,9 @@ pub(super) async fn resume(
 /// job running it or a button that resumes it.
 pub(super) fn unfinished_html(served: &Shared, id: i64) -> String {
     let mut s = String::new();
-    match served.lock_jobs().live_for(id) {
+    // Looked up before the match, whose arms take the lock again.
+    let live = served.lock_jobs().live_for(id);
+    match live {
         Some(job) => {
             let _ = writeln!(
                 s,
