@@ -83,8 +83,9 @@ enum Command {
     /// (what --transport auto does), or calibrate that model from testbed runs.
     Select(select_cmd::SelectArgs),
     /// A web UI of the results database: the experiments with their tables and plots,
-    /// compared side by side, and the model's prediction for given conditions (read only;
-    /// http://127.0.0.1:8080/ by default).
+    /// compared side by side, the model's prediction for given conditions, and experiments
+    /// composed, started, watched, cancelled and resumed as `testbed run` children
+    /// (http://127.0.0.1:8080/ by default).
     Serve(web::ServeArgs),
 }
 

@@ -197,3 +197,43 @@ fn an_experiment_cancelled_halfway_is_resumed_from_its_page_to_the_end() {
     assert!(row.finished_at.is_some(), "{row:?}");
     assert_eq!(db.runs(id).unwrap().len(), 4);
 }
+
+#[test]
+fn an_uploaded_bristol_circuit_runs_as_the_experiments_circuit() {
+    require_root!();
+    let (dir, db) = temp_db();
+    Db::open(&db).unwrap();
+    let server = Server::start(&db, &[]);
+    // Bristol Fashion: the AND of the garbler's bit and the evaluator's.
+    let and = "1 3\n2 1 1\n1 1\n\n2 1 0 1 2 AND\n";
+    let form = Form::of(&[
+        ("name", "uploaded"),
+        ("circuits", ""),
+        ("schemes", "ideal"),
+        ("transports", "tcp"),
+        ("conditions", "lan"),
+        ("runs", "1"),
+        ("timeout", "120"),
+    ])
+    .file("upload", "and.txt", and.into());
+    let started = server.submit("/run", &form);
+    assert_eq!(started.status, 303, "{}", started.text());
+    let page = job_page_when(&server, 1, &["ended", "failed"]);
+    assert!(page.contains("data-state=\"ended\""), "{page}");
+    let stored: Vec<_> = std::fs::read_dir(dir.path().join("circuits"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(stored.len(), 1);
+    let db = Db::open(&db).unwrap();
+    let row = db.experiments().unwrap().pop().unwrap();
+    let runs = db.runs(row.id).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(
+        runs[0].status,
+        transputation_experiments::db::Status::Ok,
+        "{runs:?}"
+    );
+    // The experiment names the stored file by its path, absolute, as a resume finds it.
+    assert_eq!(runs[0].cell.circuit, stored[0].to_str().unwrap());
+}
