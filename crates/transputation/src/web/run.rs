@@ -25,6 +25,9 @@ use super::html::{escape, page, para, table};
 use super::jobs::{self, JobId, JobState};
 use super::{blocking, upload, with_db, PageError, Shared};
 
+/// The most fields a form may have (the schemes and the conditions are one each).
+const MAX_FIELDS: usize = 200;
+
 /// What `/run` is asked: a preset to load.
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct Load {
@@ -180,9 +183,6 @@ pub(super) async fn start(
     Ok(to_job(id))
 }
 
-/// The most fields a form may have (the schemes and the conditions are one each).
-const MAX_FIELDS: usize = 200;
-
 /// The form the page sent, and a message for the upload if its file was refused. The file
 /// is checked and stored in `dir`.
 async fn read_form(
@@ -196,11 +196,8 @@ async fn read_form(
         let field = match multipart.next_field().await {
             Ok(Some(field)) => field,
             Ok(None) => break,
-            Err(e) if errors.iter().any(|(f, _)| *f == "upload") => {
-                // The rest of a body cut at the upload's limit.
-                let _ = e;
-                break;
-            }
+            // The rest of a body cut at the upload's limit: what came before is answered.
+            Err(_) if errors.iter().any(|(f, _)| *f == "upload") => break,
             Err(e) => {
                 return Err(PageError::BadRequest(format!(
                     "The form is not readable: {e}"
