@@ -377,6 +377,10 @@ fn check_number(
     }
 }
 
+/// The path a transport's `{bdp}` is expanded for when its other options are checked.
+const SAMPLE_RTT: std::time::Duration = std::time::Duration::from_millis(100);
+const SAMPLE_RATE_BPS: u64 = 100_000_000;
+
 /// Whether this build runs the transport `t` as written (`auto`, `NAME`,
 /// `NAME:key=value,...`, an option's value `{bdp}`), else why not.
 fn check_transport(t: &str) -> Result<(), String> {
@@ -388,7 +392,7 @@ fn check_transport(t: &str) -> Result<(), String> {
             Err("this build has no auto".into())
         };
     }
-    TransportTemplate::parse(t).map_err(|e| format!("{t}: {e}"))?;
+    let template = TransportTemplate::parse(t).map_err(|e| format!("{t}: {e}"))?;
     let name = t.split(':').next().unwrap_or(t).trim();
     match caps.transport(name) {
         Some(info) if info.available => {}
@@ -411,11 +415,13 @@ fn check_transport(t: &str) -> Result<(), String> {
             ));
         }
     }
-    // A placeholder's value is the condition's; the rest is checked as it is written.
-    if !t.contains('{') {
-        t.parse::<transputation_transport::TransportSpec>()
-            .map_err(|e| e.to_string())?;
-    }
+    // A placeholder's value is the condition's: a sample path's stands in for it, so that
+    // the other options are checked as written.
+    let here = template
+        .expand(SAMPLE_RTT, Some(SAMPLE_RATE_BPS))
+        .unwrap_or_else(|| t.to_string());
+    here.parse::<transputation_transport::TransportSpec>()
+        .map_err(|e| e.to_string())?;
     Ok(())
 }
 
@@ -683,7 +689,10 @@ mod tests {
         let c = form(&[
             ("circuits", "aes128;/etc/passwd;mincut:n=0"),
             ("schemes", "fancy"),
-            ("transports", "tcp;sctp;quic:iw={bdq}"),
+            (
+                "transports",
+                "tcp;sctp;quic:iw={bdq};mtcp:chunk={bdp},streams=0",
+            ),
             ("conditions", "moon"),
             ("rate", "fast"),
             ("loss", "200%"),
@@ -699,6 +708,7 @@ mod tests {
                 "circuits",
                 "upload",
                 "schemes",
+                "transports",
                 "transports",
                 "transports",
                 "conditions",
@@ -718,9 +728,11 @@ mod tests {
         assert!(said(1).contains("mincut:n=0"), "{}", said(1));
         assert!(said(4).contains("no transport 'sctp'"), "{}", said(4));
         assert!(said(5).starts_with("quic:iw={bdq}"), "{}", said(5));
-        assert!(said(6).contains("moon"), "{}", said(6));
-        assert_eq!(said(7), "bad loss \"200%\": must be below 100 %");
-        assert!(said(8).starts_with("bad rate \"fast\""), "{}", said(8));
+        // Beside a placeholder, an option is checked as written.
+        assert!(said(6).contains("streams"), "{}", said(6));
+        assert!(said(7).contains("moon"), "{}", said(7));
+        assert_eq!(said(8), "bad loss \"200%\": must be below 100 %");
+        assert!(said(9).starts_with("bad rate \"fast\""), "{}", said(9));
         let e = form(&[("circuits", "aes128 :n=1")])
             .check(dir.path())
             .unwrap_err();
