@@ -139,6 +139,7 @@ pub(super) async fn index(
     query: Result<Query<Filters>, QueryRejection>,
 ) -> Result<Html<String>, PageError> {
     let Query(filters) = query.map_err(|e| PageError::BadRequest(e.body_text()))?;
+    let shared = served.clone();
     with_db(&served, move |db, path| {
         let status = StatusFilter::parse(filters.status.as_deref());
         let covers = db.runs_covers().map_err(failed)?;
@@ -201,7 +202,13 @@ pub(super) async fn index(
                         escape(&e.created_at),
                         format!("{} of {}", e.recorded_runs, e.planned_runs),
                         l.cover.not_ok.to_string(),
-                        escape(e.finished_at.as_deref().unwrap_or("not finished")),
+                        match (&e.finished_at, shared.lock_jobs().live_for(e.id)) {
+                            (Some(at), _) => escape(at),
+                            (None, Some(job)) => {
+                                format!("running: <a href=\"/jobs/{job}\">job {job}</a>")
+                            }
+                            (None, None) => "not finished".into(),
+                        },
                         escape(&l.cover.circuits.join(", ")),
                         escape(&l.cover.transports.join(", ")),
                     ]
