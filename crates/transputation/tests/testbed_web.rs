@@ -160,6 +160,12 @@ fn an_experiment_cancelled_halfway_is_resumed_from_its_page_to_the_end() {
         }
     }
     let id = experiment.expect("the job named its experiment");
+    // The list says who runs it.
+    let list = server.get("/").ok();
+    assert!(
+        list.contains("running: <a href=\"/jobs/1\">job 1</a>"),
+        "{list}"
+    );
     assert_eq!(
         server.submit("/jobs/1/cancel", &Form::default()).status,
         303
