@@ -15,6 +15,11 @@
 //! The child's standard error is kept (its last [`LOG_LINES`] lines, for its error
 //! text), and read for the line `experiment ID "NAME": ...` that `testbed run` prints once
 //! the experiment is recorded: how a new job learns its experiment's id.
+//!
+//! A `testbed run` this server did not start (from a command line) is found by its command
+//! line in `/proc` ([`Jobs::elsewhere`]) and named on the pages, so that sharing the
+//! emulator's cores with it is announced; the line does not wait for it, since nothing
+//! tells when it ends but looking again.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
