@@ -331,7 +331,9 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Connected
     };
     let hint = SenderHint {
         // For a connection made while the path was probed, without timing it itself
-        // (`while_probing`); a sender that timed the path keeps its own rate.
+        // (`while_probing`). `blast` takes it wherever its sender has not measured the
+        // path yet: a later connection keeps its train's rate if the client's RATE came
+        // before this hint, else takes this one.
         start_rate: Some(st.path.rate as u64),
         ..transport.sender_hint(Some(a.planner.buffer(&st.path) as usize))
     };
