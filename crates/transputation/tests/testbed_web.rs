@@ -1,7 +1,8 @@
 //! Real experiments started from `transputation serve`'s page, end to end: composed and
 //! started over HTTP, watched through the job's server-sent events to the end (a second one
 //! waiting in line meanwhile), the report and the CSV read back; and one cancelled halfway,
-//! then resumed from its page to the end.
+//! then resumed from its page to the end; an uploaded circuit and a user program registered
+//! on the page, each run like a built-in.
 //!
 //! Needs root (or CAP_NET_ADMIN + CAP_SYS_ADMIN) and iproute2, as `testbed run` does; without
 //! them each test says why and passes without running.
@@ -242,4 +243,61 @@ fn an_uploaded_bristol_circuit_runs_as_the_experiments_circuit() {
     );
     // The experiment names the stored file by its path, absolute, as a resume finds it.
     assert_eq!(runs[0].cell.circuit, stored[0].to_str().unwrap());
+}
+
+#[test]
+fn a_program_registered_on_the_page_runs_like_a_circuit() {
+    require_root!();
+    let (dir, db) = temp_db();
+    Db::open(&db).unwrap();
+    let server = Server::start(&db, &[]);
+    // The sample pair the repository ships: an AES-128 session's two parties.
+    let sample =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments/programs/twopc");
+    let script = |side: &str| std::fs::read(sample.join(format!("twopc-{side}.sh"))).unwrap();
+    let register = Form::of(&[("name", "twopc")])
+        .file("server", "twopc-server.sh", script("server"))
+        .file("client", "twopc-client.sh", script("client"));
+    let registered = server.submit("/programs", &register);
+    assert_eq!(registered.status, 303, "{}", registered.text());
+    let listed = server.get("/programs").ok();
+    assert_eq!(table_rows(&listed, "programs").len(), 1, "{listed}");
+    let offered = server.get("/run").ok();
+    assert!(offered.contains("id=\"program-twopc\""), "{offered}");
+
+    let form = Form::of(&[
+        ("name", "program"),
+        ("circuits", ""),
+        ("programs", "twopc"),
+        ("schemes", "ideal"),
+        ("transports", "tcp;tcp-bbr"),
+        ("conditions", "lan"),
+        ("runs", "1"),
+        ("timeout", "120"),
+    ]);
+    let started = server.submit("/run", &form);
+    assert_eq!(started.status, 303, "{}", started.text());
+    let page = job_page_when(&server, 1, &["ended", "failed"]);
+    assert!(page.contains("data-state=\"ended\""), "{page}");
+    let db = Db::open(&db).unwrap();
+    let row = db.experiments().unwrap().pop().unwrap();
+    let runs = db.runs(row.id).unwrap();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for r in &runs {
+        assert_eq!(r.status, transputation_experiments::db::Status::Ok, "{r:?}");
+        assert_eq!(r.cell.circuit, "twopc");
+        assert_eq!(r.cell.scheme, "program");
+    }
+    // The client's output, FIPS-197's ciphertext, is kept with its run.
+    let output = runs[0].evaluator_output.as_deref().unwrap_or_default();
+    assert!(
+        output.contains("69c4e0d86a7b0430d8cdb78070b4c55a"),
+        "{output}"
+    );
+    // The experiment names the stored pair's directory beside the database.
+    let spec: serde_json::Value = serde_json::from_str(&row.spec).unwrap();
+    assert_eq!(
+        spec["programs"]["twopc"],
+        dir.path().join("programs/twopc").to_str().unwrap()
+    );
 }

@@ -197,6 +197,69 @@ fn bad_fields_are_answered_beside_them_and_start_nothing() {
         .contains("No experiment started from this page yet."));
 }
 
+#[test]
+fn a_program_is_registered_checked_and_offered_on_the_composing_form() {
+    let (dir, db) = temp_db();
+    experiment(&db, "x", 2);
+    let Some(server) = Server::start_unprivileged(&db, &[]) else {
+        return;
+    };
+    let first = server.get("/programs").ok();
+    assert!(first.contains("No program is registered yet."), "{first}");
+    let pair = |name: &str, server_sh: &str, client_sh: &str| {
+        Form::of(&[("name", name)])
+            .file("server", "s.sh", server_sh.into())
+            .file("client", "c.sh", client_sh.into())
+    };
+    let client = "exec \"$TRANSPUTATION\" evaluator --connect \"$1\"\n";
+    // A script `sh -n` refuses, and a built-in's name: each beside its field, nothing kept.
+    let page = server.submit("/programs", &pair("echo", "case x in\n", client));
+    assert_eq!(page.status, 400, "{}", page.text());
+    let html = page.text();
+    let e = message_beside(&html, "program-server", "program-client");
+    assert!(
+        e.starts_with("echo-server.sh: sh -n refuses it: line 2:"),
+        "{e}"
+    );
+    assert!(html.contains("value=\"echo\""), "the name is kept: {html}");
+    let html = server
+        .submit("/programs", &pair("sha256", "true\n", client))
+        .text();
+    let e = message_beside(&html, "program-name", "program-server");
+    assert!(e.contains("built-in circuit"), "{e}");
+    assert!(!dir.path().join("programs").exists());
+
+    let done = server.submit(
+        "/programs",
+        &pair("echo", "echo listening on >&2\n", client),
+    );
+    assert_eq!(done.status, 303, "{}", done.text());
+    assert_eq!(done.location, "/programs");
+    let listed = server.get("/programs").ok();
+    assert_eq!(table_rows(&listed, "programs")[0][0], "echo");
+    let stored = dir.path().join("programs/echo/echo-client.sh");
+    assert_eq!(std::fs::read_to_string(stored).unwrap(), client);
+    // Other scripts under a registered name are refused.
+    let html = server
+        .submit("/programs", &pair("echo", "true\n", client))
+        .text();
+    let e = message_beside(&html, "program-name", "program-server");
+    assert!(e.contains("registered with other scripts"), "{e}");
+    // The composing form offers it, and a form that chooses it alone starts (here, to the
+    // check of privileges) with the program's flag.
+    let run = server.get("/run").ok();
+    assert!(run.contains("id=\"program-echo\""), "{run}");
+    let form = form_with("circuits", "").text("programs", "echo");
+    let started = server.submit("/run", &form);
+    assert_eq!(started.status, 303, "{}", started.text());
+    let page = job_page_when(&server, 1, "failed");
+    let flag = format!(
+        "--program=echo={}",
+        dir.path().join("programs/echo").display()
+    );
+    assert!(page.contains(&flag), "{page}");
+}
+
 /// The next event of `events` (waiting at most a minute).
 fn next(events: &std::sync::mpsc::Receiver<(String, String)>) -> (String, serde_json::Value) {
     let (event, data) = events
@@ -408,7 +471,7 @@ fn a_change_needs_this_servers_origin_and_beyond_loopback_the_token() {
     }
     let same = server.post_form("/run", &form, &[("Sec-Fetch-Site", "same-origin")]);
     assert_eq!(same.status, 400);
-    for path in ["/jobs/1/cancel", "/experiments/1/resume"] {
+    for path in ["/jobs/1/cancel", "/experiments/1/resume", "/programs"] {
         let refused = server.post_form(path, &Form::default(), &[("Origin", "http://a.example")]);
         assert_eq!(refused.status, 403, "{path}");
     }

@@ -14,7 +14,7 @@
 //! names.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use transputation_circuits::library;
 use transputation_contract::FEATURE_TRANSPORT_AUTO;
@@ -25,7 +25,7 @@ use transputation_netlab::spec::{parse_duration, parse_loss, parse_queue, parse_
 use transputation_netlab::{LinkSpec, CONDITIONS};
 
 use super::html::escape;
-use super::upload;
+use super::{programs, upload};
 use crate::capabilities_cmd::capabilities;
 use crate::experiment_cmd::{experiment_file_of, split_options_list};
 use crate::garble_cmd::parse_scheme;
@@ -46,6 +46,8 @@ pub(super) struct Compose {
     pub(super) circuits: String,
     /// The stored name of a Bristol file uploaded with this form before ([`upload`]).
     pub(super) uploaded: String,
+    /// Registered user programs to run beside the circuits ([`super::programs`]).
+    pub(super) programs: Vec<String>,
     pub(super) schemes: Vec<String>,
     pub(super) transports: String,
     pub(super) conditions: Vec<String>,
@@ -57,6 +59,14 @@ pub(super) struct Compose {
     pub(super) runs: String,
     pub(super) timeout: String,
     pub(super) max_rate: String,
+}
+
+/// Where the form's stored parts are looked for: uploaded circuits
+/// ([`upload::circuits_dir`]) and registered programs ([`programs::programs_dir`]).
+#[derive(Debug, Clone)]
+pub(super) struct Stores {
+    pub(super) circuits: PathBuf,
+    pub(super) programs: PathBuf,
 }
 
 /// A valid form: `testbed run`'s flags for it and what it plans.
@@ -133,6 +143,7 @@ impl Compose {
             name: f.name.clone().unwrap_or_default(),
             circuits: f.circuits.join(";"),
             uploaded: String::new(),
+            programs: Vec::new(),
             schemes: f.schemes.clone(),
             transports: f.transports.join(";"),
             conditions: f.conditions.clone(),
@@ -170,6 +181,10 @@ impl Compose {
                 self.conditions.push(value);
                 return Ok(());
             }
+            "programs" => {
+                self.programs.push(value);
+                return Ok(());
+            }
             other => return Err(format!("The form has no field {other:?}.")),
         };
         *slot = value;
@@ -187,16 +202,25 @@ impl Compose {
     }
 
     /// `testbed run`'s flags for the form, or each bad field with its message; uploads are
-    /// looked for in `circuits_dir`.
-    pub(super) fn check(&self, circuits_dir: &Path) -> Result<Composed, FieldErrors> {
+    /// looked for in `stores.circuits`, programs in `stores.programs`.
+    pub(super) fn check(&self, stores: &Stores) -> Result<Composed, FieldErrors> {
         let mut errors = FieldErrors::new();
         let mut flags = Vec::new();
         let name = self.name.trim();
         if !name.is_empty() {
             flags.push(format!("--name={name}"));
         }
-        if let Some(circuits) = self.check_circuits(circuits_dir, &mut errors) {
-            flags.push(format!("--circuits={}", circuits.join(";")));
+        match self.check_circuits(&stores.circuits, &mut errors) {
+            Some(circuits) if !circuits.is_empty() => {
+                flags.push(format!("--circuits={}", circuits.join(";")));
+            }
+            _ => {}
+        }
+        for program in &self.programs {
+            match programs::stored_dir(&stores.programs, program) {
+                Ok(dir) => flags.push(format!("--program={program}={dir}")),
+                Err(e) => errors.push(("programs", e)),
+            }
         }
         let schemes: Vec<&str> = self.schemes.iter().map(|s| s.trim()).collect();
         if schemes.is_empty() {
@@ -306,10 +330,10 @@ impl Compose {
                 Err(e) => errors.push(("upload", e)),
             }
         }
-        if circuits.is_empty() && errors.len() == before {
+        if circuits.is_empty() && self.programs.is_empty() && errors.len() == before {
             errors.push((
                 "circuits",
-                "give a built-in circuit, or upload a Bristol file".into(),
+                "give a built-in circuit, upload a Bristol file, or choose a program".into(),
             ));
         }
         (errors.len() == before).then_some(circuits)
@@ -447,8 +471,8 @@ fn field_of_key(key: &str) -> &'static str {
 }
 
 /// The form with the values as given and each message beside its field (the upload's
-/// limit stated beside it).
-pub(super) fn form_html(c: &Compose, errors: &FieldErrors) -> String {
+/// limit stated beside it); `registered` are the programs it offers.
+pub(super) fn form_html(c: &Compose, errors: &FieldErrors, registered: &[String]) -> String {
     let beside = |field: &str| -> String {
         errors
             .iter()
@@ -490,6 +514,16 @@ pub(super) fn form_html(c: &Compose, errors: &FieldErrors) -> String {
         "circuits",
         &c.circuits,
         "built-ins separated by ; with options, e.g. aes128;mincut:n=64",
+    );
+    let offered: Vec<(&str, &str)> = registered.iter().map(|p| (p.as_str(), "")).collect();
+    s.push_str(&checkboxes("programs", "program", &offered, &c.programs));
+    if offered.is_empty() {
+        s.push_str("<span class=\"note\">none registered</span> ");
+    }
+    let _ = writeln!(
+        s,
+        "<a href=\"/programs\">register a program</a>{}</div>",
+        beside("programs")
     );
     let schemes: Vec<(&str, &str)> = Scheme::ALL.iter().map(|s| (s.name(), "")).collect();
     s.push_str(&checkboxes("schemes", "scheme", &schemes, &c.schemes));
@@ -615,6 +649,13 @@ pub(super) fn preset_html(chosen: Option<&str>, error: Option<&str>) -> String {
 mod tests {
     use super::*;
 
+    fn stores(dir: &Path) -> Stores {
+        Stores {
+            circuits: dir.to_path_buf(),
+            programs: dir.join("programs"),
+        }
+    }
+
     fn form(pairs: &[(&str, &str)]) -> Compose {
         let mut c = Compose::default();
         for (k, v) in pairs {
@@ -642,7 +683,7 @@ mod tests {
             ("timeout", "60"),
             ("max_rate", "500mbit"),
         ]);
-        let ok = c.check(dir.path()).unwrap();
+        let ok = c.check(&stores(dir.path())).unwrap();
         assert_eq!(
             ok.flags,
             [
@@ -678,7 +719,7 @@ mod tests {
             ("runs", "1"),
             ("timeout", "600"),
         ]);
-        let ok = c.check(dir.path()).unwrap();
+        let ok = c.check(&stores(dir.path())).unwrap();
         assert_eq!(ok.flags[0], "--name=--resume=1");
         assert_eq!(ok.file.name.as_deref(), Some("--resume=1"));
     }
@@ -700,7 +741,7 @@ mod tests {
             ("timeout", "x"),
             ("uploaded", "../../etc/passwd"),
         ]);
-        let e = c.check(dir.path()).unwrap_err();
+        let e = c.check(&stores(dir.path())).unwrap_err();
         assert_eq!(
             fields(&e),
             [
@@ -734,11 +775,11 @@ mod tests {
         assert_eq!(said(8), "bad loss \"200%\": must be below 100 %");
         assert!(said(9).starts_with("bad rate \"fast\""), "{}", said(9));
         let e = form(&[("circuits", "aes128 :n=1")])
-            .check(dir.path())
+            .check(&stores(dir.path()))
             .unwrap_err();
         assert!(e[0].1.contains("without blanks"), "{e:?}");
         // Nothing to run at all.
-        let e = Compose::default().check(dir.path()).unwrap_err();
+        let e = Compose::default().check(&stores(dir.path())).unwrap_err();
         assert_eq!(
             fields(&e),
             [
@@ -764,7 +805,7 @@ mod tests {
             ("runs", "1"),
             ("timeout", "600"),
         ]);
-        let e = c.check(dir.path()).unwrap_err();
+        let e = c.check(&stores(dir.path())).unwrap_err();
         assert_eq!(fields(&e), ["transports"], "{e:?}");
         assert_eq!(e[0].1, "transports[1]: \"tcp\" is given twice");
         assert_eq!(field_of_key("sweep.rate[1]"), "rate");
@@ -778,7 +819,7 @@ mod tests {
         assert_eq!(c.rtt, "100ms");
         assert_eq!(c.loss, "0,0.01%,0.05%,0.1%,0.5%,1%");
         assert_eq!(c.max_rate, "500mbit");
-        let ok = c.check(Path::new("/nonexistent")).unwrap();
+        let ok = c.check(&stores(Path::new("/nonexistent"))).unwrap();
         let f = preset::preset("paper-loss").unwrap();
         assert_eq!(ok.file.sweep, f.sweep);
         assert_eq!(ok.planned_runs, f.resolve().unwrap().plan().len());
@@ -791,7 +832,7 @@ mod tests {
     fn the_form_keeps_what_was_given_and_puts_each_message_beside_its_field() {
         let c = form(&[("rate", "\"><b>fast"), ("conditions", "lan")]);
         let e = vec![("rate", "'fast' is not a rate".to_string())];
-        let html = form_html(&c, &e);
+        let html = form_html(&c, &e, &[]);
         assert!(html.contains("value=\"&quot;&gt;&lt;b&gt;fast\""), "{html}");
         let rate = html.find("id=\"rate\"").unwrap();
         let message = html.find("id=\"rate-error\"").unwrap();
@@ -799,5 +840,37 @@ mod tests {
         assert!(rate < message && message < jitter);
         assert!(html.contains("id=\"condition-lan\" checked"));
         assert!(html.contains("at most 64 MiB"));
+    }
+
+    #[test]
+    fn the_composing_form_runs_a_registered_program_by_its_stored_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let stores = Stores {
+            circuits: dir.path().join("circuits"),
+            programs: dir.path().join("programs"),
+        };
+        programs::register(&stores.programs, "echo", b"true\n", b"true\n").unwrap();
+        let mut c = Compose::default();
+        for (k, v) in [
+            ("programs", "echo"),
+            ("schemes", "ideal"),
+            ("transports", "tcp;udt"),
+            ("conditions", "lan"),
+            ("runs", "2"),
+            ("timeout", "60"),
+        ] {
+            c.set(k, v.into()).unwrap();
+        }
+        let ok = c.check(&stores).unwrap();
+        let flag = format!("--program=echo={}", stores.programs.join("echo").display());
+        assert!(ok.flags.contains(&flag), "{:?}", ok.flags);
+        assert!(!ok.flags.iter().any(|f| f.starts_with("--circuits")));
+        assert_eq!(ok.file.programs["echo"], stores.programs.join("echo"));
+        // One program × 2 transports × 1 condition × 2 runs, with no scheme of ours.
+        assert_eq!(ok.planned_runs, 4);
+        c.set("programs", "gone".into()).unwrap();
+        let e = c.check(&stores).unwrap_err();
+        assert_eq!(fields(&e), ["programs"]);
+        assert!(e[0].1.contains("no program named 'gone'"), "{e:?}");
     }
 }

@@ -67,7 +67,8 @@ pub(super) fn page(title: &str, body: &str) -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{} – transputation</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
          <nav><a href=\"/\">Experiments</a><a href=\"/compare\">Compare</a>\
-         <a href=\"/simulate\">Simulate</a><a href=\"/run\">Run</a></nav>\n{body}\n</body>\n</html>\n",
+         <a href=\"/simulate\">Simulate</a><a href=\"/run\">Run</a>\
+         <a href=\"/programs\">Programs</a></nav>\n{body}\n</body>\n</html>\n",
         escape(title)
     )
 }

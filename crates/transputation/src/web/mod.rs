@@ -6,13 +6,15 @@
 //! runs that command in a process of its own). It composes experiments ([`compose`], with
 //! Bristol uploads, [`upload`]), starts, cancels and resumes them ([`mod@run`]) as `testbed run`
 //! children of this binary, one at a time ([`jobs`]), and shows them running ([`watch`]).
+//! User programs (pairs of shell scripts) are registered on a page of their own
+//! ([`programs`]) and chosen on the composing form like circuits.
 //!
 //! The rest of the binary is synchronous; this command alone starts a tokio runtime, for
 //! axum. Handlers hand database reads, plots and simulations to blocking threads. The
 //! database is opened read-only for every request ([`Db::open_read_only`]): the server
 //! never writes it, the experiments it starts do, and it sees what they record meanwhile.
-//! What it writes itself is the uploads, beside the database. Pages are HTML written here
-//! ([`html`]), with no external asset; the one script is `/static/watch.js`, which keeps a
+//! What it writes itself is the uploads and the registered programs, beside the database.
+//! Pages are HTML written here ([`html`]), with no external asset; the one script is `/static/watch.js`, which keeps a
 //! running experiment's page current. Who may ask is [`auth`]'s, and a request that
 //! changes something (a POST) must come from a page of this server ([`auth::same_origin`]).
 
@@ -21,6 +23,7 @@ mod compose;
 mod html;
 mod jobs;
 mod pages;
+mod programs;
 mod run;
 mod simulate;
 mod upload;
@@ -77,6 +80,8 @@ struct Served {
     jobs: Mutex<jobs::Jobs>,
     /// Where uploaded circuits are kept ([`upload::circuits_dir`]).
     circuits: PathBuf,
+    /// Where user programs are registered ([`programs::programs_dir`]).
+    programs: PathBuf,
 }
 
 /// How often the line of experiments is looked at: an ended one reaped, the next started.
@@ -85,6 +90,14 @@ const JOBS_TICK: Duration = Duration::from_millis(250);
 impl Served {
     fn lock_jobs(&self) -> MutexGuard<'_, jobs::Jobs> {
         self.jobs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Where the composing form's uploads and programs are looked for.
+    fn stores(&self) -> compose::Stores {
+        compose::Stores {
+            circuits: self.circuits.clone(),
+            programs: self.programs.clone(),
+        }
     }
 
     /// `testbed run --db=DB`, the start of every job's arguments.
@@ -133,6 +146,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         simulating: AtomicBool::new(false),
         jobs: Mutex::new(jobs::Jobs::new(program)),
         circuits: upload::circuits_dir(&db),
+        programs: programs::programs_dir(&db),
         db,
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -194,6 +208,12 @@ fn router(served: Shared) -> Router {
                 .post(run::start)
                 // The upload and the other fields, with room for the form's framing.
                 .layer(DefaultBodyLimit::max(upload::LIMIT_BYTES + (1 << 20))),
+        )
+        .route(
+            "/programs",
+            get(programs::list)
+                .post(programs::add)
+                .layer(DefaultBodyLimit::max(2 * programs::LIMIT_BYTES + (1 << 20))),
         )
         .route("/jobs/{id}", get(watch::job_page))
         .route("/jobs/{id}/events", get(watch::job_events))

@@ -13,7 +13,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use axum::extract::multipart::{Field, MultipartRejection};
+use axum::extract::multipart::MultipartRejection;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::{header, StatusCode};
@@ -23,7 +23,8 @@ use serde::Deserialize;
 use super::compose::{self, Compose, FieldErrors, MAX_FIELD_BYTES};
 use super::html::{escape, page, para, table};
 use super::jobs::{self, JobId, JobState};
-use super::{blocking, upload, with_db, PageError, Shared};
+use super::upload::read_limited;
+use super::{blocking, programs, upload, with_db, PageError, Shared};
 
 /// The most fields a form may have (the schemes and the conditions are one each).
 const MAX_FIELDS: usize = 200;
@@ -89,7 +90,11 @@ fn run_page(
     }
     body.push_str(&elsewhere_html(served));
     body.push_str(&compose::preset_html(preset, preset_error));
-    body.push_str(&compose::form_html(compose, errors));
+    let registered: Vec<String> = programs::registered(&served.programs)
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    body.push_str(&compose::form_html(compose, errors, &registered));
     body.push_str(&line_html(served));
     body
 }
@@ -151,7 +156,7 @@ pub(super) async fn start(
 ) -> Result<Response, PageError> {
     let multipart = multipart.map_err(|e| PageError::BadRequest(e.body_text()))?;
     let (compose, mut errors) = read_form(multipart, served.circuits.clone()).await?;
-    let composed = match compose.check(&served.circuits) {
+    let composed = match compose.check(&served.stores()) {
         Ok(c) if errors.is_empty() => c,
         Ok(_) => return Ok(refused(&served, &compose, &errors)),
         Err(more) => {
@@ -168,7 +173,12 @@ pub(super) async fn start(
         "{}: {} ({} × {} × {} × {} × {})",
         file.name.as_deref().unwrap_or("experiment"),
         plural(composed.planned_runs, "run", "runs"),
-        file.circuits.join(", "),
+        file.circuits
+            .iter()
+            .chain(file.programs.keys())
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", "),
         file.schemes.join(", "),
         file.transports.join(", "),
         plural(composed.conditions, "condition", "conditions"),
@@ -238,35 +248,6 @@ async fn read_form(
         form.set(&name, text).map_err(PageError::BadRequest)?;
     }
     Ok((form, errors))
-}
-
-/// A field's bytes, at most `limit` of them.
-async fn read_limited(mut field: Field<'_>, limit: usize) -> Result<Vec<u8>, String> {
-    let most = if limit >= 1 << 20 {
-        format!("{} MiB", limit >> 20)
-    } else {
-        format!("{} KiB", limit >> 10)
-    };
-    let name = field.name().unwrap_or("").to_string();
-    let mut bytes = Vec::new();
-    loop {
-        match field.chunk().await {
-            Ok(Some(chunk)) => {
-                if bytes.len() + chunk.len() > limit {
-                    return Err(format!(
-                        "the field {name:?} is larger than the {most} it may be"
-                    ));
-                }
-                bytes.extend_from_slice(&chunk);
-            }
-            Ok(None) => return Ok(bytes),
-            Err(e) => {
-                return Err(format!(
-                    "the field {name:?} could not be read whole (at most {most}): {e}"
-                ))
-            }
-        }
-    }
 }
 
 /// The form again, with its messages.

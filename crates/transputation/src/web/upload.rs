@@ -1,5 +1,6 @@
 //! Circuits uploaded with the composing form (`multipart/form-data`, read by
-//! [`mod@super::run`]).
+//! [`mod@super::run`]), and the reading of a form's field within a limit, which the
+//! registering of programs shares.
 //!
 //! An uploaded circuit is at most [`LIMIT_BYTES`]; it is read by the circuits crate's
 //! reader (Bristol or Bristol Fashion, detected) before it is kept, and a file it refuses
@@ -12,6 +13,8 @@
 
 use std::path::{Path, PathBuf};
 
+use axum::extract::multipart::Field;
+
 use sha2::{Digest, Sha256};
 use transputation_circuits::bristol;
 
@@ -20,10 +23,15 @@ pub(super) const LIMIT_BYTES: usize = 64 << 20;
 
 /// The directory of uploads for the results database at `db`.
 pub(super) fn circuits_dir(db: &Path) -> PathBuf {
+    beside_db(db, "circuits")
+}
+
+/// The directory `name` beside the results database at `db`.
+pub(super) fn beside_db(db: &Path, name: &str) -> PathBuf {
     db.parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
-        .join("circuits")
+        .join(name)
 }
 
 /// Checks `bytes` as a circuit and stores it in `dir`; returns its stored name, or the
@@ -80,6 +88,35 @@ pub(super) fn stored_path(dir: &Path, name: &str) -> Result<String, String> {
             )
         })?;
     Ok(text.to_string())
+}
+
+/// A field's bytes, at most `limit` of them.
+pub(super) async fn read_limited(mut field: Field<'_>, limit: usize) -> Result<Vec<u8>, String> {
+    let most = if limit >= 1 << 20 {
+        format!("{} MiB", limit >> 20)
+    } else {
+        format!("{} KiB", limit >> 10)
+    };
+    let name = field.name().unwrap_or("").to_string();
+    let mut bytes = Vec::new();
+    loop {
+        match field.chunk().await {
+            Ok(Some(chunk)) => {
+                if bytes.len() + chunk.len() > limit {
+                    return Err(format!(
+                        "the field {name:?} is larger than the {most} it may be"
+                    ));
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(bytes),
+            Err(e) => {
+                return Err(format!(
+                    "the field {name:?} could not be read whole (at most {most}): {e}"
+                ))
+            }
+        }
+    }
 }
 
 #[cfg(test)]
