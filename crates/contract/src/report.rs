@@ -20,8 +20,9 @@ use crate::args::Role;
 /// ([`PartyReport::stream_from_json`] reads them). A version 2 report is refused: it cannot
 /// say which computation of its session it was.
 ///
-/// Version 4 added `auto`; version 5 `backend`, the AES implementation the party used.
-pub const REPORT_VERSION: u32 = 5;
+/// Version 4 added `auto`; version 5 `backend`, the AES implementation the party used;
+/// version 6 `wall_ms` and `peak_rss_bytes`, the whole wait and the memory it took.
+pub const REPORT_VERSION: u32 = 6;
 
 /// Bytes of one direction of a session, by what they carried.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,6 +84,14 @@ pub struct PartyReport {
     /// starts before its evaluator and waits for it, so its time includes that wait.
     #[serde(deserialize_with = "present")]
     pub first_output_ms: Option<f64>,
+    /// This process's start until this report was written, ms: the party's whole wait,
+    /// loading, set-up and (for a garbler) the wait for its evaluator included. Version 6.
+    pub wall_ms: f64,
+    /// The most memory this process held resident until the report was written (the
+    /// kernel's high-water mark, `VmHWM`), bytes; `None` where the system does not say.
+    /// Version 6.
+    #[serde(deserialize_with = "present")]
+    pub peak_rss_bytes: Option<u64>,
     /// Times this party turned from sending to waiting for the peer in the session (the
     /// message table of `transputation-2pc`: 2 for the evaluator, 3 for the garbler, one
     /// less each when the evaluator has no input bits).
@@ -358,6 +367,8 @@ mod tests {
             total_ms: 12.5,
             connect_ms: None,
             first_output_ms: Some(80.25),
+            wall_ms: 95.5,
+            peak_rss_bytes: Some(31 << 20),
             round_trips: 3,
             paper_ms: 9.5,
             ot_ms: 1.0,
@@ -428,16 +439,18 @@ mod tests {
                 )
             );
         }
-        // With version 5 and its fields, it reads.
-        let v5 = UNVERSIONED.replacen(
+        // With version 6 and its fields, it reads.
+        let v6 = UNVERSIONED.replacen(
             '{',
-            "{\"report_version\":5,\"connect_ms\":null,\"first_output_ms\":6100.5,\
+            "{\"report_version\":6,\"connect_ms\":null,\"first_output_ms\":6100.5,\
              \"round_trips\":3,\"paper_ms\":21.25,\"computation\":1,\"online_ms\":null,\
-             \"session\":null,\"auto\":null,\"backend\":\"aes-ni\",",
+             \"session\":null,\"auto\":null,\"backend\":\"aes-ni\",\"wall_ms\":6200.0,\
+             \"peak_rss_bytes\":null,",
             1,
         );
-        let r = PartyReport::from_json("garbler", &v5).unwrap();
+        let r = PartyReport::from_json("garbler", &v6).unwrap();
         assert_eq!(r.backend, "aes-ni");
+        assert_eq!((r.wall_ms, r.peak_rss_bytes), (6200.0, None));
         assert_eq!((r.role, r.total_ms), (Role::Garbler, 5440.299516));
         assert_eq!(
             (r.connect_ms, r.first_output_ms, r.round_trips, r.paper_ms),
@@ -447,11 +460,13 @@ mod tests {
     }
 
     #[test]
-    fn a_report_without_a_field_of_version_2_to_4_is_malformed() {
+    fn a_report_without_a_field_of_version_2_to_6_is_malformed() {
         let full = sample().to_json_value();
         for field in [
             "connect_ms",
             "first_output_ms",
+            "wall_ms",
+            "peak_rss_bytes",
             "round_trips",
             "paper_ms",
             "computation",
@@ -499,7 +514,7 @@ mod tests {
                 .starts_with("the garbler's report is not JSON"),
             "{e}"
         );
-        let e = PartyReport::from_json("garbler", r#"{"report_version":5,"role":"garbler"}"#)
+        let e = PartyReport::from_json("garbler", r#"{"report_version":6,"role":"garbler"}"#)
             .unwrap_err();
         assert!(
             e.to_string()
@@ -572,7 +587,7 @@ mod tests {
         let e = PartyReport::stream_from_json("evaluator", &text).unwrap_err();
         assert!(
             e.to_string().starts_with(
-                "the evaluator's report 4 (version 5) is malformed: missing field `online_ms`"
+                "the evaluator's report 4 (version 6) is malformed: missing field `online_ms`"
             ),
             "{e}"
         );

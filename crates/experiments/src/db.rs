@@ -63,6 +63,9 @@
 //!   garbler_backend TEXT, evaluator_backend TEXT -- the AES implementation each party
 //!                    -- garbled or evaluated with (their reports' `backend`); NULL for user
 //!                    -- programs, failed runs and rows older than schema version 8
+//!   garbler_peak_rss_bytes INTEGER, evaluator_peak_rss_bytes INTEGER -- the most memory
+//!                    -- each party's process held (their reports' `peak_rss_bytes`); NULL
+//!                    -- for user programs, failed runs and rows older than version 9
 //!   started_at TEXT, garbler_report TEXT, evaluator_report TEXT (their JSON reports, one
 //!                    -- line per computation),
 //!   garbler_output TEXT, evaluator_output TEXT (standard output and error, last 64 KiB),
@@ -79,7 +82,9 @@
 //! `online_ms` and `online_max_ms` in 5 with report version 3, older runs having had one
 //! computation; `protocol_version` in 6, NULL in older rows; `transport_written` and the
 //! `auto_*` columns in 7, NULL in older rows; `garbler_backend` and `evaluator_backend` in 8
-//! with report version 5, NULL in older rows), and a newer one is refused;
+//! with report version 5, NULL in older rows; `garbler_peak_rss_bytes` and
+//! `evaluator_peak_rss_bytes` in 9 with report version 6, NULL in older rows), and a newer
+//! one is refused;
 //! [`Db::open_read_only`] never writes, so it refuses an older one too. Rows are read by
 //! column name, so the order of the columns in a file does not matter.
 
@@ -310,6 +315,10 @@ pub struct RunRecord {
     pub garbler_backend: Option<String>,
     /// The AES backend the evaluator used.
     pub evaluator_backend: Option<String>,
+    /// The most memory the garbler's process held, bytes (its report's `peak_rss_bytes`).
+    pub garbler_peak_rss_bytes: Option<u64>,
+    /// The most memory the evaluator's process held, bytes.
+    pub evaluator_peak_rss_bytes: Option<u64>,
     /// The garbler's JSON reports, one line per computation.
     pub garbler_report: Option<String>,
     /// The evaluator's JSON reports, one line per computation.
@@ -378,6 +387,8 @@ impl RunRecord {
             auto_agree_ms: None,
             garbler_backend: None,
             evaluator_backend: None,
+            garbler_peak_rss_bytes: None,
+            evaluator_peak_rss_bytes: None,
             garbler_report: None,
             evaluator_report: None,
             garbler_output: None,
@@ -667,10 +678,11 @@ impl Db {
              handshake_ms, first_output_ms, paper_ms, garbler_round_trips, \
              evaluator_round_trips, computations, online_ms, online_max_ms, protocol_version, \
              transport_written, auto_choice, auto_predicted_ms, auto_probe_ms, auto_agree_ms, \
-             garbler_backend, evaluator_backend) \
+             garbler_backend, evaluator_backend, garbler_peak_rss_bytes, \
+             evaluator_peak_rss_bytes) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
              ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, \
-             ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45)",
+             ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47)",
             params![
                 experiment_id,
                 r.cell.circuit,
@@ -717,6 +729,8 @@ impl Db {
                 r.auto_agree_ms,
                 r.garbler_backend,
                 r.evaluator_backend,
+                r.garbler_peak_rss_bytes.map(to_i64),
+                r.evaluator_peak_rss_bytes.map(to_i64),
             ],
         )
         .map_err(db_err(format!(
@@ -738,7 +752,8 @@ impl Db {
              paper_ms, garbler_round_trips, evaluator_round_trips, computations, online_ms, \
              online_max_ms, protocol_version, transport_written, auto_choice, \
              auto_predicted_ms, auto_probe_ms, auto_agree_ms, garbler_backend, \
-             evaluator_backend FROM runs WHERE experiment_id = ?1 ORDER BY id",
+             evaluator_backend, garbler_peak_rss_bytes, evaluator_peak_rss_bytes FROM runs \
+             WHERE experiment_id = ?1 ORDER BY id",
             params![experiment_id],
             read_run,
         )
@@ -844,6 +859,8 @@ fn read_run(r: &Row<'_>) -> rusqlite::Result<RunRecord> {
         auto_agree_ms: r.get("auto_agree_ms")?,
         garbler_backend: r.get("garbler_backend")?,
         evaluator_backend: r.get("evaluator_backend")?,
+        garbler_peak_rss_bytes: read_u64(r, "garbler_peak_rss_bytes")?,
+        evaluator_peak_rss_bytes: read_u64(r, "evaluator_peak_rss_bytes")?,
     })
 }
 

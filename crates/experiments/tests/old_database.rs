@@ -5,12 +5,59 @@
 //! unknown), with one computation each and no online time (schema version 5) and without
 //! the parties' protocol version (schema version 6: NULL, unknown), each run's transport as
 //! written being the one it ran and nothing of auto (schema version 7), the parties' AES
-//! backends unknown (schema version 8), and accepts new runs.
+//! backends unknown (schema version 8), their peak memory unknown (schema version 9), and accepts
+//! new runs.
 
 use std::path::Path;
 
-use transputation_experiments::db::{Db, Status, SCHEMA_VERSION};
+use transputation_experiments::db::{Db, RunRecord, Status, SCHEMA_VERSION};
 use transputation_experiments::report;
+
+/// The columns of schema versions 4 to 9 in a run recorded at version 3: not measured then,
+/// so unknown.
+fn columns_after_version_3_are_unknown(r: &RunRecord) {
+    // Version 4's.
+    assert_eq!(
+        (
+            r.connect_ms,
+            r.handshake_ms,
+            r.first_output_ms,
+            r.paper_ms,
+            r.garbler_round_trips,
+            r.evaluator_round_trips
+        ),
+        (None, None, None, None, None, None)
+    );
+    // Version 5's: one computation per session, as every run had then.
+    assert_eq!(
+        (r.computations, r.online_ms, r.online_max_ms),
+        (1, None, None)
+    );
+    // Version 6's: the parties' protocol version was not recorded then.
+    assert_eq!(r.protocol_version, None);
+    // Version 7's: the transport ran as written; no auto then.
+    assert_eq!(r.transport_written, None);
+    assert_eq!(r.transport_as_written(), r.cell.transport);
+    assert_eq!(
+        (
+            r.auto_choice.as_deref(),
+            r.auto_predicted_ms,
+            r.auto_probe_ms,
+            r.auto_agree_ms
+        ),
+        (None, None, None, None)
+    );
+    // Version 8's: the AES backends were not recorded then.
+    assert_eq!(
+        (r.garbler_backend.as_ref(), r.evaluator_backend.as_ref()),
+        (None, None)
+    );
+    // Version 9's: nor the parties' memory.
+    assert_eq!(
+        (r.garbler_peak_rss_bytes, r.evaluator_peak_rss_bytes),
+        (None, None)
+    );
+}
 
 fn fixture_copy(dir: &Path) -> std::path::PathBuf {
     let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-v3.sqlite");
@@ -22,8 +69,8 @@ fn fixture_copy(dir: &Path) -> std::path::PathBuf {
 #[test]
 fn a_database_of_the_previous_build_reads_the_same() {
     assert_eq!(
-        SCHEMA_VERSION, 8,
-        "a new version: keep this file's checks of versions 3 to 8"
+        SCHEMA_VERSION, 9,
+        "a new version: keep this file's checks of versions 3 to 9"
     );
     let dir = tempfile::tempdir().unwrap();
     let path = fixture_copy(dir.path());
@@ -67,43 +114,8 @@ fn a_database_of_the_previous_build_reads_the_same() {
         .unwrap()
         .contains("\"output\":\"66e94bd4ef8a2c3b884cfa59ca342b2e\""));
     assert_eq!(runs[1].cell.transport, "mtcp:streams=2");
-    // Version 4's columns: not measured then, so unknown.
     for r in &runs {
-        assert_eq!(
-            (
-                r.connect_ms,
-                r.handshake_ms,
-                r.first_output_ms,
-                r.paper_ms,
-                r.garbler_round_trips,
-                r.evaluator_round_trips
-            ),
-            (None, None, None, None, None, None)
-        );
-        // Version 5's: one computation per session, as every run had then.
-        assert_eq!(
-            (r.computations, r.online_ms, r.online_max_ms),
-            (1, None, None)
-        );
-        // Version 6's: the parties' protocol version was not recorded then.
-        assert_eq!(r.protocol_version, None);
-        // Version 7's: the transport ran as written; no auto then.
-        assert_eq!(r.transport_written, None);
-        assert_eq!(r.transport_as_written(), r.cell.transport);
-        assert_eq!(
-            (
-                r.auto_choice.as_deref(),
-                r.auto_predicted_ms,
-                r.auto_probe_ms,
-                r.auto_agree_ms
-            ),
-            (None, None, None, None)
-        );
-        // Version 8's: the AES backends were not recorded then.
-        assert_eq!(
-            (r.garbler_backend.as_ref(), r.evaluator_backend.as_ref()),
-            (None, None)
-        );
+        columns_after_version_3_are_unknown(r);
     }
 
     let timeout = &db.runs(experiments[1].id).unwrap()[0];

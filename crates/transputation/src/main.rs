@@ -91,7 +91,7 @@ enum Command {
 
 fn main() {
     // The process's start, as early as `main` can take it: a party reports its time from
-    // here to its output (`first_output_ms`).
+    // here to its output (`first_output_ms`) and to its report (`wall_ms`), `run` its own.
     let started = std::time::Instant::now();
     let cli = Cli::parse();
     let result = match cli.command {
@@ -104,7 +104,7 @@ fn main() {
         Command::Garbler(args) if args.session.is_auto() => auto_cmd::garbler(args, started),
         Command::Garbler(args) => party_cmd::garbler(args, started),
         Command::Evaluator(args) => party_cmd::evaluator(args, started),
-        Command::Run(args) => run_cmd::run(args),
+        Command::Run(args) => run_cmd::run(args, started),
         Command::Testbed(cmd) => testbed_cmd::run(cmd),
         Command::Keygen(args) => secure_cmd::keygen(args),
         Command::Capabilities(args) => capabilities_cmd::run(args),

@@ -81,7 +81,8 @@ pub struct SessionArgs {
     /// the buffer sizing: buffer_bytes, bdp_bytes, paper_bound_bytes, volume_bytes;
     /// protection: none, noise-psk or noise-kk, and handshake_ms (the garbler's before
     /// total_ms, the evaluator's inside it); connect_ms (the evaluator's connect call),
-    /// first_output_ms (process start to output), round_trips, backend (the AES
+    /// first_output_ms (process start to output), wall_ms (process start to this report)
+    /// and peak_rss_bytes (the most memory it held), round_trips, backend (the AES
     /// implementation this party used), and paper_ms (the paper's
     /// measure: garbling, the tables' transfer and the output, OT and set-up excluded);
     /// auto (with --transport auto: the path, the choice, its prediction and why, the
@@ -189,6 +190,15 @@ impl SessionArgs {
             load_ms,
             sizing,
         })
+    }
+
+    /// Checks the flags a party reads before it loads its circuit: the circuit's name (a
+    /// built-in's parameters, a file's existence) and the time limits.
+    pub(crate) fn check_flags(&self) -> Result<()> {
+        library::check(&self.circuit)?;
+        seconds("--timeout", self.timeout)?;
+        seconds("--connect-timeout", self.connect_timeout)?;
+        Ok(())
     }
 
     pub(crate) fn config(&self, loaded: &Loaded) -> Result<Config> {
@@ -315,6 +325,8 @@ fn party_report(
             .as_ref()
             .filter(|_| first)
             .map(|_| ms(r.output_at.saturating_duration_since(around.started))),
+        wall_ms: ms(around.started.elapsed()),
+        peak_rss_bytes: crate::report::peak_rss_bytes(),
         round_trips: r.round_trips,
         paper_ms: ms(r.paper),
         ot_ms: ms(r.ot),

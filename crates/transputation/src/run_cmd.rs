@@ -9,14 +9,12 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use serde_json::json;
 use transputation_2pc::OutputMode;
-use transputation_circuits::encoding::encode_party_input;
-use transputation_circuits::Party;
 use transputation_contract::{self as contract, PartyArgs, PartyReport, Role, REPORT_VERSION};
 
 use crate::party_cmd::SessionArgs;
@@ -133,6 +131,21 @@ impl PartyProcess {
     }
 }
 
+impl PartyProcess {
+    /// [`PartyProcess::finish`] if the process ends within `wait`; `None` if it still runs.
+    fn finish_within(self, wait: Duration) -> Option<Result<PartyReport>> {
+        let deadline = Instant::now() + wait;
+        let mut this = self;
+        loop {
+            match this.child.try_wait() {
+                Ok(Some(_)) | Err(_) => return Some(this.finish()),
+                Ok(None) if Instant::now() >= deadline => return None,
+                Ok(None) => thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    }
+}
+
 impl Drop for PartyProcess {
     fn drop(&mut self) {
         // Never leave a party behind (after an error the other may still wait).
@@ -143,13 +156,14 @@ impl Drop for PartyProcess {
     }
 }
 
-pub fn run(args: RunArgs) -> Result<()> {
+/// `transputation run`: the flags checked, the parties started and their reports merged;
+/// `started` is this process's start, from which the merged report's `wall_ms` runs.
+pub fn run(args: RunArgs, started: Instant) -> Result<()> {
     let s = &args.session;
-    // Check the flags and inputs here, so that a typo is reported once and before any process starts.
-    let loaded = s.load()?;
-    s.config(&loaded)?;
-    encode_party_input(&loaded.circuit, Party::Garbler, &args.garbler_input)?;
-    encode_party_input(&loaded.circuit, Party::Evaluator, &args.evaluator_input)?;
+    // The flags are checked here, so that a typo is reported once and before any process
+    // starts; the circuit and the inputs are each party's to read (reading a large circuit
+    // here too would double the wait before the session), and a party's error is `run`'s.
+    s.check_flags()?;
 
     // The parties' one-time key: a 0600 file in a 0700 directory, removed when `run` ends.
     let (_key_dir, psk) = if args.insecure {
@@ -171,11 +185,10 @@ pub fn run(args: RunArgs) -> Result<()> {
     // --timeout waits for one that failed, not for one on its way.
     g_args.accept_timeout_secs = Some(s.timeout);
     let garbler = PartyProcess::spawn("garbler", g_args.to_argv(), Some(tx))?;
-    // Loading a large circuit takes the garbler a while; wait for its address as long as
-    // loading took here, plus the timeout.
-    let wait =
-        Duration::from_secs_f64(s.timeout) + Duration::from_secs_f64(loaded.load_ms / 1e3 * 4.0);
-    let addr = match rx.recv_timeout(wait) {
+    // The garbler announces its address once it has loaded the circuit and prepared,
+    // which takes as long as the circuit is large; it cannot hang meanwhile (no peer is
+    // involved yet), and a garbler that ends closes the channel.
+    let addr = match rx.recv() {
         Ok(a) => a,
         Err(_) => {
             return Err(garbler
@@ -195,12 +208,15 @@ pub fn run(args: RunArgs) -> Result<()> {
         psk.as_deref(),
     );
     let evaluator = PartyProcess::spawn("evaluator", e_args.to_argv(), None)?;
-    let e = evaluator.finish();
-    let g = garbler.finish();
-    let (g, e) = match (g, e) {
-        (Ok(g), Ok(e)) => (g, e),
-        (Err(ge), Err(ee)) => bail!("{ge:#}\n{ee:#}"),
-        (Err(x), _) | (_, Err(x)) => return Err(x),
+    let (g, e) = match evaluator.finish() {
+        Ok(e) => (garbler.finish()?, e),
+        // A garbler that failed first (the evaluator's error is then its echo) is named
+        // with it; one still waiting for this evaluator (whose input was refused, say)
+        // waits for nobody, and is stopped when dropped here.
+        Err(ee) => match garbler.finish_within(Duration::from_secs(1)) {
+            Some(Err(ge)) => bail!("{ge:#}\n{ee:#}"),
+            _ => return Err(ee),
+        },
     };
     if s.output == OutputMode::Both && g.output != e.output {
         bail!(
@@ -209,12 +225,12 @@ pub fn run(args: RunArgs) -> Result<()> {
             json!(e.output)
         );
     }
-    print_merged(s, loaded.and_gates, &g, &e)
+    print_merged(s, started, &g, &e)
 }
 
 /// Prints the parties' reports of `run` merged into one: as JSON with `--json`, else the
 /// output on standard output and the times on standard error.
-fn print_merged(s: &SessionArgs, and_gates: u64, g: &PartyReport, e: &PartyReport) -> Result<()> {
+fn print_merged(s: &SessionArgs, started: Instant, g: &PartyReport, e: &PartyReport) -> Result<()> {
     let merged = json!({
         "report_version": REPORT_VERSION,
         "output": e.output,
@@ -228,7 +244,7 @@ fn print_merged(s: &SessionArgs, and_gates: u64, g: &PartyReport, e: &PartyRepor
         "transport": e.transport,
         "auto": e.auto,
         "circuit": s.circuit,
-        "and_gates": and_gates,
+        "and_gates": g.and_gates,
         "load_ms": g.load_ms,
         "setup_ms": g.setup_ms,
         "buffer_bytes": g.buffer_bytes,
@@ -239,6 +255,9 @@ fn print_merged(s: &SessionArgs, and_gates: u64, g: &PartyReport, e: &PartyRepor
         "connect_ms": e.connect_ms,
         "first_output_ms": e.first_output_ms,
         "paper_ms": g.paper_ms,
+        // The whole wait: this process's start until the merged report.
+        "wall_ms": started.elapsed().as_secs_f64() * 1e3,
+        "peak_rss_bytes": {"garbler": g.peak_rss_bytes, "evaluator": e.peak_rss_bytes},
         "round_trips": {"garbler": g.round_trips, "evaluator": e.round_trips},
         "backend": {"garbler": g.backend, "evaluator": e.backend},
         "garbler": g.to_json_value(),

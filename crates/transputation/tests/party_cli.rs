@@ -72,6 +72,15 @@ fn aes128_over_every_scheme_and_reliable_transport() {
             ] {
                 assert!(v[key].as_f64().unwrap() >= 0.0, "{key}: {v}");
             }
+            // The whole wait covers the protocol, and each party says what memory it took.
+            let wall = v["wall_ms"].as_f64().unwrap();
+            assert!(wall >= v["total_ms"].as_f64().unwrap(), "{v}");
+            for party in ["garbler", "evaluator"] {
+                let rss = v["peak_rss_bytes"][party].as_u64().unwrap();
+                assert!(rss > 1 << 20, "{party}: {v}");
+                assert_eq!(v[party]["peak_rss_bytes"], rss);
+                assert!(v[party]["wall_ms"].as_f64().unwrap() <= wall, "{v}");
+            }
             let g2e = v["bytes_garbler_to_evaluator"].as_u64().unwrap();
             let tables = v["garbler"]["parts_garbler_to_evaluator"]["tables"]
                 .as_u64()
@@ -275,6 +284,35 @@ fn bad_inputs_name_the_problem() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("garbler input"), "{err}");
+    // The evaluator's input is the evaluator's to refuse: its error is `run`'s, at once,
+    // not after the garbler gave up waiting for it (--timeout).
+    let started = std::time::Instant::now();
+    let out = run(&[
+        "run",
+        "--circuit",
+        "aes128",
+        "--garbler-input",
+        AES_KEY,
+        "--evaluator-input",
+        "00",
+        "--timeout",
+        "60",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the evaluator failed") && err.contains("evaluator input"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{err}"
+    );
+    // A circuit that is not there is named before any party starts.
+    let out = run(&["run", "--circuit", "aes129"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("aes129"), "{err}");
+    assert!(!err.contains("garbler failed"), "{err}");
 }
 
 #[test]

@@ -254,7 +254,8 @@ fn runs_are_measured_with_their_environment(db: &Path, text: &str) {
             "SELECT count(*) FROM runs WHERE scheme = 'ideal' AND connect_ms > 0 AND \
              handshake_ms IS NOT NULL AND first_output_ms >= 2 * rtt_us / 1e3 AND \
              paper_ms >= rtt_us / 1e3 AND \
-             paper_ms < total_ms AND garbler_round_trips = 3 AND evaluator_round_trips = 2"
+             paper_ms < total_ms AND garbler_round_trips = 3 AND evaluator_round_trips = 2 \
+             AND garbler_peak_rss_bytes > 1048576 AND evaluator_peak_rss_bytes > 1048576"
         ),
         8
     );
@@ -263,7 +264,8 @@ fn runs_are_measured_with_their_environment(db: &Path, text: &str) {
             db,
             "SELECT count(*) FROM runs WHERE scheme = 'program' AND connect_ms IS NULL AND \
              handshake_ms IS NULL AND first_output_ms IS NULL AND paper_ms IS NULL AND \
-             garbler_round_trips IS NULL AND evaluator_round_trips IS NULL"
+             garbler_round_trips IS NULL AND evaluator_round_trips IS NULL AND \
+             garbler_peak_rss_bytes IS NULL AND evaluator_peak_rss_bytes IS NULL"
         ),
         8
     );

@@ -209,6 +209,18 @@ pub fn load_with_parties(name: &str, parties: Option<&[Party]>) -> Result<Circui
     Ok(circuit)
 }
 
+/// Checks a circuit name as [`load_with_parties`] resolves it, without building or reading
+/// the circuit: a built-in's parameters, or a file's existence. What only the circuit
+/// shows (a file's contents) is left to loading it.
+pub fn check(name: &str) -> Result<(), LoadError> {
+    let builtin_name = name.split_once(':').map_or(name, |(n, _)| n);
+    if builtins().iter().any(|b| b.name == builtin_name) || !Path::new(name).exists() {
+        parse_spec(name).map(drop)
+    } else {
+        Ok(())
+    }
+}
+
 /// [`load_with_parties`] with the default party assignment.
 pub fn load(name: &str) -> Result<Circuit, LoadError> {
     load_with_parties(name, None)

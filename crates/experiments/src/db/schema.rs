@@ -152,6 +152,15 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         table: "runs",
         columns: &[("garbler_backend", "TEXT"), ("evaluator_backend", "TEXT")],
     },
+    // 9: the most memory each party held (report version 6); NULL for older runs, user
+    // programs and failed runs.
+    Migration::AddColumns {
+        table: "runs",
+        columns: &[
+            ("garbler_peak_rss_bytes", "INTEGER"),
+            ("evaluator_peak_rss_bytes", "INTEGER"),
+        ],
+    },
 ];
 
 /// The schema version this build writes: the number of migrations.

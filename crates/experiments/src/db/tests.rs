@@ -35,6 +35,8 @@ pub(crate) fn ok_run(transport: &str, rep: u32, total: f64) -> RunRecord {
         auto_agree_ms: Some(0.75),
         garbler_backend: Some("vaes256".into()),
         evaluator_backend: Some("aes-ni".into()),
+        garbler_peak_rss_bytes: Some(190 << 20),
+        evaluator_peak_rss_bytes: Some(35 << 20),
         garbler_report: Some("{\"total_ms\": 1}".into()),
         ..RunRecord::ok(
             Cell {
@@ -150,12 +152,18 @@ const VERSION_7_COLUMNS: [&str; 5] = [
 /// The columns schema version 8 added to `runs`.
 const VERSION_8_COLUMNS: [&str; 2] = ["garbler_backend", "evaluator_backend"];
 
+/// The columns schema version 9 added to `runs`.
+const VERSION_9_COLUMNS: [&str; 2] = ["garbler_peak_rss_bytes", "evaluator_peak_rss_bytes"];
+
 /// A file of an older schema: today's tables without the columns added since `version`,
 /// with one experiment recorded then (by hand, as that version wrote it).
 fn old_file(path: &Path, version: i64) -> i64 {
     let db = Db::open(path).unwrap();
     let mut sql = String::new();
-    let mut dropped = VERSION_8_COLUMNS.to_vec();
+    let mut dropped = VERSION_9_COLUMNS.to_vec();
+    if version < 8 {
+        dropped.extend(VERSION_8_COLUMNS);
+    }
     if version < 7 {
         dropped.extend(VERSION_7_COLUMNS);
     }
@@ -184,7 +192,8 @@ fn old_file(path: &Path, version: i64) -> i64 {
     assert_eq!(has_column(&db, "runs", "computations"), version >= 5);
     assert_eq!(has_column(&db, "runs", VERSION_6_COLUMN), version >= 6);
     assert_eq!(has_column(&db, "runs", "auto_choice"), version >= 7);
-    assert!(!has_column(&db, "runs", "garbler_backend"));
+    assert_eq!(has_column(&db, "runs", "garbler_backend"), version >= 8);
+    assert!(!has_column(&db, "runs", "garbler_peak_rss_bytes"));
     db.conn
         .execute(
             "INSERT INTO experiments (name, spec, planned_runs, version, kernel, cpu, host, \
@@ -406,10 +415,41 @@ fn a_newer_file_is_refused() {
     Db::open(&path)
         .unwrap()
         .conn
-        .execute_batch("PRAGMA user_version = 9")
+        .execute_batch("PRAGMA user_version = 10")
         .unwrap();
     let e = Db::open(&path).unwrap_err().to_string();
-    assert!(e.contains("version 9, newer than this tool's 8"), "{e}");
+    assert!(e.contains("version 10, newer than this tool's 9"), "{e}");
+}
+
+#[test]
+fn a_version_8_file_gets_the_parties_memory_unknown_for_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v8.sqlite");
+    let before = old_file(&path, 8);
+    let old = Connection::open(&path).unwrap();
+    old.execute(
+        "INSERT INTO runs (experiment_id, circuit, scheme, transport, condition, repetition, \
+         rtt_us, loss, jitter_us, emulator, status, total_ms, computations, garbler_backend) \
+         VALUES (?1, 'aes128', 'ideal', 'tcp', 'wan', 0, 100000, 0.0, 0, 'emu', 'ok', 517.0, 1, \
+         'vaes')",
+        params![before],
+    )
+    .unwrap();
+    drop(old);
+    let mut db = Db::open(&path).unwrap();
+    assert_eq!(user_version(&db), SCHEMA_VERSION);
+    let r = &db.runs(before).unwrap()[0];
+    assert_eq!(r.garbler_backend.as_deref(), Some("vaes"));
+    assert_eq!(
+        (r.garbler_peak_rss_bytes, r.evaluator_peak_rss_bytes),
+        (None, None)
+    );
+    db.insert_run(before, &ok_run("tcp", 1, 400.0)).unwrap();
+    let r = &db.runs(before).unwrap()[1];
+    assert_eq!(
+        (r.garbler_peak_rss_bytes, r.evaluator_peak_rss_bytes),
+        (Some(190 << 20), Some(35 << 20))
+    );
 }
 
 #[test]

@@ -208,6 +208,9 @@ impl Measured {
             auto_agree_ms: auto.and_then(|a| a.agree_ms),
             garbler_backend: Some(g.backend.clone()),
             evaluator_backend: Some(e.backend.clone()),
+            // The last report's, which covers the process's whole life.
+            garbler_peak_rss_bytes: self.garbler.iter().filter_map(|r| r.peak_rss_bytes).max(),
+            evaluator_peak_rss_bytes: self.evaluator.iter().filter_map(|r| r.peak_rss_bytes).max(),
             garbler_report: Some(lines(&self.garbler)),
             evaluator_report: Some(lines(&self.evaluator)),
             ..RunRecord::ok(p.cell.clone(), p.repetition, link.clone())

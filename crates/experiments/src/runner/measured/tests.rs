@@ -19,8 +19,8 @@ fn report(role: &str, computation: u32, output: &str, online: &str, fields: &str
     )
 }
 
-const GARBLER_FIELDS: &str = r#""connect_ms":null,"first_output_ms":900.0,"round_trips":3,"paper_ms":21.5,"handshake_ms":0.4"#;
-const EVALUATOR_FIELDS: &str = r#""connect_ms":1.25,"first_output_ms":640.5,"round_trips":2,"paper_ms":17.0,"handshake_ms":30.5"#;
+const GARBLER_FIELDS: &str = r#""connect_ms":null,"first_output_ms":900.0,"wall_ms":950.0,"peak_rss_bytes":52428800,"round_trips":3,"paper_ms":21.5,"handshake_ms":0.4"#;
+const EVALUATOR_FIELDS: &str = r#""connect_ms":1.25,"first_output_ms":640.5,"wall_ms":700.0,"peak_rss_bytes":41943040,"round_trips":2,"paper_ms":17.0,"handshake_ms":30.5"#;
 
 fn garbler(computation: u32) -> String {
     report(
