@@ -569,8 +569,6 @@ async fn bad_rate(client: &Client, server: &Server, shots: Option<&Path>) {
 /// The views the test does not check: the list, a simulation and a comparison (of a
 /// second experiment, run for it over HTTP), for the screenshots alone.
 async fn other_views(client: &Client, server: &Server, id: i64, shots: Option<&Path>) {
-    within("the list", client.goto(&format!("{}/", server.base))).await;
-    shoot(client, shots, "experiments", false).await;
     within(
         "simulating",
         client.goto(&format!(
@@ -598,6 +596,8 @@ async fn other_views(client: &Client, server: &Server, id: i64, shots: Option<&P
         page.contains("data-state=\"ended\"").then_some(())
     })
     .await;
+    within("the list", client.goto(&format!("{}/", server.base))).await;
+    shoot(client, shots, "experiments", false).await;
     let other = id + 1;
     within(
         "comparing",
