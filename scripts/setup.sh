@@ -13,6 +13,9 @@ need_root() {
 # jq, with which the main job reads JSON, and a font for the text of the PNG plots.
 packages=(build-essential libudt-dev pkg-config curl ca-certificates iproute2 ethtool time jq
   fonts-dejavu-core)
+# The web UI's browser test (crates/transputation/tests/web_browser.rs): headless Chromium
+# and the chromedriver it is driven through.
+packages+=(chromium chromium-driver)
 # The 64-bit ARM tests (the `armv8` AES backend, cross-compiled and run under qemu-user): the
 # cross compiler and its C library, and qemu-user.
 packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)

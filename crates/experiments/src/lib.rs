@@ -5,7 +5,8 @@
 //! a plan out, one topology per condition, the parties as process groups with a per-run
 //! limit; [`db`] is the SQLite results database and its schema; [`preset`] names the
 //! papers' experiments; [`report`] gives the paper's Table 4 shape, [`failures`] what went
-//! wrong where, and [`plot`] time against RTT, loss or rate as SVG. The parties' command
+//! wrong where, and [`plot`] time against RTT, loss or rate (or per transport, where no axis
+//! varies) as SVG. The parties' command
 //! lines come from the caller through [`runner::Launcher`]; [`launch`] is the one call a front
 //! end makes to start or resume an experiment with a `transputation` binary's parties.
 

@@ -8,7 +8,10 @@
 //!
 //! A figure is drawn for each circuit and axis along which the experiment varies (at least
 //! two values with successful runs) while the other two axes stay fixed; an experiment
-//! sweeping RTT and loss gets one RTT figure per loss value and one loss figure per RTT.
+//! sweeping RTT and loss gets one RTT figure per loss value and one loss figure per RTT. A
+//! circuit whose runs vary no axis (a single condition, or conditions that differ in more
+//! than one axis at once) gets instead a bar chart per condition: a bar per transport and
+//! scheme, its mean time with the same error bar, in the colour its line would have.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -52,6 +55,17 @@ impl Axis {
         }
     }
 
+    /// The run's value on this axis, as a title names it.
+    fn describe(self, r: &RunRecord) -> String {
+        let v = self.value(r);
+        match self {
+            Axis::Rtt => format!("RTT {v} ms"),
+            Axis::Loss => format!("loss {v} %"),
+            Axis::Rate if v == 0.0 => "no rate limit".into(),
+            Axis::Rate => format!("{v} Mbit/s"),
+        }
+    }
+
     /// The run's value on this axis (an unlimited rate is 0).
     fn value(self, r: &RunRecord) -> f64 {
         match self {
@@ -70,9 +84,10 @@ type Series = Vec<(f64, f64, f64)>;
 pub struct Figure {
     /// The title.
     pub title: String,
-    /// The x axis.
-    pub axis: Axis,
-    /// Lines by `transport / scheme`.
+    /// The x axis; `None` for a bar chart at one condition, whose every series has one
+    /// point (its x is 0 and means nothing).
+    pub axis: Option<Axis>,
+    /// Lines (or bars) by `transport / scheme`.
     pub series: BTreeMap<String, Series>,
 }
 
@@ -96,6 +111,7 @@ pub fn figures(runs: &[RunRecord]) -> Vec<(String, Figure)> {
     }
     for circuit in circuits {
         let mine: Vec<&&RunRecord> = ok.iter().filter(|r| r.cell.circuit == circuit).collect();
+        let drawn = out.len();
         for axis in Axis::ALL {
             let others: Vec<Axis> = Axis::ALL.into_iter().filter(|&a| a != axis).collect();
             // Group by the other two axes' values.
@@ -138,18 +154,7 @@ pub fn figures(runs: &[RunRecord]) -> Vec<(String, Figure)> {
                         (name, s)
                     })
                     .collect();
-                let fixed: Vec<String> = others
-                    .iter()
-                    .map(|a| {
-                        let v = a.value(rs[0]);
-                        match a {
-                            Axis::Rtt => format!("RTT {v} ms"),
-                            Axis::Loss => format!("loss {v} %"),
-                            Axis::Rate if v == 0.0 => "no rate limit".into(),
-                            Axis::Rate => format!("{v} Mbit/s"),
-                        }
-                    })
-                    .collect();
+                let fixed: Vec<String> = others.iter().map(|a| a.describe(rs[0])).collect();
                 let file = if n_groups > 1 {
                     format!("{}-time-vs-{}-{}", slug(circuit), axis.name(), gi + 1)
                 } else {
@@ -163,14 +168,72 @@ pub fn figures(runs: &[RunRecord]) -> Vec<(String, Figure)> {
                             axis.name(),
                             fixed.join(", ")
                         ),
-                        axis,
+                        axis: Some(axis),
                         series,
                     },
                 ));
             }
         }
+        if out.len() == drawn {
+            out.extend(bar_figures(circuit, &mine));
+        }
     }
     out
+}
+
+/// Mean and standard deviation of each `transport / scheme` among `runs`, as one-point
+/// series at x = 0.
+fn by_line(runs: &[&RunRecord]) -> BTreeMap<String, Series> {
+    let mut times: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for r in runs {
+        times
+            .entry(format!("{} / {}", r.transport_as_written(), r.cell.scheme))
+            .or_default()
+            .push(r.total_ms.unwrap_or(0.0));
+    }
+    times
+        .into_iter()
+        .map(|(name, ts)| {
+            let (m, sd) = mean_sd(&ts);
+            (name, vec![(0.0, m.unwrap_or(0.0), sd.unwrap_or(0.0))])
+        })
+        .collect()
+}
+
+/// The bar charts of a circuit whose runs vary no axis: one per condition, in the order
+/// the runs first reach it.
+fn bar_figures(circuit: &str, runs: &[&&RunRecord]) -> Vec<(String, Figure)> {
+    let mut conditions: Vec<&str> = Vec::new();
+    for r in runs {
+        index_or_push(&mut conditions, r.cell.condition.as_str());
+    }
+    let several = conditions.len() > 1;
+    conditions
+        .iter()
+        .enumerate()
+        .map(|(i, condition)| {
+            let mine: Vec<&RunRecord> = runs
+                .iter()
+                .filter(|r| r.cell.condition == *condition)
+                .map(|r| **r)
+                .collect();
+            let link: Vec<String> = Axis::ALL.iter().map(|a| a.describe(mine[0])).collect();
+            let file = if several {
+                format!("{}-time-by-transport-{}", slug(circuit), i + 1)
+            } else {
+                format!("{}-time-by-transport", slug(circuit))
+            };
+            let figure = Figure {
+                title: format!(
+                    "{circuit}: time by transport ({condition}: {})",
+                    link.join(", ")
+                ),
+                axis: None,
+                series: by_line(&mine),
+            };
+            (file, figure)
+        })
+        .collect()
 }
 
 fn slug(s: &str) -> String {
@@ -241,78 +304,129 @@ fn styles<'a>(names: impl Iterator<Item = &'a String>) -> Vec<(&'static str, &'s
         .collect()
 }
 
+/// A figure's size, and the margins around its plot area (the legend in the right one).
+const W: f64 = 760.0;
+const H: f64 = 460.0;
+const LEFT: f64 = 80.0;
+const RIGHT: f64 = 200.0;
+const TOP: f64 = 40.0;
+const BOTTOM: f64 = 60.0;
+
+/// The time axis: its ticks from 0, and where a time is drawn.
+struct TimeScale {
+    ticks: Vec<f64>,
+}
+
+impl TimeScale {
+    /// Ticks from 0 to at least the highest mean plus its standard deviation.
+    fn of<'a>(series: impl Iterator<Item = &'a Series>) -> TimeScale {
+        let ymax = series.flatten().map(|p| p.1 + p.2).fold(0.0, f64::max);
+        TimeScale {
+            ticks: ticks(0.0, ymax.max(1e-3)),
+        }
+    }
+
+    fn y(&self, v: f64) -> f64 {
+        let top = *self.ticks.last().unwrap_or(&1.0);
+        H - BOTTOM - v / top.max(1e-12) * (H - TOP - BOTTOM)
+    }
+}
+
+/// An error bar of ± one standard deviation at `x`, with its caps.
+fn error_bar(s: &mut String, x: f64, top: f64, bot: f64, colour: &str) {
+    let _ = writeln!(
+        s,
+        r#"<line x1="{x:.1}" y1="{top:.1}" x2="{x:.1}" y2="{bot:.1}" stroke="{colour}"/><line x1="{:.1}" y1="{top:.1}" x2="{:.1}" y2="{top:.1}" stroke="{colour}"/><line x1="{:.1}" y1="{bot:.1}" x2="{:.1}" y2="{bot:.1}" stroke="{colour}"/>"#,
+        x - 4.0,
+        x + 4.0,
+        x - 4.0,
+        x + 4.0,
+    );
+}
+
 impl Figure {
     /// The figure as an SVG document.
     pub fn svg(&self) -> String {
-        let (w, h) = (760.0, 460.0);
-        let (l, r, t, b) = (80.0, 200.0, 40.0, 60.0);
-        let pts = self.series.values().flatten();
-        let xmin = pts.clone().map(|p| p.0).fold(f64::INFINITY, f64::min);
-        let xmax = pts.clone().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
-        let ymax = pts.map(|p| p.1 + p.2).fold(0.0, f64::max);
-        let xt = ticks(xmin.min(0.0), xmax);
-        let yt = ticks(0.0, ymax.max(1e-3));
-        let (x0, x1) = (xt[0], *xt.last().unwrap_or(&1.0));
-        let (y0, y1) = (0.0, *yt.last().unwrap_or(&1.0));
-        let px = |x: f64| l + (x - x0) / (x1 - x0).max(1e-12) * (w - l - r);
-        let py = |y: f64| h - b - (y - y0) / (y1 - y0).max(1e-12) * (h - t - b);
+        let scale = TimeScale::of(self.series.values());
+        let mut s = self.frame(&scale);
+        match self.axis {
+            Some(_) => self.lines(&mut s, &scale),
+            None => self.bars(&mut s, &scale),
+        }
+        s.push_str("</svg>\n");
+        s
+    }
+
+    /// The document's opening: the title, the time axis with its grid, the plot area's
+    /// box and the x axis's label.
+    fn frame(&self, scale: &TimeScale) -> String {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
         );
-        let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+        let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
         let _ = writeln!(
             s,
             r#"<text x="10" y="22" font-size="13">{}</text>"#,
             esc(&self.title)
         );
-        for &v in &xt {
-            let x = px(v);
+        for &v in &scale.ticks {
+            let y = scale.y(v);
             let _ = writeln!(
                 s,
-                r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-                t,
-                h - b,
-                h - b + 16.0,
-                fmt_tick(v)
-            );
-        }
-        for &v in &yt {
-            let y = py(v);
-            let _ = writeln!(
-                s,
-                r##"<line x1="{l}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                w - r,
-                l - 6.0,
+                r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                W - RIGHT,
+                LEFT - 6.0,
                 y + 4.0,
                 fmt_tick(v)
             );
         }
         let _ = writeln!(
             s,
-            r##"<rect x="{l}" y="{t}" width="{:.1}" height="{:.1}" fill="none" stroke="#333"/>"##,
-            w - l - r,
-            h - t - b
+            r##"<rect x="{LEFT}" y="{TOP}" width="{:.1}" height="{:.1}" fill="none" stroke="#333"/>"##,
+            W - LEFT - RIGHT,
+            H - TOP - BOTTOM
         );
+        let label = self.axis.map_or("transport / scheme", Axis::label);
         let _ = writeln!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            (l + w - r) / 2.0,
-            h - 18.0,
-            self.axis.label()
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{label}</text>"#,
+            (LEFT + W - RIGHT) / 2.0,
+            H - 18.0,
         );
         let _ = writeln!(
             s,
             r#"<text transform="translate(20 {:.1}) rotate(-90)" text-anchor="middle">protocol time (ms)</text>"#,
-            (t + h - b) / 2.0
+            (TOP + H - BOTTOM) / 2.0
         );
+        s
+    }
+
+    /// The x axis's grid, and a line per series with a point and an error bar at each x.
+    fn lines(&self, s: &mut String, scale: &TimeScale) {
+        let xs = self.series.values().flatten().map(|p| p.0);
+        let xmin = xs.clone().fold(f64::INFINITY, f64::min);
+        let xmax = xs.fold(f64::NEG_INFINITY, f64::max);
+        let xt = ticks(xmin.min(0.0), xmax);
+        let (x0, x1) = (xt[0], *xt.last().unwrap_or(&1.0));
+        let px = |x: f64| LEFT + (x - x0) / (x1 - x0).max(1e-12) * (W - LEFT - RIGHT);
+        for &v in &xt {
+            let x = px(v);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                H - BOTTOM,
+                H - BOTTOM + 16.0,
+                fmt_tick(v)
+            );
+        }
         let styles = styles(self.series.keys());
         for (i, (name, pts)) in self.series.iter().enumerate() {
             let (c, dash) = styles[i];
             let path: Vec<String> = pts
                 .iter()
-                .map(|&(x, m, _)| format!("{:.1},{:.1}", px(x), py(m)))
+                .map(|&(x, m, _)| format!("{:.1},{:.1}", px(x), scale.y(m)))
                 .collect();
             let _ = writeln!(
                 s,
@@ -320,30 +434,75 @@ impl Figure {
                 path.join(" ")
             );
             for &(x, m, sd) in pts {
-                let (cx, top, bot) = (px(x), py(m + sd), py((m - sd).max(0.0)));
+                let cx = px(x);
+                error_bar(s, cx, scale.y(m + sd), scale.y((m - sd).max(0.0)), c);
                 let _ = writeln!(
                     s,
-                    r#"<line x1="{cx:.1}" y1="{top:.1}" x2="{cx:.1}" y2="{bot:.1}" stroke="{c}"/><line x1="{:.1}" y1="{top:.1}" x2="{:.1}" y2="{top:.1}" stroke="{c}"/><line x1="{:.1}" y1="{bot:.1}" x2="{:.1}" y2="{bot:.1}" stroke="{c}"/><circle cx="{cx:.1}" cy="{:.1}" r="3.5" fill="{c}"/>"#,
-                    cx - 4.0,
-                    cx + 4.0,
-                    cx - 4.0,
-                    cx + 4.0,
-                    py(m)
+                    r#"<circle cx="{cx:.1}" cy="{:.1}" r="3.5" fill="{c}"/>"#,
+                    scale.y(m)
                 );
             }
-            let ly = t + 10.0 + 20.0 * i as f64;
+            let ly = TOP + 10.0 + 20.0 * i as f64;
             let _ = writeln!(
                 s,
                 r#"<line x1="{:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{c}" stroke-width="2" stroke-dasharray="{dash}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
-                w - r + 12.0,
-                w - r + 36.0,
-                w - r + 42.0,
+                W - RIGHT + 12.0,
+                W - RIGHT + 36.0,
+                W - RIGHT + 42.0,
                 ly + 4.0,
                 esc(name)
             );
         }
-        s.push_str("</svg>\n");
-        s
+    }
+
+    /// A bar per series (its first point's mean), with its error bar, its mean written
+    /// above it and its transport below it where the name fits under the bar.
+    fn bars(&self, s: &mut String, scale: &TimeScale) {
+        let slot = (W - LEFT - RIGHT) / self.series.len().max(1) as f64;
+        let width = (slot * 0.6).min(80.0);
+        let base = scale.y(0.0);
+        let styles = styles(self.series.keys());
+        for (i, (name, pts)) in self.series.iter().enumerate() {
+            let (c, dash) = styles[i];
+            let Some(&(_, m, sd)) = pts.first() else {
+                continue;
+            };
+            let cx = LEFT + slot * (i as f64 + 0.5);
+            let top = scale.y(m);
+            let _ = writeln!(
+                s,
+                r#"<rect x="{:.1}" y="{top:.1}" width="{width:.1}" height="{:.1}" fill="{c}" fill-opacity="0.75" stroke="{c}" stroke-width="2" stroke-dasharray="{dash}"/>"#,
+                cx - width / 2.0,
+                base - top,
+            );
+            error_bar(s, cx, scale.y(m + sd), scale.y((m - sd).max(0.0)), "#333");
+            let _ = writeln!(
+                s,
+                r#"<text x="{cx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                scale.y(m + sd) - 6.0,
+                fmt_tick((m * 10.0).round() / 10.0)
+            );
+            let transport = name.split_once(" / ").map_or(name.as_str(), |(t, _)| t);
+            // About 7 px a character at this size.
+            if transport.chars().count() as f64 * 7.0 <= slot {
+                let _ = writeln!(
+                    s,
+                    r#"<text x="{cx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                    base + 16.0,
+                    esc(transport)
+                );
+            }
+            let ly = TOP + 10.0 + 20.0 * i as f64;
+            let _ = writeln!(
+                s,
+                r#"<rect x="{:.1}" y="{:.1}" width="24" height="10" fill="{c}" fill-opacity="0.75" stroke="{c}" stroke-dasharray="{dash}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
+                W - RIGHT + 12.0,
+                ly - 5.0,
+                W - RIGHT + 42.0,
+                ly + 4.0,
+                esc(name)
+            );
+        }
     }
 }
 
@@ -521,8 +680,17 @@ mod tests {
             assert_ne!(super::png(&g.svg(), 2.0).unwrap(), png);
         }
         assert!(super::png("<svg", 1.0).is_err());
-        // A single condition varies nothing: no figure.
-        assert!(figures(&runs[..2]).is_empty());
+        // A single condition varies no axis: a bar chart instead (its own test).
+        let bars = figures(&runs[..2]);
+        assert_eq!(bars.len(), 1);
+        assert_eq!(bars[0].0, "aes128-time-by-transport");
+        assert!(bars[0].1.axis.is_none());
+        // Nothing succeeded: nothing to draw.
+        let mut failed = runs.clone();
+        for r in &mut failed {
+            r.status = Status::Failed;
+        }
+        assert!(figures(&failed).is_empty());
         assert_eq!(
             ticks(0.0, 300.0),
             vec![0.0, 50.0, 100.0, 150.0, 200.0, 250.0, 300.0]
@@ -531,5 +699,103 @@ mod tests {
             ticks(0.0, 0.9),
             vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]
         );
+    }
+
+    #[test]
+    fn a_single_condition_gets_a_bar_per_transport_in_its_lines_colour() {
+        let mut runs = vec![
+            run("tcp", 50, 100.0),
+            run("tcp", 50, 140.0),
+            run("udt", 50, 80.0),
+        ];
+        let mut prf = run("tcp", 50, 300.0);
+        prf.cell.scheme = "prf".into();
+        runs.push(prf);
+        let figs = figures(&runs);
+        assert_eq!(figs.len(), 1, "{figs:?}");
+        let (name, f) = &figs[0];
+        assert_eq!(name, "aes128-time-by-transport");
+        assert_eq!(
+            f.title,
+            "aes128: time by transport (rtt 50ms: RTT 50 ms, loss 0 %, 100 Mbit/s)"
+        );
+        assert_eq!(f.axis, None);
+        assert_eq!(
+            f.series.keys().collect::<Vec<_>>(),
+            ["tcp / ideal", "tcp / prf", "udt / ideal"]
+        );
+        assert_eq!(
+            f.series["tcp / ideal"],
+            vec![(0.0, 120.0, 28.284271247461902)]
+        );
+        let svg = f.svg();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        // A bar and a legend swatch per series, in the colour and dashes a line would
+        // have; an error bar (three lines) each; no line or point of a line figure.
+        assert_eq!(svg.matches("<polyline").count(), 0);
+        assert_eq!(svg.matches("<circle").count(), 0);
+        for (colour, dash) in [
+            (COLORS[0], "none"),
+            (COLORS[0], DASHES[1]),
+            (COLORS[1], "none"),
+        ] {
+            let fill = format!("fill=\"{colour}\" fill-opacity=\"0.75\" stroke=\"{colour}\"");
+            let bar = format!("{fill} stroke-width=\"2\" stroke-dasharray=\"{dash}\"");
+            let swatch = format!("{fill} stroke-dasharray=\"{dash}\"");
+            assert_eq!(svg.matches(&bar).count(), 1, "{colour} {dash}: {svg}");
+            assert_eq!(svg.matches(&swatch).count(), 1, "{colour} {dash}: {svg}");
+        }
+        assert_eq!(svg.matches("stroke=\"#333\"/>").count(), 3 * 3 + 1);
+        // The means above the bars, the transports below them, the axis named.
+        for text in [
+            ">120<",
+            ">300<",
+            ">80<",
+            ">tcp<",
+            ">udt<",
+            "transport / scheme",
+        ] {
+            assert!(svg.contains(text), "{text}: {svg}");
+        }
+        // The bars stand on the time axis: the tallest (300, one run) reaches the top
+        // tick, the plot area's top, and the one of 80 ms 80/300 of the way up.
+        let scale = TimeScale::of(f.series.values());
+        assert_eq!(scale.ticks.last(), Some(&300.0));
+        assert_eq!(scale.y(300.0), TOP);
+        let udt = TOP + (H - TOP - BOTTOM) * (1.0 - 80.0 / 300.0);
+        for y in [TOP, udt] {
+            let top = format!("y=\"{y:.1}\" width=");
+            assert_eq!(svg.matches(&top).count(), 1, "{top}: {svg}");
+        }
+        assert!(png(&svg, 1.0).unwrap().len() > 5_000);
+        // `testbed report --plots` writes it, as SVG and PNG.
+        let dir = tempfile::tempdir().unwrap();
+        let written = write_all(&runs, dir.path()).unwrap();
+        let names: Vec<_> = written.iter().map(|p| p.file_name().unwrap()).collect();
+        assert_eq!(
+            names,
+            [
+                "aes128-time-by-transport.svg",
+                "aes128-time-by-transport.png"
+            ]
+        );
+        assert_eq!(std::fs::read_to_string(&written[0]).unwrap(), svg);
+
+        // Two conditions that differ in two axes at once vary no one axis: a chart each.
+        let mut wan = run("tcp", 100, 400.0);
+        wan.cell.condition = "wan".into();
+        wan.link.rate_bps = Some(10_000_000);
+        runs.push(wan);
+        let figs = figures(&runs);
+        let names: Vec<&str> = figs.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            ["aes128-time-by-transport-1", "aes128-time-by-transport-2"]
+        );
+        assert!(figs[1]
+            .1
+            .title
+            .contains("(wan: RTT 100 ms, loss 0 %, 10 Mbit/s)"));
+        assert_eq!(figs[1].1.series.len(), 1);
     }
 }

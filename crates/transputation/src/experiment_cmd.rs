@@ -155,7 +155,8 @@ pub struct ReportArgs {
     /// both.
     #[arg(long, value_enum, default_value = "ms")]
     unit: TimeUnit,
-    /// Also write plots (SVG) of time against RTT, loss and rate into this directory.
+    /// Also write plots (SVG and PNG) of time against RTT, loss and rate into this
+    /// directory (a bar chart per transport where the experiment varies none).
     #[arg(long)]
     plots: Option<PathBuf>,
     /// The results database (default: $TRANSPUTATION_RESULTS/results.sqlite, else
@@ -394,7 +395,7 @@ pub fn report_cmd(args: ReportArgs) -> Result<()> {
         let written = transputation_experiments::plot::write_all(&runs, dir)
             .with_context(|| format!("writing plots to {}", dir.display()))?;
         if written.is_empty() {
-            eprintln!("no plot: the experiment varies no RTT, loss or rate with successful runs");
+            eprintln!("no plot: no run has succeeded");
         }
         for p in written {
             eprintln!("wrote {}", p.display());

@@ -130,7 +130,10 @@ fn an_experiment_recorded_by_the_testbed_has_its_table_plots_and_downloads() {
     assert_eq!(failures[0][0], "rtt-10ms");
     assert!(page.contains("Choose Wisely"), "{page}");
     let plot = format!("/experiments/{id}/plots/aes128-time-vs-rtt");
-    assert!(page.contains(&format!("<img src=\"{plot}.svg\"")), "{page}");
+    assert!(
+        page.contains(&format!("<img class=\"plot\" src=\"{plot}.svg\"")),
+        "{page}"
+    );
 
     // The plot itself, as the testbed draws it: a line per transport.
     let svg = server.get(&format!("{plot}.svg"));

@@ -50,7 +50,7 @@ td strong { color: #0a5; }
 .side-by-side { display: grid; grid-template-columns: 1fr 1fr; gap: 2em; }
 .side-by-side > section { overflow-x: auto; }
 figure { display: inline-block; margin: 0.5em; }
-figure img { max-width: 100%; border: 1px solid #ddd; }
+figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
 .note { color: #555; }
 .error { color: #b00; margin-left: 0.5em; }
 form.fields label, form.fields .label { display: inline-block; min-width: 6em; }

@@ -270,8 +270,10 @@ async fn guard(State(served): State<Shared>, request: Request, next: Next) -> Re
 }
 
 /// Headers on every answer: nothing but this server's own pages, images, script and event
-/// streams, in no frame, with no referrer (the first visit's address may hold the token),
-/// kept by no cache.
+/// streams, in no frame, with no referrer to another site (the first visit's address may
+/// hold the token), kept by no cache. The referrer policy is `same-origin`, not
+/// `no-referrer`: under `no-referrer` a browser sends `Origin: null` with the pages' own
+/// forms, which [`auth::same_origin`] then refuses.
 async fn harden(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     let h = response.headers_mut();
@@ -289,7 +291,7 @@ async fn harden(request: Request, next: Next) -> Response {
     );
     h.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response

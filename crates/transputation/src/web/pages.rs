@@ -416,15 +416,14 @@ pub(super) fn section(row: &ExperimentRow, runs: &[RunRecord], r: &report::Repor
     s.push_str("<h3>Plots</h3>\n");
     let figures = plot::figures(runs);
     if figures.is_empty() {
-        s.push_str(&para(
-            "No plot: the experiment varies no RTT, loss or rate with successful runs.",
-        ));
+        s.push_str(&para("No plot: no run has succeeded yet."));
     }
     for (file, figure) in &figures {
         let base = format!("/experiments/{}/plots/{}", row.id, url_component(file));
         let _ = writeln!(
             s,
-            "<figure><img src=\"{base}.svg\" alt=\"{title}\" width=\"760\" height=\"460\">\
+            "<figure><img class=\"plot\" src=\"{base}.svg\" alt=\"{title}\" width=\"760\" \
+             height=\"460\">\
              <figcaption>{title}: <a href=\"{base}.svg\">SVG</a> · <a href=\"{base}.png\">PNG</a>\
              </figcaption></figure>",
             title = escape(&figure.title),
@@ -433,8 +432,8 @@ pub(super) fn section(row: &ExperimentRow, runs: &[RunRecord], r: &report::Repor
     let unit = unit_query(r.unit);
     let _ = writeln!(
         s,
-        "<p>Download: <a href=\"/experiments/{id}.csv{unit}\">CSV</a> · \
-         <a href=\"/experiments/{id}.json{unit}\">JSON</a></p>",
+        "<p>Download: <a class=\"csv\" href=\"/experiments/{id}.csv{unit}\">CSV</a> · \
+         <a class=\"json\" href=\"/experiments/{id}.json{unit}\">JSON</a></p>",
         id = row.id
     );
     s
