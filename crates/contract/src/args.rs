@@ -75,6 +75,12 @@ pub struct PartyArgs {
     pub role: Role,
     /// The garbler's address: where it listens, where the evaluator connects.
     pub address: SocketAddr,
+    /// The evaluator reads the garbler's address from the first line of its standard input
+    /// (`--connect -`) instead of `address`, once it has loaded its circuit and checked its
+    /// input: for a launcher that starts both parties at once and learns the garbler's port
+    /// from its `listening on` line. Only the evaluator takes it.
+    #[serde(default)]
+    pub address_on_stdin: bool,
     /// Its input: one hex string per input group it owns, comma-separated.
     pub input: String,
     /// Session protection (`None`: no flag, the binary's default).
@@ -145,6 +151,7 @@ impl PartyArgs {
         PartyArgs {
             role,
             address,
+            address_on_stdin: false,
             input: String::new(),
             protection: None,
             circuit: circuit.into(),
@@ -168,7 +175,11 @@ impl PartyArgs {
         let mut v = vec![
             self.role.name().to_string(),
             self.role.address_flag().into(),
-            self.address.to_string(),
+            if self.address_on_stdin && self.role == Role::Evaluator {
+                "-".into()
+            } else {
+                self.address.to_string()
+            },
             // One argument, so that an empty input or one starting with `-` stays a value.
             format!("--input={}", self.input),
         ];
@@ -272,9 +283,14 @@ impl PartyArgs {
         };
         let address_flag = role.address_flag();
         let address = required(take(address_flag), address_flag)?;
-        let address = address
-            .parse()
-            .map_err(|_| argv_err(address_flag, format!("{address:?} is not IP:PORT")))?;
+        let address_on_stdin = role == Role::Evaluator && address == "-";
+        let address = if address_on_stdin {
+            SocketAddr::from(([0, 0, 0, 0], 0))
+        } else {
+            address
+                .parse()
+                .map_err(|_| argv_err(address_flag, format!("{address:?} is not IP:PORT")))?
+        };
         let insecure = take("--insecure").is_some();
         let protection = match (
             insecure,
@@ -320,6 +336,7 @@ impl PartyArgs {
         let args = PartyArgs {
             role,
             address,
+            address_on_stdin,
             input: take("--input").unwrap_or_default(),
             protection,
             circuit: required(take("--circuit"), "--circuit")?,
@@ -477,6 +494,11 @@ mod tests {
         assert!(e.to_argv().ends_with(&argv(&["--probe-cache", "90.5"])));
         assert_eq!(PartyArgs::from_argv(&e.to_argv()).unwrap(), e);
         e.protection = Some(Protection::Insecure);
+        assert_eq!(PartyArgs::from_argv(&e.to_argv()).unwrap(), e);
+        // An evaluator told its garbler's address on standard input.
+        e.address = "0.0.0.0:0".parse().unwrap();
+        e.address_on_stdin = true;
+        assert_eq!(e.to_argv()[1..3], argv(&["--connect", "-"]));
         assert_eq!(PartyArgs::from_argv(&e.to_argv()).unwrap(), e);
     }
 

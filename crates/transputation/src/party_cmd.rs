@@ -125,11 +125,52 @@ pub struct GarblerArgs {
     pub(crate) session: SessionArgs,
 }
 
+/// Where the evaluator finds its garbler.
+#[derive(Clone, Copy, Debug)]
+enum Peer {
+    /// At this address.
+    At(SocketAddr),
+    /// At the address on the first line of standard input.
+    OnStdin,
+}
+
+fn parse_peer(s: &str) -> Result<Peer, String> {
+    if s == "-" {
+        return Ok(Peer::OnStdin);
+    }
+    s.parse()
+        .map(Peer::At)
+        .map_err(|_| format!("{s:?} is not IP:PORT (or - to read it from standard input)"))
+}
+
+impl Peer {
+    /// The address, read from standard input where it comes from there: a line that is
+    /// not an address, or none before the input ends, is an error.
+    fn resolve(self) -> Result<SocketAddr> {
+        let Peer::At(address) = self else {
+            let mut line = String::new();
+            std::io::stdin()
+                .read_line(&mut line)
+                .context("reading the garbler's address from standard input")?;
+            if line.is_empty() {
+                bail!("standard input ended before the garbler's address came (--connect -)");
+            }
+            let line = line.trim();
+            return line.parse().with_context(|| {
+                format!("the garbler's address on standard input, {line:?}, is not IP:PORT")
+            });
+        };
+        Ok(address)
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct EvaluatorArgs {
-    /// The garbler's address.
-    #[arg(long, default_value = "127.0.0.1:7766")]
-    connect: SocketAddr,
+    /// The garbler's address (IP:PORT), or `-`: read it from the first line of standard
+    /// input once the circuit is loaded and the input checked (for a launcher that starts
+    /// both parties at once and learns the garbler's port from its `listening on` line).
+    #[arg(long, default_value = "127.0.0.1:7766", value_parser = parse_peer)]
+    connect: Peer,
     /// The evaluator's input: one hex string per input group it owns, comma-separated.
     #[arg(long, default_value = "")]
     input: String,
@@ -561,11 +602,12 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
     // first, so that a wrong input never reaches the garbler.
     let (prepared, connected) = std::thread::scope(|scope| {
         let connecting = scope.spawn(|| {
+            let peer = args.connect.resolve()?;
             let t = Instant::now();
             let (ch, auto) = match &s.transport {
                 TransportArg::Named(spec) => {
-                    let ch = spec.connect(args.connect, &cfg).with_context(|| {
-                        format!("connecting to the garbler at {} with {spec}", args.connect)
+                    let ch = spec.connect(peer, &cfg).with_context(|| {
+                        format!("connecting to the garbler at {peer} with {spec}")
                     })?;
                     (ch, None)
                 }
@@ -579,7 +621,7 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
                     let a = crate::auto_connect::evaluator_connect(
                         &loaded.circuit,
                         s.scheme,
-                        args.connect,
+                        peer,
                         &cfg,
                         ttl,
                     )?;

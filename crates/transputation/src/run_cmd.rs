@@ -3,7 +3,7 @@
 //! `listening on ADDR`, then the evaluator; their JSON reports merged into one. The two
 //! share a one-time pre-shared key made for the run unless `--insecure` says otherwise.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -79,15 +79,17 @@ struct PartyProcess {
 }
 
 impl PartyProcess {
+    /// Starts the party; `stdin` is piped where the party reads its peer's address there.
     fn spawn(
         name: &'static str,
         args: Vec<String>,
         announce: Option<mpsc::Sender<String>>,
+        stdin: Stdio,
     ) -> Result<Self> {
         let exe = std::env::current_exe().context("finding this program to start the parties")?;
         let mut child = Command::new(exe)
             .args(&args)
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -184,7 +186,20 @@ pub fn run(args: RunArgs, started: Instant) -> Result<()> {
     // The evaluator starts as soon as the garbler listens: a garbler still alone after
     // --timeout waits for one that failed, not for one on its way.
     g_args.accept_timeout_secs = Some(s.timeout);
-    let garbler = PartyProcess::spawn("garbler", g_args.to_argv(), Some(tx))?;
+    let garbler = PartyProcess::spawn("garbler", g_args.to_argv(), Some(tx), Stdio::null())?;
+    // The evaluator starts at once, so that it loads the circuit and prepares while the
+    // garbler does; it is told the garbler's address on its standard input once the
+    // garbler announces it (and learns of a garbler that failed from that input's end).
+    let mut e_args = party_args(
+        s,
+        Role::Evaluator,
+        any_port,
+        &args.evaluator_input,
+        psk.as_deref(),
+    );
+    e_args.address_on_stdin = true;
+    let mut evaluator = PartyProcess::spawn("evaluator", e_args.to_argv(), None, Stdio::piped())?;
+    let mut tell = evaluator.child.stdin.take().expect("piped");
     // The garbler announces its address once it has loaded the circuit and prepared,
     // which takes as long as the circuit is large; it cannot hang meanwhile (no peer is
     // involved yet), and a garbler that ends closes the channel.
@@ -200,14 +215,10 @@ pub fn run(args: RunArgs, started: Instant) -> Result<()> {
     let addr: SocketAddr = addr
         .parse()
         .with_context(|| format!("the garbler announced {addr:?}, not an address"))?;
-    let e_args = party_args(
-        s,
-        Role::Evaluator,
-        addr,
-        &args.evaluator_input,
-        psk.as_deref(),
-    );
-    let evaluator = PartyProcess::spawn("evaluator", e_args.to_argv(), None)?;
+    // An evaluator that has ended already (its input refused) cannot be told: its error is
+    // read below.
+    let _ = writeln!(tell, "{addr}").and_then(|()| tell.flush());
+    drop(tell);
     let (g, e) = match evaluator.finish() {
         Ok(e) => (garbler.finish()?, e),
         // A garbler that failed first (the evaluator's error is then its echo) is named

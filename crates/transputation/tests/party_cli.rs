@@ -452,3 +452,53 @@ fn each_party_reports_the_aes_backend_it_was_given() {
     eprintln!("backends run: {ran:?}");
     assert!(ran.len() >= 2 || !cfg!(target_arch = "x86_64"), "{ran:?}");
 }
+
+#[test]
+fn an_evaluator_may_be_told_its_garblers_address_on_standard_input() {
+    let evaluator = |stdin: &str| {
+        let mut child = bin()
+            .args([
+                "evaluator",
+                "--connect",
+                "-",
+                "--insecure",
+                "--circuit",
+                "aes128",
+                "--input",
+                AES_PT,
+                "--json",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let (g, addr) = garbler(&["--circuit", "aes128", "--input", AES_KEY]);
+    let out = evaluator(&format!("{addr}\n"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["output"], AES_CT);
+    assert!(finish(g).0);
+    // No address, or not one: each said, at once.
+    let out = evaluator("");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("standard input ended before the garbler's address"),
+        "{err}"
+    );
+    let out = evaluator("soon\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\"soon\", is not IP:PORT"), "{err}");
+}
