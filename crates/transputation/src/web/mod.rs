@@ -14,9 +14,10 @@
 //! database is opened read-only for every request ([`Db::open_read_only`]): the server
 //! never writes it, the experiments it starts do, and it sees what they record meanwhile.
 //! What it writes itself is the uploads and the registered programs, beside the database.
-//! Pages are HTML written here ([`html`]), with no external asset; the one script is `/static/watch.js`, which keeps a
-//! running experiment's page current. Who may ask is [`auth`]'s, and a request that
-//! changes something (a POST) must come from a page of this server ([`auth::same_origin`]).
+//! Pages are HTML written here ([`html`]), with no external asset; the one script is
+//! `/static/watch.js`, which keeps a running experiment's page current. Who may ask is
+//! [`auth`]'s, and a request that changes something (a POST) must come from a page of this
+//! server ([`auth::same_origin`]).
 
 mod auth;
 mod compose;
