@@ -854,7 +854,7 @@ mod tests {
         for (k, v) in [
             ("programs", "echo"),
             ("schemes", "ideal"),
-            ("transports", "tcp;udt"),
+            ("transports", "tcp;tcp-bbr"),
             ("conditions", "lan"),
             ("runs", "2"),
             ("timeout", "60"),
