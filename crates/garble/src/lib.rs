@@ -46,4 +46,4 @@
 
 pub mod schemes;
 
-pub use schemes::{decode, EvalError, Evaluate, Garble, GarbleStart, Scheme};
+pub use schemes::{decode, EvalError, Evaluate, Garble, GarbleStart, Parallel, Scheme};

@@ -10,6 +10,7 @@ use transputation_core::Block;
 
 use crate::schemes::fused;
 use crate::schemes::interface::{check_tweak_base, EvalError, Evaluate};
+use crate::schemes::parallel::Parallel;
 use crate::schemes::waves::{wire_table, Schedule};
 
 use super::gates::eval_and;
@@ -56,8 +57,23 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         inputs: &[Block],
         tweak_base: u64,
     ) -> Self {
+        HalfGatesEvaluator::with_parallel(circuit, hash, inputs, tweak_base, &Parallel::none())
+    }
+
+    /// As [`HalfGatesEvaluator::with_tweak_base`], working as `parallel` says: the same
+    /// labels.
+    ///
+    /// # Panics
+    /// As [`HalfGatesEvaluator::with_tweak_base`].
+    pub fn with_parallel(
+        circuit: &'c Circuit,
+        hash: H,
+        inputs: &[Block],
+        tweak_base: u64,
+        parallel: &Parallel,
+    ) -> Self {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
-        let (schedule, _constant) = schedule(circuit);
+        let (schedule, _constant) = schedule(circuit, parallel.window());
         check_tweak_base(schedule.crypto_gates(), tweak_base);
         let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
         labels[schedule.input_slots(inputs.len())].copy_from_slice(inputs);

@@ -13,6 +13,7 @@ use transputation_core::Block;
 
 use crate::schemes::fused;
 use crate::schemes::interface::{check_tweak_base, Garble, GarbleStart};
+use crate::schemes::parallel::Parallel;
 use crate::schemes::waves::{wire_table, Schedule, REUSE_SLOTS};
 
 use super::gates::garble_and;
@@ -55,11 +56,20 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     /// # Panics
     /// If the given offset has lsb 0, or the tweak base plus the circuit's AND gates passes
     /// `2^63 − 1` (caller bugs).
-    pub fn with_start(
+    pub fn with_start(circuit: &'c Circuit, hash: H, prg: &mut Prg, start: GarbleStart) -> Self {
+        HalfGatesGarbler::with_parallel(circuit, hash, prg, start, &Parallel::none())
+    }
+
+    /// As [`HalfGatesGarbler::with_start`], working as `parallel` says: the same bytes.
+    ///
+    /// # Panics
+    /// As [`HalfGatesGarbler::with_start`].
+    pub fn with_parallel(
         circuit: &'c Circuit,
         mut hash: H,
         prg: &mut Prg,
         start: GarbleStart,
+        parallel: &Parallel,
     ) -> Self {
         if let Some(key) = start.hash_key {
             hash.set_key(key);
@@ -74,7 +84,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             }
             None => prg.block().with_lsb(true),
         };
-        let (schedule, constant) = schedule(circuit);
+        let (schedule, constant) = schedule(circuit, parallel.window());
         check_tweak_base(schedule.crypto_gates(), start.tweak_base);
         let mut zero = wire_table(schedule.slots as usize, Block::ZERO);
         prg.fill_blocks(&mut zero[schedule.input_slots(circuit.n_inputs())]);

@@ -9,6 +9,7 @@ use transputation_core::aes::{encrypt_under_keys, Backend};
 use transputation_core::Block;
 
 use crate::schemes::interface::{EvalError, Evaluate};
+use crate::schemes::parallel::Parallel;
 use crate::schemes::waves::{wire_table, OpKind, Schedule};
 
 #[cfg(test)]
@@ -37,8 +38,18 @@ pub struct PrfEvaluator<'c> {
 impl<'c> PrfEvaluator<'c> {
     /// An evaluator holding one label per input wire.
     pub fn new(circuit: &'c Circuit, inputs: &[Block], backend: Backend) -> Self {
+        PrfEvaluator::with_parallel(circuit, inputs, backend, &Parallel::none())
+    }
+
+    /// As [`PrfEvaluator::new`], working as `parallel` says: the same labels.
+    pub fn with_parallel(
+        circuit: &'c Circuit,
+        inputs: &[Block],
+        backend: Backend,
+        parallel: &Parallel,
+    ) -> Self {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
-        let schedule = schedule(circuit);
+        let schedule = schedule(circuit, parallel.window());
         let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
         labels[schedule.input_slots(inputs.len())].copy_from_slice(inputs);
         PrfEvaluator {

@@ -13,7 +13,8 @@ use transputation_core::Block;
 
 use crate::schemes::fused::{prf_garble_gates, set_nibble, PrfOp};
 use crate::schemes::interface::Garble;
-use crate::schemes::waves::{wire_table, OpKind, Schedule, Window, REUSE_SLOTS, WINDOW};
+use crate::schemes::parallel::Parallel;
+use crate::schemes::waves::{wire_table, OpKind, Schedule, Window, REUSE_SLOTS};
 
 #[cfg(test)]
 use super::call_log;
@@ -166,9 +167,19 @@ pub struct PrfGarbler<'c> {
 impl<'c> PrfGarbler<'c> {
     /// A garbler with fresh, independent input labels from `prg`.
     pub fn new(circuit: &'c Circuit, prg: &mut Prg, backend: Backend) -> Self {
+        PrfGarbler::with_parallel(circuit, prg, backend, &Parallel::none())
+    }
+
+    /// As [`PrfGarbler::new`], working as `parallel` says: the same bytes.
+    pub fn with_parallel(
+        circuit: &'c Circuit,
+        prg: &mut Prg,
+        backend: Backend,
+        parallel: &Parallel,
+    ) -> Self {
         let mut own = Prg::new(prg.block());
         let fresh_key = own.block();
-        let schedule = schedule(circuit);
+        let schedule = schedule(circuit, parallel.window());
         let mut labels = wire_table(schedule.slots as usize, [Block::ZERO; 2]);
         for l in &mut labels[schedule.input_slots(circuit.n_inputs())] {
             let k0 = own.block();
@@ -186,7 +197,7 @@ impl<'c> PrfGarbler<'c> {
             next_window: 0,
             carried_mask: 0,
             last_and_window,
-            pcs: Vec::with_capacity(WINDOW.div_ceil(64)),
+            pcs: Vec::with_capacity(parallel.window().div_ceil(64)),
             fresh: FixedKeyAes::with_backend(fresh_key, backend),
         }
     }
