@@ -26,7 +26,7 @@
 mod fused;
 pub mod half_gates;
 mod interface;
-mod parallel;
+pub mod parallel;
 pub mod prf;
 pub(crate) mod waves;
 
@@ -93,6 +93,16 @@ impl Scheme {
             Scheme::Prf => stats.and.div_ceil(2),
             Scheme::Circular | Scheme::Ideal => 0,
         }
+    }
+
+    /// The fewest crypto gates per part of a wave that `parallel` splits among its threads
+    /// under this scheme: its own, or the scheme's default ([`parallel::MIN_WAVE_PRF`],
+    /// [`parallel::MIN_WAVE_HALF_GATES`]).
+    pub fn min_wave(self, parallel: &Parallel) -> usize {
+        parallel.min_wave().unwrap_or(match self {
+            Scheme::Prf => parallel::MIN_WAVE_PRF,
+            Scheme::Circular | Scheme::Ideal => parallel::MIN_WAVE_HALF_GATES,
+        })
     }
 
     /// Starts garbling `circuit` with randomness from `prg` on the given AES backend: a

@@ -13,12 +13,13 @@ use transputation_core::Block;
 
 use crate::schemes::fused;
 use crate::schemes::interface::{check_tweak_base, Garble, GarbleStart};
-use crate::schemes::parallel::Parallel;
+use crate::schemes::parallel::{Parallel, MIN_WAVE_HALF_GATES};
 use crate::schemes::waves::{wire_table, Schedule, REUSE_SLOTS};
 
 use super::gates::garble_and;
 use super::hash::{HalfGateHash, HASH_CHUNK};
 use super::program::{schedule, xor_gates, xor_gates_packed, Packed};
+use super::split::Split;
 
 /// AND gates per garbler chunk (four hashes each).
 const GARBLE_CHUNK: usize = HASH_CHUNK / 4;
@@ -37,6 +38,9 @@ pub struct HalfGatesGarbler<'c, H> {
     schedule: Schedule,
     pub(super) packed: Packed,
     next_window: usize,
+    /// The threads that share wide waves, and their buffers.
+    parallel: Parallel,
+    split: Split,
     /// Per AND gate of a chunk: the 0-labels `[a0, b0]`, the AND index, the four hashes.
     inputs: Vec<[Block; 2]>,
     and_index: Vec<u32>,
@@ -100,6 +104,8 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             packed: Packed::new(&schedule),
             schedule,
             next_window: 0,
+            parallel: parallel.clone(),
+            split: Split::new(),
             inputs: vec![[Block::ZERO; 2]; GARBLE_CHUNK],
             and_index: vec![0; GARBLE_CHUNK],
             hashes: vec![[Block::ZERO; 4]; GARBLE_CHUNK],
@@ -114,6 +120,17 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     /// Garbles the AND gates `ops[range]` into their window's bytes: in one pass where the
     /// hash has a fused kernel, else a chunk at a time.
     fn and_batch(&mut self, k: usize, range: Range<usize>, window: &mut [u8]) {
+        if let Some(split) = self.parallel.split(range.len(), MIN_WAVE_HALF_GATES) {
+            let wave = (
+                &self.schedule.ops[range.clone()],
+                &self.schedule.offset[range],
+            );
+            let key = (self.delta, self.tweak_base);
+            let zero = &mut self.zero;
+            self.split
+                .garble(split, &self.hash, key, zero, wave, window);
+            return;
+        }
         if let (Some(aes), Some(ands)) = (self.hash.fused(), self.packed.ands(k, self.next_window))
         {
             let (delta, base) = (self.delta, self.tweak_base);

@@ -46,6 +46,7 @@ mod garbler;
 mod gates;
 pub(crate) mod hash;
 mod program;
+mod split;
 #[cfg(test)]
 pub(crate) mod tests;
 

@@ -34,10 +34,13 @@
 
 #[cfg(test)]
 mod call_log;
+mod eval_chunk;
 mod evaluator;
 mod garbler;
 mod gates;
 mod layout;
+mod split;
+mod staged;
 #[cfg(test)]
 mod tests;
 
