@@ -105,6 +105,28 @@ impl Scheme {
         })
     }
 
+    /// The share of `circuit`'s AND gates that `parallel` garbles (and evaluates) in waves
+    /// split among its threads: 0 on one thread. Plans the circuit, as a garbler does.
+    pub fn split_share(self, circuit: &Circuit, parallel: &Parallel) -> f64 {
+        let schedule = match self {
+            Scheme::Prf => prf::plan(circuit, parallel.window()),
+            Scheme::Circular | Scheme::Ideal => half_gates::plan(circuit, parallel.window()),
+        };
+        let min = self.min_wave(parallel);
+        let (mut split, mut all) = (0u64, 0u64);
+        for ands in schedule.wave_ands() {
+            all += ands as u64;
+            if parallel.threads() > 1 && (ands / min).min(parallel.threads()) >= 2 {
+                split += ands as u64;
+            }
+        }
+        if all == 0 {
+            0.0
+        } else {
+            split as f64 / all as f64
+        }
+    }
+
     /// Starts garbling `circuit` with randomness from `prg` on the given AES backend: a
     /// fresh `Δ` (where the scheme has one) and tweak base 0, [`Scheme::garbler_with`] at
     /// [`GarbleStart::default()`].

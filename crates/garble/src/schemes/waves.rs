@@ -314,6 +314,17 @@ impl Schedule {
         )
     }
 
+    /// The normal AND gates ([`OpKind::And`]) of each wave's crypto gates.
+    pub(crate) fn wave_ands(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.waves.len()).map(|k| {
+            let (crypto, _) = self.wave(k);
+            self.ops[crypto]
+                .iter()
+                .filter(|op| op.kind() == OpKind::And)
+                .count()
+        })
+    }
+
     /// Gates of the circuit before window `window` (all of them past the last window).
     pub(crate) fn gates_before(&self, window: usize) -> usize {
         self.windows.get(window).map_or_else(

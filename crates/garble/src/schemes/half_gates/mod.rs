@@ -54,3 +54,11 @@ pub use evaluator::HalfGatesEvaluator;
 pub use garbler::HalfGatesGarbler;
 pub use gates::{eval_and, garble_and};
 pub use hash::{HalfGateHash, LabelKeyed, Mitccrh, Tccr};
+
+/// The half-gates program of `circuit` in windows of `window` gates.
+pub(crate) fn plan(
+    circuit: &transputation_circuits::Circuit,
+    window: usize,
+) -> super::waves::Schedule {
+    program::schedule(circuit, window).0
+}

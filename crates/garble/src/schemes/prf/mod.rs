@@ -47,3 +47,11 @@ mod tests;
 pub use evaluator::PrfEvaluator;
 pub use garbler::PrfGarbler;
 pub use gates::{blk, eval_and, eval_xor, garble_and, garble_xor};
+
+/// `prf`'s program of `circuit` in windows of `window` gates.
+pub(crate) fn plan(
+    circuit: &transputation_circuits::Circuit,
+    window: usize,
+) -> super::waves::Schedule {
+    layout::schedule(circuit, window)
+}
