@@ -154,9 +154,13 @@ impl<'c> Garbler<'c> {
             hash_key: Some(garbling_key),
             ..GarbleStart::default()
         };
-        let mut garble = options
-            .scheme
-            .garbler_with(circuit, &mut prg, options.backend, start);
+        let mut garble = options.scheme.garbler_par(
+            circuit,
+            &mut prg,
+            options.backend,
+            start,
+            &options.parallel,
+        );
         let label_seed = prg.block();
         let mut own_labels = SeededLabels::new(label_seed, input.len());
         set_own_labels(circuit, &mut *garble, own_labels.next(), input, &mut prg);
@@ -689,7 +693,7 @@ impl GarblerSession<'_> {
         let start = Instant::now();
         let (circuit, options) = (self.circuit, &self.options);
         let mut prg = Prg::from_entropy();
-        let mut garble = options.scheme.garbler_with(
+        let mut garble = options.scheme.garbler_par(
             circuit,
             &mut prg,
             options.backend,
@@ -698,6 +702,7 @@ impl GarblerSession<'_> {
                 tweak_base: self.sizes.tweak_base(k),
                 hash_key: Some(self.garbling_key),
             },
+            &options.parallel,
         );
         set_own_labels(
             circuit,
