@@ -211,6 +211,29 @@ fn check_threads(scheme: Scheme, backend: Backend, name: &str, c: &Circuit, wind
     }
 }
 
+/// A garbler told to stay on its thread for a while ([`Garble::set_sequential`], for
+/// garbling in the background) garbles the same bytes.
+#[test]
+fn sequential_stretches_give_the_same_bytes() {
+    let c = library::load("synthetic:and=20000,xor=20000,inputs=300,depth=10").unwrap();
+    let par = Parallel::fgp(2).unwrap().with_min_wave(1);
+    for scheme in Scheme::ALL {
+        let seq = Parallel::none();
+        let base = run(scheme, Backend::detect(), &c, (&seq, &seq), (1 << 16, 4099));
+        let mut prg = Prg::new(Block(0x5eed));
+        let start = GarbleStart::default();
+        let mut g = scheme.garbler_par(&c, &mut prg, Backend::detect(), start, &par);
+        let mut stream = Vec::new();
+        let mut on = false;
+        while g.garble(&mut stream, 1 << 12) {
+            on = !on;
+            g.set_sequential(on);
+        }
+        assert!(stream == base.stream, "{scheme}");
+        assert_eq!(g.decoding(), base.decoding, "{scheme}");
+    }
+}
+
 #[test]
 fn threads_must_be_positive() {
     assert!(Parallel::fgp(0).is_err());

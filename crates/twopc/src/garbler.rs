@@ -478,6 +478,8 @@ pub(crate) fn garble_ahead(
     answering: &AtomicBool,
 ) -> (Vec<Range<usize>>, Duration) {
     idle_priority();
+    // On this thread alone: the garbler's other threads would run at normal priority.
+    garble.set_sequential(true);
     // Small steps, so that the end of the OT finds this thread at most one step from
     // stopping (an idle-class thread may wait long for a core); the steps are joined into
     // messages of about `batch_bytes`.
@@ -503,6 +505,7 @@ pub(crate) fn garble_ahead(
             _ => {}
         }
     }
+    garble.set_sequential(false);
     (batches, time)
 }
 

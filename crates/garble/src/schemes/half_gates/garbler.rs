@@ -41,6 +41,8 @@ pub struct HalfGatesGarbler<'c, H> {
     /// The threads that share wide waves, and their buffers.
     parallel: Parallel,
     split: Split,
+    /// [`Garble::set_sequential`].
+    sequential: bool,
     /// Per AND gate of a chunk: the 0-labels `[a0, b0]`, the AND index, the four hashes.
     inputs: Vec<[Block; 2]>,
     and_index: Vec<u32>,
@@ -106,6 +108,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             next_window: 0,
             parallel: parallel.clone(),
             split: Split::new(),
+            sequential: false,
             inputs: vec![[Block::ZERO; 2]; GARBLE_CHUNK],
             and_index: vec![0; GARBLE_CHUNK],
             hashes: vec![[Block::ZERO; 4]; GARBLE_CHUNK],
@@ -120,7 +123,8 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     /// Garbles the AND gates `ops[range]` into their window's bytes: in one pass where the
     /// hash has a fused kernel, else a chunk at a time.
     fn and_batch(&mut self, k: usize, range: Range<usize>, window: &mut [u8]) {
-        if let Some(split) = self.parallel.split(range.len(), MIN_WAVE_HALF_GATES) {
+        let split = self.parallel.split(range.len(), MIN_WAVE_HALF_GATES);
+        if let Some(split) = split.filter(|_| !self.sequential) {
             let wave = (
                 &self.schedule.ops[range.clone()],
                 &self.schedule.offset[range],
@@ -230,6 +234,10 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
             self.next_window += 1;
         }
         (end, self.next_window < self.schedule.windows.len())
+    }
+
+    fn set_sequential(&mut self, on: bool) {
+        self.sequential = on;
     }
 
     fn decoding(&self) -> Vec<bool> {

@@ -81,6 +81,8 @@ pub struct PrfGarbler<'c> {
     /// The threads that share wide waves, and their buffers.
     parallel: Parallel,
     parts: Vec<split::Part>,
+    /// [`Garble::set_sequential`].
+    sequential: bool,
 }
 
 impl<'c> PrfGarbler<'c> {
@@ -120,6 +122,7 @@ impl<'c> PrfGarbler<'c> {
             fresh: FixedKeyAes::with_backend(fresh_key, backend),
             parallel: parallel.clone(),
             parts: Vec::new(),
+            sequential: false,
         }
     }
 
@@ -148,7 +151,8 @@ impl<'c> PrfGarbler<'c> {
         }
         let labels = &mut self.labels;
         for (part, and) in [(range.start..xor_end, false), (xor_end..range.end, true)] {
-            if let Some(split) = self.parallel.split(part.len(), MIN_WAVE_PRF) {
+            let split = self.parallel.split(part.len(), MIN_WAVE_PRF);
+            if let Some(split) = split.filter(|_| !self.sequential) {
                 let opens = |i| !table_and_mask(schedule, i).2;
                 let buffers = &mut self.parts;
                 split::garble(
@@ -295,6 +299,10 @@ impl Garble for PrfGarbler<'_> {
             self.next_window += 1;
         }
         (end, self.next_window < windows)
+    }
+
+    fn set_sequential(&mut self, on: bool) {
+        self.sequential = on;
     }
 
     fn decoding(&self) -> Vec<bool> {
