@@ -58,8 +58,9 @@ impl Parallel {
         }
     }
 
-    /// Fine-grained parallelism on `threads` threads of a pool of its own (one thread is
-    /// [`Parallel::none`]), windows of 8192 gates and the schemes' default `min_wave`.
+    /// Fine-grained parallelism on `threads` threads: the calling thread and a pool of
+    /// `threads − 1` of its own (one thread is [`Parallel::none`]), windows of 8192 gates
+    /// and the schemes' default `min_wave`.
     ///
     /// # Errors
     /// If `threads` is 0 or the threads cannot be started.
@@ -69,7 +70,7 @@ impl Parallel {
         }
         let pool = if threads > 1 {
             let pool = ThreadPoolBuilder::new()
-                .num_threads(threads)
+                .num_threads(threads - 1)
                 .thread_name(|i| format!("fgp-{i}"))
                 .build()
                 .map_err(|e| format!("cannot start {threads} garbling threads: {e}"))?;
@@ -132,6 +133,23 @@ impl Parallel {
         let parts = (n / self.min_wave.unwrap_or(default_min)).min(self.threads);
         (parts >= 2).then_some((pool, parts))
     }
+}
+
+/// Runs `f` on every job: the first on the calling thread, the others on `pool` at the
+/// same time; returns when all are done. (The caller works rather than waits: on a machine
+/// with as many cores as threads, a waiting caller beside a busy pool would leave a core
+/// to be shared by a thread that yields and one that works.)
+pub(crate) fn run_parts<T: Send>(pool: &ThreadPool, jobs: &mut [T], f: impl Fn(&mut T) + Sync) {
+    let Some((first, rest)) = jobs.split_first_mut() else {
+        return;
+    };
+    let f = &f;
+    pool.in_place_scope(|s| {
+        for job in rest {
+            s.spawn(move |_| f(job));
+        }
+        f(first);
+    });
 }
 
 /// The starts of `parts` nearly equal parts of `range`, and its end.

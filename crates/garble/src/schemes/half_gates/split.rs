@@ -9,13 +9,12 @@
 
 use std::ops::Range;
 
-use rayon::prelude::*;
 use rayon::ThreadPool;
 
 use transputation_core::Block;
 
 use crate::schemes::fused;
-use crate::schemes::parallel::{cut_at, even_bounds};
+use crate::schemes::parallel::{cut_at, even_bounds, run_parts};
 use crate::schemes::waves::{pack_slots, Op};
 
 use super::gates::{eval_and, garble_and};
@@ -92,11 +91,9 @@ impl Split {
         let local = &self.local[..];
         let shared: &[Block] = zero;
         let mut jobs = Split::jobs_of(&mut self.parts, parts, (ops, offsets), windows, &cuts);
-        pool.install(|| {
-            jobs.par_iter_mut().for_each(|job| {
-                gather(job, shared);
-                garble_part(job, hash, (delta, base), local);
-            })
+        run_parts(pool, &mut jobs, |job| {
+            gather(job, shared);
+            garble_part(job, hash, (delta, base), local);
         });
         write_back(&jobs, zero);
     }
@@ -118,11 +115,9 @@ impl Split {
         let shared: &[Block] = labels;
         let mut jobs: Vec<Job<'_, &[u8]>> =
             Split::jobs_of(&mut self.parts, parts, (ops, offsets), windows, &cuts);
-        pool.install(|| {
-            jobs.par_iter_mut().for_each(|job| {
-                gather(job, shared);
-                eval_part(job, hash, base, local);
-            })
+        run_parts(pool, &mut jobs, |job| {
+            gather(job, shared);
+            eval_part(job, hash, base, local);
         });
         write_back(&jobs, labels);
     }

@@ -17,14 +17,13 @@
 
 use std::ops::Range;
 
-use rayon::prelude::*;
 use rayon::ThreadPool;
 
 use transputation_core::aes::Backend;
 use transputation_core::Block;
 
 use crate::schemes::fused::{prf_garble_gates, PrfOp};
-use crate::schemes::parallel::{cut_at, even_bounds};
+use crate::schemes::parallel::{cut_at, even_bounds, run_parts};
 
 use super::eval_chunk::{Chunk, Wave};
 use super::layout::CHUNK;
@@ -92,10 +91,8 @@ pub(super) fn garble(
         .zip(&cuts)
         .map(|(((part, r), out), &shift)| (part, r[0]..r[1], out, shift))
         .collect();
-    pool.install(|| {
-        jobs.par_iter_mut().for_each(|(part, r, out, shift)| {
-            garble_part(part, backend, and, (op, r.clone(), *shift), shared, out);
-        })
+    run_parts(pool, &mut jobs, |(part, r, out, shift)| {
+        garble_part(part, backend, and, (op, r.clone(), *shift), shared, out);
     });
     for (part, r, _, _) in &jobs {
         for (i, j) in r.clone().zip(0..) {
@@ -155,19 +152,15 @@ pub(super) fn evaluate(
     if buffers.len() < parts {
         buffers.resize_with(parts, Chunk::default);
     }
-    pool.install(|| {
-        buffers[..parts]
-            .par_iter_mut()
-            .zip(bounds.par_windows(2))
-            .for_each(|(part, r)| {
-                let mut outs = std::mem::take(&mut part.outs);
-                outs.clear();
-                for start in (r[0]..r[1]).step_by(CHUNK) {
-                    wave.chunk(start..(start + CHUNK).min(r[1]), part);
-                    outs.extend_from_slice(&part.outs);
-                }
-                part.outs = outs;
-            })
+    let mut jobs: Vec<_> = buffers[..parts].iter_mut().zip(bounds.windows(2)).collect();
+    run_parts(pool, &mut jobs, |(part, r)| {
+        let mut outs = std::mem::take(&mut part.outs);
+        outs.clear();
+        for start in (r[0]..r[1]).step_by(CHUNK) {
+            wave.chunk(start..(start + CHUNK).min(r[1]), part);
+            outs.extend_from_slice(&part.outs);
+        }
+        part.outs = outs;
     });
     parts
 }
