@@ -94,6 +94,13 @@ pub struct PartyArgs {
     /// The AES backend (`--backend`); `None`: no flag, the fastest the CPU has.
     #[serde(default)]
     pub backend: Option<String>,
+    /// How the party garbles or evaluates (`--parallel`: `none`, `fgp`); `None`: no flag.
+    /// Local tuning, like the backend: the tables are the same bytes.
+    #[serde(default)]
+    pub parallel: Option<String>,
+    /// Its threads (`--threads N`); `None`: no flag.
+    #[serde(default)]
+    pub threads: Option<u32>,
     /// The transport with its options.
     pub transport: String,
     /// Who learns the output (`both`, `evaluator`); `None`: the default.
@@ -132,6 +139,18 @@ pub struct ArgvError {
     pub why: String,
 }
 
+/// The value of a flag that counts `what`, 1 or more.
+fn count(flag: &str, v: Option<String>, what: &str) -> Result<Option<u32>, ArgvError> {
+    v.map(|s| match s.parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(argv_err(
+            flag,
+            format!("{s:?} is not a number of {what} (1 or more)"),
+        )),
+    })
+    .transpose()
+}
+
 fn argv_err(at: &str, why: impl Into<String>) -> ArgvError {
     ArgvError {
         at: at.into(),
@@ -158,6 +177,8 @@ impl PartyArgs {
             parties: None,
             scheme: scheme.into(),
             backend: None,
+            parallel: None,
+            threads: None,
             transport: transport.into(),
             output: None,
             timeout_secs: None,
@@ -193,6 +214,12 @@ impl PartyArgs {
         v.extend(["--scheme".into(), self.scheme.clone()]);
         if let Some(b) = &self.backend {
             v.extend(["--backend".into(), b.clone()]);
+        }
+        if let Some(p) = &self.parallel {
+            v.extend(["--parallel".into(), p.clone()]);
+        }
+        if let Some(n) = self.threads {
+            v.extend(["--threads".into(), n.to_string()]);
         }
         v.extend(["--transport".into(), self.transport.clone()]);
         if let Some(o) = &self.output {
@@ -314,15 +341,8 @@ impl PartyArgs {
                     .map_err(|_| argv_err("--bandwidth", format!("{s:?} is not bits per second")))
             })
             .transpose()?;
-        let repeat = take("--repeat")
-            .map(|s| match s.parse::<u32>() {
-                Ok(n) if n >= 1 => Ok(n),
-                _ => Err(argv_err(
-                    "--repeat",
-                    format!("{s:?} is not a number of computations (1 or more)"),
-                )),
-            })
-            .transpose()?;
+        let repeat = count("--repeat", take("--repeat"), "computations")?;
+        let threads = count("--threads", take("--threads"), "threads")?;
         let path = match (rtt, bandwidth) {
             (Some(r), Some(b)) => Some((r, b)),
             (None, None) => None,
@@ -343,6 +363,8 @@ impl PartyArgs {
             parties: take("--parties").map(|p| p.split(',').map(str::to_string).collect()),
             scheme: required(take("--scheme"), "--scheme")?,
             backend: take("--backend"),
+            parallel: take("--parallel"),
+            threads,
             transport: required(take("--transport"), "--transport")?,
             output: take("--output"),
             timeout_secs: number("--timeout", take("--timeout"))?,
@@ -364,6 +386,8 @@ impl PartyArgs {
             "--parties",
             "--scheme",
             "--backend",
+            "--parallel",
+            "--threads",
             "--transport",
             "--output",
             "--timeout",
@@ -432,6 +456,8 @@ mod tests {
         );
         g.input = "00ff,".into();
         g.backend = Some("aes-ni".into());
+        g.parallel = Some("fgp".into());
+        g.threads = Some(2);
         g.protection = Some(Protection::PskFile("/tmp/k/psk".into()));
         g.timeout_secs = Some(120.0);
         g.accept_timeout_secs = Some(600.0);
@@ -452,6 +478,10 @@ mod tests {
                 "ideal",
                 "--backend",
                 "aes-ni",
+                "--parallel",
+                "fgp",
+                "--threads",
+                "2",
                 "--transport",
                 "mtcp:streams=8,chunk=65536",
                 "--timeout",

@@ -17,6 +17,17 @@
 //! from a [`GarbleStart`]: the session's `Δ` and a tweak base that keeps every hash tweak
 //! unique under it (the `half_gates` module documentation says why).
 //!
+//! A garbler or evaluator may share each wide wave of independent gates among threads
+//! ([`Parallel`]: fine-grained parallelism, Buescher–Katzenbeisser 2015, §4.3) and plan
+//! the circuit in windows of any multiple of 128 gates. This is local tuning, not sent to
+//! the peer: every gate is garbled by the scheme's own code from the same input labels,
+//! under the same tweak (half gates: `2(B + n) + 1`, `2(B + n) + 2` by AND index) or PRF
+//! input (`prf`: `blk(g, r)` by gate index, its permute bits drawn by gate position before
+//! each window), into its own place in the stream, so the hash queries, the tables and the
+//! decoding bits are exactly the sequential garbler's and each scheme's security argument
+//! holds unchanged (the `parallel` module's documentation has the details; the tests check
+//! the bytes and, for the half-gates schemes, the set of hash queries).
+//!
 //! The primitives, [`Block`](transputation_core::Block), AES ([`transputation_core::aes`])
 //! and the PRG, are `transputation-core`'s, shared with the OT; this crate holds the
 //! schemes, including their fused VAES gate kernels.
@@ -46,4 +57,4 @@
 
 pub mod schemes;
 
-pub use schemes::{decode, EvalError, Evaluate, Garble, GarbleStart, Scheme};
+pub use schemes::{decode, EvalError, Evaluate, Garble, GarbleStart, Parallel, Scheme};

@@ -14,7 +14,7 @@ use transputation_core::{prg::Prg, Block};
 use transputation_garble::schemes::half_gates::{
     HalfGateHash, HalfGatesEvaluator, HalfGatesGarbler, LabelKeyed, Tccr,
 };
-use transputation_garble::{decode, Evaluate, Garble, GarbleStart};
+use transputation_garble::{decode, Evaluate, Garble, GarbleStart, Parallel};
 
 /// Hash queries `(X, tweak)` in order.
 type Queries = Vec<(Block, u64)>;
@@ -45,11 +45,18 @@ fn record<H: HalfGateHash>(
     make: impl Fn() -> H,
     target: usize,
 ) -> (Queries, Queries, Block) {
-    record_from(circuit, make, target, Block(0x7eed), GarbleStart::default())
+    let seq = Parallel::none();
+    record_par(
+        circuit,
+        make,
+        target,
+        Block(0x7eed),
+        GarbleStart::default(),
+        &seq,
+    )
 }
 
-/// As [`record`], with the PRG seeded by `seed`, the garbler starting from `start` and the
-/// evaluator at its tweak base.
+/// As [`record_par`], sequentially.
 fn record_from<H: HalfGateHash>(
     circuit: &Circuit,
     make: impl Fn() -> H,
@@ -57,9 +64,22 @@ fn record_from<H: HalfGateHash>(
     seed: Block,
     start: GarbleStart,
 ) -> (Queries, Queries, Block) {
+    record_par(circuit, make, target, seed, start, &Parallel::none())
+}
+
+/// As [`record`], with the PRG seeded by `seed`, the garbler starting from `start` and the
+/// evaluator at its tweak base, both working as `parallel` says.
+fn record_par<H: HalfGateHash>(
+    circuit: &Circuit,
+    make: impl Fn() -> H,
+    target: usize,
+    seed: Block,
+    start: GarbleStart,
+    parallel: &Parallel,
+) -> (Queries, Queries, Block) {
     let (glog, elog) = (Log::default(), Log::default());
     let mut prg = Prg::new(seed);
-    let mut garbler = HalfGatesGarbler::with_start(
+    let mut garbler = HalfGatesGarbler::with_parallel(
         circuit,
         Recording {
             inner: make(),
@@ -67,6 +87,7 @@ fn record_from<H: HalfGateHash>(
         },
         &mut prg,
         start,
+        parallel,
     );
     let bits: Vec<bool> = (0..circuit.n_inputs()).map(|i| i % 3 == 1).collect();
     let labels: Vec<Block> = bits
@@ -76,7 +97,7 @@ fn record_from<H: HalfGateHash>(
         .collect();
     let mut stream = Vec::new();
     while garbler.garble(&mut stream, target) {}
-    let mut evaluator = HalfGatesEvaluator::with_tweak_base(
+    let mut evaluator = HalfGatesEvaluator::with_parallel(
         circuit,
         Recording {
             inner: make(),
@@ -84,6 +105,7 @@ fn record_from<H: HalfGateHash>(
         },
         &labels,
         start.tweak_base,
+        parallel,
     );
     // Fed in odd pieces, so that the evaluator's batches differ from the garbler's.
     let mut used = 0;
@@ -165,6 +187,43 @@ fn circular_sha256_tweaks_unique() {
         let (g, e, delta) = record(&c, || LabelKeyed::new(Backend::detect()), target);
         check_queries(Stats::of(&c).and, &g, &e, delta);
     }
+}
+
+/// Fine-grained parallel garbling and evaluation make exactly the sequential hash queries
+/// (the same `(X, tweak)` pairs, in another order), and so pass the same checks: every
+/// thread count, waves split at every size (`min_wave` 1) and the default, windows of 128
+/// and 65536 gates.
+fn check_parallel<H: HalfGateHash>(make: impl Fn() -> H) {
+    let c = library::load("sha256").unwrap();
+    let sorted = |mut q: Queries| {
+        q.sort_unstable_by_key(|&(x, t)| (t, x.0));
+        q
+    };
+    let (g0, e0, _) = record(&c, &make, 1 << 16);
+    let (g0, e0) = (sorted(g0), sorted(e0));
+    for threads in 2..=4 {
+        let pool = Parallel::fgp(threads).unwrap();
+        for window in [128, 65536] {
+            let plain = pool.clone().with_window(window).unwrap();
+            for par in [plain.clone().with_min_wave(1), plain] {
+                let start = GarbleStart::default();
+                let (g, e, delta) = record_par(&c, &make, 1 << 16, Block(0x7eed), start, &par);
+                check_queries(Stats::of(&c).and, &g, &e, delta);
+                assert!(sorted(g) == g0, "{par:?}: the garbler's queries");
+                assert!(sorted(e) == e0, "{par:?}: the evaluator's queries");
+            }
+        }
+    }
+}
+
+#[test]
+fn ideal_parallel_queries_are_the_sequential_ones() {
+    check_parallel(|| Tccr::new(Backend::detect()));
+}
+
+#[test]
+fn circular_parallel_queries_are_the_sequential_ones() {
+    check_parallel(|| LabelKeyed::new(Backend::detect()));
 }
 
 /// Three garblings of a session under one `Δ` (the OT's correlation), each with the AND

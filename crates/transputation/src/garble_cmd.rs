@@ -1,4 +1,5 @@
-//! `transputation garble-bench`: garbling and evaluation speed of a scheme on one thread.
+//! `transputation garble-bench`: garbling and evaluation speed of a scheme, on one thread
+//! or with fine-grained parallelism on several (`--threads`; the tables are the same).
 //!
 //! Set-up (allocating the label tables, making input labels) is timed apart. Garbling is
 //! timed alone, streaming its tables batch by batch into a temporary file (the
@@ -17,7 +18,7 @@ use serde_json::json;
 use transputation_circuits::{library, Stats};
 use transputation_core::aes::Backend;
 use transputation_core::{prg::Prg, Block};
-use transputation_garble::{decode, Scheme};
+use transputation_garble::{decode, GarbleStart, Parallel, Scheme};
 
 use crate::report::{peak_rss_bytes, table, thousands};
 
@@ -39,10 +40,38 @@ pub struct GarbleBenchArgs {
     /// Garble and evaluate this many times and report the fastest run.
     #[arg(long, default_value_t = 3)]
     repeat: u32,
+    /// Garble and evaluate the wide waves of AND gates on this many threads
+    /// (fine-grained parallelism; 1: sequential).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    threads: u32,
+    /// Split a wave only with at least this many crypto gates per thread (default: the
+    /// scheme's).
+    #[arg(long, hide = true, value_parser = clap::value_parser!(u32).range(1..))]
+    fgp_min_wave: Option<u32>,
+    /// Gates per window of the schedule (a multiple of 128; default 8192).
+    #[arg(long, hide = true)]
+    fgp_window: Option<usize>,
     /// Print JSON (keys: and_gates, xor_gates, garble_ns_per_and, eval_ns_per_and,
-    /// table_bytes, mask_bytes, peak_rss_bytes, ...).
+    /// table_bytes, mask_bytes, peak_rss_bytes, threads, min_wave, window,
+    /// split_and_share, ...).
     #[arg(long)]
     json: bool,
+}
+
+/// The `Parallel` that `--threads`, `--fgp-min-wave` and `--fgp-window` describe.
+pub(crate) fn parallel_of(
+    threads: u32,
+    min_wave: Option<u32>,
+    window: Option<usize>,
+) -> Result<Parallel> {
+    let mut p = Parallel::fgp(threads as usize).map_err(anyhow::Error::msg)?;
+    if let Some(m) = min_wave {
+        p = p.with_min_wave(m as usize);
+    }
+    if let Some(w) = window {
+        p = p.with_window(w).map_err(anyhow::Error::msg)?;
+    }
+    Ok(p)
 }
 
 pub(crate) fn parse_scheme(s: &str) -> Result<Scheme, String> {
@@ -76,6 +105,7 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
     let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(1);
     let inputs: Vec<bool> = (0..circuit.n_inputs()).map(|_| rng.gen()).collect();
     let want = circuit.eval_bits(&inputs);
+    let parallel = parallel_of(args.threads, args.fgp_min_wave, args.fgp_window)?;
     let bench = Bench {
         name: &args.circuit,
         circuit: &circuit,
@@ -83,6 +113,7 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
         backend,
         inputs: &inputs,
         want: &want,
+        parallel: &parallel,
     };
 
     let mut best = Measured::NONE;
@@ -102,9 +133,10 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
         );
     }
     if args.json {
-        print_json(&args, backend, &stats, &best)
+        let share = scheme.split_share(&circuit, &parallel);
+        print_json(&args, backend, &stats, &best, (&parallel, share))
     } else {
-        print_table(&args, backend, &stats, &best)
+        print_table(&args, backend, &stats, &best, &parallel)
     }
 }
 
@@ -119,6 +151,8 @@ struct Bench<'a> {
     inputs: &'a [bool],
     /// The plain evaluation's output, which the garbled one must match.
     want: &'a [bool],
+    /// Threads and window of garbler and evaluator.
+    parallel: &'a Parallel,
 }
 
 /// The times of one run, or the fastest of several, and the bytes garbled.
@@ -167,7 +201,8 @@ impl Bench<'_> {
         let mut batches = Vec::new();
         let mut prg = Prg::new(seed);
         let start = Instant::now();
-        let mut garbler = scheme.garbler(circuit, &mut prg, backend);
+        let start_at = GarbleStart::default();
+        let mut garbler = scheme.garbler_par(circuit, &mut prg, backend, start_at, self.parallel);
         let setup = start.elapsed();
         let mut garble_time = Duration::ZERO;
         let labels: Vec<Block> = self
@@ -194,7 +229,7 @@ impl Bench<'_> {
 
         file.seek(SeekFrom::Start(0))?;
         let start = Instant::now();
-        let mut evaluator = scheme.evaluator(circuit, &labels, backend);
+        let mut evaluator = scheme.evaluator_par(circuit, &labels, backend, 0, self.parallel);
         let eval_setup = start.elapsed();
         let mut eval_time = Duration::ZERO;
         for &len in &batches {
@@ -244,6 +279,7 @@ fn print_json(
     backend: Backend,
     stats: &Stats,
     best: &Measured,
+    (parallel, split_share): (&Parallel, f64),
 ) -> Result<()> {
     let scheme = args.scheme;
     let v = json!({
@@ -263,6 +299,10 @@ fn print_json(
         "mask_bytes": scheme.mask_bytes(stats),
         "peak_rss_bytes": peak_rss_bytes(),
         "runs": args.repeat.max(1),
+        "threads": parallel.threads(),
+        "min_wave": scheme.min_wave(parallel),
+        "window": parallel.window(),
+        "split_and_share": split_share,
     });
     outln!("{}", serde_json::to_string_pretty(&v)?)?;
     Ok(())
@@ -274,6 +314,7 @@ fn print_table(
     backend: Backend,
     stats: &Stats,
     best: &Measured,
+    parallel: &Parallel,
 ) -> Result<()> {
     let scheme = args.scheme;
     let rss = peak_rss_bytes();
@@ -282,6 +323,15 @@ fn print_table(
         vec![
             "scheme / AES".into(),
             format!("{} / {}", scheme.name(), backend.name()),
+        ],
+        vec![
+            "threads / window".into(),
+            format!(
+                "{} / {} gates (waves split from {} crypto gates per thread)",
+                parallel.threads(),
+                thousands(parallel.window() as u64),
+                scheme.min_wave(parallel)
+            ),
         ],
         vec![
             "AND / XOR / INV gates".into(),

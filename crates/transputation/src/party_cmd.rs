@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use transputation_2pc::{
     ByteParts, Channel, Evaluator, Garbler, LabelTransfer, Options, OutputMode, Report,
 };
@@ -24,7 +24,7 @@ use transputation_circuits::encoding::{decode_outputs, encode_party_input};
 use transputation_circuits::{library, Circuit, Party, Stats};
 use transputation_contract::{self as contract, PartyReport, Role, REPORT_VERSION};
 use transputation_core::aes::Backend;
-use transputation_garble::Scheme;
+use transputation_garble::{Parallel, Scheme};
 use transputation_transport::sizing::Sizing;
 use transputation_transport::{Config, Credentials, Listener};
 
@@ -33,6 +33,25 @@ use crate::garble_cmd::{parse_backend, parse_scheme};
 use crate::input_source::InputSource;
 use crate::secure_cmd::{self, Protection, ProtectionArgs};
 use crate::transport_cmd::{parse_rate, path_sizing};
+
+/// How a party garbles or evaluates (`--parallel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ParallelMode {
+    /// One thread.
+    None,
+    /// Fine-grained parallelism: each wide wave of gates shared among the threads.
+    Fgp,
+}
+
+impl ParallelMode {
+    /// The name on the command line.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ParallelMode::None => "none",
+            ParallelMode::Fgp => "fgp",
+        }
+    }
+}
 
 /// What both parties are told the same way.
 #[derive(Args, Debug, Clone)]
@@ -53,6 +72,14 @@ pub struct SessionArgs {
     /// own; the tables are the same bytes on every backend.
     #[arg(long, value_parser = parse_backend)]
     pub(crate) backend: Option<Backend>,
+    /// How this party garbles or evaluates: none (one thread) or fgp (the wide waves of
+    /// gates shared among --threads threads). Each party chooses its own, like --backend:
+    /// the tables are the same bytes either way. Default: fgp if --threads is above 1.
+    #[arg(long, value_enum)]
+    pub(crate) parallel: Option<ParallelMode>,
+    /// Threads for --parallel fgp (default: the cores this machine has).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub(crate) threads: Option<u32>,
     /// The transport: NAME or NAME:key=value,... (see `transports`), or auto.
     #[arg(long, value_parser = parse_transport_arg, default_value = "tcp", long_help = session_transport_help())]
     pub(crate) transport: TransportArg,
@@ -239,10 +266,43 @@ impl SessionArgs {
         library::check(&self.circuit)?;
         seconds("--timeout", self.timeout)?;
         seconds("--connect-timeout", self.connect_timeout)?;
+        self.threads_wanted()?;
         Ok(())
     }
 
+    /// The threads `--parallel` and `--threads` ask for (1: sequential).
+    fn threads_wanted(&self) -> Result<usize> {
+        Ok(match (self.parallel, self.threads) {
+            (Some(ParallelMode::None), Some(n)) if n > 1 => {
+                bail!("--threads {n} needs --parallel fgp (--parallel none is one thread)")
+            }
+            (Some(ParallelMode::None), _) | (None, None) => 1,
+            (Some(ParallelMode::Fgp), None) => {
+                std::thread::available_parallelism().map_or(1, usize::from)
+            }
+            (_, Some(n)) => n as usize,
+        })
+    }
+
+    /// How this party garbles or evaluates: its threads, started once per process (a
+    /// serving garbler's sessions share them).
+    pub(crate) fn parallel(&self) -> Result<Parallel> {
+        static POOL: std::sync::Mutex<Option<Parallel>> = std::sync::Mutex::new(None);
+        let threads = self.threads_wanted()?;
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        match &*pool {
+            Some(p) if p.threads() == threads => Ok(p.clone()),
+            _ => {
+                let p = Parallel::fgp(threads).map_err(anyhow::Error::msg)?;
+                *pool = Some(p.clone());
+                Ok(p)
+            }
+        }
+    }
+
     pub(crate) fn config(&self, loaded: &Loaded) -> Result<Config> {
+        // Every party checks its threads here, before `options` takes them.
+        self.parallel()?;
         let io_timeout = seconds("--timeout", self.timeout)?;
         let connect_timeout = seconds("--connect-timeout", self.connect_timeout)?;
         // The default pause, or less for a --connect-timeout below it.
@@ -277,10 +337,13 @@ impl SessionArgs {
         matches!(self.transport, TransportArg::Auto)
     }
 
+    /// The session's options; `config` has checked `--parallel` and `--threads` (were they
+    /// wrong, this party would garble on one thread).
     pub(crate) fn options(&self) -> Options {
         Options {
             output: self.output,
             backend: self.backend(),
+            parallel: self.parallel().unwrap_or_else(|_| Parallel::none()),
             ..Options::new(self.scheme)
         }
     }

@@ -55,6 +55,9 @@ fn party_args(
     );
     p.input = input.into();
     p.backend = s.backend.map(|b| b.name().to_string());
+    // Each party's own tuning, as the backend (not part of the session).
+    p.parallel = s.parallel.map(|m| m.name().to_string());
+    p.threads = s.threads;
     p.protection = Some(match protection {
         Some(psk) => contract::Protection::PskFile(psk.to_path_buf()),
         None => contract::Protection::Insecure,

@@ -39,6 +39,68 @@ fn reports_every_key_with_exact_table_bytes() {
     }
 }
 
+/// `--threads` garbles the wide waves on several threads (the output is checked against
+/// plain evaluation by the command itself) and reports its layout; a bad window is refused.
+#[test]
+fn threads_and_window_are_reported() {
+    for scheme in ["prf", "ideal"] {
+        let out = run(&[
+            "garble-bench",
+            "--circuit",
+            "synthetic:and=20000,xor=0,depth=10,inputs=1024",
+            "--scheme",
+            scheme,
+            "--repeat",
+            "1",
+            "--threads",
+            "2",
+            "--fgp-min-wave",
+            "64",
+            "--fgp-window",
+            "65536",
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["threads"], 2, "{scheme}");
+        assert_eq!(v["min_wave"], 64, "{scheme}");
+        assert_eq!(v["window"], 65536, "{scheme}");
+        // 10 levels of 2,000 AND gates, each a wave split in two.
+        assert_eq!(v["split_and_share"], 1.0, "{scheme}");
+    }
+    let out = run(&[
+        "garble-bench",
+        "--circuit",
+        "aes128",
+        "--scheme",
+        "ideal",
+        "--fgp-window",
+        "1000",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("multiple of 128"),
+        "{err}"
+    );
+    let out = run(&[
+        "garble-bench",
+        "--circuit",
+        "aes128",
+        "--scheme",
+        "ideal",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["threads"].as_u64(), v["split_and_share"].as_f64()),
+        (Some(1), Some(0.0))
+    );
+}
+
 #[test]
 fn names_a_bad_scheme_or_backend() {
     let out = run(&["garble-bench", "--circuit", "aes128", "--scheme", "rot13"]);

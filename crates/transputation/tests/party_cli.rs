@@ -502,3 +502,61 @@ fn an_evaluator_may_be_told_its_garblers_address_on_standard_input() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("\"soon\", is not IP:PORT"), "{err}");
 }
+
+/// `--parallel fgp --threads 2` on both parties (through `run`, which passes the flags on)
+/// computes what one thread computes, on a circuit whose waves are wide enough to be split
+/// among the threads; `--parallel none` with more threads is refused before anything runs.
+#[test]
+fn threads_compute_what_one_thread_computes() {
+    let circuit = "synthetic:and=20000,xor=20000,depth=10,inputs=1024";
+    let (g, e) = ("a5".repeat(128), "3c".repeat(128));
+    for scheme in ["prf", "circular", "ideal"] {
+        let outputs: Vec<Value> = [
+            &["--parallel", "none"][..],
+            &["--parallel", "fgp", "--threads", "2"],
+        ]
+        .iter()
+        .map(|flags| {
+            let mut args = vec![
+                "run",
+                "--circuit",
+                circuit,
+                "--scheme",
+                scheme,
+                "--garbler-input",
+                &g,
+                "--evaluator-input",
+                &e,
+                "--json",
+            ];
+            args.extend_from_slice(flags);
+            let out = run(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{scheme} {flags:?}: {err}");
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            v["output"].clone()
+        })
+        .collect();
+        assert!(
+            outputs[0]
+                .as_str()
+                .is_some_and(|o| o.contains(|c| c != '0')),
+            "{outputs:?}"
+        );
+        assert_eq!(outputs[0], outputs[1], "{scheme}");
+    }
+    let out = run(&[
+        "run",
+        "--circuit",
+        "aes128",
+        "--parallel",
+        "none",
+        "--threads",
+        "2",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--threads 2 needs --parallel fgp"),
+        "{err}"
+    );
+}

@@ -209,9 +209,13 @@ fn evaluate_from<'c>(
     tweak_base: u64,
 ) -> Box<dyn Evaluate + 'c> {
     let placeholder = vec![Block::ZERO; circuit.n_inputs()];
-    options
-        .scheme
-        .evaluator_with(circuit, &placeholder, options.backend, tweak_base)
+    options.scheme.evaluator_par(
+        circuit,
+        &placeholder,
+        options.backend,
+        tweak_base,
+        &options.parallel,
+    )
 }
 
 /// Messages 9 and 10: the decoding bits, the output decoded from the output `labels`, and

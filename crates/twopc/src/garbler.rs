@@ -154,9 +154,13 @@ impl<'c> Garbler<'c> {
             hash_key: Some(garbling_key),
             ..GarbleStart::default()
         };
-        let mut garble = options
-            .scheme
-            .garbler_with(circuit, &mut prg, options.backend, start);
+        let mut garble = options.scheme.garbler_par(
+            circuit,
+            &mut prg,
+            options.backend,
+            start,
+            &options.parallel,
+        );
         let label_seed = prg.block();
         let mut own_labels = SeededLabels::new(label_seed, input.len());
         set_own_labels(circuit, &mut *garble, own_labels.next(), input, &mut prg);
@@ -474,6 +478,8 @@ pub(crate) fn garble_ahead(
     answering: &AtomicBool,
 ) -> (Vec<Range<usize>>, Duration) {
     idle_priority();
+    // On this thread alone: the garbler's other threads would run at normal priority.
+    garble.set_sequential(true);
     // Small steps, so that the end of the OT finds this thread at most one step from
     // stopping (an idle-class thread may wait long for a core); the steps are joined into
     // messages of about `batch_bytes`.
@@ -499,6 +505,7 @@ pub(crate) fn garble_ahead(
             _ => {}
         }
     }
+    garble.set_sequential(false);
     (batches, time)
 }
 
@@ -689,7 +696,7 @@ impl GarblerSession<'_> {
         let start = Instant::now();
         let (circuit, options) = (self.circuit, &self.options);
         let mut prg = Prg::from_entropy();
-        let mut garble = options.scheme.garbler_with(
+        let mut garble = options.scheme.garbler_par(
             circuit,
             &mut prg,
             options.backend,
@@ -698,6 +705,7 @@ impl GarblerSession<'_> {
                 tweak_base: self.sizes.tweak_base(k),
                 hash_key: Some(self.garbling_key),
             },
+            &options.parallel,
         );
         set_own_labels(
             circuit,

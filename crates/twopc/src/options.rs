@@ -5,7 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use transputation_core::aes::Backend;
-use transputation_garble::Scheme;
+use transputation_garble::{Parallel, Scheme};
 
 /// Who learns the output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,6 +58,9 @@ pub struct Options {
     pub prefetch_bytes: usize,
     /// The AES implementation.
     pub backend: Backend,
+    /// Threads and window of the garbling or evaluation (local tuning like `backend`, not
+    /// in the header: the tables are the same bytes under every setting).
+    pub parallel: Parallel,
 }
 
 impl Options {
@@ -69,6 +72,7 @@ impl Options {
             batch_bytes: 256 << 10,
             prefetch_bytes: 16 << 20,
             backend: Backend::detect(),
+            parallel: Parallel::none(),
         }
     }
 }

@@ -101,6 +101,13 @@ pub trait Garble: Send {
     /// If `at > out.len()`.
     fn garble_at(&mut self, out: &mut Vec<u8>, at: usize, target: usize) -> (usize, bool);
 
+    /// While `on`, garbles every wave on the calling thread, whatever threads the garbler
+    /// was given ([`Parallel`](super::Parallel)): for garbling in the background, which
+    /// should not take cores from the foreground's work. The bytes are the same either way.
+    fn set_sequential(&mut self, on: bool) {
+        let _ = on;
+    }
+
     /// One decoding bit per output bit (`lsb(W^0)` of the output wire), groups in order.
     ///
     /// # Panics

@@ -26,6 +26,7 @@
 mod fused;
 pub mod half_gates;
 mod interface;
+pub mod parallel;
 pub mod prf;
 pub(crate) mod waves;
 
@@ -33,6 +34,7 @@ pub(crate) mod waves;
 mod tests;
 
 pub use interface::{decode, EvalError, Evaluate, Garble, GarbleStart};
+pub use parallel::Parallel;
 
 use std::fmt;
 use std::str::FromStr;
@@ -93,6 +95,38 @@ impl Scheme {
         }
     }
 
+    /// The fewest crypto gates per part of a wave that `parallel` splits among its threads
+    /// under this scheme: its own, or the scheme's default ([`parallel::MIN_WAVE_PRF`],
+    /// [`parallel::MIN_WAVE_HALF_GATES`]).
+    pub fn min_wave(self, parallel: &Parallel) -> usize {
+        parallel.min_wave().unwrap_or(match self {
+            Scheme::Prf => parallel::MIN_WAVE_PRF,
+            Scheme::Circular | Scheme::Ideal => parallel::MIN_WAVE_HALF_GATES,
+        })
+    }
+
+    /// The share of `circuit`'s AND gates that `parallel` garbles (and evaluates) in waves
+    /// split among its threads: 0 on one thread. Plans the circuit, as a garbler does.
+    pub fn split_share(self, circuit: &Circuit, parallel: &Parallel) -> f64 {
+        let schedule = match self {
+            Scheme::Prf => prf::plan(circuit, parallel.window()),
+            Scheme::Circular | Scheme::Ideal => half_gates::plan(circuit, parallel.window()),
+        };
+        let min = self.min_wave(parallel);
+        let (mut split, mut all) = (0u64, 0u64);
+        for ands in schedule.wave_ands() {
+            all += ands as u64;
+            if parallel.threads() > 1 && (ands / min).min(parallel.threads()) >= 2 {
+                split += ands as u64;
+            }
+        }
+        if all == 0 {
+            0.0
+        } else {
+            split as f64 / all as f64
+        }
+    }
+
     /// Starts garbling `circuit` with randomness from `prg` on the given AES backend: a
     /// fresh `Δ` (where the scheme has one) and tweak base 0, [`Scheme::garbler_with`] at
     /// [`GarbleStart::default()`].
@@ -121,6 +155,22 @@ impl Scheme {
         backend: Backend,
         start: GarbleStart,
     ) -> Box<dyn Garble + 'c> {
+        self.garbler_par(circuit, prg, backend, start, &Parallel::none())
+    }
+
+    /// As [`Scheme::garbler_with`], working as `parallel` says (window size, threads):
+    /// the same bytes under every setting.
+    ///
+    /// # Panics
+    /// As [`Scheme::garbler_with`].
+    pub fn garbler_par<'c>(
+        self,
+        circuit: &'c Circuit,
+        prg: &mut Prg,
+        backend: Backend,
+        start: GarbleStart,
+        parallel: &Parallel,
+    ) -> Box<dyn Garble + 'c> {
         use half_gates::{HalfGatesGarbler, LabelKeyed, Tccr};
         match self {
             Scheme::Prf => {
@@ -128,19 +178,23 @@ impl Scheme {
                     start.offset.is_none(),
                     "prf has no global offset: GarbleStart.offset must be None for it"
                 );
-                Box::new(prf::PrfGarbler::new(circuit, prg, backend))
+                Box::new(prf::PrfGarbler::with_parallel(
+                    circuit, prg, backend, parallel,
+                ))
             }
-            Scheme::Circular => Box::new(HalfGatesGarbler::with_start(
+            Scheme::Circular => Box::new(HalfGatesGarbler::with_parallel(
                 circuit,
                 LabelKeyed::new(backend),
                 prg,
                 start,
+                parallel,
             )),
-            Scheme::Ideal => Box::new(HalfGatesGarbler::with_start(
+            Scheme::Ideal => Box::new(HalfGatesGarbler::with_parallel(
                 circuit,
                 Tccr::new(backend),
                 prg,
                 start,
+                parallel,
             )),
         }
     }
@@ -170,20 +224,40 @@ impl Scheme {
         backend: Backend,
         tweak_base: u64,
     ) -> Box<dyn Evaluate + 'c> {
+        self.evaluator_par(circuit, inputs, backend, tweak_base, &Parallel::none())
+    }
+
+    /// As [`Scheme::evaluator_with`], working as `parallel` says: the same labels under
+    /// every setting, whatever the garbler's.
+    ///
+    /// # Panics
+    /// As [`Scheme::evaluator_with`].
+    pub fn evaluator_par<'c>(
+        self,
+        circuit: &'c Circuit,
+        inputs: &[Block],
+        backend: Backend,
+        tweak_base: u64,
+        parallel: &Parallel,
+    ) -> Box<dyn Evaluate + 'c> {
         use half_gates::{HalfGatesEvaluator, LabelKeyed, Tccr};
         match self {
-            Scheme::Prf => Box::new(prf::PrfEvaluator::new(circuit, inputs, backend)),
-            Scheme::Circular => Box::new(HalfGatesEvaluator::with_tweak_base(
+            Scheme::Prf => Box::new(prf::PrfEvaluator::with_parallel(
+                circuit, inputs, backend, parallel,
+            )),
+            Scheme::Circular => Box::new(HalfGatesEvaluator::with_parallel(
                 circuit,
                 LabelKeyed::new(backend),
                 inputs,
                 tweak_base,
+                parallel,
             )),
-            Scheme::Ideal => Box::new(HalfGatesEvaluator::with_tweak_base(
+            Scheme::Ideal => Box::new(HalfGatesEvaluator::with_parallel(
                 circuit,
                 Tccr::new(backend),
                 inputs,
                 tweak_base,
+                parallel,
             )),
         }
     }

@@ -5,7 +5,8 @@
 //! # Waves
 //! Tables are written in circuit order (each gate's table has its place in the stream),
 //! but the AES calls of independent gates are batched. The circuit is cut into windows of
-//! [`WINDOW`] consecutive gates; in a window every gate gets a *wave*: a gate that needs
+//! consecutive gates ([`WINDOW`] by default, any multiple of 128 by
+//! [`Parallel::with_window`](super::Parallel::with_window)); in a window every gate gets a *wave*: a gate that needs
 //! AES (a "crypto" gate: AND, and XOR under `prf`) is in the wave after the latest of its
 //! inputs, any other gate in the wave of its latest input. Wave `k` is processed as all its
 //! crypto gates in one batch (its XOR gates first, then its AND gates, each in circuit
@@ -39,8 +40,13 @@ use transputation_circuits::{Circuit, Gate, WireId};
 
 use super::interface::EvalError;
 
-/// Gates per window.
+/// Gates per window by default.
 pub(crate) const WINDOW: usize = 8192;
+/// Windows are multiples of this many gates: `prf` draws its permute bits 128 gates at a
+/// time per window, so that they follow gate order whatever the window size.
+pub(crate) const WINDOW_UNIT: usize = 128;
+/// The largest window: its tables' offsets (33 bytes per `prf` AND gate) fit in `u32`.
+pub(crate) const MAX_WINDOW: usize = 1 << 24;
 
 /// Whether wires share slots (see the module documentation).
 pub(crate) const REUSE_SLOTS: bool = !cfg!(test);
@@ -180,14 +186,20 @@ impl Schedule {
     /// needs AES; `table_len(kind, ands)` gives its bytes in the stream when `ands` AND gates
     /// precede it; `aux(kind, gate, ands, offset, pos)` the scheme's two numbers for it
     /// ([`Op::aux`], [`Schedule::extra`]), with `gate` its index, `offset` its byte offset in
-    /// its window and `pos` its position there (0 for the first gate).
+    /// its window and `pos` its position there (0 for the first gate). `window` is the
+    /// number of gates per window, a multiple of [`WINDOW_UNIT`] up to [`MAX_WINDOW`].
     pub(crate) fn build(
         circuit: &Circuit,
+        window: usize,
         kind: impl Fn(&Gate) -> OpKind,
         crypto: impl Fn(OpKind) -> bool,
         table_len: impl Fn(OpKind, u64) -> usize,
         mut aux: impl FnMut(OpKind, usize, u64, usize, usize) -> (u32, u32),
     ) -> Schedule {
+        assert!(
+            window >= WINDOW_UNIT && window.is_multiple_of(WINDOW_UNIT) && window <= MAX_WINDOW,
+            "a window is a multiple of {WINDOW_UNIT} gates up to {MAX_WINDOW}"
+        );
         let gates = circuit.gates();
         let wires = circuit.num_wires() as usize;
         let mut s = Schedule {
@@ -195,7 +207,7 @@ impl Schedule {
             offset: Vec::with_capacity(gates.len()),
             extra: Vec::with_capacity(gates.len()),
             waves: Vec::new(),
-            windows: Vec::with_capacity(gates.len().div_ceil(WINDOW)),
+            windows: Vec::with_capacity(gates.len().div_ceil(window)),
             slots: 0,
             input_base: 0,
             outputs: Vec::new(),
@@ -204,13 +216,13 @@ impl Schedule {
         // before the window. Reused below for the slot of each wire.
         let mut ready = vec![0u32; wires];
         let mut epoch = 1u32;
-        let mut keys: Vec<u32> = Vec::with_capacity(WINDOW);
+        let mut keys: Vec<u32> = Vec::with_capacity(window.min(gates.len()));
         // The window's ops in circuit order, with their offsets and extras.
-        let mut staged: Vec<(Op, u32, u32)> = Vec::with_capacity(WINDOW);
+        let mut staged: Vec<(Op, u32, u32)> = Vec::with_capacity(window.min(gates.len()));
         let mut counts: Vec<u32> = Vec::new();
         let mut ands = 0u64;
-        for start in (0..gates.len()).step_by(WINDOW) {
-            let window = &gates[start..(start + WINDOW).min(gates.len())];
+        for start in (0..gates.len()).step_by(window) {
+            let window = &gates[start..(start + window).min(gates.len())];
             keys.clear();
             staged.clear();
             let mut max_wave = 0;
@@ -300,6 +312,17 @@ impl Schedule {
             crypto.start as usize..crypto.end as usize,
             crypto.end as usize..free_end as usize,
         )
+    }
+
+    /// The normal AND gates ([`OpKind::And`]) of each wave's crypto gates.
+    pub(crate) fn wave_ands(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.waves.len()).map(|k| {
+            let (crypto, _) = self.wave(k);
+            self.ops[crypto]
+                .iter()
+                .filter(|op| op.kind() == OpKind::And)
+                .count()
+        })
     }
 
     /// Gates of the circuit before window `window` (all of them past the last window).
@@ -518,6 +541,7 @@ mod tests {
         let is_and = |k: OpKind| k == OpKind::And;
         Schedule::build(
             c,
+            WINDOW,
             |g| match g {
                 Gate::And { .. } => OpKind::And,
                 Gate::Xor { .. } => OpKind::Xor,

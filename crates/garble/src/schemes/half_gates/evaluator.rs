@@ -10,11 +10,13 @@ use transputation_core::Block;
 
 use crate::schemes::fused;
 use crate::schemes::interface::{check_tweak_base, EvalError, Evaluate};
+use crate::schemes::parallel::{Parallel, MIN_WAVE_HALF_GATES};
 use crate::schemes::waves::{wire_table, Schedule};
 
 use super::gates::eval_and;
 use super::hash::{HalfGateHash, HASH_CHUNK};
 use super::program::{schedule, xor_gates, xor_gates_packed, Packed};
+use super::split::Split;
 
 /// AND gates per evaluator chunk (two hashes each).
 const EVAL_CHUNK: usize = HASH_CHUNK / 2;
@@ -32,6 +34,9 @@ pub struct HalfGatesEvaluator<'c, H> {
     schedule: Schedule,
     pub(super) packed: Packed,
     next_window: usize,
+    /// The threads that share wide waves, and their buffers.
+    parallel: Parallel,
+    split: Split,
     /// Per AND gate of a chunk: the input labels `[a, b]`, the AND index, the two hashes.
     inputs: Vec<[Block; 2]>,
     and_index: Vec<u32>,
@@ -56,8 +61,23 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         inputs: &[Block],
         tweak_base: u64,
     ) -> Self {
+        HalfGatesEvaluator::with_parallel(circuit, hash, inputs, tweak_base, &Parallel::none())
+    }
+
+    /// As [`HalfGatesEvaluator::with_tweak_base`], working as `parallel` says: the same
+    /// labels.
+    ///
+    /// # Panics
+    /// As [`HalfGatesEvaluator::with_tweak_base`].
+    pub fn with_parallel(
+        circuit: &'c Circuit,
+        hash: H,
+        inputs: &[Block],
+        tweak_base: u64,
+        parallel: &Parallel,
+    ) -> Self {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
-        let (schedule, _constant) = schedule(circuit);
+        let (schedule, _constant) = schedule(circuit, parallel.window());
         check_tweak_base(schedule.crypto_gates(), tweak_base);
         let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
         labels[schedule.input_slots(inputs.len())].copy_from_slice(inputs);
@@ -69,6 +89,8 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
             packed: Packed::new(&schedule),
             schedule,
             next_window: 0,
+            parallel: parallel.clone(),
+            split: Split::new(),
             inputs: vec![[Block::ZERO; 2]; EVAL_CHUNK],
             and_index: vec![0; EVAL_CHUNK],
             hashes: vec![[Block::ZERO; 2]; EVAL_CHUNK],
@@ -78,6 +100,17 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
     /// Evaluates the AND gates `ops[range]` from their window's bytes: in one pass where
     /// the hash has a fused kernel, else a chunk at a time.
     fn and_batch(&mut self, k: usize, range: Range<usize>, window: &[u8]) {
+        if let Some(split) = self.parallel.split(range.len(), MIN_WAVE_HALF_GATES) {
+            let wave = (
+                &self.schedule.ops[range.clone()],
+                &self.schedule.offset[range],
+            );
+            let labels = &mut self.labels;
+            let base = self.tweak_base;
+            self.split
+                .evaluate(split, &self.hash, base, labels, wave, window);
+            return;
+        }
         if let (Some(aes), Some(ands)) = (self.hash.fused(), self.packed.ands(k, self.next_window))
         {
             if fused::eval_and_gates(aes, self.tweak_base, &mut self.labels, ands, window) {

@@ -13,11 +13,13 @@ use transputation_core::Block;
 
 use crate::schemes::fused;
 use crate::schemes::interface::{check_tweak_base, Garble, GarbleStart};
+use crate::schemes::parallel::{Parallel, MIN_WAVE_HALF_GATES};
 use crate::schemes::waves::{wire_table, Schedule, REUSE_SLOTS};
 
 use super::gates::garble_and;
 use super::hash::{HalfGateHash, HASH_CHUNK};
 use super::program::{schedule, xor_gates, xor_gates_packed, Packed};
+use super::split::Split;
 
 /// AND gates per garbler chunk (four hashes each).
 const GARBLE_CHUNK: usize = HASH_CHUNK / 4;
@@ -36,6 +38,11 @@ pub struct HalfGatesGarbler<'c, H> {
     schedule: Schedule,
     pub(super) packed: Packed,
     next_window: usize,
+    /// The threads that share wide waves, and their buffers.
+    parallel: Parallel,
+    split: Split,
+    /// [`Garble::set_sequential`].
+    sequential: bool,
     /// Per AND gate of a chunk: the 0-labels `[a0, b0]`, the AND index, the four hashes.
     inputs: Vec<[Block; 2]>,
     and_index: Vec<u32>,
@@ -55,11 +62,20 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     /// # Panics
     /// If the given offset has lsb 0, or the tweak base plus the circuit's AND gates passes
     /// `2^63 − 1` (caller bugs).
-    pub fn with_start(
+    pub fn with_start(circuit: &'c Circuit, hash: H, prg: &mut Prg, start: GarbleStart) -> Self {
+        HalfGatesGarbler::with_parallel(circuit, hash, prg, start, &Parallel::none())
+    }
+
+    /// As [`HalfGatesGarbler::with_start`], working as `parallel` says: the same bytes.
+    ///
+    /// # Panics
+    /// As [`HalfGatesGarbler::with_start`].
+    pub fn with_parallel(
         circuit: &'c Circuit,
         mut hash: H,
         prg: &mut Prg,
         start: GarbleStart,
+        parallel: &Parallel,
     ) -> Self {
         if let Some(key) = start.hash_key {
             hash.set_key(key);
@@ -74,7 +90,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             }
             None => prg.block().with_lsb(true),
         };
-        let (schedule, constant) = schedule(circuit);
+        let (schedule, constant) = schedule(circuit, parallel.window());
         check_tweak_base(schedule.crypto_gates(), start.tweak_base);
         let mut zero = wire_table(schedule.slots as usize, Block::ZERO);
         prg.fill_blocks(&mut zero[schedule.input_slots(circuit.n_inputs())]);
@@ -90,6 +106,9 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             packed: Packed::new(&schedule),
             schedule,
             next_window: 0,
+            parallel: parallel.clone(),
+            split: Split::new(),
+            sequential: false,
             inputs: vec![[Block::ZERO; 2]; GARBLE_CHUNK],
             and_index: vec![0; GARBLE_CHUNK],
             hashes: vec![[Block::ZERO; 4]; GARBLE_CHUNK],
@@ -104,6 +123,18 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
     /// Garbles the AND gates `ops[range]` into their window's bytes: in one pass where the
     /// hash has a fused kernel, else a chunk at a time.
     fn and_batch(&mut self, k: usize, range: Range<usize>, window: &mut [u8]) {
+        let split = self.parallel.split(range.len(), MIN_WAVE_HALF_GATES);
+        if let Some(split) = split.filter(|_| !self.sequential) {
+            let wave = (
+                &self.schedule.ops[range.clone()],
+                &self.schedule.offset[range],
+            );
+            let key = (self.delta, self.tweak_base);
+            let zero = &mut self.zero;
+            self.split
+                .garble(split, &self.hash, key, zero, wave, window);
+            return;
+        }
         if let (Some(aes), Some(ands)) = (self.hash.fused(), self.packed.ands(k, self.next_window))
         {
             let (delta, base) = (self.delta, self.tweak_base);
@@ -203,6 +234,10 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
             self.next_window += 1;
         }
         (end, self.next_window < self.schedule.windows.len())
+    }
+
+    fn set_sequential(&mut self, on: bool) {
+        self.sequential = on;
     }
 
     fn decoding(&self) -> Vec<bool> {

@@ -46,6 +46,7 @@ mod garbler;
 mod gates;
 pub(crate) mod hash;
 mod program;
+mod split;
 #[cfg(test)]
 pub(crate) mod tests;
 
@@ -53,3 +54,11 @@ pub use evaluator::HalfGatesEvaluator;
 pub use garbler::HalfGatesGarbler;
 pub use gates::{eval_and, garble_and};
 pub use hash::{HalfGateHash, LabelKeyed, Mitccrh, Tccr};
+
+/// The half-gates program of `circuit` in windows of `window` gates.
+pub(crate) fn plan(
+    circuit: &transputation_circuits::Circuit,
+    window: usize,
+) -> super::waves::Schedule {
+    program::schedule(circuit, window).0
+}

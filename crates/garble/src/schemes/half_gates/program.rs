@@ -15,9 +15,10 @@ const HALF_GATES_AND_BYTES: usize = 32;
 /// The program of the half-gates schemes: AND gates are the crypto gates, 32 bytes each;
 /// `aux` is the AND index, the tweak counter. INV gates are XORs with the returned slot,
 /// which holds `Δ` for the garbler and 0 for the evaluator ([`Schedule::inv_as_xor`]).
-pub(super) fn schedule(circuit: &Circuit) -> (Schedule, usize) {
+pub(super) fn schedule(circuit: &Circuit, window: usize) -> (Schedule, usize) {
     let mut s = Schedule::build(
         circuit,
+        window,
         |g| match g {
             Gate::And { .. } => OpKind::And,
             Gate::Xor { .. } => OpKind::Xor,

@@ -5,16 +5,16 @@ use std::ops::Range;
 
 use transputation_circuits::{Circuit, WireId};
 
-use transputation_core::aes::{encrypt_under_keys, Backend};
+use transputation_core::aes::Backend;
 use transputation_core::Block;
 
 use crate::schemes::interface::{EvalError, Evaluate};
+use crate::schemes::parallel::{Parallel, MIN_WAVE_PRF};
 use crate::schemes::waves::{wire_table, OpKind, Schedule};
 
-#[cfg(test)]
-use super::call_log;
-use super::gates::{blk, eval_and, eval_xor};
-use super::layout::{schedule, table_and_mask, CARRIED, CHUNK};
+use super::eval_chunk::{Chunk, Wave};
+use super::layout::{schedule, table_and_mask, CHUNK};
+use super::split;
 
 /// The `prf` evaluator.
 pub struct PrfEvaluator<'c> {
@@ -26,19 +26,27 @@ pub struct PrfEvaluator<'c> {
     next_window: usize,
     /// The high nibble of the mask byte of an AND pair split by a window.
     carried_mask: u8,
-    /// Per crypto gate of a chunk (`CHUNK` entries, in the chunk's order): its two input
-    /// labels, which are the keys, and one PRF input under each. AND and XOR gates alike
-    /// make two calls of one block under their two labels, so a chunk's calls go to the
-    /// AES backend at once, and its key schedules interleave across both kinds.
-    keys: Vec<[Block; 2]>,
-    blocks: Vec<[Block; 2]>,
+    chunk: Chunk,
+    /// The threads that share wide waves, and their buffers.
+    parallel: Parallel,
+    parts: Vec<Chunk>,
 }
 
 impl<'c> PrfEvaluator<'c> {
     /// An evaluator holding one label per input wire.
     pub fn new(circuit: &'c Circuit, inputs: &[Block], backend: Backend) -> Self {
+        PrfEvaluator::with_parallel(circuit, inputs, backend, &Parallel::none())
+    }
+
+    /// As [`PrfEvaluator::new`], working as `parallel` says: the same labels.
+    pub fn with_parallel(
+        circuit: &'c Circuit,
+        inputs: &[Block],
+        backend: Backend,
+        parallel: &Parallel,
+    ) -> Self {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
-        let schedule = schedule(circuit);
+        let schedule = schedule(circuit, parallel.window());
         let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
         labels[schedule.input_slots(inputs.len())].copy_from_slice(inputs);
         PrfEvaluator {
@@ -48,67 +56,45 @@ impl<'c> PrfEvaluator<'c> {
             schedule,
             next_window: 0,
             carried_mask: 0,
-            keys: vec![[Block::ZERO; 2]; CHUNK],
-            blocks: vec![[Block::ZERO; 2]; CHUNK],
+            chunk: Chunk::default(),
+            parallel: parallel.clone(),
+            parts: Vec::new(),
         }
     }
 
-    /// Evaluates the crypto ops `ops[range]` from their window's bytes, a chunk at a time.
+    /// Evaluates the crypto ops `ops[range]` from their window's bytes, a chunk at a time,
+    /// or in parts on several threads if the wave is wide ([`split`]).
     fn crypto_batch(&mut self, range: Range<usize>, window: &[u8]) {
+        let (carried_mask, backend) = (self.carried_mask, self.backend);
+        if let Some(split) = self.parallel.split(range.len(), MIN_WAVE_PRF) {
+            let wave = Wave {
+                schedule: &self.schedule,
+                labels: &self.labels,
+                window,
+                carried_mask,
+                backend,
+            };
+            let parts = split::evaluate(split, &wave, range.clone(), &mut self.parts);
+            // The output labels in op order, after every part has read its inputs.
+            let outs = self.parts[..parts].iter().flat_map(|p| &p.outs);
+            for (i, &label) in range.zip(outs) {
+                self.labels[self.schedule.ops[i].out() as usize] = label;
+            }
+            return;
+        }
         for start in range.clone().step_by(CHUNK) {
-            self.crypto_chunk(start..(start + CHUNK).min(range.end), window);
-        }
-    }
-
-    fn crypto_chunk(&mut self, range: Range<usize>, window: &[u8]) {
-        let n = range.len();
-        for ((op, keys), blocks) in self.schedule.ops[range.clone()]
-            .iter()
-            .zip(self.keys.iter_mut())
-            .zip(self.blocks.iter_mut())
-        {
-            let g = u64::from(op.aux);
-            let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
-            *keys = [la, lb];
-            *blocks = match op.kind() {
-                OpKind::And => {
-                    let r = 2 * u32::from(la.lsb()) + u32::from(lb.lsb());
-                    [blk(g, r), blk(g, r)]
-                }
-                OpKind::Xor => [blk(g, u32::from(la.lsb())), blk(g, u32::from(lb.lsb()))],
-                _ => unreachable!("only AND and XOR gates need AES"),
+            let r = start..(start + CHUNK).min(range.end);
+            let wave = Wave {
+                schedule: &self.schedule,
+                labels: &self.labels,
+                window,
+                carried_mask,
+                backend,
             };
-        }
-        let (keys, blocks) = (
-            self.keys[..n].as_flattened(),
-            self.blocks[..n].as_flattened_mut(),
-        );
-        #[cfg(test)]
-        call_log::record(keys, blocks, 1);
-        encrypt_under_keys(self.backend, keys, blocks, 1);
-        for (i, ([la, lb], [fa, fb])) in range.zip(self.keys.iter().zip(&self.blocks)) {
-            let op = self.schedule.ops[i];
-            let (pos, mask, high) = table_and_mask(&self.schedule, i);
-            self.labels[op.out() as usize] = match op.kind() {
-                OpKind::And => {
-                    let (t1, t2) = (
-                        Block::read(&window[pos..pos + 16]),
-                        Block::read(&window[pos + 16..pos + 32]),
-                    );
-                    let byte = if mask == CARRIED {
-                        self.carried_mask << 4
-                    } else {
-                        window[mask as usize]
-                    };
-                    let m = if high { byte >> 4 } else { byte & 0xf };
-                    eval_and(*la, *lb, *fa ^ *fb, t1, t2, m)
-                }
-                OpKind::Xor => {
-                    let t = Block::read(&window[pos..pos + 16]);
-                    eval_xor(*la, *lb, *fa, *fb, t)
-                }
-                _ => unreachable!("only AND and XOR gates need AES"),
-            };
+            wave.chunk(r.clone(), &mut self.chunk);
+            for (i, &label) in r.zip(&self.chunk.outs) {
+                self.labels[self.schedule.ops[i].out() as usize] = label;
+            }
         }
     }
 

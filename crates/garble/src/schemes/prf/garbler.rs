@@ -7,26 +7,23 @@ use std::ops::Range;
 
 use transputation_circuits::{Circuit, WireId};
 
-use transputation_core::aes::{encrypt_under_keys, Backend, FixedKeyAes};
+use transputation_core::aes::{Backend, FixedKeyAes};
 use transputation_core::prg::Prg;
 use transputation_core::Block;
 
 use crate::schemes::fused::{prf_garble_gates, set_nibble, PrfOp};
+
 use crate::schemes::interface::Garble;
-use crate::schemes::waves::{wire_table, OpKind, Schedule, Window, REUSE_SLOTS, WINDOW};
+use crate::schemes::parallel::{Parallel, MIN_WAVE_PRF};
+use crate::schemes::waves::{wire_table, OpKind, Schedule, Window, REUSE_SLOTS};
 
 #[cfg(test)]
 use super::call_log;
-use super::gates::{blk, garble_and, garble_xor};
-use super::layout::{mask_position, schedule, table_and_mask, CHUNK};
-
-/// The labels `[k^0, k^1]` of a wire ordered by signal bit: `[k with lsb 0, k with lsb 1]`,
-/// without a branch on the (random) permute bit.
-#[inline(always)]
-fn by_signals([k0, k1]: [Block; 2]) -> [Block; 2] {
-    let swap = (k0 ^ k1).select(k0.lsb());
-    [k0 ^ swap, k1 ^ swap]
-}
+use super::layout::{mask_position, schedule, table_and_mask};
+use super::split;
+use super::staged::garble_staged;
+#[cfg(test)]
+use super::staged::prf_calls;
 
 /// What the fused kernels need of op `i` of `schedule` ([`PrfOp`]), in the window at `base`
 /// of the output whose first gate is `first` and whose permute bits are `pcs`; `carried` is
@@ -60,86 +57,6 @@ fn prf_op(
     }
 }
 
-/// The keys of a gate's PRF calls, its inputs' labels by signal bit
-/// `[ka[0], ka[1], kb[0], kb[1]]`; its PRF inputs in the order [`garble_and`] takes
-/// their outputs (eight, two per key) or [`garble_xor`] (the first four, one per key); and
-/// its inputs' permute bits `(πa, πb)`.
-fn prf_calls(
-    labels: &[[Block; 2]],
-    op: &PrfOp,
-    and: bool,
-) -> ([Block; 4], [Block; 8], (bool, bool)) {
-    let (la, lb) = (labels[op.a as usize], labels[op.b as usize]);
-    let ([ka0, ka1], [kb0, kb1]) = (by_signals(la), by_signals(lb));
-    let rows = if and {
-        [0, 1, 2, 3, 0, 2, 1, 3]
-    } else {
-        [0, 1, 0, 1, 0, 0, 0, 0]
-    };
-    let permute = (la[0].lsb(), lb[0].lsb());
-    ([ka0, ka1, kb0, kb1], rows.map(|r| blk(op.g, r)), permute)
-}
-
-/// What the fused kernels do, for backends without them: `ops` (all AND gates if `AND`,
-/// else all XOR gates) a chunk at a time, the chunk's PRF inputs staged in memory and
-/// encrypted under their keys, then combined gate by gate. A chunk's inputs are all read
-/// before its outputs are written.
-fn garble_staged<const AND: bool>(
-    backend: Backend,
-    ops: &[PrfOp],
-    labels: &mut [[Block; 2]],
-    out: &mut [u8],
-) {
-    let per_key = if AND { 2 } else { 1 };
-    for chunk in ops.chunks(CHUNK) {
-        let mut keys = Vec::with_capacity(4 * chunk.len());
-        let mut f = Vec::with_capacity(4 * per_key * chunk.len());
-        let mut permute = Vec::with_capacity(chunk.len());
-        for op in chunk {
-            let (k, blocks, p) = prf_calls(labels, op, AND);
-            keys.extend(k);
-            f.extend_from_slice(&blocks[..4 * per_key]);
-            permute.push(p);
-        }
-        encrypt_under_keys(backend, &keys, &mut f, per_key);
-        for (((op, f), k), (pa, pb)) in chunk
-            .iter()
-            .zip(f.chunks(4 * per_key))
-            .zip(keys.chunks(4))
-            .zip(permute)
-        {
-            let (table, labels_out) = (op.table, op.out as usize);
-            if AND {
-                // The labels by value again, from the keys by signal bit.
-                let (t1, t2, m, kc) = garble_and(
-                    by_values([k[0], k[1]], pa),
-                    by_values([k[2], k[3]], pb),
-                    [f[0], f[1], f[2], f[3]],
-                    [f[4], f[5], f[6], f[7]],
-                    op.bit(PrfOp::PC),
-                );
-                out[table..table + 16].copy_from_slice(&t1.to_bytes());
-                out[table + 16..table + 32].copy_from_slice(&t2.to_bytes());
-                set_nibble(out, op.mask, op.bit(PrfOp::HIGH), m);
-                labels[labels_out] = kc;
-            } else {
-                let (t, kc) = garble_xor(pa, pb, [f[0], f[1]], [f[2], f[3]]);
-                out[table..table + 16].copy_from_slice(&t.to_bytes());
-                labels[labels_out] = kc;
-            }
-        }
-    }
-}
-
-/// `labels` ordered by value from labels by signal bit and the permute bit.
-fn by_values([s0, s1]: [Block; 2], permute: bool) -> [Block; 2] {
-    if permute {
-        [s1, s0]
-    } else {
-        [s0, s1]
-    }
-}
-
 /// The `prf` garbler.
 pub struct PrfGarbler<'c> {
     circuit: PhantomData<&'c Circuit>,
@@ -161,14 +78,29 @@ pub struct PrfGarbler<'c> {
     /// The PRF (AES under a secret key) that gives a constant's fresh labels from its gate
     /// index, in any processing order.
     fresh: FixedKeyAes,
+    /// The threads that share wide waves, and their buffers.
+    parallel: Parallel,
+    parts: Vec<split::Part>,
+    /// [`Garble::set_sequential`].
+    sequential: bool,
 }
 
 impl<'c> PrfGarbler<'c> {
     /// A garbler with fresh, independent input labels from `prg`.
     pub fn new(circuit: &'c Circuit, prg: &mut Prg, backend: Backend) -> Self {
+        PrfGarbler::with_parallel(circuit, prg, backend, &Parallel::none())
+    }
+
+    /// As [`PrfGarbler::new`], working as `parallel` says: the same bytes.
+    pub fn with_parallel(
+        circuit: &'c Circuit,
+        prg: &mut Prg,
+        backend: Backend,
+        parallel: &Parallel,
+    ) -> Self {
         let mut own = Prg::new(prg.block());
         let fresh_key = own.block();
-        let schedule = schedule(circuit);
+        let schedule = schedule(circuit, parallel.window());
         let mut labels = wire_table(schedule.slots as usize, [Block::ZERO; 2]);
         for l in &mut labels[schedule.input_slots(circuit.n_inputs())] {
             let k0 = own.block();
@@ -186,8 +118,11 @@ impl<'c> PrfGarbler<'c> {
             next_window: 0,
             carried_mask: 0,
             last_and_window,
-            pcs: Vec::with_capacity(WINDOW.div_ceil(64)),
+            pcs: Vec::with_capacity(parallel.window().div_ceil(64)),
             fresh: FixedKeyAes::with_backend(fresh_key, backend),
+            parallel: parallel.clone(),
+            parts: Vec::new(),
+            sequential: false,
         }
     }
 
@@ -216,6 +151,23 @@ impl<'c> PrfGarbler<'c> {
         }
         let labels = &mut self.labels;
         for (part, and) in [(range.start..xor_end, false), (xor_end..range.end, true)] {
+            let split = self.parallel.split(part.len(), MIN_WAVE_PRF);
+            if let Some(split) = split.filter(|_| !self.sequential) {
+                let opens = |i| !table_and_mask(schedule, i).2;
+                let buffers = &mut self.parts;
+                split::garble(
+                    split,
+                    self.backend,
+                    and,
+                    part,
+                    &op,
+                    opens,
+                    labels,
+                    out,
+                    buffers,
+                );
+                continue;
+            }
             let (n, from) = (part.len(), part.start);
             if !prf_garble_gates(self.backend, and, n, |j| op(from + j), labels, out) {
                 let ops: Vec<PrfOp> = part.map(op).collect();
@@ -347,6 +299,10 @@ impl Garble for PrfGarbler<'_> {
             self.next_window += 1;
         }
         (end, self.next_window < windows)
+    }
+
+    fn set_sequential(&mut self, on: bool) {
+        self.sequential = on;
     }
 
     fn decoding(&self) -> Vec<bool> {

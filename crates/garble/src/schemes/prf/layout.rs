@@ -81,11 +81,12 @@ fn is_and(kind: OpKind) -> bool {
 /// in the window: its own offset for the first gate of a pair (the byte precedes its table),
 /// the first gate's for the second, or [`CARRIED`] when the pair is split by a window
 /// boundary.
-pub(super) fn schedule(circuit: &Circuit) -> Schedule {
+pub(super) fn schedule(circuit: &Circuit, window: usize) -> Schedule {
     let roots = label_roots(circuit);
     let mut last_even = CARRIED;
     Schedule::build(
         circuit,
+        window,
         |g| match *g {
             Gate::And { a, b, .. } => match and_kind(&roots, a, b) {
                 AndKind::Normal => OpKind::And,

@@ -34,13 +34,24 @@
 
 #[cfg(test)]
 mod call_log;
+mod eval_chunk;
 mod evaluator;
 mod garbler;
 mod gates;
 mod layout;
+mod split;
+mod staged;
 #[cfg(test)]
 mod tests;
 
 pub use evaluator::PrfEvaluator;
 pub use garbler::PrfGarbler;
 pub use gates::{blk, eval_and, eval_xor, garble_and, garble_xor};
+
+/// `prf`'s program of `circuit` in windows of `window` gates.
+pub(crate) fn plan(
+    circuit: &transputation_circuits::Circuit,
+    window: usize,
+) -> super::waves::Schedule {
+    layout::schedule(circuit, window)
+}

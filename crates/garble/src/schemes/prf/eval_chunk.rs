@@ -1,0 +1,95 @@
+//! `prf`'s evaluation of a chunk of a wave's crypto gates: their PRF calls staged and
+//! encrypted under their keys at once, their output labels computed from the window's bytes
+//! into a buffer (the caller writes them back), reading only the labels before the wave.
+
+use std::ops::Range;
+
+use transputation_core::aes::{encrypt_under_keys, Backend};
+use transputation_core::Block;
+
+use crate::schemes::waves::{OpKind, Schedule};
+
+#[cfg(test)]
+use super::call_log;
+use super::gates::{blk, eval_and, eval_xor};
+use super::layout::{table_and_mask, CARRIED};
+
+/// The buffers of a chunk of crypto gates (`CHUNK` entries, in the chunk's order): per
+/// gate its two input labels, which are the keys, one PRF input under each, and its output
+/// label. AND and XOR gates alike make two calls of one block under their two labels, so a
+/// chunk's calls go to the AES backend at once, and its key schedules interleave across
+/// both kinds.
+#[derive(Debug, Default)]
+pub(super) struct Chunk {
+    keys: Vec<[Block; 2]>,
+    blocks: Vec<[Block; 2]>,
+    pub(super) outs: Vec<Block>,
+}
+
+/// What the crypto gates of a wave read: the labels before the wave and the window's bytes.
+pub(super) struct Wave<'a> {
+    pub(super) schedule: &'a Schedule,
+    pub(super) labels: &'a [Block],
+    pub(super) window: &'a [u8],
+    pub(super) carried_mask: u8,
+    pub(super) backend: Backend,
+}
+
+impl Wave<'_> {
+    /// Evaluates the crypto ops `ops[range]` (at most `CHUNK`) into `chunk.outs`, in order.
+    pub(super) fn chunk(&self, range: Range<usize>, chunk: &mut Chunk) {
+        let n = range.len();
+        let (s, window) = (self.schedule, self.window);
+        chunk.keys.resize(n, [Block::ZERO; 2]);
+        chunk.blocks.resize(n, [Block::ZERO; 2]);
+        chunk.outs.clear();
+        for ((op, keys), blocks) in s.ops[range.clone()]
+            .iter()
+            .zip(chunk.keys.iter_mut())
+            .zip(chunk.blocks.iter_mut())
+        {
+            let g = u64::from(op.aux);
+            let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
+            *keys = [la, lb];
+            *blocks = match op.kind() {
+                OpKind::And => {
+                    let r = 2 * u32::from(la.lsb()) + u32::from(lb.lsb());
+                    [blk(g, r), blk(g, r)]
+                }
+                OpKind::Xor => [blk(g, u32::from(la.lsb())), blk(g, u32::from(lb.lsb()))],
+                _ => unreachable!("only AND and XOR gates need AES"),
+            };
+        }
+        let (keys, blocks) = (
+            chunk.keys[..n].as_flattened(),
+            chunk.blocks[..n].as_flattened_mut(),
+        );
+        #[cfg(test)]
+        call_log::record(keys, blocks, 1);
+        encrypt_under_keys(self.backend, keys, blocks, 1);
+        for (i, ([la, lb], [fa, fb])) in range.zip(chunk.keys.iter().zip(&chunk.blocks)) {
+            let op = s.ops[i];
+            let (pos, mask, high) = table_and_mask(s, i);
+            chunk.outs.push(match op.kind() {
+                OpKind::And => {
+                    let (t1, t2) = (
+                        Block::read(&window[pos..pos + 16]),
+                        Block::read(&window[pos + 16..pos + 32]),
+                    );
+                    let byte = if mask == CARRIED {
+                        self.carried_mask << 4
+                    } else {
+                        window[mask as usize]
+                    };
+                    let m = if high { byte >> 4 } else { byte & 0xf };
+                    eval_and(*la, *lb, *fa ^ *fb, t1, t2, m)
+                }
+                OpKind::Xor => {
+                    let t = Block::read(&window[pos..pos + 16]);
+                    eval_xor(*la, *lb, *fa, *fb, t)
+                }
+                _ => unreachable!("only AND and XOR gates need AES"),
+            });
+        }
+    }
+}
