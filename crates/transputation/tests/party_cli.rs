@@ -504,8 +504,10 @@ fn an_evaluator_may_be_told_its_garblers_address_on_standard_input() {
 }
 
 /// `--parallel fgp --threads 2` on both parties (through `run`, which passes the flags on)
-/// computes what one thread computes, on a circuit whose waves are wide enough to be split
-/// among the threads; `--parallel none` with more threads is refused before anything runs.
+/// computes what one thread computes (whether a wave is split depends on the schemes'
+/// default `min_wave`; splitting itself is tested byte for byte in the garble crate's
+/// `tests/parallel.rs`); `--parallel none` with more threads is refused before anything
+/// runs.
 #[test]
 fn threads_compute_what_one_thread_computes() {
     let circuit = "synthetic:and=20000,xor=20000,depth=10,inputs=1024";

@@ -27,10 +27,14 @@ use rayon::{ThreadPool, ThreadPoolBuilder};
 use super::waves::{MAX_WINDOW, WINDOW, WINDOW_UNIT};
 
 /// The smallest wave part of the half-gates schemes' AND gates worth a thread of its own,
-/// measured on a 2-core machine (docs/BENCHMARKS.md, the level-width curve).
-pub const MIN_WAVE_HALF_GATES: usize = 512;
-/// The same for `prf`'s crypto gates (5–8 times the work of a half-gates AND gate).
-pub const MIN_WAVE_PRF: usize = 128;
+/// from the level-width curve measured on the 2-vCPU development machine
+/// (docs/BENCHMARKS.md, issue 21): a fork and join cost it 5–10 µs per wave, and its two
+/// vCPUs garbled `ideal` no faster than one up to levels of 16,384 AND gates, so only
+/// levels of 65,536 and more are split (which needs a window of that many gates).
+pub const MIN_WAVE_HALF_GATES: usize = 32768;
+/// The same for `prf`'s crypto gates (several times the work of a half-gates AND gate):
+/// on that machine two threads first paid at levels of 16,384 gates.
+pub const MIN_WAVE_PRF: usize = 8192;
 
 /// How a garbler or evaluator works through the circuit: the number of gates per window of
 /// its schedule, and the threads that garble (or evaluate) a wave's crypto gates together
