@@ -24,7 +24,7 @@ use transputation_garble::Scheme;
 use transputation_netlab::spec::{parse_duration, parse_loss, parse_queue, parse_rate};
 use transputation_netlab::{LinkSpec, CONDITIONS};
 
-use super::html::escape;
+use super::html::{escape, messages_beside};
 use super::{programs, upload};
 use crate::capabilities_cmd::capabilities;
 use crate::experiment_cmd::{experiment_file_of, split_options_list};
@@ -473,18 +473,7 @@ fn field_of_key(key: &str) -> &'static str {
 /// The form with the values as given and each message beside its field (the upload's
 /// limit stated beside it); `registered` are the programs it offers.
 pub(super) fn form_html(c: &Compose, errors: &FieldErrors, registered: &[String]) -> String {
-    let beside = |field: &str| -> String {
-        errors
-            .iter()
-            .filter(|(f, _)| *f == field)
-            .map(|(_, m)| {
-                format!(
-                    "<span class=\"error\" id=\"{field}-error\">{}</span>",
-                    escape(m)
-                )
-            })
-            .collect()
-    };
+    let beside = |field: &str| messages_beside(errors, field, field);
     let mut s = beside("form");
     s.push_str(
         "<form class=\"fields\" id=\"compose\" method=\"post\" action=\"/run\" \

@@ -92,6 +92,21 @@ pub(super) fn table(id: &str, headers: &[String], rows: &[Vec<String>]) -> Strin
     s
 }
 
+/// The messages about `field` among a form's `errors`, each in a `<span class="error">`
+/// whose id is `ID-error`, for the page to put beside the field.
+pub(super) fn messages_beside(errors: &[(&'static str, String)], field: &str, id: &str) -> String {
+    errors
+        .iter()
+        .filter(|(f, _)| *f == field)
+        .map(|(_, m)| {
+            format!(
+                "<span class=\"error\" id=\"{id}-error\">{}</span>",
+                escape(m)
+            )
+        })
+        .collect()
+}
+
 /// A paragraph of plain text.
 pub(super) fn para(text: &str) -> String {
     format!("<p>{}</p>\n", escape(text))

@@ -27,7 +27,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use transputation_circuits::library;
 
-use super::html::{escape, page, para, table};
+use super::html::{escape, messages_beside, page, para, table};
 use super::upload::read_limited;
 use super::{blocking, PageError, Shared};
 
@@ -304,18 +304,7 @@ pub(super) async fn add(
 /// The list of `all` and the registering form (`name` as given, `errors` beside the
 /// fields).
 fn programs_page(all: &[Registered], name: &str, errors: &FieldErrors) -> String {
-    let beside = |field: &str| -> String {
-        errors
-            .iter()
-            .filter(|(f, _)| *f == field)
-            .map(|(_, m)| {
-                format!(
-                    "<span class=\"error\" id=\"program-{field}-error\">{}</span>",
-                    escape(m)
-                )
-            })
-            .collect()
-    };
+    let beside = |field: &str| messages_beside(errors, field, &format!("program-{field}"));
     let mut s = String::from(
         "<h1>User programs</h1>\n<p class=\"note\">A program is a pair of shell scripts that \
          the testbed runs like a circuit, over every transport and condition of an experiment \
