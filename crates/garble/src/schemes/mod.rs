@@ -106,7 +106,10 @@ impl Scheme {
     }
 
     /// The share of `circuit`'s AND gates that `parallel` garbles (and evaluates) in waves
-    /// split among its threads: 0 on one thread. Plans the circuit, as a garbler does.
+    /// split among its threads: 0 on one thread. Plans the circuit, as a garbler does. A
+    /// wave counts by its AND gates alone, as the half-gates schemes split it; `prf`'s
+    /// garbler splits its XOR gates apart from its ANDs, and its evaluator both kinds
+    /// together, so for `prf` this is the share of AND gates whose ANDs alone split.
     pub fn split_share(self, circuit: &Circuit, parallel: &Parallel) -> f64 {
         let schedule = match self {
             Scheme::Prf => prf::plan(circuit, parallel.window()),
@@ -116,7 +119,7 @@ impl Scheme {
         let (mut split, mut all) = (0u64, 0u64);
         for ands in schedule.wave_ands() {
             all += ands as u64;
-            if parallel.threads() > 1 && (ands / min).min(parallel.threads()) >= 2 {
+            if parallel.split(ands, min).is_some() {
                 split += ands as u64;
             }
         }

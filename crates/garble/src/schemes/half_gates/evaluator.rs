@@ -90,7 +90,7 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
             schedule,
             next_window: 0,
             parallel: parallel.clone(),
-            split: Split::new(),
+            split: Split::default(),
             inputs: vec![[Block::ZERO; 2]; EVAL_CHUNK],
             and_index: vec![0; EVAL_CHUNK],
             hashes: vec![[Block::ZERO; 2]; EVAL_CHUNK],

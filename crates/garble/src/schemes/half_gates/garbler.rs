@@ -107,7 +107,7 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             schedule,
             next_window: 0,
             parallel: parallel.clone(),
-            split: Split::new(),
+            split: Split::default(),
             sequential: false,
             inputs: vec![[Block::ZERO; 2]; GARBLE_CHUNK],
             and_index: vec![0; GARBLE_CHUNK],

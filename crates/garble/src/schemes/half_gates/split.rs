@@ -34,12 +34,20 @@ struct Part {
     hashes2: Vec<[Block; 2]>,
 }
 
-/// The buffers of a garbler's or evaluator's parts.
-#[derive(Debug)]
+/// The buffers of a garbler's or evaluator's parts (none until a wave is first split).
+#[derive(Debug, Default)]
 pub(super) struct Split {
     parts: Vec<Part>,
-    /// `pack_slots(2i, 2i + 1, 2i)` for `i < SUB`: the local program of every part.
-    local: Vec<u64>,
+}
+
+/// `pack_slots(2i, 2i + 1, 2i)` for `i < SUB`: the local program of every part, made once.
+fn local_program() -> &'static [u64] {
+    static LOCAL: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+    LOCAL.get_or_init(|| {
+        (0..SUB as u32)
+            .map(|i| pack_slots(2 * i, 2 * i + 1, 2 * i))
+            .collect()
+    })
 }
 
 /// What a part works on: its gates, their tables' offsets in the window, and the offset of
@@ -53,15 +61,6 @@ struct Job<'a, W> {
 }
 
 impl Split {
-    pub(super) fn new() -> Split {
-        Split {
-            parts: Vec::new(),
-            local: (0..SUB as u32)
-                .map(|i| pack_slots(2 * i, 2 * i + 1, 2 * i))
-                .collect(),
-        }
-    }
-
     /// The byte offsets at which the parts' slices of the window begin (the first at 0).
     fn cuts(ops: &[Op], offsets: &[u32], parts: usize) -> Vec<usize> {
         let bounds = even_bounds(0..ops.len(), parts);
@@ -88,7 +87,7 @@ impl Split {
     ) {
         let cuts = Split::cuts(ops, offsets, parts);
         let windows = cut_at(window, &cuts);
-        let local = &self.local[..];
+        let local = local_program();
         let shared: &[Block] = zero;
         let mut jobs = Split::jobs_of(&mut self.parts, parts, (ops, offsets), windows, &cuts);
         run_parts(pool, &mut jobs, |job| {
@@ -111,7 +110,7 @@ impl Split {
     ) {
         let cuts = vec![0; parts];
         let windows = std::iter::repeat_n(window, parts);
-        let local = &self.local[..];
+        let local = local_program();
         let shared: &[Block] = labels;
         let mut jobs: Vec<Job<'_, &[u8]>> =
             Split::jobs_of(&mut self.parts, parts, (ops, offsets), windows, &cuts);

@@ -1,6 +1,8 @@
 //! `prf`'s evaluation of a chunk of a wave's crypto gates: their PRF calls staged and
-//! encrypted under their keys at once, their output labels computed from the window's bytes
-//! into a buffer (the caller writes them back), reading only the labels before the wave.
+//! encrypted under their keys at once ([`Wave::stage`], reading only the labels before the
+//! wave), then their output labels computed from the window's bytes and handed to the
+//! caller ([`outputs`]), who writes them into the labels or, for a part of a split wave,
+//! keeps them until every part has read its inputs.
 
 use std::ops::Range;
 
@@ -15,15 +17,13 @@ use super::gates::{blk, eval_and, eval_xor};
 use super::layout::{table_and_mask, CARRIED};
 
 /// The buffers of a chunk of crypto gates (`CHUNK` entries, in the chunk's order): per
-/// gate its two input labels, which are the keys, one PRF input under each, and its output
-/// label. AND and XOR gates alike make two calls of one block under their two labels, so a
+/// gate its two input labels, which are the keys, and one PRF input under each. AND and XOR gates alike make two calls of one block under their two labels, so a
 /// chunk's calls go to the AES backend at once, and its key schedules interleave across
 /// both kinds.
 #[derive(Debug, Default)]
 pub(super) struct Chunk {
     keys: Vec<[Block; 2]>,
     blocks: Vec<[Block; 2]>,
-    pub(super) outs: Vec<Block>,
 }
 
 /// What the crypto gates of a wave read: the labels before the wave and the window's bytes.
@@ -36,13 +36,32 @@ pub(super) struct Wave<'a> {
 }
 
 impl Wave<'_> {
-    /// Evaluates the crypto ops `ops[range]` (at most `CHUNK`) into `chunk.outs`, in order.
-    pub(super) fn chunk(&self, range: Range<usize>, chunk: &mut Chunk) {
+    /// Evaluates the crypto ops `ops[range]` (at most `CHUNK`), handing each output label to
+    /// `put` with its slot, in order.
+    pub(super) fn chunk(
+        &self,
+        range: Range<usize>,
+        chunk: &mut Chunk,
+        put: impl FnMut(usize, Block),
+    ) {
+        self.stage(range.clone(), chunk);
+        outputs(
+            self.schedule,
+            self.window,
+            self.carried_mask,
+            range,
+            chunk,
+            put,
+        );
+    }
+
+    /// Stages the PRF calls of the crypto ops `ops[range]` (at most `CHUNK`) in `chunk` and
+    /// encrypts them: what of the chunk reads the labels.
+    pub(super) fn stage(&self, range: Range<usize>, chunk: &mut Chunk) {
         let n = range.len();
-        let (s, window) = (self.schedule, self.window);
+        let s = self.schedule;
         chunk.keys.resize(n, [Block::ZERO; 2]);
         chunk.blocks.resize(n, [Block::ZERO; 2]);
-        chunk.outs.clear();
         for ((op, keys), blocks) in s.ops[range.clone()]
             .iter()
             .zip(chunk.keys.iter_mut())
@@ -67,29 +86,43 @@ impl Wave<'_> {
         #[cfg(test)]
         call_log::record(keys, blocks, 1);
         encrypt_under_keys(self.backend, keys, blocks, 1);
-        for (i, ([la, lb], [fa, fb])) in range.zip(chunk.keys.iter().zip(&chunk.blocks)) {
-            let op = s.ops[i];
-            let (pos, mask, high) = table_and_mask(s, i);
-            chunk.outs.push(match op.kind() {
-                OpKind::And => {
-                    let (t1, t2) = (
-                        Block::read(&window[pos..pos + 16]),
-                        Block::read(&window[pos + 16..pos + 32]),
-                    );
-                    let byte = if mask == CARRIED {
-                        self.carried_mask << 4
-                    } else {
-                        window[mask as usize]
-                    };
-                    let m = if high { byte >> 4 } else { byte & 0xf };
-                    eval_and(*la, *lb, *fa ^ *fb, t1, t2, m)
-                }
-                OpKind::Xor => {
-                    let t = Block::read(&window[pos..pos + 16]);
-                    eval_xor(*la, *lb, *fa, *fb, t)
-                }
-                _ => unreachable!("only AND and XOR gates need AES"),
-            });
-        }
+    }
+}
+
+/// The output labels of the crypto ops `ops[range]` of `schedule`, staged and encrypted in
+/// `chunk` by [`Wave::stage`], from the window's bytes: each handed to `put` with its slot,
+/// in order.
+pub(super) fn outputs(
+    schedule: &Schedule,
+    window: &[u8],
+    carried_mask: u8,
+    range: Range<usize>,
+    chunk: &Chunk,
+    mut put: impl FnMut(usize, Block),
+) {
+    for (i, ([la, lb], [fa, fb])) in range.zip(chunk.keys.iter().zip(&chunk.blocks)) {
+        let op = schedule.ops[i];
+        let (pos, mask, high) = table_and_mask(schedule, i);
+        let label = match op.kind() {
+            OpKind::And => {
+                let (t1, t2) = (
+                    Block::read(&window[pos..pos + 16]),
+                    Block::read(&window[pos + 16..pos + 32]),
+                );
+                let byte = if mask == CARRIED {
+                    carried_mask << 4
+                } else {
+                    window[mask as usize]
+                };
+                let m = if high { byte >> 4 } else { byte & 0xf };
+                eval_and(*la, *lb, *fa ^ *fb, t1, t2, m)
+            }
+            OpKind::Xor => {
+                let t = Block::read(&window[pos..pos + 16]);
+                eval_xor(*la, *lb, *fa, *fb, t)
+            }
+            _ => unreachable!("only AND and XOR gates need AES"),
+        };
+        put(op.out() as usize, label);
     }
 }

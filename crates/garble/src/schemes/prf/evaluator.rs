@@ -12,7 +12,7 @@ use crate::schemes::interface::{EvalError, Evaluate};
 use crate::schemes::parallel::{Parallel, MIN_WAVE_PRF};
 use crate::schemes::waves::{wire_table, OpKind, Schedule};
 
-use super::eval_chunk::{Chunk, Wave};
+use super::eval_chunk::{outputs, Chunk, Wave};
 use super::layout::{schedule, table_and_mask, CHUNK};
 use super::split;
 
@@ -27,9 +27,10 @@ pub struct PrfEvaluator<'c> {
     /// The high nibble of the mask byte of an AND pair split by a window.
     carried_mask: u8,
     chunk: Chunk,
-    /// The threads that share wide waves, and their buffers.
+    /// The threads that share wide waves, and their buffers: a part's staging and its
+    /// output labels, kept until every part has read its inputs.
     parallel: Parallel,
-    parts: Vec<Chunk>,
+    parts: Vec<(Chunk, Vec<Block>)>,
 }
 
 impl<'c> PrfEvaluator<'c> {
@@ -76,7 +77,7 @@ impl<'c> PrfEvaluator<'c> {
             };
             let parts = split::evaluate(split, &wave, range.clone(), &mut self.parts);
             // The output labels in op order, after every part has read its inputs.
-            let outs = self.parts[..parts].iter().flat_map(|p| &p.outs);
+            let outs = self.parts[..parts].iter().flat_map(|(_, outs)| outs);
             for (i, &label) in range.zip(outs) {
                 self.labels[self.schedule.ops[i].out() as usize] = label;
             }
@@ -91,10 +92,16 @@ impl<'c> PrfEvaluator<'c> {
                 carried_mask,
                 backend,
             };
-            wave.chunk(r.clone(), &mut self.chunk);
-            for (i, &label) in r.zip(&self.chunk.outs) {
-                self.labels[self.schedule.ops[i].out() as usize] = label;
-            }
+            wave.stage(r.clone(), &mut self.chunk);
+            let labels = &mut self.labels;
+            outputs(
+                &self.schedule,
+                window,
+                carried_mask,
+                r,
+                &self.chunk,
+                |slot, label| labels[slot] = label,
+            );
         }
     }
 

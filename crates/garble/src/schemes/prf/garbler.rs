@@ -126,7 +126,8 @@ impl<'c> PrfGarbler<'c> {
         }
     }
 
-    /// The label in slot `w` whose lsb is `s` (for tests; garbling uses [`by_signals`]).
+    /// The label in slot `w` whose lsb is `s` (for tests; garbling uses
+    /// [`by_signals`](super::staged::by_signals)).
     #[cfg(test)]
     pub(super) fn by_signal(&self, w: u32, s: usize) -> Block {
         let l = self.labels[w as usize];

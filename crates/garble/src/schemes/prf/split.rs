@@ -141,26 +141,25 @@ fn garble_part(
 }
 
 /// Evaluates the crypto gates `range` of `wave` in `parts` parts on `pool`, each part's
-/// output labels into `buffers[p].outs` in op order; returns the number of parts.
+/// output labels into the second of its `buffers` in op order; returns the number of parts.
 pub(super) fn evaluate(
     (pool, parts): (&ThreadPool, usize),
     wave: &Wave<'_>,
     range: Range<usize>,
-    buffers: &mut Vec<Chunk>,
+    buffers: &mut Vec<(Chunk, Vec<Block>)>,
 ) -> usize {
     let bounds = even_bounds(range, parts);
     if buffers.len() < parts {
-        buffers.resize_with(parts, Chunk::default);
+        buffers.resize_with(parts, Default::default);
     }
     let mut jobs: Vec<_> = buffers[..parts].iter_mut().zip(bounds.windows(2)).collect();
-    run_parts(pool, &mut jobs, |(part, r)| {
-        let mut outs = std::mem::take(&mut part.outs);
+    run_parts(pool, &mut jobs, |((chunk, outs), r)| {
         outs.clear();
         for start in (r[0]..r[1]).step_by(CHUNK) {
-            wave.chunk(start..(start + CHUNK).min(r[1]), part);
-            outs.extend_from_slice(&part.outs);
+            wave.chunk(start..(start + CHUNK).min(r[1]), chunk, |_, label| {
+                outs.push(label)
+            });
         }
-        part.outs = outs;
     });
     parts
 }
