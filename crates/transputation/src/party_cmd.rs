@@ -174,20 +174,22 @@ impl Peer {
     /// The address, read from standard input where it comes from there: a line that is
     /// not an address, or none before the input ends, is an error.
     fn resolve(self) -> Result<SocketAddr> {
-        let Peer::At(address) = self else {
-            let mut line = String::new();
-            std::io::stdin()
-                .read_line(&mut line)
-                .context("reading the garbler's address from standard input")?;
-            if line.is_empty() {
-                bail!("standard input ended before the garbler's address came (--connect -)");
+        match self {
+            Peer::At(address) => Ok(address),
+            Peer::OnStdin => {
+                let mut line = String::new();
+                std::io::stdin()
+                    .read_line(&mut line)
+                    .context("reading the garbler's address from standard input")?;
+                if line.is_empty() {
+                    bail!("standard input ended before the garbler's address came (--connect -)");
+                }
+                let line = line.trim();
+                line.parse().with_context(|| {
+                    format!("the garbler's address on standard input, {line:?}, is not IP:PORT")
+                })
             }
-            let line = line.trim();
-            return line.parse().with_context(|| {
-                format!("the garbler's address on standard input, {line:?}, is not IP:PORT")
-            });
-        };
-        Ok(address)
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! `transputation run`: both parties of a session as child processes of this binary over
-//! 127.0.0.1, the garbler on a free port, which it announces on its standard error as
-//! `listening on ADDR`, then the evaluator; their JSON reports merged into one. The two
+//! 127.0.0.1, started together: the garbler on a free port, which it announces on its
+//! standard error as `listening on ADDR`, the evaluator told that address on its standard
+//! input (`--connect -`); their JSON reports merged into one. The two
 //! share a one-time pre-shared key made for the run unless `--insecure` says otherwise.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -134,16 +135,13 @@ impl PartyProcess {
         }
         Ok(PartyReport::from_json(self.name, &out)?)
     }
-}
 
-impl PartyProcess {
     /// [`PartyProcess::finish`] if the process ends within `wait`; `None` if it still runs.
-    fn finish_within(self, wait: Duration) -> Option<Result<PartyReport>> {
+    fn finish_within(mut self, wait: Duration) -> Option<Result<PartyReport>> {
         let deadline = Instant::now() + wait;
-        let mut this = self;
         loop {
-            match this.child.try_wait() {
-                Ok(Some(_)) | Err(_) => return Some(this.finish()),
+            match self.child.try_wait() {
+                Ok(Some(_)) | Err(_) => return Some(self.finish()),
                 Ok(None) if Instant::now() >= deadline => return None,
                 Ok(None) => thread::sleep(Duration::from_millis(10)),
             }
@@ -186,8 +184,8 @@ pub fn run(args: RunArgs, started: Instant) -> Result<()> {
         &args.garbler_input,
         psk.as_deref(),
     );
-    // The evaluator starts as soon as the garbler listens: a garbler still alone after
-    // --timeout waits for one that failed, not for one on its way.
+    // The evaluator is told the address as soon as the garbler listens: a garbler still
+    // alone after --timeout waits for one that failed, not for one on its way.
     g_args.accept_timeout_secs = Some(s.timeout);
     let garbler = PartyProcess::spawn("garbler", g_args.to_argv(), Some(tx), Stdio::null())?;
     // The evaluator starts at once, so that it loads the circuit and prepares while the

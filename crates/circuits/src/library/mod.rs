@@ -189,8 +189,7 @@ pub fn build(spec: &str) -> Result<Circuit, LoadError> {
 /// group is the garbler's, every other group the evaluator's); built-ins fix their own.
 pub fn load_with_parties(name: &str, parties: Option<&[Party]>) -> Result<Circuit, LoadError> {
     let path = Path::new(name);
-    let builtin_name = name.split_once(':').map_or(name, |(n, _)| n);
-    let mut circuit = if builtins().iter().any(|b| b.name == builtin_name) || !path.exists() {
+    let mut circuit = if names_builtin(name) {
         build(name)?
     } else {
         bristol::read_file(path).map_err(|source| LoadError::File {
@@ -213,12 +212,19 @@ pub fn load_with_parties(name: &str, parties: Option<&[Party]>) -> Result<Circui
 /// the circuit: a built-in's parameters, or a file's existence. What only the circuit
 /// shows (a file's contents) is left to loading it.
 pub fn check(name: &str) -> Result<(), LoadError> {
-    let builtin_name = name.split_once(':').map_or(name, |(n, _)| n);
-    if builtins().iter().any(|b| b.name == builtin_name) || !Path::new(name).exists() {
+    if names_builtin(name) {
         parse_spec(name).map(drop)
     } else {
         Ok(())
     }
+}
+
+/// Whether [`load_with_parties`] reads `name` as a built-in: a built-in's name (with or
+/// without options), or anything that is not an existing file (whose error then names the
+/// built-ins).
+fn names_builtin(name: &str) -> bool {
+    let builtin_name = name.split_once(':').map_or(name, |(n, _)| n);
+    builtins().iter().any(|b| b.name == builtin_name) || !Path::new(name).exists()
 }
 
 /// [`load_with_parties`] with the default party assignment.

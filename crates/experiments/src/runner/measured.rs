@@ -208,9 +208,9 @@ impl Measured {
             auto_agree_ms: auto.and_then(|a| a.agree_ms),
             garbler_backend: Some(g.backend.clone()),
             evaluator_backend: Some(e.backend.clone()),
-            // The last report's, which covers the process's whole life.
-            garbler_peak_rss_bytes: self.garbler.iter().filter_map(|r| r.peak_rss_bytes).max(),
-            evaluator_peak_rss_bytes: self.evaluator.iter().filter_map(|r| r.peak_rss_bytes).max(),
+            // The last report's: a high-water mark, it covers every computation before it.
+            garbler_peak_rss_bytes: self.garbler.last().and_then(|r| r.peak_rss_bytes),
+            evaluator_peak_rss_bytes: self.evaluator.last().and_then(|r| r.peak_rss_bytes),
             garbler_report: Some(lines(&self.garbler)),
             evaluator_report: Some(lines(&self.evaluator)),
             ..RunRecord::ok(p.cell.clone(), p.repetition, link.clone())
