@@ -410,27 +410,36 @@ impl Jobs {
     /// cores with the experiments started here. This server does not wait for them: it
     /// cannot know when one ends but by looking again.
     pub(super) fn elsewhere(&self) -> Vec<Elsewhere> {
-        let own: Vec<u32> = self
-            .jobs
+        elsewhere_than(&self.own_pids())
+    }
+
+    /// The process ids of this server's running jobs.
+    pub(super) fn own_pids(&self) -> Vec<u32> {
+        self.jobs
             .iter()
             .filter_map(|j| j.child.as_ref().map(Child::id))
-            .collect();
-        let Ok(dir) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
-        dir.filter_map(Result::ok)
-            .filter_map(|entry| {
-                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-                let raw = std::fs::read(entry.path().join("cmdline")).ok()?;
-                let args: Vec<String> = raw
-                    .split(|b| *b == 0)
-                    .filter(|a| !a.is_empty())
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect();
-                (!own.contains(&pid) && is_testbed_run(&args)).then_some(Elsewhere { pid, args })
-            })
             .collect()
     }
+}
+
+/// The `testbed run` processes on this machine other than `own` ([`Jobs::elsewhere`]): a
+/// scan of `/proc`, which a caller that need not hold the line's lock makes without it.
+pub(super) fn elsewhere_than(own: &[u32]) -> Vec<Elsewhere> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let raw = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let args: Vec<String> = raw
+                .split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            (!own.contains(&pid) && is_testbed_run(&args)).then_some(Elsewhere { pid, args })
+        })
+        .collect()
 }
 
 /// Whether a command line is a `transputation` binary's `testbed run`: its program's file

@@ -131,15 +131,31 @@ fn read_pair(dir: &Path, name: &str) -> Option<(Vec<u8>, Vec<u8>)> {
     Some((server, client))
 }
 
-/// The programs registered in `dir`, by name.
-pub(super) fn registered(dir: &Path) -> Vec<Registered> {
+/// Whether both scripts of the program `name` are stored in `dir` (without reading them).
+fn is_registered(dir: &Path, name: &str) -> bool {
+    SIDES
+        .iter()
+        .all(|(_, suffix)| dir.join(name).join(format!("{name}{suffix}")).is_file())
+}
+
+/// The names of the programs registered in `dir`, in order.
+pub(super) fn names(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut all: Vec<Registered> = entries
+    let mut names: Vec<String> = entries
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|name| check_name(name).is_ok())
+        .filter(|name| check_name(name).is_ok() && is_registered(dir, name))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The programs registered in `dir`, by name, with their scripts.
+pub(super) fn registered(dir: &Path) -> Vec<Registered> {
+    names(dir)
+        .into_iter()
         .filter_map(|name| {
             let (server, client) = read_pair(dir, &name)?;
             Some(Registered {
@@ -148,9 +164,7 @@ pub(super) fn registered(dir: &Path) -> Vec<Registered> {
                 name,
             })
         })
-        .collect();
-    all.sort_by(|a, b| a.name.cmp(&b.name));
-    all
+        .collect()
 }
 
 /// Checks the pair and keeps it in `dir` as `name`; each refusal is answered beside its
@@ -218,7 +232,7 @@ pub(super) fn register(
 /// names it; a name not registered is refused.
 pub(super) fn stored_dir(dir: &Path, name: &str) -> Result<String, String> {
     check_name(name)?;
-    if read_pair(dir, name).is_none() {
+    if !is_registered(dir, name) {
         return Err(format!(
             "no program named '{name}' is registered; register it on the programs page"
         ));

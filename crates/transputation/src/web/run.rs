@@ -56,13 +56,17 @@ pub(super) async fn form(
     } else {
         StatusCode::OK
     };
-    let body = run_page(
-        &served,
-        &compose,
-        &Vec::new(),
-        chosen,
-        preset_error.as_deref(),
-    );
+    let chosen = chosen.map(str::to_string);
+    let body = blocking(move || {
+        Ok(run_page(
+            &served,
+            &compose,
+            &FieldErrors::new(),
+            chosen.as_deref(),
+            preset_error.as_deref(),
+        ))
+    })
+    .await?;
     Ok((status, Html(page("Run", &body))).into_response())
 }
 
@@ -90,10 +94,7 @@ fn run_page(
     }
     body.push_str(&elsewhere_html(served));
     body.push_str(&compose::preset_html(preset, preset_error));
-    let registered: Vec<String> = programs::registered(&served.programs)
-        .into_iter()
-        .map(|p| p.name)
-        .collect();
+    let registered = programs::names(&served.programs);
     body.push_str(&compose::form_html(compose, errors, &registered));
     body.push_str(&line_html(served));
     body
@@ -101,7 +102,9 @@ fn run_page(
 
 /// A note on each `testbed run` of this machine that this server did not start.
 pub(super) fn elsewhere_html(served: &Shared) -> String {
-    let others = served.lock_jobs().elsewhere();
+    // The scan of /proc without the line's lock, which the line's tick takes.
+    let own = served.lock_jobs().own_pids();
+    let others = jobs::elsewhere_than(&own);
     if others.is_empty() {
         return String::new();
     }
@@ -156,13 +159,23 @@ pub(super) async fn start(
 ) -> Result<Response, PageError> {
     let multipart = multipart.map_err(|e| PageError::BadRequest(e.body_text()))?;
     let (compose, mut errors) = read_form(multipart, served.circuits.clone()).await?;
-    let composed = match compose.check(&served.stores()) {
-        Ok(c) if errors.is_empty() => c,
-        Ok(_) => return Ok(refused(&served, &compose, &errors)),
-        Err(more) => {
-            errors.extend(more);
-            return Ok(refused(&served, &compose, &errors));
-        }
+    // Checking looks the uploads and programs up on disk, and a refusal lists the
+    // programs: on a blocking thread.
+    let checking = served.clone();
+    let composed = blocking(move || {
+        Ok(match compose.check(&checking.stores()) {
+            Ok(c) if errors.is_empty() => Ok(c),
+            Ok(_) => Err(refused(&checking, &compose, &errors)),
+            Err(more) => {
+                errors.extend(more);
+                Err(refused(&checking, &compose, &errors))
+            }
+        })
+    })
+    .await?;
+    let composed = match composed {
+        Ok(c) => c,
+        Err(refusal) => return Ok(refusal),
     };
     let mut args = served.testbed_run()?;
     args.extend(composed.flags.iter().cloned());
