@@ -10,9 +10,9 @@
 mod common;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::web::{table_rows, temp_db, Form, Server};
+use common::web::{next_event, table_rows, temp_db, Form, Server};
 use transputation_experiments::db::{Db, Environment, LinkRecord, RunRecord, Status};
 use transputation_experiments::experiment::{Cell, ExperimentFile};
 
@@ -260,13 +260,9 @@ fn a_program_is_registered_checked_and_offered_on_the_composing_form() {
     assert!(page.contains(&flag), "{page}");
 }
 
-/// The next event of `events` (waiting at most a minute).
+/// The next event, waiting at most a minute.
 fn next(events: &std::sync::mpsc::Receiver<(String, String)>) -> (String, serde_json::Value) {
-    let (event, data) = events
-        .recv_timeout(Duration::from_secs(60))
-        .expect("an event");
-    let value = serde_json::from_str(&data).unwrap_or_else(|_| panic!("{event}: {data}"));
-    (event, value)
+    next_event(events, Duration::from_secs(60))
 }
 
 #[test]
@@ -326,7 +322,11 @@ fn the_events_deliver_each_run_as_the_testbed_records_it() {
         (event.as_str(), end["why"].as_str()),
         ("end", Some("finished"))
     );
-    assert!(events.recv_timeout(Duration::from_secs(30)).is_err());
+    // The stream ends after its end event (the channel closes), rather than staying open.
+    assert!(matches!(
+        events.recv_timeout(Duration::from_secs(30)),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
+    ));
 
     // A page that shows two runs already hears of the third alone.
     let events = server.events(&format!("/experiments/{id}/events?from=2"));
@@ -340,15 +340,7 @@ fn the_events_deliver_each_run_as_the_testbed_records_it() {
 
 /// Job `id`'s page once its `data-state` is `state` (waiting at most two minutes).
 fn job_page_when(server: &Server, id: u64, state: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let page = server.get(&format!("/jobs/{id}")).ok();
-        if page.contains(&format!("data-state=\"{state}\"")) {
-            return page;
-        }
-        assert!(Instant::now() < deadline, "job {id} is not {state}: {page}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    server.job_page_when(id, &[state], Duration::from_secs(120))
 }
 
 #[test]

@@ -167,6 +167,39 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Job `id`'s page once its `data-state` is one of `states`, waiting at most `within`.
+    pub fn job_page_when(&self, id: u64, states: &[&str], within: Duration) -> String {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let page = self.get(&format!("/jobs/{id}")).ok();
+            if states
+                .iter()
+                .any(|s| page.contains(&format!("data-state=\"{s}\"")))
+            {
+                return page;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "job {id} is not {states:?}: {page}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// The next of `events` ([`Server::events`]) as (name, JSON), waiting at most `within`.
+pub fn next_event(
+    events: &mpsc::Receiver<(String, String)>,
+    within: Duration,
+) -> (String, serde_json::Value) {
+    let (event, data) = events
+        .recv_timeout(within)
+        .unwrap_or_else(|_| panic!("no event within {within:?}"));
+    let value = serde_json::from_str(&data).unwrap_or_else(|_| panic!("{event}: {data}"));
+    (event, value)
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
