@@ -54,6 +54,23 @@ pub struct Garbler {
     pub lines: mpsc::Receiver<String>,
 }
 
+/// The first line `child` writes to its standard error, which must start with `prefix`:
+/// what follows it, and the rest of the standard error to read on.
+pub fn announced(
+    child: &mut Child,
+    prefix: &str,
+) -> (String, BufReader<std::process::ChildStderr>) {
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let rest = line
+        .trim()
+        .strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("not a line starting {prefix:?}: {line:?}"))
+        .to_string();
+    (rest, err)
+}
+
 /// Starts `transputation garbler --listen 127.0.0.1:0 --timeout 3` with `args`, waits for
 /// its `listening on ADDR` line, and returns it and ADDR.
 pub fn garbler(args: &[&str]) -> (Garbler, String) {
@@ -64,14 +81,7 @@ pub fn garbler(args: &[&str]) -> (Garbler, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_string();
+    let (addr, err) = announced(&mut child, "listening on ");
     let (tx, lines) = mpsc::channel();
     let stderr = thread::spawn(move || {
         let mut all = String::new();

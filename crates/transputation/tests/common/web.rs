@@ -72,14 +72,10 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut err = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        err.read_line(&mut line).unwrap();
-        let addr: std::net::SocketAddr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .and_then(|a| a.strip_suffix('/'))
-            .unwrap_or_else(|| panic!("not the listening line: {line:?}"))
+        let (addr, err) = super::announced(&mut child, "listening on http://");
+        let addr: std::net::SocketAddr = addr
+            .strip_suffix('/')
+            .unwrap_or_else(|| panic!("not an address and /: {addr:?}"))
             .parse()
             .unwrap();
         // Keep reading, so that the server never blocks on a full pipe.
