@@ -318,15 +318,34 @@ enum PageError {
     Failed(anyhow::Error),
 }
 
+impl PageError {
+    /// Its status and the page's title.
+    fn status(&self) -> (StatusCode, &'static str) {
+        match self {
+            PageError::NotFound(_) => (StatusCode::NOT_FOUND, "not found"),
+            PageError::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad request"),
+            PageError::Busy(_) => (StatusCode::SERVICE_UNAVAILABLE, "busy"),
+            PageError::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
+            PageError::Failed(_) => (StatusCode::INTERNAL_SERVER_ERROR, "error"),
+        }
+    }
+
+    /// Its sentence (a failure's with its causes).
+    fn text(self) -> String {
+        match self {
+            PageError::NotFound(t)
+            | PageError::BadRequest(t)
+            | PageError::Busy(t)
+            | PageError::Conflict(t) => t,
+            PageError::Failed(e) => format!("{e:#}"),
+        }
+    }
+}
+
 impl IntoResponse for PageError {
     fn into_response(self) -> Response {
-        let (status, title, text) = match self {
-            PageError::NotFound(t) => (StatusCode::NOT_FOUND, "not found", t),
-            PageError::BadRequest(t) => (StatusCode::BAD_REQUEST, "bad request", t),
-            PageError::Busy(t) => (StatusCode::SERVICE_UNAVAILABLE, "busy", t),
-            PageError::Conflict(t) => (StatusCode::CONFLICT, "conflict", t),
-            PageError::Failed(e) => (StatusCode::INTERNAL_SERVER_ERROR, "error", format!("{e:#}")),
-        };
+        let (status, title) = self.status();
+        let text = self.text();
         let body = format!("<h1>{}</h1>\n{}", html::escape(title), html::para(&text));
         (status, Html(html::page(title, &body))).into_response()
     }

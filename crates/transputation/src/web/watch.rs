@@ -31,7 +31,7 @@ use transputation_experiments::report;
 
 use super::html::{escape, page, para, table};
 use super::jobs::JobId;
-use super::{blocking, open_db, pages, run, with_db, PageError, Shared};
+use super::{pages, run, with_db, PageError, Shared};
 
 /// How often a stream looks at the database and the job.
 const POLL: Duration = Duration::from_millis(500);
@@ -186,8 +186,8 @@ pub(super) async fn job_page(
     }
     let mut shown = 0;
     if let Some(experiment) = view.experiment {
-        let served = served.clone();
-        let (html, count) = with_db(&served.clone(), move |db, _| {
+        let own = served.clone();
+        let (html, count) = with_db(&served, move |db, _| {
             let failed = |e: transputation_experiments::Error| PageError::Failed(e.into());
             let Some(row) = db.experiment(experiment).map_err(failed)? else {
                 let missing = format!("Experiment {experiment} is not in the database.");
@@ -201,7 +201,7 @@ pub(super) async fn job_page(
             let mut s = progress_html(&row, &runs, &times);
             if over || row.finished_at.is_some() {
                 if row.finished_at.is_none() {
-                    s.push_str(&run::unfinished_html(&served, experiment));
+                    s.push_str(&run::unfinished_html(&own, experiment));
                 }
                 let r = report::build_in(Some(&row), &runs, report::Unit::Ms);
                 let _ = writeln!(
@@ -307,11 +307,7 @@ impl Watch {
         }
         if let Some(id) = self.experiment {
             if let Err(e) = self.look_at_experiment(id).await {
-                let text = match e {
-                    PageError::Failed(e) => format!("{e:#}"),
-                    PageError::NotFound(t) | PageError::BadRequest(t) => t,
-                    PageError::Busy(t) | PageError::Conflict(t) => t,
-                };
+                let text = e.text();
                 self.pending
                     .push_back(Event::default().event("problem").data(text));
             }
@@ -323,10 +319,8 @@ impl Watch {
 
     /// Queues the runs recorded since the last look and the progress, if any landed.
     async fn look_at_experiment(&mut self, id: i64) -> Result<(), PageError> {
-        let path = self.served.db.clone();
         let last = self.last_recorded;
-        let seen = blocking(move || {
-            let db = open_db(&path).map_err(PageError::Failed)?;
+        let seen = with_db(&self.served, move |db, _| {
             let failed = |e: transputation_experiments::Error| PageError::Failed(e.into());
             let row = db
                 .experiment(id)
