@@ -113,31 +113,7 @@ fn evaluation_does_not_depend_on_piece_sizes() {
 /// `AND(x, x)` and `AND(x, NOT x)` gates (which `prf` garbles without cryptography, drawing
 /// fresh labels for the second kind) between ordinary AND gates.
 fn degenerate() -> Circuit {
-    let mut gates = Vec::new();
-    let mut outs = Vec::new();
-    let mut next = 8;
-    for i in 0..4 {
-        let (a, b) = (i, 4 + i);
-        gates.push(Gate::And { a, b, out: next });
-        gates.push(Gate::Inv { a, out: next + 1 });
-        gates.push(Gate::And {
-            a,
-            b: next + 1,
-            out: next + 2,
-        });
-        gates.push(Gate::And {
-            a: b,
-            b,
-            out: next + 3,
-        });
-        gates.push(Gate::Xor {
-            a: next + 2,
-            b: next,
-            out: next + 4,
-        });
-        outs.extend([next + 2, next + 3, next + 4]);
-        next += 5;
-    }
+    let (gates, outs, _) = common::degenerate_lanes(4);
     common::circuit(8, gates, outs)
 }
 

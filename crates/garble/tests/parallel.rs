@@ -149,31 +149,7 @@ fn sha256_is_the_same_at_every_window_size() {
 /// `prf`'s degenerate AND gates (`AND(x, x)`, `AND(x, NOT x)`) among ordinary ones, in
 /// lanes wide enough to be split, with an odd number of AND gates in all.
 fn degenerate(lanes: u32) -> Circuit {
-    let mut gates = Vec::new();
-    let mut outs = Vec::new();
-    let mut next = 2 * lanes;
-    for i in 0..lanes {
-        let (a, b) = (i, lanes + i);
-        gates.push(Gate::And { a, b, out: next });
-        gates.push(Gate::Inv { a, out: next + 1 });
-        gates.push(Gate::And {
-            a,
-            b: next + 1,
-            out: next + 2,
-        });
-        gates.push(Gate::And {
-            a: b,
-            b,
-            out: next + 3,
-        });
-        gates.push(Gate::Xor {
-            a: next + 2,
-            b: next,
-            out: next + 4,
-        });
-        outs.extend([next + 2, next + 3, next + 4]);
-        next += 5;
-    }
+    let (mut gates, mut outs, next) = common::degenerate_lanes(lanes);
     gates.push(Gate::And {
         a: 0,
         b: next - 1,

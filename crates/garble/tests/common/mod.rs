@@ -138,3 +138,36 @@ pub fn lanes(n: u32) -> Circuit {
     }
     circuit(2 * n, gates, outs)
 }
+
+/// `lanes` lanes of `prf`'s degenerate AND gates (`AND(x, x)`, `AND(x, NOT x)`, which it
+/// garbles without cryptography, drawing fresh labels for the second kind) between
+/// ordinary ones, over inputs `0..2·lanes`: the gates, the output wires, and the next free
+/// wire.
+pub fn degenerate_lanes(lanes: u32) -> (Vec<Gate>, Vec<u32>, u32) {
+    let mut gates = Vec::new();
+    let mut outs = Vec::new();
+    let mut next = 2 * lanes;
+    for i in 0..lanes {
+        let (a, b) = (i, lanes + i);
+        gates.push(Gate::And { a, b, out: next });
+        gates.push(Gate::Inv { a, out: next + 1 });
+        gates.push(Gate::And {
+            a,
+            b: next + 1,
+            out: next + 2,
+        });
+        gates.push(Gate::And {
+            a: b,
+            b,
+            out: next + 3,
+        });
+        gates.push(Gate::Xor {
+            a: next + 2,
+            b: next,
+            out: next + 4,
+        });
+        outs.extend([next + 2, next + 3, next + 4]);
+        next += 5;
+    }
+    (gates, outs, next)
+}
