@@ -12,6 +12,9 @@
 //! from the built-in library.
 
 use std::fmt;
+use std::sync::Arc;
+
+use crate::source::{for_each_gate, GateSource, Generate, HeldSource};
 
 /// Index of a wire. Circuits have at most [`MAX_WIRES`] wires.
 pub type WireId = u32;
@@ -198,8 +201,33 @@ pub struct Circuit {
     num_wires: u32,
     inputs: Vec<InputGroup>,
     outputs: Vec<OutputGroup>,
-    gates: Vec<Gate>,
+    body: Body,
 }
+
+/// Where a circuit's gates are: held in memory, or written by a generator as they are read.
+#[derive(Clone, Debug)]
+enum Body {
+    Held(Vec<Gate>),
+    Generated {
+        generator: Arc<dyn Generate>,
+        /// AND, XOR and INV gates.
+        counts: [u64; 3],
+    },
+}
+
+impl PartialEq for Body {
+    fn eq(&self, other: &Body) -> bool {
+        match (self, other) {
+            (Body::Held(a), Body::Held(b)) => a == b,
+            (Body::Generated { generator: a, .. }, Body::Generated { generator: b, .. }) => {
+                a.identity() == b.identity()
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Body {}
 
 impl Circuit {
     /// Checks and assembles a circuit: every wire in range, every gate input written before it
@@ -256,8 +284,82 @@ impl Circuit {
             num_wires: wires,
             inputs,
             outputs,
-            gates,
+            body: Body::Held(gates),
         })
+    }
+
+    /// A circuit whose gates `generator` writes as they are read (see [`Generate`]):
+    /// `num_wires` wire numbers, reused after their ends, the first `n_inputs` the inputs.
+    /// The generator is trusted to write a valid circuit (a built-in, tested as one):
+    /// only the groups are checked here.
+    pub fn generated(
+        num_wires: u32,
+        inputs: Vec<InputGroup>,
+        outputs: Vec<OutputGroup>,
+        generator: Arc<dyn Generate>,
+    ) -> Result<Circuit, CircuitError> {
+        let n_inputs: u64 = inputs.iter().map(|g| u64::from(g.len)).sum();
+        if n_inputs > u64::from(num_wires) {
+            return Err(CircuitError::InputsExceedWires {
+                inputs: n_inputs,
+                wires: num_wires,
+            });
+        }
+        for (group, o) in outputs.iter().enumerate() {
+            if let Some(&wire) = o.wires.iter().find(|&&w| w >= num_wires) {
+                return Err(CircuitError::OutputNotWritten { group, wire });
+            }
+        }
+        let counts = generator.counts();
+        Ok(Circuit {
+            num_wires,
+            inputs,
+            outputs,
+            body: Body::Generated { generator, counts },
+        })
+    }
+
+    /// Whether the circuit's gates are generated as they are read rather than held
+    /// ([`Circuit::generated`]); such a circuit has no [`Circuit::gates`].
+    pub fn is_generated(&self) -> bool {
+        matches!(self.body, Body::Generated { .. })
+    }
+
+    /// The number of gates.
+    pub fn num_gates(&self) -> u64 {
+        match &self.body {
+            Body::Held(gates) => gates.len() as u64,
+            Body::Generated { counts, .. } => counts.iter().sum(),
+        }
+    }
+
+    /// The numbers of AND, XOR and INV gates: counted for a held circuit, given by the
+    /// generator of a generated one.
+    pub fn gate_counts(&self) -> [u64; 3] {
+        match &self.body {
+            Body::Held(gates) => {
+                let mut counts = [0u64; 3];
+                for g in gates {
+                    counts[match g {
+                        Gate::And { .. } => 0,
+                        Gate::Xor { .. } => 1,
+                        Gate::Inv { .. } => 2,
+                    }] += 1;
+                }
+                counts
+            }
+            Body::Generated { counts, .. } => *counts,
+        }
+    }
+
+    /// The gates in order, a batch at a time; with `ends`, each batch says which wires no
+    /// later gate reads (the `source` module documentation). Every circuit, held or
+    /// generated, is read this way.
+    pub fn source(&self, ends: bool) -> Box<dyn GateSource + '_> {
+        match &self.body {
+            Body::Held(gates) => Box::new(HeldSource::new(self, gates, ends)),
+            Body::Generated { generator, .. } => generator.source(),
+        }
     }
 
     /// Number of wires (the size of a per-wire label table).
@@ -266,8 +368,19 @@ impl Circuit {
     }
 
     /// The gates, in evaluation order; a gate's position is its gate index.
+    ///
+    /// # Panics
+    /// If the circuit is generated ([`Circuit::is_generated`]): read it through
+    /// [`Circuit::source`], as every part of Transputation that handles any circuit does.
     pub fn gates(&self) -> &[Gate] {
-        &self.gates
+        match &self.body {
+            Body::Held(gates) => gates,
+            Body::Generated { generator, .. } => panic!(
+                "{} is generated as it is read and holds no gates: read it through \
+                 Circuit::source",
+                generator.identity()
+            ),
+        }
     }
 
     /// The input groups; their wires are `0..n_inputs()` in group order.
@@ -331,13 +444,11 @@ impl Circuit {
         assert_eq!(inputs.len(), self.n_inputs(), "one word per input wire");
         let mut v = vec![0u64; self.num_wires as usize];
         v[..inputs.len()].copy_from_slice(inputs);
-        for g in &self.gates {
-            match *g {
-                Gate::Xor { a, b, out } => v[out as usize] = v[a as usize] ^ v[b as usize],
-                Gate::And { a, b, out } => v[out as usize] = v[a as usize] & v[b as usize],
-                Gate::Inv { a, out } => v[out as usize] = !v[a as usize],
-            }
-        }
+        for_each_gate(&mut *self.source(false), |g| match *g {
+            Gate::Xor { a, b, out } => v[out as usize] = v[a as usize] ^ v[b as usize],
+            Gate::And { a, b, out } => v[out as usize] = v[a as usize] & v[b as usize],
+            Gate::Inv { a, out } => v[out as usize] = !v[a as usize],
+        });
         self.outputs
             .iter()
             .flat_map(|o| o.wires.iter().map(|&w| v[w as usize]))
@@ -364,7 +475,9 @@ impl Circuit {
     /// 0 garbler, 1 evaluator) and bit order (u8: 0 MSB first, 1 LSB first); the output
     /// group count (u32) and per group its bit order (u8), wire count (u32) and wires
     /// (u32 each); the gate count (u64) and per gate a tag (u8: 0 XOR, 1 AND, 2 INV) and its
-    /// wires `a`, `b` (not for INV) and `out` (u32 each).
+    /// wires `a`, `b` (not for INV) and `out` (u32 each). A generated circuit
+    /// ([`Circuit::generated`]) has, after the output groups, the tag `generated`, its gate
+    /// count (u64) and its generator's identity (UTF-8) instead of its gates.
     pub fn digest(&self) -> [u8; 32] {
         use sha2::{Digest, Sha256};
         let order = |o: BitOrder| match o {
@@ -387,10 +500,21 @@ impl Circuit {
                 h.update(w.to_le_bytes());
             }
         }
-        h.update((self.gates.len() as u64).to_le_bytes());
+        let gates = match &self.body {
+            Body::Held(gates) => gates,
+            Body::Generated { generator, counts } => {
+                // A generator's gates follow from its identity; hashing billions of them
+                // would cost both parties seconds before every session.
+                h.update(b"generated");
+                h.update(counts.iter().sum::<u64>().to_le_bytes());
+                h.update(generator.identity().as_bytes());
+                return h.finalize().into();
+            }
+        };
+        h.update((gates.len() as u64).to_le_bytes());
         // Hash the gates through a buffer: one update per gate would dominate the time.
         let mut buf = Vec::with_capacity(13 * 4096);
-        for chunk in self.gates.chunks(4096) {
+        for chunk in gates.chunks(4096) {
             buf.clear();
             for g in chunk {
                 match *g {

@@ -22,9 +22,11 @@ pub mod builder;
 mod circuit;
 pub mod encoding;
 pub mod library;
+mod source;
 mod stats;
 
 pub use circuit::{
     BitOrder, Circuit, CircuitError, Gate, InputGroup, OutputGroup, Party, WireId, MAX_WIRES,
 };
+pub use source::{GateBatch, GateSource, Generate};
 pub use stats::Stats;

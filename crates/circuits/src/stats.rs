@@ -8,6 +8,7 @@
 //! garbling (parallel-yao-paper, FGP) exploits.
 
 use crate::circuit::{Circuit, Gate, Party};
+use crate::source::for_each_gate;
 
 /// Statistics of a circuit; see the module documentation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,14 +44,7 @@ impl Stats {
     /// pass over the gates without memory per wire, for a caller that needs no depth (a
     /// 2PC party sizing its tables), where [`Stats::of`] keeps two `u32` per wire.
     pub fn counts(circuit: &Circuit) -> Stats {
-        let (mut and, mut xor, mut inv) = (0u64, 0u64, 0u64);
-        for g in circuit.gates() {
-            match g {
-                Gate::And { .. } => and += 1,
-                Gate::Xor { .. } => xor += 1,
-                Gate::Inv { .. } => inv += 1,
-            }
-        }
+        let [and, xor, inv] = circuit.gate_counts();
         Stats {
             and,
             xor,
@@ -82,7 +76,7 @@ impl Stats {
             }
             widths[i] += 1;
         };
-        for g in circuit.gates() {
+        for_each_gate(&mut *circuit.source(false), |g| {
             let (a, b) = g.inputs();
             let (a, b) = (a as usize, b.map_or(a as usize, |b| b as usize));
             let d = depth[a].max(depth[b]) + 1;
@@ -100,7 +94,7 @@ impl Stats {
             let out = g.output() as usize;
             depth[out] = d;
             and_depth[out] = ad;
-        }
+        });
         Stats {
             and,
             xor,

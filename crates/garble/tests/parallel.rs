@@ -6,62 +6,14 @@
 
 mod common;
 
+use common::run;
+
 use proptest::prelude::*;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha12Rng;
 use transputation_circuits::{library, Circuit, Gate};
 use transputation_core::aes::Backend;
 use transputation_core::{prg::Prg, Block};
 use transputation_garble::schemes::parallel::MIN_WAVE_PRF;
 use transputation_garble::{GarbleStart, Parallel, Scheme};
-
-/// What one garbling and evaluation gave.
-#[derive(Debug, PartialEq)]
-struct Run {
-    inputs: Vec<[Block; 2]>,
-    stream: Vec<u8>,
-    decoding: Vec<bool>,
-    outputs: Vec<Block>,
-}
-
-/// Garbles `c` as `g` says and evaluates it as `e` says, on random input bits, the tables
-/// produced with the batch target `target` and fed in pieces of `piece` bytes.
-fn run(
-    scheme: Scheme,
-    backend: Backend,
-    c: &Circuit,
-    (g, e): (&Parallel, &Parallel),
-    (target, piece): (usize, usize),
-) -> Run {
-    let mut prg = Prg::new(Block(0x5eed));
-    let mut garbler = scheme.garbler_par(c, &mut prg, backend, GarbleStart::default(), g);
-    let inputs: Vec<[Block; 2]> = (0..c.n_inputs() as u32)
-        .map(|w| garbler.input_labels(w))
-        .collect();
-    let mut rng = ChaCha12Rng::seed_from_u64(21);
-    let labels: Vec<Block> = inputs
-        .iter()
-        .map(|l| l[usize::from(rng.gen::<bool>())])
-        .collect();
-    let mut stream = Vec::new();
-    while garbler.garble(&mut stream, target) {}
-    let mut evaluator = scheme.evaluator_par(c, &labels, backend, 0, e);
-    let mut used = 0;
-    for end in (0..stream.len())
-        .step_by(piece)
-        .skip(1)
-        .chain([stream.len()])
-    {
-        used += evaluator.feed(&stream[used..end]).unwrap();
-    }
-    assert_eq!(used, stream.len());
-    Run {
-        inputs,
-        stream,
-        decoding: garbler.decoding(),
-        outputs: evaluator.output_labels().unwrap(),
-    }
-}
 
 fn window(w: usize) -> Parallel {
     Parallel::none().with_window(w).unwrap()

@@ -54,6 +54,15 @@ pub fn write_file(circuit: &Circuit, format: Format, path: &Path) -> Result<(), 
 
 /// Writes `circuit` in `format`. See the module documentation for the renumbering.
 pub fn write(circuit: &Circuit, format: Format, out: &mut impl Write) -> Result<(), WriteError> {
+    if circuit.is_generated() {
+        // Its wire numbers are reused, which a file's are not; and a circuit generated for
+        // its size would make a file of tens of gigabytes.
+        return Err(WriteError::Unsupported(format!(
+            "a circuit of {} gates is generated as it is garbled and not written to a file \
+             (circuits of at most 2^22 gates are)",
+            circuit.num_gates()
+        )));
+    }
     let groups = input_groups_in_file_order(circuit);
     if format == Format::Bristol {
         check_old_bristol_inputs(&groups)?;
@@ -294,6 +303,13 @@ mod tests {
         let mut text = Vec::new();
         write(c, format, &mut text).unwrap();
         read(&text[..]).unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&text)))
+    }
+
+    #[test]
+    fn a_generated_circuit_is_refused_with_a_reason() {
+        let c = crate::library::generated("synthetic:and=100,xor=100,inputs=4,depth=10").unwrap();
+        let e = write(&c, Format::BristolFashion, &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("generated as it is garbled"), "{e}");
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub(crate) static AES128: Builtin = Builtin {
                00112233445566778899aabbccddeeff -> 69c4e0d86a7b0430d8cdb78070b4c55a",
     build,
     reference,
+    check: None,
 };
 
 /// A byte as bits, most significant first (bit 7 of the byte is element 0).

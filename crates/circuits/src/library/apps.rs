@@ -82,6 +82,7 @@ pub(crate) static BIOMATCH: Builtin = Builtin {
                Groups are MSB-first hex: the big-endian values concatenated, first value first.",
     build: build_biomatch,
     reference: reference_biomatch,
+    check: None,
 };
 
 pub(crate) static MEXP: Builtin = Builtin {
@@ -111,6 +112,7 @@ pub(crate) static MEXP: Builtin = Builtin {
                Groups are MSB-first hex: the big-endian values concatenated, first value first.",
     build: build_mexp,
     reference: reference_mexp,
+    check: None,
 };
 
 pub(crate) static MVMUL: Builtin = Builtin {
@@ -145,6 +147,7 @@ pub(crate) static MVMUL: Builtin = Builtin {
                Groups are MSB-first hex: the big-endian values concatenated, first value first.",
     build: build_mvmul,
     reference: reference_mvmul,
+    check: None,
 };
 
 pub(crate) static MILLIONAIRES: Builtin = Builtin {
@@ -164,6 +167,7 @@ pub(crate) static MILLIONAIRES: Builtin = Builtin {
                Groups are MSB-first hex: the big-endian value.",
     build: build_millionaires,
     reference: reference_millionaires,
+    check: None,
 };
 
 // ---------------------------------------------------------------------------------------

@@ -106,6 +106,7 @@ pub(crate) static MINCUT: Builtin = Builtin {
                the s side iff bit j of k^(k>>1) is 1).",
     build,
     reference,
+    check: None,
 };
 
 /// The instance described by the parameters.

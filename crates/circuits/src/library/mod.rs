@@ -60,6 +60,9 @@ impl Params {
     }
 }
 
+/// A check of a built-in's parameters together: `Err` holds the sentence to show.
+pub type ParamsCheck = fn(&Params) -> Result<(), String>;
+
 /// A built-in circuit: how to build it and a plain implementation to check it against.
 #[derive(Debug)]
 pub struct Builtin {
@@ -76,6 +79,9 @@ pub struct Builtin {
     /// Computes the output hex from the parties' hex inputs, without a circuit. Inputs are
     /// assumed to be well-formed for the circuit (tests generate them).
     pub reference: fn(&Params, &str, &str) -> String,
+    /// Checks what each parameter's bounds cannot (how parameters limit one another), with
+    /// the sentence to show when they do not fit; `None` if the bounds say it all.
+    pub check: Option<ParamsCheck>,
 }
 
 /// Every built-in, in the order `circuit list` shows them.
@@ -174,7 +180,11 @@ pub fn parse_spec(spec: &str) -> Result<(&'static Builtin, Params), LoadError> {
         }
         values.insert(param.name, v);
     }
-    Ok((builtin, Params(values)))
+    let params = Params(values);
+    if let Some(check) = builtin.check {
+        check(&params).map_err(bad)?;
+    }
+    Ok((builtin, params))
 }
 
 /// Builds a built-in from `NAME` or `NAME:key=value,...`.
@@ -225,6 +235,26 @@ pub fn check(name: &str) -> Result<(), LoadError> {
 fn names_builtin(name: &str) -> bool {
     let builtin_name = name.split_once(':').map_or(name, |(n, _)| n);
     builtins().iter().any(|b| b.name == builtin_name) || !Path::new(name).exists()
+}
+
+/// The generated form of a `synthetic` circuit (its gates written as they are read, wire
+/// numbers reused: [`Circuit::generated`]) whatever its size, as [`load`] gives it for
+/// circuits of more than 2^22 gates: for tests and benchmarks that compare the two forms.
+///
+/// # Errors
+/// If `spec` is not a valid `synthetic` spec, or its circuit has no generated form (depth
+/// 0: every wire may be read to the end).
+pub fn generated(spec: &str) -> Result<Circuit, LoadError> {
+    let (builtin, params) = parse_spec(spec)?;
+    let problem = if builtin.name == "synthetic" {
+        "a synthetic circuit of depth 0 has no generated form"
+    } else {
+        "only synthetic circuits have a generated form"
+    };
+    synthetic::generated_form(&params).ok_or_else(|| LoadError::BadParams {
+        spec: spec.to_string(),
+        problem: problem.to_string(),
+    })
 }
 
 /// [`load_with_parties`] with the default party assignment.

@@ -71,6 +71,7 @@ pub(crate) static ADD: Builtin = Builtin {
                Groups are MSB-first hex: the big-endian values concatenated, first value first.",
     build: build_add,
     reference: reference_add,
+    check: None,
 };
 
 pub(crate) static MULT: Builtin = Builtin {
@@ -92,6 +93,7 @@ pub(crate) static MULT: Builtin = Builtin {
                Groups are MSB-first hex: the big-endian values concatenated, first value first.",
     build: build_mult,
     reference: reference_mult,
+    check: None,
 };
 
 pub(crate) static MIN: Builtin = Builtin {
@@ -113,6 +115,7 @@ pub(crate) static MIN: Builtin = Builtin {
                Groups are MSB-first hex: the big-endian values concatenated, first value first.",
     build: build_min,
     reference: reference_min,
+    check: None,
 };
 
 pub(crate) static ARGMIN: Builtin = Builtin {
@@ -137,6 +140,7 @@ pub(crate) static ARGMIN: Builtin = Builtin {
                Groups are MSB-first hex: the big-endian values concatenated, first value first.",
     build: build_argmin,
     reference: reference_argmin,
+    check: None,
 };
 
 pub(crate) static MATMUL: Builtin = Builtin {
@@ -158,6 +162,7 @@ pub(crate) static MATMUL: Builtin = Builtin {
                Groups are MSB-first hex: the big-endian values concatenated, first value first.",
     build: build_matmul,
     reference: reference_matmul,
+    check: None,
 };
 
 pub(crate) static SORT: Builtin = Builtin {
@@ -179,6 +184,7 @@ pub(crate) static SORT: Builtin = Builtin {
                Groups are MSB-first hex: the big-endian values concatenated, first value first.",
     build: build_sort,
     reference: reference_sort,
+    check: None,
 };
 
 // ---------------------------------------------------------------------------------------

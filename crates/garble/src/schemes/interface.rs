@@ -154,7 +154,7 @@ pub trait Evaluate: Send {
 
     /// An error unless every gate of `circuit` was evaluated.
     fn check_done(&self, circuit: &Circuit) -> Result<(), EvalError> {
-        let total = circuit.gates().len();
+        let total = circuit.num_gates() as usize;
         if self.gates_done() < total {
             return Err(EvalError::Truncated {
                 done: self.gates_done(),

@@ -27,6 +27,7 @@ mod fused;
 pub mod half_gates;
 mod interface;
 pub mod parallel;
+pub(crate) mod planner;
 pub mod prf;
 pub(crate) mod waves;
 
@@ -111,16 +112,20 @@ impl Scheme {
     /// garbler splits its XOR gates apart from its ANDs, and its evaluator both kinds
     /// together, so for `prf` this is the share of AND gates whose ANDs alone split.
     pub fn split_share(self, circuit: &Circuit, parallel: &Parallel) -> f64 {
-        let schedule = match self {
-            Scheme::Prf => prf::plan(circuit, parallel.window()),
-            Scheme::Circular | Scheme::Ideal => half_gates::plan(circuit, parallel.window()),
-        };
         let min = self.min_wave(parallel);
         let (mut split, mut all) = (0u64, 0u64);
-        for ands in schedule.wave_ands() {
-            all += ands as u64;
-            if parallel.split(ands, min).is_some() {
-                split += ands as u64;
+        let count = |s: &waves::Schedule| {
+            for ands in s.wave_ands() {
+                all += ands as u64;
+                if parallel.split(ands, min).is_some() {
+                    split += ands as u64;
+                }
+            }
+        };
+        match self {
+            Scheme::Prf => prf::planner(circuit, parallel).each_segment(count),
+            Scheme::Circular | Scheme::Ideal => {
+                half_gates::planner(circuit, parallel).each_segment(count)
             }
         }
         if all == 0 {

@@ -49,6 +49,8 @@ pub struct Parallel {
     /// Crypto gates per part at least; `None` for the scheme's default.
     min_wave: Option<usize>,
     window: usize,
+    /// Gates planned at a time; `None` for the planner's choice by the circuit's size.
+    segment: Option<usize>,
 }
 
 impl Parallel {
@@ -59,6 +61,7 @@ impl Parallel {
             threads: 1,
             min_wave: None,
             window: WINDOW,
+            segment: None,
         }
     }
 
@@ -111,6 +114,23 @@ impl Parallel {
             ));
         }
         Ok(Parallel { window, ..self })
+    }
+
+    /// The same, planning the circuit `gates` at a time (rounded up to whole windows) as
+    /// garbling or evaluation reaches each segment, whatever the circuit's size. By default
+    /// a circuit of at most 2^22 gates is planned whole before the first table and a larger
+    /// one 2^19 gates at a time; the bytes are the same either way.
+    #[must_use]
+    pub fn with_segment(self, gates: usize) -> Parallel {
+        Parallel {
+            segment: Some(gates.max(1)),
+            ..self
+        }
+    }
+
+    /// Gates planned at a time, if set ([`Parallel::with_segment`]).
+    pub fn segment(&self) -> Option<usize> {
+        self.segment
     }
 
     /// Gates per window.

@@ -17,26 +17,27 @@
 //!
 //! # Slots
 //! A wire's label is needed from the gate that writes it to the last gate that reads it,
-//! in processing order. Labels live in *slots*: every gate's output wire in a slot freed by
-//! a wire whose last reader has run, the most recently freed first (its line is still in
-//! the cache), or a new one; input wire `i` in slot `input_base + i`, after all of those.
-//! Output wires are never freed, nor are input slots reused: the gates' slots then stay
-//! packed at the start of the table, as many as gate outputs are alive at once, however
-//! many inputs the circuit has (the MinCut size has 500,000 input wires and 3,125
-//! gate slots: 50 KiB of labels that stay in a core's cache, while slots mixed in among
-//! the inputs' would be spread over 8 MB). Ops run in this order, or in groups
-//! that read all their inputs before writing any output: an output may take the slot of
-//! an input of its own op or of an earlier one (never of a later op's input, still alive).
-//! (The crate's own unit tests, which inspect labels by wire, get one slot per wire.)
+//! in processing order. Labels live in *slots*: input wire `i` in slot `i`, never reused;
+//! every gate's output wire in a slot freed by a wire whose last reader has run, the most
+//! recently freed first (its line is still in the cache), or a new one. Output wires are
+//! never freed. The gates' slots then stay packed after the inputs, as many as gate
+//! outputs are alive at once, however many gates the circuit has (the MinCut size has
+//! 500,000 input wires and about 3,000 gate slots: 50 KiB of labels that stay in a core's
+//! cache, while slots spread over a per-wire table would cover 56 MB). Ops run in this
+//! order, or in groups that read all their inputs before writing any output: an output may
+//! take the slot of an input of its own op or of an earlier one (never of a later op's
+//! input, still alive). Where a wire's last reader is comes from the circuit's wire ends,
+//! which let the `planner` module plan a window at a time. (The crate's own unit tests,
+//! which inspect labels by wire, get one slot per wire.)
 //!
 //! # Cost
-//! 24 bytes per gate (16 for the op, which garbling streams through, and 8 read only for
-//! gates with tables) and 12 per wave; building takes one pass per window plus two over the
-//! gates, with two temporary `u32` per wire.
+//! 24 bytes per gate of a segment (16 for the op, which garbling streams through, and 8 read
+//! only for gates with tables) and 12 per wave; planning keeps a `u32` per wire number and
+//! two per slot.
 
 use std::ops::Range;
 
-use transputation_circuits::{Circuit, Gate, WireId};
+use transputation_circuits::WireId;
 
 use super::interface::EvalError;
 
@@ -107,7 +108,7 @@ impl Op {
     /// The most slots a program may use.
     pub const MAX_SLOTS: u32 = 1 << Op::KIND_SHIFT;
 
-    fn new(kind: OpKind, a: u32, b: u32, out: u32, aux: u32) -> Op {
+    pub(crate) fn new(kind: OpKind, a: u32, b: u32, out: u32, aux: u32) -> Op {
         Op {
             a,
             b,
@@ -134,7 +135,7 @@ impl Op {
         }
     }
 
-    fn set_out(&mut self, out: u32) {
+    pub(crate) fn set_out(&mut self, out: u32) {
         assert!(out < Op::MAX_SLOTS, "more than 2^29 label slots");
         *self = Op::new(self.kind(), self.a, self.b, out, self.aux);
     }
@@ -151,12 +152,15 @@ pub(crate) struct Window {
     pub bytes: usize,
     /// The op of its last AND gate, if it has one.
     pub last_and: Option<usize>,
+    /// Whether that is the circuit's last AND gate.
+    pub final_and: bool,
 }
 
-/// The program of a circuit; see the module documentation.
+/// The program of a circuit, or of a segment of its windows when it is planned as it is
+/// garbled (the `planner` module); see the module documentation.
 #[derive(Debug, Default)]
 pub(crate) struct Schedule {
-    /// Every gate in processing order, window after window.
+    /// Every gate of the segment in processing order, window after window.
     pub ops: Vec<Op>,
     /// Per op: the offset of its bytes from its window's start.
     pub offset: Vec<u32>,
@@ -164,145 +168,26 @@ pub(crate) struct Schedule {
     pub extra: Vec<u32>,
     /// Per wave: `ops[crypto]` are its crypto gates, `ops[crypto.end..free_end]` the others.
     pub waves: Vec<(Range<u32>, u32)>,
+    /// The segment's windows; their gate ranges count from the circuit's first gate.
     pub windows: Vec<Window>,
-    /// Slots the label tables need.
+    /// Slots the label tables need so far (input wire `i` is in slot `i`).
     pub slots: u32,
-    /// The slot of input wire 0; input wire `i` is in slot `input_base + i`.
-    pub input_base: u32,
-    /// The slot of each output bit, groups in order.
+    /// The slot of the constant that INV gates add, under schemes that make them XORs
+    /// (half gates: `Δ` for the garbler, 0 for the evaluator), so that every free gate is
+    /// the same XOR, with no test of its kind.
+    pub constant: Option<usize>,
+    /// The slot of each output bit, groups in order: known once the last segment is planned.
     pub outputs: Vec<u32>,
 }
 
 impl Schedule {
-    /// The crypto gates (the half-gates schemes' AND gates), counted from the waves.
-    pub fn crypto_gates(&self) -> u64 {
-        self.waves
-            .iter()
-            .map(|(crypto, _)| crypto.len() as u64)
-            .sum()
-    }
-
-    /// Plans `circuit`. `kind(gate)` classifies a gate and `crypto(kind)` says whether it
-    /// needs AES; `table_len(kind, ands)` gives its bytes in the stream when `ands` AND gates
-    /// precede it; `aux(kind, gate, ands, offset, pos)` the scheme's two numbers for it
-    /// ([`Op::aux`], [`Schedule::extra`]), with `gate` its index, `offset` its byte offset in
-    /// its window and `pos` its position there (0 for the first gate). `window` is the
-    /// number of gates per window, a multiple of [`WINDOW_UNIT`] up to [`MAX_WINDOW`].
-    pub(crate) fn build(
-        circuit: &Circuit,
-        window: usize,
-        kind: impl Fn(&Gate) -> OpKind,
-        crypto: impl Fn(OpKind) -> bool,
-        table_len: impl Fn(OpKind, u64) -> usize,
-        mut aux: impl FnMut(OpKind, usize, u64, usize, usize) -> (u32, u32),
-    ) -> Schedule {
-        assert!(
-            window >= WINDOW_UNIT && window.is_multiple_of(WINDOW_UNIT) && window <= MAX_WINDOW,
-            "a window is a multiple of {WINDOW_UNIT} gates up to {MAX_WINDOW}"
-        );
-        let gates = circuit.gates();
-        let wires = circuit.num_wires() as usize;
-        let mut s = Schedule {
-            ops: Vec::with_capacity(gates.len()),
-            offset: Vec::with_capacity(gates.len()),
-            extra: Vec::with_capacity(gates.len()),
-            waves: Vec::new(),
-            windows: Vec::with_capacity(gates.len().div_ceil(window)),
-            slots: 0,
-            input_base: 0,
-            outputs: Vec::new(),
-        };
-        // Per wire, the wave (+ epoch) in which its label is ready; older epochs are ready
-        // before the window. Reused below for the slot of each wire.
-        let mut ready = vec![0u32; wires];
-        let mut epoch = 1u32;
-        let mut keys: Vec<u32> = Vec::with_capacity(window.min(gates.len()));
-        // The window's ops in circuit order, with their offsets and extras.
-        let mut staged: Vec<(Op, u32, u32)> = Vec::with_capacity(window.min(gates.len()));
-        let mut counts: Vec<u32> = Vec::new();
-        let mut ands = 0u64;
-        for start in (0..gates.len()).step_by(window) {
-            let window = &gates[start..(start + window).min(gates.len())];
-            keys.clear();
-            staged.clear();
-            let mut max_wave = 0;
-            let mut offset = 0usize;
-            let mut last_and = None;
-            for (pos, gate) in window.iter().enumerate() {
-                let k = kind(gate);
-                let (a, b) = gate.inputs();
-                let (x, extra) = aux(k, start + pos, ands, offset, pos);
-                let op = Op::new(k, a, b.unwrap_or(a), gate.output(), x);
-                staged.push((op, offset as u32, extra));
-                offset += table_len(k, ands);
-                if matches!(gate, Gate::And { .. }) {
-                    ands += 1;
-                    last_and = Some(pos);
-                }
-                let mut wave = ready[a as usize].saturating_sub(epoch);
-                if let Some(b) = b {
-                    wave = wave.max(ready[b as usize].saturating_sub(epoch));
-                }
-                // Sort keys: 3k for the XOR gates among the crypto gates of wave k (`prf`'s),
-                // 3k + 1 for its other crypto gates, 3k + 2 for its other gates.
-                let key = if crypto(k) {
-                    wave += 1;
-                    3 * wave + u32::from(k != OpKind::Xor)
-                } else {
-                    3 * wave + 2
-                };
-                ready[gate.output() as usize] = epoch + wave;
-                max_wave = max_wave.max(wave);
-                keys.push(key);
-            }
-            epoch += max_wave + 1;
-
-            // Counting sort by key, stable: circuit order within each part of a wave.
-            let n_keys = 3 * max_wave as usize + 3;
-            counts.clear();
-            counts.resize(n_keys + 1, 0);
-            for &k in &keys {
-                counts[k as usize + 1] += 1;
-            }
-            for k in 1..=n_keys {
-                counts[k] += counts[k - 1];
-            }
-            let base = s.ops.len() as u32;
-            let (first_op, _, _) = staged.first().copied().expect("a window has gates");
-            s.ops.resize(s.ops.len() + window.len(), first_op);
-            s.offset.resize(s.ops.len(), 0);
-            s.extra.resize(s.ops.len(), 0);
-            let mut last_and_op = None;
-            for (pos, (&k, &(op, offset, extra))) in keys.iter().zip(&staged).enumerate() {
-                let slot = &mut counts[k as usize];
-                let i = (base + *slot) as usize;
-                s.ops[i] = op;
-                s.offset[i] = offset;
-                s.extra[i] = extra;
-                if Some(pos) == last_and {
-                    last_and_op = Some(i);
-                }
-                *slot += 1;
-            }
-            // After the sort counts[k] is the end of key k's part.
-            let first_wave = s.waves.len();
-            for wave in 0..=max_wave as usize {
-                let crypto_start = if wave == 0 { 0 } else { counts[3 * wave - 1] };
-                let (crypto_end, free_end) = (counts[3 * wave + 1], counts[3 * wave + 2]);
-                if free_end > crypto_start {
-                    s.waves
-                        .push((base + crypto_start..base + crypto_end, base + free_end));
-                }
-            }
-            s.windows.push(Window {
-                gates: start..start + window.len(),
-                waves: first_wave..s.waves.len(),
-                bytes: offset,
-                last_and: last_and_op,
-            });
-        }
-        s.assign_slots(circuit, ready);
-        s
+    /// Empties the segment for the planner to fill, keeping the memory.
+    pub(crate) fn clear_segment(&mut self) {
+        self.ops.clear();
+        self.offset.clear();
+        self.extra.clear();
+        self.waves.clear();
+        self.windows.clear();
     }
 
     /// The ops of wave `k`: its crypto gates and its other gates, as ranges of [`Self::ops`].
@@ -333,15 +218,14 @@ impl Schedule {
         )
     }
 
-    /// What `Evaluate::feed` returns after using `used` of `len` bytes and reaching window
-    /// `window`: bytes past the last window are an error.
+    /// What `Evaluate::feed` returns after using `used` of `len` bytes, `finished` when
+    /// every gate was evaluated: bytes past the last window are an error.
     pub(crate) fn check_trailing(
-        &self,
-        window: usize,
+        finished: bool,
         used: usize,
         len: usize,
     ) -> Result<usize, EvalError> {
-        if window == self.windows.len() && used < len {
+        if finished && used < len {
             return Err(EvalError::TrailingBytes { extra: len - used });
         }
         Ok(used)
@@ -355,25 +239,9 @@ impl Schedule {
             .collect()
     }
 
-    /// Turns every INV op into an XOR with one new slot, the last, which it returns: the
-    /// scheme puts there the constant that INV adds (half gates: `Δ` for the garbler, 0
-    /// for the evaluator), so that every free gate is the same XOR, with no test of its
-    /// kind.
-    pub(crate) fn inv_as_xor(&mut self) -> u32 {
-        let constant = self.slots;
-        self.slots = slots_plus(constant, 1);
-        for op in &mut self.ops {
-            if op.kind() == OpKind::Inv {
-                *op = Op::new(OpKind::Xor, op.a, constant, op.out(), op.aux);
-            }
-        }
-        constant
-    }
-
     /// The slots of the first `n_inputs` input wires, in wire order.
     pub(crate) fn input_slots(&self, n_inputs: usize) -> Range<usize> {
-        let base = self.input_base as usize;
-        base..base + n_inputs
+        0..n_inputs
     }
 
     /// The entries of the input wires `first .. first + len` in a per-slot table, in wire
@@ -391,7 +259,8 @@ impl Schedule {
         len: usize,
     ) -> &'t mut [T] {
         assert_eq!(
-            next_window, 0,
+            self.gates_before(next_window),
+            0,
             "input labels are set before the first window"
         );
         let first = first as usize;
@@ -402,93 +271,7 @@ impl Schedule {
 
     /// The slot of input wire `wire`.
     pub(crate) fn input_slot(&self, wire: WireId) -> usize {
-        self.input_base as usize + wire as usize
-    }
-
-    /// Replaces wire numbers by slots; `scratch` is a per-wire table to reuse.
-    fn assign_slots(&mut self, circuit: &Circuit, mut scratch: Vec<u32>) {
-        const NEVER: u32 = u32::MAX;
-        // Marks an input wire's slot until the gates' slots are counted (wires are below
-        // 2^31).
-        const INPUT: u32 = 1 << 31;
-        let n_inputs = circuit.n_inputs() as u32;
-        // The last op (in processing order) reading each wire; outputs are never freed.
-        let last_read = &mut scratch;
-        last_read.fill(NEVER - 1);
-        for (i, op) in self.ops.iter().enumerate() {
-            last_read[op.a as usize] = i as u32;
-            last_read[op.b as usize] = i as u32;
-        }
-        let mut is_output = vec![false; circuit.num_wires() as usize];
-        for o in circuit.outputs() {
-            for &w in &o.wires {
-                is_output[w as usize] = true;
-            }
-        }
-        // A wire with no reader is freed right after it is written.
-        let mut free: Vec<u32> = Vec::new();
-        let mut slot_of = vec![NEVER; circuit.num_wires() as usize];
-        for w in 0..n_inputs {
-            slot_of[w as usize] = if REUSE_SLOTS { INPUT | w } else { w };
-        }
-        let mut next = if REUSE_SLOTS { 0 } else { n_inputs };
-        for (i, op) in self.ops.iter_mut().enumerate() {
-            let (a, b, out) = (op.a, op.b, op.out());
-            if REUSE_SLOTS {
-                let inputs = [a, b];
-                let distinct = if a == b { &inputs[..1] } else { &inputs[..] };
-                for &w in distinct {
-                    if last_read[w as usize] == i as u32
-                        && !is_output[w as usize]
-                        && slot_of[w as usize] & INPUT == 0
-                    {
-                        free.push(slot_of[w as usize]);
-                    }
-                }
-            }
-            let slot = if REUSE_SLOTS {
-                free.pop().unwrap_or_else(|| {
-                    next += 1;
-                    next - 1
-                })
-            } else {
-                out
-            };
-            // Slots of inputs keep their mark here; `out` is a gate's, below `INPUT`.
-            op.a = slot_of[a as usize];
-            op.b = slot_of[b as usize];
-            op.set_out(slot);
-            slot_of[out as usize] = slot;
-            if REUSE_SLOTS && last_read[out as usize] == NEVER - 1 && !is_output[out as usize] {
-                free.push(slot);
-            }
-        }
-        if REUSE_SLOTS {
-            // The inputs after the gates' `next` slots.
-            self.input_base = next;
-            let slot = |s: u32| {
-                if s & INPUT != 0 {
-                    next + (s & !INPUT)
-                } else {
-                    s
-                }
-            };
-            for op in &mut self.ops {
-                op.a = slot(op.a);
-                op.b = slot(op.b);
-            }
-            for s in slot_of.iter_mut().take(n_inputs as usize) {
-                *s = slot(*s);
-            }
-            self.slots = slots_plus(next, n_inputs);
-        } else {
-            self.slots = circuit.num_wires();
-        }
-        self.outputs = circuit
-            .outputs()
-            .iter()
-            .flat_map(|o| o.wires.iter().map(|&w| slot_of[w as usize]))
-            .collect();
+        wire as usize
     }
 }
 
@@ -496,7 +279,7 @@ impl Schedule {
 ///
 /// # Panics
 /// Past [`Op::MAX_SLOTS`].
-fn slots_plus(slots: u32, more: u32) -> u32 {
+pub(crate) fn slots_plus(slots: u32, more: u32) -> u32 {
     slots
         .checked_add(more)
         .filter(|&n| n <= Op::MAX_SLOTS)
@@ -516,7 +299,7 @@ pub(crate) fn wire_table<T: Copy>(n: usize, fill: T) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use transputation_circuits::{BitOrder, InputGroup, OutputGroup, Party};
+    use transputation_circuits::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party};
 
     fn circuit(wires: u32, gates: Vec<Gate>, outputs: Vec<u32>) -> Circuit {
         Circuit::new(
@@ -538,19 +321,9 @@ mod tests {
     }
 
     fn half_gates(c: &Circuit) -> Schedule {
-        let is_and = |k: OpKind| k == OpKind::And;
-        Schedule::build(
-            c,
-            WINDOW,
-            |g| match g {
-                Gate::And { .. } => OpKind::And,
-                Gate::Xor { .. } => OpKind::Xor,
-                Gate::Inv { .. } => OpKind::Inv,
-            },
-            is_and,
-            |k, _| if is_and(k) { 32 } else { 0 },
-            |_, _, ands, _, _| (ands as u32, 0),
-        )
+        let mut s = Schedule::default();
+        crate::schemes::half_gates::planner(c, &crate::Parallel::none()).fill(&mut s);
+        s
     }
 
     #[test]
@@ -573,8 +346,10 @@ mod tests {
         let order: Vec<u32> = s.ops.iter().map(|op| op.out()).collect();
         assert_eq!(order, vec![6, 2, 4, 3, 5]);
         let kinds: Vec<OpKind> = s.ops.iter().map(|op| op.kind()).collect();
-        use OpKind::{And, Inv, Xor};
-        assert_eq!(kinds, vec![Inv, And, And, Xor, And]);
+        // INV is an XOR with the constant slot under half gates.
+        use OpKind::{And, Xor};
+        assert_eq!(kinds, vec![Xor, And, And, Xor, And]);
+        assert_eq!(s.ops[0].b as usize, s.constant.unwrap());
         assert_eq!(s.waves, vec![(0..0, 1), (1..3, 4), (4..5, 5)]);
         assert_eq!(s.offset, vec![96, 0, 32, 32, 64]);
         let aux: Vec<u32> = s.ops.iter().map(|op| op.aux).collect();

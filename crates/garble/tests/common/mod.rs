@@ -4,10 +4,12 @@
 // Each test file uses a different subset.
 #![allow(dead_code)]
 
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha12Rng;
 use transputation_circuits::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party};
 use transputation_core::aes::Backend;
 use transputation_core::{prg::Prg, Block};
-use transputation_garble::{EvalError, Garble, Scheme};
+use transputation_garble::{EvalError, Garble, GarbleStart, Parallel, Scheme};
 
 /// Everything one garbling produces.
 pub struct Garbled {
@@ -170,4 +172,52 @@ pub fn degenerate_lanes(lanes: u32) -> (Vec<Gate>, Vec<u32>, u32) {
         next += 5;
     }
     (gates, outs, next)
+}
+
+/// What one garbling and evaluation gave.
+#[derive(Debug, PartialEq)]
+pub struct Run {
+    pub inputs: Vec<[Block; 2]>,
+    pub stream: Vec<u8>,
+    pub decoding: Vec<bool>,
+    pub outputs: Vec<Block>,
+}
+
+/// Garbles `c` as `g` says and evaluates it as `e` says, on random input bits, the tables
+/// produced with the batch target `target` and fed in pieces of `piece` bytes.
+pub fn run(
+    scheme: Scheme,
+    backend: Backend,
+    c: &Circuit,
+    (g, e): (&Parallel, &Parallel),
+    (target, piece): (usize, usize),
+) -> Run {
+    let mut prg = Prg::new(Block(0x5eed));
+    let mut garbler = scheme.garbler_par(c, &mut prg, backend, GarbleStart::default(), g);
+    let inputs: Vec<[Block; 2]> = (0..c.n_inputs() as u32)
+        .map(|w| garbler.input_labels(w))
+        .collect();
+    let mut rng = ChaCha12Rng::seed_from_u64(21);
+    let labels: Vec<Block> = inputs
+        .iter()
+        .map(|l| l[usize::from(rng.gen::<bool>())])
+        .collect();
+    let mut stream = Vec::new();
+    while garbler.garble(&mut stream, target) {}
+    let mut evaluator = scheme.evaluator_par(c, &labels, backend, 0, e);
+    let mut used = 0;
+    for end in (0..stream.len())
+        .step_by(piece)
+        .skip(1)
+        .chain([stream.len()])
+    {
+        used += evaluator.feed(&stream[used..end]).unwrap();
+    }
+    assert_eq!(used, stream.len());
+    Run {
+        inputs,
+        stream,
+        decoding: garbler.decoding(),
+        outputs: evaluator.output_labels().unwrap(),
+    }
 }

@@ -11,11 +11,12 @@ use transputation_core::Block;
 use crate::schemes::fused;
 use crate::schemes::interface::{check_tweak_base, EvalError, Evaluate};
 use crate::schemes::parallel::{Parallel, MIN_WAVE_HALF_GATES};
+use crate::schemes::planner::Planner;
 use crate::schemes::waves::{wire_table, Schedule};
 
 use super::gates::eval_and;
 use super::hash::{HalfGateHash, HASH_CHUNK};
-use super::program::{schedule, xor_gates, xor_gates_packed, Packed};
+use super::program::{planner, xor_gates, xor_gates_packed, HalfGatesRules, Packed};
 use super::split::Split;
 
 /// AND gates per evaluator chunk (two hashes each).
@@ -24,6 +25,7 @@ const EVAL_CHUNK: usize = HASH_CHUNK / 2;
 /// The half-gates evaluator over any [`HalfGateHash`].
 pub struct HalfGatesEvaluator<'c, H> {
     circuit: &'c Circuit,
+    planner: Planner<'c, HalfGatesRules>,
     hash: H,
     /// The tweak base `B` of the garbling ([`HalfGatesGarbler::with_start`]).
     ///
@@ -77,12 +79,15 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
         parallel: &Parallel,
     ) -> Self {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
-        let (schedule, _constant) = schedule(circuit, parallel.window());
-        check_tweak_base(schedule.crypto_gates(), tweak_base);
+        check_tweak_base(circuit.gate_counts()[0], tweak_base);
+        let mut planner = planner(circuit, parallel);
+        let mut schedule = Schedule::default();
+        planner.fill(&mut schedule);
         let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
         labels[schedule.input_slots(inputs.len())].copy_from_slice(inputs);
         HalfGatesEvaluator {
             circuit,
+            planner,
             hash,
             tweak_base,
             labels,
@@ -95,6 +100,26 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
             and_index: vec![0; EVAL_CHUNK],
             hashes: vec![[Block::ZERO; 2]; EVAL_CHUNK],
         }
+    }
+
+    /// Whether every gate was evaluated.
+    fn finished(&self) -> bool {
+        self.planner.is_done() && self.next_window == self.schedule.windows.len()
+    }
+
+    /// Moves on to the next segment of a circuit planned as it is evaluated; `false` if
+    /// there is none.
+    fn next_segment(&mut self) -> bool {
+        if !self.planner.fill(&mut self.schedule) {
+            return false;
+        }
+        self.next_window = 0;
+        self.packed = Packed::new(&self.schedule);
+        if self.labels.len() < self.schedule.slots as usize {
+            self.labels
+                .resize(self.schedule.slots as usize, Block::ZERO);
+        }
+        true
     }
 
     /// Evaluates the AND gates `ops[range]` from their window's bytes: in one pass where
@@ -159,7 +184,8 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
 impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
     fn set_hash_key(&mut self, key: Block) {
         assert_eq!(
-            self.next_window, 0,
+            self.schedule.gates_before(self.next_window),
+            0,
             "the hash key is set before any table is fed"
         );
         self.hash.set_key(key);
@@ -173,7 +199,11 @@ impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
 
     fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {
         let mut used = 0;
-        while let Some(window) = self.schedule.windows.get(self.next_window).cloned() {
+        loop {
+            if self.next_window == self.schedule.windows.len() && !self.next_segment() {
+                break;
+            }
+            let window = self.schedule.windows[self.next_window].clone();
             if bytes.len() - used < window.bytes {
                 break;
             }
@@ -186,8 +216,7 @@ impl<H: HalfGateHash> Evaluate for HalfGatesEvaluator<'_, H> {
             used += window.bytes;
             self.next_window += 1;
         }
-        self.schedule
-            .check_trailing(self.next_window, used, bytes.len())
+        Schedule::check_trailing(self.finished(), used, bytes.len())
     }
 
     fn gates_done(&self) -> usize {

@@ -3,7 +3,6 @@
 //! and garbled in batches (in one pass by the fused kernels where the hash has them), its
 //! free gates as XORs of 0-labels.
 
-use std::marker::PhantomData;
 use std::ops::Range;
 
 use transputation_circuits::{Circuit, WireId};
@@ -14,20 +13,21 @@ use transputation_core::Block;
 use crate::schemes::fused;
 use crate::schemes::interface::{check_tweak_base, Garble, GarbleStart};
 use crate::schemes::parallel::{Parallel, MIN_WAVE_HALF_GATES};
+use crate::schemes::planner::Planner;
 use crate::schemes::waves::{wire_table, Schedule, REUSE_SLOTS};
 
 use super::gates::garble_and;
 use super::hash::{HalfGateHash, HASH_CHUNK};
-use super::program::{schedule, xor_gates, xor_gates_packed, Packed};
+use super::program::{planner, xor_gates, xor_gates_packed, HalfGatesRules, Packed};
 use super::split::Split;
 
 /// AND gates per garbler chunk (four hashes each).
 const GARBLE_CHUNK: usize = HASH_CHUNK / 4;
 
 /// The half-gates garbler over any [`HalfGateHash`]. It borrows the circuit for as long as it
-/// garbles, though it only reads it while planning.
+/// garbles: a large circuit is planned as it is garbled.
 pub struct HalfGatesGarbler<'c, H> {
-    circuit: PhantomData<&'c Circuit>,
+    planner: Planner<'c, HalfGatesRules>,
     n_inputs: usize,
     hash: H,
     pub(super) delta: Block,
@@ -90,14 +90,16 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             }
             None => prg.block().with_lsb(true),
         };
-        let (schedule, constant) = schedule(circuit, parallel.window());
-        check_tweak_base(schedule.crypto_gates(), start.tweak_base);
+        check_tweak_base(circuit.gate_counts()[0], start.tweak_base);
+        let mut planner = planner(circuit, parallel);
+        let mut schedule = Schedule::default();
+        planner.fill(&mut schedule);
         let mut zero = wire_table(schedule.slots as usize, Block::ZERO);
         prg.fill_blocks(&mut zero[schedule.input_slots(circuit.n_inputs())]);
         // INV(a) is a ⊕ Δ for the garbler.
-        zero[constant] = delta;
+        zero[schedule.constant.expect("half gates have a constant slot")] = delta;
         HalfGatesGarbler {
-            circuit: PhantomData,
+            planner,
             n_inputs: circuit.n_inputs(),
             hash,
             delta,
@@ -113,6 +115,25 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
             and_index: vec![0; GARBLE_CHUNK],
             hashes: vec![[Block::ZERO; 4]; GARBLE_CHUNK],
         }
+    }
+
+    /// Whether every gate was garbled.
+    fn finished(&self) -> bool {
+        self.planner.is_done() && self.next_window == self.schedule.windows.len()
+    }
+
+    /// Moves on to the next segment of a circuit planned as it is garbled; `false` if
+    /// there is none.
+    fn next_segment(&mut self) -> bool {
+        if !self.planner.fill(&mut self.schedule) {
+            return false;
+        }
+        self.next_window = 0;
+        self.packed = Packed::new(&self.schedule);
+        if self.zero.len() < self.schedule.slots as usize {
+            self.zero.resize(self.schedule.slots as usize, Block::ZERO);
+        }
+        true
     }
 
     /// The global offset `Δ` (for correlated OT and tests).
@@ -187,7 +208,7 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
         // The interface's contract (labels read before garbling), which leaves the
         // schedule free to reuse input slots.
         assert!(
-            self.next_window == 0 || !REUSE_SLOTS,
+            self.schedule.gates_before(self.next_window) == 0 || !REUSE_SLOTS,
             "input labels are read before garbling"
         );
         let w0 = self.zero[self.schedule.input_slot(wire)];
@@ -217,7 +238,10 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
         assert!(at <= out.len(), "tables are written from within the buffer");
         let mut end = at;
         // At least one window with tables per call (a `target` of 0 still makes progress).
-        while self.next_window < self.schedule.windows.len() && (end == at || end - at < target) {
+        while end == at || end - at < target {
+            if self.next_window == self.schedule.windows.len() && !self.next_segment() {
+                break;
+            }
             let window = self.schedule.windows[self.next_window].clone();
             let base = end;
             end += window.bytes;
@@ -233,7 +257,7 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
             }
             self.next_window += 1;
         }
-        (end, self.next_window < self.schedule.windows.len())
+        (end, !self.finished())
     }
 
     fn set_sequential(&mut self, on: bool) {
@@ -241,11 +265,7 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
     }
 
     fn decoding(&self) -> Vec<bool> {
-        assert_eq!(
-            self.next_window,
-            self.schedule.windows.len(),
-            "garbling finished"
-        );
+        assert!(self.finished(), "garbling finished");
         let zero = self.schedule.outputs_of(&self.zero);
         zero.iter().map(|w| w.lsb()).collect()
     }

@@ -55,10 +55,10 @@ pub use garbler::HalfGatesGarbler;
 pub use gates::{eval_and, garble_and};
 pub use hash::{HalfGateHash, LabelKeyed, Mitccrh, Tccr};
 
-/// The half-gates program of `circuit` in windows of `window` gates.
-pub(crate) fn plan(
-    circuit: &transputation_circuits::Circuit,
-    window: usize,
-) -> super::waves::Schedule {
-    program::schedule(circuit, window).0
+/// The half-gates planner of `circuit` in the windows and segments `parallel` gives.
+pub(crate) fn planner<'c>(
+    circuit: &'c transputation_circuits::Circuit,
+    parallel: &super::Parallel,
+) -> super::planner::Planner<'c, program::HalfGatesRules> {
+    program::planner(circuit, parallel)
 }

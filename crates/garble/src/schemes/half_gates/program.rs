@@ -7,35 +7,53 @@ use transputation_circuits::{Circuit, Gate};
 
 use transputation_core::Block;
 
+use crate::schemes::parallel::Parallel;
+use crate::schemes::planner::{Planner, Rules};
 use crate::schemes::waves::{pack_slots, unpack_slots, Op, OpKind, Schedule, PACKED_SLOTS};
 
 /// Bytes of an AND gate's table in the half-gates schemes.
 const HALF_GATES_AND_BYTES: usize = 32;
 
-/// The program of the half-gates schemes: AND gates are the crypto gates, 32 bytes each;
-/// `aux` is the AND index, the tweak counter. INV gates are XORs with the returned slot,
-/// which holds `Δ` for the garbler and 0 for the evaluator ([`Schedule::inv_as_xor`]).
-pub(super) fn schedule(circuit: &Circuit, window: usize) -> (Schedule, usize) {
-    let mut s = Schedule::build(
-        circuit,
-        window,
-        |g| match g {
+/// The rules of the half-gates program: AND gates are the crypto gates, 32 bytes each;
+/// `aux` is the AND index, the tweak counter. INV gates are XORs with the constant slot
+/// ([`Schedule::constant`]), which holds `Δ` for the garbler and 0 for the evaluator.
+pub(crate) struct HalfGatesRules;
+
+impl Rules for HalfGatesRules {
+    const INV_AS_XOR: bool = true;
+
+    fn kind(&mut self, gate: &Gate, _index: u64) -> OpKind {
+        match gate {
             Gate::And { .. } => OpKind::And,
             Gate::Xor { .. } => OpKind::Xor,
             Gate::Inv { .. } => OpKind::Inv,
-        },
-        |k| k == OpKind::And,
-        |k, _| {
-            if k == OpKind::And {
-                HALF_GATES_AND_BYTES
-            } else {
-                0
-            }
-        },
-        |_, _, ands, _, _| (ands as u32, 0),
-    );
-    let constant = s.inv_as_xor() as usize;
-    (s, constant)
+        }
+    }
+
+    fn crypto(kind: OpKind) -> bool {
+        kind == OpKind::And
+    }
+
+    fn table_len(kind: OpKind, _ands: u64) -> usize {
+        if kind == OpKind::And {
+            HALF_GATES_AND_BYTES
+        } else {
+            0
+        }
+    }
+
+    fn aux(&mut self, _: OpKind, _: u64, ands: u64, _: usize, _: usize) -> (u32, u32) {
+        // The AND index fits: a planned circuit has fewer than 2^32 gates.
+        (ands as u32, 0)
+    }
+}
+
+/// The half-gates planner of `circuit`, in the windows and segments `parallel` gives.
+pub(super) fn planner<'c>(
+    circuit: &'c Circuit,
+    parallel: &Parallel,
+) -> Planner<'c, HalfGatesRules> {
+    Planner::new(circuit, parallel, HalfGatesRules)
 }
 
 /// The free gates `ops` of a half-gates program, all XORs ([`schedule`]):

@@ -10,15 +10,17 @@ use transputation_core::Block;
 
 use crate::schemes::interface::{EvalError, Evaluate};
 use crate::schemes::parallel::{Parallel, MIN_WAVE_PRF};
+use crate::schemes::planner::Planner;
 use crate::schemes::waves::{wire_table, OpKind, Schedule};
 
 use super::eval_chunk::{outputs, Chunk, Wave};
-use super::layout::{schedule, table_and_mask, CHUNK};
+use super::layout::{planner, table_and_mask, PrfRules, CHUNK};
 use super::split;
 
 /// The `prf` evaluator.
 pub struct PrfEvaluator<'c> {
     circuit: &'c Circuit,
+    planner: Planner<'c, PrfRules>,
     backend: Backend,
     /// The label in every slot.
     pub(super) labels: Vec<Block>,
@@ -47,11 +49,14 @@ impl<'c> PrfEvaluator<'c> {
         parallel: &Parallel,
     ) -> Self {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
-        let schedule = schedule(circuit, parallel.window());
+        let mut planner = planner(circuit, parallel);
+        let mut schedule = Schedule::default();
+        planner.fill(&mut schedule);
         let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
         labels[schedule.input_slots(inputs.len())].copy_from_slice(inputs);
         PrfEvaluator {
             circuit,
+            planner,
             backend,
             labels,
             schedule,
@@ -65,6 +70,20 @@ impl<'c> PrfEvaluator<'c> {
 
     /// Evaluates the crypto ops `ops[range]` from their window's bytes, a chunk at a time,
     /// or in parts on several threads if the wave is wide ([`split`]).
+    /// Moves on to the next segment of a circuit planned as it is evaluated; `false` if
+    /// there is none.
+    fn next_segment(&mut self) -> bool {
+        if !self.planner.fill(&mut self.schedule) {
+            return false;
+        }
+        self.next_window = 0;
+        if self.labels.len() < self.schedule.slots as usize {
+            self.labels
+                .resize(self.schedule.slots as usize, Block::ZERO);
+        }
+        true
+    }
+
     fn crypto_batch(&mut self, range: Range<usize>, window: &[u8]) {
         let (carried_mask, backend) = (self.carried_mask, self.backend);
         if let Some(split) = self.parallel.split(range.len(), MIN_WAVE_PRF) {
@@ -130,7 +149,11 @@ impl Evaluate for PrfEvaluator<'_> {
 
     fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {
         let mut used = 0;
-        while let Some(window) = self.schedule.windows.get(self.next_window).cloned() {
+        loop {
+            if self.next_window == self.schedule.windows.len() && !self.next_segment() {
+                break;
+            }
+            let window = self.schedule.windows[self.next_window].clone();
             if bytes.len() - used < window.bytes {
                 break;
             }
@@ -150,8 +173,8 @@ impl Evaluate for PrfEvaluator<'_> {
             used += window.bytes;
             self.next_window += 1;
         }
-        self.schedule
-            .check_trailing(self.next_window, used, bytes.len())
+        let finished = self.planner.is_done() && self.next_window == self.schedule.windows.len();
+        Schedule::check_trailing(finished, used, bytes.len())
     }
 
     fn gates_done(&self) -> usize {

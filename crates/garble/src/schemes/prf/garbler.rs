@@ -2,7 +2,6 @@
 //! gates garbled in batches, by the fused kernels where the backend has them and staged in
 //! memory otherwise; degenerate AND gates without cryptography.
 
-use std::marker::PhantomData;
 use std::ops::Range;
 
 use transputation_circuits::{Circuit, WireId};
@@ -15,11 +14,12 @@ use crate::schemes::fused::{prf_garble_gates, set_nibble, PrfOp};
 
 use crate::schemes::interface::Garble;
 use crate::schemes::parallel::{Parallel, MIN_WAVE_PRF};
+use crate::schemes::planner::Planner;
 use crate::schemes::waves::{wire_table, OpKind, Schedule, Window, REUSE_SLOTS};
 
 #[cfg(test)]
 use super::call_log;
-use super::layout::{mask_position, schedule, table_and_mask};
+use super::layout::{mask_position, planner, table_and_mask, PrfRules};
 use super::split;
 use super::staged::garble_staged;
 #[cfg(test)]
@@ -59,7 +59,7 @@ fn prf_op(
 
 /// The `prf` garbler.
 pub struct PrfGarbler<'c> {
-    circuit: PhantomData<&'c Circuit>,
+    planner: Planner<'c, PrfRules>,
     n_inputs: usize,
     backend: Backend,
     prg: Prg,
@@ -69,8 +69,6 @@ pub struct PrfGarbler<'c> {
     next_window: usize,
     /// Absolute position in the output of the mask byte of an AND pair split by a window.
     carried_mask: usize,
-    /// The last window with an AND gate.
-    last_and_window: Option<usize>,
     /// One random bit per gate of the window, by position in the circuit: `πc` of a normal
     /// AND gate (drawn whatever the gate's kind, so they follow gate order whatever the
     /// processing order), 64 to a word.
@@ -100,16 +98,17 @@ impl<'c> PrfGarbler<'c> {
     ) -> Self {
         let mut own = Prg::new(prg.block());
         let fresh_key = own.block();
-        let schedule = schedule(circuit, parallel.window());
+        let mut planner = planner(circuit, parallel);
+        let mut schedule = Schedule::default();
+        planner.fill(&mut schedule);
         let mut labels = wire_table(schedule.slots as usize, [Block::ZERO; 2]);
         for l in &mut labels[schedule.input_slots(circuit.n_inputs())] {
             let k0 = own.block();
             let k1 = own.block().with_lsb(!k0.lsb());
             *l = [k0, k1];
         }
-        let last_and_window = schedule.windows.iter().rposition(|w| w.last_and.is_some());
         PrfGarbler {
-            circuit: PhantomData,
+            planner,
             n_inputs: circuit.n_inputs(),
             backend,
             prg: own,
@@ -117,7 +116,6 @@ impl<'c> PrfGarbler<'c> {
             schedule,
             next_window: 0,
             carried_mask: 0,
-            last_and_window,
             pcs: Vec::with_capacity(parallel.window().div_ceil(64)),
             fresh: FixedKeyAes::with_backend(fresh_key, backend),
             parallel: parallel.clone(),
@@ -211,6 +209,25 @@ impl<'c> PrfGarbler<'c> {
         }
     }
 
+    /// Whether every gate was garbled.
+    fn finished(&self) -> bool {
+        self.planner.is_done() && self.next_window == self.schedule.windows.len()
+    }
+
+    /// Moves on to the next segment of a circuit planned as it is garbled; `false` if
+    /// there is none.
+    fn next_segment(&mut self) -> bool {
+        if !self.planner.fill(&mut self.schedule) {
+            return false;
+        }
+        self.next_window = 0;
+        if self.labels.len() < self.schedule.slots as usize {
+            self.labels
+                .resize(self.schedule.slots as usize, [Block::ZERO; 2]);
+        }
+        true
+    }
+
     /// Draws the window's permute bits: one per gate, in gate order.
     fn draw_randomness(&mut self, window: &Window) {
         self.pcs.clear();
@@ -237,7 +254,7 @@ impl Garble for PrfGarbler<'_> {
         // The interface's contract (labels read before garbling), which leaves the
         // schedule free to reuse input slots.
         assert!(
-            self.next_window == 0 || !REUSE_SLOTS,
+            self.schedule.gates_before(self.next_window) == 0 || !REUSE_SLOTS,
             "input labels are read before garbling"
         );
         self.labels[self.schedule.input_slot(wire)]
@@ -263,12 +280,14 @@ impl Garble for PrfGarbler<'_> {
     fn garble_at(&mut self, out: &mut Vec<u8>, at: usize, target: usize) -> (usize, bool) {
         assert!(at <= out.len(), "tables are written from within the buffer");
         let mut end = at;
-        let windows = self.schedule.windows.len();
         // A call ends only where no AND pair is split, so that every mask byte it returns is
         // complete: after a window whose last mask byte is full.
         let mut split = false;
         // At least one window with tables per call (a `target` of 0 still makes progress).
-        while self.next_window < windows && (end == at || end - at < target || split) {
+        while end == at || end - at < target || split {
+            if self.next_window == self.schedule.windows.len() && !self.next_segment() {
+                break;
+            }
             let window = self.schedule.windows[self.next_window].clone();
             self.draw_randomness(&window);
             let base = end;
@@ -290,7 +309,7 @@ impl Garble for PrfGarbler<'_> {
             if let Some(last) = window.last_and {
                 let (_, mask, high) = table_and_mask(&self.schedule, last);
                 split = !high;
-                if split && Some(self.next_window) == self.last_and_window {
+                if split && window.final_and {
                     set_nibble(out, base + mask as usize, true, 0);
                     split = false;
                 } else if split {
@@ -299,7 +318,7 @@ impl Garble for PrfGarbler<'_> {
             }
             self.next_window += 1;
         }
-        (end, self.next_window < windows)
+        (end, !self.finished())
     }
 
     fn set_sequential(&mut self, on: bool) {
@@ -307,11 +326,7 @@ impl Garble for PrfGarbler<'_> {
     }
 
     fn decoding(&self) -> Vec<bool> {
-        assert_eq!(
-            self.next_window,
-            self.schedule.windows.len(),
-            "garbling finished"
-        );
+        assert!(self.finished(), "garbling finished");
         let labels = self.schedule.outputs_of(&self.labels);
         labels.iter().map(|[k0, _]| k0.lsb()).collect()
     }

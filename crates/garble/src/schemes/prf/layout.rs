@@ -5,6 +5,8 @@
 
 use transputation_circuits::{Circuit, Gate, WireId};
 
+use crate::schemes::parallel::Parallel;
+use crate::schemes::planner::{Planner, Rules};
 use crate::schemes::waves::{OpKind, Schedule};
 
 /// Bytes of an AND gate's ciphertexts.
@@ -22,28 +24,25 @@ pub(super) enum AndKind {
     Zero,
 }
 
-/// For every wire, the wire whose label set it shares and the parity of inversions in
-/// between, packed as `root | parity << 31` (wires are below 2^31). Label sets are shared
-/// through INV gates (swapped) and through `AND(a, a)` gates (copied), in any combination.
-pub(super) fn label_roots(circuit: &Circuit) -> Vec<u32> {
-    let mut roots: Vec<u32> = (0..circuit.num_wires()).collect();
-    for g in circuit.gates() {
-        match *g {
-            Gate::Inv { a, out } => roots[out as usize] = roots[a as usize] ^ (1 << 31),
-            Gate::And { a, b, out } if and_kind(&roots, a, b) == AndKind::Copy => {
-                roots[out as usize] = roots[a as usize];
-            }
-            _ => {}
-        }
+/// Marks the label set of an odd number of inversions in a root ([`PrfRules`]).
+const PARITY: u64 = 1 << 63;
+
+/// For every wire of `circuit`, the wire whose label set it shares and the parity of
+/// inversions in between, as [`PrfRules`] tracks them (for tests).
+#[cfg(test)]
+pub(super) fn label_roots(circuit: &Circuit) -> Vec<u64> {
+    let mut rules = PrfRules::new(circuit);
+    for (i, g) in circuit.gates().iter().enumerate() {
+        rules.kind(g, i as u64);
     }
-    roots
+    rules.roots
 }
 
-pub(super) fn and_kind(roots: &[u32], a: WireId, b: WireId) -> AndKind {
+pub(super) fn and_kind(roots: &[u64], a: WireId, b: WireId) -> AndKind {
     let (ra, rb) = (roots[a as usize], roots[b as usize]);
     if ra == rb {
         AndKind::Copy
-    } else if ra ^ rb == 1 << 31 {
+    } else if ra ^ rb == PARITY {
         AndKind::Zero
     } else {
         AndKind::Normal
@@ -76,43 +75,88 @@ fn is_and(kind: OpKind) -> bool {
     matches!(kind, OpKind::And | OpKind::AndCopy | OpKind::AndZero)
 }
 
-/// The program of `prf`: normal AND gates and XOR gates are the crypto gates; `aux` is the
-/// gate index (the PRF inputs' `g`); `extra` of an AND gate is the offset of its mask byte
-/// in the window: its own offset for the first gate of a pair (the byte precedes its table),
-/// the first gate's for the second, or [`CARRIED`] when the pair is split by a window
-/// boundary.
-pub(super) fn schedule(circuit: &Circuit, window: usize) -> Schedule {
-    let roots = label_roots(circuit);
-    let mut last_even = CARRIED;
-    Schedule::build(
-        circuit,
-        window,
-        |g| match *g {
-            Gate::And { a, b, .. } => match and_kind(&roots, a, b) {
-                AndKind::Normal => OpKind::And,
-                AndKind::Copy => OpKind::AndCopy,
-                AndKind::Zero => OpKind::AndZero,
+/// The rules of `prf`'s program: normal AND gates and XOR gates are the crypto gates;
+/// `aux` is the gate index (the PRF inputs' `g`); `extra` of an AND gate is the offset of
+/// its mask byte in the window: its own offset for the first gate of a pair (the byte
+/// precedes its table), the first gate's for the second, or [`CARRIED`] when the pair is
+/// split by a window boundary.
+///
+/// An AND gate is degenerate when its inputs share one label set: label sets are shared
+/// through INV gates (swapped) and through `AND(a, a)` gates (copied), in any combination.
+/// Per wire number the rules keep its label set's *root*: the creation number of the wire
+/// that drew it (input `i` is `i`, gate `g`'s output `n_inputs + g`), with [`PARITY`] set
+/// after an odd number of inversions. Creation numbers, unlike wire numbers, are never
+/// reused, so roots stay apart in a generated circuit too.
+pub(crate) struct PrfRules {
+    roots: Vec<u64>,
+    n_inputs: u64,
+    last_even: u32,
+}
+
+impl PrfRules {
+    fn new(circuit: &Circuit) -> Self {
+        PrfRules {
+            roots: (0..u64::from(circuit.num_wires())).collect(),
+            n_inputs: circuit.n_inputs() as u64,
+            last_even: CARRIED,
+        }
+    }
+}
+
+impl Rules for PrfRules {
+    const INV_AS_XOR: bool = false;
+
+    fn kind(&mut self, gate: &Gate, index: u64) -> OpKind {
+        let fresh = self.n_inputs + index;
+        let roots = &mut self.roots;
+        let (kind, root) = match *gate {
+            Gate::Inv { a, .. } => (OpKind::Inv, roots[a as usize] ^ PARITY),
+            Gate::And { a, b, .. } => match and_kind(roots, a, b) {
+                AndKind::Normal => (OpKind::And, fresh),
+                AndKind::Copy => (OpKind::AndCopy, roots[a as usize]),
+                AndKind::Zero => (OpKind::AndZero, fresh),
             },
-            Gate::Xor { .. } => OpKind::Xor,
-            Gate::Inv { .. } => OpKind::Inv,
-        },
-        |k| matches!(k, OpKind::And | OpKind::Xor),
-        table_len,
-        |k, gate, ands, offset, pos| {
-            if pos == 0 {
-                last_even = CARRIED;
-            }
-            let mask = if !is_and(k) {
-                0
-            } else if mask_byte_first(ands) {
-                last_even = offset as u32;
-                last_even
-            } else {
-                last_even
-            };
-            (gate as u32, mask)
-        },
-    )
+            Gate::Xor { .. } => (OpKind::Xor, fresh),
+        };
+        roots[gate.output() as usize] = root;
+        kind
+    }
+
+    fn crypto(kind: OpKind) -> bool {
+        matches!(kind, OpKind::And | OpKind::Xor)
+    }
+
+    fn table_len(kind: OpKind, ands: u64) -> usize {
+        table_len(kind, ands)
+    }
+
+    fn aux(
+        &mut self,
+        kind: OpKind,
+        index: u64,
+        ands: u64,
+        offset: usize,
+        pos: usize,
+    ) -> (u32, u32) {
+        if pos == 0 {
+            self.last_even = CARRIED;
+        }
+        let mask = if !is_and(kind) {
+            0
+        } else if mask_byte_first(ands) {
+            self.last_even = offset as u32;
+            self.last_even
+        } else {
+            self.last_even
+        };
+        // The gate index fits: a planned circuit has fewer than 2^32 gates.
+        (index as u32, mask)
+    }
+}
+
+/// `prf`'s planner of `circuit`, in the windows and segments `parallel` gives.
+pub(crate) fn planner<'c>(circuit: &'c Circuit, parallel: &Parallel) -> Planner<'c, PrfRules> {
+    Planner::new(circuit, parallel, PrfRules::new(circuit))
 }
 
 /// Where a mask byte is in the output: `base + mask` in the window at `base`, or the

@@ -48,10 +48,10 @@ pub use evaluator::PrfEvaluator;
 pub use garbler::PrfGarbler;
 pub use gates::{blk, eval_and, eval_xor, garble_and, garble_xor};
 
-/// `prf`'s program of `circuit` in windows of `window` gates.
-pub(crate) fn plan(
-    circuit: &transputation_circuits::Circuit,
-    window: usize,
-) -> super::waves::Schedule {
-    layout::schedule(circuit, window)
+/// `prf`'s planner of `circuit` in the windows and segments `parallel` gives.
+pub(crate) fn planner<'c>(
+    circuit: &'c transputation_circuits::Circuit,
+    parallel: &super::Parallel,
+) -> super::planner::Planner<'c, layout::PrfRules> {
+    layout::planner(circuit, parallel)
 }

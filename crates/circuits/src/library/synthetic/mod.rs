@@ -66,8 +66,10 @@
 //! "last wires" is the values of wires `2I + A + X − O .. 2I + A + X`, the first of them the
 //! most significant bit.
 
+mod generated;
+
 use super::{Builtin, Param, Params};
-use crate::circuit::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party, WireId};
+use crate::circuit::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party, WireId, MAX_WIRES};
 use crate::encoding::{bits_to_hex, hex_to_bits};
 
 pub(crate) static SYNTHETIC: Builtin = Builtin {
@@ -86,13 +88,14 @@ pub(crate) static SYNTHETIC: Builtin = Builtin {
             name: "xor",
             default: 2_524_920,
             min: 0,
-            max: 1_000_000_000,
+            max: 2_500_000_000,
             doc: "number of XOR gates",
         },
         Param {
             name: "inputs",
             default: 250_000,
-            // 2 * 70e6 + 2e9 wires stays below the 2^31 wires a circuit may have.
+            // Held, 2 * 70e6 + 2e9 wires stay below the 2^31 wires a circuit may have;
+            // larger circuits are generated (`check`).
             min: 1,
             max: 70_000_000,
             doc: "input bits of each party",
@@ -119,6 +122,7 @@ pub(crate) static SYNTHETIC: Builtin = Builtin {
                significant bit (gate i writes wire 2I + i).",
     build,
     reference,
+    check: Some(check),
 };
 
 /// The effective parameters; see the module documentation.
@@ -222,54 +226,55 @@ impl SplitMix64 {
     }
 }
 
+/// Circuits of more gates than this are generated as they are read (when they have
+/// levels): held, a gate costs 16 bytes and the garbler's plan of it 36 more.
+pub(crate) const HELD_GATES: u64 = 1 << 22;
+
 fn build(params: &Params) -> Circuit {
     let shape = Shape::of(params);
-    let mut rng = SplitMix64::seeded(&shape);
-    let mut gates: Vec<Gate> = Vec::with_capacity((shape.and + shape.xor) as usize);
+    let held_fits = shape.wires() <= MAX_WIRES;
+    if generated::fits_generated(&shape) && (shape.and + shape.xor > HELD_GATES || !held_fits) {
+        return generated::circuit(shape);
+    }
+    held(shape)
+}
+
+/// The generated form of the circuit, whatever its size, if it has one (depth at least 1,
+/// and few enough wire numbers).
+pub(crate) fn generated_form(params: &Params) -> Option<Circuit> {
+    let shape = Shape::of(params);
+    generated::fits_generated(&shape).then(|| generated::circuit(shape))
+}
+
+/// What the bounds of each parameter cannot say: that the circuit has a form to take.
+fn check(params: &Params) -> Result<(), String> {
+    let shape = Shape::of(params);
+    if shape.wires() <= MAX_WIRES || generated::fits_generated(&shape) {
+        return Ok(());
+    }
+    Err(format!(
+        "{} gates in {} levels: a circuit of more than 2^31 wires is generated level by \
+         level, and levels of this size would need {} wire numbers at once (at most 2^31); \
+         give a larger depth",
+        shape.and + shape.xor,
+        shape.depth,
+        generated::generated_wires(&shape).map_or("all its".to_string(), |w| w.to_string()),
+    ))
+}
+
+/// The held form: every gate in memory, wire `c` numbered `c`.
+fn held(shape: Shape) -> Circuit {
     let w = |x: u64| x as WireId;
-    let window = shape.window();
-    // The next wire to write.
-    let mut next = 2 * shape.inputs;
-    let xor_gates =
-        |gates: &mut Vec<Gate>, rng: &mut SplitMix64, next: &mut u64, from: u64, n: u64| {
-            for _ in 0..n {
-                let a = from + rng.below(*next - from);
-                let b = rng.in_window(next.saturating_sub(window), *next, a);
-                gates.push(Gate::Xor {
-                    a: w(a),
-                    b: w(b),
-                    out: w(*next),
-                });
-                *next += 1;
-            }
-        };
-    if shape.depth == 0 {
-        let from = next.saturating_sub(window);
-        xor_gates(&mut gates, &mut rng, &mut next, from, shape.xor);
+    let mut gates: Vec<Gate> = Vec::with_capacity((shape.and + shape.xor) as usize);
+    let mut walk = generated::Walk::new(shape);
+    while let Some(step) = walk.step() {
+        let (a, b, out) = (w(step.a), w(step.b), w(step.out));
+        gates.push(if step.and {
+            Gate::And { a, b, out }
+        } else {
+            Gate::Xor { a, b, out }
+        });
     }
-    // The wires of the previous level.
-    let mut prev = 0..next;
-    for l in 1..=shape.depth {
-        let start = next;
-        let slice = shape.input_slice(l);
-        for k in 0..Shape::share(shape.and, l, shape.depth) {
-            let a = prev.start + rng.below(prev.end - prev.start);
-            let b = match slice.start + k {
-                input if input < slice.end && input != a => input,
-                _ => rng.in_window(start.saturating_sub(window), start, a),
-            };
-            gates.push(Gate::And {
-                a: w(a),
-                b: w(b),
-                out: w(next),
-            });
-            next += 1;
-        }
-        let n = Shape::share(shape.xor, l, shape.depth);
-        xor_gates(&mut gates, &mut rng, &mut next, start, n);
-        prev = start..next;
-    }
-    debug_assert_eq!(next, shape.wires());
 
     let group = |party, name: &str| InputGroup {
         party,
@@ -293,7 +298,7 @@ fn build(params: &Params) -> Circuit {
         vec![outputs],
         gates,
     )
-    .expect("the bounds keep the wire count below 2^31 and the construction is valid")
+    .expect("the held form has at most 2^31 wires and the construction is valid")
 }
 
 /// Replays the generator and evaluates each bit as its gate is drawn.
@@ -495,6 +500,85 @@ mod tests {
         check_against_reference("synthetic:and=0,xor=0,inputs=7", 20);
         check_against_reference("synthetic:and=1,xor=0,inputs=1", 20);
         check_against_reference("synthetic:and=3000,xor=7000,inputs=100,depth=1", 50);
+    }
+
+    /// Reads every gate of `circuit` through its source, checking the ends: no wire is
+    /// read after it ended or before it was written, none is written while alive, and the
+    /// outputs are alive at the end.
+    fn check_ends(circuit: &Circuit) {
+        let mut alive = vec![false; circuit.num_wires() as usize];
+        alive[..circuit.n_inputs()].fill(true);
+        let mut source = circuit.source(true);
+        let mut batch = crate::GateBatch::default();
+        let mut gate = 0usize;
+        while source.next_batch(777, &mut batch) {
+            let mut ends = batch.ends.iter().peekable();
+            for (i, g) in batch.gates.iter().enumerate() {
+                let (a, b) = g.inputs();
+                for w in std::iter::once(a).chain(b) {
+                    assert!(alive[w as usize], "gate {gate} reads wire {w}, not alive");
+                }
+                assert!(
+                    !alive[g.output() as usize],
+                    "gate {gate} overwrites a live wire"
+                );
+                alive[g.output() as usize] = true;
+                while let Some(&(_, w)) = ends.next_if(|&&(p, _)| p as usize == i) {
+                    assert!(w as usize >= circuit.n_inputs(), "input {w} ended");
+                    alive[w as usize] = false;
+                }
+                gate += 1;
+            }
+        }
+        assert_eq!(gate as u64, circuit.num_gates());
+        for &w in &circuit.outputs()[0].wires {
+            assert!(alive[w as usize], "output wire {w} not alive at the end");
+        }
+    }
+
+    #[test]
+    fn the_generated_form_computes_what_the_held_form_does() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(22);
+        for spec in [
+            "synthetic:and=3000,xor=7000,inputs=100,depth=30",
+            "synthetic:and=200,xor=500,inputs=16,depth=10,outputs=300",
+            "synthetic:and=5000,xor=100,inputs=4,depth=5000",
+            "synthetic:and=20000,xor=50000,inputs=10,depth=400",
+        ] {
+            let (_, params) = parse_spec(spec).unwrap();
+            let shape = Shape::of(&params);
+            let (held, gen) = (held(shape), generated::circuit(shape));
+            assert!(gen.is_generated() && !held.is_generated(), "{spec}");
+            check_ends(&gen);
+            check_ends(&held);
+            let inputs: Vec<u64> = (0..held.n_inputs()).map(|_| rng.gen()).collect();
+            assert_eq!(held.eval_words(&inputs), gen.eval_words(&inputs), "{spec}");
+            let (h, g) = (Stats::of(&held), Stats::of(&gen));
+            assert_eq!(
+                (h.and, h.xor, h.and_depth),
+                (g.and, g.xor, g.and_depth),
+                "{spec}"
+            );
+            assert_eq!(h.and_level_widths, g.and_level_widths, "{spec}");
+            assert_eq!(h.level_widths, g.level_widths, "{spec}");
+            assert_ne!(held.digest(), gen.digest());
+        }
+        // Deep enough, the generated form keeps far fewer wire numbers than it has wires.
+        let gen = build_spec("synthetic:and=20000000,xor=50000000,inputs=10,depth=20000").unwrap();
+        assert!(gen.is_generated());
+        assert!(gen.num_wires() < 30_000, "{} wire numbers", gen.num_wires());
+    }
+
+    #[test]
+    fn a_billion_and_gates_are_generated_and_too_shallow_ones_refused() {
+        let c = build_spec("synthetic:and=1000000000,xor=2500000000,inputs=1000").unwrap();
+        assert!(c.is_generated());
+        assert_eq!(c.num_gates(), 3_500_000_000);
+        assert!(c.num_wires() < 20_000_000, "{} wire numbers", c.num_wires());
+        assert_eq!(Stats::counts(&c).and, 1_000_000_000);
+        let e = parse_spec("synthetic:and=1000000000,xor=2500000000,depth=1").unwrap_err();
+        assert!(e.to_string().contains("give a larger depth"), "{e}");
     }
 
     #[test]
