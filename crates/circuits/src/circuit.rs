@@ -553,6 +553,14 @@ impl WireSet {
         fresh
     }
 
+    /// Removes `w`; returns whether it was there.
+    pub(crate) fn remove(&mut self, w: WireId) -> bool {
+        let (i, m) = (w as usize / 64, 1u64 << (w % 64));
+        let was = self.0[i] & m != 0;
+        self.0[i] &= !m;
+        was
+    }
+
     pub(crate) fn contains(&self, w: WireId) -> bool {
         self.0[w as usize / 64] & (1u64 << (w % 64)) != 0
     }

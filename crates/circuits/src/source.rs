@@ -19,7 +19,7 @@
 use std::fmt;
 use std::panic::{RefUnwindSafe, UnwindSafe};
 
-use crate::circuit::{Circuit, Gate, WireId};
+use crate::circuit::{Circuit, Gate, WireId, WireSet};
 
 /// A batch of gates in circuit order and the wires that end in it.
 #[derive(Clone, Debug, Default)]
@@ -63,45 +63,57 @@ pub trait Generate: Send + Sync + RefUnwindSafe + UnwindSafe + fmt::Debug {
 pub(crate) struct HeldSource<'c> {
     gates: &'c [Gate],
     next: usize,
-    /// Per wire, the index of the last gate reading it: [`NO_READER`] if none, and
-    /// [`NEVER`] for outputs and when no ends were asked for.
-    last_read: Vec<u32>,
-    ends: bool,
+    /// Per gate, which wires end there ([`END_A`], [`END_B`], [`END_OUT`]); empty when no
+    /// ends were asked for.
+    ends: Vec<u8>,
 }
 
-const NO_READER: u32 = u32::MAX - 1;
-const NEVER: u32 = u32::MAX;
+/// The gate's first input ends there (it is its last reader).
+const END_A: u8 = 1;
+/// Its second input, a wire other than the first, ends there.
+const END_B: u8 = 2;
+/// Its output ends there: nothing reads it and it is no output.
+const END_OUT: u8 = 4;
 
 impl<'c> HeldSource<'c> {
+    /// With `ends`, finds each wire's end in one pass over the gates from the last, with one
+    /// bit per wire (a wire's first reader seen from the end is its last): a bit table stays
+    /// in a core's cache where a table of reader indices (32 bits a wire) would not.
     pub(crate) fn new(circuit: &'c Circuit, gates: &'c [Gate], ends: bool) -> Self {
-        let mut last_read = Vec::new();
+        let mut flags = Vec::new();
         if ends {
-            assert!(
-                gates.len() < NO_READER as usize,
-                "circuits held in memory have fewer than 2^32 - 2 gates"
-            );
-            last_read = vec![NO_READER; circuit.num_wires() as usize];
-            for (i, g) in gates.iter().enumerate() {
-                let (a, b) = g.inputs();
-                last_read[a as usize] = i as u32;
-                if let Some(b) = b {
-                    last_read[b as usize] = i as u32;
-                }
+            // Read later (or never ending: inputs, outputs).
+            let mut seen = WireSet::new(circuit.num_wires());
+            for w in 0..circuit.n_inputs() as WireId {
+                seen.insert(w);
             }
             for o in circuit.outputs() {
                 for &w in &o.wires {
-                    last_read[w as usize] = NEVER;
+                    seen.insert(w);
                 }
             }
-            for r in &mut last_read[..circuit.n_inputs()] {
-                *r = NEVER;
+            flags = vec![0u8; gates.len()];
+            for (g, f) in gates.iter().zip(flags.iter_mut()).rev() {
+                let (a, b) = g.inputs();
+                // The output is written here and read only after: its bit is cleared for the
+                // gates before, which cannot read it.
+                if !seen.remove(g.output()) {
+                    *f |= END_OUT;
+                }
+                if seen.insert(a) {
+                    *f |= END_A;
+                }
+                if let Some(b) = b.filter(|&b| b != a) {
+                    if seen.insert(b) {
+                        *f |= END_B;
+                    }
+                }
             }
         }
         HeldSource {
             gates,
             next: 0,
-            last_read,
-            ends,
+            ends: flags,
         }
     }
 }
@@ -112,19 +124,20 @@ impl GateSource for HeldSource<'_> {
         let end = (self.next + max.max(1)).min(self.gates.len());
         let gates = &self.gates[self.next..end];
         batch.gates.extend_from_slice(gates);
-        if self.ends {
-            for (pos, g) in gates.iter().enumerate() {
-                let i = (self.next + pos) as u32;
+        if !self.ends.is_empty() {
+            for (pos, (g, &f)) in gates.iter().zip(&self.ends[self.next..end]).enumerate() {
+                if f == 0 {
+                    continue;
+                }
                 let (a, b) = g.inputs();
-                if self.last_read[a as usize] == i {
+                if f & END_A != 0 {
                     batch.ends.push((pos as u32, a));
                 }
-                if let Some(b) = b.filter(|&b| b != a && self.last_read[b as usize] == i) {
-                    batch.ends.push((pos as u32, b));
+                if f & END_B != 0 {
+                    batch.ends.push((pos as u32, b.unwrap_or(a)));
                 }
-                let out = g.output();
-                if self.last_read[out as usize] == NO_READER {
-                    batch.ends.push((pos as u32, out));
+                if f & END_OUT != 0 {
+                    batch.ends.push((pos as u32, g.output()));
                 }
             }
         }

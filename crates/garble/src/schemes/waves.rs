@@ -16,24 +16,24 @@
 //! overlap across a window).
 //!
 //! # Slots
-//! A wire's label is needed from the gate that writes it to the last gate that reads it,
-//! in processing order. Labels live in *slots*: input wire `i` in slot `i`, never reused;
-//! every gate's output wire in a slot freed by a wire whose last reader has run, the most
-//! recently freed first (its line is still in the cache), or a new one. Output wires are
-//! never freed. The gates' slots then stay packed after the inputs, as many as gate
-//! outputs are alive at once, however many gates the circuit has (the MinCut size has
-//! 500,000 input wires and about 3,000 gate slots: 50 KiB of labels that stay in a core's
-//! cache, while slots spread over a per-wire table would cover 56 MB). Ops run in this
-//! order, or in groups that read all their inputs before writing any output: an output may
-//! take the slot of an input of its own op or of an earlier one (never of a later op's
-//! input, still alive). Where a wire's last reader is comes from the circuit's wire ends,
-//! which let the `planner` module plan a window at a time. (The crate's own unit tests,
-//! which inspect labels by wire, get one slot per wire.)
+//! A wire's label is needed from the gate that writes it to the last gate that reads it.
+//! Labels live in *slots*: input wire `i` in slot `i`, never reused; every gate's output
+//! wire in a slot freed by a wire that ended, the most recently freed first (its line is the
+//! likeliest still in the cache), or a new one. A wire ends where the circuit's source says
+//! no later gate reads it (after its last reader, for a circuit held in memory); output wires
+//! never end. Ops run in processing order, or in groups that read all their inputs before
+//! writing any output: an output may take the slot of an input of its own op or of an
+//! earlier one, never of a later op's input, still alive. The gates' slots then stay packed
+//! after the inputs, about as many as wires are alive at once, however many gates the
+//! circuit has (the MinCut size has 500,000 input wires and about 3,000 gate slots: 50 KiB
+//! of labels that stay in a core's cache). The `planner` module gives the slots, a window
+//! at a time. (The crate's own unit tests, which inspect labels by wire, get one slot per
+//! wire.)
 //!
 //! # Cost
 //! 24 bytes per gate of a segment (16 for the op, which garbling streams through, and 8 read
 //! only for gates with tables) and 12 per wave; planning keeps a `u32` per wire number and
-//! two per slot.
+//! one or two per slot.
 
 use std::ops::Range;
 
@@ -133,11 +133,6 @@ impl Op {
             3 => OpKind::AndCopy,
             _ => OpKind::AndZero,
         }
-    }
-
-    pub(crate) fn set_out(&mut self, out: u32) {
-        assert!(out < Op::MAX_SLOTS, "more than 2^29 label slots");
-        *self = Op::new(self.kind(), self.a, self.b, out, self.aux);
     }
 }
 

@@ -13,8 +13,8 @@
 //! Wire `c` (in creation order; the inputs are `0..2I`) is numbered `c` if it is an input,
 //! else `2I + (c − 2I) mod R`. While level `m` is written, the wires alive are at least
 //! `K_m` and below `start(m + 1)`: fewer than `W + 2·L` (`L` the most gates a level has),
-//! and the outputs never meet a later wire, so `R = W + 2·L + O + 1` keeps every wire alive
-//! at once apart.
+//! and the outputs never meet a later wire, so `R = W + 2·L + O + 1` (rounded up to a power
+//! of two) keeps every wire alive at once apart.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -142,9 +142,10 @@ fn max_level(shape: &Shape) -> u64 {
     shape.and.div_ceil(d) + shape.xor.div_ceil(d)
 }
 
-/// `R` of the module documentation, for a shape of depth at least 1.
+/// `R` of the module documentation, for a shape of depth at least 1, rounded up to a power
+/// of two (a wire's number is then a mask away from its creation number, not a division).
 fn ring(shape: &Shape) -> u64 {
-    shape.window() + 2 * max_level(shape) + shape.outputs + 1
+    (shape.window() + 2 * max_level(shape) + shape.outputs + 1).next_power_of_two()
 }
 
 /// The wire numbers the generated form needs, if it can be generated (depth at least 1:
@@ -202,7 +203,7 @@ impl Numbering {
         if c < self.base {
             c as u32
         } else {
-            (self.base + (c - self.base) % self.ring) as u32
+            (self.base + ((c - self.base) & (self.ring - 1))) as u32
         }
     }
 }

@@ -1,0 +1,239 @@
+//! The two ways a planner gives slots (the `planner` module documentation): [`Whole`], in
+//! processing order once the whole circuit is staged, and [`Fast`], as gates are staged.
+
+use transputation_circuits::WireId;
+
+use crate::schemes::waves::{slots_plus, Op, REUSE_SLOTS};
+
+/// The slots handed out so far and those free to take.
+pub(super) struct SlotPool {
+    /// Slots below this are never freed: the inputs' and the constant's.
+    fixed: u32,
+    next: u32,
+    /// Free slots, the most recently freed last.
+    free: Vec<u32>,
+}
+
+impl SlotPool {
+    /// A pool whose first `fixed` slots are never freed and whose next new slot is `next`.
+    pub(super) fn new(fixed: u32, next: u32) -> SlotPool {
+        SlotPool {
+            fixed,
+            next,
+            free: Vec::new(),
+        }
+    }
+
+    pub(super) fn fixed(&self) -> u32 {
+        self.fixed
+    }
+
+    /// Slots the label tables need so far.
+    pub(super) fn slots(&self) -> u32 {
+        self.next
+    }
+
+    /// The slot most recently freed, or a new one.
+    #[inline(always)]
+    fn take(&mut self) -> u32 {
+        self.free.pop().unwrap_or_else(|| {
+            let slot = self.next;
+            self.next = slots_plus(slot, 1);
+            slot
+        })
+    }
+}
+
+/// How a mode names and frees the slots of a window's ops.
+pub(super) trait Slots {
+    fn pool(&self) -> &SlotPool;
+    /// The wave in which the label an op reads (`r`, as `write` named it, or a slot) is
+    /// ready: 0 if before the window.
+    fn wave(&self, r: u32) -> u32;
+    /// Names the output of the gate writing wire `out` in wave `wave`: the wire's per-wire
+    /// value and its op's output.
+    fn write(&mut self, out: WireId, wave: u32) -> u32;
+    /// How an op names the constant slot `slot` that INV gates read under half gates.
+    fn constant(&self, slot: u32) -> u32 {
+        slot
+    }
+    /// The wire whose value is `v` (not an input's) ended.
+    fn end(&mut self, v: u32);
+    /// After the sort, with the window's ops in processing order.
+    fn finish(&mut self, ops: &mut [Op], max_wave: u32);
+}
+
+/// Past this epoch the ready waves start over (see [`Fast::ready`]).
+const EPOCH_LIMIT: u32 = 1 << 31;
+
+/// Slots given as gates are staged, freed at the end of the window where their wire ends.
+pub(super) struct Fast {
+    pool: SlotPool,
+    /// Per slot: `epoch + k` if its label is written in wave `k` of the current window;
+    /// anything below `epoch` is ready before the window.
+    ready: Vec<u32>,
+    epoch: u32,
+    /// The slots of the wires that ended in the current window.
+    ended: Vec<u32>,
+}
+
+impl Fast {
+    pub(super) fn new(pool: SlotPool) -> Fast {
+        Fast {
+            ready: vec![0; pool.next as usize],
+            pool,
+            epoch: 1,
+            ended: Vec::new(),
+        }
+    }
+}
+
+impl Slots for Fast {
+    fn pool(&self) -> &SlotPool {
+        &self.pool
+    }
+
+    #[inline(always)]
+    fn wave(&self, r: u32) -> u32 {
+        self.ready[r as usize].saturating_sub(self.epoch)
+    }
+
+    #[inline(always)]
+    fn write(&mut self, out: WireId, wave: u32) -> u32 {
+        let slot = if REUSE_SLOTS { self.pool.take() } else { out };
+        if slot as usize >= self.ready.len() {
+            self.ready.resize(slot as usize + 1, 0);
+        }
+        self.ready[slot as usize] = self.epoch + wave;
+        slot
+    }
+
+    #[inline(always)]
+    fn end(&mut self, v: u32) {
+        self.ended.push(v);
+    }
+
+    fn finish(&mut self, _ops: &mut [Op], max_wave: u32) {
+        if REUSE_SLOTS {
+            self.pool.free.append(&mut self.ended);
+        }
+        self.ended.clear();
+        self.epoch += max_wave + 1;
+        if self.epoch > EPOCH_LIMIT {
+            // Every label is ready before the next window: start the epochs over.
+            self.ready.fill(0);
+            self.epoch = 1;
+        }
+    }
+}
+
+/// Slots given once the whole circuit is staged, as the circuit is held in memory and its
+/// wires are written once: ops name wires until then, and a last pass in processing order
+/// gives each output the slot most recently freed, a wire's slot freed after its last
+/// reader (right after its writer if nothing reads it), outputs never. The label tables then
+/// hold exactly the wires alive at once. One `u32` per wire for its ready wave, and at the
+/// end two more.
+pub(super) struct Whole {
+    pool: SlotPool,
+    /// Per wire (and the constant, named `wires`): as [`Fast::ready`].
+    ready: Vec<u32>,
+    epoch: u32,
+    wires: u32,
+}
+
+impl Whole {
+    pub(super) fn new(pool: SlotPool, wires: u32) -> Whole {
+        Whole {
+            pool,
+            ready: vec![0; wires as usize + 1],
+            epoch: 1,
+            wires,
+        }
+    }
+
+    /// Gives the ops of the whole circuit (`ops`, naming wires) their slots; returns the
+    /// slots of `outputs`, whose wires are never freed.
+    pub(super) fn complete(
+        &mut self,
+        ops: &mut [Op],
+        outputs: &[WireId],
+        constant: Option<u32>,
+    ) -> Vec<u32> {
+        const NEVER: u32 = u32::MAX;
+        let wires = self.wires as usize;
+        // The last op reading each wire; outputs read after the last op.
+        let mut last_read = vec![NEVER - 1; wires + 1];
+        for (i, op) in ops.iter().enumerate() {
+            last_read[op.a as usize] = i as u32;
+            last_read[op.b as usize] = i as u32;
+        }
+        for &w in outputs {
+            last_read[w as usize] = NEVER;
+        }
+        // Inputs keep slot = wire; the constant its slot.
+        let mut slot_of: Vec<u32> = (0..=self.wires).collect();
+        if let Some(c) = constant {
+            slot_of[wires] = c;
+        }
+        let fixed = self.pool.fixed;
+        for (i, op) in ops.iter_mut().enumerate() {
+            let (a, b, out) = (op.a, op.b, op.out());
+            if REUSE_SLOTS {
+                let inputs = [a, b];
+                let distinct = if a == b { &inputs[..1] } else { &inputs[..] };
+                for &w in distinct {
+                    let slot = slot_of[w as usize];
+                    if last_read[w as usize] == i as u32 && slot >= fixed && w != self.wires {
+                        self.pool.free.push(slot);
+                    }
+                }
+            }
+            let slot = if REUSE_SLOTS { self.pool.take() } else { out };
+            *op = Op::new(
+                op.kind(),
+                slot_of[a as usize],
+                slot_of[b as usize],
+                slot,
+                op.aux,
+            );
+            slot_of[out as usize] = slot;
+            if REUSE_SLOTS && last_read[out as usize] == NEVER - 1 {
+                self.pool.free.push(slot);
+            }
+        }
+        outputs.iter().map(|&w| slot_of[w as usize]).collect()
+    }
+}
+
+impl Slots for Whole {
+    fn pool(&self) -> &SlotPool {
+        &self.pool
+    }
+
+    #[inline(always)]
+    fn wave(&self, r: u32) -> u32 {
+        self.ready[r as usize].saturating_sub(self.epoch)
+    }
+
+    #[inline(always)]
+    fn write(&mut self, out: WireId, wave: u32) -> u32 {
+        self.ready[out as usize] = self.epoch + wave;
+        out
+    }
+
+    fn constant(&self, _slot: u32) -> u32 {
+        self.wires
+    }
+
+    fn end(&mut self, _v: u32) {
+        unreachable!("a circuit planned whole is read without wire ends");
+    }
+
+    fn finish(&mut self, _ops: &mut [Op], max_wave: u32) {
+        self.epoch += max_wave + 1;
+        if self.epoch > EPOCH_LIMIT {
+            self.ready.fill(0);
+            self.epoch = 1;
+        }
+    }
+}
