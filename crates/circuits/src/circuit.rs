@@ -14,10 +14,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::source::{for_each_gate, GateSource, Generate, HeldSource};
-
-/// Index of a wire. Circuits have at most [`MAX_WIRES`] wires.
-pub type WireId = u32;
+pub use crate::gate::{Gate, WireId};
+use crate::source::{for_each_gate, GateBatch, GateSource, Generate};
 
 /// The largest number of wires a circuit may have (2^31): enough for circuits of a billion
 /// gates, small enough that per-wire tables of a hostile header cannot exhaust memory.
@@ -70,54 +68,6 @@ pub enum BitOrder {
     /// Wire `k` of the group is bit `k` (weight 2^k) of the hex string read as one big-endian
     /// integer (Bristol Fashion).
     LsbFirst,
-}
-
-/// A gate. `a` and `b` are the first and second input as written; the garbling schemes are
-/// not symmetric in them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Gate {
-    /// `out = a XOR b`.
-    Xor {
-        /// First input.
-        a: WireId,
-        /// Second input.
-        b: WireId,
-        /// Output wire.
-        out: WireId,
-    },
-    /// `out = a AND b`.
-    And {
-        /// First input.
-        a: WireId,
-        /// Second input.
-        b: WireId,
-        /// Output wire.
-        out: WireId,
-    },
-    /// `out = NOT a`.
-    Inv {
-        /// Input.
-        a: WireId,
-        /// Output wire.
-        out: WireId,
-    },
-}
-
-impl Gate {
-    /// The wire this gate writes.
-    pub fn output(&self) -> WireId {
-        match *self {
-            Gate::Xor { out, .. } | Gate::And { out, .. } | Gate::Inv { out, .. } => out,
-        }
-    }
-
-    /// The wires this gate reads: one or two.
-    pub fn inputs(&self) -> (WireId, Option<WireId>) {
-        match *self {
-            Gate::Xor { a, b, .. } | Gate::And { a, b, .. } => (a, Some(b)),
-            Gate::Inv { a, .. } => (a, None),
-        }
-    }
 }
 
 /// A group of input wires owned by one party. Its wires are consecutive.
@@ -537,6 +487,93 @@ impl Circuit {
     }
 }
 
+/// The gates of a circuit held in memory.
+pub(crate) struct HeldSource<'c> {
+    gates: &'c [Gate],
+    next: usize,
+    /// Per gate, which wires end there ([`END_A`], [`END_B`], [`END_OUT`]); empty when no
+    /// ends were asked for.
+    ends: Vec<u8>,
+}
+
+/// The gate's first input ends there (it is its last reader).
+const END_A: u8 = 1;
+/// Its second input, a wire other than the first, ends there.
+const END_B: u8 = 2;
+/// Its output ends there: nothing reads it and it is no output.
+const END_OUT: u8 = 4;
+
+impl<'c> HeldSource<'c> {
+    /// With `ends`, finds each wire's end in one pass over the gates from the last, with one
+    /// bit per wire (a wire's first reader seen from the end is its last): a bit table stays
+    /// in a core's cache where a table of reader indices (32 bits a wire) would not.
+    pub(crate) fn new(circuit: &'c Circuit, gates: &'c [Gate], ends: bool) -> Self {
+        let mut flags = Vec::new();
+        if ends {
+            // Read later (or never ending: inputs, outputs).
+            let mut seen = WireSet::new(circuit.num_wires());
+            for w in 0..circuit.n_inputs() as WireId {
+                seen.insert(w);
+            }
+            for o in circuit.outputs() {
+                for &w in &o.wires {
+                    seen.insert(w);
+                }
+            }
+            flags = vec![0u8; gates.len()];
+            for (g, f) in gates.iter().zip(flags.iter_mut()).rev() {
+                let (a, b) = g.inputs();
+                // The output is written here and read only after: its bit is cleared for the
+                // gates before, which cannot read it.
+                if !seen.remove(g.output()) {
+                    *f |= END_OUT;
+                }
+                if seen.insert(a) {
+                    *f |= END_A;
+                }
+                if let Some(b) = b.filter(|&b| b != a) {
+                    if seen.insert(b) {
+                        *f |= END_B;
+                    }
+                }
+            }
+        }
+        HeldSource {
+            gates,
+            next: 0,
+            ends: flags,
+        }
+    }
+}
+
+impl GateSource for HeldSource<'_> {
+    fn next_batch(&mut self, max: usize, batch: &mut GateBatch) -> bool {
+        batch.clear();
+        let end = (self.next + max.max(1)).min(self.gates.len());
+        let gates = &self.gates[self.next..end];
+        batch.gates.extend_from_slice(gates);
+        if !self.ends.is_empty() {
+            for (pos, (g, &f)) in gates.iter().zip(&self.ends[self.next..end]).enumerate() {
+                if f == 0 {
+                    continue;
+                }
+                let (a, b) = g.inputs();
+                if f & END_A != 0 {
+                    batch.ends.push((pos as u32, a));
+                }
+                if f & END_B != 0 {
+                    batch.ends.push((pos as u32, b.unwrap_or(a)));
+                }
+                if f & END_OUT != 0 {
+                    batch.ends.push((pos as u32, g.output()));
+                }
+            }
+        }
+        self.next = end;
+        !batch.gates.is_empty()
+    }
+}
+
 /// A fixed-size set of wires, one bit each.
 pub(crate) struct WireSet(Vec<u64>);
 
@@ -672,5 +709,40 @@ mod tests {
             d,
             build(Party::Garbler, BitOrder::MsbFirst, swapped, "x").digest()
         );
+    }
+
+    #[test]
+    fn a_held_circuit_ends_each_wire_at_its_last_reader() {
+        // w2 = w0 & w1; w3 = !w2 (never read, not an output); w4 = w2 ^ w0 (output)
+        let c = Circuit::new(
+            5,
+            vec![InputGroup {
+                party: Party::Garbler,
+                len: 2,
+                order: BitOrder::MsbFirst,
+                name: String::new(),
+            }],
+            vec![OutputGroup {
+                wires: vec![4],
+                order: BitOrder::MsbFirst,
+                name: String::new(),
+            }],
+            vec![
+                Gate::And { a: 0, b: 1, out: 2 },
+                Gate::Inv { a: 2, out: 3 },
+                Gate::Xor { a: 2, b: 0, out: 4 },
+            ],
+        )
+        .unwrap();
+        let mut source = c.source(true);
+        let mut batch = crate::GateBatch::default();
+        assert!(source.next_batch(2, &mut batch));
+        assert_eq!(batch.gates.len(), 2);
+        // Wire 3 ends where it is written; inputs never end.
+        assert_eq!(batch.ends, vec![(1, 3)]);
+        assert!(source.next_batch(2, &mut batch));
+        assert_eq!(batch.ends, vec![(0, 2)]);
+        assert!(!source.next_batch(2, &mut batch));
+        assert!(batch.gates.is_empty());
     }
 }

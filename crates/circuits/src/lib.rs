@@ -21,6 +21,7 @@ pub mod bristol;
 pub mod builder;
 mod circuit;
 pub mod encoding;
+mod gate;
 pub mod library;
 mod source;
 mod stats;

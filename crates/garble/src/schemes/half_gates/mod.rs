@@ -58,7 +58,7 @@ pub use hash::{HalfGateHash, LabelKeyed, Mitccrh, Tccr};
 /// The half-gates planner of `circuit` in the windows and segments `parallel` gives.
 pub(crate) fn planner<'c>(
     circuit: &'c transputation_circuits::Circuit,
-    parallel: &super::Parallel,
+    parallel: &super::parallel::Parallel,
 ) -> super::planner::Planner<'c, program::HalfGatesRules> {
     program::planner(circuit, parallel)
 }

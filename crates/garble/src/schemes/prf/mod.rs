@@ -51,7 +51,7 @@ pub use gates::{blk, eval_and, eval_xor, garble_and, garble_xor};
 /// `prf`'s planner of `circuit` in the windows and segments `parallel` gives.
 pub(crate) fn planner<'c>(
     circuit: &'c transputation_circuits::Circuit,
-    parallel: &super::Parallel,
+    parallel: &super::parallel::Parallel,
 ) -> super::planner::Planner<'c, layout::PrfRules> {
     layout::planner(circuit, parallel)
 }

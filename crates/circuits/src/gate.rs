@@ -1,0 +1,53 @@
+//! A gate and the numbers of its wires: what a circuit is made of, and what a gate source
+//! (`source`) hands out.
+
+/// Index of a wire. Circuits have at most [`MAX_WIRES`](crate::MAX_WIRES) wires.
+pub type WireId = u32;
+
+/// A gate. `a` and `b` are the first and second input as written; the garbling schemes are
+/// not symmetric in them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Gate {
+    /// `out = a XOR b`.
+    Xor {
+        /// First input.
+        a: WireId,
+        /// Second input.
+        b: WireId,
+        /// Output wire.
+        out: WireId,
+    },
+    /// `out = a AND b`.
+    And {
+        /// First input.
+        a: WireId,
+        /// Second input.
+        b: WireId,
+        /// Output wire.
+        out: WireId,
+    },
+    /// `out = NOT a`.
+    Inv {
+        /// Input.
+        a: WireId,
+        /// Output wire.
+        out: WireId,
+    },
+}
+
+impl Gate {
+    /// The wire this gate writes.
+    pub fn output(&self) -> WireId {
+        match *self {
+            Gate::Xor { out, .. } | Gate::And { out, .. } | Gate::Inv { out, .. } => out,
+        }
+    }
+
+    /// The wires this gate reads: one or two.
+    pub fn inputs(&self) -> (WireId, Option<WireId>) {
+        match *self {
+            Gate::Xor { a, b, .. } | Gate::And { a, b, .. } => (a, Some(b)),
+            Gate::Inv { a, .. } => (a, None),
+        }
+    }
+}
