@@ -1,5 +1,6 @@
 //! Builds the C++ shim over the UDT4 library (udt_shim/shim.cpp) for the `udt` transport,
-//! and links libudt, when the `udt` feature is on (the default). Without libudt's headers
+//! as a shared object linking libudt that the crate embeds and loads at run time, when the
+//! `udt` feature is on (the default). Without libudt's headers
 //! and library the build then stops with a message that says how to install them, or how
 //! to build without `udt`.
 
@@ -42,16 +43,36 @@ fn main() {
         std::process::exit(1);
     };
 
-    cc::Build::new()
-        .cpp(true)
-        .file("udt_shim/shim.cpp")
-        .include(&include)
-        .flag_if_supported("-std=c++11")
-        .warnings(true)
-        .compile("transputation_udt_shim");
-    println!("cargo:rustc-link-search=native={}", lib.display());
-    println!("cargo:rustc-link-lib=udt");
-    println!("cargo:rustc-link-lib=pthread");
+    // A shared object that links libudt, which the crate embeds and loads at its first UDT
+    // call (src/transports/udt/library.rs says why it is not linked into the program).
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
+        .join("libtransputation_udt_shim.so");
+    let compiler = cc::Build::new().cpp(true).get_compiler();
+    let status = compiler
+        .to_command()
+        .args(["-shared", "-fPIC", "-O2", "-std=c++11", "-Wall", "-Wextra"])
+        .arg("-I")
+        .arg(&include)
+        .arg("udt_shim/shim.cpp")
+        .arg("-L")
+        .arg(&lib)
+        .args(["-ludt", "-lpthread", "-o"])
+        .arg(&out)
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => {
+            eprintln!(
+                "error: compiling udt_shim/shim.cpp into {} failed ({s})",
+                out.display()
+            );
+            std::process::exit(1);
+        }
+        Err(e) => {
+            eprintln!("error: cannot run the C++ compiler for udt_shim/shim.cpp: {e}");
+            std::process::exit(1);
+        }
+    }
 }
 
 #[cfg(feature = "udt")]

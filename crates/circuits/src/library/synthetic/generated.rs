@@ -95,6 +95,7 @@ impl Walk {
     }
 
     /// The next gate, or `None` after the last.
+    #[inline]
     pub(super) fn step(&mut self) -> Option<Step> {
         if self.done == self.ands + self.xors {
             if self.level == 0 || self.level == self.shape.depth {

@@ -83,8 +83,7 @@ struct Core<'c, R> {
     /// Gates per segment (whole windows).
     segment: usize,
     constant: Option<u32>,
-    /// Per wire number: its slot (or its op's place in the window, in the exact mode's
-    /// staging), or [`DEAD`].
+    /// Per wire number: its slot, or [`DEAD`] (empty when planned whole: ops name wires).
     value: Vec<u32>,
     /// The window's ops in circuit order, with their offsets and extras, and their sort keys.
     staged: Vec<(Op, u32, u32)>,
@@ -117,10 +116,6 @@ impl<'c, R: Rules> Planner<'c, R> {
         let n_inputs = circuit.n_inputs() as u32;
         let constant = R::INV_AS_XOR.then_some(if REUSE_SLOTS { n_inputs } else { wires });
         let fixed = n_inputs + u32::from(constant.is_some() && REUSE_SLOTS);
-        let mut value = vec![DEAD; wires as usize];
-        for (w, v) in value.iter_mut().enumerate().take(n_inputs as usize) {
-            *v = w as u32;
-        }
         let segment = match parallel.segment() {
             Some(gates) => gates.div_ceil(window) * window,
             None if circuit.num_gates() <= PLAN_AHEAD_GATES => usize::MAX,
@@ -133,6 +128,14 @@ impl<'c, R: Rules> Planner<'c, R> {
             SlotPool::new(n_inputs, slots_plus(wires, u32::from(constant.is_some())))
         };
         let whole = segment == usize::MAX && !circuit.is_generated();
+        // A circuit planned whole names its wires in its ops until the end: no values.
+        let mut value = Vec::new();
+        if !whole {
+            value = vec![DEAD; wires as usize];
+            for (w, v) in value.iter_mut().enumerate().take(n_inputs as usize) {
+                *v = w as u32;
+            }
+        }
         let mode = if whole {
             Mode::Whole(Whole::new(pool, wires))
         } else {
@@ -261,7 +264,7 @@ impl<R: Rules> Core<'_, R> {
             let index = self.gates + pos as u64;
             let mut k = rules.kind(gate, index);
             let (a, b) = gate.inputs();
-            let (ra, mut rb) = (value[a as usize], value[b.unwrap_or(a) as usize]);
+            let (ra, mut rb) = (slots.value(value, a), slots.value(value, b.unwrap_or(a)));
             assert!(
                 ra != DEAD && rb != DEAD,
                 "gate {index} reads a wire with no live value"
@@ -291,7 +294,7 @@ impl<R: Rules> Core<'_, R> {
             keys.push(key);
             let out = gate.output();
             let r = slots.write(out, wave);
-            value[out as usize] = r;
+            slots.set_value(value, out, r);
             staged.push((Op::new(k, ra, rb, r, x), at, extra));
             while e < ends.len() && ends[e].0 as usize == pos {
                 let w = ends[e].1 as usize;

@@ -47,6 +47,16 @@ impl SlotPool {
 /// How a mode names and frees the slots of a window's ops.
 pub(super) trait Slots {
     fn pool(&self) -> &SlotPool;
+    /// How an op names the label of wire `w`: `value[w]`, its slot.
+    #[inline(always)]
+    fn value(&self, value: &[u32], w: WireId) -> u32 {
+        value[w as usize]
+    }
+    /// Records that wire `w` is now named `r`.
+    #[inline(always)]
+    fn set_value(&self, value: &mut [u32], w: WireId, r: u32) {
+        value[w as usize] = r;
+    }
     /// The wave in which the label an op reads (`r`, as `write` named it, or a slot) is
     /// ready: 0 if before the window.
     fn wave(&self, r: u32) -> u32;
@@ -161,8 +171,10 @@ impl Whole {
     ) -> Vec<u32> {
         const NEVER: u32 = u32::MAX;
         let wires = self.wires as usize;
-        // The last op reading each wire; outputs read after the last op.
-        let mut last_read = vec![NEVER - 1; wires + 1];
+        // The last op reading each wire, outputs read after the last op; in the table of
+        // ready waves, which staging no longer needs (no new pages for it).
+        let last_read = &mut self.ready;
+        last_read.fill(NEVER - 1);
         for (i, op) in ops.iter().enumerate() {
             last_read[op.a as usize] = i as u32;
             last_read[op.b as usize] = i as u32;
@@ -176,6 +188,7 @@ impl Whole {
             slot_of[wires] = c;
         }
         let fixed = self.pool.fixed;
+        let last_read = &self.ready;
         for (i, op) in ops.iter_mut().enumerate() {
             let (a, b, out) = (op.a, op.b, op.out());
             if REUSE_SLOTS {
@@ -209,6 +222,14 @@ impl Slots for Whole {
     fn pool(&self) -> &SlotPool {
         &self.pool
     }
+
+    #[inline(always)]
+    fn value(&self, _value: &[u32], w: WireId) -> u32 {
+        w
+    }
+
+    #[inline(always)]
+    fn set_value(&self, _value: &mut [u32], _w: WireId, _r: u32) {}
 
     #[inline(always)]
     fn wave(&self, r: u32) -> u32 {

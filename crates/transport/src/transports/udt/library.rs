@@ -14,9 +14,20 @@ use std::time::Duration;
 use crate::{Error, Result};
 
 
-/// The declarations of udt_shim/shim.cpp.
+/// The declarations of udt_shim/shim.cpp, called through the shim loaded at first use.
+///
+/// # Why loaded, not linked
+/// The shim is built as a shared object that links libudt (build.rs) and is embedded in
+/// this crate. Linked into the program instead, libudt would be loaded with it, and UDT4's
+/// static initialiser measures the CPU's clock by sleeping 100 ms: every process, whatever
+/// it does, would start 100 ms late (a `run` of a small circuit waited 230 ms, most of it
+/// this). Loaded at the first UDT call (from a memory file, with `dlopen`), only processes
+/// that use `udt` pay it, once.
 pub(crate) mod ffi {
-    use std::ffi::{c_char, c_int};
+    use std::ffi::{c_char, c_int, c_void, CStr};
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    use std::sync::OnceLock;
 
     /// `tp_udt_error`.
     #[repr(C)]
@@ -43,44 +54,155 @@ pub(crate) mod ffi {
         pub(crate) rcv_timeout_ms: c_int,
     }
 
-    extern "C" {
-        pub(crate) fn tp_udt_startup(err: *mut Error) -> c_int;
-        pub(crate) fn tp_udt_cleanup();
-        pub(crate) fn tp_udt_socket(family: c_int, err: *mut Error) -> c_int;
-        pub(crate) fn tp_udt_configure(u: c_int, o: *const Options, err: *mut Error) -> c_int;
+    /// The shim as build.rs linked it.
+    static SHIM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libtransputation_udt_shim.so"));
+
+    /// Declares the shim's functions that take an error record last and return `c_int`:
+    /// a table of their addresses, filled once, and a wrapper of each that fills the error
+    /// record instead when the shim could not be loaded.
+    macro_rules! shim {
+        ($($(#[$attr:meta])* fn $name:ident($($arg:ident: $ty:ty),*);)*) => {
+            #[allow(dead_code)]
+            struct Api {
+                $($name: unsafe extern "C" fn($($ty,)* *mut Error) -> c_int,)*
+                tp_udt_cleanup: unsafe extern "C" fn(),
+            }
+
+            impl Api {
+                /// Resolves every function in the shim opened as `handle`.
+                ///
+                /// # Safety
+                /// `handle` is a live handle of the shim, whose functions have these
+                /// signatures.
+                unsafe fn resolve(handle: *mut c_void) -> Result<Api, String> {
+                    Ok(Api {
+                        // SAFETY: the symbol is the shim's function of this signature.
+                        $($name: unsafe { std::mem::transmute::<*mut c_void, _>(symbol(handle, concat!(stringify!($name), "\0"))?) },)*
+                        // SAFETY: as above.
+                        tp_udt_cleanup: unsafe { std::mem::transmute::<*mut c_void, _>(symbol(handle, "tp_udt_cleanup\0")?) },
+                    })
+                }
+            }
+
+            $(
+                $(#[$attr])*
+                /// The shim's function of this name (see udt_shim/shim.cpp).
+                ///
+                /// # Safety
+                /// As the shim's function: pointers valid for what it reads and writes.
+                pub(crate) unsafe fn $name($($arg: $ty,)* err: *mut Error) -> c_int {
+                    match api() {
+                        // SAFETY: the caller's guarantees are the function's.
+                        Ok(api) => unsafe { (api.$name)($($arg,)* err) },
+                        // SAFETY: `err` is a valid error record (the caller's guarantee).
+                        Err(why) => unsafe { not_loaded(err, why) },
+                    }
+                }
+            )*
+        };
+    }
+
+    shim! {
+        fn tp_udt_startup();
+        fn tp_udt_socket(family: c_int);
+        fn tp_udt_configure(u: c_int, o: *const Options);
         #[cfg(test)]
-        pub(crate) fn tp_udt_options_in_force(u: c_int, o: *mut Options, err: *mut Error) -> c_int;
-        pub(crate) fn tp_udt_set_blocking_recv(u: c_int, blocking: c_int, err: *mut Error)
-            -> c_int;
-        pub(crate) fn tp_udt_bind(
-            u: c_int,
-            family: c_int,
-            ip: *const u8,
-            port: u16,
-            err: *mut Error,
-        ) -> c_int;
-        pub(crate) fn tp_udt_listen(u: c_int, backlog: c_int, err: *mut Error) -> c_int;
-        pub(crate) fn tp_udt_local_addr(
-            u: c_int,
-            family: *mut c_int,
-            ip16: *mut u8,
-            port: *mut u16,
-            err: *mut Error,
-        ) -> c_int;
-        pub(crate) fn tp_udt_accept(u: c_int, err: *mut Error) -> c_int;
-        pub(crate) fn tp_udt_connect(
-            u: c_int,
-            family: c_int,
-            ip: *const u8,
-            port: u16,
-            timeout_ms: c_int,
-            err: *mut Error,
-        ) -> c_int;
-        pub(crate) fn tp_udt_set_ack_interval(u: c_int, packets: c_int, err: *mut Error) -> c_int;
-        pub(crate) fn tp_udt_send(u: c_int, buf: *const u8, len: c_int, err: *mut Error) -> c_int;
-        pub(crate) fn tp_udt_recv(u: c_int, buf: *mut u8, len: c_int, err: *mut Error) -> c_int;
-        pub(crate) fn tp_udt_unacknowledged(u: c_int, err: *mut Error) -> c_int;
-        pub(crate) fn tp_udt_close(u: c_int, err: *mut Error) -> c_int;
+        fn tp_udt_options_in_force(u: c_int, o: *mut Options);
+        fn tp_udt_set_blocking_recv(u: c_int, blocking: c_int);
+        fn tp_udt_bind(u: c_int, family: c_int, ip: *const u8, port: u16);
+        fn tp_udt_listen(u: c_int, backlog: c_int);
+        fn tp_udt_local_addr(u: c_int, family: *mut c_int, ip16: *mut u8, port: *mut u16);
+        fn tp_udt_accept(u: c_int);
+        fn tp_udt_connect(u: c_int, family: c_int, ip: *const u8, port: u16, timeout_ms: c_int);
+        fn tp_udt_set_ack_interval(u: c_int, packets: c_int);
+        fn tp_udt_send(u: c_int, buf: *const u8, len: c_int);
+        fn tp_udt_recv(u: c_int, buf: *mut u8, len: c_int);
+        fn tp_udt_unacknowledged(u: c_int);
+        fn tp_udt_close(u: c_int);
+    }
+
+    /// `UDT::cleanup` through the shim; nothing if it was never loaded.
+    ///
+    /// # Safety
+    /// Pairs with a successful [`tp_udt_startup`].
+    pub(crate) unsafe fn tp_udt_cleanup() {
+        if let Ok(api) = api() {
+            // SAFETY: the caller's guarantee.
+            unsafe { (api.tp_udt_cleanup)() }
+        }
+    }
+
+    /// The shim's functions, loaded at the first call; or why they could not be.
+    fn api() -> Result<&'static Api, &'static str> {
+        static API: OnceLock<Result<Api, String>> = OnceLock::new();
+        API.get_or_init(load).as_ref().map_err(String::as_str)
+    }
+
+    /// Writes the embedded shim into a memory file and opens it; the handle is never
+    /// closed (the functions stay in use until the process ends).
+    fn load() -> Result<Api, String> {
+        // SAFETY: a NUL-terminated name and a flag; the result is checked.
+        let fd = unsafe { libc::memfd_create(c"transputation-udt-shim".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(format!(
+                "cannot load the UDT shim: memfd_create: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        // SAFETY: `fd` was just opened and is owned by this file alone.
+        let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+        file.write_all(SHIM)
+            .map_err(|e| format!("cannot load the UDT shim: writing it: {e}"))?;
+        let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL");
+        // SAFETY: a NUL-terminated path; the result is checked.
+        let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if handle.is_null() {
+            return Err(format!(
+                "cannot load the UDT library ({}); install it (Debian: libudt0 or \
+                 libudt-dev, or ./scripts/setup.sh)",
+                dl_error()
+            ));
+        }
+        // SAFETY: `handle` is the shim just opened, whose functions have these signatures.
+        unsafe { Api::resolve(handle) }
+    }
+
+    /// The address of `name` (NUL-terminated) in `handle`.
+    fn symbol(handle: *mut c_void, name: &str) -> Result<*mut c_void, String> {
+        // SAFETY: `name` is NUL-terminated (the macro appends it); `handle` is live.
+        let p = unsafe { libc::dlsym(handle, name.as_ptr().cast()) };
+        if p.is_null() {
+            return Err(format!("the UDT shim lacks {}: {}", name.trim_end_matches('\0'), dl_error()));
+        }
+        Ok(p)
+    }
+
+    /// `dlerror`'s message.
+    fn dl_error() -> String {
+        // SAFETY: dlerror returns null or a NUL-terminated string valid until the next call.
+        let p = unsafe { libc::dlerror() };
+        if p.is_null() {
+            return "unknown error".into();
+        }
+        // SAFETY: as above.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+
+    /// Fills `err` with why the shim is not loaded; returns -1, as a failed call does.
+    ///
+    /// # Safety
+    /// `err` points to a writable error record.
+    unsafe fn not_loaded(err: *mut Error, why: &str) -> c_int {
+        // SAFETY: the caller's guarantee.
+        let err = unsafe { &mut *err };
+        err.code = -1;
+        err.kind = 0;
+        let n = why.len().min(err.message.len() - 1);
+        for (m, &b) in err.message.iter_mut().zip(&why.as_bytes()[..n]) {
+            *m = b as c_char;
+        }
+        err.message[n] = 0;
+        -1
     }
 }
 
