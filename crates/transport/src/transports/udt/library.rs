@@ -77,9 +77,18 @@ pub(crate) mod ffi {
                 unsafe fn resolve(handle: *mut c_void) -> Result<Api, String> {
                     Ok(Api {
                         // SAFETY: the symbol is the shim's function of this signature.
-                        $($name: unsafe { std::mem::transmute::<*mut c_void, _>(symbol(handle, concat!(stringify!($name), "\0"))?) },)*
+                        $($name: unsafe {
+                            std::mem::transmute::<
+                                *mut c_void,
+                                unsafe extern "C" fn($($ty,)* *mut Error) -> c_int,
+                            >(symbol(handle, concat!(stringify!($name), "\0"))?)
+                        },)*
                         // SAFETY: as above.
-                        tp_udt_cleanup: unsafe { std::mem::transmute::<*mut c_void, _>(symbol(handle, "tp_udt_cleanup\0")?) },
+                        tp_udt_cleanup: unsafe {
+                            std::mem::transmute::<*mut c_void, unsafe extern "C" fn()>(
+                                symbol(handle, "tp_udt_cleanup\0")?,
+                            )
+                        },
                     })
                 }
             }
