@@ -101,6 +101,9 @@ pub struct PartyArgs {
     /// Its threads (`--threads N`); `None`: no flag.
     #[serde(default)]
     pub threads: Option<u32>,
+    /// Where it keeps plans between runs (`--plan-cache DIR`); `None`: no flag.
+    #[serde(default)]
+    pub plan_cache: Option<PathBuf>,
     /// The transport with its options.
     pub transport: String,
     /// Who learns the output (`both`, `evaluator`); `None`: the default.
@@ -179,6 +182,7 @@ impl PartyArgs {
             backend: None,
             parallel: None,
             threads: None,
+            plan_cache: None,
             transport: transport.into(),
             output: None,
             timeout_secs: None,
@@ -220,6 +224,9 @@ impl PartyArgs {
         }
         if let Some(n) = self.threads {
             v.extend(["--threads".into(), n.to_string()]);
+        }
+        if let Some(d) = &self.plan_cache {
+            v.extend(["--plan-cache".into(), d.display().to_string()]);
         }
         v.extend(["--transport".into(), self.transport.clone()]);
         if let Some(o) = &self.output {
@@ -365,6 +372,7 @@ impl PartyArgs {
             backend: take("--backend"),
             parallel: take("--parallel"),
             threads,
+            plan_cache: take("--plan-cache").map(PathBuf::from),
             transport: required(take("--transport"), "--transport")?,
             output: take("--output"),
             timeout_secs: number("--timeout", take("--timeout"))?,
@@ -388,6 +396,7 @@ impl PartyArgs {
             "--backend",
             "--parallel",
             "--threads",
+            "--plan-cache",
             "--transport",
             "--output",
             "--timeout",
@@ -458,6 +467,7 @@ mod tests {
         g.backend = Some("aes-ni".into());
         g.parallel = Some("fgp".into());
         g.threads = Some(2);
+        g.plan_cache = Some("/tmp/plans".into());
         g.protection = Some(Protection::PskFile("/tmp/k/psk".into()));
         g.timeout_secs = Some(120.0);
         g.accept_timeout_secs = Some(600.0);
@@ -482,6 +492,8 @@ mod tests {
                 "fgp",
                 "--threads",
                 "2",
+                "--plan-cache",
+                "/tmp/plans",
                 "--transport",
                 "mtcp:streams=8,chunk=65536",
                 "--timeout",

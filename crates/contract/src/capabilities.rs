@@ -21,6 +21,10 @@ pub const FEATURE_REPEAT: &str = "repeat";
 /// `auto` is not one of [`Capabilities::transports`], being no transport of its own.
 pub const FEATURE_TRANSPORT_AUTO: &str = "transport-auto";
 
+/// The feature of parties that keep the plans of circuits planned whole between runs
+/// (`--plan-cache DIR`).
+pub const FEATURE_PLAN_CACHE: &str = "plan-cache";
+
 /// One transport of the build.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TransportInfo {
@@ -51,7 +55,7 @@ pub struct Capabilities {
     /// Its kinds of session protection (`none`, `noise-psk`, `noise-kk`).
     pub protection: Vec<String>,
     /// Optional features of its parties ([`FEATURE_BUFFER_SIZING`], [`FEATURE_REPEAT`],
-    /// [`FEATURE_TRANSPORT_AUTO`]).
+    /// [`FEATURE_TRANSPORT_AUTO`], [`FEATURE_PLAN_CACHE`]).
     pub features: Vec<String>,
 }
 

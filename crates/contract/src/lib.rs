@@ -15,6 +15,7 @@ mod report;
 
 pub use args::{ArgvError, PartyArgs, Protection, Role};
 pub use capabilities::{
-    Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, FEATURE_REPEAT, FEATURE_TRANSPORT_AUTO,
+    Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, FEATURE_PLAN_CACHE, FEATURE_REPEAT,
+    FEATURE_TRANSPORT_AUTO,
 };
 pub use report::{AutoReport, ByteParts, PartyReport, ReportError, WhichReport, REPORT_VERSION};

@@ -5,8 +5,8 @@
 use anyhow::Result;
 use clap::Args;
 use transputation_contract::{
-    Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, FEATURE_REPEAT, FEATURE_TRANSPORT_AUTO,
-    REPORT_VERSION,
+    Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, FEATURE_PLAN_CACHE, FEATURE_REPEAT,
+    FEATURE_TRANSPORT_AUTO, REPORT_VERSION,
 };
 use transputation_garble::Scheme;
 
@@ -42,6 +42,7 @@ pub fn capabilities() -> Capabilities {
             FEATURE_BUFFER_SIZING.into(),
             FEATURE_REPEAT.into(),
             FEATURE_TRANSPORT_AUTO.into(),
+            FEATURE_PLAN_CACHE.into(),
         ],
     }
 }

@@ -80,6 +80,13 @@ pub struct SessionArgs {
     /// Threads for --parallel fgp (default: the cores this machine has).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub(crate) threads: Option<u32>,
+    /// Keep the plans of circuits planned before the session (up to 2^22 gates) in this
+    /// directory, and load a circuit's plan from there instead of planning it again: for
+    /// many runs of one circuit. An entry is checked whole before use; a corrupt or
+    /// foreign one is planned again (with a warning) and replaced. Each party chooses its
+    /// own; the tables are the same bytes either way.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) plan_cache: Option<std::path::PathBuf>,
     /// The transport: NAME or NAME:key=value,... (see `transports`), or auto.
     #[arg(long, value_parser = parse_transport_arg, default_value = "tcp", long_help = session_transport_help())]
     pub(crate) transport: TransportArg,
@@ -292,14 +299,18 @@ impl SessionArgs {
         static POOL: std::sync::Mutex<Option<Parallel>> = std::sync::Mutex::new(None);
         let threads = self.threads_wanted()?;
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        match &*pool {
-            Some(p) if p.threads() == threads => Ok(p.clone()),
+        let p = match &*pool {
+            Some(p) if p.threads() == threads => p.clone(),
             _ => {
                 let p = Parallel::fgp(threads).map_err(anyhow::Error::msg)?;
                 *pool = Some(p.clone());
-                Ok(p)
+                p
             }
-        }
+        };
+        Ok(match &self.plan_cache {
+            Some(dir) => p.with_plan_cache(dir),
+            None => p,
+        })
     }
 
     pub(crate) fn config(&self, loaded: &Loaded) -> Result<Config> {

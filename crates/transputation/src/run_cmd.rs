@@ -59,6 +59,7 @@ fn party_args(
     // Each party's own tuning, as the backend (not part of the session).
     p.parallel = s.parallel.map(|m| m.name().to_string());
     p.threads = s.threads;
+    p.plan_cache = s.plan_cache.clone();
     p.protection = Some(match protection {
         Some(psk) => contract::Protection::PskFile(psk.to_path_buf()),
         None => contract::Protection::Insecure,

@@ -205,6 +205,7 @@ fn capabilities_say_what_the_build_has() {
         assert_eq!(info.why.is_some(), !info.available, "{name}");
     }
     assert!(c.transport("tcp").unwrap().available);
+    assert!(c.has_feature(transputation_contract::FEATURE_PLAN_CACHE));
 
     let text = common::run(&["capabilities"]);
     let text = String::from_utf8_lossy(&text.stdout);

@@ -51,6 +51,8 @@ pub struct Parallel {
     window: usize,
     /// Gates planned at a time; `None` for the planner's choice by the circuit's size.
     segment: Option<usize>,
+    /// Where plans of circuits planned whole are kept between runs.
+    plan_cache: Option<Arc<std::path::PathBuf>>,
 }
 
 impl Parallel {
@@ -62,6 +64,7 @@ impl Parallel {
             min_wave: None,
             window: WINDOW,
             segment: None,
+            plan_cache: None,
         }
     }
 
@@ -126,6 +129,23 @@ impl Parallel {
             segment: Some(gates.max(1)),
             ..self
         }
+    }
+
+    /// The same, keeping the plans of circuits planned whole in `dir` between runs: a
+    /// garbler or evaluator of a circuit planned before loads its plan instead of planning
+    /// again (after checking it whole; a corrupt or foreign entry is planned again, with a
+    /// warning on standard error, and replaced). The bytes are the same either way.
+    #[must_use]
+    pub fn with_plan_cache(self, dir: impl Into<std::path::PathBuf>) -> Parallel {
+        Parallel {
+            plan_cache: Some(Arc::new(dir.into())),
+            ..self
+        }
+    }
+
+    /// Where plans are kept, if anywhere ([`Parallel::with_plan_cache`]).
+    pub fn plan_cache(&self) -> Option<&std::path::Path> {
+        self.plan_cache.as_deref().map(|p| p.as_path())
     }
 
     /// Gates planned at a time, if set ([`Parallel::with_segment`]).

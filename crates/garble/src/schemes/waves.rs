@@ -123,6 +123,21 @@ impl Op {
         self.out_kind & (Op::MAX_SLOTS - 1)
     }
 
+    /// The op as four numbers: `a`, `b`, output and kind, `aux` (for a plan on disk).
+    pub(crate) fn to_raw(self) -> [u32; 4] {
+        [self.a, self.b, self.out_kind, self.aux]
+    }
+
+    /// An op from [`Op::to_raw`]'s numbers, if its kind is one.
+    pub(crate) fn from_raw([a, b, out_kind, aux]: [u32; 4]) -> Option<Op> {
+        (out_kind >> Op::KIND_SHIFT <= OpKind::AndZero as u32).then_some(Op {
+            a,
+            b,
+            out_kind,
+            aux,
+        })
+    }
+
     /// What the op does.
     #[inline(always)]
     pub fn kind(&self) -> OpKind {

@@ -51,9 +51,15 @@
 //! skips `a`. Per gate the first input is drawn, then the second. The circuit depends only
 //! on `(A, X, I, D)`; `outputs` only selects how many of the last wires are outputs.
 //!
-//! Building is one pass over the gates into a vector allocated once (memory linear in the
-//! gates, nothing else kept per wire but the written-bit of [`Circuit::new`]'s validation):
-//! the paper-sized default builds in about 0.13 s with optimisations on.
+//! # Two forms
+//! Up to [`HELD_GATES`] gates (and whenever it has no levels), the circuit is *held*: built
+//! in one pass into a vector allocated once, wire `c` numbered `c` (the paper-sized default
+//! builds in about 0.05 s with optimisations on). Larger, it is *generated*
+//! ([`Circuit::generated`]): the same gates, drawn by the same walk (module `generated`)
+//! each time the circuit is read, with wire numbers reused once no later gate can read them,
+//! so that a billion AND gates take a few MB (up to `and` = 10^9 and `xor` = 2.5·10^9, where
+//! the held form would pass 2^31 wires). Both forms compute the same function with the same
+//! gates in the same order, so they garble to the same tables; their digests differ.
 //!
 //! # Counts
 //! The defaults give exactly 999,960 AND and 2,524,920 XOR gates, 0 INV, 250,000 input bits

@@ -20,6 +20,7 @@ const HALF_GATES_AND_BYTES: usize = 32;
 pub(crate) struct HalfGatesRules;
 
 impl Rules for HalfGatesRules {
+    const NAME: &'static str = "half-gates";
     const INV_AS_XOR: bool = true;
 
     fn kind(&mut self, gate: &Gate, _index: u64) -> OpKind {

@@ -28,6 +28,7 @@
 //! so that set-up no longer grows with the circuit and the program in memory stays a few
 //! megabytes.
 
+mod cache;
 mod slots;
 
 use transputation_circuits::{Circuit, Gate, GateBatch, GateSource, WireId};
@@ -36,6 +37,7 @@ use super::parallel::Parallel;
 use super::waves::{
     slots_plus, Op, OpKind, Schedule, Window, MAX_WINDOW, REUSE_SLOTS, WINDOW_UNIT,
 };
+use cache::PlanCache;
 use slots::{Fast, SlotPool, Slots, Whole};
 
 /// Circuits of at most this many gates are planned whole, before garbling starts.
@@ -45,6 +47,8 @@ pub(crate) const SEGMENT_GATES: usize = 1 << 19;
 
 /// What a scheme makes of each gate; the planner calls these in circuit order.
 pub(crate) trait Rules: Send {
+    /// The program's name (in the key of a plan kept on disk).
+    const NAME: &'static str;
     /// Whether INV gates become XORs with a constant slot ([`Schedule::constant`]).
     const INV_AS_XOR: bool;
     /// The op of `gate`, the `index`-th of the circuit (called once per gate, in order).
@@ -72,6 +76,9 @@ enum Mode {
 pub(crate) struct Planner<'c, R> {
     core: Core<'c, R>,
     mode: Mode,
+    /// Where the whole plan is kept between runs, and the plan found there.
+    cache: Option<PlanCache>,
+    cached: Option<Schedule>,
 }
 
 /// What a planner keeps whatever its [`Mode`].
@@ -163,7 +170,23 @@ impl<'c, R: Rules> Planner<'c, R> {
                 .collect(),
             done: false,
         };
-        Planner { core, mode }
+        let cache = parallel
+            .plan_cache()
+            .filter(|_| whole)
+            .map(|dir| PlanCache::new(dir, circuit, R::NAME, window));
+        let cached = cache.as_ref().and_then(|c| match c.load() {
+            Ok(plan) => plan,
+            Err(why) => {
+                eprintln!("warning: plan cache: {why}; planning again");
+                None
+            }
+        });
+        Planner {
+            core,
+            mode,
+            cache,
+            cached,
+        }
     }
 
     /// Plans the next segment into `s`, replacing the one it held; returns `false`, leaving
@@ -173,6 +196,11 @@ impl<'c, R: Rules> Planner<'c, R> {
         let core = &mut self.core;
         if core.done {
             return false;
+        }
+        if let Some(plan) = self.cached.take() {
+            *s = plan;
+            core.done = true;
+            return true;
         }
         s.clear_segment();
         if core.segment == usize::MAX {
@@ -201,6 +229,12 @@ impl<'c, R: Rules> Planner<'c, R> {
                     s.outputs = slots.complete(&mut s.ops, &core.outputs, core.constant);
                 }
                 s.slots = slots.pool().slots();
+                if let Some(cache) = self.cache.as_ref().filter(|_| core.done) {
+                    if let Err(e) = cache.save(s) {
+                        let path = cache.path().display();
+                        eprintln!("warning: plan cache: cannot save {path}: {e}");
+                    }
+                }
             }
             Mode::Fast(slots) => {
                 s.slots = slots.pool().slots();

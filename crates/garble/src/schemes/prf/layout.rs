@@ -104,6 +104,7 @@ impl PrfRules {
 }
 
 impl Rules for PrfRules {
+    const NAME: &'static str = "prf";
     const INV_AS_XOR: bool = false;
 
     fn kind(&mut self, gate: &Gate, index: u64) -> OpKind {

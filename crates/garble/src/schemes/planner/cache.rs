@@ -1,0 +1,269 @@
+//! Plans kept on disk between runs: a circuit planned whole before its session is saved
+//! under a key of its digest, the scheme's program and the window, and the next garbler or
+//! evaluator of the same circuit loads it instead of planning again (the testbed's many
+//! runs of one circuit, a serving garbler's sessions). Loading 24 bytes a gate is faster
+//! than planning them (docs/BENCHMARKS.md has the figures); a circuit planned as it is
+//! garbled is never saved (its plan is as large as the circuit).
+//!
+//! # Never trusted
+//! An entry is used only if its magic, format version, key (the full circuit digest, the
+//! program and the window, not only the file name), lengths and CRC-32 of everything
+//! before it all match, and its program is whole: every op's slots below the slot count,
+//! every wave and window within the arrays, the windows covering the circuit's gates in
+//! order. Anything else (a partial write, a bit flip, a file of another circuit or build)
+//! is reported as a warning and the plan built again, and saved over it. Entries are
+//! written to a temporary file and renamed, so a reader sees a whole entry or none.
+//!
+//! # Format (little-endian)
+//! `MAGIC`; the key (32-byte circuit digest, program name length (u8) and name, window
+//! (u32)); the lengths (u64 each): ops, waves, windows, outputs; slots (u32) and the
+//! constant slot + 1 (u32, 0 for none); the ops (4 × u32 each), their offsets and extras
+//! (u32 each), the waves (3 × u32), the windows (6 × u64: gates, waves, bytes, last AND + 1,
+//! and a byte for the final AND), the outputs (u32 each); CRC-32 of all that (u32).
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use transputation_circuits::Circuit;
+
+use crate::schemes::waves::{Op, Schedule, Window};
+
+const MAGIC: &[u8; 8] = b"TPPLAN01";
+
+/// Where one circuit's plan is kept, and the key it must carry.
+pub(crate) struct PlanCache {
+    path: PathBuf,
+    key: Vec<u8>,
+    gates: u64,
+}
+
+impl PlanCache {
+    /// The entry of `circuit`'s plan under the program `program` in windows of `window`
+    /// gates, in `dir`.
+    pub(crate) fn new(dir: &Path, circuit: &Circuit, program: &str, window: usize) -> PlanCache {
+        let digest = circuit.digest();
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let mut key = digest.to_vec();
+        key.push(program.len() as u8);
+        key.extend_from_slice(program.as_bytes());
+        key.extend_from_slice(&(window as u32).to_le_bytes());
+        PlanCache {
+            path: dir.join(format!("{hex}-{program}-{window}.plan")),
+            key,
+            gates: circuit.num_gates(),
+        }
+    }
+
+    /// The entry's file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The saved plan: `Ok(None)` if there is none, `Err` with the reason if the entry
+    /// cannot be used.
+    pub(crate) fn load(&self) -> Result<Option<Schedule>, String> {
+        let bytes = match fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read {}: {e}", self.path.display())),
+        };
+        let bad = |why: &str| Err(format!("{} {why}", self.path.display()));
+        if bytes.len() < MAGIC.len() + 4 {
+            return bad("is truncated");
+        }
+        let (body, crc) = bytes.split_at(bytes.len() - 4);
+        if crc32fast::hash(body).to_le_bytes() != crc {
+            return bad("fails its checksum");
+        }
+        let mut r = Reader(body);
+        if r.take(MAGIC.len()) != Some(&MAGIC[..]) {
+            return bad("is no plan of this format");
+        }
+        if r.take(self.key.len()) != Some(&self.key[..]) {
+            return bad("is the plan of another circuit, program or window");
+        }
+        match read_schedule(&mut r, self.gates) {
+            Some(s) if r.0.is_empty() => Ok(Some(s)),
+            _ => bad("is not a whole plan of this circuit"),
+        }
+    }
+
+    /// Saves `s`, the whole plan.
+    pub(crate) fn save(&self, s: &Schedule) -> io::Result<()> {
+        let mut b = Vec::with_capacity(64 + 24 * s.ops.len() + 12 * s.waves.len());
+        b.extend_from_slice(MAGIC);
+        b.extend_from_slice(&self.key);
+        for n in [s.ops.len(), s.waves.len(), s.windows.len(), s.outputs.len()] {
+            b.extend_from_slice(&(n as u64).to_le_bytes());
+        }
+        put_u32(&mut b, s.slots);
+        put_u32(&mut b, s.constant.map_or(0, |c| c as u32 + 1));
+        for op in &s.ops {
+            for x in op.to_raw() {
+                put_u32(&mut b, x);
+            }
+        }
+        s.offset.iter().for_each(|&x| put_u32(&mut b, x));
+        s.extra.iter().for_each(|&x| put_u32(&mut b, x));
+        for (crypto, end) in &s.waves {
+            for x in [crypto.start, crypto.end, *end] {
+                put_u32(&mut b, x);
+            }
+        }
+        for w in &s.windows {
+            let last = w.last_and.map_or(0, |i| i as u64 + 1);
+            let fields = [
+                w.gates.start,
+                w.gates.end,
+                w.waves.start,
+                w.waves.end,
+                w.bytes,
+            ];
+            for x in fields.into_iter().map(|x| x as u64).chain([last]) {
+                b.extend_from_slice(&x.to_le_bytes());
+            }
+            b.push(u8::from(w.final_and));
+        }
+        s.outputs.iter().for_each(|&x| put_u32(&mut b, x));
+        let crc = crc32fast::hash(&b);
+        b.extend_from_slice(&crc.to_le_bytes());
+
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        fs::create_dir_all(dir)?;
+        let tmp = dir.join(format!(
+            ".{}.{}.tmp",
+            self.path
+                .file_name()
+                .map_or_else(Default::default, |n| n.to_string_lossy()),
+            std::process::id()
+        ));
+        let written = (|| {
+            let mut f = fs::File::create(&tmp)?;
+            f.write_all(&b)?;
+            f.sync_all()?;
+            fs::rename(&tmp, &self.path)
+        })();
+        if written.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        written
+    }
+}
+
+fn put_u32(b: &mut Vec<u8>, x: u32) {
+    b.extend_from_slice(&x.to_le_bytes());
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Some(a)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn len(&mut self, each: usize) -> Option<usize> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        // No length past what the file holds (a corrupt length allocates nothing).
+        (n.checked_mul(each)? <= self.0.len()).then_some(n)
+    }
+
+    fn u32s(&mut self, n: usize) -> Option<Vec<u32>> {
+        let bytes = self.take(n.checked_mul(4)?)?;
+        Some(
+            bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+                .collect(),
+        )
+    }
+}
+
+/// A schedule from `r`, checked to be a whole plan of a circuit of `gates` gates.
+fn read_schedule(r: &mut Reader<'_>, gates: u64) -> Option<Schedule> {
+    let (n_ops, n_waves, n_windows, n_outputs) = (r.len(24)?, r.len(12)?, r.len(49)?, r.len(4)?);
+    if n_ops as u64 != gates {
+        return None;
+    }
+    let slots = r.u32()?;
+    let constant = match r.u32()? {
+        0 => None,
+        c => Some(c as usize - 1),
+    };
+    let raw = r.u32s(4 * n_ops)?;
+    let ops: Vec<Op> = raw
+        .chunks_exact(4)
+        .map(|c| Op::from_raw([c[0], c[1], c[2], c[3]]))
+        .collect::<Option<_>>()?;
+    if ops
+        .iter()
+        .any(|op| op.a >= slots || op.b >= slots || op.out() >= slots)
+    {
+        return None;
+    }
+    let offset = r.u32s(n_ops)?;
+    let extra = r.u32s(n_ops)?;
+    let w = r.u32s(3 * n_waves)?;
+    let waves: Vec<_> = w.chunks_exact(3).map(|c| (c[0]..c[1], c[2])).collect();
+    if waves
+        .iter()
+        .any(|(c, end)| c.start > c.end || c.end > *end || *end as usize > n_ops)
+    {
+        return None;
+    }
+    let mut windows = Vec::with_capacity(n_windows);
+    let mut next_gate = 0;
+    for _ in 0..n_windows {
+        let mut f = [0usize; 6];
+        for x in &mut f {
+            *x = usize::try_from(r.u64()?).ok()?;
+        }
+        let final_and = match r.take(1)?[0] {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        let [g0, g1, w0, w1, bytes, last] = f;
+        if g0 != next_gate || g1 <= g0 || w0 > w1 || w1 > n_waves || last > n_ops {
+            return None;
+        }
+        next_gate = g1;
+        windows.push(Window {
+            gates: g0..g1,
+            waves: w0..w1,
+            bytes,
+            last_and: last.checked_sub(1),
+            final_and,
+        });
+    }
+    if next_gate as u64 != gates || constant.is_some_and(|c| c >= slots as usize) {
+        return None;
+    }
+    let outputs = r.u32s(n_outputs)?;
+    if outputs.iter().any(|&o| o >= slots) {
+        return None;
+    }
+    Some(Schedule {
+        ops,
+        offset,
+        extra,
+        waves,
+        windows,
+        slots,
+        constant,
+        outputs,
+    })
+}

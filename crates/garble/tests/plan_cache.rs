@@ -1,0 +1,148 @@
+//! Plans kept on disk (issue 22, item 2): a garbler or evaluator that loads a saved plan
+//! gives the bytes and labels of one that plans, and an entry that is corrupt, truncated or
+//! another circuit's is planned again and replaced, never used.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::run;
+use transputation_circuits::library;
+use transputation_core::aes::Backend;
+use transputation_garble::{Parallel, Scheme};
+
+/// The one entry in `dir`.
+fn entry(dir: &Path) -> PathBuf {
+    let files: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "plan"))
+        .collect();
+    assert_eq!(files.len(), 1, "one plan in {}: {files:?}", dir.display());
+    files[0].clone()
+}
+
+#[test]
+fn a_saved_plan_gives_the_bytes_and_labels_of_a_fresh_one() {
+    let c = library::load("aes128").unwrap();
+    for scheme in Scheme::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = Parallel::none();
+        let cached = Parallel::none().with_plan_cache(dir.path());
+        let base = run(
+            scheme,
+            Backend::detect(),
+            &c,
+            (&fresh, &fresh),
+            (1 << 16, 4099),
+        );
+        // The garbler saves the plan; the evaluator of the same run loads it.
+        let first = run(
+            scheme,
+            Backend::detect(),
+            &c,
+            (&cached, &cached),
+            (1 << 12, 999),
+        );
+        let saved = fs::read(entry(dir.path())).unwrap();
+        let again = run(
+            scheme,
+            Backend::detect(),
+            &c,
+            (&cached, &fresh),
+            (1 << 14, 777),
+        );
+        assert!(
+            first == base && again == base,
+            "{scheme}: a cached plan differs"
+        );
+        assert_eq!(
+            fs::read(entry(dir.path())).unwrap(),
+            saved,
+            "{scheme}: entry rewritten"
+        );
+    }
+}
+
+#[test]
+fn corrupt_truncated_and_foreign_entries_are_planned_again_and_replaced() {
+    let c = library::load("sha256").unwrap();
+    let other = library::load("aes128").unwrap();
+    let scheme = Scheme::Ideal;
+    let fresh = Parallel::none();
+    let base = run(
+        scheme,
+        Backend::detect(),
+        &c,
+        (&fresh, &fresh),
+        (1 << 16, 4099),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cached = Parallel::none().with_plan_cache(dir.path());
+    run(
+        scheme,
+        Backend::detect(),
+        &c,
+        (&cached, &fresh),
+        (1 << 16, 4099),
+    );
+    let path = entry(dir.path());
+    let good = fs::read(&path).unwrap();
+
+    // aes128's plan under sha256's name: its key is another circuit's.
+    let other_dir = tempfile::tempdir().unwrap();
+    let other_cache = Parallel::none().with_plan_cache(other_dir.path());
+    run(
+        scheme,
+        Backend::detect(),
+        &other,
+        (&other_cache, &fresh),
+        (1 << 16, 4099),
+    );
+    let foreign = fs::read(entry(other_dir.path())).unwrap();
+
+    let mut flipped = good.clone();
+    flipped[good.len() / 2] ^= 0x10;
+    let mut bad_slot = good.clone();
+    // The first op's first slot, past the header: a CRC-valid file would still be refused,
+    // but a bit flip there fails the checksum first.
+    bad_slot[100] ^= 0xff;
+    let cases: [(&str, Vec<u8>); 5] = [
+        ("a flipped bit", flipped),
+        ("a flipped byte", bad_slot),
+        ("truncated", good[..good.len() / 3].to_vec()),
+        ("empty", Vec::new()),
+        ("another circuit's", foreign),
+    ];
+    for (what, bytes) in cases {
+        fs::write(&path, &bytes).unwrap();
+        let got = run(
+            scheme,
+            Backend::detect(),
+            &c,
+            (&cached, &cached),
+            (1 << 13, 1001),
+        );
+        assert!(got == base, "{what} entry: the plan differs");
+        assert_eq!(fs::read(&path).unwrap(), good, "{what} entry: not replaced");
+    }
+}
+
+/// A circuit planned as it is garbled (over 2^22 gates, or in segments) is never saved.
+#[test]
+fn plans_made_in_segments_are_not_kept() {
+    let c = library::load("aes128").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seg = Parallel::none()
+        .with_plan_cache(dir.path())
+        .with_segment(8192);
+    run(
+        Scheme::Prf,
+        Backend::detect(),
+        &c,
+        (&seg, &seg),
+        (1 << 16, 4099),
+    );
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}
