@@ -8,9 +8,27 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::run;
-use transputation_circuits::library;
+use transputation_circuits::{library, Circuit};
 use transputation_core::aes::Backend;
 use transputation_garble::{Parallel, Scheme};
+
+/// A directory holding `c`'s plan under `scheme`, saved by a garbler: its entry's path and
+/// bytes.
+fn saved_plan(scheme: Scheme, c: &Circuit) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let cached = Parallel::none().with_plan_cache(dir.path());
+    let fresh = Parallel::none();
+    run(
+        scheme,
+        Backend::detect(),
+        c,
+        (&cached, &fresh),
+        (1 << 16, 4099),
+    );
+    let path = entry(dir.path());
+    let bytes = fs::read(&path).unwrap();
+    (dir, path, bytes)
+}
 
 /// The one entry in `dir`.
 fn entry(dir: &Path) -> PathBuf {
@@ -78,29 +96,10 @@ fn corrupt_truncated_and_foreign_entries_are_planned_again_and_replaced() {
         (&fresh, &fresh),
         (1 << 16, 4099),
     );
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, path, good) = saved_plan(scheme, &c);
     let cached = Parallel::none().with_plan_cache(dir.path());
-    run(
-        scheme,
-        Backend::detect(),
-        &c,
-        (&cached, &fresh),
-        (1 << 16, 4099),
-    );
-    let path = entry(dir.path());
-    let good = fs::read(&path).unwrap();
-
     // aes128's plan under sha256's name: its key is another circuit's.
-    let other_dir = tempfile::tempdir().unwrap();
-    let other_cache = Parallel::none().with_plan_cache(other_dir.path());
-    run(
-        scheme,
-        Backend::detect(),
-        &other,
-        (&other_cache, &fresh),
-        (1 << 16, 4099),
-    );
-    let foreign = fs::read(entry(other_dir.path())).unwrap();
+    let (_other_dir, _, foreign) = saved_plan(scheme, &other);
 
     let mut flipped = good.clone();
     flipped[good.len() / 2] ^= 0x10;

@@ -191,6 +191,13 @@ pub(crate) struct Schedule {
 }
 
 impl Schedule {
+    /// Grows a per-slot table to the slots this program needs so far.
+    pub(crate) fn grow<T: Copy>(&self, table: &mut Vec<T>, fill: T) {
+        if table.len() < self.slots as usize {
+            table.resize(self.slots as usize, fill);
+        }
+    }
+
     /// Empties the segment for the planner to fill, keeping the memory.
     pub(crate) fn clear_segment(&mut self) {
         self.ops.clear();

@@ -20,7 +20,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::{Shape, SplitMix64};
-use crate::circuit::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party, MAX_WIRES};
+use crate::circuit::{Circuit, Gate, WireId, MAX_WIRES};
 use crate::source::{GateBatch, GateSource, Generate};
 
 /// One gate as the walk draws it, in creation numbers.
@@ -55,6 +55,18 @@ pub(super) struct Walk {
     prev: Range<u64>,
     /// The input wires the level's first AND gates read.
     slice: Range<u64>,
+}
+
+impl Step {
+    /// The gate, wire `c` numbered `id(c)`.
+    pub(super) fn gate(&self, id: impl Fn(u64) -> WireId) -> Gate {
+        let (a, b, out) = (id(self.a), id(self.b), id(self.out));
+        if self.and {
+            Gate::And { a, b, out }
+        } else {
+            Gate::Xor { a, b, out }
+        }
+    }
 }
 
 impl Walk {
@@ -167,30 +179,10 @@ pub(super) fn circuit(shape: Shape) -> Circuit {
         base: 2 * shape.inputs,
         ring: ring(&shape),
     };
-    let total = shape.wires();
-    let group = |party, name: &str| InputGroup {
-        party,
-        len: shape.inputs as u32,
-        order: BitOrder::MsbFirst,
-        name: name.to_string(),
-    };
-    let outputs = OutputGroup {
-        wires: (total - shape.outputs..total)
-            .map(|c| numbering.id(c))
-            .collect(),
-        order: BitOrder::MsbFirst,
-        name: "last wires".to_string(),
-    };
-    Circuit::generated(
-        wires as u32,
-        vec![
-            group(Party::Garbler, "garbler bits"),
-            group(Party::Evaluator, "evaluator bits"),
-        ],
-        vec![outputs],
-        Arc::new(Generated { shape, numbering }),
-    )
-    .expect("the groups of a generated synthetic circuit fit its wires")
+    let (inputs, outputs) = super::groups(&shape, |c| numbering.id(c));
+    let generator = Arc::new(Generated { shape, numbering });
+    Circuit::generated(wires as u32, inputs, outputs, generator)
+        .expect("the groups of a generated synthetic circuit fit its wires")
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -252,13 +244,7 @@ impl GateSource for Source {
         batch.clear();
         while batch.gates.len() < max.max(1) {
             let Some(step) = self.walk.step() else { break };
-            let id = |c| self.numbering.id(c);
-            let (a, b, out) = (id(step.a), id(step.b), id(step.out));
-            batch.gates.push(if step.and {
-                Gate::And { a, b, out }
-            } else {
-                Gate::Xor { a, b, out }
-            });
+            batch.gates.push(step.gate(|c| self.numbering.id(c)));
             if step.ends_level && self.walk.level >= 1 && self.walk.level < self.walk.shape.depth {
                 let pos = (batch.gates.len() - 1) as u32;
                 let alive = self.walk.first_alive().min(self.outputs_from);

@@ -274,14 +274,16 @@ fn held(shape: Shape) -> Circuit {
     let mut gates: Vec<Gate> = Vec::with_capacity((shape.and + shape.xor) as usize);
     let mut walk = generated::Walk::new(shape);
     while let Some(step) = walk.step() {
-        let (a, b, out) = (w(step.a), w(step.b), w(step.out));
-        gates.push(if step.and {
-            Gate::And { a, b, out }
-        } else {
-            Gate::Xor { a, b, out }
-        });
+        gates.push(step.gate(w));
     }
+    let (inputs, outputs) = groups(&shape, w);
+    Circuit::new(shape.wires(), inputs, outputs, gates)
+        .expect("the held form has at most 2^31 wires and the construction is valid")
+}
 
+/// The input groups (the garbler's wires `0..I`, the evaluator's `I..2I`) and the output
+/// group (the last `O` wires created), wire `c` numbered `id(c)`.
+fn groups(shape: &Shape, id: impl Fn(u64) -> WireId) -> (Vec<InputGroup>, Vec<OutputGroup>) {
     let group = |party, name: &str| InputGroup {
         party,
         len: shape.inputs as u32,
@@ -290,21 +292,18 @@ fn held(shape: Shape) -> Circuit {
     };
     let outputs = OutputGroup {
         wires: (shape.wires() - shape.outputs..shape.wires())
-            .map(w)
+            .map(id)
             .collect(),
         order: BitOrder::MsbFirst,
         name: "last wires".to_string(),
     };
-    Circuit::new(
-        shape.wires(),
+    (
         vec![
             group(Party::Garbler, "garbler bits"),
             group(Party::Evaluator, "evaluator bits"),
         ],
         vec![outputs],
-        gates,
     )
-    .expect("the held form has at most 2^31 wires and the construction is valid")
 }
 
 /// Replays the generator and evaluates each bit as its gate is drawn.

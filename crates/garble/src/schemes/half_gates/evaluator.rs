@@ -104,22 +104,20 @@ impl<'c, H: HalfGateHash> HalfGatesEvaluator<'c, H> {
 
     /// Whether every gate was evaluated.
     fn finished(&self) -> bool {
-        self.planner.is_done() && self.next_window == self.schedule.windows.len()
+        self.planner.finished(&self.schedule, self.next_window)
     }
 
     /// Moves on to the next segment of a circuit planned as it is evaluated; `false` if
     /// there is none.
     fn next_segment(&mut self) -> bool {
-        if !self.planner.fill(&mut self.schedule) {
-            return false;
+        let more = self
+            .planner
+            .advance(&mut self.schedule, &mut self.next_window);
+        if more {
+            self.packed = Packed::new(&self.schedule);
+            self.schedule.grow(&mut self.labels, Block::ZERO);
         }
-        self.next_window = 0;
-        self.packed = Packed::new(&self.schedule);
-        if self.labels.len() < self.schedule.slots as usize {
-            self.labels
-                .resize(self.schedule.slots as usize, Block::ZERO);
-        }
-        true
+        more
     }
 
     /// Evaluates the AND gates `ops[range]` from their window's bytes: in one pass where

@@ -119,21 +119,20 @@ impl<'c, H: HalfGateHash> HalfGatesGarbler<'c, H> {
 
     /// Whether every gate was garbled.
     fn finished(&self) -> bool {
-        self.planner.is_done() && self.next_window == self.schedule.windows.len()
+        self.planner.finished(&self.schedule, self.next_window)
     }
 
     /// Moves on to the next segment of a circuit planned as it is garbled; `false` if
     /// there is none.
     fn next_segment(&mut self) -> bool {
-        if !self.planner.fill(&mut self.schedule) {
-            return false;
+        let more = self
+            .planner
+            .advance(&mut self.schedule, &mut self.next_window);
+        if more {
+            self.packed = Packed::new(&self.schedule);
+            self.schedule.grow(&mut self.zero, Block::ZERO);
         }
-        self.next_window = 0;
-        self.packed = Packed::new(&self.schedule);
-        if self.zero.len() < self.schedule.slots as usize {
-            self.zero.resize(self.schedule.slots as usize, Block::ZERO);
-        }
-        true
+        more
     }
 
     /// The global offset `Δ` (for correlated OT and tests).

@@ -262,9 +262,20 @@ impl<'c, R: Rules> Planner<'c, R> {
         }
     }
 
-    /// Whether every gate is planned.
-    pub(crate) fn is_done(&self) -> bool {
-        self.core.done
+    /// Whether garbling or evaluation that has reached window `next_window` of `s`, the
+    /// segment planned last, is past the circuit's last gate.
+    pub(crate) fn finished(&self, s: &Schedule, next_window: usize) -> bool {
+        self.core.done && next_window == s.windows.len()
+    }
+
+    /// Plans the next segment into `s` once the last is done, its first window next;
+    /// `false` if there is none (see [`Planner::fill`]).
+    pub(crate) fn advance(&mut self, s: &mut Schedule, next_window: &mut usize) -> bool {
+        let more = self.fill(s);
+        if more {
+            *next_window = 0;
+        }
+        more
     }
 }
 

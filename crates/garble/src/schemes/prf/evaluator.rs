@@ -73,15 +73,13 @@ impl<'c> PrfEvaluator<'c> {
     /// Moves on to the next segment of a circuit planned as it is evaluated; `false` if
     /// there is none.
     fn next_segment(&mut self) -> bool {
-        if !self.planner.fill(&mut self.schedule) {
-            return false;
+        let more = self
+            .planner
+            .advance(&mut self.schedule, &mut self.next_window);
+        if more {
+            self.schedule.grow(&mut self.labels, Block::ZERO);
         }
-        self.next_window = 0;
-        if self.labels.len() < self.schedule.slots as usize {
-            self.labels
-                .resize(self.schedule.slots as usize, Block::ZERO);
-        }
-        true
+        more
     }
 
     fn crypto_batch(&mut self, range: Range<usize>, window: &[u8]) {
@@ -173,7 +171,7 @@ impl Evaluate for PrfEvaluator<'_> {
             used += window.bytes;
             self.next_window += 1;
         }
-        let finished = self.planner.is_done() && self.next_window == self.schedule.windows.len();
+        let finished = self.planner.finished(&self.schedule, self.next_window);
         Schedule::check_trailing(finished, used, bytes.len())
     }
 

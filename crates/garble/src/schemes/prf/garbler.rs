@@ -211,21 +211,19 @@ impl<'c> PrfGarbler<'c> {
 
     /// Whether every gate was garbled.
     fn finished(&self) -> bool {
-        self.planner.is_done() && self.next_window == self.schedule.windows.len()
+        self.planner.finished(&self.schedule, self.next_window)
     }
 
     /// Moves on to the next segment of a circuit planned as it is garbled; `false` if
     /// there is none.
     fn next_segment(&mut self) -> bool {
-        if !self.planner.fill(&mut self.schedule) {
-            return false;
+        let more = self
+            .planner
+            .advance(&mut self.schedule, &mut self.next_window);
+        if more {
+            self.schedule.grow(&mut self.labels, [Block::ZERO; 2]);
         }
-        self.next_window = 0;
-        if self.labels.len() < self.schedule.slots as usize {
-            self.labels
-                .resize(self.schedule.slots as usize, [Block::ZERO; 2]);
-        }
-        true
+        more
     }
 
     /// Draws the window's permute bits: one per gate, in gate order.
