@@ -128,6 +128,76 @@ fn corrupt_truncated_and_foreign_entries_are_planned_again_and_replaced() {
     }
 }
 
+/// `bytes` with `at..at + 4` set to `value` and the checksum (the last 4 bytes) made right
+/// again: an entry no bit flip made, that only the plan's own checks can refuse.
+fn with_u32(bytes: &[u8], at: usize, value: u32) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    b[at..at + 4].copy_from_slice(&value.to_le_bytes());
+    let end = b.len() - 4;
+    let crc = crc32fast::hash(&b[..end]);
+    b[end..].copy_from_slice(&crc.to_le_bytes());
+    b
+}
+
+#[test]
+fn entries_with_a_right_checksum_but_wrong_fields_are_planned_again() {
+    let c = library::load("aes128").unwrap();
+    for scheme in [Scheme::Ideal, Scheme::Prf] {
+        let fresh = Parallel::none();
+        let base = run(
+            scheme,
+            Backend::detect(),
+            &c,
+            (&fresh, &fresh),
+            (1 << 16, 4099),
+        );
+        let (dir, path, good) = saved_plan(scheme, &c);
+        let cached = Parallel::none().with_plan_cache(dir.path());
+        // After the magic (8), the key (32 + 1 + name + 4) and four lengths (32): slots,
+        // the constant, then the first op (a, b, out and kind, aux) and so on.
+        let name = format!(
+            "{} {}",
+            if scheme == Scheme::Prf {
+                "prf"
+            } else {
+                "half-gates"
+            },
+            env!("CARGO_PKG_VERSION")
+        );
+        let slots_at = 8 + 32 + 1 + name.len() + 4 + 32;
+        let ops_at = slots_at + 8;
+        let n_ops = c.num_gates() as usize;
+        let offsets_at = ops_at + 16 * n_ops;
+        let cases = [
+            ("no slots", with_u32(&good, slots_at, 1)),
+            ("2^31 slots", with_u32(&good, slots_at, 1 << 31)),
+            ("another constant", with_u32(&good, slots_at + 4, 7)),
+            ("an input past the slots", with_u32(&good, ops_at, 1 << 28)),
+            ("an unknown kind", with_u32(&good, ops_at + 8, 7 << 29)),
+            (
+                "a table past its window",
+                with_u32(&good, offsets_at, 1 << 30),
+            ),
+        ];
+        for (what, bytes) in cases {
+            fs::write(&path, &bytes).unwrap();
+            let got = run(
+                scheme,
+                Backend::detect(),
+                &c,
+                (&cached, &cached),
+                (1 << 13, 1001),
+            );
+            assert!(got == base, "{scheme}, {what}: the plan differs");
+            assert_eq!(
+                fs::read(&path).unwrap(),
+                good,
+                "{scheme}, {what}: not replaced"
+            );
+        }
+    }
+}
+
 /// A circuit planned as it is garbled (over 2^22 gates, or in segments) is never saved.
 #[test]
 fn plans_made_in_segments_are_not_kept() {

@@ -60,6 +60,36 @@ fn segments_of_any_size_give_the_bytes_and_labels_of_a_whole_plan() {
     }
 }
 
+/// A circuit whose gates fill its last segment exactly: no empty segment follows it.
+#[test]
+fn segments_that_end_with_the_circuit_are_its_last() {
+    let spec = "synthetic:and=256,xor=768,inputs=8,depth=8";
+    for c in [
+        library::load(spec).unwrap(),
+        library::generated(spec).unwrap(),
+    ] {
+        assert_eq!(c.num_gates(), 1024);
+        let whole = layout(8192, None);
+        for scheme in Scheme::ALL {
+            let base = run(
+                scheme,
+                Backend::detect(),
+                &c,
+                (&whole, &whole),
+                (1 << 16, 4099),
+            );
+            for (window, segment) in [(128, 128), (128, 512), (256, 1024), (1024, 1024)] {
+                let seg = layout(window, Some(segment));
+                let got = run(scheme, Backend::detect(), &c, (&seg, &seg), (1 << 10, 333));
+                assert!(
+                    got == base,
+                    "{scheme}, windows of {window}, segments of {segment}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn a_generated_circuit_garbles_and_evaluates_as_its_held_form() {
     for spec in [

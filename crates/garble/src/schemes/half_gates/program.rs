@@ -43,6 +43,16 @@ impl Rules for HalfGatesRules {
         }
     }
 
+    const AUX_IS_GATE: bool = false;
+
+    fn table_end(kind: OpKind, _offset: u32, _extra: u32) -> usize {
+        if kind == OpKind::And {
+            HALF_GATES_AND_BYTES
+        } else {
+            0
+        }
+    }
+
     fn aux(&mut self, _: OpKind, _: u64, ands: u64, _: usize, _: usize) -> (u32, u32) {
         // The AND index fits: a planned circuit has fewer than 2^32 gates.
         (ands as u32, 0)

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use transputation_circuits::Circuit;
 
-use crate::schemes::waves::{Op, Schedule, Window};
+use crate::schemes::waves::{Op, OpKind, Schedule, Window};
 
 const MAGIC: &[u8; 8] = b"TPPLAN01";
 
@@ -35,23 +35,52 @@ const MAGIC: &[u8; 8] = b"TPPLAN01";
 pub(crate) struct PlanCache {
     path: PathBuf,
     key: Vec<u8>,
-    gates: u64,
+    /// What the circuit and program require of a plan.
+    shape: Shape,
+}
+
+/// What a plan must fit: checked on load beside the checksum, so that a file that passes
+/// it (written by hand, or by another build that kept the format) cannot make a garbler
+/// index past its tables.
+#[derive(Clone, Copy)]
+pub(crate) struct Shape {
+    pub(crate) gates: u64,
+    pub(crate) ands: u64,
+    pub(crate) outputs: usize,
+    /// The slots the inputs (and the constant) take; the constant's slot, if the program
+    /// has one.
+    pub(crate) fixed: u32,
+    pub(crate) constant: Option<u32>,
+    /// The bytes an op's table (and mask byte) takes from its offset, given its offset and
+    /// extra ([`Rules::table_end`](super::Rules::table_end)); at most 33.
+    pub(crate) table: fn(OpKind, u32, u32) -> usize,
+    /// Whether `aux` is the gate index (`prf`) or the AND index (half gates).
+    pub(crate) aux_is_gate: bool,
 }
 
 impl PlanCache {
     /// The entry of `circuit`'s plan under the program `program` in windows of `window`
     /// gates, in `dir`.
-    pub(crate) fn new(dir: &Path, circuit: &Circuit, program: &str, window: usize) -> PlanCache {
+    pub(crate) fn new(
+        dir: &Path,
+        circuit: &Circuit,
+        program: &str,
+        window: usize,
+        shape: Shape,
+    ) -> PlanCache {
         let digest = circuit.digest();
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         let mut key = digest.to_vec();
+        // The program and the build that planned it (a plan's meaning may change with it).
+        let program = format!("{program} {}", env!("CARGO_PKG_VERSION"));
         key.push(program.len() as u8);
         key.extend_from_slice(program.as_bytes());
         key.extend_from_slice(&(window as u32).to_le_bytes());
+        let name = program.replace(' ', "-");
         PlanCache {
-            path: dir.join(format!("{hex}-{program}-{window}.plan")),
+            path: dir.join(format!("{hex}-{name}-{window}.plan")),
             key,
-            gates: circuit.num_gates(),
+            shape,
         }
     }
 
@@ -83,7 +112,7 @@ impl PlanCache {
         if r.take(self.key.len()) != Some(&self.key[..]) {
             return bad("is the plan of another circuit, program or window");
         }
-        match read_schedule(&mut r, self.gates) {
+        match read_schedule(&mut r, &self.shape) {
             Some(s) if r.0.is_empty() => Ok(Some(s)),
             _ => bad("is not a whole plan of this circuit"),
         }
@@ -192,17 +221,20 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// A schedule from `r`, checked to be a whole plan of a circuit of `gates` gates.
-fn read_schedule(r: &mut Reader<'_>, gates: u64) -> Option<Schedule> {
+/// A schedule from `r`, checked to be a whole plan of a circuit of `shape`.
+fn read_schedule(r: &mut Reader<'_>, shape: &Shape) -> Option<Schedule> {
     let (n_ops, n_waves, n_windows, n_outputs) = (r.len(24)?, r.len(12)?, r.len(49)?, r.len(4)?);
-    if n_ops as u64 != gates {
+    if n_ops as u64 != shape.gates || n_outputs != shape.outputs {
         return None;
     }
     let slots = r.u32()?;
     let constant = match r.u32()? {
         0 => None,
-        c => Some(c as usize - 1),
+        c => Some(c - 1),
     };
+    if constant != shape.constant || slots < shape.fixed || slots > Op::MAX_SLOTS {
+        return None;
+    }
     let raw = r.u32s(4 * n_ops)?;
     let ops: Vec<Op> = raw
         .chunks_exact(4)
@@ -224,32 +256,36 @@ fn read_schedule(r: &mut Reader<'_>, gates: u64) -> Option<Schedule> {
     {
         return None;
     }
-    let mut windows = Vec::with_capacity(n_windows);
-    let mut next_gate = 0;
-    for _ in 0..n_windows {
-        let mut f = [0usize; 6];
-        for x in &mut f {
-            *x = usize::try_from(r.u64()?).ok()?;
+    let windows = read_windows(r, n_windows, n_ops, n_waves)?;
+    // Each window's ops are its waves', in order, and stay within its bytes and gates.
+    let mut next_op = 0;
+    for win in &windows {
+        let start_op = next_op;
+        for (c, end) in &waves[win.waves.clone()] {
+            if c.start as usize != next_op {
+                return None;
+            }
+            next_op = *end as usize;
         }
-        let final_and = match r.take(1)?[0] {
-            0 => false,
-            1 => true,
-            _ => return None,
-        };
-        let [g0, g1, w0, w1, bytes, last] = f;
-        if g0 != next_gate || g1 <= g0 || w0 > w1 || w1 > n_waves || last > n_ops {
+        if next_op - start_op != win.gates.len() || win.bytes > 33 * win.gates.len() {
             return None;
         }
-        next_gate = g1;
-        windows.push(Window {
-            gates: g0..g1,
-            waves: w0..w1,
-            bytes,
-            last_and: last.checked_sub(1),
-            final_and,
-        });
+        let fits = |i: usize| {
+            let (op, off, ext) = (ops[i], offset[i], extra[i]);
+            let aux_ok = if shape.aux_is_gate {
+                win.gates.contains(&(op.aux as usize))
+            } else {
+                u64::from(op.aux) < shape.ands
+            };
+            let mask_ok = ext == u32::MAX || (ext as usize) < win.bytes.max(1);
+            aux_ok && mask_ok && off as usize + (shape.table)(op.kind(), off, ext) <= win.bytes
+        };
+        let ops_here = start_op..next_op;
+        if !ops_here.clone().all(fits) || win.last_and.is_some_and(|i| !ops_here.contains(&i)) {
+            return None;
+        }
     }
-    if next_gate as u64 != gates || constant.is_some_and(|c| c >= slots as usize) {
+    if next_op != n_ops {
         return None;
     }
     let outputs = r.u32s(n_outputs)?;
@@ -263,7 +299,42 @@ fn read_schedule(r: &mut Reader<'_>, gates: u64) -> Option<Schedule> {
         waves,
         windows,
         slots,
-        constant,
+        constant: constant.map(|c| c as usize),
         outputs,
     })
+}
+
+/// The windows from `r`: covering the circuit's gates in order, their waves and last AND
+/// gates within the arrays.
+fn read_windows(r: &mut Reader<'_>, n: usize, n_ops: usize, n_waves: usize) -> Option<Vec<Window>> {
+    let mut windows = Vec::with_capacity(n);
+    let mut next_gate = 0;
+    let mut next_wave = 0;
+    for _ in 0..n {
+        let mut f = [0usize; 6];
+        for x in &mut f {
+            *x = usize::try_from(r.u64()?).ok()?;
+        }
+        let final_and = match r.take(1)?[0] {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        let [g0, g1, w0, w1, bytes, last] = f;
+        if g0 != next_gate || g1 <= g0 || w0 != next_wave || w1 < w0 || w1 > n_waves {
+            return None;
+        }
+        if last > n_ops {
+            return None;
+        }
+        (next_gate, next_wave) = (g1, w1);
+        windows.push(Window {
+            gates: g0..g1,
+            waves: w0..w1,
+            bytes,
+            last_and: last.checked_sub(1),
+            final_and,
+        });
+    }
+    (next_gate == n_ops && next_wave == n_waves).then_some(windows)
 }

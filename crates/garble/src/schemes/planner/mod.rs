@@ -61,6 +61,11 @@ pub(crate) trait Rules: Send {
     /// its gate index, `offset` its byte offset in its window, `pos` its position there.
     fn aux(&mut self, kind: OpKind, index: u64, ands: u64, offset: usize, pos: usize)
         -> (u32, u32);
+    /// Whether [`Op::aux`] is the gate index (else the AND index).
+    const AUX_IS_GATE: bool;
+    /// The bytes an op of `kind` at `offset` with `extra` writes from its offset (its table,
+    /// and a mask byte before it): what a plan read from disk is checked against.
+    fn table_end(kind: OpKind, offset: u32, extra: u32) -> usize;
 }
 
 /// In [`Core::value`]: a wire that ended or was never written.
@@ -119,6 +124,11 @@ impl<'c, R: Rules> Planner<'c, R> {
             "a circuit of {} gates: garbling numbers gates in 32 bits",
             circuit.num_gates()
         );
+        // One slot per wire number (unit tests) is one per wire only if none is reused.
+        assert!(
+            REUSE_SLOTS || !circuit.is_generated(),
+            "unit tests plan circuits held in memory"
+        );
         let wires = circuit.num_wires();
         let n_inputs = circuit.n_inputs() as u32;
         let constant = R::INV_AS_XOR.then_some(if REUSE_SLOTS { n_inputs } else { wires });
@@ -170,10 +180,19 @@ impl<'c, R: Rules> Planner<'c, R> {
                 .collect(),
             done: false,
         };
+        let shape = cache::Shape {
+            gates: circuit.num_gates(),
+            ands: circuit.gate_counts()[0],
+            outputs: circuit.n_outputs(),
+            fixed,
+            constant,
+            table: R::table_end,
+            aux_is_gate: R::AUX_IS_GATE,
+        };
         let cache = parallel
             .plan_cache()
             .filter(|_| whole)
-            .map(|dir| PlanCache::new(dir, circuit, R::NAME, window));
+            .map(|dir| PlanCache::new(dir, circuit, R::NAME, window, shape));
         let cached = cache.as_ref().and_then(|c| match c.load() {
             Ok(plan) => plan,
             Err(why) => {
@@ -211,16 +230,22 @@ impl<'c, R: Rules> Planner<'c, R> {
             s.extra.reserve_exact(gates);
         }
         let mut planned = 0;
-        while planned < core.segment {
-            if !core.source.next_batch(core.window, &mut core.batch) {
-                core.done = true;
-                break;
-            }
+        // Done at the last gate (the circuit says how many), not when the source has none
+        // left: a segment that ends with the circuit is its last, never one more, empty.
+        core.done = core.gates == core.total_gates;
+        while planned < core.segment && !core.done {
+            assert!(
+                core.source.next_batch(core.window, &mut core.batch),
+                "the circuit's source ended after {} of its {} gates",
+                core.gates,
+                core.total_gates
+            );
             planned += core.batch.gates.len();
             match &mut self.mode {
                 Mode::Whole(slots) => core.plan_window(slots, s),
                 Mode::Fast(slots) => core.plan_window(slots, s),
             }
+            core.done = core.gates == core.total_gates;
         }
         s.constant = core.constant.map(|c| c as usize);
         match &mut self.mode {

@@ -68,8 +68,6 @@ impl<'c> PrfEvaluator<'c> {
         }
     }
 
-    /// Evaluates the crypto ops `ops[range]` from their window's bytes, a chunk at a time,
-    /// or in parts on several threads if the wave is wide ([`split`]).
     /// Moves on to the next segment of a circuit planned as it is evaluated; `false` if
     /// there is none.
     fn next_segment(&mut self) -> bool {
@@ -82,6 +80,8 @@ impl<'c> PrfEvaluator<'c> {
         more
     }
 
+    /// Evaluates the crypto ops `ops[range]` from their window's bytes, a chunk at a time,
+    /// or in parts on several threads if the wave is wide ([`split`]).
     fn crypto_batch(&mut self, range: Range<usize>, window: &[u8]) {
         let (carried_mask, backend) = (self.carried_mask, self.backend);
         if let Some(split) = self.parallel.split(range.len(), MIN_WAVE_PRF) {

@@ -131,6 +131,18 @@ impl Rules for PrfRules {
         table_len(kind, ands)
     }
 
+    const AUX_IS_GATE: bool = true;
+
+    fn table_end(kind: OpKind, offset: u32, extra: u32) -> usize {
+        match kind {
+            OpKind::And | OpKind::AndCopy | OpKind::AndZero => {
+                AND_BYTES + usize::from(extra == offset)
+            }
+            OpKind::Xor => XOR_BYTES,
+            OpKind::Inv => 0,
+        }
+    }
+
     fn aux(
         &mut self,
         kind: OpKind,

@@ -167,8 +167,8 @@ pub(crate) mod ffi {
         let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         if handle.is_null() {
             return Err(format!(
-                "cannot load the UDT library ({}); install it (Debian: libudt0 or \
-                 libudt-dev, or ./scripts/setup.sh)",
+                "cannot load the UDT library ({}): if libudt is missing, install it \
+                 (Debian: libudt0 or libudt-dev, or ./scripts/setup.sh)",
                 dl_error()
             ));
         }
