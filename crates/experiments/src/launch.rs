@@ -27,8 +27,8 @@ use std::time::Duration;
 
 use transputation_circuits::{library, Circuit, Party};
 use transputation_contract::{
-    Capabilities, PartyArgs, Protection, Role, FEATURE_BUFFER_SIZING, FEATURE_PLAN_CACHE,
-    FEATURE_REPEAT, FEATURE_TRANSPORT_AUTO, REPORT_VERSION,
+    Capabilities, PartyArgs, Protection, Role, FEATURE_BUFFER_SIZING, FEATURE_REPEAT,
+    FEATURE_TRANSPORT_AUTO, REPORT_VERSION,
 };
 use transputation_netlab::HostCc;
 
@@ -304,23 +304,9 @@ pub fn prepare(
             repeat,
             probe_cache_secs,
             probe_caches,
-            plans: plan_cache(&caps)?,
             _key_dir: key_dir,
         },
     })
-}
-
-/// Where the parties keep the plans of the experiment's circuits (each planned once, not
-/// once a run), if the binary's parties can: removed at the end.
-fn plan_cache(caps: &Capabilities) -> Result<Option<tempfile::TempDir>, Error> {
-    if !caps.has_feature(FEATURE_PLAN_CACHE) {
-        return Ok(None);
-    }
-    tempfile::Builder::new()
-        .prefix("transputation-plans-")
-        .tempdir()
-        .map(Some)
-        .map_err(|e| Error::Run(format!("creating a directory for the circuits' plans: {e}")))
 }
 
 /// Where the `auto` evaluators of each condition keep their measurements, if the experiment
@@ -371,8 +357,6 @@ pub struct BinaryParties {
     /// The directory of the `auto` evaluators' caches, one per condition, where they keep
     /// any.
     probe_caches: Option<tempfile::TempDir>,
-    /// Where the parties keep their circuits' plans (`--plan-cache`), removed at the end.
-    plans: Option<tempfile::TempDir>,
     /// The one-time key's directory, removed at the end.
     _key_dir: Option<tempfile::TempDir>,
 }
@@ -411,7 +395,6 @@ impl Launcher for BinaryParties {
             args.timeout_secs = Some(timeout.as_secs().clamp(1, 120) as f64);
             args.protection = self.protection.clone();
             args.path = sizing(self.sizes_buffers, link);
-            args.plan_cache = self.plans.as_ref().map(|d| d.path().to_path_buf());
             // The garbler serves what the session asks for; one computation needs no flag,
             // so that such runs work with parties that have none.
             if role == Role::Evaluator && self.repeat > 1 {
@@ -552,7 +535,6 @@ mod tests {
             repeat: 1,
             probe_cache_secs: 0.0,
             probe_caches: None,
-            plans: None,
             _key_dir: None,
         };
         let cell = Cell {
@@ -636,7 +618,6 @@ mod tests {
                 repeat: 1,
                 probe_cache_secs: 0.0,
                 probe_caches: None,
-                plans: None,
                 _key_dir: None,
             };
             let mut db = Db::in_memory().unwrap();
@@ -784,7 +765,6 @@ mod tests {
             repeat: 1,
             probe_cache_secs: 0.0,
             probe_caches: None,
-            plans: None,
             _key_dir: None,
         };
         let cell = |transport: &str, condition: &str| Cell {

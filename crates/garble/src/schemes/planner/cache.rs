@@ -1,9 +1,10 @@
-//! Plans kept on disk between runs: a circuit planned whole before its session is saved
-//! under a key of its digest, the scheme's program and the window, and the next garbler or
-//! evaluator of the same circuit loads it instead of planning again (the testbed's many
-//! runs of one circuit, a serving garbler's sessions). Loading 24 bytes a gate is faster
-//! than planning them (docs/BENCHMARKS.md has the figures); a circuit planned as it is
-//! garbled is never saved (its plan is as large as the circuit).
+//! Plans kept on disk between runs (`--plan-cache`): a circuit planned whole before its
+//! session is saved under a key of its digest, the scheme's program, the build and the
+//! window, and the next garbler or evaluator of the same circuit loads it instead of planning
+//! again. A circuit planned as it is garbled is never saved (its plan is as large as the
+//! circuit). Whether it pays depends on the machine: on the development VM, reading and
+//! checking 24 bytes a gate (and the circuit's digest for the key) took as long as planning
+//! (docs/BENCHMARKS.md), so nothing turns it on by default.
 //!
 //! # Never trusted
 //! An entry is used only if its magic, format version, key (the full circuit digest, the
@@ -113,8 +114,9 @@ impl PlanCache {
             return bad("is the plan of another circuit, program or window");
         }
         match read_schedule(&mut r, &self.shape) {
-            Some(s) if r.0.is_empty() => Ok(Some(s)),
-            _ => bad("is not a whole plan of this circuit"),
+            Ok(s) if r.0.is_empty() => Ok(Some(s)),
+            Ok(_) => bad("has bytes after its plan"),
+            Err(why) => bad(why),
         }
     }
 
@@ -221,78 +223,86 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// A schedule from `r`, checked to be a whole plan of a circuit of `shape`.
-fn read_schedule(r: &mut Reader<'_>, shape: &Shape) -> Option<Schedule> {
-    let (n_ops, n_waves, n_windows, n_outputs) = (r.len(24)?, r.len(12)?, r.len(49)?, r.len(4)?);
+/// A schedule from `r`, checked to be a whole plan of a circuit of `shape`; or what is
+/// wrong with it.
+fn read_schedule(r: &mut Reader<'_>, shape: &Shape) -> Result<Schedule, &'static str> {
+    const SHORT: &str = "ends early";
+    let (n_ops, n_waves, n_windows, n_outputs) = (
+        r.len(24).ok_or(SHORT)?,
+        r.len(12).ok_or(SHORT)?,
+        r.len(49).ok_or(SHORT)?,
+        r.len(4).ok_or(SHORT)?,
+    );
     if n_ops as u64 != shape.gates || n_outputs != shape.outputs {
-        return None;
+        return Err("has another number of gates or outputs");
     }
-    let slots = r.u32()?;
-    let constant = match r.u32()? {
+    let slots = r.u32().ok_or(SHORT)?;
+    let constant = match r.u32().ok_or(SHORT)? {
         0 => None,
         c => Some(c - 1),
     };
     if constant != shape.constant || slots < shape.fixed || slots > Op::MAX_SLOTS {
-        return None;
+        return Err("has another constant slot or slot count");
     }
-    let raw = r.u32s(4 * n_ops)?;
+    let raw = r.u32s(4 * n_ops).ok_or(SHORT)?;
     let ops: Vec<Op> = raw
         .chunks_exact(4)
         .map(|c| Op::from_raw([c[0], c[1], c[2], c[3]]))
-        .collect::<Option<_>>()?;
+        .collect::<Option<_>>()
+        .ok_or("has an op of no kind")?;
     if ops
         .iter()
         .any(|op| op.a >= slots || op.b >= slots || op.out() >= slots)
     {
-        return None;
+        return Err("has an op past its slots");
     }
-    let offset = r.u32s(n_ops)?;
-    let extra = r.u32s(n_ops)?;
-    let w = r.u32s(3 * n_waves)?;
+    let offset = r.u32s(n_ops).ok_or(SHORT)?;
+    let extra = r.u32s(n_ops).ok_or(SHORT)?;
+    let w = r.u32s(3 * n_waves).ok_or(SHORT)?;
     let waves: Vec<_> = w.chunks_exact(3).map(|c| (c[0]..c[1], c[2])).collect();
     if waves
         .iter()
         .any(|(c, end)| c.start > c.end || c.end > *end || *end as usize > n_ops)
     {
-        return None;
+        return Err("has a wave past its ops");
     }
-    let windows = read_windows(r, n_windows, n_ops, n_waves)?;
+    let windows = read_windows(r, n_windows, n_ops, n_waves).ok_or("has windows out of order")?;
     // Each window's ops are its waves', in order, and stay within its bytes and gates.
     let mut next_op = 0;
     for win in &windows {
         let start_op = next_op;
         for (c, end) in &waves[win.waves.clone()] {
             if c.start as usize != next_op {
-                return None;
+                return Err("has waves out of order");
             }
             next_op = *end as usize;
         }
         if next_op - start_op != win.gates.len() || win.bytes > 33 * win.gates.len() {
-            return None;
+            return Err("has a window of other gates or bytes");
         }
         let fits = |i: usize| {
             let (op, off, ext) = (ops[i], offset[i], extra[i]);
             let aux_ok = if shape.aux_is_gate {
                 win.gates.contains(&(op.aux as usize))
             } else {
-                u64::from(op.aux) < shape.ands
+                u64::from(op.aux) <= shape.ands
             };
             let mask_ok = ext == u32::MAX || (ext as usize) < win.bytes.max(1);
             aux_ok && mask_ok && off as usize + (shape.table)(op.kind(), off, ext) <= win.bytes
         };
         let ops_here = start_op..next_op;
         if !ops_here.clone().all(fits) || win.last_and.is_some_and(|i| !ops_here.contains(&i)) {
-            return None;
+            return Err("has an op past its window");
         }
     }
     if next_op != n_ops {
-        return None;
+        return Err("has ops in no window");
     }
-    let outputs = r.u32s(n_outputs)?;
+    let outputs = r.u32s(n_outputs).ok_or(SHORT)?;
     if outputs.iter().any(|&o| o >= slots) {
-        return None;
+        return Err("has an output past its slots");
     }
-    Some(Schedule {
+    Ok(Schedule {
         ops,
         offset,
         extra,
