@@ -104,6 +104,9 @@ pub struct PartyArgs {
     /// Where it keeps plans between runs (`--plan-cache DIR`); `None`: no flag.
     #[serde(default)]
     pub plan_cache: Option<PathBuf>,
+    /// When it plans its circuit (`--plan ahead|stream`); `None`: no flag.
+    #[serde(default)]
+    pub plan: Option<String>,
     /// The transport with its options.
     pub transport: String,
     /// Who learns the output (`both`, `evaluator`); `None`: the default.
@@ -183,6 +186,7 @@ impl PartyArgs {
             parallel: None,
             threads: None,
             plan_cache: None,
+            plan: None,
             transport: transport.into(),
             output: None,
             timeout_secs: None,
@@ -227,6 +231,9 @@ impl PartyArgs {
         }
         if let Some(d) = &self.plan_cache {
             v.extend(["--plan-cache".into(), d.display().to_string()]);
+        }
+        if let Some(p) = &self.plan {
+            v.extend(["--plan".into(), p.clone()]);
         }
         v.extend(["--transport".into(), self.transport.clone()]);
         if let Some(o) = &self.output {
@@ -373,6 +380,7 @@ impl PartyArgs {
             parallel: take("--parallel"),
             threads,
             plan_cache: take("--plan-cache").map(PathBuf::from),
+            plan: take("--plan"),
             transport: required(take("--transport"), "--transport")?,
             output: take("--output"),
             timeout_secs: number("--timeout", take("--timeout"))?,
@@ -397,6 +405,7 @@ impl PartyArgs {
             "--parallel",
             "--threads",
             "--plan-cache",
+            "--plan",
             "--transport",
             "--output",
             "--timeout",
@@ -468,6 +477,7 @@ mod tests {
         g.parallel = Some("fgp".into());
         g.threads = Some(2);
         g.plan_cache = Some("/tmp/plans".into());
+        g.plan = Some("stream".into());
         g.protection = Some(Protection::PskFile("/tmp/k/psk".into()));
         g.timeout_secs = Some(120.0);
         g.accept_timeout_secs = Some(600.0);
@@ -494,6 +504,8 @@ mod tests {
                 "2",
                 "--plan-cache",
                 "/tmp/plans",
+                "--plan",
+                "stream",
                 "--transport",
                 "mtcp:streams=8,chunk=65536",
                 "--timeout",

@@ -34,6 +34,26 @@ use crate::input_source::InputSource;
 use crate::secure_cmd::{self, Protection, ProtectionArgs};
 use crate::transport_cmd::{parse_rate, path_sizing};
 
+/// When a party plans its circuit (`--plan`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanMode {
+    /// The whole circuit before the session: the fastest protocol (for circuits of at
+    /// most 2^22 gates; a larger one is then planned whole too, and held in memory).
+    Ahead,
+    /// 2^19 gates at a time while garbling: the shortest wait for a one-off session.
+    Stream,
+}
+
+impl PlanMode {
+    /// The name on the command line.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            PlanMode::Ahead => "ahead",
+            PlanMode::Stream => "stream",
+        }
+    }
+}
+
 /// How a party garbles or evaluates (`--parallel`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ParallelMode {
@@ -87,6 +107,12 @@ pub struct SessionArgs {
     /// own; the tables are the same bytes either way.
     #[arg(long, value_name = "DIR")]
     pub(crate) plan_cache: Option<std::path::PathBuf>,
+    /// When to plan the circuit: ahead (the whole circuit before the session, the fastest
+    /// protocol) or stream (2^19 gates at a time while garbling, the shortest wait from the
+    /// start to the output). Default: ahead for circuits of at most 2^22 gates, stream for
+    /// larger ones. Each party chooses its own; the tables are the same bytes either way.
+    #[arg(long, value_enum)]
+    pub(crate) plan: Option<PlanMode>,
     /// The transport: NAME or NAME:key=value,... (see `transports`), or auto.
     #[arg(long, value_parser = parse_transport_arg, default_value = "tcp", long_help = session_transport_help())]
     pub(crate) transport: TransportArg,
@@ -306,6 +332,11 @@ impl SessionArgs {
                 *pool = Some(p.clone());
                 p
             }
+        };
+        let p = match self.plan {
+            Some(PlanMode::Ahead) => p.with_plan_ahead(),
+            Some(PlanMode::Stream) => p.with_segment(transputation_garble::Parallel::SEGMENT_GATES),
+            None => p,
         };
         Ok(match &self.plan_cache {
             Some(dir) => p.with_plan_cache(dir),

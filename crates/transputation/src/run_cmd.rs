@@ -60,6 +60,7 @@ fn party_args(
     p.parallel = s.parallel.map(|m| m.name().to_string());
     p.threads = s.threads;
     p.plan_cache = s.plan_cache.clone();
+    p.plan = s.plan.map(|m| m.name().to_string());
     p.protection = Some(match protection {
         Some(psk) => contract::Protection::PskFile(psk.to_path_buf()),
         None => contract::Protection::Insecure,

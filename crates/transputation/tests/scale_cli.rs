@@ -95,3 +95,33 @@ fn a_plan_cache_keeps_the_plan_for_the_next_run() {
         assert_eq!(r["output"], "69c4e0d86a7b0430d8cdb78070b4c55a"); // FIPS-197 C.1
     }
 }
+
+#[test]
+fn both_plans_give_the_output() {
+    let (g, e) = (
+        "000102030405060708090a0b0c0d0e0f",
+        "00112233445566778899aabbccddeeff",
+    );
+    for plan in ["ahead", "stream"] {
+        let r = run_json(&[
+            "run",
+            "--circuit",
+            "aes128",
+            "--garbler-input",
+            g,
+            "--evaluator-input",
+            e,
+            "--insecure",
+            "--json",
+            "--plan",
+            plan,
+        ]);
+        assert_eq!(
+            r["output"], "69c4e0d86a7b0430d8cdb78070b4c55a",
+            "--plan {plan}"
+        );
+    }
+    let bad = run(&["run", "--circuit", "aes128", "--plan", "later"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--plan"));
+}

@@ -119,14 +119,32 @@ impl Parallel {
         Ok(Parallel { window, ..self })
     }
 
+    /// Gates planned at a time by default for a circuit of more than
+    /// [`Parallel::PLAN_AHEAD_GATES`].
+    pub const SEGMENT_GATES: usize = 1 << 19;
+    /// A circuit of at most this many gates is planned whole, before the first table, by
+    /// default.
+    pub const PLAN_AHEAD_GATES: u64 = 1 << 22;
+
     /// The same, planning the circuit `gates` at a time (rounded up to whole windows) as
     /// garbling or evaluation reaches each segment, whatever the circuit's size. By default
-    /// a circuit of at most 2^22 gates is planned whole before the first table and a larger
-    /// one 2^19 gates at a time; the bytes are the same either way.
+    /// a circuit of at most [`Parallel::PLAN_AHEAD_GATES`] gates is planned whole before
+    /// the first table and a larger one [`Parallel::SEGMENT_GATES`] at a time; the bytes are
+    /// the same either way.
     #[must_use]
     pub fn with_segment(self, gates: usize) -> Parallel {
         Parallel {
-            segment: Some(gates.max(1)),
+            segment: Some(gates.clamp(1, usize::MAX / 2)),
+            ..self
+        }
+    }
+
+    /// The same, planning the whole circuit before the first table whatever its size (its
+    /// program, 24 bytes a gate, then held at once).
+    #[must_use]
+    pub fn with_plan_ahead(self) -> Parallel {
+        Parallel {
+            segment: Some(usize::MAX),
             ..self
         }
     }
@@ -148,7 +166,8 @@ impl Parallel {
         self.plan_cache.as_deref().map(|p| p.as_path())
     }
 
-    /// Gates planned at a time, if set ([`Parallel::with_segment`]).
+    /// Gates planned at a time, if set ([`Parallel::with_segment`]; `usize::MAX`:
+    /// [`Parallel::with_plan_ahead`]).
     pub fn segment(&self) -> Option<usize> {
         self.segment
     }

@@ -41,9 +41,9 @@ use cache::PlanCache;
 use slots::{Fast, SlotPool, Slots, Whole};
 
 /// Circuits of at most this many gates are planned whole, before garbling starts.
-pub(crate) const PLAN_AHEAD_GATES: u64 = 1 << 22;
+pub(crate) const PLAN_AHEAD_GATES: u64 = Parallel::PLAN_AHEAD_GATES;
 /// Gates per segment of a larger circuit (rounded up to whole windows): 12 MB of program.
-pub(crate) const SEGMENT_GATES: usize = 1 << 19;
+pub(crate) const SEGMENT_GATES: usize = Parallel::SEGMENT_GATES;
 
 /// What a scheme makes of each gate; the planner calls these in circuit order.
 pub(crate) trait Rules: Send {
@@ -134,6 +134,7 @@ impl<'c, R: Rules> Planner<'c, R> {
         let constant = R::INV_AS_XOR.then_some(if REUSE_SLOTS { n_inputs } else { wires });
         let fixed = n_inputs + u32::from(constant.is_some() && REUSE_SLOTS);
         let segment = match parallel.segment() {
+            Some(usize::MAX) => usize::MAX,
             Some(gates) => gates.div_ceil(window) * window,
             None if circuit.num_gates() <= PLAN_AHEAD_GATES => usize::MAX,
             None => SEGMENT_GATES.div_ceil(window) * window,
