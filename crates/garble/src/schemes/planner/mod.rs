@@ -63,6 +63,8 @@ pub(crate) trait Rules: Send {
         -> (u32, u32);
     /// Whether [`Op::aux`] is the gate index (else the AND index).
     const AUX_IS_GATE: bool;
+    /// Lets go of what the rules keep per wire, once every gate is planned.
+    fn release(&mut self) {}
     /// The bytes an op of `kind` at `offset` with `extra` writes from its offset (its table,
     /// and a mask byte before it): what a plan read from disk is checked against.
     fn table_end(kind: OpKind, offset: u32, extra: u32) -> usize;
@@ -70,6 +72,16 @@ pub(crate) trait Rules: Send {
 
 /// In [`Core::value`]: a wire that ended or was never written.
 pub(super) const DEAD: u32 = u32::MAX;
+
+/// The source of a circuit whose every gate is planned.
+struct Exhausted;
+
+impl GateSource for Exhausted {
+    fn next_batch(&mut self, _max: usize, batch: &mut GateBatch) -> bool {
+        batch.clear();
+        false
+    }
+}
 
 /// How a planner gives slots: see the module documentation.
 enum Mode {
@@ -220,6 +232,7 @@ impl<'c, R: Rules> Planner<'c, R> {
         if let Some(plan) = self.cached.take() {
             *s = plan;
             core.done = true;
+            self.release();
             return true;
         }
         s.clear_segment();
@@ -249,6 +262,7 @@ impl<'c, R: Rules> Planner<'c, R> {
             core.done = core.gates == core.total_gates;
         }
         s.constant = core.constant.map(|c| c as usize);
+        let done = core.done;
         match &mut self.mode {
             Mode::Whole(slots) => {
                 if core.done {
@@ -277,7 +291,28 @@ impl<'c, R: Rules> Planner<'c, R> {
                 }
             }
         }
+        if done {
+            self.release();
+        }
         true
+    }
+
+    /// Lets go of everything planning kept, once the last segment is planned: a garbler
+    /// holds its plan, not the planner's tables, while it garbles (a serving garbler holds
+    /// one per session).
+    fn release(&mut self) {
+        let core = &mut self.core;
+        core.source = Box::new(Exhausted);
+        core.batch = GateBatch::default();
+        core.staged = Vec::new();
+        core.keys = Vec::new();
+        core.counts = Vec::new();
+        core.value = Vec::new();
+        core.rules.release();
+        match &mut self.mode {
+            Mode::Whole(slots) => slots.release(),
+            Mode::Fast(slots) => slots.release(),
+        }
     }
 
     /// Calls `each` on every segment of the circuit in turn.

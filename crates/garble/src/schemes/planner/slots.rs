@@ -88,6 +88,13 @@ pub(super) struct Fast {
 }
 
 impl Fast {
+    /// Lets go of the tables planning needs.
+    pub(super) fn release(&mut self) {
+        self.ready = Vec::new();
+        self.ended = Vec::new();
+        self.pool.free = Vec::new();
+    }
+
     pub(super) fn new(pool: SlotPool) -> Fast {
         Fast {
             ready: vec![0; pool.next as usize],
@@ -152,6 +159,12 @@ pub(super) struct Whole {
 }
 
 impl Whole {
+    /// Lets go of the tables planning needs.
+    pub(super) fn release(&mut self) {
+        self.ready = Vec::new();
+        self.pool.free = Vec::new();
+    }
+
     pub(super) fn new(pool: SlotPool, wires: u32) -> Whole {
         Whole {
             pool,

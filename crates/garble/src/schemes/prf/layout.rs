@@ -133,6 +133,10 @@ impl Rules for PrfRules {
 
     const AUX_IS_GATE: bool = true;
 
+    fn release(&mut self) {
+        self.roots = Vec::new();
+    }
+
     fn table_end(kind: OpKind, offset: u32, extra: u32) -> usize {
         match kind {
             OpKind::And | OpKind::AndCopy | OpKind::AndZero => {
