@@ -152,26 +152,23 @@ pub struct Circuit {
     inputs: Vec<InputGroup>,
     outputs: Vec<OutputGroup>,
     body: Body,
+    /// AND, XOR and INV gates: counted while a held circuit is checked, given by a
+    /// generator.
+    counts: [u64; 3],
 }
 
 /// Where a circuit's gates are: held in memory, or written by a generator as they are read.
 #[derive(Clone, Debug)]
 enum Body {
     Held(Vec<Gate>),
-    Generated {
-        generator: Arc<dyn Generate>,
-        /// AND, XOR and INV gates.
-        counts: [u64; 3],
-    },
+    Generated(Arc<dyn Generate>),
 }
 
 impl PartialEq for Body {
     fn eq(&self, other: &Body) -> bool {
         match (self, other) {
             (Body::Held(a), Body::Held(b)) => a == b,
-            (Body::Generated { generator: a, .. }, Body::Generated { generator: b, .. }) => {
-                a.identity() == b.identity()
-            }
+            (Body::Generated(a), Body::Generated(b)) => a.identity() == b.identity(),
             _ => false,
         }
     }
@@ -203,7 +200,13 @@ impl Circuit {
         for w in 0..n_inputs as u32 {
             written.insert(w);
         }
+        let mut counts = [0u64; 3];
         for (gate, g) in gates.iter().enumerate() {
+            counts[match g {
+                Gate::And { .. } => 0,
+                Gate::Xor { .. } => 1,
+                Gate::Inv { .. } => 2,
+            }] += 1;
             let (a, b) = g.inputs();
             for wire in std::iter::once(a).chain(b) {
                 if wire >= wires {
@@ -235,6 +238,7 @@ impl Circuit {
             inputs,
             outputs,
             body: Body::Held(gates),
+            counts,
         })
     }
 
@@ -265,41 +269,25 @@ impl Circuit {
             num_wires,
             inputs,
             outputs,
-            body: Body::Generated { generator, counts },
+            body: Body::Generated(generator),
+            counts,
         })
     }
 
     /// Whether the circuit's gates are generated as they are read rather than held
     /// ([`Circuit::generated`]); such a circuit has no [`Circuit::gates`].
     pub fn is_generated(&self) -> bool {
-        matches!(self.body, Body::Generated { .. })
+        matches!(self.body, Body::Generated(_))
     }
 
     /// The number of gates.
     pub fn num_gates(&self) -> u64 {
-        match &self.body {
-            Body::Held(gates) => gates.len() as u64,
-            Body::Generated { counts, .. } => counts.iter().sum(),
-        }
+        self.counts.iter().sum()
     }
 
-    /// The numbers of AND, XOR and INV gates: counted for a held circuit, given by the
-    /// generator of a generated one.
+    /// The numbers of AND, XOR and INV gates.
     pub fn gate_counts(&self) -> [u64; 3] {
-        match &self.body {
-            Body::Held(gates) => {
-                let mut counts = [0u64; 3];
-                for g in gates {
-                    counts[match g {
-                        Gate::And { .. } => 0,
-                        Gate::Xor { .. } => 1,
-                        Gate::Inv { .. } => 2,
-                    }] += 1;
-                }
-                counts
-            }
-            Body::Generated { counts, .. } => *counts,
-        }
+        self.counts
     }
 
     /// The gates in order, a batch at a time; with `ends`, each batch says which wires no
@@ -308,7 +296,7 @@ impl Circuit {
     pub fn source(&self, ends: bool) -> Box<dyn GateSource + '_> {
         match &self.body {
             Body::Held(gates) => Box::new(HeldSource::new(self, gates, ends)),
-            Body::Generated { generator, .. } => generator.source(),
+            Body::Generated(generator) => generator.source(),
         }
     }
 
@@ -325,7 +313,7 @@ impl Circuit {
     pub fn gates(&self) -> &[Gate] {
         match &self.body {
             Body::Held(gates) => gates,
-            Body::Generated { generator, .. } => panic!(
+            Body::Generated(generator) => panic!(
                 "{} is generated as it is read and holds no gates: read it through \
                  Circuit::source",
                 generator.identity()
@@ -452,11 +440,11 @@ impl Circuit {
         }
         let gates = match &self.body {
             Body::Held(gates) => gates,
-            Body::Generated { generator, counts } => {
+            Body::Generated(generator) => {
                 // A generator's gates follow from its identity; hashing billions of them
                 // would cost both parties seconds before every session.
                 h.update(b"generated");
-                h.update(counts.iter().sum::<u64>().to_le_bytes());
+                h.update(self.num_gates().to_le_bytes());
                 h.update(generator.identity().as_bytes());
                 return h.finalize().into();
             }

@@ -23,7 +23,7 @@ pub struct Stats {
     pub depth: u32,
     /// Longest path counting AND gates only.
     pub and_depth: u32,
-    /// Number of wires.
+    /// Number of wires: of wire numbers, for a generated circuit, which reuses them.
     pub wires: u64,
     /// Total input bits.
     pub inputs: u64,
@@ -40,9 +40,10 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// The gate counts and sizes only, depths and level widths left at zero and empty: one
-    /// pass over the gates without memory per wire, for a caller that needs no depth (a
-    /// 2PC party sizing its tables), where [`Stats::of`] keeps two `u32` per wire.
+    /// The gate counts and sizes only, depths and level widths left at zero and empty: the
+    /// counts the circuit keeps, without a pass over its gates, for a caller that needs no
+    /// depth (a 2PC party sizing its tables), where [`Stats::of`] reads every gate and keeps
+    /// two `u32` per wire.
     pub fn counts(circuit: &Circuit) -> Stats {
         let [and, xor, inv] = circuit.gate_counts();
         Stats {

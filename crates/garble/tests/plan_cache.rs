@@ -12,6 +12,18 @@ use transputation_circuits::{library, Circuit};
 use transputation_core::aes::Backend;
 use transputation_garble::{Parallel, Scheme};
 
+/// `c` garbled and evaluated under `scheme`, each side planning afresh.
+fn fresh_run(scheme: Scheme, c: &Circuit) -> common::Run {
+    let fresh = Parallel::none();
+    run(
+        scheme,
+        Backend::detect(),
+        c,
+        (&fresh, &fresh),
+        (1 << 16, 4099),
+    )
+}
+
 /// A directory holding `c`'s plan under `scheme`, saved by a garbler: its entry's path and
 /// bytes.
 fn saved_plan(scheme: Scheme, c: &Circuit) -> (tempfile::TempDir, PathBuf, Vec<u8>) {
@@ -101,14 +113,7 @@ fn corrupt_truncated_and_foreign_entries_are_planned_again_and_replaced() {
     let c = library::load("sha256").unwrap();
     let other = library::load("aes128").unwrap();
     let scheme = Scheme::Ideal;
-    let fresh = Parallel::none();
-    let base = run(
-        scheme,
-        Backend::detect(),
-        &c,
-        (&fresh, &fresh),
-        (1 << 16, 4099),
-    );
+    let base = fresh_run(scheme, &c);
     let (dir, path, good) = saved_plan(scheme, &c);
     let cached = Parallel::none().with_plan_cache(dir.path());
     // aes128's plan under sha256's name: its key is another circuit's.
@@ -156,14 +161,7 @@ fn with_u32(bytes: &[u8], at: usize, value: u32) -> Vec<u8> {
 fn entries_with_a_right_checksum_but_wrong_fields_are_planned_again() {
     let c = library::load("aes128").unwrap();
     for scheme in [Scheme::Ideal, Scheme::Prf] {
-        let fresh = Parallel::none();
-        let base = run(
-            scheme,
-            Backend::detect(),
-            &c,
-            (&fresh, &fresh),
-            (1 << 16, 4099),
-        );
+        let base = fresh_run(scheme, &c);
         let (dir, path, good) = saved_plan(scheme, &c);
         let cached = Parallel::none().with_plan_cache(dir.path());
         // After the magic (8), the key (32 + 1 + name + 4) and four lengths (32): slots,

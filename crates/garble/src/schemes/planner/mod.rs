@@ -1,26 +1,25 @@
 //! Planning a circuit's program ([`Schedule`]) from its gate source, a segment of windows at
 //! a time, with memory bounded by the wires alive at once and not by the circuit.
 //!
-//! The waves are those the `waves` module documentation describes. What makes the slots
-//! plannable a window at a time is the source's *wire ends* (the circuits crate's `source`
-//! module): no gate after a wire's end reads it. A window is staged in one pass in circuit
-//! order (each gate's wave from its inputs', its ops, sort keys and offsets) and sorted into
-//! processing order by a counting sort; its ops get their slots in one of two ways
-//! (`slots` module):
-//! - *Exactly* (a circuit planned whole, before garbling): after the sort, in processing
-//!   order, each output takes the slot most recently freed, a wire's slot being freed after
-//!   its last reader in processing order in the window where it ends. The label tables then
-//!   hold the wires alive at once (the MinCut-size circuit: about 3,000 slots besides its
-//!   500,000 inputs, which stay in a core's cache), which is what the speed of garbling
-//!   small circuits depends on.
-//! - *Fast* (a circuit planned as it is garbled): each output takes its slot as it is
-//!   staged, and a wire's slot is freed at the end of the window where it ends, so no slot
-//!   is written twice within a window and the sort may reorder its ops freely. A third less
-//!   planning time, which is what the wall time of a large circuit depends on; the tables
-//!   hold one window's ended wires more.
-//!
-//! Per wire number the planner keeps one `u32` (its slot); per slot one or two; everything
-//! else is per window.
+//! The waves are those the `waves` module documentation describes. A window is staged in
+//! one pass in circuit order (each gate's wave from its inputs', its op, sort key and
+//! offset) and sorted into processing order by a counting sort; its ops get their slots in
+//! one of two ways (`slots` module):
+//! - *Whole* (a circuit held in memory and planned before garbling): ops name wires until
+//!   the whole circuit is staged, then one pass in processing order gives each output the
+//!   slot most recently freed, a wire's slot freed after its last reader. The label tables
+//!   then hold the wires alive at once (the MinCut-size circuit: about 3,000 slots besides
+//!   its 500,000 inputs, which stay in a core's cache), which is what the speed of garbling
+//!   small circuits depends on. One `u32` per wire while staging, two in the last pass.
+//! - *Fast* (a circuit planned as it is garbled): what makes the slots plannable a window at
+//!   a time is the source's *wire ends* (the circuits crate's `source` module): no gate
+//!   after a wire's end reads it. Each output takes its slot as it is staged, and a wire's
+//!   slot is freed at the end of the window where it ends, so no slot is written twice
+//!   within a window and the sort may reorder its ops freely. About 12 ns a gate on top of
+//!   reading it (`examples/plan_speed.rs`), which is what the wall time of a large circuit
+//!   depends on; the tables hold one window's ended wires more, which costs garbling 5–10 %
+//!   on the MinCut-size circuit (docs/BENCHMARKS.md). One `u32` per wire number (its slot)
+//!   and one per slot (its ready wave).
 //!
 //! A circuit of at most [`PLAN_AHEAD_GATES`] gates is planned whole when its garbler or
 //! evaluator is made (before a session's network starts); a larger one
@@ -461,7 +460,7 @@ impl<R: Rules> Core<'_, R> {
             }
         }
         counts.fill(0);
-        slots.finish(&mut s.ops[base..], max_wave);
+        slots.finish(max_wave);
         s.windows.push(Window {
             gates: start as usize..start as usize + n,
             waves: first_wave..s.waves.len(),

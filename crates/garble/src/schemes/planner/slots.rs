@@ -69,20 +69,57 @@ pub(super) trait Slots {
     }
     /// The wire whose value is `v` (not an input's) ended.
     fn end(&mut self, v: u32);
-    /// After the sort, with the window's ops in processing order.
-    fn finish(&mut self, ops: &mut [Op], max_wave: u32);
+    /// The window, of `max_wave + 1` waves, is planned.
+    fn finish(&mut self, max_wave: u32);
 }
 
-/// Past this epoch the ready waves start over (see [`Fast::ready`]).
+/// Past this epoch the ready waves start over (see [`Ready`]).
 const EPOCH_LIMIT: u32 = 1 << 31;
+
+/// Per slot (or per wire, in [`Whole`]): `epoch + k` if its label is written in wave `k` of
+/// the current window; anything below `epoch` is ready before the window.
+struct Ready {
+    at: Vec<u32>,
+    epoch: u32,
+}
+
+impl Ready {
+    fn new(n: usize) -> Ready {
+        Ready {
+            at: vec![0; n],
+            epoch: 1,
+        }
+    }
+
+    /// The wave of the current window in which `r` is ready: 0 if before it.
+    #[inline(always)]
+    fn wave(&self, r: u32) -> u32 {
+        self.at[r as usize].saturating_sub(self.epoch)
+    }
+
+    /// `r` is written in wave `wave` of the current window.
+    #[inline(always)]
+    fn set(&mut self, r: u32, wave: u32) {
+        if r as usize >= self.at.len() {
+            self.at.resize(r as usize + 1, 0);
+        }
+        self.at[r as usize] = self.epoch + wave;
+    }
+
+    /// The window of `max_wave + 1` waves is over: everything in it is ready before the next.
+    fn next_window(&mut self, max_wave: u32) {
+        self.epoch += max_wave + 1;
+        if self.epoch > EPOCH_LIMIT {
+            self.at.fill(0);
+            self.epoch = 1;
+        }
+    }
+}
 
 /// Slots given as gates are staged, freed at the end of the window where their wire ends.
 pub(super) struct Fast {
     pool: SlotPool,
-    /// Per slot: `epoch + k` if its label is written in wave `k` of the current window;
-    /// anything below `epoch` is ready before the window.
-    ready: Vec<u32>,
-    epoch: u32,
+    ready: Ready,
     /// The slots of the wires that ended in the current window.
     ended: Vec<u32>,
 }
@@ -90,16 +127,15 @@ pub(super) struct Fast {
 impl Fast {
     /// Lets go of the tables planning needs.
     pub(super) fn release(&mut self) {
-        self.ready = Vec::new();
+        self.ready = Ready::new(0);
         self.ended = Vec::new();
         self.pool.free = Vec::new();
     }
 
     pub(super) fn new(pool: SlotPool) -> Fast {
         Fast {
-            ready: vec![0; pool.next as usize],
+            ready: Ready::new(pool.next as usize),
             pool,
-            epoch: 1,
             ended: Vec::new(),
         }
     }
@@ -112,16 +148,13 @@ impl Slots for Fast {
 
     #[inline(always)]
     fn wave(&self, r: u32) -> u32 {
-        self.ready[r as usize].saturating_sub(self.epoch)
+        self.ready.wave(r)
     }
 
     #[inline(always)]
     fn write(&mut self, out: WireId, wave: u32) -> u32 {
         let slot = if REUSE_SLOTS { self.pool.take() } else { out };
-        if slot as usize >= self.ready.len() {
-            self.ready.resize(slot as usize + 1, 0);
-        }
-        self.ready[slot as usize] = self.epoch + wave;
+        self.ready.set(slot, wave);
         slot
     }
 
@@ -130,17 +163,12 @@ impl Slots for Fast {
         self.ended.push(v);
     }
 
-    fn finish(&mut self, _ops: &mut [Op], max_wave: u32) {
+    fn finish(&mut self, max_wave: u32) {
         if REUSE_SLOTS {
             self.pool.free.append(&mut self.ended);
         }
         self.ended.clear();
-        self.epoch += max_wave + 1;
-        if self.epoch > EPOCH_LIMIT {
-            // Every label is ready before the next window: start the epochs over.
-            self.ready.fill(0);
-            self.epoch = 1;
-        }
+        self.ready.next_window(max_wave);
     }
 }
 
@@ -152,24 +180,22 @@ impl Slots for Fast {
 /// end two more.
 pub(super) struct Whole {
     pool: SlotPool,
-    /// Per wire (and the constant, named `wires`): as [`Fast::ready`].
-    ready: Vec<u32>,
-    epoch: u32,
+    /// Per wire (and the constant, named `wires`).
+    ready: Ready,
     wires: u32,
 }
 
 impl Whole {
     /// Lets go of the tables planning needs.
     pub(super) fn release(&mut self) {
-        self.ready = Vec::new();
+        self.ready = Ready::new(0);
         self.pool.free = Vec::new();
     }
 
     pub(super) fn new(pool: SlotPool, wires: u32) -> Whole {
         Whole {
             pool,
-            ready: vec![0; wires as usize + 1],
-            epoch: 1,
+            ready: Ready::new(wires as usize + 1),
             wires,
         }
     }
@@ -186,7 +212,7 @@ impl Whole {
         let wires = self.wires as usize;
         // The last op reading each wire, outputs read after the last op; in the table of
         // ready waves, which staging no longer needs (no new pages for it).
-        let last_read = &mut self.ready;
+        let last_read = &mut self.ready.at;
         last_read.fill(NEVER - 1);
         for (i, op) in ops.iter().enumerate() {
             last_read[op.a as usize] = i as u32;
@@ -201,7 +227,7 @@ impl Whole {
             slot_of[wires] = c;
         }
         let fixed = self.pool.fixed;
-        let last_read = &self.ready;
+        let last_read = &self.ready.at;
         for (i, op) in ops.iter_mut().enumerate() {
             let (a, b, out) = (op.a, op.b, op.out());
             if REUSE_SLOTS {
@@ -246,12 +272,12 @@ impl Slots for Whole {
 
     #[inline(always)]
     fn wave(&self, r: u32) -> u32 {
-        self.ready[r as usize].saturating_sub(self.epoch)
+        self.ready.wave(r)
     }
 
     #[inline(always)]
     fn write(&mut self, out: WireId, wave: u32) -> u32 {
-        self.ready[out as usize] = self.epoch + wave;
+        self.ready.set(out, wave);
         out
     }
 
@@ -263,11 +289,7 @@ impl Slots for Whole {
         unreachable!("a circuit planned whole is read without wire ends");
     }
 
-    fn finish(&mut self, _ops: &mut [Op], max_wave: u32) {
-        self.epoch += max_wave + 1;
-        if self.epoch > EPOCH_LIMIT {
-            self.ready.fill(0);
-            self.epoch = 1;
-        }
+    fn finish(&mut self, max_wave: u32) {
+        self.ready.next_window(max_wave);
     }
 }
