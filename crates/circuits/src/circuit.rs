@@ -274,6 +274,64 @@ impl Circuit {
         })
     }
 
+    /// The circuit with every gate held in memory: itself if it is held; if it is
+    /// generated, its gates read once and its wires renumbered so that each is written
+    /// once (the inputs keep their numbers, each gate's output takes the next), as a file
+    /// or [`Circuit::gates`] needs them. It computes the same function with the same gates
+    /// in the same order.
+    ///
+    /// # Errors
+    /// If the renumbered circuit would have more than [`MAX_WIRES`] wires.
+    pub fn to_held(&self) -> Result<Circuit, CircuitError> {
+        if !self.is_generated() {
+            return Ok(self.clone());
+        }
+        let n_inputs = self.n_inputs() as u64;
+        let wires = n_inputs + self.num_gates();
+        if wires > MAX_WIRES {
+            return Err(CircuitError::TooManyWires(wires));
+        }
+        // What each wire number names now: its number in the held circuit.
+        let mut now: Vec<WireId> = (0..self.num_wires).collect();
+        let mut gates = Vec::with_capacity(self.num_gates() as usize);
+        let mut next = n_inputs as WireId;
+        let mut source = self.source(false);
+        let mut batch = GateBatch::default();
+        while source.next_batch(1 << 16, &mut batch) {
+            for g in &batch.gates {
+                let held = |w: WireId| now[w as usize];
+                let gate = match *g {
+                    Gate::And { a, b, .. } => Gate::And {
+                        a: held(a),
+                        b: held(b),
+                        out: next,
+                    },
+                    Gate::Xor { a, b, .. } => Gate::Xor {
+                        a: held(a),
+                        b: held(b),
+                        out: next,
+                    },
+                    Gate::Inv { a, .. } => Gate::Inv {
+                        a: held(a),
+                        out: next,
+                    },
+                };
+                now[g.output() as usize] = next;
+                next += 1;
+                gates.push(gate);
+            }
+        }
+        let outputs = self
+            .outputs
+            .iter()
+            .map(|o| OutputGroup {
+                wires: o.wires.iter().map(|&w| now[w as usize]).collect(),
+                ..o.clone()
+            })
+            .collect();
+        Circuit::new(wires, self.inputs.clone(), outputs, gates)
+    }
+
     /// Whether the circuit's gates are generated as they are read rather than held
     /// ([`Circuit::generated`]); such a circuit has no [`Circuit::gates`].
     pub fn is_generated(&self) -> bool {

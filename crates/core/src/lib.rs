@@ -8,7 +8,8 @@
 //!   ([`aes::encrypt_under_keys`], the label-keyed schemes' path), and the fixed-key TCCR
 //!   hash of Guo–Katz–Wang–Yu ([`aes::FixedKeyAes::tccr`]), which the `ideal` scheme and the
 //!   OT extension both use;
-//! - [`prg`]: AES-128 in counter mode, the garbler's and the OT's randomness.
+//! - [`prg`]: AES-128 in counter mode, the garbler's and the OT's randomness;
+//! - [`memory`]: huge pages for the large buffers of a plan.
 //!
 //! Known answers: FIPS-197 Appendices C.1 (encryption, every backend and path) and A.1 (key
 //! expansion), in the tests of [`aes`].
@@ -27,6 +28,7 @@
 
 pub mod aes;
 mod block;
+pub mod memory;
 pub mod prg;
 
 pub use block::Block;

@@ -52,16 +52,24 @@ pub fn write_file(circuit: &Circuit, format: Format, path: &Path) -> Result<(), 
     result
 }
 
+/// The most gates of a generated circuit that [`write`] holds in memory to write it.
+const MAX_GENERATED_EXPORT_GATES: u64 = 1 << 26;
+
 /// Writes `circuit` in `format`. See the module documentation for the renumbering.
 pub fn write(circuit: &Circuit, format: Format, out: &mut impl Write) -> Result<(), WriteError> {
     if circuit.is_generated() {
-        // Its wire numbers are reused, which a file's are not; and a circuit generated for
-        // its size would make a file of tens of gigabytes.
-        return Err(WriteError::Unsupported(format!(
-            "a circuit of {} gates is generated as it is garbled and not written to a file \
-             (circuits of at most 2^22 gates are)",
-            circuit.num_gates()
-        )));
+        // A file numbers each wire once, where a generated circuit reuses its numbers: held
+        // and renumbered first, if it is no larger than a file anyone would want.
+        if circuit.num_gates() > MAX_GENERATED_EXPORT_GATES {
+            return Err(WriteError::Unsupported(format!(
+                "a circuit of {} gates is generated as it is garbled; export writes such a                  circuit of at most 2^26 gates (about 2 GB of text)",
+                circuit.num_gates()
+            )));
+        }
+        let held = circuit
+            .to_held()
+            .map_err(|e| WriteError::Unsupported(e.to_string()))?;
+        return write(&held, format, out);
     }
     let groups = input_groups_in_file_order(circuit);
     if format == Format::Bristol {
@@ -306,10 +314,33 @@ mod tests {
     }
 
     #[test]
-    fn a_generated_circuit_is_refused_with_a_reason() {
-        let c = crate::library::generated("synthetic:and=100,xor=100,inputs=4,depth=10").unwrap();
-        let e = write(&c, Format::BristolFashion, &mut Vec::new()).unwrap_err();
-        assert!(e.to_string().contains("generated as it is garbled"), "{e}");
+    fn a_generated_circuit_is_written_as_its_held_form() {
+        use rand::{Rng, SeedableRng};
+        let spec = "synthetic:and=300,xor=700,inputs=6,depth=10";
+        let generated = crate::library::generated(spec).unwrap();
+        let held = generated.to_held().unwrap();
+        assert!(!held.is_generated());
+        assert_eq!(held.gate_counts(), generated.gate_counts());
+        let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(20);
+        for _ in 0..8 {
+            let inputs: Vec<u64> = (0..generated.n_inputs()).map(|_| rng.gen()).collect();
+            assert_eq!(held.eval_words(&inputs), generated.eval_words(&inputs));
+        }
+        // The file is the held form's, gate for gate (the held form numbers wire `c` as `c`).
+        let text = |c: &Circuit| {
+            let mut t = Vec::new();
+            write(c, Format::BristolFashion, &mut t).unwrap();
+            t
+        };
+        let held_form = crate::library::load(spec).unwrap();
+        assert!(!held_form.is_generated());
+        assert_eq!(text(&generated), text(&held_form));
+        assert_eq!(held, held_form);
+        // Too large to hold: refused with a reason, before anything is read.
+        let huge =
+            crate::library::load("synthetic:and=1000000000,xor=2500000000,inputs=100").unwrap();
+        let e = write(&huge, Format::BristolFashion, &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("at most 2^26 gates"), "{e}");
     }
 
     #[test]

@@ -239,7 +239,7 @@ fn names_builtin(name: &str) -> bool {
 
 /// The generated form of a `synthetic` circuit (its gates written as they are read, wire
 /// numbers reused: [`Circuit::generated`]) whatever its size, as [`load`] gives it for
-/// circuits of more than 2^22 gates: for tests and benchmarks that compare the two forms.
+/// circuits of more than 2^20 gates: for tests and benchmarks that compare the two forms.
 ///
 /// # Errors
 /// If `spec` is not a valid `synthetic` spec, or its circuit has no generated form (depth

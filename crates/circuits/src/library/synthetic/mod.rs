@@ -53,8 +53,8 @@
 //!
 //! # Two forms
 //! Up to [`HELD_GATES`] gates (and whenever it has no levels), the circuit is *held*: built
-//! in one pass into a vector allocated once, wire `c` numbered `c` (the paper-sized default
-//! builds in about 0.05 s with optimisations on). Larger, it is *generated*
+//! in one pass into a vector allocated once, wire `c` numbered `c`. Larger (the paper-sized
+//! default among them), it is *generated*
 //! ([`Circuit::generated`]): the same gates, drawn by the same walk (module `generated`)
 //! each time the circuit is read, with wire numbers reused once no later gate can read them,
 //! so that a billion AND gates take a few MB (up to `and` = 10^9 and `xor` = 2.5·10^9, where
@@ -233,8 +233,13 @@ impl SplitMix64 {
 }
 
 /// Circuits of more gates than this are generated as they are read (when they have
-/// levels): held, a gate costs 16 bytes and the garbler's plan of it 36 more.
-pub(crate) const HELD_GATES: u64 = 1 << 22;
+/// levels). Held, a gate costs 16 bytes, building it 14 ns, and planning it whole with the
+/// exact slots of a held circuit 38 ns; generated, a gate costs nothing to keep and about
+/// 19 ns to draw and plan, and garbling it about 4 % more (its wires end at level
+/// boundaries, not at their last readers, so the label tables hold a few more): at the
+/// paper's MinCut size (3.5 M gates) that halves the wait of `run` (docs/BENCHMARKS.md).
+/// Below this a circuit stays held, so that it can be exported and read gate by gate.
+pub(crate) const HELD_GATES: u64 = 1 << 20;
 
 fn build(params: &Params) -> Circuit {
     let shape = Shape::of(params);
@@ -390,7 +395,10 @@ mod tests {
         assert_eq!((s.and, s.xor, s.inv), (999_960, 2_524_920, 0));
         assert_eq!((s.garbler_inputs, s.evaluator_inputs), (250_000, 250_000));
         assert_eq!((s.and_depth, s.outputs), (1000, 128));
-        assert_eq!(s.wires, 500_000 + 999_960 + 2_524_920);
+        // Generated (more than HELD_GATES gates): its wire numbers are reused; held, it
+        // would have one wire per input and gate.
+        assert!(circuit.is_generated());
+        assert!(s.wires < 600_000, "{} wire numbers", s.wires);
         // 999,960 / 1,000 levels: 960 levels of 1,000 and 40 of 999.
         assert_eq!(s.max_and_width(), 1000);
         assert_eq!(s.and_level_widths.iter().filter(|&&n| n == 999).count(), 40);

@@ -5,21 +5,24 @@
 //! one pass in circuit order (each gate's wave from its inputs', its op, sort key and
 //! offset) and sorted into processing order by a counting sort; its ops get their slots in
 //! one of two ways (`slots` module):
-//! - *Whole* (a circuit held in memory and planned before garbling): ops name wires until
-//!   the whole circuit is staged, then one pass in processing order gives each output the
-//!   slot most recently freed, a wire's slot freed after its last reader. The label tables
-//!   then hold the wires alive at once (the MinCut-size circuit: about 3,000 slots besides
-//!   its 500,000 inputs, which stay in a core's cache), which is what the speed of garbling
-//!   small circuits depends on. One `u32` per wire while staging, two in the last pass.
-//! - *Fast* (a circuit planned as it is garbled): what makes the slots plannable a window at
-//!   a time is the source's *wire ends* (the circuits crate's `source` module): no gate
-//!   after a wire's end reads it. Each output takes its slot as it is staged, and a wire's
-//!   slot is freed at the end of the window where it ends, so no slot is written twice
-//!   within a window and the sort may reorder its ops freely. About 12 ns a gate on top of
-//!   reading it (`examples/plan_speed.rs`), which is what the wall time of a large circuit
-//!   depends on; the tables hold one window's ended wires more, which costs garbling 5–10 %
-//!   on the MinCut-size circuit (docs/BENCHMARKS.md). One `u32` per wire number (its slot)
-//!   and one per slot (its ready wave).
+//! - *Whole* (a circuit held in memory and planned before garbling, which is every circuit
+//!   but a `synthetic` one of more than 2^20 gates): ops name wires until the whole circuit
+//!   is staged, then one pass in processing order gives each output the slot most recently
+//!   freed, a wire's slot freed after its last reader. The label tables then hold exactly
+//!   the wires alive at once, which is what the speed of garbling depends on. One `u32` per
+//!   wire while staging, two in the last pass; about 38 ns a gate with reading
+//!   (`examples/plan_speed.rs`).
+//! - *Fast* (a generated circuit, and any circuit planned as it is garbled): what makes the
+//!   slots plannable a window at a time is the source's *wire ends* (the circuits crate's
+//!   `source` module): no gate after a wire's end reads it. Each output takes its slot as
+//!   it is staged, and a wire's slot is freed at the end of the window where it ends, so no
+//!   slot is written twice within a window and the sort may reorder its ops freely. About
+//!   12 ns a gate on top of reading it, which is what the wall time of a large circuit
+//!   depends on; the tables hold one window's ended wires more, which costs garbling a few
+//!   per cent (docs/BENCHMARKS.md). One `u32` per wire number (its slot) and one per slot
+//!   (its ready wave). (Slots given per window in processing order, exact when the ends
+//!   are, were tried: 9 ns a gate more than this, and no faster garbling of a generated
+//!   circuit, whose ends come at level boundaries.)
 //!
 //! A circuit of at most [`PLAN_AHEAD_GATES`] gates is planned whole when its garbler or
 //! evaluator is made (before a session's network starts); a larger one
@@ -31,6 +34,7 @@ mod cache;
 mod slots;
 
 use transputation_circuits::{Circuit, Gate, GateBatch, GateSource, WireId};
+use transputation_core::memory;
 
 use super::parallel::Parallel;
 use super::waves::{
@@ -203,7 +207,7 @@ impl<'c, R: Rules> Planner<'c, R> {
         };
         let cache = parallel
             .plan_cache()
-            .filter(|_| whole)
+            .filter(|_| segment == usize::MAX)
             .map(|dir| PlanCache::new(dir, circuit, R::NAME, window, shape));
         let cached = cache.as_ref().and_then(|c| match c.load() {
             Ok(plan) => plan,
@@ -241,6 +245,9 @@ impl<'c, R: Rules> Planner<'c, R> {
             s.ops.reserve_exact(gates);
             s.offset.reserve_exact(gates);
             s.extra.reserve_exact(gates);
+            memory::prefer_huge_pages(&mut s.ops);
+            memory::prefer_huge_pages(&mut s.offset);
+            memory::prefer_huge_pages(&mut s.extra);
         }
         let mut planned = 0;
         // Done at the last gate (the circuit says how many), not when the source has none

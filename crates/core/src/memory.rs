@@ -1,0 +1,59 @@
+//! Asking the kernel to back large buffers with huge pages.
+//!
+//! A plan of a few million gates is tens of megabytes written once, front to back, right
+//! after it is allocated. On 4 KiB pages each page is a fault and a zeroing: the faults
+//! took a third of planning the MinCut-size circuit (docs/BENCHMARKS.md). Where
+//! transparent huge pages are enabled only on request (`madvise`, the usual default), this
+//! requests them for one buffer; where they are always on or off, or on other systems, it
+//! does nothing.
+
+/// Buffers smaller than this are left alone: a huge page is 2 MiB on x86-64 and Armv8 with
+/// 4 KiB pages, and a buffer must span one to gain.
+const WORTH_BYTES: usize = 4 << 20;
+
+/// Asks for huge pages behind the capacity of `buffer` (call it right after reserving, before
+/// writing). Memory use does not change beyond rounding to huge pages, nor does anything the
+/// buffer holds.
+pub fn prefer_huge_pages<T>(buffer: &mut Vec<T>) {
+    let bytes = buffer.capacity() * std::mem::size_of::<T>();
+    if bytes >= WORTH_BYTES {
+        advise(buffer.as_mut_ptr().cast(), bytes);
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn advise(start: *mut u8, bytes: usize) {
+    const PAGE: usize = 4096;
+    let first = (start as usize).next_multiple_of(PAGE);
+    let end = (start as usize + bytes) / PAGE * PAGE;
+    if end <= first {
+        return;
+    }
+    // SAFETY: the range lies within one allocation this process owns (the vector's
+    // capacity, rounded inwards to whole pages). MADV_HUGEPAGE changes only how the kernel
+    // backs those pages, never their contents or who may access them; its failure (a
+    // kernel without THP) leaves them as they were, so the result is not needed.
+    unsafe {
+        libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise(_start: *mut u8, _bytes: usize) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_buffer_keeps_what_it_holds() {
+        let mut v: Vec<u64> = Vec::with_capacity(1 << 20);
+        prefer_huge_pages(&mut v);
+        v.extend(0..1 << 20);
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+        let mut small = vec![1u8; 10];
+        prefer_huge_pages(&mut small);
+        assert_eq!(small, vec![1u8; 10]);
+    }
+}
