@@ -649,6 +649,40 @@ impl WireSet {
     }
 }
 
+/// Checks a circuit's source against its ends (tests): every gate reads live wires and
+/// writes one that is not, no input ends, and every output is live at the end.
+#[cfg(test)]
+pub(crate) fn check_ends(circuit: &Circuit) {
+    let mut alive = vec![false; circuit.num_wires() as usize];
+    alive[..circuit.n_inputs()].fill(true);
+    let mut source = circuit.source(true);
+    let mut batch = GateBatch::default();
+    let mut gate = 0usize;
+    while source.next_batch(777, &mut batch) {
+        let mut ends = batch.ends.iter().peekable();
+        for (i, g) in batch.gates.iter().enumerate() {
+            let (a, b) = g.inputs();
+            for w in std::iter::once(a).chain(b) {
+                assert!(alive[w as usize], "gate {gate} reads wire {w}, not alive");
+            }
+            assert!(
+                !alive[g.output() as usize],
+                "gate {gate} overwrites a live wire"
+            );
+            alive[g.output() as usize] = true;
+            while let Some(&(_, w)) = ends.next_if(|&&(p, _)| p as usize == i) {
+                assert!(w as usize >= circuit.n_inputs(), "input {w} ended");
+                alive[w as usize] = false;
+            }
+            gate += 1;
+        }
+    }
+    assert_eq!(gate as u64, circuit.num_gates());
+    for &w in circuit.outputs().iter().flat_map(|o| &o.wires) {
+        assert!(alive[w as usize], "output wire {w} not alive at the end");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

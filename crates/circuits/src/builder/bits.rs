@@ -31,11 +31,14 @@ impl Bit {
 /// Builds a [`Circuit`]; see the [`builder`](crate::builder) module documentation.
 #[derive(Debug, Default)]
 pub struct Builder {
-    next_wire: WireId,
+    pub(super) next_wire: WireId,
     gates: Vec<Gate>,
     /// Input groups with their builder wires, in declaration order.
     inputs: Vec<(InputGroup, Vec<WireId>)>,
     outputs: Vec<(String, Vec<Bit>)>,
+    /// Wire numbers to hand out again (a program written in pieces: the `pieces` module),
+    /// the most recently freed last; `None` when every wire is new.
+    free: Option<Vec<WireId>>,
 }
 
 impl Builder {
@@ -45,9 +48,55 @@ impl Builder {
     }
 
     fn fresh(&mut self) -> WireId {
+        if let Some(w) = self.free.as_mut().and_then(Vec::pop) {
+            return w;
+        }
         let w = self.next_wire;
         self.next_wire = w.checked_add(1).expect("fewer than 2^32 wires");
         w
+    }
+
+    /// From now on, hands out again the numbers given to [`Builder::free_wire`].
+    pub(super) fn reuse_wires(&mut self) {
+        self.free.get_or_insert_with(Vec::new);
+    }
+
+    /// Wire `w` is read by no gate written from now on: its number may be handed out again.
+    pub(super) fn free_wire(&mut self, w: WireId) {
+        self.free
+            .as_mut()
+            .expect("wire numbers are reused only after reuse_wires")
+            .push(w);
+    }
+
+    /// The gates written since they were last taken.
+    pub(super) fn gates_mut(&mut self) -> &mut Vec<Gate> {
+        &mut self.gates
+    }
+
+    /// Every input wire, in declaration order.
+    pub(super) fn input_wires(&self) -> impl Iterator<Item = WireId> + '_ {
+        self.inputs.iter().flat_map(|(_, w)| w.iter().copied())
+    }
+
+    /// The input groups, in declaration order.
+    pub(super) fn input_groups(&self) -> impl Iterator<Item = &InputGroup> {
+        self.inputs.iter().map(|(g, _)| g)
+    }
+
+    /// The output groups: names and bits.
+    pub(super) fn output_groups(&self) -> impl Iterator<Item = (&str, &[Bit])> {
+        self.outputs.iter().map(|(n, b)| (n.as_str(), &b[..]))
+    }
+
+    /// Every output wire ([`Builder::materialise_constant_outputs`] first).
+    pub(super) fn output_wires(&self) -> impl Iterator<Item = WireId> + '_ {
+        self.outputs.iter().flat_map(|(_, bits)| {
+            bits.iter().map(|b| match *b {
+                Bit::Wire(w) => w,
+                Bit::Const(_) => unreachable!("constant outputs are materialised first"),
+            })
+        })
     }
 
     /// Number of gates emitted so far.
@@ -182,6 +231,43 @@ impl Builder {
         self.not(none)
     }
 
+    /// Writes each constant output bit as a wire, at the end: zero = w XOR w of the first
+    /// input wire, one = NOT zero (no AND gate).
+    ///
+    /// # Panics
+    /// If an output is constant and the circuit has no input wire to derive a constant from.
+    pub(super) fn materialise_constant_outputs(&mut self) {
+        let needs = |v: bool| {
+            self.outputs
+                .iter()
+                .any(|(_, bits)| bits.contains(&Bit::Const(v)))
+        };
+        let (need_zero, need_one) = (needs(false), needs(true));
+        if !need_zero && !need_one {
+            return;
+        }
+        let first = self
+            .input_wires()
+            .next()
+            .expect("a constant output needs at least one input wire");
+        let zero = self.fresh();
+        self.gates.push(Gate::Xor {
+            a: first,
+            b: first,
+            out: zero,
+        });
+        let one = need_one.then(|| self.not(Bit::Wire(zero)));
+        for (_, bits) in &mut self.outputs {
+            for bit in bits.iter_mut() {
+                match *bit {
+                    Bit::Const(false) => *bit = Bit::Wire(zero),
+                    Bit::Const(true) => *bit = one.expect("made when an output is 1"),
+                    Bit::Wire(_) => {}
+                }
+            }
+        }
+    }
+
     /// Finishes the circuit: input wires are renumbered to come first, in group order, then
     /// every gate output in gate order. Constant outputs are materialised from the first input
     /// wire (`x XOR x` and its negation), which costs no AND gate.
@@ -189,35 +275,7 @@ impl Builder {
     /// # Panics
     /// If an output is constant and the circuit has no input wire to derive a constant from.
     pub fn build(mut self) -> Circuit {
-        // Constant outputs need a wire: zero = w XOR w, one = NOT zero, emitted at the end.
-        let needs = |v: bool| {
-            self.outputs
-                .iter()
-                .any(|(_, bits)| bits.contains(&Bit::Const(v)))
-        };
-        let (need_zero, need_one) = (needs(false), needs(true));
-        let mut constants = [None, None];
-        if need_zero || need_one {
-            let first = self
-                .inputs
-                .iter()
-                .find_map(|(_, w)| w.first().copied())
-                .expect("a constant output needs at least one input wire");
-            let zero = self.fresh();
-            self.gates.push(Gate::Xor {
-                a: first,
-                b: first,
-                out: zero,
-            });
-            constants[0] = Some(zero);
-            if need_one {
-                constants[1] = Some(match self.not(Bit::Wire(zero)) {
-                    Bit::Wire(w) => w,
-                    Bit::Const(_) => unreachable!("NOT of a wire is a wire"),
-                });
-            }
-        }
-
+        self.materialise_constant_outputs();
         let mut map = vec![WireId::MAX; self.next_wire as usize];
         let mut next = 0u32;
         for (_, wires) in &self.inputs {
@@ -259,7 +317,7 @@ impl Builder {
                     .iter()
                     .map(|b| match *b {
                         Bit::Wire(w) => m(w),
-                        Bit::Const(v) => m(constants[usize::from(v)].expect("materialised")),
+                        Bit::Const(_) => unreachable!("constant outputs are materialised"),
                     })
                     .collect(),
                 order: BitOrder::MsbFirst,

@@ -24,6 +24,7 @@
 
 mod bits;
 mod int;
+pub mod pieces;
 mod sort;
 
 pub use bits::{Bit, Builder};

@@ -65,7 +65,10 @@
 //!   significant bit node `n - 2`: a bit is 1 iff that node is on the s side of the first
 //!   minimum cut.
 
+use std::sync::Arc;
+
 use super::{Builtin, Param, Params};
+use crate::builder::pieces::{self, Piece, Pieces};
 use crate::builder::{Bit, Builder, Uint, Word};
 use crate::circuit::{BitOrder, Circuit, Party};
 use crate::encoding::{bits_to_hex, hex_to_bits};
@@ -160,53 +163,109 @@ fn on_s_side(g: u64, u: usize, n: usize) -> bool {
     u == 0 || (u < n - 1 && (g >> (u - 1)) & 1 == 1)
 }
 
+/// From this many cuts (12 nodes: about a million gates at 8 bits, 460,000 at 2) the
+/// circuit is generated as it is read (`builder::pieces`), never held whole: 20 nodes are
+/// some 200 M gates.
+const GENERATED_CUTS: u64 = 1 << 10;
+
 fn build(params: &Params) -> Circuit {
     let shape = Shape::of(params);
-    let Shape { n, bits, w } = shape;
-    let mut b = Builder::new();
-    let a = b.input_uints(Party::Garbler, "edge capacity shares", shape.edges(), bits);
-    let c = b.input_uints(
-        Party::Evaluator,
-        "edge capacity shares",
-        shape.edges(),
-        bits,
-    );
-    let cap: Vec<Uint> = a
-        .iter()
-        .zip(&c)
-        .map(|(x, y)| b.add_wide(x, y).resize(w))
-        .collect();
-
-    // Cut 0: only the source on the s side.
-    let mut cut = cap[shape.edge(0, 1)].clone();
-    for u in 2..n {
-        cut = b.add(&cut, &cap[shape.edge(0, u)]);
+    if shape.cuts() >= GENERATED_CUTS {
+        pieces::generated(Arc::new(MinCut(shape)))
+    } else {
+        pieces::held(&MinCut(shape))
     }
-    let mut best = cut.clone();
-    let mut best_side = vec![Bit::ZERO; n - 2];
+}
 
-    for k in 1..shape.cuts() {
-        let g = k ^ (k >> 1);
-        let v = k.trailing_zeros() as usize + 1;
-        let now_s = on_s_side(g, v, n);
-        for u in (0..n).filter(|&u| u != v) {
-            let e = &cap[shape.edge(u, v)];
-            // Same side as v's new place: the edge stopped crossing.
-            cut = if on_s_side(g, u, n) == now_s {
-                b.sub(&cut, e)
-            } else {
-                b.add(&cut, e)
-            };
+/// The circuit as a program in pieces: the capacities and the first cut, then one piece
+/// per further cut.
+#[derive(Debug)]
+struct MinCut(Shape);
+
+/// What the pieces carry from cut to cut.
+struct Cuts<'a> {
+    shape: &'a Shape,
+    cap: Vec<Uint>,
+    cut: Uint,
+    best: Uint,
+    best_side: Vec<Bit>,
+    /// The next cut.
+    k: u64,
+}
+
+impl Pieces for MinCut {
+    fn identity(&self) -> String {
+        format!("mincut:nodes={},bits={}", self.0.n, self.0.bits)
+    }
+
+    fn start<'a>(&'a self, b: &mut Builder) -> Box<dyn Piece + 'a> {
+        let shape = &self.0;
+        let Shape { n, bits, w } = *shape;
+        let a = b.input_uints(Party::Garbler, "edge capacity shares", shape.edges(), bits);
+        let c = b.input_uints(
+            Party::Evaluator,
+            "edge capacity shares",
+            shape.edges(),
+            bits,
+        );
+        let cap: Vec<Uint> = a
+            .iter()
+            .zip(&c)
+            .map(|(x, y)| b.add_wide(x, y).resize(w))
+            .collect();
+        // Cut 0: only the source on the s side.
+        let mut cut = cap[shape.edge(0, 1)].clone();
+        for u in 2..n {
+            cut = b.add(&cut, &cap[shape.edge(0, u)]);
         }
-        let less = b.lt(&cut, &best);
-        best = b.mux_word(less, &cut, &best);
-        let side: Vec<Bit> = (1..n - 1).map(|u| Bit::Const(on_s_side(g, u, n))).collect();
-        best_side = b.mux_bits(less, &side, &best_side);
+        Box::new(Cuts {
+            shape,
+            cap,
+            best: cut.clone(),
+            cut,
+            best_side: vec![Bit::ZERO; n - 2],
+            k: 1,
+        })
+    }
+}
+
+impl Piece for Cuts<'_> {
+    fn next(&mut self, b: &mut Builder) -> bool {
+        let (shape, n) = (self.shape, self.shape.n);
+        if self.k < shape.cuts() {
+            let k = self.k;
+            let g = k ^ (k >> 1);
+            let v = k.trailing_zeros() as usize + 1;
+            let now_s = on_s_side(g, v, n);
+            for u in (0..n).filter(|&u| u != v) {
+                let e = &self.cap[shape.edge(u, v)];
+                // Same side as v's new place: the edge stopped crossing.
+                self.cut = if on_s_side(g, u, n) == now_s {
+                    b.sub(&self.cut, e)
+                } else {
+                    b.add(&self.cut, e)
+                };
+            }
+            let less = b.lt(&self.cut, &self.best);
+            self.best = b.mux_word(less, &self.cut, &self.best);
+            let side: Vec<Bit> = (1..n - 1).map(|u| Bit::Const(on_s_side(g, u, n))).collect();
+            self.best_side = b.mux_bits(less, &side, &self.best_side);
+            self.k += 1;
+            if self.k < shape.cuts() {
+                return true;
+            }
+        }
+        b.output_uint("min cut capacity", &self.best);
+        b.output_bits("s side", &self.best_side);
+        false
     }
 
-    b.output_uint("min cut capacity", &best);
-    b.output_bits("s side", &best_side);
-    b.build()
+    fn live(&self, out: &mut Vec<Bit>) {
+        for x in self.cap.iter().chain([&self.cut, &self.best]) {
+            out.extend_from_slice(x.bits());
+        }
+        out.extend_from_slice(&self.best_side);
+    }
 }
 
 fn reference(params: &Params, garbler: &str, evaluator: &str) -> String {
@@ -256,6 +315,30 @@ mod tests {
     use crate::library::parse_spec;
     use crate::library::testing::{check_against_reference, check_vector};
     use crate::Stats;
+
+    #[test]
+    fn the_generated_form_is_the_held_form() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(14);
+        for (n, bits) in [(3, 1), (5, 3), (7, 4)] {
+            let spec = format!("mincut:nodes={n},bits={bits}");
+            let shape = Shape::of(&super::super::parse_spec(&spec).unwrap().1);
+            let held = pieces::held(&MinCut(shape));
+            let generated = pieces::generated_in_chunks(Arc::new(MinCut(shape)), 100);
+            crate::circuit::check_ends(&generated);
+            assert_eq!(generated.to_held().unwrap(), held, "{n} nodes");
+            for _ in 0..4 {
+                let inputs: Vec<u64> = (0..held.n_inputs()).map(|_| rng.gen()).collect();
+                assert_eq!(generated.eval_words(&inputs), held.eval_words(&inputs));
+            }
+        }
+        // From 12 nodes the built-in is generated, its wire numbers those of a chunk of
+        // gates and the state, not one per gate.
+        let c = super::super::build("mincut:nodes=12,bits=2").unwrap();
+        assert!(c.is_generated());
+        assert!(c.num_wires() < 40_000, "{} wire numbers", c.num_wires());
+        assert!(c.num_gates() > 400_000, "{} gates", c.num_gates());
+    }
 
     #[test]
     fn edges_are_numbered_lexicographically() {

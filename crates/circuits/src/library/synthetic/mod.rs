@@ -518,37 +518,6 @@ mod tests {
     /// Reads every gate of `circuit` through its source, checking the ends: no wire is
     /// read after it ended or before it was written, none is written while alive, and the
     /// outputs are alive at the end.
-    fn check_ends(circuit: &Circuit) {
-        let mut alive = vec![false; circuit.num_wires() as usize];
-        alive[..circuit.n_inputs()].fill(true);
-        let mut source = circuit.source(true);
-        let mut batch = crate::GateBatch::default();
-        let mut gate = 0usize;
-        while source.next_batch(777, &mut batch) {
-            let mut ends = batch.ends.iter().peekable();
-            for (i, g) in batch.gates.iter().enumerate() {
-                let (a, b) = g.inputs();
-                for w in std::iter::once(a).chain(b) {
-                    assert!(alive[w as usize], "gate {gate} reads wire {w}, not alive");
-                }
-                assert!(
-                    !alive[g.output() as usize],
-                    "gate {gate} overwrites a live wire"
-                );
-                alive[g.output() as usize] = true;
-                while let Some(&(_, w)) = ends.next_if(|&&(p, _)| p as usize == i) {
-                    assert!(w as usize >= circuit.n_inputs(), "input {w} ended");
-                    alive[w as usize] = false;
-                }
-                gate += 1;
-            }
-        }
-        assert_eq!(gate as u64, circuit.num_gates());
-        for &w in &circuit.outputs()[0].wires {
-            assert!(alive[w as usize], "output wire {w} not alive at the end");
-        }
-    }
-
     #[test]
     fn the_generated_form_computes_what_the_held_form_does() {
         use rand::{Rng, SeedableRng};
@@ -563,8 +532,8 @@ mod tests {
             let shape = Shape::of(&params);
             let (held, gen) = (held(shape), generated::circuit(shape));
             assert!(gen.is_generated() && !held.is_generated(), "{spec}");
-            check_ends(&gen);
-            check_ends(&held);
+            crate::circuit::check_ends(&gen);
+            crate::circuit::check_ends(&held);
             let inputs: Vec<u64> = (0..held.n_inputs()).map(|_| rng.gen()).collect();
             assert_eq!(held.eval_words(&inputs), gen.eval_words(&inputs), "{spec}");
             let (h, g) = (Stats::of(&held), Stats::of(&gen));
