@@ -202,11 +202,7 @@ impl Circuit {
         }
         let mut counts = [0u64; 3];
         for (gate, g) in gates.iter().enumerate() {
-            counts[match g {
-                Gate::And { .. } => 0,
-                Gate::Xor { .. } => 1,
-                Gate::Inv { .. } => 2,
-            }] += 1;
+            counts[g.kind_index()] += 1;
             let (a, b) = g.inputs();
             for wire in std::iter::once(a).chain(b) {
                 if wire >= wires {
@@ -650,7 +646,8 @@ impl WireSet {
 }
 
 /// Checks a circuit's source against its ends (tests): every gate reads live wires and
-/// writes one that is not, no input ends, and every output is live at the end.
+/// writes one that is not, ends are in gate order at gates of their batch and end live
+/// wires, no input or output ends, and every output is live at the end.
 #[cfg(test)]
 pub(crate) fn check_ends(circuit: &Circuit) {
     let mut alive = vec![false; circuit.num_wires() as usize];
@@ -659,6 +656,17 @@ pub(crate) fn check_ends(circuit: &Circuit) {
     let mut batch = GateBatch::default();
     let mut gate = 0usize;
     while source.next_batch(777, &mut batch) {
+        assert!(
+            batch.ends.windows(2).all(|e| e[0].0 <= e[1].0),
+            "ends out of gate order"
+        );
+        assert!(
+            batch
+                .ends
+                .last()
+                .is_none_or(|&(p, _)| (p as usize) < batch.gates.len()),
+            "an end past the batch's last gate"
+        );
         let mut ends = batch.ends.iter().peekable();
         for (i, g) in batch.gates.iter().enumerate() {
             let (a, b) = g.inputs();
@@ -672,6 +680,10 @@ pub(crate) fn check_ends(circuit: &Circuit) {
             alive[g.output() as usize] = true;
             while let Some(&(_, w)) = ends.next_if(|&&(p, _)| p as usize == i) {
                 assert!(w as usize >= circuit.n_inputs(), "input {w} ended");
+                assert!(
+                    alive[w as usize],
+                    "wire {w} ended at gate {gate}, not alive"
+                );
                 alive[w as usize] = false;
             }
             gate += 1;

@@ -43,6 +43,16 @@ impl Gate {
         }
     }
 
+    /// The gate's place in [`Circuit::gate_counts`](crate::Circuit::gate_counts): 0 for
+    /// AND, 1 for XOR, 2 for INV.
+    pub fn kind_index(&self) -> usize {
+        match self {
+            Gate::And { .. } => 0,
+            Gate::Xor { .. } => 1,
+            Gate::Inv { .. } => 2,
+        }
+    }
+
     /// The wires this gate reads: one or two.
     pub fn inputs(&self) -> (WireId, Option<WireId>) {
         match *self {

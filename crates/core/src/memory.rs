@@ -24,9 +24,13 @@ pub fn prefer_huge_pages<T>(buffer: &mut Vec<T>) {
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn advise(start: *mut u8, bytes: usize) {
-    const PAGE: usize = 4096;
-    let first = (start as usize).next_multiple_of(PAGE);
-    let end = (start as usize + bytes) / PAGE * PAGE;
+    // SAFETY: sysconf reads a constant of the system; it touches no memory of ours.
+    let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        p if p > 0 => p as usize,
+        _ => return,
+    };
+    let first = (start as usize).next_multiple_of(page);
+    let end = (start as usize + bytes) / page * page;
     if end <= first {
         return;
     }
@@ -45,6 +49,51 @@ fn advise(_start: *mut u8, _bytes: usize) {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `VmFlags` of the mapping of this process that holds `addr`, from
+    /// `/proc/self/smaps`.
+    #[cfg(target_os = "linux")]
+    fn vm_flags(addr: usize) -> Option<String> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let mut inside = false;
+        for line in smaps.lines() {
+            let range = line
+                .split_whitespace()
+                .next()
+                .and_then(|r| r.split_once('-'));
+            if let Some((lo, hi)) = range {
+                if let (Ok(lo), Ok(hi)) =
+                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                {
+                    inside = (lo..hi).contains(&addr);
+                    continue;
+                }
+            }
+            if inside {
+                if let Some(flags) = line.strip_prefix("VmFlags:") {
+                    return Some(flags.trim().to_string());
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_kernel_is_asked_for_huge_pages() {
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled");
+        if !thp.is_ok_and(|t| !t.contains("[never]")) {
+            return; // no transparent huge pages on this kernel: nothing to ask for
+        }
+        let mut v: Vec<u8> = Vec::with_capacity(64 << 20);
+        prefer_huge_pages(&mut v);
+        let middle = v.as_ptr() as usize + (32 << 20);
+        let flags = vm_flags(middle).expect("the buffer's mapping in /proc/self/smaps");
+        assert!(
+            flags.split_whitespace().any(|f| f == "hg"),
+            "no `hg` flag: {flags}"
+        );
+    }
 
     #[test]
     fn a_large_buffer_keeps_what_it_holds() {

@@ -62,11 +62,14 @@ fn identity(path: &Path) -> (u64, std::time::SystemTime) {
 
 #[test]
 fn a_saved_plan_gives_the_bytes_and_labels_of_a_fresh_one() {
-    // aes128 (INV gates, a few windows) and a synthetic circuit of many windows whose last
-    // gates follow its last AND gate.
+    // aes128 (INV gates, a few windows), a synthetic circuit of many windows whose last
+    // gates follow its last AND gate, and the same circuit generated (planned whole in the
+    // fast mode, as the paper-sized circuits are).
+    let spec = "synthetic:and=20000,xor=50000,inputs=64,depth=400";
     let circuits = [
         library::load("aes128").unwrap(),
-        library::load("synthetic:and=20000,xor=50000,inputs=64,depth=400").unwrap(),
+        library::load(spec).unwrap(),
+        library::generated(spec).unwrap(),
     ];
     for (c, scheme) in circuits.iter().flat_map(|c| Scheme::ALL.map(|s| (c, s))) {
         let dir = tempfile::tempdir().unwrap();

@@ -285,7 +285,8 @@ pub(crate) fn extend_ot<C: Channel>(
     let wires = wires_of(circuit, Party::Evaluator);
     // Reversed: the extension takes its spare buffers from the back, chunk 0's first.
     receiver.add_row_buffers(rows.into_iter().rev());
-    let mut matrix = Vec::new();
+    // Mapped before the first chunk, as every buffer of the session is.
+    let mut matrix = touched(transputation_ot::msg_u_len(OT_CHUNK.min(choices.len())));
     let mut done = 0;
     for chunk in choices.chunks(OT_CHUNK) {
         if transfer == LabelTransfer::Drawn {

@@ -15,7 +15,7 @@ use transputation_garble::{Garble, GarbleStart};
 use transputation_ot::{Sender, SenderSetup};
 use transputation_transport::Channel;
 
-use crate::buffers::{filled, touched};
+use crate::buffers::{filled, touched, touched_vec};
 use crate::error::Error;
 use crate::header::{SessionHeader, HEADER_LEN};
 use crate::inputs::{check_input, over_ranges, wires_of, SeededLabels};
@@ -81,9 +81,10 @@ impl OtReplies {
         let wires = wires_of(circuit, Party::Evaluator).into_iter().flatten();
         let ots = circuit.party_input_bits(Party::Evaluator);
         let labels = match transfer {
+            // Its pages mapped now, not as the OT fills it.
             LabelTransfer::Drawn => OtLabels::Drawn {
                 ots,
-                zeros: Vec::with_capacity(ots),
+                zeros: touched_vec(ots, Block::ZERO),
             },
             LabelTransfer::Chosen => {
                 OtLabels::Chosen(wires.map(|w| garble.input_labels(w)[0]).collect())
@@ -392,16 +393,26 @@ fn set_own_labels(
     });
 }
 
+/// Input labels set per call of [`set_drawn_labels`]'s loop.
+const LABEL_CHUNK: usize = 4096;
+
 /// Hands the labels the OT drew for the evaluator's input wires to the garbler: `[q_j,
 /// q_j ⊕ Δ]`.
 pub(crate) fn set_drawn_labels(circuit: &Circuit, garble: &mut dyn Garble, labels: &OtLabels) {
     let (OtLabels::Drawn { zeros, .. }, Some(delta)) = (labels, garble.global_offset()) else {
         unreachable!("the OT draws labels only for schemes with a global offset")
     };
-    let pairs: Vec<[Block; 2]> = zeros.iter().map(|&q| [q, q ^ delta]).collect();
-    over_ranges(&wires_of(circuit, Party::Evaluator), 0, &pairs, |w, p| {
-        garble.set_input_labels(w, p)
-    });
+    // A chunk of pairs at a time: no buffer the size of the inputs, freshly mapped, in the
+    // protocol's time.
+    let wires = wires_of(circuit, Party::Evaluator);
+    let mut pairs = Vec::with_capacity(LABEL_CHUNK);
+    for (k, chunk) in zeros.chunks(LABEL_CHUNK).enumerate() {
+        pairs.clear();
+        pairs.extend(chunk.iter().map(|&q| [q, q ^ delta]));
+        over_ranges(&wires, k * LABEL_CHUNK, &pairs, |w, p| {
+            garble.set_input_labels(w, p)
+        });
+    }
 }
 
 /// Messages 3 and 1: sends this party's header, then reads and checks the evaluator's. The

@@ -62,7 +62,8 @@ pub fn write(circuit: &Circuit, format: Format, out: &mut impl Write) -> Result<
         // and renumbered first, if it is no larger than a file anyone would want.
         if circuit.num_gates() > MAX_GENERATED_EXPORT_GATES {
             return Err(WriteError::Unsupported(format!(
-                "a circuit of {} gates is generated as it is garbled; export writes such a                  circuit of at most 2^26 gates (about 2 GB of text)",
+                "a circuit of {} gates is generated as it is garbled; export writes such a \
+                 circuit of at most 2^26 gates (about 2 GB of text)",
                 circuit.num_gates()
             )));
         }

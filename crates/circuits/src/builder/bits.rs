@@ -84,9 +84,28 @@ impl Builder {
         self.inputs.iter().map(|(g, _)| g)
     }
 
-    /// The output groups: names and bits.
-    pub(super) fn output_groups(&self) -> impl Iterator<Item = (&str, &[Bit])> {
-        self.outputs.iter().map(|(n, b)| (n.as_str(), &b[..]))
+    /// The output groups, each wire numbered by `number` (constant outputs materialised
+    /// first: [`Builder::materialise_constant_outputs`]).
+    pub(super) fn output_groups(&self, number: impl Fn(WireId) -> WireId) -> Vec<OutputGroup> {
+        self.outputs
+            .iter()
+            .map(|(name, bits)| OutputGroup {
+                wires: bits
+                    .iter()
+                    .map(|b| match *b {
+                        Bit::Wire(w) => number(w),
+                        Bit::Const(_) => unreachable!("constant outputs are materialised"),
+                    })
+                    .collect(),
+                order: BitOrder::MsbFirst,
+                name: name.clone(),
+            })
+            .collect()
+    }
+
+    /// Whether any output group is declared.
+    pub(super) fn has_outputs(&self) -> bool {
+        !self.outputs.is_empty()
     }
 
     /// Every output wire ([`Builder::materialise_constant_outputs`] first).
@@ -309,21 +328,7 @@ impl Builder {
                 },
             })
             .collect();
-        let outputs = self
-            .outputs
-            .iter()
-            .map(|(name, bits)| OutputGroup {
-                wires: bits
-                    .iter()
-                    .map(|b| match *b {
-                        Bit::Wire(w) => m(w),
-                        Bit::Const(_) => unreachable!("constant outputs are materialised"),
-                    })
-                    .collect(),
-                order: BitOrder::MsbFirst,
-                name: name.clone(),
-            })
-            .collect();
+        let outputs = self.output_groups(m);
         let inputs = self.inputs.into_iter().map(|(g, _)| g).collect();
         Circuit::new(u64::from(next), inputs, outputs, gates)
             .expect("the builder only emits valid circuits")

@@ -3,9 +3,15 @@
 //! A built-in whose circuit grows with a parameter (MinCut's 2^(n−2) cuts) is written as
 //! [`Pieces`]: a start that declares every input, then pieces (MinCut: one cut each) that
 //! read the wires earlier pieces left in a state and leave new ones there. After each run of
-//! pieces the state names the wires later pieces may still read ([`Piece::live`]); every
-//! other wire written so far *ends* at its last reader (at its writer if nothing reads it),
-//! and its number is handed out again. So one program gives the circuit in two forms:
+//! pieces (a *chunk* of about 16 K gates) the state names the wires later pieces may still
+//! read ([`Piece::live`]); every other wire written so far *ends*: at its last reader in the
+//! chunk (at its writer if nothing reads it), or at the chunk's first gate if the chunk
+//! does not read it; and its number is handed out again. Within a piece,
+//! [`Builder::gate_count`] and [`Builder::and_count`] count the chunk's gates in the
+//! generated form and every gate so far in the held one: a program must not depend on them.
+//!
+//! A program that reads a wire its state no longer held, or declares outputs before its
+//! last piece, is refused with a panic (a built-in's bug), not turned into a wrong circuit. So one program gives the circuit in two forms:
 //! - [`held`]: built whole by the [`Builder`], as any built-in;
 //! - [`generated`]: a [`Circuit::generated`] whose gates the program writes again each time
 //!   the circuit is read, with the ends the `source` module describes, in memory bounded by
@@ -20,7 +26,7 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 
 use super::bits::{Bit, Builder};
-use crate::circuit::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, WireId};
+use crate::circuit::{Circuit, Gate, InputGroup, OutputGroup, WireId};
 use crate::source::{GateBatch, GateSource, Generate};
 
 /// A circuit program written in pieces; see the module documentation.
@@ -65,11 +71,7 @@ pub(crate) fn generated_in_chunks(pieces: Arc<dyn Pieces>, chunk: usize) -> Circ
     let mut counts = [0u64; 3];
     while source.next_batch(1 << 16, &mut batch) {
         for g in &batch.gates {
-            counts[match g {
-                Gate::And { .. } => 0,
-                Gate::Xor { .. } => 1,
-                Gate::Inv { .. } => 2,
-            }] += 1;
+            counts[g.kind_index()] += 1;
         }
     }
     let (inputs, outputs) = source.groups();
@@ -97,7 +99,12 @@ impl Generate for GeneratedPieces {
     }
 
     fn identity(&self) -> String {
-        format!("{} (generated in pieces, v1)", self.pieces.identity())
+        // The chunk decides the wire numbers and ends, so it is part of the circuit.
+        format!(
+            "{} (generated in pieces, chunks of {} gates, v1)",
+            self.pieces.identity(),
+            self.chunk
+        )
     }
 
     fn counts(&self) -> [u64; 3] {
@@ -132,8 +139,9 @@ struct PieceSource<'a> {
     live: Vec<WireId>,
     marked: Vec<bool>,
     /// Per wire number, while a chunk's ends are found: its last occurrence, as position
-    /// times 8 and the flag it would set.
+    /// times 8 and the flag it would set, and whether the chunk wrote it so far.
     seen: Vec<u32>,
+    written: Vec<bool>,
     bits: Vec<Bit>,
 }
 
@@ -153,7 +161,7 @@ impl<'a> PieceSource<'a> {
         PieceSource {
             builder,
             state: Some(state),
-            chunk,
+            chunk: chunk.max(1),
             n_inputs,
             gates: Vec::new(),
             flags: Vec::new(),
@@ -162,6 +170,7 @@ impl<'a> PieceSource<'a> {
             live: Vec::new(),
             marked: Vec::new(),
             seen: Vec::new(),
+            written: Vec::new(),
             bits: Vec::new(),
         }
     }
@@ -175,7 +184,16 @@ impl<'a> PieceSource<'a> {
         let mut more = true;
         while more && self.builder.gate_count() < self.chunk {
             more = state.next(&mut self.builder);
+            assert!(
+                !more || !self.builder.has_outputs(),
+                "a program in pieces declares its outputs in its last piece"
+            );
         }
+        // Positions and end flags share a u32 in `find_ends`.
+        assert!(
+            self.builder.gate_count() < 1 << 28,
+            "a piece of a program in pieces writes fewer than 2^28 gates"
+        );
         self.bits.clear();
         if more {
             state.live(&mut self.bits);
@@ -204,6 +222,7 @@ impl<'a> PieceSource<'a> {
         if self.seen.len() < wires {
             self.seen.resize(wires, UNSEEN);
             self.marked.resize(wires, false);
+            self.written.resize(wires, false);
         }
         self.flags.clear();
         self.flags.resize(self.gates.len(), 0);
@@ -212,14 +231,33 @@ impl<'a> PieceSource<'a> {
             // No gate to end them at: the last state's wires live on (a slot kept longer).
             return;
         }
+        // A wire a gate reads, or the new state holds, is an input, in the last state, or
+        // written earlier in the chunk: else the program read a number already handed out
+        // again, and the circuit would be wrong.
+        let (n_inputs, marked, written) = (self.n_inputs, &self.marked, &mut self.written);
+        let known =
+            |w: WireId, written: &[bool]| w < n_inputs || marked[w as usize] || written[w as usize];
         for (pos, g) in self.gates.iter().enumerate() {
             let at = (pos as u32) << 3;
             let (a, b) = g.inputs();
-            self.seen[a as usize] = at | u32::from(END_A);
-            if let Some(b) = b {
-                self.seen[b as usize] = at | u32::from(END_B);
+            for (w, flag) in [(Some(a), END_A), (b, END_B)] {
+                let Some(w) = w else { continue };
+                assert!(
+                    known(w, written),
+                    "a program in pieces reads wire {w}, which its state did not hold"
+                );
+                self.seen[w as usize] = at | u32::from(flag);
             }
             self.seen[g.output() as usize] = at | u32::from(END_OUT);
+            written[g.output() as usize] = true;
+        }
+        for bit in &self.bits {
+            if let Bit::Wire(w) = *bit {
+                assert!(
+                    known(w, written),
+                    "a program in pieces keeps wire {w} in its state after it was dropped"
+                );
+            }
         }
         // The new state's marks, the old one's kept in `live` until its wires are judged.
         let old_live = std::mem::take(&mut self.live);
@@ -251,6 +289,7 @@ impl<'a> PieceSource<'a> {
                 self.seen[b as usize] = UNSEEN;
             }
             self.seen[g.output() as usize] = UNSEEN;
+            self.written[g.output() as usize] = false;
         }
     }
 
@@ -258,21 +297,7 @@ impl<'a> PieceSource<'a> {
     fn groups(&self) -> (Vec<InputGroup>, Vec<OutputGroup>) {
         assert!(self.state.is_none(), "the program is over");
         let inputs = self.builder.input_groups().cloned().collect();
-        let outputs = self
-            .builder
-            .output_groups()
-            .map(|(name, bits)| OutputGroup {
-                wires: bits
-                    .iter()
-                    .map(|b| match b {
-                        Bit::Wire(w) => *w,
-                        Bit::Const(_) => unreachable!("constant outputs are materialised"),
-                    })
-                    .collect(),
-                order: BitOrder::MsbFirst,
-                name: name.to_string(),
-            })
-            .collect();
+        let outputs = self.builder.output_groups(|w| w);
         (inputs, outputs)
     }
 }
@@ -321,9 +346,13 @@ mod tests {
     use crate::builder::Uint;
     use crate::circuit::Party;
 
-    /// A sum over rounds with a value it drops unread now and then, and constant outputs.
+    /// A sum over rounds with a value it drops unread now and then, and constant outputs;
+    /// or, `quiet`, a last piece that writes no gate and only declares the sum.
     #[derive(Debug)]
-    struct Rounds(u64);
+    struct Rounds {
+        rounds: u64,
+        quiet: bool,
+    }
 
     struct Sum {
         x: Uint,
@@ -332,11 +361,12 @@ mod tests {
         spare: Vec<Bit>,
         k: u64,
         rounds: u64,
+        quiet: bool,
     }
 
     impl Pieces for Rounds {
         fn identity(&self) -> String {
-            format!("rounds:{}", self.0)
+            format!("rounds:{},quiet={}", self.rounds, self.quiet)
         }
 
         fn start<'a>(&'a self, b: &mut Builder) -> Box<dyn Piece + 'a> {
@@ -349,13 +379,19 @@ mod tests {
                 acc,
                 spare: vec![Bit::ONE; 3],
                 k: 0,
-                rounds: self.0,
+                rounds: self.rounds,
+                quiet: self.quiet,
             })
         }
     }
 
     impl Piece for Sum {
         fn next(&mut self, b: &mut Builder) -> bool {
+            if self.k == self.rounds {
+                // Only `quiet` gets here: outputs and no gate.
+                b.output_uint("sum", &self.acc);
+                return false;
+            }
             let k = self.k as usize;
             let mixed: Vec<Bit> = (0..8)
                 .map(|i| b.and(self.x.bits()[i], self.y.bits()[(i + k) % 8]))
@@ -371,7 +407,7 @@ mod tests {
                     .collect()
             };
             self.k += 1;
-            if self.k < self.rounds {
+            if self.k < self.rounds || self.quiet {
                 return true;
             }
             b.output_uint("sum", &self.acc);
@@ -391,10 +427,14 @@ mod tests {
     #[test]
     fn the_generated_form_is_the_held_form_in_any_chunks() {
         let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(8);
-        for rounds in [1, 2, 3, 7, 40] {
-            let held = held(&Rounds(rounds));
+        for (rounds, quiet) in [1, 2, 3, 7, 40]
+            .into_iter()
+            .flat_map(|r| [(r, false), (r, true)])
+        {
+            let program = || Rounds { rounds, quiet };
+            let held = held(&program());
             for chunk in [1, 5, 64, CHUNK_GATES] {
-                let generated = generated_in_chunks(Arc::new(Rounds(rounds)), chunk);
+                let generated = generated_in_chunks(Arc::new(program()), chunk);
                 assert!(generated.is_generated());
                 assert_eq!(generated.gate_counts(), held.gate_counts());
                 crate::circuit::check_ends(&generated);
@@ -408,7 +448,7 @@ mod tests {
                     assert_eq!(generated.eval_words(&inputs), held.eval_words(&inputs));
                 }
                 // Wire numbers are reused: a few live wires, not one per gate.
-                if rounds == 40 && chunk <= 64 {
+                if rounds == 40 && chunk <= 64 && !quiet {
                     assert!(
                         u64::from(generated.num_wires()) < held.num_gates() / 2,
                         "{} wire numbers for {} gates",
@@ -418,5 +458,60 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod refusals {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::circuit::Party;
+
+    /// A program that reads a wire its state dropped.
+    #[derive(Debug)]
+    struct Forgetful;
+
+    struct Dropped {
+        x: Vec<Bit>,
+        kept: Bit,
+        k: u32,
+    }
+
+    impl Pieces for Forgetful {
+        fn identity(&self) -> String {
+            "forgetful".into()
+        }
+
+        fn start<'a>(&'a self, b: &mut Builder) -> Box<dyn Piece + 'a> {
+            let x = b.input_bits(Party::Garbler, "x", 2);
+            let y = b.input_bits(Party::Evaluator, "y", 2);
+            let kept = b.and(x[0], y[0]);
+            let x = vec![b.and(x[1], y[1]), kept];
+            Box::new(Dropped { x, kept, k: 0 })
+        }
+    }
+
+    impl Piece for Dropped {
+        fn next(&mut self, b: &mut Builder) -> bool {
+            self.k += 1;
+            // Reads `kept` though `live` stopped naming it after the first piece.
+            self.kept = b.xor(self.kept, self.x[0]);
+            if self.k < 3 {
+                return true;
+            }
+            b.output_bits("out", &[self.kept]);
+            false
+        }
+
+        fn live(&self, out: &mut Vec<Bit>) {
+            out.push(self.x[0]);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "which its state did not hold")]
+    fn a_program_that_reads_a_dropped_wire_is_refused() {
+        generated_in_chunks(Arc::new(Forgetful), 1);
     }
 }

@@ -238,7 +238,8 @@ impl SplitMix64 {
 /// 19 ns to draw and plan, and garbling it about 4 % more (its wires end at level
 /// boundaries, not at their last readers, so the label tables hold a few more): at the
 /// paper's MinCut size (3.5 M gates) that halves the wait of `run` (docs/BENCHMARKS.md).
-/// Below this a circuit stays held, so that it can be exported and read gate by gate.
+/// Below this a circuit stays held, so that it can be read gate by gate
+/// ([`Circuit::gates`]) and built once.
 pub(crate) const HELD_GATES: u64 = 1 << 20;
 
 fn build(params: &Params) -> Circuit {
@@ -515,9 +516,6 @@ mod tests {
         check_against_reference("synthetic:and=3000,xor=7000,inputs=100,depth=1", 50);
     }
 
-    /// Reads every gate of `circuit` through its source, checking the ends: no wire is
-    /// read after it ended or before it was written, none is written while alive, and the
-    /// outputs are alive at the end.
     #[test]
     fn the_generated_form_computes_what_the_held_form_does() {
         use rand::{Rng, SeedableRng};

@@ -5,9 +5,9 @@
 //! one pass in circuit order (each gate's wave from its inputs', its op, sort key and
 //! offset) and sorted into processing order by a counting sort; its ops get their slots in
 //! one of two ways (`slots` module):
-//! - *Whole* (a circuit held in memory and planned before garbling, which is every circuit
-//!   but a `synthetic` one of more than 2^20 gates): ops name wires until the whole circuit
-//!   is staged, then one pass in processing order gives each output the slot most recently
+//! - *Whole* (a circuit held in memory and planned before garbling; generated circuits, such
+//!   as `synthetic` above 2^20 gates and `mincut` from 12 nodes, never are): ops name wires
+//!   until the whole circuit is staged, then one pass in processing order gives each output the slot most recently
 //!   freed, a wire's slot freed after its last reader. The label tables then hold exactly
 //!   the wires alive at once, which is what the speed of garbling depends on. One `u32` per
 //!   wire while staging, two in the last pass; about 38 ns a gate with reading
@@ -275,12 +275,6 @@ impl<'c, R: Rules> Planner<'c, R> {
                     s.outputs = slots.complete(&mut s.ops, &core.outputs, core.constant);
                 }
                 s.slots = slots.pool().slots();
-                if let Some(cache) = self.cache.as_ref().filter(|_| core.done) {
-                    if let Err(e) = cache.save(s) {
-                        let path = cache.path().display();
-                        eprintln!("warning: plan cache: cannot save {path}: {e}");
-                    }
-                }
             }
             Mode::Fast(slots) => {
                 s.slots = slots.pool().slots();
@@ -295,6 +289,13 @@ impl<'c, R: Rules> Planner<'c, R> {
                         })
                         .collect();
                 }
+            }
+        }
+        // Only a plan of the whole circuit has a cache (see `new`), in either mode.
+        if let Some(cache) = self.cache.as_ref().filter(|_| done) {
+            if let Err(e) = cache.save(s) {
+                let path = cache.path().display();
+                eprintln!("warning: plan cache: cannot save {path}: {e}");
             }
         }
         if done {
