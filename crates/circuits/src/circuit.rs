@@ -471,6 +471,17 @@ impl Circuit {
     /// ([`Circuit::generated`]) has, after the output groups, the tag `generated`, its gate
     /// count (u64) and its generator's identity (UTF-8) instead of its gates.
     pub fn digest(&self) -> [u8; 32] {
+        self.digest_of(false)
+    }
+
+    /// [`Circuit::digest`], but of a generated circuit's gates as they are read (as if it
+    /// were held), not of its identity: what names its gates exactly whatever build wrote
+    /// them, at the cost of reading every gate (a plan kept on disk is keyed by it).
+    pub fn content_digest(&self) -> [u8; 32] {
+        self.digest_of(true)
+    }
+
+    fn digest_of(&self, generated_gates: bool) -> [u8; 32] {
         use sha2::{Digest, Sha256};
         let order = |o: BitOrder| match o {
             BitOrder::MsbFirst => 0u8,
@@ -492,9 +503,8 @@ impl Circuit {
                 h.update(w.to_le_bytes());
             }
         }
-        let gates = match &self.body {
-            Body::Held(gates) => gates,
-            Body::Generated(generator) => {
+        if let Body::Generated(generator) = &self.body {
+            if !generated_gates {
                 // A generator's gates follow from its identity; hashing billions of them
                 // would cost both parties seconds before every session.
                 h.update(b"generated");
@@ -502,13 +512,15 @@ impl Circuit {
                 h.update(generator.identity().as_bytes());
                 return h.finalize().into();
             }
-        };
-        h.update((gates.len() as u64).to_le_bytes());
+        }
+        h.update(self.num_gates().to_le_bytes());
         // Hash the gates through a buffer: one update per gate would dominate the time.
         let mut buf = Vec::with_capacity(13 * 4096);
-        for chunk in gates.chunks(4096) {
+        let mut source = self.source(false);
+        let mut batch = GateBatch::default();
+        while source.next_batch(4096, &mut batch) {
             buf.clear();
-            for g in chunk {
+            for g in &batch.gates {
                 match *g {
                     Gate::Xor { a, b, out } | Gate::And { a, b, out } => {
                         buf.push(u8::from(matches!(g, Gate::And { .. })));
@@ -647,7 +659,7 @@ impl WireSet {
 
 /// Checks a circuit's source against its ends (tests): every gate reads live wires and
 /// writes one that is not, ends are in gate order at gates of their batch and end live
-/// wires, no input or output ends, and every output is live at the end.
+/// wires, no input ends, and every output is live at the end.
 #[cfg(test)]
 pub(crate) fn check_ends(circuit: &Circuit) {
     let mut alive = vec![false; circuit.num_wires() as usize];

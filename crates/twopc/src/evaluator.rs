@@ -41,8 +41,9 @@ pub struct Evaluator<'c> {
     pub(crate) batches: Vec<Vec<u8>>,
     /// The receive buffer: room for every OT message.
     pub(crate) recv_buf: Vec<u8>,
-    /// Room for one OT chunk's labels.
+    /// Room for one OT chunk's labels, and for one chunk's extension matrix.
     pub(crate) ot_labels: Vec<Block>,
+    pub(crate) ot_matrix: Vec<u8>,
     /// The OT extension's row buffers, one per chunk.
     pub(crate) ot_rows: Vec<Vec<u128>>,
     pub(crate) sizes: Sizes,
@@ -77,6 +78,7 @@ impl<'c> Evaluator<'c> {
             batches,
             recv_buf,
             ot_labels: touched_vec(OT_CHUNK.min(n_e), Block(u128::MAX)),
+            ot_matrix: touched(transputation_ot::msg_u_len(OT_CHUNK.min(n_e))),
             ot_rows,
             sizes,
         })
@@ -124,6 +126,7 @@ impl<'c> Evaluator<'c> {
             batches,
             recv_buf,
             mut ot_labels,
+            mut ot_matrix,
             ot_rows,
             sizes,
         } = self;
@@ -151,6 +154,7 @@ impl<'c> Evaluator<'c> {
             circuit,
             &mut *evaluate,
             &mut ot_labels,
+            &mut ot_matrix,
         )?; // 6
         recv_ot_labels(
             &mut wire,
@@ -270,7 +274,7 @@ pub(crate) fn recv_label_seed<C: Channel>(
 /// chunk's matrix as soon as it is made. Where the OT draws the labels
 /// ([`LabelTransfer::Drawn`]) they go into the evaluator's input slots as each chunk is
 /// extended (through `labels`, a chunk-sized buffer); otherwise they come in message 7.
-/// `rows` are the extension's row buffers, one per chunk.
+/// `rows` are the extension's row buffers, one per chunk; `matrix` holds a chunk's matrix.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn extend_ot<C: Channel>(
     wire: &mut Wire<C>,
@@ -281,23 +285,22 @@ pub(crate) fn extend_ot<C: Channel>(
     circuit: &Circuit,
     evaluate: &mut dyn Evaluate,
     labels: &mut Vec<Block>,
+    matrix: &mut Vec<u8>,
 ) -> Result<(), Error> {
     let wires = wires_of(circuit, Party::Evaluator);
     // Reversed: the extension takes its spare buffers from the back, chunk 0's first.
     receiver.add_row_buffers(rows.into_iter().rev());
-    // Mapped before the first chunk, as every buffer of the session is.
-    let mut matrix = touched(transputation_ot::msg_u_len(OT_CHUNK.min(choices.len())));
     let mut done = 0;
     for chunk in choices.chunks(OT_CHUNK) {
         if transfer == LabelTransfer::Drawn {
             labels.clear();
-            receiver.extend_cot_into(chunk, &mut matrix, labels);
+            receiver.extend_cot_into(chunk, matrix, labels);
             put_labels(evaluate, &wires, done, labels);
             done += chunk.len();
         } else {
-            receiver.extend_into(chunk, &mut matrix);
+            receiver.extend_into(chunk, matrix);
         }
-        wire.send(&OtExtension(&matrix))?;
+        wire.send(&OtExtension(matrix))?;
         // Let the garbler start on this chunk while the next is extended.
         wire.flush()?;
     }
@@ -437,6 +440,7 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
             circuit,
             &mut *evaluate,
             &mut chunk_labels,
+            &mut Vec::new(),
         )?; // 6
         recv_ot_labels(
             wire,

@@ -84,7 +84,7 @@ impl OtReplies {
             // Its pages mapped now, not as the OT fills it.
             LabelTransfer::Drawn => OtLabels::Drawn {
                 ots,
-                zeros: touched_vec(ots, Block::ZERO),
+                zeros: touched_vec(ots, Block(u128::MAX)),
             },
             LabelTransfer::Chosen => {
                 OtLabels::Chosen(wires.map(|w| garble.input_labels(w)[0]).collect())

@@ -128,6 +128,7 @@ fn labels_and_ot_deliver_the_chosen_labels(scheme: Scheme, circuit: &Circuit) {
         circuit,
         &mut *evaluate,
         &mut ot_labels,
+        &mut Vec::new(),
     )
     .unwrap();
     recv_ot_labels(

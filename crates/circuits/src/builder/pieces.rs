@@ -142,6 +142,10 @@ struct PieceSource<'a> {
     /// times 8 and the flag it would set, and whether the chunk wrote it so far.
     seen: Vec<u32>,
     written: Vec<bool>,
+    /// Wire numbers that ended in the last chunk: handed out again only from the chunk
+    /// after the next, so that a program reading a dropped wire in the next chunk finds
+    /// its number unwritten and is refused.
+    resting: Vec<WireId>,
     bits: Vec<Bit>,
 }
 
@@ -171,6 +175,7 @@ impl<'a> PieceSource<'a> {
             marked: Vec::new(),
             seen: Vec::new(),
             written: Vec::new(),
+            resting: Vec::new(),
             bits: Vec::new(),
         }
     }
@@ -227,13 +232,14 @@ impl<'a> PieceSource<'a> {
         self.flags.clear();
         self.flags.resize(self.gates.len(), 0);
         self.early.clear();
-        if self.gates.is_empty() {
-            // No gate to end them at: the last state's wires live on (a slot kept longer).
-            return;
+        // Numbers that ended a chunk ago may be handed out again from the next chunk on.
+        for w in self.resting.drain(..) {
+            self.builder.free_wire(w);
         }
         // A wire a gate reads, or the new state holds, is an input, in the last state, or
-        // written earlier in the chunk: else the program read a number already handed out
-        // again, and the circuit would be wrong.
+        // written earlier in the chunk: else the program read a wire it had dropped, and the
+        // circuit would be wrong. (Caught whenever the read comes within a chunk of the
+        // drop, as numbers rest for a chunk; later, only if the number is still unwritten.)
         let (n_inputs, marked, written) = (self.n_inputs, &self.marked, &mut self.written);
         let known =
             |w: WireId, written: &[bool]| w < n_inputs || marked[w as usize] || written[w as usize];
@@ -259,6 +265,10 @@ impl<'a> PieceSource<'a> {
                 );
             }
         }
+        if self.gates.is_empty() {
+            // No gate to end them at: the last state's wires live on (a slot kept longer).
+            return;
+        }
         // The new state's marks, the old one's kept in `live` until its wires are judged.
         let old_live = std::mem::take(&mut self.live);
         for &w in &old_live {
@@ -280,7 +290,7 @@ impl<'a> PieceSource<'a> {
                 UNSEEN => self.early.push(w),
                 at => self.flags[(at >> 3) as usize] |= (at & 7) as u8,
             }
-            self.builder.free_wire(w);
+            self.resting.push(w);
         }
         for g in &self.gates {
             let (a, b) = g.inputs();
@@ -495,7 +505,9 @@ mod refusals {
     impl Piece for Dropped {
         fn next(&mut self, b: &mut Builder) -> bool {
             self.k += 1;
-            // Reads `kept` though `live` stopped naming it after the first piece.
+            // A new wire first (it would take a freed number), then a read of `kept`,
+            // though `live` stopped naming it after the first piece.
+            let _ = b.not(self.x[0]);
             self.kept = b.xor(self.kept, self.x[0]);
             if self.k < 3 {
                 return true;

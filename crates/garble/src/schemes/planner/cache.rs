@@ -1,6 +1,6 @@
 //! Plans kept on disk between runs (`--plan-cache`): a circuit planned whole before its
-//! session is saved under a key of its digest, the scheme's program, the build and the
-//! window, and the next garbler or evaluator of the same circuit loads it instead of planning
+//! session is saved under a key of its digest (of its gates, for a generated circuit too:
+//! `Circuit::content_digest`), the scheme's program, the build and the window, and the next garbler or evaluator of the same circuit loads it instead of planning
 //! again. A circuit planned as it is garbled is never saved (its plan is as large as the
 //! circuit). Whether it pays depends on the machine: on the development VM, reading and
 //! checking 24 bytes a gate (and the circuit's digest for the key) took as long as planning
@@ -69,7 +69,9 @@ impl PlanCache {
         window: usize,
         shape: Shape,
     ) -> PlanCache {
-        let digest = circuit.digest();
+        // A generated circuit's own digest names its generator, not its gates: a build
+        // that generates other gates under the same name must not find this plan.
+        let digest = circuit.content_digest();
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         let mut key = digest.to_vec();
         // The program and the build that planned it (a plan's meaning may change with it).
