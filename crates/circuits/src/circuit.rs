@@ -516,11 +516,9 @@ impl Circuit {
         h.update(self.num_gates().to_le_bytes());
         // Hash the gates through a buffer: one update per gate would dominate the time.
         let mut buf = Vec::with_capacity(13 * 4096);
-        let mut source = self.source(false);
-        let mut batch = GateBatch::default();
-        while source.next_batch(4096, &mut batch) {
+        let mut hash = |gates: &[Gate]| {
             buf.clear();
-            for g in &batch.gates {
+            for g in gates {
                 match *g {
                     Gate::Xor { a, b, out } | Gate::And { a, b, out } => {
                         buf.push(u8::from(matches!(g, Gate::And { .. })));
@@ -536,6 +534,16 @@ impl Circuit {
                 }
             }
             h.update(&buf);
+        };
+        match &self.body {
+            Body::Held(gates) => gates.chunks(4096).for_each(&mut hash),
+            Body::Generated(_) => {
+                let mut source = self.source(false);
+                let mut batch = GateBatch::default();
+                while source.next_batch(4096, &mut batch) {
+                    hash(&batch.gates);
+                }
+            }
         }
         h.finalize().into()
     }

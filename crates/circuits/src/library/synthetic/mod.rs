@@ -543,6 +543,14 @@ mod tests {
             assert_eq!(h.and_level_widths, g.and_level_widths, "{spec}");
             assert_eq!(h.level_widths, g.level_widths, "{spec}");
             assert_ne!(held.digest(), gen.digest());
+            // The content digest reads the gates: a held circuit's is its digest; a
+            // generated one's is not its generator's name, and is the same every reading.
+            assert_eq!(held.content_digest(), held.digest());
+            assert_ne!(gen.content_digest(), gen.digest());
+            assert_eq!(
+                gen.content_digest(),
+                generated::circuit(shape).content_digest()
+            );
         }
         // Deep enough, the generated form keeps far fewer wire numbers than it has wires.
         let gen = build_spec("synthetic:and=20000000,xor=50000000,inputs=10,depth=20000").unwrap();
