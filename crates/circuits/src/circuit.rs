@@ -15,7 +15,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use crate::gate::{Gate, WireId};
-use crate::source::{for_each_gate, GateBatch, GateSource, Generate};
+use crate::source::{for_each_gate, GateBatch, GateSource, Generate, END_A, END_B, END_OUT};
 
 /// The largest number of wires a circuit may have (2^31): enough for circuits of a billion
 /// gates, small enough that per-wire tables of a hostile header cannot exhaust memory.
@@ -295,26 +295,9 @@ impl Circuit {
         let mut batch = GateBatch::default();
         while source.next_batch(1 << 16, &mut batch) {
             for g in &batch.gates {
-                let held = |w: WireId| now[w as usize];
-                let gate = match *g {
-                    Gate::And { a, b, .. } => Gate::And {
-                        a: held(a),
-                        b: held(b),
-                        out: next,
-                    },
-                    Gate::Xor { a, b, .. } => Gate::Xor {
-                        a: held(a),
-                        b: held(b),
-                        out: next,
-                    },
-                    Gate::Inv { a, .. } => Gate::Inv {
-                        a: held(a),
-                        out: next,
-                    },
-                };
+                gates.push(g.renumbered(|w| now[w as usize], next));
                 now[g.output() as usize] = next;
                 next += 1;
-                gates.push(gate);
             }
         }
         let outputs = self
@@ -558,13 +541,6 @@ pub(crate) struct HeldSource<'c> {
     ends: Vec<u8>,
 }
 
-/// The gate's first input ends there (it is its last reader).
-const END_A: u8 = 1;
-/// Its second input, a wire other than the first, ends there.
-const END_B: u8 = 2;
-/// Its output ends there: nothing reads it and it is no output.
-const END_OUT: u8 = 4;
-
 impl<'c> HeldSource<'c> {
     /// With `ends`, finds each wire's end in one pass over the gates from the last, with one
     /// bit per wire (a wire's first reader seen from the end is its last): a bit table stays
@@ -616,19 +592,7 @@ impl GateSource for HeldSource<'_> {
         batch.gates.extend_from_slice(gates);
         if !self.ends.is_empty() {
             for (pos, (g, &f)) in gates.iter().zip(&self.ends[self.next..end]).enumerate() {
-                if f == 0 {
-                    continue;
-                }
-                let (a, b) = g.inputs();
-                if f & END_A != 0 {
-                    batch.ends.push((pos as u32, a));
-                }
-                if f & END_B != 0 {
-                    batch.ends.push((pos as u32, b.unwrap_or(a)));
-                }
-                if f & END_OUT != 0 {
-                    batch.ends.push((pos as u32, g.output()));
-                }
+                batch.push_ends(pos as u32, g, f);
             }
         }
         self.next = end;

@@ -53,6 +53,23 @@ impl Gate {
         }
     }
 
+    /// The same gate with its inputs numbered by `input` and its output `out`.
+    pub fn renumbered(&self, input: impl Fn(WireId) -> WireId, out: WireId) -> Gate {
+        match *self {
+            Gate::Xor { a, b, .. } => Gate::Xor {
+                a: input(a),
+                b: input(b),
+                out,
+            },
+            Gate::And { a, b, .. } => Gate::And {
+                a: input(a),
+                b: input(b),
+                out,
+            },
+            Gate::Inv { a, .. } => Gate::Inv { a: input(a), out },
+        }
+    }
+
     /// The wires this gate reads: one or two.
     pub fn inputs(&self) -> (WireId, Option<WireId>) {
         match *self {

@@ -37,7 +37,34 @@ impl GateBatch {
         self.gates.clear();
         self.ends.clear();
     }
+
+    /// Adds the ends that `flags` ([`END_A`], [`END_B`], [`END_OUT`]) name for `gate`, the
+    /// batch's gate at `pos`.
+    #[inline]
+    pub(crate) fn push_ends(&mut self, pos: u32, gate: &Gate, flags: u8) {
+        if flags == 0 {
+            return;
+        }
+        let (a, b) = gate.inputs();
+        if flags & END_A != 0 {
+            self.ends.push((pos, a));
+        }
+        if flags & END_B != 0 {
+            self.ends.push((pos, b.unwrap_or(a)));
+        }
+        if flags & END_OUT != 0 {
+            self.ends.push((pos, gate.output()));
+        }
+    }
 }
+
+/// In a source's per-gate end flags: the gate's first input ends there (it is its last
+/// reader).
+pub(crate) const END_A: u8 = 1;
+/// Its second input, a wire other than the first, ends there.
+pub(crate) const END_B: u8 = 2;
+/// Its output ends there: nothing reads it and it is no output.
+pub(crate) const END_OUT: u8 = 4;
 
 /// A circuit's gates, batch after batch ([`Circuit::source`](crate::Circuit::source)).
 pub trait GateSource: Send {

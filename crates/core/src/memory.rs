@@ -1,8 +1,9 @@
 //! Asking the kernel to back large buffers with huge pages.
 //!
 //! A plan of a few million gates is tens of megabytes written once, front to back, right
-//! after it is allocated. On 4 KiB pages each page is a fault and a zeroing: the faults
-//! took a third of planning the MinCut-size circuit (docs/BENCHMARKS.md). Where
+//! after it is allocated. On 4 KiB pages each page is a fault and a zeroing: a garbler's
+//! set-up of the MinCut-size circuit took 133–159 ms on them and 99–119 ms on huge pages
+//! (docs/BENCHMARKS.md). Where
 //! transparent huge pages are enabled only on request (`madvise`, the usual default), this
 //! requests them for one buffer; where they are always on or off, or on other systems, it
 //! does nothing.

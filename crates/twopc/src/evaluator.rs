@@ -41,8 +41,9 @@ pub struct Evaluator<'c> {
     pub(crate) batches: Vec<Vec<u8>>,
     /// The receive buffer: room for every OT message.
     pub(crate) recv_buf: Vec<u8>,
-    /// Room for one OT chunk's labels, and for one chunk's extension matrix.
+    /// Room for one OT chunk's labels.
     pub(crate) ot_labels: Vec<Block>,
+    /// Room for one OT chunk's extension matrix.
     pub(crate) ot_matrix: Vec<u8>,
     /// The OT extension's row buffers, one per chunk.
     pub(crate) ot_rows: Vec<Vec<u128>>,

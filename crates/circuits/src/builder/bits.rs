@@ -108,16 +108,6 @@ impl Builder {
         !self.outputs.is_empty()
     }
 
-    /// Every output wire ([`Builder::materialise_constant_outputs`] first).
-    pub(super) fn output_wires(&self) -> impl Iterator<Item = WireId> + '_ {
-        self.outputs.iter().flat_map(|(_, bits)| {
-            bits.iter().map(|b| match *b {
-                Bit::Wire(w) => w,
-                Bit::Const(_) => unreachable!("constant outputs are materialised first"),
-            })
-        })
-    }
-
     /// Number of gates emitted so far.
     pub fn gate_count(&self) -> usize {
         self.gates.len()
@@ -311,22 +301,7 @@ impl Builder {
         let gates = self
             .gates
             .iter()
-            .map(|g| match *g {
-                Gate::Xor { a, b, out } => Gate::Xor {
-                    a: m(a),
-                    b: m(b),
-                    out: m(out),
-                },
-                Gate::And { a, b, out } => Gate::And {
-                    a: m(a),
-                    b: m(b),
-                    out: m(out),
-                },
-                Gate::Inv { a, out } => Gate::Inv {
-                    a: m(a),
-                    out: m(out),
-                },
-            })
+            .map(|g| g.renumbered(m, m(g.output())))
             .collect();
         let outputs = self.output_groups(m);
         let inputs = self.inputs.into_iter().map(|(g, _)| g).collect();

@@ -10,8 +10,7 @@
 //! [`Builder::gate_count`] and [`Builder::and_count`] count the chunk's gates in the
 //! generated form and every gate so far in the held one: a program must not depend on them.
 //!
-//! A program that reads a wire its state no longer held, or declares outputs before its
-//! last piece, is refused with a panic (a built-in's bug), not turned into a wrong circuit. So one program gives the circuit in two forms:
+//! So one program gives the circuit in two forms:
 //! - [`held`]: built whole by the [`Builder`], as any built-in;
 //! - [`generated`]: a [`Circuit::generated`] whose gates the program writes again each time
 //!   the circuit is read, with the ends the `source` module describes, in memory bounded by
@@ -20,6 +19,9 @@
 //!
 //! Both forms have the same gates in the same order: [`Circuit::to_held`] of the generated
 //! form is the held form, wire for wire (tested per built-in).
+//!
+//! A program that reads a wire its state no longer held, or declares outputs before its
+//! last piece, is refused with a panic (a built-in's bug), not turned into a wrong circuit.
 
 use std::fmt;
 use std::panic::{RefUnwindSafe, UnwindSafe};
@@ -27,7 +29,7 @@ use std::sync::Arc;
 
 use super::bits::{Bit, Builder};
 use crate::circuit::{Circuit, Gate, InputGroup, OutputGroup, WireId};
-use crate::source::{GateBatch, GateSource, Generate};
+use crate::source::{GateBatch, GateSource, Generate, END_A, END_B, END_OUT};
 
 /// A circuit program written in pieces; see the module documentation.
 pub trait Pieces: Send + Sync + RefUnwindSafe + UnwindSafe + fmt::Debug {
@@ -115,11 +117,6 @@ impl Generate for GeneratedPieces {
 /// Gates written per chunk at least (pieces are whole): the ends are found once per chunk.
 const CHUNK_GATES: usize = 1 << 14;
 
-/// In [`PieceSource::flags`]: the gate is the last to read its first input, its second,
-/// or nothing reads its output.
-const END_A: u8 = 1;
-const END_B: u8 = 2;
-const END_OUT: u8 = 4;
 /// In [`PieceSource::seen`]: no occurrence in the chunk.
 const UNSEEN: u32 = u32::MAX;
 
@@ -205,7 +202,9 @@ impl<'a> PieceSource<'a> {
         } else {
             self.state = None;
             self.builder.materialise_constant_outputs();
-            self.bits.extend(self.builder.output_wires().map(Bit::Wire));
+            let outputs = self.builder.output_groups(|w| w);
+            self.bits
+                .extend(outputs.iter().flat_map(|o| &o.wires).map(|&w| Bit::Wire(w)));
             assert_eq!(
                 self.builder.input_wires().count() as u32,
                 self.n_inputs,
@@ -281,8 +280,8 @@ impl<'a> PieceSource<'a> {
                 }
             }
         }
-        let written = self.gates.iter().map(Gate::output);
-        for w in old_live.iter().copied().chain(written) {
+        let outputs = self.gates.iter().map(Gate::output);
+        for w in old_live.iter().copied().chain(outputs) {
             if w < self.n_inputs || self.marked[w as usize] {
                 continue;
             }
@@ -329,18 +328,7 @@ impl GateSource for PieceSource<'_> {
                 let (g, f) = (self.gates[i], self.flags[i]);
                 let pos = batch.gates.len() as u32;
                 batch.gates.push(g);
-                if f != 0 {
-                    let (a, b) = g.inputs();
-                    if f & END_A != 0 {
-                        batch.ends.push((pos, a));
-                    }
-                    if f & END_B != 0 {
-                        batch.ends.push((pos, b.unwrap_or(a)));
-                    }
-                    if f & END_OUT != 0 {
-                        batch.ends.push((pos, g.output()));
-                    }
-                }
+                batch.push_ends(pos, &g, f);
             }
             self.next += take;
         }

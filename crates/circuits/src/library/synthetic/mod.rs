@@ -235,9 +235,10 @@ impl SplitMix64 {
 /// Circuits of more gates than this are generated as they are read (when they have
 /// levels). Held, a gate costs 16 bytes, building it 14 ns, and planning it whole with the
 /// exact slots of a held circuit 38 ns; generated, a gate costs nothing to keep and about
-/// 19 ns to draw and plan, and garbling it about 4 % more (its wires end at level
-/// boundaries, not at their last readers, so the label tables hold a few more): at the
-/// paper's MinCut size (3.5 M gates) that halves the wait of `run` (docs/BENCHMARKS.md).
+/// 19 ns to draw and plan, and is garbled within 4 % of the held form's speed
+/// (`garble-bench`; its wires end at level boundaries, not at their last readers, so the
+/// label tables hold a few more): at the paper's MinCut size (3.5 M gates) that halves
+/// the wait of `run` (docs/BENCHMARKS.md).
 /// Below this a circuit stays held, so that it can be read gate by gate
 /// ([`Circuit::gates`]) and built once.
 pub(crate) const HELD_GATES: u64 = 1 << 20;

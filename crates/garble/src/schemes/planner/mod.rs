@@ -7,8 +7,8 @@
 //! one of two ways (`slots` module):
 //! - *Whole* (a circuit held in memory and planned before garbling; generated circuits, such
 //!   as `synthetic` above 2^20 gates and `mincut` from 12 nodes, never are): ops name wires
-//!   until the whole circuit is staged, then one pass in processing order gives each output the slot most recently
-//!   freed, a wire's slot freed after its last reader. The label tables then hold exactly
+//!   until the whole circuit is staged, then one pass in processing order gives each output
+//!   the slot most recently freed, a wire's slot freed after its last reader. The label tables then hold exactly
 //!   the wires alive at once, which is what the speed of garbling depends on. One `u32` per
 //!   wire while staging, two in the last pass; about 38 ns a gate with reading
 //!   (`examples/plan_speed.rs`).

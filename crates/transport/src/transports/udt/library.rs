@@ -21,8 +21,8 @@ use crate::{Error, Result};
 /// this crate. Linked into the program instead, libudt would be loaded with it, and UDT4's
 /// static initialiser measures the CPU's clock by sleeping 100 ms: every process, whatever
 /// it does, would start 100 ms late (a `run` of aes128 reported 119 ms of wall time with
-/// libudt linked, 16 ms without). Loaded at the first UDT call (from a memory file, with `dlopen`), only processes
-/// that use `udt` pay it, once.
+/// libudt linked, 16 ms without). Loaded at the first UDT call (from a memory file, with
+/// `dlopen`), only processes that use `udt` pay it, once.
 pub(crate) mod ffi {
     use std::ffi::{c_char, c_int, c_void, CStr};
     use std::io::Write;
