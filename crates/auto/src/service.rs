@@ -1,5 +1,6 @@
 //! The garbler's side. Before any evaluator asks, it listens on every transport setting
-//! the model may choose, once per setting without its sender options
+//! the model may choose that works here at once (not `udt` before this process has
+//! started its library), once per setting without its sender options
 //! (`TransportSpec::listen_key`: one `quic` listener for every `quic:cc=..,iw=..`), and
 //! writes its [`Card`]: those listeners' ports and the kernel congestion controls it may
 //! set. One UDP socket on the session's port answers the evaluator's probe
@@ -20,7 +21,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use transputation_model::Path;
@@ -61,7 +62,6 @@ pub struct Service {
     card: Card,
     connected: Receiver<Result<Connected, Error>>,
     stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
 }
 
 /// Paths the listeners are chosen for: a LAN, a long and a lossy one. The settings the
@@ -94,16 +94,13 @@ pub fn predicted_listeners(udp: SocketAddr) -> Vec<(TransportSpec, SocketAddr)> 
         .collect()
 }
 
-/// The settings the garbler listens for: each reliable candidate's listen key, once.
+/// The settings the garbler listens for, each choosable setting's listen key once, in
+/// the order that numbers their ports (the same on every host of this build).
 fn listen_keys() -> Vec<TransportSpec> {
     let mut keys: Vec<TransportSpec> = Vec::new();
     for path in reference_paths() {
-        for c in transputation_transport::auto::candidates(&path) {
-            let Ok(spec) = c.name.parse::<TransportSpec>() else {
-                continue;
-            };
-            let key = spec.listen_key();
-            if c.eligible && !keys.contains(&key) {
+        for key in transputation_transport::auto::choosable_listen_keys(&path) {
+            if !keys.contains(&key) {
                 keys.push(key);
             }
         }
@@ -131,6 +128,11 @@ impl Service {
         })?;
         let mut listeners = Vec::new();
         for (i, key) in listen_keys().into_iter().enumerate() {
+            // One that does not work here, or that this process has not started (UDT's
+            // 100 ms), is not offered: the evaluator asks for the card at once.
+            if !key.usable_now() {
+                continue;
+            }
             let port = if local.port() == 0 {
                 0
             } else {
@@ -169,9 +171,8 @@ impl Service {
             admitting: AtomicUsize::new(0),
             out: tx,
         });
-        let mut threads = Vec::new();
         let stopping = stop.clone();
-        threads.push(spawn("auto-service", move || {
+        spawn("auto-service", move || {
             // The probe's server reads the socket (it times train packets as they come)
             // and hands every datagram that is not the probe's to this closure.
             let served = transputation_probe::serve_until_with(&sock, &stopping, |d, from| {
@@ -184,20 +185,19 @@ impl Service {
             if let Err(e) = served {
                 eprintln!("auto: the agreement service stopped: {e}");
             }
-        })?);
+        })?;
         for (key, listener) in listeners {
             let (stopping, shared) = (stop.clone(), shared.clone());
             let name = format!("auto-listen-{}", key.name());
-            threads.push(spawn(&name, move || {
+            spawn(&name, move || {
                 accept_loop(key, listener, &stopping, &shared)
-            })?);
+            })?;
         }
         Ok(Service {
             local,
             card,
             connected: rx,
             stop,
-            threads,
         })
     }
 
@@ -219,19 +219,21 @@ impl Service {
     }
 }
 
+/// Tells the threads to stop and does not wait for them: each ends at its next accept or
+/// read timeout (100 ms), its listener and socket with it. A garbler whose session is done
+/// exits without those 100 ms.
 impl Drop for Service {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
     }
 }
 
-fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, Error> {
+/// Starts a thread of the service, not to be joined ([`Service`]'s drop).
+fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), Error> {
     thread::Builder::new()
         .name(name.into())
         .spawn(f)
+        .map(drop)
         .map_err(|source| Error::Io {
             context: "starting the agreement service".into(),
             source,

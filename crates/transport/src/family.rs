@@ -63,6 +63,13 @@ pub struct Family {
     /// disturb the probe's measurement. `blast`'s `train=off`: no rate-timing train, the
     /// rate comes later through [`crate::Channel::sender_tuning`].
     pub while_probing: &'static str,
+    /// For a family whose first use in a process waits for a start-up of its own:
+    /// whether that has happened in this process. UDT4's library measures the CPU's clock
+    /// for 100 ms when it is loaded, inside the program loader's lock, so that no other
+    /// thread of the process can start meanwhile. `--transport auto` neither offers nor
+    /// considers such a family before its start-up (a session would wait for it, or stall
+    /// beside it), and never begins it.
+    pub started: Option<fn() -> bool>,
 }
 
 impl fmt::Debug for Family {

@@ -168,6 +168,8 @@ fn predict(
     path: &Path,
 ) -> Result<(Decision, Workload)> {
     let planner = Planner::new(circuit, scheme, cal)?.with_setup(evaluator_setup(circuit, scheme)?);
+    // A prediction shows every transport, also one that a session would not wait for.
+    transputation_transport::auto::finish_start_ups();
     let decision = planner
         .plan(path, &transputation_transport::auto::candidates(path))
         .decision;

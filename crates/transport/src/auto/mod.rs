@@ -60,16 +60,42 @@ impl TransportSpec {
             Err(_) => self.clone(),
         }
     }
+
+    /// Whether this setting can be used here now: its family needs no start-up or has
+    /// had it in this process ([`Family::started`]), and works on this host
+    /// ([`TransportSpec::check_here`]).
+    pub fn usable_now(&self) -> bool {
+        started(self.family()) && self.check_here().is_ok()
+    }
 }
 
-/// Every transport setting worth predicting on `path` that works on this host: each
+/// Whether `family` has no start-up to wait for in this process.
+fn started(family: &Family) -> bool {
+    family.started.is_none_or(|done| done())
+}
+
+/// Starts every family that has a start-up ([`Family::started`]) and waits for it, so
+/// that [`candidates`] sees every transport of this host: for a prediction that shows
+/// them all (`select`), never beside a session.
+pub fn finish_start_ups() {
+    for family in families().iter().filter(|f| f.started.is_some()) {
+        // Its answer, good or bad, is what `check_here` gives from now on.
+        let _ = (family.available)();
+    }
+}
+
+/// Every transport setting worth predicting on `path` that works on this host now: each
 /// available family's plain name, its aliases and its tuned settings, without repeats (two
 /// names the model cannot tell apart, such as `tcp` and `tcp:cc=cubic` on a cubic host,
 /// count once, under the first). A transport that does not repair loss is predicted but
-/// marked ineligible.
+/// marked ineligible. A family not yet started in this process is left out
+/// ([`Family::started`]; [`finish_start_ups`] starts them).
 pub fn candidates(path: &Path) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
     for family in families() {
+        if !started(family) {
+            continue;
+        }
         // `check_here` also asks whether the family works on this host.
         for spec in settings(family, path) {
             if spec.check_here().is_err() {
@@ -87,6 +113,25 @@ pub fn candidates(path: &Path) -> Vec<Candidate> {
         }
     }
     out
+}
+
+/// The listen keys ([`TransportSpec::listen_key`]) of every setting `--transport auto` may
+/// choose on `path`, in the registry's order, whether or not it works on this host now:
+/// what a garbler numbers its listeners by, so that an evaluator of the same build knows
+/// the ports before it has the card (a host's missing transport leaves its port unused).
+pub fn choosable_listen_keys(path: &Path) -> Vec<TransportSpec> {
+    let mut keys: Vec<TransportSpec> = Vec::new();
+    for family in families()
+        .iter()
+        .filter(|f| f.delivery.is_reliable() && f.auto)
+    {
+        for key in settings(family, path).iter().map(TransportSpec::listen_key) {
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    keys
 }
 
 /// A family's settings for `path`, parsed (a tuned string that does not parse is a bug in

@@ -93,6 +93,7 @@ pub(crate) static FAMILY: Family = Family {
     tuned: |_| vec!["mtcp:streams=8,cc=bbr".into()],
     sender_options: &["cc"],
     while_probing: "",
+    started: None,
 };
 
 /// `mtcp` with its options.

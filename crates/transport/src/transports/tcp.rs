@@ -31,6 +31,7 @@ pub(crate) static FAMILY: Family = Family {
     tuned: |_| vec!["tcp:cc=cubic".into()],
     sender_options: &["cc"],
     while_probing: "",
+    started: None,
 };
 
 /// `tcp` with its options.

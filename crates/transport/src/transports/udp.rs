@@ -126,6 +126,7 @@ pub(crate) static FAMILY: Family = Family {
     },
     sender_options: &[],
     while_probing: "",
+    started: None,
 };
 
 /// `udp` with its options.

@@ -161,6 +161,7 @@ pub(crate) static FAMILY: Family = Family {
     // A train sent while `auto`'s probe times its own would disturb it: the evaluator's
     // early connection asks for none and both sides are told the probe's rate.
     while_probing: "train=off",
+    started: None,
 };
 
 /// Packets in the rate-timing train.

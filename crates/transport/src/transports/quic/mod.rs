@@ -218,6 +218,7 @@ pub(crate) static FAMILY: Family = Family {
     },
     sender_options: &["cc", "iw"],
     while_probing: "",
+    started: None,
 };
 
 /// quinn's first window under cubic and newreno (`10 × 1200`, RFC 9002's lower figure).

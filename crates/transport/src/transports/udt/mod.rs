@@ -203,6 +203,7 @@ pub(crate) static FAMILY: Family = Family {
     tuned: |_| Vec::new(),
     sender_options: &[],
     while_probing: "",
+    started: Some(|| CHECKED.get().is_some()),
 };
 
 impl Transport for Options {
@@ -308,8 +309,10 @@ fn millis(d: Duration) -> c_int {
 /// and the library's start is kept: the last `UDT::cleanup` joins UDT's garbage-collector
 /// thread, which may first finish its one-second sleep, and a check on a party's critical
 /// path (`--transport auto` lists its candidates before connecting) must not wait for that.
+/// The library's start and a first socket, done once: [`check`]'s answer.
+static CHECKED: OnceLock<std::result::Result<Library, String>> = OnceLock::new();
+
 fn check() -> Result<()> {
-    static CHECKED: OnceLock<std::result::Result<Library, String>> = OnceLock::new();
     let checked = CHECKED.get_or_init(|| {
         let kept = Library::acquire().map_err(|e| e.to_string())?;
         Socket::new(4).map(drop).map_err(|e| e.to_string())?;
