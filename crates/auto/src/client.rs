@@ -20,6 +20,8 @@ use crate::decide::{Plan, Planner};
 use crate::wire::{self, Card, Datagram, Decision, Statement, FRAME_HEADER, REFUSAL_MAGIC};
 use crate::Error;
 
+pub(crate) mod provisional;
+
 /// What both parties agreed on.
 #[derive(Debug, Clone)]
 pub struct Agreement {
@@ -53,6 +55,9 @@ pub struct Client {
     answered: Option<(Card, Vec<u8>)>,
     /// Connections made before the decision ([`Client::connect_early`]).
     early: Vec<Early>,
+    /// When the card was first asked for, and when it came.
+    asked: Instant,
+    answered_at: Option<Instant>,
 }
 
 /// A connection made at the start, before the card and the path are known, to where a
@@ -90,6 +95,8 @@ impl Client {
             session: rand::random(),
             answered: None,
             early: Vec::new(),
+            asked: Instant::now(),
+            answered_at: None,
         };
         client.send_ask()?;
         Ok(client)
@@ -123,6 +130,7 @@ impl Client {
             if let Ok(Datagram::Card(s, card, json)) = wire::parse(&buf[..n]) {
                 if s == self.session {
                     self.answered = Some((card, json));
+                    self.answered_at = Some(Instant::now());
                 }
             }
         }
@@ -173,20 +181,6 @@ impl Client {
             .collect()
     }
 
-    /// The early connection to `addr` for `transport`'s listener, if one was made.
-    fn take_early(
-        &mut self,
-        transport: &TransportSpec,
-        addr: SocketAddr,
-    ) -> Option<Box<dyn Channel>> {
-        let key = transport.listen_key().to_string();
-        let i = self
-            .early
-            .iter()
-            .position(|e| e.key == key && e.addr == addr)?;
-        self.early.swap_remove(i).made.join().ok()?.ok()
-    }
-
     /// A channel to `addr` for `transport`: the early connection to its listener if one
     /// was made, else a new one with `cfg`; and whether it was early. (Connected after the
     /// decision, `blast` times the path's rate itself: for the large sessions that connect
@@ -198,10 +192,7 @@ impl Client {
         addr: SocketAddr,
         cfg: &Config,
     ) -> (transputation_transport::Result<Box<dyn Channel>>, bool) {
-        match self.take_early(transport, addr) {
-            Some(ch) => (Ok(ch), true),
-            None => (transport.connect(addr, cfg), false),
-        }
+        channel_for(&mut self.early, transport, addr, cfg)
     }
 
     /// The garbler's card, asking again after `first_wait`, then twice as long each time
@@ -364,6 +355,7 @@ impl Client {
                 path: *path,
                 decision: decision.clone(),
                 failed: failed.clone(),
+                moves: None,
             };
             let (bytes, json) = wire::statement_bytes(&statement)
                 .map_err(|e| Error::Refused(format!("stating the choice: {e}")))?;
@@ -386,6 +378,30 @@ impl Client {
             close_in_background(std::mem::take(&mut self.early));
             return Ok((agreement, Box::new(Stated::new(ch))));
         }
+    }
+}
+
+/// The early connection in `early` to `addr` for `transport`'s listener, if one was made.
+fn take_early(
+    early: &mut Vec<Early>,
+    transport: &TransportSpec,
+    addr: SocketAddr,
+) -> Option<Box<dyn Channel>> {
+    let key = transport.listen_key().to_string();
+    let i = early.iter().position(|e| e.key == key && e.addr == addr)?;
+    early.swap_remove(i).made.join().ok()?.ok()
+}
+
+/// See [`Client::channel_for`].
+fn channel_for(
+    early: &mut Vec<Early>,
+    transport: &TransportSpec,
+    addr: SocketAddr,
+    cfg: &Config,
+) -> (transputation_transport::Result<Box<dyn Channel>>, bool) {
+    match take_early(early, transport, addr) {
+        Some(ch) => (Ok(ch), true),
+        None => (transport.connect(addr, cfg), false),
     }
 }
 

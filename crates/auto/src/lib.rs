@@ -56,18 +56,26 @@
 //!    not time the path itself), at least a round trip before the garbled tables leave:
 //!    from then on the connection sends as one set up with the chosen options. The
 //!    evaluator tunes its own side of a connection alike.
+//! 7. A cold session on a short path (the card back within [`PROVISIONAL_RTT`]) does not
+//!    wait for the probe: it starts at once over its early `tcp` connection, stated as
+//!    provisional, and once the probe has settled the evaluator moves the garbler's
+//!    sending to the choice where that pays ([`Client::start_provisional`],
+//!    [`Mover::settle`], the stream's side in [`moving`]); the move shows a secret whose
+//!    SHA-256 the bound statement carried.
 //!
 //! The card ask and the card are UDP datagrams ([`wire`]); the ask is sent again after a
 //! few round trips while no card comes.
 
 mod client;
 mod decide;
+pub mod moving;
 mod service;
 pub mod wire;
 
+pub use client::provisional::{Mover, Settled, Started, PROVISIONAL_RTT};
 pub use client::{Agreement, Client};
 pub use decide::{buffer_for, Plan, Planner};
-pub use service::{predicted_listeners, Connected, Service, MAX_ADMITTING};
+pub use service::{predicted_listeners, Connected, MoveNews, MovedTo, Service, MAX_ADMITTING};
 pub use wire::{Card, Decision, Statement};
 
 use std::net::SocketAddr;

@@ -17,10 +17,11 @@
 //! tables leave. [`Service::next`] hands out the
 //! sessions admitted.
 
+use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -30,7 +31,8 @@ use transputation_transport::{
 };
 
 use crate::decide::Planner;
-use crate::wire::{self, Card, Datagram, Decision, Listening, Statement, FRAME_HEADER};
+use crate::moving::Moving;
+use crate::wire::{self, Card, Datagram, Decision, Listening, Move, Statement, FRAME_HEADER};
 use crate::Error;
 
 /// Connections admitted at once at most; a connection beyond them is closed.
@@ -54,6 +56,51 @@ pub struct Connected {
     pub channel: Box<dyn Channel>,
     /// The handshake's time (zero without protection).
     pub handshake: Duration,
+    /// For a provisional session (started at once, [`Statement::moves`]): where its move,
+    /// once the garbler's sending has moved, is told.
+    pub moved: Option<MoveNews>,
+}
+
+/// Where a provisional session's move is told once the garbler's sending has moved.
+#[derive(Clone, Default)]
+pub struct MoveNews {
+    to: Arc<Mutex<Option<MovedTo>>>,
+    switched: Arc<AtomicBool>,
+}
+
+impl MoveNews {
+    /// What the sending moved to, once it has.
+    pub fn moved(&self) -> Option<MovedTo> {
+        if !self.switched.load(Ordering::Acquire) {
+            return None;
+        }
+        self.to.lock().ok()?.clone()
+    }
+}
+
+/// What a provisional session's garbler sends on since its move.
+#[derive(Debug, Clone)]
+pub struct MovedTo {
+    /// The transport.
+    pub transport: TransportSpec,
+    /// The evaluator's decision.
+    pub decision: Decision,
+    /// The path it measured.
+    pub path: Path,
+}
+
+/// Provisional sessions waiting for their move, the newest last; at most this many are
+/// kept (a session whose move never comes is forgotten after as many newer ones).
+const MAX_PENDING: usize = 4 * MAX_ADMITTING;
+
+/// A provisional session waiting for its move.
+struct Pending {
+    session: u64,
+    /// The SHA-256 (hex) of the secret its move must show.
+    commitment: String,
+    /// Where the garbler's end takes the connection to send on.
+    offer: Sender<Box<dyn Channel>>,
+    news: MoveNews,
 }
 
 /// The garbler's agreement service; stops when dropped.
@@ -170,6 +217,7 @@ impl Service {
             creds,
             admitting: AtomicUsize::new(0),
             out: tx,
+            pending: Mutex::default(),
         });
         let stopping = stop.clone();
         spawn("auto-service", move || {
@@ -248,6 +296,7 @@ struct Admission {
     creds: Option<Arc<Credentials>>,
     admitting: AtomicUsize,
     out: Sender<Result<Connected, Error>>,
+    pending: Mutex<VecDeque<Pending>>,
 }
 
 /// Accepts on one listener until stopped, admitting each connection on a thread.
@@ -290,9 +339,11 @@ fn accept_loop(
                 let result = admit(ch, &key_text, &a);
                 a.admitting.fetch_sub(1, Ordering::AcqRel);
                 match result {
-                    Ok(c) => {
+                    Ok(Some(c)) => {
                         let _ = a.out.send(Ok(c));
                     }
+                    // A provisional session's move, handed to its session.
+                    Ok(None) => {}
                     // An evaluator's early connection it did not need: nothing to say.
                     Err(why) if why == UNUSED => {}
                     Err(why) => eprintln!(
@@ -308,21 +359,47 @@ fn accept_loop(
     }
 }
 
-/// Reads the statement on `ch`, checks it, runs the bound handshake and tunes the sender.
-fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Connected, String> {
-    let (st, st_json) = read_statement(&mut *ch)?;
+/// Reads the statement on `ch`, checks it, runs the bound handshake and tunes the sender;
+/// or, for a move, hands `ch` to its provisional session (`None`).
+fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Option<Connected>, String> {
+    let (st, st_json) = match read_opening(&mut *ch)? {
+        Opening::Statement(st, json) => (st, json),
+        Opening::Move(m) => return take_move(ch, key, a, m).map(|()| None),
+    };
     let transport = match a.planner.admit(&st, &a.card_id, key) {
         Ok(t) => t,
-        Err(why) => {
-            // Said in place of the handshake, so that the evaluator can tell its user.
-            let _ = ch.send(&wire::refusal_bytes(&why));
-            let _ = ch.close();
-            return Err(why);
-        }
+        Err(why) => return Err(refuse(&mut *ch, why)),
     };
     let binding = wire::binding(st.session, &a.card_json, &st_json);
     // Taken before the secure channel wraps the channel (it does not forward it).
     let tuning = ch.sender_tuning();
+    // A provisional session's sending may move: under the protection, so that what moves
+    // is the protected stream.
+    let (ch, moved) = match &st.moves {
+        None => (ch, None),
+        Some(commitment) => {
+            let (offer, offered) = mpsc::channel();
+            let moving = Moving::new(ch, offered);
+            let news = MoveNews {
+                to: Arc::default(),
+                switched: moving.switched(),
+            };
+            let mut pending = a
+                .pending
+                .lock()
+                .map_err(|_| "a poisoned lock".to_string())?;
+            if pending.len() >= MAX_PENDING {
+                pending.pop_front();
+            }
+            pending.push_back(Pending {
+                session: st.session,
+                commitment: commitment.clone(),
+                offer,
+                news: news.clone(),
+            });
+            (Box::new(moving) as Box<dyn Channel>, Some(news))
+        }
+    };
     let t = Instant::now();
     let (channel, handshake) = match &a.creds {
         None => (ch, Duration::ZERO),
@@ -339,15 +416,11 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Connected
         start_rate: Some(st.path.rate as u64),
         ..transport.sender_hint(Some(a.planner.buffer(&st.path) as usize))
     };
-    if let Some(tuning) = tuning {
-        if let Err(e) = tuning.apply(&hint) {
-            // Sender settings are this side's alone: the session runs, only slower.
-            eprintln!(
-                "auto: could not send as {transport} asks ({e}); sending as the listener does"
-            );
-        }
+    // A provisional statement's path is no measurement: the sender stays as accepted.
+    if st.moves.is_none() {
+        apply(tuning, &hint, &transport);
     }
-    Ok(Connected {
+    Ok(Some(Connected {
         session: st.session,
         peer: channel.peer_addr(),
         transport,
@@ -356,7 +429,86 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Connected
         failed: st.failed,
         channel,
         handshake,
-    })
+        moved,
+    }))
+}
+
+/// Tunes an accepted channel's sending; a refusal only slows the session.
+fn apply(
+    tuning: Option<Arc<dyn transputation_transport::TuneSender>>,
+    hint: &SenderHint,
+    transport: &TransportSpec,
+) {
+    if let Some(tuning) = tuning {
+        if let Err(e) = tuning.apply(hint) {
+            // Sender settings are this side's alone: the session runs, only slower.
+            eprintln!(
+                "auto: could not send as {transport} asks ({e}); sending as the listener does"
+            );
+        }
+    }
+}
+
+/// Says `why` on `ch` in place of what would have come (so that the evaluator can tell
+/// its user), closes it, and gives `why`.
+fn refuse(ch: &mut dyn Channel, why: String) -> String {
+    let _ = ch.send(&wire::refusal_bytes(&why));
+    let _ = ch.close();
+    why
+}
+
+/// Hands `ch` to the provisional session `m` names, if `m` shows that session's secret
+/// and states a setting of this listener that the garbler would consider on the path it
+/// states (checked as a statement is), tuned as that statement would have been.
+fn take_move(mut ch: Box<dyn Channel>, key: &str, a: &Admission, m: Move) -> Result<(), String> {
+    let pending = {
+        let mut pending = a
+            .pending
+            .lock()
+            .map_err(|_| "a poisoned lock".to_string())?;
+        let Some(i) = pending
+            .iter()
+            .position(|p| p.session == m.session && wire::opens(&m.secret, &p.commitment))
+        else {
+            drop(pending);
+            return Err(refuse(
+                &mut *ch,
+                "a move for no provisional session of this garbler (or with the wrong secret)"
+                    .into(),
+            ));
+        };
+        pending.remove(i).expect("found")
+    };
+    // As the statement it replaces, on this garbler's card and scheme.
+    let st = Statement {
+        session: m.session,
+        card: a.card_id.clone(),
+        scheme: a.planner.scheme().to_string(),
+        path: m.path,
+        decision: m.decision.clone(),
+        failed: Vec::new(),
+        moves: None,
+    };
+    let transport = match a.planner.admit(&st, &a.card_id, key) {
+        Ok(t) => t,
+        Err(why) => return Err(refuse(&mut *ch, format!("the move: {why}"))),
+    };
+    let hint = SenderHint {
+        start_rate: Some(m.path.rate as u64),
+        ..transport.sender_hint(Some(a.planner.buffer(&m.path) as usize))
+    };
+    apply(ch.sender_tuning(), &hint, &transport);
+    if let Ok(mut news) = pending.news.to.lock() {
+        *news = Some(MovedTo {
+            transport: transport.clone(),
+            decision: m.decision,
+            path: m.path,
+        });
+    }
+    pending
+        .offer
+        .send(ch)
+        .map_err(|_| "a move for a session that has ended".to_string())
 }
 
 /// Why a connection closed in good order before its first byte was not admitted: an
@@ -364,17 +516,30 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Connected
 /// ([`crate::Client::connect_early`]).
 const UNUSED: &str = "closed before a statement";
 
-/// The statement at the start of `ch`, and its JSON.
-fn read_statement(ch: &mut dyn Channel) -> Result<(Statement, Vec<u8>), String> {
+/// What a connection opens with.
+enum Opening {
+    /// A statement, and its JSON.
+    Statement(Statement, Vec<u8>),
+    /// A provisional session's move.
+    Move(Move),
+}
+
+/// The statement or move at the start of `ch`.
+fn read_opening(ch: &mut dyn Channel) -> Result<Opening, String> {
     let mut header = [0u8; FRAME_HEADER];
     ch.recv(&mut header).map_err(|e| match e {
         transputation_transport::Error::Closed { .. } => UNUSED.to_string(),
         e => format!("no statement: {e}"),
     })?;
-    let n = wire::statement_length(&header).map_err(|e| e.to_string())?;
+    let (is_move, n) = wire::opening_length(&header).map_err(|e| e.to_string())?;
     let mut json = vec![0u8; n];
     ch.recv(&mut json)
         .map_err(|e| format!("a statement cut short: {e}"))?;
+    if is_move {
+        return wire::parse_move(&json)
+            .map(Opening::Move)
+            .map_err(|e| e.to_string());
+    }
     let st = wire::parse_statement(&json).map_err(|e| e.to_string())?;
-    Ok((st, json))
+    Ok(Opening::Statement(st, json))
 }

@@ -310,6 +310,7 @@ fn a_statement_out_of_policy_is_refused_before_the_handshake() {
         path: lan(),
         decision: agreement.decision.clone(),
         failed: Vec::new(),
+        moves: None,
     };
     let key = agreement.transport.listen_key().to_string();
     assert!(p.admit(&st, &id, &key).is_ok());

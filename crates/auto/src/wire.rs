@@ -4,17 +4,21 @@
 //!
 //! ```text
 //! datagram:  "TPAU" | version (2) | kind (3: card ask, 4: card) | 0 | 0 | session (u64, BE) | JSON
-//! statement: "TPAS" | version (2) | 0 | length (u16, BE) | JSON
-//! refusal:   "TPAR" | version (2) | 0 | length (u16, BE) | UTF-8 reason
+//! statement: "TPAS" | version (3) | 0 | length (u16, BE) | JSON
+//! move:      "TPAM" | version (3) | 0 | length (u16, BE) | JSON
+//! refusal:   "TPAR" | version (3) | 0 | length (u16, BE) | UTF-8 reason
 //! ```
 //!
-//! A card ask carries no JSON; a card carries a [`Card`], a statement a [`Statement`]. A
-//! garbler that does not admit a statement answers with a refusal, in place of its
-//! handshake, and closes. A
+//! A card ask carries no JSON; a card carries a [`Card`], a statement a [`Statement`], a
+//! move a [`Move`] (the first bytes of the connection a provisional session moves the
+//! garbler's sending to). A garbler that does not admit a statement or a move answers
+//! with a refusal, in place of its handshake or its tables, and closes. A
 //! datagram is at most [`MAX_DATAGRAM`] bytes (below any path's MTU, so never fragmented),
 //! a statement at most [`MAX_STATEMENT`]. Nothing here is authenticated: both parties hash
 //! the exact bytes of the card and the statement into the protected session's handshake
-//! ([`binding`]), which fails unless they saw the same ones.
+//! ([`binding`]), which fails unless they saw the same ones. A move is authenticated by
+//! the secret whose SHA-256 the statement carried ([`Statement::moves`]), and what moves
+//! is the protected stream itself ([`crate::moving`]).
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -24,12 +28,14 @@ use transputation_model::Path;
 pub const MAGIC: &[u8; 4] = b"TPAU";
 /// The first bytes of a statement.
 pub const STATEMENT_MAGIC: &[u8; 4] = b"TPAS";
+/// The first bytes of a move.
+pub const MOVE_MAGIC: &[u8; 4] = b"TPAM";
 /// The first bytes of a refusal.
 pub const REFUSAL_MAGIC: &[u8; 4] = b"TPAR";
 /// The longest refusal reason sent, bytes.
 pub const MAX_REFUSAL: usize = 1024;
 /// The version of these formats.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// The largest datagram sent or accepted.
 pub const MAX_DATAGRAM: usize = 1400;
 /// The largest statement sent or accepted (its JSON).
@@ -117,6 +123,51 @@ pub struct Statement {
     pub decision: Decision,
     /// Choices that failed to connect before this one.
     pub failed: Vec<String>,
+    /// For a provisional session, started at once over the connection made while the path
+    /// is probed: the SHA-256 (hex) of the secret a later [`Move`] of this session shows.
+    /// Its path and decision are then the evaluator's start (kernel TCP as connected),
+    /// not a measurement; the garbler leaves its sending as accepted until the move.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moves: Option<String>,
+}
+
+/// The first bytes of the connection that a provisional session's garbler is to send on
+/// from now on ([`crate::moving`]): the session, the secret the statement committed to,
+/// and the decision the probe settled on, for the path it measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Move {
+    /// The session number of the statement.
+    pub session: u64,
+    /// The secret (hex), whose SHA-256 the statement carried.
+    pub secret: String,
+    /// The path measured.
+    pub path: Path,
+    /// The decision on it.
+    pub decision: Decision,
+}
+
+/// A fresh secret for a provisional session's move, and its commitment (SHA-256), hex.
+pub fn move_secret() -> (String, String) {
+    let secret: [u8; 32] = rand::random();
+    (hex(&secret), hex(&Sha256::digest(secret)))
+}
+
+/// Whether `secret` (hex) is the one `commitment` (hex SHA-256) names.
+pub fn opens(secret: &str, commitment: &str) -> bool {
+    let Some(bytes) = unhex(secret) else {
+        return false;
+    };
+    hex(&Sha256::digest(bytes)) == commitment
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 /// Names a card in a [`Statement`]: the SHA-256 of its JSON, hex.
@@ -235,6 +286,36 @@ pub fn statement_length(header: &[u8; FRAME_HEADER]) -> Result<usize, WireError>
         )));
     }
     Ok(n)
+}
+
+/// A move's bytes on the connection.
+pub fn move_bytes(m: &Move) -> Result<Vec<u8>, WireError> {
+    let json = serde_json::to_vec(m).map_err(|e| WireError::Malformed(e.to_string()))?;
+    if json.len() > MAX_STATEMENT {
+        return Err(WireError::Malformed(format!(
+            "a move of {} bytes (at most {MAX_STATEMENT})",
+            json.len()
+        )));
+    }
+    Ok(frame(MOVE_MAGIC, &json))
+}
+
+/// What a connection's first frame header announces: a statement or a move, and the
+/// length of its JSON.
+pub fn opening_length(header: &[u8; FRAME_HEADER]) -> Result<(bool, usize), WireError> {
+    let is_move = &header[..4] == MOVE_MAGIC;
+    let n = frame_length(header, if is_move { MOVE_MAGIC } else { STATEMENT_MAGIC })?;
+    if n == 0 || n > MAX_STATEMENT {
+        return Err(WireError::Malformed(format!(
+            "an opening message of {n} bytes (1 to {MAX_STATEMENT})"
+        )));
+    }
+    Ok((is_move, n))
+}
+
+/// Reads a move's JSON.
+pub fn parse_move(json: &[u8]) -> Result<Move, WireError> {
+    serde_json::from_slice(json).map_err(|e| WireError::Malformed(e.to_string()))
 }
 
 /// A refusal's bytes: the header and the reason (cut to [`MAX_REFUSAL`] bytes).

@@ -12,7 +12,9 @@ use transputation_transport::{Config, Credentials};
 
 use crate::auto_connect::report;
 use crate::calibration::load_calibration;
-use crate::party_cmd::{run_garbler_session, AroundSession, GarblerArgs, Loaded, SessionArgs};
+use crate::party_cmd::{
+    run_garbler_session, AroundSession, GarblerArgs, Loaded, SessionArgs, Settled,
+};
 use crate::secure_cmd::Protection;
 
 /// `garbler --transport auto`: serves its card and listeners, runs the first session whose
@@ -65,6 +67,13 @@ pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
             None,
             &c.failed,
         )),
+        settled: c.moved.map(|news| -> Settled {
+            Box::new(move || {
+                let moved = news.moved()?;
+                let r = report(&moved.decision, &moved.path, "move", None, None, &[]);
+                Some((moved.transport.to_string(), r))
+            })
+        }),
     };
     run_garbler_session(garbler, c.channel, s, loaded, &around)
 }

@@ -10,7 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use transputation_auto::{wire::Decision, Agreement, Client, Planner};
+use transputation_auto::{wire::Card, wire::Decision, Agreement, Client, Planner, Started};
 use transputation_circuits::Circuit;
 use transputation_contract::AutoReport;
 use transputation_garble::Scheme;
@@ -78,91 +78,130 @@ pub(crate) fn know_path(
     if let Some(known) = recall(cache.as_ref(), server, ttl, deciding.as_ref().map(|d| d.1))? {
         return Ok(known);
     }
-    let t = Instant::now();
     if let Some((client, planner, cfg)) = deciding.as_mut() {
         if planner.fits_early() {
             client.connect_early(cfg);
         }
     }
-    let sock = probe::prober_socket(server).context("opening the probe's socket")?;
-    let (tx, rx) = mpsc::channel::<ProbeNews>();
-    let card_slot: Arc<Mutex<Option<String>>> = Arc::default();
-    let card_later = card_slot.clone();
-    // The probe runs on a thread of its own, asking this one after each train; it writes
-    // its final measurement to the cache, also after the session went ahead without it.
-    thread::Builder::new()
-        .name("auto-probe".into())
-        .spawn(move || {
-            let news = tx.clone();
-            let measured = probe::probe_quick_until(
-                sock,
-                server,
-                &QuickSettings::default(),
-                || eprintln!("auto: waiting for the garbler's probe service at {server}"),
-                |m, cost| {
-                    let (answer, stop) = mpsc::sync_channel(1);
-                    if news
-                        .send(ProbeNews::Train(m.clone(), cost, answer))
-                        .is_err()
-                    {
-                        // The session went ahead: measuring on for the cache, a train at
-                        // a time while each is cheap.
-                        return !next_train_is_cheap(m);
-                    }
-                    stop.recv().unwrap_or(false)
-                },
-            );
-            if let (Ok(m), Some(c)) = (&measured, &cache) {
-                if let Err(e) = c.put(server, m, ttl) {
-                    eprintln!("auto: the path was measured but not cached: {e}");
-                }
-                // The session, done before this measurement was, found no entry for its
-                // card: it is kept with the measurement.
-                let card = card_later.lock().ok().and_then(|c| c.clone());
-                if let Some(card) = card {
-                    let _ = c.set_service(server, &card);
-                }
-            }
-            let _ = tx.send(ProbeNews::Done(measured));
+    let probing = Probing::start(server, ttl, cache)?;
+    probing.until_settled(|m, cost| {
+        deciding.as_mut().is_some_and(|(client, planner, _)| {
+            client
+                .card_now()
+                .is_some_and(|card| settles(planner, &card, m, cost))
         })
-        .context("starting the probe")?;
-    let known = |m: &probe::Measurement| -> Result<Known> {
-        Ok(Known {
-            path: transputation_auto::path_of(m).map_err(anyhow::Error::msg)?,
-            from: "probe",
-            probe_ms: t.elapsed().as_secs_f64() * 1e3,
-            card: None,
-            card_for_probe: Some(card_slot.clone()),
-        })
+    })
+}
+
+/// Whether the decision on `card` is settled on the probe's measurement so far `m`, with
+/// the next train costing `cost` ([`Planner::settled`]).
+fn settles(planner: &Planner, card: &Card, m: &probe::Measurement, cost: Duration) -> bool {
+    let Ok(path) = transputation_auto::path_of(m) else {
+        return false;
     };
-    loop {
-        let news = rx
-            .recv()
-            .context("the probe's thread ended without a measurement")?;
-        let (m, cost, answer) = match news {
-            ProbeNews::Done(m) => {
-                return known(&m.with_context(|| format!("probing the path to {server}"))?)
-            }
-            ProbeNews::Train(m, cost, answer) => (m, cost, answer),
+    planner.settled(
+        card,
+        &path,
+        cost.as_secs_f64(),
+        transputation_auto::rate_headroom(m),
+    )
+}
+
+/// The quick probe running on a thread of its own, asking after each train whether to
+/// stop ([`Probing::until_settled`]); it writes its final measurement to the cache, also
+/// after the session went ahead without it.
+struct Probing {
+    server: SocketAddr,
+    news: mpsc::Receiver<ProbeNews>,
+    started: Instant,
+    card_slot: Arc<Mutex<Option<String>>>,
+}
+
+impl Probing {
+    fn start(server: SocketAddr, ttl: Duration, cache: Option<ProbeCache>) -> Result<Probing> {
+        let started = Instant::now();
+        let sock = probe::prober_socket(server).context("opening the probe's socket")?;
+        let (tx, rx) = mpsc::channel::<ProbeNews>();
+        let card_slot: Arc<Mutex<Option<String>>> = Arc::default();
+        let card_later = card_slot.clone();
+        thread::Builder::new()
+            .name("auto-probe".into())
+            .spawn(move || {
+                let news = tx.clone();
+                let measured = probe::probe_quick_until(
+                    sock,
+                    server,
+                    &QuickSettings::default(),
+                    || eprintln!("auto: waiting for the garbler's probe service at {server}"),
+                    |m, cost| {
+                        let (answer, stop) = mpsc::sync_channel(1);
+                        if news
+                            .send(ProbeNews::Train(m.clone(), cost, answer))
+                            .is_err()
+                        {
+                            // The session went ahead: measuring on for the cache, a train
+                            // at a time while each is cheap.
+                            return !next_train_is_cheap(m);
+                        }
+                        stop.recv().unwrap_or(false)
+                    },
+                );
+                if let (Ok(m), Some(c)) = (&measured, &cache) {
+                    if let Err(e) = c.put(server, m, ttl) {
+                        eprintln!("auto: the path was measured but not cached: {e}");
+                    }
+                    // The session, done before this measurement was, found no entry for
+                    // its card: it is kept with the measurement.
+                    let card = card_later.lock().ok().and_then(|c| c.clone());
+                    if let Some(card) = card {
+                        let _ = c.set_service(server, &card);
+                    }
+                }
+                let _ = tx.send(ProbeNews::Done(measured));
+            })
+            .context("starting the probe")?;
+        Ok(Probing {
+            server,
+            news: rx,
+            started,
+            card_slot,
+        })
+    }
+
+    /// The path once `settled` says so after a train (or the probe is done), with the
+    /// time it took; the probe measures on for the cache while its trains are cheap.
+    fn until_settled(
+        self,
+        mut settled: impl FnMut(&probe::Measurement, Duration) -> bool,
+    ) -> Result<Known> {
+        let known = |m: &probe::Measurement| -> Result<Known> {
+            Ok(Known {
+                path: transputation_auto::path_of(m).map_err(anyhow::Error::msg)?,
+                from: "probe",
+                probe_ms: self.started.elapsed().as_secs_f64() * 1e3,
+                card: None,
+                card_for_probe: Some(self.card_slot.clone()),
+            })
         };
-        let settled = deciding.as_mut().is_some_and(|(client, planner, _)| {
-            let (Some(card), Ok(path)) = (client.card_now(), transputation_auto::path_of(&m))
-            else {
-                return false;
+        loop {
+            let news = self
+                .news
+                .recv()
+                .context("the probe's thread ended without a measurement")?;
+            let (m, cost, answer) = match news {
+                ProbeNews::Done(m) => {
+                    let server = self.server;
+                    return known(&m.with_context(|| format!("probing the path to {server}"))?);
+                }
+                ProbeNews::Train(m, cost, answer) => (m, cost, answer),
             };
-            planner.settled(
-                &card,
-                &path,
-                cost.as_secs_f64(),
-                transputation_auto::rate_headroom(&m),
-            )
-        });
-        if !settled {
-            let _ = answer.send(false);
-            continue;
+            if !settled(&m, cost) {
+                let _ = answer.send(false);
+                continue;
+            }
+            let _ = answer.send(!next_train_is_cheap(&m));
+            return known(&m);
         }
-        let _ = answer.send(!next_train_is_cheap(&m));
-        return known(&m);
     }
 }
 
@@ -245,12 +284,34 @@ pub(crate) struct AutoConnection {
     pub(crate) agreement: Agreement,
     pub(crate) channel: Box<dyn Channel>,
     pub(crate) report: AutoReport,
+    /// For a session started at once: where the transport its tables went on and the
+    /// report of the decision are told once the probe has settled.
+    pub(crate) settled: Option<SettledReport>,
+}
+
+/// The transport a provisional session's tables went on and the report of its decision,
+/// once settled.
+pub(crate) type SettledReport = Arc<Mutex<Option<(transputation_auto::Settled, AutoReport)>>>;
+
+/// The transport that carried the tables of a session started at once and its report,
+/// once the probe has settled and, if the tables were to move, they have.
+pub(crate) fn settled_now(told: &SettledReport) -> Option<(String, AutoReport)> {
+    let told = told.lock().ok()?;
+    let (settled, report) = told.as_ref()?;
+    let carried = settled.carried()?;
+    let mut report = report.clone();
+    if carried != &settled.transport || !settled.moved {
+        report.chosen = carried.to_string();
+    }
+    Some((carried.to_string(), report))
 }
 
 /// Asks for the garbler's card, knows the path, decides, and connects over the choice
-/// (falling back while a choice does not connect), within `cfg`'s connect budget. The
-/// card is kept with the path in the probe cache, so that the next session within
-/// `cache_ttl` connects at once.
+/// (falling back while a choice does not connect), within `cfg`'s connect budget. A cold
+/// session whose traffic allows it starts at once over its early `tcp` connection instead
+/// and moves the garbler's sending once the probe has settled ([`transputation_auto::Mover`]). The card is
+/// kept with the path in the probe cache, so that the next session within `cache_ttl`
+/// connects at once.
 pub(crate) fn evaluator_connect(
     circuit: &Circuit,
     scheme: Scheme,
@@ -262,7 +323,30 @@ pub(crate) fn evaluator_connect(
     let mut client = Client::ask(server)?;
     let (calibration, _) = crate::calibration::load_calibration(None)?;
     let planner = Planner::new(circuit, scheme, calibration)?;
-    let known = know_path(server, cache_ttl, Some((&mut client, &planner, cfg)))?;
+    let cache = ProbeCache::in_user_cache().filter(|_| !cache_ttl.is_zero());
+    let known = match recall(cache.as_ref(), server, cache_ttl, Some(&planner))? {
+        Some(known) => known,
+        None => {
+            let early = planner.fits_early();
+            if early {
+                client.connect_early(cfg);
+            }
+            let probing = Probing::start(server, cache_ttl, cache.clone())?;
+            if early {
+                let started = client
+                    .start_provisional(&planner, cfg, cfg.connect_budget())
+                    .with_context(|| format!("starting a session with the garbler at {server}"))?;
+                if let Some(started) = started {
+                    return Ok(provisional(started, probing, planner, cfg, cache));
+                }
+            }
+            probing.until_settled(|m, cost| {
+                client
+                    .card_now()
+                    .is_some_and(|card| settles(&planner, &card, m, cost))
+            })?
+        }
+    };
     let t = Instant::now();
     let (agreement, channel) = client
         .connect(
@@ -274,17 +358,12 @@ pub(crate) fn evaluator_connect(
         )
         .with_context(|| format!("agreeing on a transport with the garbler at {server}"))?;
     let agree_ms = t.elapsed().as_secs_f64() * 1e3;
-    if let Some(cache) = ProbeCache::in_user_cache().filter(|_| !cache_ttl.is_zero()) {
-        let card = String::from_utf8_lossy(&agreement.card_json);
-        if let Some(slot) = &known.card_for_probe {
-            if let Ok(mut slot) = slot.lock() {
-                *slot = Some(card.to_string());
-            }
-        }
-        if let Err(e) = cache.set_service(server, &card) {
-            eprintln!("auto: the garbler's card was not cached: {e}");
-        }
-    }
+    keep_card(
+        cache.as_ref(),
+        server,
+        &agreement,
+        known.card_for_probe.as_ref(),
+    );
     eprintln!(
         "auto: {} ({}; card from the {}{}), predicted {:.0} ms: {}",
         agreement.transport,
@@ -310,7 +389,115 @@ pub(crate) fn evaluator_connect(
         agreement,
         channel,
         report,
+        settled: None,
     })
+}
+
+/// Caches the garbler's card the session agreed on beside the path (and leaves it for a
+/// probe still measuring, which caches its measurement later).
+fn keep_card(
+    cache: Option<&ProbeCache>,
+    server: SocketAddr,
+    agreement: &Agreement,
+    for_probe: Option<&Arc<Mutex<Option<String>>>>,
+) {
+    let Some(cache) = cache else {
+        return;
+    };
+    let card = String::from_utf8_lossy(&agreement.card_json);
+    if let Some(slot) = for_probe {
+        if let Ok(mut slot) = slot.lock() {
+            *slot = Some(card.to_string());
+        }
+    }
+    if let Err(e) = cache.set_service(server, &card) {
+        eprintln!("auto: the garbler's card was not cached: {e}");
+    }
+}
+
+/// A session started at once: its connection, and a thread that waits for the probe to
+/// settle and moves the garbler's sending to the choice ([`transputation_auto::Mover::settle`]), telling the
+/// outcome in the connection's `settled`.
+fn provisional(
+    Started {
+        agreement,
+        channel,
+        mover,
+    }: Started,
+    probing: Probing,
+    planner: Planner,
+    cfg: &Config,
+    cache: Option<ProbeCache>,
+) -> AutoConnection {
+    let started = report(
+        &agreement.decision,
+        &Path::exact(0.0, 0.0, 0.0),
+        "none yet",
+        None,
+        Some(0.0),
+        &[],
+    );
+    let settled: SettledReport = Arc::default();
+    let (told, card) = (settled.clone(), agreement.card_json.clone());
+    let (cfg, server) = (cfg.clone(), agreement.addr);
+    let (keep, agreed) = (cache, agreement.clone());
+    let moving = thread::Builder::new()
+        .name("auto-move".into())
+        .spawn(move || {
+            let card = transputation_auto::wire::parse_card(&card).expect("the card was read");
+            let known = match probing.until_settled(|m, cost| settles(&planner, &card, m, cost)) {
+                Ok(known) => known,
+                Err(e) => {
+                    eprintln!("auto: {e:#}; the session stays on {}", agreed.transport);
+                    return;
+                }
+            };
+            keep_card(
+                keep.as_ref(),
+                server,
+                &agreed,
+                known.card_for_probe.as_ref(),
+            );
+            let t = Instant::now();
+            match mover.settle(&planner, &known.path, &cfg) {
+                Ok(s) => {
+                    eprintln!(
+                        "auto: {} ({}; started at once over {}{}), predicted {:.0} ms: {}",
+                        s.decision.transport,
+                        describe_path(&known.path),
+                        agreed.transport,
+                        if s.moved {
+                            ", the tables moved to it"
+                        } else {
+                            ""
+                        },
+                        s.decision.predicted_ms,
+                        s.decision.why
+                    );
+                    let r = report(
+                        &s.decision,
+                        &known.path,
+                        known.from,
+                        Some(known.probe_ms),
+                        Some(t.elapsed().as_secs_f64() * 1e3),
+                        &[],
+                    );
+                    if let Ok(mut told) = told.lock() {
+                        *told = Some((s, r));
+                    }
+                }
+                Err(e) => eprintln!("auto: {e}; the session stays on {}", agreed.transport),
+            }
+        });
+    if let Err(e) = moving {
+        eprintln!("auto: could not start deciding beside the session ({e}); it stays on tcp");
+    }
+    AutoConnection {
+        agreement,
+        channel,
+        report: started,
+        settled: Some(settled),
+    }
 }
 
 /// What a party reports of the agreement.

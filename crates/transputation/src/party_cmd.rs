@@ -436,6 +436,25 @@ pub(crate) struct AroundSession {
     pub(crate) transport: String,
     /// What `auto` measured and chose.
     pub(crate) auto: Option<transputation_contract::AutoReport>,
+    /// For an `auto` session started at once: the transport its tables went on and the
+    /// report of the decision, once the probe settled (before that, `transport` and
+    /// `auto` stand).
+    pub(crate) settled: Option<Settled>,
+}
+
+/// Where a session started at once tells the transport its tables went on and the report
+/// of its decision, once known.
+pub(crate) type Settled =
+    Box<dyn Fn() -> Option<(String, transputation_contract::AutoReport)> + Send + Sync>;
+
+impl AroundSession {
+    /// The transport and the `auto` report as known now.
+    fn transport_and_auto(&self) -> (String, Option<transputation_contract::AutoReport>) {
+        match self.settled.as_ref().and_then(|f| f()) {
+            Some((transport, auto)) => (transport, Some(auto)),
+            None => (self.transport.clone(), self.auto.clone()),
+        }
+    }
 }
 
 /// One party's report of one computation (the contract's type, shared with whoever reads
@@ -449,6 +468,7 @@ fn party_report(
 ) -> PartyReport {
     // What happened once per session is the first computation's.
     let first = r.computation == 1;
+    let (transport, auto) = around.transport_and_auto();
     let (g2e, e2g, g2e_parts, e2g_parts) = match r.role {
         Party::Garbler => (r.channel.sent, r.channel.received, r.sent, r.received),
         Party::Evaluator => (r.channel.received, r.channel.sent, r.received, r.sent),
@@ -486,7 +506,7 @@ fn party_report(
         parts_evaluator_to_garbler: parts(&e2g_parts),
         scheme: args.scheme.name().into(),
         backend: args.backend().name().into(),
-        transport: around.transport.clone(),
+        transport,
         circuit: args.circuit.clone(),
         and_gates: loaded.and_gates,
         load_ms: loaded.load_ms,
@@ -497,7 +517,7 @@ fn party_report(
         volume_bytes: loaded.sizing.map(|s| s.volume_bytes),
         protection: around.protection.name.into(),
         handshake_ms: around.protection.handshake_ms,
-        auto: around.auto.clone().filter(|_| first),
+        auto: auto.filter(|_| first),
     }
 }
 
@@ -658,6 +678,7 @@ pub fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
         started,
         transport: s.transport.to_string(),
         auto: None,
+        settled: None,
     };
     run_garbler_session(garbler, ch, s, &start.loaded, &around)
 }
@@ -732,7 +753,7 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
                         &cfg,
                         ttl,
                     )?;
-                    (a.channel, Some((a.agreement, a.report)))
+                    (a.channel, Some((a.agreement, a.report, a.settled)))
                 }
             };
             anyhow::Ok((ch, ms(t.elapsed()), auto))
@@ -747,15 +768,19 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
     });
     let (evaluator, setup_ms) = prepared?;
     let (ch, connect_ms, auto) = connected?;
+    let settled = auto.as_ref().and_then(|(_, _, s)| s.clone());
     let mut around = AroundSession {
         setup_ms,
         connect_ms: Some(connect_ms),
         protection: secure_cmd::Protection::NONE,
         started,
-        transport: auto
-            .as_ref()
-            .map_or_else(|| s.transport.to_string(), |(a, _)| a.transport.to_string()),
-        auto: auto.as_ref().map(|(_, r)| r.clone()),
+        transport: auto.as_ref().map_or_else(
+            || s.transport.to_string(),
+            |(a, _, _)| a.transport.to_string(),
+        ),
+        auto: auto.as_ref().map(|(_, r, _)| r.clone()),
+        settled: settled
+            .map(|told| -> Settled { Box::new(move || crate::auto_connect::settled_now(&told)) }),
     };
     let Some(creds) = creds else {
         return evaluate(
@@ -768,7 +793,7 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
             &mut around,
         );
     };
-    let binding = auto.as_ref().map(|(a, _)| a.binding.as_slice());
+    let binding = auto.as_ref().map(|(a, _, _)| a.binding.as_slice());
     let ch = secure_cmd::client(ch, &creds, binding)?;
     evaluate(
         ch,

@@ -192,6 +192,7 @@ fn serve_session(sv: &Served<'_>, id: u64, ch: Box<dyn Channel>) -> Result<u64> 
         started: sv.started,
         transport: sv.session.transport.to_string(),
         auto: None,
+        settled: None,
     };
     let lines = Printing::Lines { session: Some(id) };
     let n = garbler

@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::io::Read;
 use std::process::Stdio;
 
 /// FIPS-197's example: the garbler's key, the evaluator's block, and the ciphertext.
@@ -22,6 +23,7 @@ fn a_session_neither_offers_nor_considers_a_transport_that_has_not_started() {
         "--input",
         KEY,
         "--insecure",
+        "--json",
     ]);
     let out = common::bin()
         .args(["evaluator", "--connect", &addr, "--transport", "auto"])
@@ -36,6 +38,13 @@ fn a_session_neither_offers_nor_considers_a_transport_that_has_not_started() {
         String::from_utf8_lossy(&out.stderr)
     );
     let mut child = g.child;
+    let mut garbler_out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut garbler_out)
+        .unwrap();
     assert!(child.wait().unwrap().success());
     let garbler_err = g.stderr.join().unwrap();
     let offered = garbler_err
@@ -55,6 +64,15 @@ fn a_session_neither_offers_nor_considers_a_transport_that_has_not_started() {
         .collect();
     assert!(ranked.iter().any(|t| t.starts_with("tcp")), "{ranked:?}");
     assert!(!ranked.iter().any(|t| t.starts_with("udt")), "{ranked:?}");
+    // A first session on loopback starts at once; both parties name what carried the
+    // tables, whether or not the garbler's sending moved.
+    let garbler: serde_json::Value = serde_json::from_str(&garbler_out).unwrap();
+    assert_eq!(
+        garbler["transport"], report["transport"],
+        "{garbler}\n{report}"
+    );
+    assert_eq!(garbler["auto"]["chosen"], report["auto"]["chosen"]);
+    assert_eq!(report["transport"], report["auto"]["chosen"]);
 }
 
 #[test]
