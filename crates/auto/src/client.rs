@@ -7,7 +7,7 @@
 //! back to the next best (with a warning on standard error).
 
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -55,9 +55,6 @@ pub struct Client {
     answered: Option<(Card, Vec<u8>)>,
     /// Connections made before the decision ([`Client::connect_early`]).
     early: Vec<Early>,
-    /// When the card was first asked for, and when it came.
-    asked: Instant,
-    answered_at: Option<Instant>,
 }
 
 /// A connection made at the start, before the card and the path are known, to where a
@@ -68,6 +65,9 @@ struct Early {
     key: String,
     addr: SocketAddr,
     made: JoinHandle<transputation_transport::Result<Box<dyn Channel>>>,
+    /// How long connecting took, once it has (timed on its own thread: about a round trip
+    /// for kernel TCP, whatever else the process does meanwhile).
+    took: Arc<OnceLock<Duration>>,
 }
 
 /// The most an early connection may take; one not made by then is not waited for.
@@ -95,8 +95,6 @@ impl Client {
             session: rand::random(),
             answered: None,
             early: Vec::new(),
-            asked: Instant::now(),
-            answered_at: None,
         };
         client.send_ask()?;
         Ok(client)
@@ -130,7 +128,6 @@ impl Client {
             if let Ok(Datagram::Card(s, card, json)) = wire::parse(&buf[..n]) {
                 if s == self.session {
                     self.answered = Some((card, json));
-                    self.answered_at = Some(Instant::now());
                 }
             }
         }
@@ -160,14 +157,24 @@ impl Client {
         let cfg = within(cfg, cfg.connect_budget().min(EARLY_BUDGET));
         for (key, addr) in crate::service::predicted_listeners(self.server) {
             let (spec, cfg) = (key.while_probing(), cfg.clone());
+            let took: Arc<OnceLock<Duration>> = Arc::default();
+            let timing = took.clone();
             let made = thread::Builder::new()
                 .name("auto-early".into())
-                .spawn(move || spec.connect(addr, &cfg));
+                .spawn(move || {
+                    let start = Instant::now();
+                    let made = spec.connect(addr, &cfg);
+                    if made.is_ok() {
+                        let _ = timing.set(start.elapsed());
+                    }
+                    made
+                });
             if let Ok(made) = made {
                 self.early.push(Early {
                     key: key.to_string(),
                     addr,
                     made,
+                    took,
                 });
             }
         }
@@ -202,11 +209,29 @@ impl Client {
         first_wait: Duration,
         patience: Duration,
     ) -> Result<(Card, Vec<u8>), Error> {
+        self.card_while(first_wait, patience, || {})
+    }
+
+    /// [`Client::card`], calling `meanwhile` every few milliseconds while it waits.
+    pub fn card_while(
+        &mut self,
+        first_wait: Duration,
+        patience: Duration,
+        mut meanwhile: impl FnMut(),
+    ) -> Result<(Card, Vec<u8>), Error> {
+        const SLICE: Duration = Duration::from_millis(2);
         let start = Instant::now();
         let mut wait = first_wait.max(Duration::from_millis(20));
+        let mut asked = Instant::now();
         loop {
-            if self.poll(wait.min(patience.saturating_sub(start.elapsed()))) {
+            let until_ask = wait.saturating_sub(asked.elapsed());
+            let left = patience.saturating_sub(start.elapsed());
+            if self.poll(until_ask.min(left).min(SLICE)) {
                 return Ok(self.answered.clone().expect("polled"));
+            }
+            meanwhile();
+            if asked.elapsed() < wait && start.elapsed() < patience {
+                continue;
             }
             if start.elapsed() >= patience {
                 return Err(Error::NoService {
@@ -215,6 +240,7 @@ impl Client {
                 });
             }
             self.send_ask()?;
+            asked = Instant::now();
             wait = (wait * 2).min(Duration::from_secs(1));
         }
     }

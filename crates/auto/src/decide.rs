@@ -232,7 +232,8 @@ impl Planner {
     /// and one that this garbler would itself consider on the stated path (a transport it
     /// runs here, with options from the registry's settings for that path). It does not
     /// decide again: the evaluator's ranking is the model's, and the choice only ever
-    /// affects speed. Gives the transport, or why not.
+    /// affects speed. A provisional statement ([`Statement::moves`]) needs only a reliable
+    /// setting of that listener. Gives the transport, or why not.
     pub fn admit(&self, st: &Statement, card_id: &str, key: &str) -> Result<TransportSpec, String> {
         if st.card != card_id {
             return Err(
@@ -254,6 +255,17 @@ impl Planner {
         let spec: TransportSpec = name.parse().map_err(|e| format!("{name}: {e}"))?;
         if spec.listen_key().to_string() != key {
             return Err(format!("{name} arrived on the listener for {key}"));
+        }
+        // A provisional start names the setting it connected with and a placeholder path;
+        // the garbler sends as accepted until the move, whose own choice is checked here
+        // on the path it states. So any reliable setting of the listener will do (the two
+        // hosts' default congestion controls may differ).
+        if st.moves.is_some() {
+            return if spec.family().delivery.is_reliable() {
+                Ok(spec)
+            } else {
+                Err(format!("{name} does not carry a session"))
+            };
         }
         if !transputation_transport::auto::candidates(&st.path)
             .iter()

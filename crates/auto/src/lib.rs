@@ -56,7 +56,8 @@
 //!    not time the path itself), at least a round trip before the garbled tables leave:
 //!    from then on the connection sends as one set up with the chosen options. The
 //!    evaluator tunes its own side of a connection alike.
-//! 7. A cold session on a short path (the card back within [`PROVISIONAL_RTT`]) does not
+//! 7. A cold session on a short path (its early `tcp` connection made within
+//!    [`PROVISIONAL_RTT`]) does not
 //!    wait for the probe: it starts at once over its early `tcp` connection, stated as
 //!    provisional, and once the probe has settled the evaluator moves the garbler's
 //!    sending to the choice where that pays ([`Client::start_provisional`],

@@ -17,7 +17,7 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use transputation_transport::{ByteCounts, Channel, Error, Result, SocketBuffers, TuneSender};
@@ -35,6 +35,7 @@ pub struct Moving {
     offered: Option<Receiver<Box<dyn Channel>>>,
     moved: Option<Box<dyn Channel>>,
     switched: Arc<AtomicBool>,
+    alive: Arc<()>,
 }
 
 impl Moving {
@@ -46,7 +47,14 @@ impl Moving {
             offered: Some(offered),
             moved: None,
             switched: Arc::default(),
+            alive: Arc::new(()),
         }
+    }
+
+    /// Gone once this end is dropped (the service forgets a session waiting for a move
+    /// that can no longer come).
+    pub fn alive(&self) -> Weak<()> {
+        Arc::downgrade(&self.alive)
     }
 
     /// Set once the sending has moved (for the reports: both parties tell what carried
@@ -114,6 +122,13 @@ impl Channel for Moving {
             next.close()?;
         }
         self.first.close()
+    }
+
+    /// No move after this: the peer reads the end of the stream where it reads the rest
+    /// (a protected close record sent on a connection taken only now would be on one the
+    /// evaluator never reads, and the parties would tell different carriers).
+    fn closing(&mut self) {
+        self.offered = None;
     }
 
     fn stats(&self) -> ByteCounts {
@@ -233,10 +248,10 @@ impl Channel for Following {
         self.first.flush()
     }
 
+    /// Ends this side's sending, which went on the first connection only; the moved one,
+    /// which this side never sent the session on, is left to close when dropped (closing
+    /// it would wait for the peer's acknowledgement, for nothing).
     fn close(&mut self) -> Result<()> {
-        if let Some(next) = &mut self.moved {
-            next.close()?;
-        }
         self.first.close()
     }
 

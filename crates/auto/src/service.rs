@@ -90,7 +90,9 @@ pub struct MovedTo {
 }
 
 /// Provisional sessions waiting for their move, the newest last; at most this many are
-/// kept (a session whose move never comes is forgotten after as many newer ones).
+/// kept (beyond the sessions whose garbler's end is gone, which are forgotten first, a
+/// session whose move never came is forgotten after as many newer ones). Only a session
+/// past its protected handshake (or an unprotected one) is kept.
 const MAX_PENDING: usize = 4 * MAX_ADMITTING;
 
 /// A provisional session waiting for its move.
@@ -101,6 +103,8 @@ struct Pending {
     /// Where the garbler's end takes the connection to send on.
     offer: Sender<Box<dyn Channel>>,
     news: MoveNews,
+    /// The garbler's end, while it lives.
+    alive: std::sync::Weak<()>,
 }
 
 /// The garbler's agreement service; stops when dropped.
@@ -375,29 +379,22 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Option<Co
     let tuning = ch.sender_tuning();
     // A provisional session's sending may move: under the protection, so that what moves
     // is the protected stream.
-    let (ch, moved) = match &st.moves {
+    let (ch, waiting) = match &st.moves {
         None => (ch, None),
         Some(commitment) => {
             let (offer, offered) = mpsc::channel();
             let moving = Moving::new(ch, offered);
-            let news = MoveNews {
-                to: Arc::default(),
-                switched: moving.switched(),
-            };
-            let mut pending = a
-                .pending
-                .lock()
-                .map_err(|_| "a poisoned lock".to_string())?;
-            if pending.len() >= MAX_PENDING {
-                pending.pop_front();
-            }
-            pending.push_back(Pending {
+            let waiting = Pending {
                 session: st.session,
                 commitment: commitment.clone(),
                 offer,
-                news: news.clone(),
-            });
-            (Box::new(moving) as Box<dyn Channel>, Some(news))
+                news: MoveNews {
+                    to: Arc::default(),
+                    switched: moving.switched(),
+                },
+                alive: moving.alive(),
+            };
+            (Box::new(moving) as Box<dyn Channel>, Some(waiting))
         }
     };
     let t = Instant::now();
@@ -420,6 +417,22 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Option<Co
     if st.moves.is_none() {
         apply(tuning, &hint, &transport);
     }
+    let moved = match waiting {
+        None => None,
+        Some(waiting) => {
+            let news = waiting.news.clone();
+            let mut pending = a
+                .pending
+                .lock()
+                .map_err(|_| "a poisoned lock".to_string())?;
+            pending.retain(|p| p.alive.strong_count() > 0);
+            if pending.len() >= MAX_PENDING {
+                pending.pop_front();
+            }
+            pending.push_back(waiting);
+            Some(news)
+        }
+    };
     Ok(Some(Connected {
         session: st.session,
         peer: channel.peer_addr(),

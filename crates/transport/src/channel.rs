@@ -42,6 +42,11 @@ pub trait Channel: Send {
     fn flush(&mut self) -> Result<()>;
     /// Flushes, then ends the sending direction; the peer sees the end of the stream.
     fn close(&mut self) -> Result<()>;
+    /// Says that what this side sends from now on only ends the stream (a protected
+    /// channel's close record, sent before it closes its inner channel): a channel whose
+    /// sending could still move to another connection (`--transport auto`'s provisional
+    /// session) stays where it is, so that the peer reads the end where it reads the rest.
+    fn closing(&mut self) {}
     /// Bytes moved so far, per direction.
     fn stats(&self) -> ByteCounts;
     /// The kernel socket buffers of this channel (of its first connection, for `mtcp`),
@@ -110,6 +115,9 @@ macro_rules! forward_channel {
             }
             fn close(&mut self) -> Result<()> {
                 (**self).close()
+            }
+            fn closing(&mut self) {
+                (**self).closing()
             }
             fn stats(&self) -> ByteCounts {
                 (**self).stats()

@@ -113,6 +113,10 @@ fn settles(planner: &Planner, card: &Card, m: &probe::Measurement, cost: Duratio
 struct Probing {
     server: SocketAddr,
     news: mpsc::Receiver<ProbeNews>,
+    /// A train's measurement answered while nothing could be decided on it yet
+    /// ([`Probing::keep_measuring`]), and the probe's end if it came meanwhile.
+    answered: Option<(probe::Measurement, Duration)>,
+    done: Option<Result<probe::Measurement, probe::Error>>,
     started: Instant,
     card_slot: Arc<Mutex<Option<String>>>,
 }
@@ -163,17 +167,35 @@ impl Probing {
         Ok(Probing {
             server,
             news: rx,
+            answered: None,
+            done: None,
             started,
             card_slot,
         })
     }
 
+    /// Tells the probe to measure on after each train reported so far, without waiting:
+    /// while the card has not come, nothing is settled.
+    fn keep_measuring(&mut self) {
+        while let Ok(news) = self.news.try_recv() {
+            match news {
+                ProbeNews::Train(m, cost, answer) => {
+                    let _ = answer.send(false);
+                    self.answered = Some((m, cost));
+                }
+                ProbeNews::Done(m) => self.done = Some(m),
+            }
+        }
+    }
+
     /// The path once `settled` says so after a train (or the probe is done), with the
-    /// time it took; the probe measures on for the cache while its trains are cheap.
+    /// time it took; the probe measures on for the cache while its trains are cheap. A
+    /// train answered before ([`Probing::keep_measuring`]) is asked about first.
     fn until_settled(
-        self,
+        mut self,
         mut settled: impl FnMut(&probe::Measurement, Duration) -> bool,
     ) -> Result<Known> {
+        let (done, answered) = (self.done.take(), self.answered.take());
         let known = |m: &probe::Measurement| -> Result<Known> {
             Ok(Known {
                 path: transputation_auto::path_of(m).map_err(anyhow::Error::msg)?,
@@ -183,6 +205,16 @@ impl Probing {
                 card_for_probe: Some(self.card_slot.clone()),
             })
         };
+        if let Some(m) = done {
+            let server = self.server;
+            return known(&m.with_context(|| format!("probing the path to {server}"))?);
+        }
+        // Settled on it, the session need not wait for the train already on its way.
+        if let Some((m, cost)) = answered {
+            if settled(&m, cost) {
+                return known(&m);
+            }
+        }
         loop {
             let news = self
                 .news
@@ -300,9 +332,9 @@ pub(crate) fn settled_now(told: &SettledReport) -> Option<(String, AutoReport)> 
     let (settled, report) = told.as_ref()?;
     let carried = settled.carried()?;
     let mut report = report.clone();
-    if carried != &settled.transport || !settled.moved {
-        report.chosen = carried.to_string();
-    }
+    // Staying, the probe's choice may be another setting of the connection (its
+    // controller): the report names what ran.
+    report.chosen = carried.to_string();
     Some((carried.to_string(), report))
 }
 
@@ -331,10 +363,16 @@ pub(crate) fn evaluator_connect(
             if early {
                 client.connect_early(cfg);
             }
-            let probing = Probing::start(server, cache_ttl, cache.clone())?;
+            let mut probing = Probing::start(server, cache_ttl, cache.clone())?;
             if early {
+                // The probe measures on while the card comes.
+                let card = client
+                    .card_while(Duration::from_millis(50), cfg.connect_budget(), || {
+                        probing.keep_measuring()
+                    })
+                    .with_context(|| format!("asking the garbler at {server} for its card"))?;
                 let started = client
-                    .start_provisional(&planner, cfg, cfg.connect_budget())
+                    .start_provisional(&planner, card, cfg, cfg.connect_budget())
                     .with_context(|| format!("starting a session with the garbler at {server}"))?;
                 if let Some(started) = started {
                     return Ok(provisional(started, probing, planner, cfg, cache));
@@ -437,6 +475,10 @@ fn provisional(
         Some(0.0),
         &[],
     );
+    eprintln!(
+        "auto: started at once over {} (a short path; the probe decides beside the session)",
+        agreement.transport
+    );
     let settled: SettledReport = Arc::default();
     let (told, card) = (settled.clone(), agreement.card_json.clone());
     let (cfg, server) = (cfg.clone(), agreement.addr);
@@ -459,33 +501,34 @@ fn provisional(
                 known.card_for_probe.as_ref(),
             );
             let t = Instant::now();
-            match mover.settle(&planner, &known.path, &cfg) {
-                Ok(s) => {
-                    eprintln!(
-                        "auto: {} ({}; started at once over {}{}), predicted {:.0} ms: {}",
-                        s.decision.transport,
-                        describe_path(&known.path),
-                        agreed.transport,
-                        if s.moved {
-                            ", the tables moved to it"
-                        } else {
-                            ""
-                        },
-                        s.decision.predicted_ms,
-                        s.decision.why
-                    );
-                    let r = report(
-                        &s.decision,
-                        &known.path,
-                        known.from,
-                        Some(known.probe_ms),
-                        Some(t.elapsed().as_secs_f64() * 1e3),
-                        &[],
-                    );
-                    if let Ok(mut told) = told.lock() {
-                        *told = Some((s, r));
-                    }
+            // Told before the session can see a move, so that its report names it.
+            let tell = |s: &transputation_auto::Settled| {
+                let r = report(
+                    &s.decision,
+                    &known.path,
+                    known.from,
+                    Some(known.probe_ms),
+                    Some(t.elapsed().as_secs_f64() * 1e3),
+                    &[],
+                );
+                if let Ok(mut told) = told.lock() {
+                    *told = Some((s.clone(), r));
                 }
+            };
+            match mover.settle(&planner, &known.path, &cfg, tell) {
+                Ok(s) => eprintln!(
+                    "auto: {} ({}; started at once over {}{}), predicted {:.0} ms: {}",
+                    s.decision.transport,
+                    describe_path(&known.path),
+                    agreed.transport,
+                    if s.moved {
+                        ", the garbler's sending asked to move to it"
+                    } else {
+                        ", staying there"
+                    },
+                    s.decision.predicted_ms,
+                    s.decision.why
+                ),
                 Err(e) => eprintln!("auto: {e}; the session stays on {}", agreed.transport),
             }
         });

@@ -584,7 +584,7 @@ pub(crate) fn print_report(
          evaluator→garbler; loading {:.1} ms, set-up {:.1} ms{}{}",
         r.role,
         args.circuit,
-        around.transport,
+        v.transport,
         args.scheme,
         loaded.and_gates,
         ms(r.total),

@@ -66,6 +66,11 @@ fn a_session_neither_offers_nor_considers_a_transport_that_has_not_started() {
     assert!(!ranked.iter().any(|t| t.starts_with("udt")), "{ranked:?}");
     // A first session on loopback starts at once; both parties name what carried the
     // tables, whether or not the garbler's sending moved.
+    let evaluator_err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        evaluator_err.contains("auto: started at once over tcp"),
+        "{evaluator_err}"
+    );
     let garbler: serde_json::Value = serde_json::from_str(&garbler_out).unwrap();
     assert_eq!(
         garbler["transport"], report["transport"],

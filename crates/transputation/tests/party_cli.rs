@@ -348,12 +348,15 @@ fn small_buffers_do_not_deadlock_the_parties() {
 
 #[test]
 fn an_evaluator_may_start_first_and_gives_up_after_its_connect_timeout() {
-    let port = TcpListener::bind("127.0.0.1:0")
+    // A loopback address of its own: a port found free on 127.0.0.1 could be another
+    // test's garbler by the time this one's listens (the evaluator then met a protected
+    // stranger, once).
+    let port = TcpListener::bind("127.0.6.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let addr = format!("127.0.0.1:{port}");
+    let addr = format!("127.0.6.1:{port}");
     let party = |role: &str, flag: &str, input: &str| {
         bin()
             .args([role, "--insecure", "--circuit", "aes128", flag, &addr])

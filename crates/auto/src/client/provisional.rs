@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use transputation_model::Path;
 use transputation_transport::{Channel, Config, TransportSpec};
@@ -22,8 +22,8 @@ use crate::moving::Following;
 use crate::wire::{self, Card, Decision, Move, Statement};
 use crate::Error;
 
-/// The longest round trip (as the card's ask and answer took it) on which a session starts
-/// at once. On a longer path the probe's first train, sent with its pings, reports about
+/// The longest round trip (as connecting kernel TCP took it) on which a session starts at
+/// once. On a longer path the probe's first train, sent with its pings, reports about
 /// when the card comes, so there is nothing to win by starting first; and a session
 /// started over kernel TCP there pays its loss recovery in round trips (on a 50 ms link
 /// with 1 % loss, a cold AES-128 session took 645 ms started at once against 204 over
@@ -84,25 +84,20 @@ impl Settled {
 
 impl Client {
     /// Starts the session at once over the early connection to the garbler's `tcp`
-    /// listener ([`Client::connect_early`]), stating it provisional, once the card has
-    /// come (within `patience`): the agreement, the channel (the garbler's sending may
-    /// move, [`Following`]), and the [`Mover`] that moves it once the path is known.
-    /// `None` (nothing sent) where the card took longer than [`PROVISIONAL_RTT`], no such
-    /// connection was made or the card names another port for `tcp`: the caller decides
-    /// first, as for any session.
+    /// listener ([`Client::connect_early`]), stating it provisional, with the garbler's
+    /// `card` (and its JSON): the agreement, the channel (the garbler's sending may move,
+    /// [`Following`]), and the [`Mover`] that moves it once the path is known. `None`
+    /// (nothing sent, the early connections kept) where that connection took longer than
+    /// [`PROVISIONAL_RTT`] to make (or was not made within four times that or
+    /// `patience`), or the card names another port for `tcp`: the caller decides first,
+    /// as for any session.
     pub fn start_provisional(
         &mut self,
         planner: &Planner,
+        (card, card_json): (Card, Vec<u8>),
         cfg: &Config,
         patience: Duration,
     ) -> Result<Option<Started>, Error> {
-        let (card, card_json) = self.card(Duration::from_millis(50), patience)?;
-        let round_trip = self
-            .answered_at
-            .map_or(Duration::MAX, |at| at.saturating_duration_since(self.asked));
-        if round_trip > PROVISIONAL_RTT {
-            return Ok(None);
-        }
         let tcp: TransportSpec = "tcp".parse().expect("tcp is a transport");
         let Ok(tcp) = transputation_transport::auto::with_explicit_cc(tcp) else {
             return Ok(None);
@@ -111,6 +106,25 @@ impl Client {
             return Ok(None);
         };
         let addr = SocketAddr::new(self.server.ip(), port);
+        let key = tcp.listen_key().to_string();
+        let Some(early) = self.early.iter().find(|e| e.key == key && e.addr == addr) else {
+            return Ok(None);
+        };
+        // Its connecting's round trip, timed on its own thread; a connection not made
+        // within the bound is not waited for here.
+        let until = Instant::now() + patience.min(PROVISIONAL_RTT * 4);
+        let took = loop {
+            if let Some(took) = early.took.get() {
+                break *took;
+            }
+            if early.made.is_finished() || Instant::now() >= until {
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        };
+        if took > PROVISIONAL_RTT {
+            return Ok(None);
+        }
         let Some(mut ch) = take_early(&mut self.early, &tcp, addr) else {
             return Ok(None);
         };
@@ -179,11 +193,14 @@ impl Mover {
     /// on it and offers it to the session's channel; the garbler sends on it from its next
     /// message. A choice that does not connect leaves the session where it is, with a
     /// warning.
+    /// `tell` hears the outcome before the session can see the move (the reports of both
+    /// parties must name the same carrier, whenever the session ends).
     pub fn settle(
         mut self,
         planner: &Planner,
         path: &Path,
         cfg: &Config,
+        tell: impl FnOnce(&Settled),
     ) -> Result<Settled, Error> {
         let listeners: Vec<(String, u16)> = self
             .early
@@ -205,7 +222,9 @@ impl Mover {
             || !worth_moving(&plan.decision, &self.started, &transport, path)
         {
             close_in_background(std::mem::take(&mut self.early));
-            return Ok(stay(decision, &self.started));
+            let settled = stay(decision, &self.started);
+            tell(&settled);
+            return Ok(settled);
         }
         let addr = SocketAddr::new(self.server.ip(), decision.port);
         let (connected, _) = channel_for(&mut self.early, &transport, addr, cfg);
@@ -218,7 +237,9 @@ impl Mover {
                      the session stays on {}",
                     self.started
                 );
-                return Ok(stay(decision, &self.started));
+                let settled = stay(decision, &self.started);
+                tell(&settled);
+                return Ok(settled);
             }
         };
         tune_sender(&*ch, &transport, path);
@@ -229,20 +250,23 @@ impl Mover {
             decision: decision.clone(),
         })
         .map_err(|e| Error::Refused(format!("stating the move: {e}")))?;
-        let sent = ch.send(&bytes).and_then(|()| ch.flush());
-        if let Err(e) = sent {
-            eprintln!("warning: the move to {transport} failed ({e}); the session stays");
-            return Ok(stay(decision, &self.started));
+        // Offered even if sending the move failed part way: the garbler may have read it,
+        // and then the session's channel must find the connection (where it did not, no
+        // move comes and the connection goes unused).
+        if let Err(e) = ch.send(&bytes).and_then(|()| ch.flush()) {
+            eprintln!("warning: stating the move to {transport} failed ({e})");
         }
-        // After the move is on its way: the garbler's marker of it may come back first,
-        // and the session's channel waits for this.
-        let moved = self.offer.send(ch).is_ok();
-        Ok(Settled {
+        let settled = Settled {
             transport,
             decision,
-            moved,
+            moved: true,
             switched: self.switched.clone(),
-        })
+        };
+        tell(&settled);
+        // After the move is on its way: the garbler's marker of it may come back first,
+        // and the session's channel waits for this.
+        let _ = self.offer.send(ch);
+        Ok(settled)
     }
 }
 

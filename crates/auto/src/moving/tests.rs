@@ -165,3 +165,65 @@ fn an_oversized_frame_is_an_error() {
     let err = evaluator.recv(&mut buf).unwrap_err().to_string();
     assert!(err.contains("at most"), "{err}");
 }
+
+#[test]
+fn the_marker_may_come_before_the_evaluator_offers() {
+    // In a session the evaluator offers its connection just after sending the move, so
+    // the garbler's marker can come first: the evaluator waits for the offer.
+    let (g_first, e_first) = memory_pair(WAIT);
+    let (g_next, e_next) = memory_pair(WAIT);
+    let (offer_g, offered_g) = mpsc::channel::<Box<dyn Channel>>();
+    let (offer_e, offered_e) = mpsc::channel::<Box<dyn Channel>>();
+    let mut garbler = Moving::new(Box::new(g_first), offered_g);
+    let mut evaluator = Following::new(Box::new(e_first), offered_e, WAIT);
+    offer_g.send(Box::new(g_next)).unwrap();
+    garbler.send(b"moved").unwrap();
+    garbler.flush().unwrap();
+    let late = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(100));
+        offer_e.send(Box::new(e_next)).unwrap();
+    });
+    let mut got = [0u8; 5];
+    evaluator.recv(&mut got).unwrap();
+    assert_eq!(&got, b"moved");
+    late.join().unwrap();
+    // The evaluator's sending stays on the first connection and leaves with its next
+    // read, unflushed, as the channel contract says.
+    evaluator.send(b"back").unwrap();
+    garbler.send(b"more").unwrap();
+    garbler.flush().unwrap();
+    let mut more = [0u8; 4];
+    evaluator.recv(&mut more).unwrap();
+    let mut back = [0u8; 4];
+    garbler.recv(&mut back).unwrap();
+    assert_eq!((&more, &back), (b"more", b"back"));
+}
+
+#[test]
+fn a_protected_close_does_not_move() {
+    // An offer taken while the session closes would put the close record on a connection
+    // the evaluator never reads: the garbler's end stays, and the evaluator sees the end.
+    let (g_first, e_first) = memory_pair(WAIT);
+    let (g_next, _e_next) = memory_pair(WAIT);
+    let (offer_g, offered_g) = mpsc::channel::<Box<dyn Channel>>();
+    let (_offer_e, offered_e) = mpsc::channel::<Box<dyn Channel>>();
+    let creds = || Credentials::Psk(Psk::from_bytes([4; 32]));
+    let garbling = thread::spawn(move || {
+        let moving = Moving::new(Box::new(g_first), offered_g);
+        let switched = moving.switched();
+        let mut s = SecureChannel::server(moving, &creds()).unwrap();
+        s.send(b"last").unwrap();
+        s.flush().unwrap();
+        offer_g.send(Box::new(g_next)).unwrap();
+        s.close().unwrap();
+        switched.load(std::sync::atomic::Ordering::Acquire)
+    });
+    let following = Following::new(Box::new(e_first), offered_e, WAIT);
+    let mut c = SecureChannel::client(following, &creds()).unwrap();
+    let mut got = [0u8; 4];
+    c.recv(&mut got).unwrap();
+    assert_eq!(&got, b"last");
+    let end = c.recv(&mut [0u8; 1]).unwrap_err();
+    assert!(end.to_string().contains("clos"), "{end}");
+    assert!(!garbling.join().unwrap(), "moved at the close");
+}

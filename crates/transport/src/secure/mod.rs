@@ -645,6 +645,7 @@ impl<C: Channel> Channel for SecureChannel<C> {
             return Ok(());
         }
         self.guard(|s| {
+            s.inner.closing();
             s.seal_all()?;
             s.seal_and_send(Kind::Close)?;
             s.closed = true;

@@ -65,17 +65,22 @@ struct Session {
     garbler: crate::Connected,
 }
 
+fn client_card(client: &mut Client) -> (crate::Card, Vec<u8>) {
+    client.card(Duration::from_millis(50), PATIENCE).unwrap()
+}
+
 fn started(ip: [u8; 4]) -> Session {
     let p = aes();
     let svc = service_on(ip, p.clone());
     let mut client = Client::ask(svc.local_addr()).unwrap();
     client.connect_early(&cfg());
+    let card = client_card(&mut client);
     let crate::Started {
         agreement,
         channel: ch,
         mover,
     } = client
-        .start_provisional(&p, &cfg(), PATIENCE)
+        .start_provisional(&p, card, &cfg(), PATIENCE)
         .unwrap()
         .expect("loopback answers within the provisional round trip");
     assert_eq!(agreement.transport.name(), "tcp");
@@ -106,9 +111,14 @@ fn a_started_session_moves_to_the_choice_and_its_stream_stays_whole() {
     let after: Vec<u8> = (0..300_000u32).map(|i| (i % 241) as u8).collect();
     garbler.channel.send(&before).unwrap();
     garbler.channel.flush().unwrap();
-    let settled = mover.settle(&aes(), &long_lossy(), &cfg()).unwrap();
+    // Told before the session can see the move.
+    let mut told = None;
+    let settled = mover
+        .settle(&aes(), &long_lossy(), &cfg(), |s| told = Some(s.clone()))
+        .unwrap();
     assert_eq!(settled.transport.name(), "blast", "{:?}", settled.decision);
     assert!(settled.moved);
+    assert_eq!(told.map(|s| s.transport), Some(settled.transport.clone()));
     // The garbler takes the move at a send after the service admitted it: one-byte
     // fillers until then, a 1 to say what follows is the rest.
     let news = garbler.moved.clone().unwrap();
@@ -156,7 +166,7 @@ fn a_started_session_stays_where_moving_would_not_pay() {
         mut garbler,
     } = started([127, 0, 5, 2]);
     let lan = Path::exact(0.0005, 125e6, 0.0);
-    let settled = mover.settle(&aes(), &lan, &cfg()).unwrap();
+    let settled = mover.settle(&aes(), &lan, &cfg(), |_| {}).unwrap();
     assert!(!settled.moved, "{:?}", settled.decision);
     assert_eq!(settled.transport.name(), "tcp");
     assert_eq!(settled.carried(), Some(&settled.transport));
@@ -204,6 +214,6 @@ fn a_move_without_the_sessions_secret_is_refused_and_the_session_goes_on() {
     let mut got = [0u8; 5];
     e.recv(&mut got).unwrap();
     assert_eq!(&got, b"still");
-    let settled = mover.settle(&aes(), &long_lossy(), &cfg()).unwrap();
+    let settled = mover.settle(&aes(), &long_lossy(), &cfg(), |_| {}).unwrap();
     assert!(settled.moved);
 }
