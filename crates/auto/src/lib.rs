@@ -20,8 +20,8 @@
 //!    not gain more than it costs), and goes ahead once it is (the probe may measure on
 //!    beside the session, for the cache, where that is cheap); and for a session
 //!    whose own sending is small ([`Planner::fits_early`]) it has already connected at
-//!    its start to where a garbler of this build listens for `tcp`, `quic` and `blast`
-//!    ([`Client::connect_early`]), so the connection's round trip passes during the
+//!    its start to where a garbler of this build listens for `tcp`, `quic` (on a path
+//!    longer than [`PROVISIONAL_RTT`]) and `blast` ([`Client::connect_early`]), so the connection's round trip passes during the
 //!    probe's first one. Such a connection is used only if the decision chooses a
 //!    setting of its listener and the card names the same port. It sends nothing that
 //!    would disturb the probe (`blast` connects with `train=off`, without its
