@@ -65,9 +65,10 @@ struct Early {
     key: String,
     addr: SocketAddr,
     made: JoinHandle<transputation_transport::Result<Box<dyn Channel>>>,
-    /// How long connecting took, once it has (timed on its own thread: about a round trip
-    /// for kernel TCP, whatever else the process does meanwhile).
-    took: Arc<OnceLock<Duration>>,
+    /// How long connecting took once it has (timed on its own thread: about a round trip
+    /// for kernel TCP, whatever else the process does meanwhile), or `None` once it
+    /// failed.
+    took: Arc<OnceLock<Option<Duration>>>,
 }
 
 /// The most an early connection may take; one not made by then is not waited for.
@@ -162,10 +163,10 @@ impl Client {
         let mut listeners = crate::service::predicted_listeners(self.server);
         // Kernel TCP first: the others may wait on its round trip.
         listeners.sort_by_key(|(key, _)| key.name() != "tcp");
-        let mut tcp_took: Option<Arc<OnceLock<Duration>>> = None;
+        let mut tcp_took: Option<Arc<OnceLock<Option<Duration>>>> = None;
         for (key, addr) in listeners {
             let (spec, cfg) = (key.while_probing(), cfg.clone());
-            let took: Arc<OnceLock<Duration>> = Arc::default();
+            let took: Arc<OnceLock<Option<Duration>>> = Arc::default();
             let timing = took.clone();
             // `quic`'s handshake costs both parties TLS's CPU: on a short path, where the
             // session starts at once over kernel TCP and rarely moves to `quic`, it is
@@ -176,6 +177,7 @@ impl Client {
                 .spawn(move || {
                     if let Some(tcp) = short_path {
                         if made_within(&tcp, provisional::PROVISIONAL_RTT) {
+                            let _ = timing.set(None);
                             return Err(transputation_transport::Error::Io {
                                 during: "connecting early on a short path",
                                 source: std::io::Error::other("not made: the path is short"),
@@ -184,9 +186,7 @@ impl Client {
                     }
                     let start = Instant::now();
                     let made = spec.connect(addr, &cfg);
-                    if made.is_ok() {
-                        let _ = timing.set(start.elapsed());
-                    }
+                    let _ = timing.set(made.is_ok().then(|| start.elapsed()));
                     made
                 });
             if let Ok(made) = made {
@@ -203,12 +203,10 @@ impl Client {
         }
     }
 
-    /// The listeners (listen key, port) early connections were started to.
+    /// The listeners (listen key, port) early connections were started to, except those
+    /// that failed or were not made (a decision counts the others as connected).
     fn early_listeners(&self) -> Vec<(String, u16)> {
-        self.early
-            .iter()
-            .map(|e| (e.key.clone(), e.addr.port()))
-            .collect()
+        held_listeners(&self.early)
     }
 
     /// A channel to `addr` for `transport`: the early connection to its listener if one
@@ -430,13 +428,23 @@ impl Client {
     }
 }
 
+/// See [`Client::early_listeners`].
+fn held_listeners(early: &[Early]) -> Vec<(String, u16)> {
+    early
+        .iter()
+        .filter(|e| !matches!(e.took.get(), Some(None)))
+        .map(|e| (e.key.clone(), e.addr.port()))
+        .collect()
+}
+
 /// Whether the connection timing into `took` was made within `bound` (waits at most that
-/// long from now, which, as the connection started before, is enough to tell).
-fn made_within(took: &OnceLock<Duration>, bound: Duration) -> bool {
+/// long from now, which, as the connection started before, is enough to tell; a failed
+/// one was not).
+fn made_within(took: &OnceLock<Option<Duration>>, bound: Duration) -> bool {
     let until = Instant::now() + bound;
     loop {
         if let Some(t) = took.get() {
-            return *t <= bound;
+            return t.is_some_and(|t| t <= bound);
         }
         if Instant::now() >= until {
             return false;

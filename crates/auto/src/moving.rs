@@ -248,11 +248,15 @@ impl Channel for Following {
         self.first.flush()
     }
 
-    /// Ends this side's sending, which went on the first connection only; the moved one,
-    /// which this side never sent the session on, is left to close when dropped (closing
-    /// it would wait for the peer's acknowledgement, for nothing).
+    /// Ends this side's sending on the first connection, then on the moved one (which
+    /// carried none of the session from this side, but whose close the garbler's own close
+    /// of it waits for, as on a connection chosen at the start).
     fn close(&mut self) -> Result<()> {
-        self.first.close()
+        let first = self.first.close();
+        match &mut self.moved {
+            Some(next) => first.and(next.close()),
+            None => first,
+        }
     }
 
     fn stats(&self) -> ByteCounts {

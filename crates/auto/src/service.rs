@@ -91,8 +91,7 @@ pub struct MovedTo {
 
 /// Provisional sessions waiting for their move, the newest last; at most this many are
 /// kept (beyond the sessions whose garbler's end is gone, which are forgotten first, a
-/// session whose move never came is forgotten after as many newer ones). Only a session
-/// past its protected handshake (or an unprotected one) is kept.
+/// session whose move never came is forgotten after as many newer ones).
 const MAX_PENDING: usize = 4 * MAX_ADMITTING;
 
 /// A provisional session waiting for its move.
@@ -397,6 +396,25 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Option<Co
             (Box::new(moving) as Box<dyn Channel>, Some(waiting))
         }
     };
+    // Kept before the handshake: the evaluator's move may come while it runs (its probe
+    // may have settled already). An entry lives only while its session's end does, so
+    // strangers whose handshakes fail hold at most `MAX_ADMITTING` of them at a time.
+    let moved = match waiting {
+        None => None,
+        Some(waiting) => {
+            let news = waiting.news.clone();
+            let mut pending = a
+                .pending
+                .lock()
+                .map_err(|_| "a poisoned lock".to_string())?;
+            pending.retain(|p| p.alive.strong_count() > 0);
+            if pending.len() >= MAX_PENDING {
+                pending.pop_front();
+            }
+            pending.push_back(waiting);
+            Some(news)
+        }
+    };
     let t = Instant::now();
     let (channel, handshake) = match &a.creds {
         None => (ch, Duration::ZERO),
@@ -417,22 +435,6 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Option<Co
     if st.moves.is_none() {
         apply(tuning, &hint, &transport);
     }
-    let moved = match waiting {
-        None => None,
-        Some(waiting) => {
-            let news = waiting.news.clone();
-            let mut pending = a
-                .pending
-                .lock()
-                .map_err(|_| "a poisoned lock".to_string())?;
-            pending.retain(|p| p.alive.strong_count() > 0);
-            if pending.len() >= MAX_PENDING {
-                pending.pop_front();
-            }
-            pending.push_back(waiting);
-            Some(news)
-        }
-    };
     Ok(Some(Connected {
         session: st.session,
         peer: channel.peer_addr(),

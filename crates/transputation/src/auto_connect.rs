@@ -115,7 +115,7 @@ struct Probing {
     news: mpsc::Receiver<ProbeNews>,
     /// A train's measurement answered while nothing could be decided on it yet
     /// ([`Probing::keep_measuring`]), and the probe's end if it came meanwhile.
-    answered: Option<(probe::Measurement, Duration)>,
+    answered: Option<(probe::Measurement, Duration, Option<mpsc::SyncSender<bool>>)>,
     done: Option<Result<probe::Measurement, probe::Error>>,
     started: Instant,
     card_slot: Arc<Mutex<Option<String>>>,
@@ -174,14 +174,23 @@ impl Probing {
         })
     }
 
-    /// Tells the probe to measure on after each train reported so far, without waiting:
-    /// while the card has not come, nothing is settled.
+    /// Tells the probe to measure on after a train reported while the card has not come
+    /// (nothing is settled then), if its next train is cheap ([`next_train_is_cheap`]);
+    /// a dearer one waits for [`Probing::until_settled`], which may not need it.
     fn keep_measuring(&mut self) {
+        if matches!(self.answered, Some((_, _, Some(_)))) {
+            return;
+        }
         while let Ok(news) = self.news.try_recv() {
             match news {
                 ProbeNews::Train(m, cost, answer) => {
-                    let _ = answer.send(false);
-                    self.answered = Some((m, cost));
+                    if next_train_is_cheap(&m) {
+                        let _ = answer.send(false);
+                        self.answered = Some((m, cost, None));
+                    } else {
+                        self.answered = Some((m, cost, Some(answer)));
+                        return;
+                    }
                 }
                 ProbeNews::Done(m) => self.done = Some(m),
             }
@@ -209,9 +218,14 @@ impl Probing {
             let server = self.server;
             return known(&m.with_context(|| format!("probing the path to {server}"))?);
         }
-        // Settled on it, the session need not wait for the train already on its way.
-        if let Some((m, cost)) = answered {
-            if settled(&m, cost) {
+        // A train reported while the card came: settled on it, the session need not wait
+        // for the next (on its way if it was cheap, else not sent).
+        if let Some((m, cost, answer)) = answered {
+            let done = settled(&m, cost);
+            if let Some(answer) = answer {
+                let _ = answer.send(done && !next_train_is_cheap(&m));
+            }
+            if done {
                 return known(&m);
             }
         }

@@ -42,8 +42,10 @@ pub struct Mover {
     session: u64,
     secret: String,
     card: Card,
-    /// The transport the session started on, and its listener's port.
+    /// The transport the session started on, as stated (kernel TCP, each side's default
+    /// controller) and as the model names it on this host, and its listener's port.
     started: TransportSpec,
+    as_modelled: TransportSpec,
     started_port: u16,
     early: Vec<Early>,
     offer: Sender<Box<dyn Channel>>,
@@ -98,8 +100,11 @@ impl Client {
         cfg: &Config,
         patience: Duration,
     ) -> Result<Option<Started>, Error> {
+        // Stated without a controller: the garbler leaves its sending as accepted, so each
+        // side sends with its host's default until a move (the model compares with this
+        // host's, `as_modelled`).
         let tcp: TransportSpec = "tcp".parse().expect("tcp is a transport");
-        let Ok(tcp) = transputation_transport::auto::with_explicit_cc(tcp) else {
+        let Ok(as_modelled) = transputation_transport::auto::with_explicit_cc(tcp.clone()) else {
             return Ok(None);
         };
         let Some(port) = card.port_of(&tcp.listen_key().to_string()) else {
@@ -114,13 +119,12 @@ impl Client {
         // within the bound is not waited for here.
         let until = Instant::now() + patience.min(PROVISIONAL_RTT * 4);
         let took = loop {
-            if let Some(took) = early.took.get() {
-                break *took;
+            match early.took.get() {
+                Some(Some(took)) => break *took,
+                Some(None) => return Ok(None),
+                None if Instant::now() >= until => return Ok(None),
+                None => std::thread::sleep(Duration::from_micros(200)),
             }
-            if early.made.is_finished() || Instant::now() >= until {
-                return Ok(None);
-            }
-            std::thread::sleep(Duration::from_micros(200));
         };
         if took > PROVISIONAL_RTT {
             return Ok(None);
@@ -174,6 +178,7 @@ impl Client {
             secret,
             card,
             started: tcp,
+            as_modelled,
             started_port: port,
             early: std::mem::take(&mut self.early),
             offer,
@@ -202,12 +207,8 @@ impl Mover {
         cfg: &Config,
         tell: impl FnOnce(&Settled),
     ) -> Result<Settled, Error> {
-        let listeners: Vec<(String, u16)> = self
-            .early
-            .iter()
-            .map(|e| (e.key.clone(), e.addr.port()))
-            .chain([(self.started.listen_key().to_string(), self.started_port)])
-            .collect();
+        let mut listeners = super::held_listeners(&self.early);
+        listeners.push((self.started.listen_key().to_string(), self.started_port));
         let plan = planner
             .choose_connected(&self.card, path, &[], &listeners)
             .map_err(Error::Refused)?;
@@ -219,7 +220,7 @@ impl Mover {
             switched: Arc::default(),
         };
         if transport.listen_key() == self.started.listen_key()
-            || !worth_moving(&plan.decision, &self.started, &transport, path)
+            || !worth_moving(&plan.decision, &self.as_modelled, &transport, path)
         {
             close_in_background(std::mem::take(&mut self.early));
             let settled = stay(decision, &self.started);
@@ -271,29 +272,39 @@ impl Mover {
 }
 
 /// Whether moving the garbler's sending from `started` to `choice` is predicted to gain
-/// more than a round trip and a tenth of what the tables take over `started`. The session
-/// has paid `started`'s fixed costs already, so only the network's part counts: the
-/// tables' delivery (the longest of the session's bulk messages) over each. (On a LAN
-/// the model ranks `blast` first by its smaller fixed cost; moving there mid-session
-/// gains nothing of it, and its start at a rate the probe's first train read low loses.)
+/// more than a round trip and a tenth of what the tables take over `started`, at the loss
+/// estimate or at its bound, whichever is worse for each (the decision weighs the bound
+/// too: a first train that lost nothing of 32 packets still allows 9 %). The session has
+/// paid `started`'s fixed costs already, so only the network's part counts: the tables'
+/// delivery (the longest of the session's bulk messages) over each. (On a LAN the model
+/// ranks `blast` first by its smaller fixed cost; moving there mid-session gains nothing
+/// of it, and its start at a rate the probe's first train read low loses.)
 fn worth_moving(
     d: &transputation_model::Decision,
     started: &TransportSpec,
     choice: &TransportSpec,
     path: &Path,
 ) -> bool {
-    let tables = |name: &str| {
-        d.ranked
-            .iter()
-            .find(|r| r.name == name)
-            .and_then(|r| r.expected.as_ref().ok())
+    // Seconds, or infinity where it cannot carry the session.
+    let tables = |p: &Result<transputation_model::Prediction, String>| {
+        p.as_ref()
+            .ok()
             .and_then(|p| p.longest())
-            .map(|b| b.seconds)
+            .map_or(f64::INFINITY, |b| b.seconds)
     };
-    let (Some(stay), Some(go)) = (tables(&started.to_string()), tables(&choice.to_string())) else {
-        // The started setting cannot carry the session here: move.
+    let worst = |name: &str| {
+        d.ranked.iter().find(|r| r.name == name).map(|r| {
+            let at_bound = r.at_bound.as_ref().map_or(0.0, tables);
+            tables(&r.expected).max(at_bound)
+        })
+    };
+    let (Some(stay), Some(go)) = (worst(&started.to_string()), worst(&choice.to_string())) else {
+        // The started setting is not among the predictions: move to the choice.
         return true;
     };
+    if !stay.is_finite() {
+        return go.is_finite();
+    }
     stay - go > path.rtt + 0.1 * stay
 }
 
