@@ -437,20 +437,25 @@ fn held_listeners(early: &[Early]) -> Vec<(String, u16)> {
         .collect()
 }
 
-/// Whether the connection timing into `took` was made within `bound` (waits at most that
-/// long from now, which, as the connection started before, is enough to tell; a failed
-/// one was not).
-fn made_within(took: &OnceLock<Option<Duration>>, bound: Duration) -> bool {
-    let until = Instant::now() + bound;
+/// How long the connection timing into `took` took to make, if it was made by `wait`
+/// from now (`None` if it failed or is still being made then).
+fn connect_time(took: &OnceLock<Option<Duration>>, wait: Duration) -> Option<Duration> {
+    let until = Instant::now() + wait;
     loop {
         if let Some(t) = took.get() {
-            return t.is_some_and(|t| t <= bound);
+            return *t;
         }
         if Instant::now() >= until {
-            return false;
+            return None;
         }
         thread::sleep(Duration::from_micros(200));
     }
+}
+
+/// Whether the connection timing into `took` was made within `bound` (waits at most that
+/// long from now, which, as the connection started before, is enough to tell).
+fn made_within(took: &OnceLock<Option<Duration>>, bound: Duration) -> bool {
+    connect_time(took, bound).is_some_and(|t| t <= bound)
 }
 
 /// The early connection in `early` to `addr` for `transport`'s listener, if one was made.

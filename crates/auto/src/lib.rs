@@ -21,8 +21,8 @@
 //!    beside the session, for the cache, where that is cheap); and for a session
 //!    whose own sending is small ([`Planner::fits_early`]) it has already connected at
 //!    its start to where a garbler of this build listens for `tcp`, `quic` (on a path
-//!    longer than [`PROVISIONAL_RTT`]) and `blast` ([`Client::connect_early`]), so the connection's round trip passes during the
-//!    probe's first one. Such a connection is used only if the decision chooses a
+//!    longer than [`PROVISIONAL_RTT`]) and `blast` ([`Client::connect_early`]), so the
+//!    connection's round trip passes during the probe's first one. Such a connection is used only if the decision chooses a
 //!    setting of its listener and the card names the same port. It sends nothing that
 //!    would disturb the probe (`blast` connects with `train=off`, without its
 //!    rate-timing train, and both sides start it at the rate the probe measured).
@@ -57,9 +57,8 @@
 //!    from then on the connection sends as one set up with the chosen options. The
 //!    evaluator tunes its own side of a connection alike.
 //! 7. A cold session on a short path (its early `tcp` connection made within
-//!    [`PROVISIONAL_RTT`]) does not
-//!    wait for the probe: it starts at once over its early `tcp` connection, stated as
-//!    provisional, and once the probe has settled the evaluator moves the garbler's
+//!    [`PROVISIONAL_RTT`]) does not wait for the probe: it starts at once over that
+//!    connection, stated as provisional, and once the probe has settled the evaluator moves the garbler's
 //!    sending to the choice where that pays ([`Client::start_provisional`],
 //!    [`Mover::settle`], the stream's side in [`moving`]); the move shows a secret whose
 //!    SHA-256 the bound statement carried.

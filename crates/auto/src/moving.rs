@@ -198,9 +198,10 @@ impl Following {
             self.left = n;
             return Ok(());
         }
+        let wait = self.wait;
         let next = self
             .offered
-            .recv_timeout(self.wait)
+            .recv_timeout(wait)
             .map_err(|e| Error::Malformed {
                 what: match e {
                     RecvTimeoutError::Disconnected => {
@@ -208,9 +209,9 @@ impl Following {
                             .into()
                     }
                     RecvTimeoutError::Timeout => format!(
-                    "the garbler moved its sending, and no connection was offered within {:.1} s",
-                    self.wait.as_secs_f64()
-                ),
+                        "the garbler moved its sending; no connection offered within {:.1} s",
+                        wait.as_secs_f64()
+                    ),
                 },
             })?;
         self.moved = Some(next);

@@ -147,15 +147,7 @@ pub fn predicted_listeners(udp: SocketAddr) -> Vec<(TransportSpec, SocketAddr)> 
 /// The settings the garbler listens for, each choosable setting's listen key once, in
 /// the order that numbers their ports (the same on every host of this build).
 fn listen_keys() -> Vec<TransportSpec> {
-    let mut keys: Vec<TransportSpec> = Vec::new();
-    for path in reference_paths() {
-        for key in transputation_transport::auto::choosable_listen_keys(&path) {
-            if !keys.contains(&key) {
-                keys.push(key);
-            }
-        }
-    }
-    keys
+    transputation_transport::auto::choosable_listen_keys(&reference_paths())
 }
 
 impl Service {
@@ -378,31 +370,19 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Option<Co
     let tuning = ch.sender_tuning();
     // A provisional session's sending may move: under the protection, so that what moves
     // is the protected stream.
-    let (ch, waiting) = match &st.moves {
+    // Its wait for the move is kept before the handshake: the evaluator's move may come
+    // while it runs (its probe may have settled already). An entry lives only while its
+    // session's end does, so strangers whose handshakes fail hold at most
+    // `MAX_ADMITTING` of them at a time.
+    let (ch, moved) = match &st.moves {
         None => (ch, None),
         Some(commitment) => {
             let (offer, offered) = mpsc::channel();
             let moving = Moving::new(ch, offered);
-            let waiting = Pending {
-                session: st.session,
-                commitment: commitment.clone(),
-                offer,
-                news: MoveNews {
-                    to: Arc::default(),
-                    switched: moving.switched(),
-                },
-                alive: moving.alive(),
+            let news = MoveNews {
+                to: Arc::default(),
+                switched: moving.switched(),
             };
-            (Box::new(moving) as Box<dyn Channel>, Some(waiting))
-        }
-    };
-    // Kept before the handshake: the evaluator's move may come while it runs (its probe
-    // may have settled already). An entry lives only while its session's end does, so
-    // strangers whose handshakes fail hold at most `MAX_ADMITTING` of them at a time.
-    let moved = match waiting {
-        None => None,
-        Some(waiting) => {
-            let news = waiting.news.clone();
             let mut pending = a
                 .pending
                 .lock()
@@ -411,8 +391,14 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Option<Co
             if pending.len() >= MAX_PENDING {
                 pending.pop_front();
             }
-            pending.push_back(waiting);
-            Some(news)
+            pending.push_back(Pending {
+                session: st.session,
+                commitment: commitment.clone(),
+                offer,
+                news: news.clone(),
+                alive: moving.alive(),
+            });
+            (Box::new(moving) as Box<dyn Channel>, Some(news))
         }
     };
     let t = Instant::now();
@@ -423,17 +409,9 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Option<Co
             Err(e) => return Err(format!("its handshake failed: {e}")),
         },
     };
-    let hint = SenderHint {
-        // For a connection made while the path was probed, without timing it itself
-        // (`while_probing`). `blast` takes it wherever its sender has not measured the
-        // path yet: a later connection keeps its train's rate if the client's RATE came
-        // before this hint, else takes this one.
-        start_rate: Some(st.path.rate as u64),
-        ..transport.sender_hint(Some(a.planner.buffer(&st.path) as usize))
-    };
     // A provisional statement's path is no measurement: the sender stays as accepted.
     if st.moves.is_none() {
-        apply(tuning, &hint, &transport);
+        tune(tuning, a, &transport, &st.path);
     }
     Ok(Some(Connected {
         session: st.session,
@@ -448,14 +426,24 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Option<Co
     }))
 }
 
-/// Tunes an accepted channel's sending; a refusal only slows the session.
-fn apply(
+/// Tunes an accepted channel's sending to `transport` on `path`, the stated one; a
+/// refusal only slows the session.
+fn tune(
     tuning: Option<Arc<dyn transputation_transport::TuneSender>>,
-    hint: &SenderHint,
+    a: &Admission,
     transport: &TransportSpec,
+    path: &Path,
 ) {
+    let hint = SenderHint {
+        // For a connection made while the path was probed, without timing it itself
+        // (`while_probing`). `blast` takes it wherever its sender has not measured the
+        // path yet: a later connection keeps its train's rate if the client's RATE came
+        // before this hint, else takes this one.
+        start_rate: Some(path.rate as u64),
+        ..transport.sender_hint(Some(a.planner.buffer(path) as usize))
+    };
     if let Some(tuning) = tuning {
-        if let Err(e) = tuning.apply(hint) {
+        if let Err(e) = tuning.apply(&hint) {
             // Sender settings are this side's alone: the session runs, only slower.
             eprintln!(
                 "auto: could not send as {transport} asks ({e}); sending as the listener does"
@@ -508,11 +496,7 @@ fn take_move(mut ch: Box<dyn Channel>, key: &str, a: &Admission, m: Move) -> Res
         Ok(t) => t,
         Err(why) => return Err(refuse(&mut *ch, format!("the move: {why}"))),
     };
-    let hint = SenderHint {
-        start_rate: Some(m.path.rate as u64),
-        ..transport.sender_hint(Some(a.planner.buffer(&m.path) as usize))
-    };
-    apply(ch.sender_tuning(), &hint, &transport);
+    tune(ch.sender_tuning(), a, &transport, &m.path);
     if let Ok(mut news) = pending.news.to.lock() {
         *news = Some(MovedTo {
             transport: transport.clone(),

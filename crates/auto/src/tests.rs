@@ -261,7 +261,8 @@ fn edit_statement(mut b: Vec<u8>) -> Vec<u8> {
     if b.len() < FRAME_HEADER || &b[..4] != wire::STATEMENT_MAGIC {
         return b;
     }
-    let n = wire::statement_length(b[..FRAME_HEADER].try_into().unwrap()).unwrap();
+    let (is_move, n) = wire::opening_length(b[..FRAME_HEADER].try_into().unwrap()).unwrap();
+    assert!(!is_move);
     let mut st: Statement = wire::parse_statement(&b[FRAME_HEADER..FRAME_HEADER + n]).unwrap();
     st.path.rtt *= 2.0;
     let rest = b.split_off(FRAME_HEADER + n);

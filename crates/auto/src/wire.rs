@@ -3,7 +3,7 @@
 //! connection.
 //!
 //! ```text
-//! datagram:  "TPAU" | version (2) | kind (3: card ask, 4: card) | 0 | 0 | session (u64, BE) | JSON
+//! datagram:  "TPAU" | version (3) | kind (3: card ask, 4: card) | 0 | 0 | session (u64, BE) | JSON
 //! statement: "TPAS" | version (3) | 0 | length (u16, BE) | JSON
 //! move:      "TPAM" | version (3) | 0 | length (u16, BE) | JSON
 //! refusal:   "TPAR" | version (3) | 0 | length (u16, BE) | UTF-8 reason
@@ -124,7 +124,8 @@ pub struct Statement {
     /// Choices that failed to connect before this one.
     pub failed: Vec<String>,
     /// For a provisional session, started at once over the connection made while the path
-    /// is probed: the SHA-256 (hex) of the secret a later [`Move`] of this session shows.
+    /// is probed: the commitment to the secret a later [`Move`] of this session shows
+    /// ([`move_secret`]: the SHA-256 of the secret's text, hex).
     /// Its path and decision are then the evaluator's start (kernel TCP as connected),
     /// not a measurement; the garbler leaves its sending as accepted until the move.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -138,7 +139,7 @@ pub struct Statement {
 pub struct Move {
     /// The session number of the statement.
     pub session: u64,
-    /// The secret (hex), whose SHA-256 the statement carried.
+    /// The secret the statement committed to ([`move_secret`]).
     pub secret: String,
     /// The path measured.
     pub path: Path,
@@ -146,28 +147,17 @@ pub struct Move {
     pub decision: Decision,
 }
 
-/// A fresh secret for a provisional session's move, and its commitment (SHA-256), hex.
+/// A fresh secret for a provisional session's move (32 random bytes, in hex) and its
+/// commitment: the SHA-256 of that text, hex.
 pub fn move_secret() -> (String, String) {
-    let secret: [u8; 32] = rand::random();
-    (hex(&secret), hex(&Sha256::digest(secret)))
+    let secret = hex(&rand::random::<[u8; 32]>());
+    let commitment = hex(&Sha256::digest(&secret));
+    (secret, commitment)
 }
 
-/// Whether `secret` (hex) is the one `commitment` (hex SHA-256) names.
+/// Whether `secret` is the one `commitment` ([`move_secret`]) names.
 pub fn opens(secret: &str, commitment: &str) -> bool {
-    let Some(bytes) = unhex(secret) else {
-        return false;
-    };
-    hex(&Sha256::digest(bytes)) == commitment
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
+    hex(&Sha256::digest(secret)) == commitment
 }
 
 /// Names a card in a [`Statement`]: the SHA-256 of its JSON, hex.
@@ -265,39 +255,31 @@ fn frame_length(header: &[u8; FRAME_HEADER], magic: &[u8; 4]) -> Result<usize, W
     Ok(usize::from(u16::from_be_bytes([header[6], header[7]])))
 }
 
-/// A statement's bytes on the connection, with its JSON (what the binding hashes).
-pub fn statement_bytes(s: &Statement) -> Result<(Vec<u8>, Vec<u8>), WireError> {
-    let json = serde_json::to_vec(s).map_err(|e| WireError::Malformed(e.to_string()))?;
+/// `value` as JSON in a frame of `magic` (at most [`MAX_STATEMENT`] bytes of JSON), and
+/// the JSON.
+fn json_frame(
+    magic: &[u8; 4],
+    what: &str,
+    value: &impl Serialize,
+) -> Result<(Vec<u8>, Vec<u8>), WireError> {
+    let json = serde_json::to_vec(value).map_err(|e| WireError::Malformed(e.to_string()))?;
     if json.len() > MAX_STATEMENT {
         return Err(WireError::Malformed(format!(
-            "a statement of {} bytes (at most {MAX_STATEMENT})",
+            "a {what} of {} bytes (at most {MAX_STATEMENT})",
             json.len()
         )));
     }
-    Ok((frame(STATEMENT_MAGIC, &json), json))
+    Ok((frame(magic, &json), json))
 }
 
-/// The length of the statement JSON that follows `header`.
-pub fn statement_length(header: &[u8; FRAME_HEADER]) -> Result<usize, WireError> {
-    let n = frame_length(header, STATEMENT_MAGIC)?;
-    if n == 0 || n > MAX_STATEMENT {
-        return Err(WireError::Malformed(format!(
-            "a statement of {n} bytes (1 to {MAX_STATEMENT})"
-        )));
-    }
-    Ok(n)
+/// A statement's bytes on the connection, with its JSON (what the binding hashes).
+pub fn statement_bytes(s: &Statement) -> Result<(Vec<u8>, Vec<u8>), WireError> {
+    json_frame(STATEMENT_MAGIC, "statement", s)
 }
 
 /// A move's bytes on the connection.
 pub fn move_bytes(m: &Move) -> Result<Vec<u8>, WireError> {
-    let json = serde_json::to_vec(m).map_err(|e| WireError::Malformed(e.to_string()))?;
-    if json.len() > MAX_STATEMENT {
-        return Err(WireError::Malformed(format!(
-            "a move of {} bytes (at most {MAX_STATEMENT})",
-            json.len()
-        )));
-    }
-    Ok(frame(MOVE_MAGIC, &json))
+    json_frame(MOVE_MAGIC, "move", m).map(|(bytes, _)| bytes)
 }
 
 /// What a connection's first frame header announces: a statement or a move, and the

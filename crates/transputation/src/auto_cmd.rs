@@ -13,7 +13,7 @@ use transputation_transport::{Config, Credentials};
 use crate::auto_connect::report;
 use crate::calibration::load_calibration;
 use crate::party_cmd::{
-    run_garbler_session, AroundSession, GarblerArgs, Loaded, SessionArgs, Settled,
+    run_garbler_session, AroundSession, GarblerArgs, Loaded, SessionArgs, SettledLater,
 };
 use crate::secure_cmd::Protection;
 
@@ -67,7 +67,7 @@ pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
             None,
             &c.failed,
         )),
-        settled: c.moved.map(|news| -> Settled {
+        settled: c.moved.map(|news| -> SettledLater {
             Box::new(move || {
                 let moved = news.moved()?;
                 let r = report(&moved.decision, &moved.path, "move", None, None, &[]);

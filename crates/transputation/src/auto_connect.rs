@@ -60,37 +60,16 @@ pub(crate) struct Known {
     pub(crate) card_for_probe: Option<Arc<Mutex<Option<String>>>>,
 }
 
-/// Measures the path to `server` with the quick probe, or recalls it from the cache if it
-/// is at most `ttl` old (0: always probe). With a `client` and its `planner`, the decision
-/// goes ahead as soon as it is settled ([`Planner::settled`], once the garbler's card has
-/// come), and before the probe starts the client connects early where the session allows
-/// it ([`Client::connect_early`]). A settled session's probe measures on for the cache
-/// a train at a time while that is cheap ([`next_train_is_cheap`]), so that later sessions
-/// decide on more than the first train. A cached measurement of the first train alone
-/// serves a later session only if that session's decision is settled on it too, with the
-/// cached card; a larger circuit measures again.
-pub(crate) fn know_path(
-    server: SocketAddr,
-    ttl: Duration,
-    mut deciding: Option<(&mut Client, &Planner, &Config)>,
-) -> Result<Known> {
+/// Measures the path to `server` with the whole quick probe, or recalls it from the cache
+/// if it is at most `ttl` old (0: always probe): for `select --connect`, which decides
+/// nothing before the probe is done. (A session's evaluator goes ahead as soon as its
+/// decision is settled: [`evaluator_connect`].)
+pub(crate) fn know_path(server: SocketAddr, ttl: Duration) -> Result<Known> {
     let cache = ProbeCache::in_user_cache().filter(|_| !ttl.is_zero());
-    if let Some(known) = recall(cache.as_ref(), server, ttl, deciding.as_ref().map(|d| d.1))? {
+    if let Some(known) = recall(cache.as_ref(), server, ttl, None)? {
         return Ok(known);
     }
-    if let Some((client, planner, cfg)) = deciding.as_mut() {
-        if planner.fits_early() {
-            client.connect_early(cfg);
-        }
-    }
-    let probing = Probing::start(server, ttl, cache)?;
-    probing.until_settled(|m, cost| {
-        deciding.as_mut().is_some_and(|(client, planner, _)| {
-            client
-                .card_now()
-                .is_some_and(|card| settles(planner, &card, m, cost))
-        })
-    })
+    Probing::start(server, ttl, cache)?.until_settled(|_, _| false)
 }
 
 /// Whether the decision on `card` is settled on the probe's measurement so far `m`, with
@@ -113,9 +92,10 @@ fn settles(planner: &Planner, card: &Card, m: &probe::Measurement, cost: Duratio
 struct Probing {
     server: SocketAddr,
     news: mpsc::Receiver<ProbeNews>,
-    /// A train's measurement answered while nothing could be decided on it yet
-    /// ([`Probing::keep_measuring`]), and the probe's end if it came meanwhile.
-    answered: Option<(probe::Measurement, Duration, Option<mpsc::SyncSender<bool>>)>,
+    /// A train reported while nothing could be decided on it yet
+    /// ([`Probing::keep_measuring`]), with the answer to give if it is still owed, and
+    /// the probe's end if it came meanwhile.
+    reported: Option<(probe::Measurement, Duration, Option<mpsc::SyncSender<bool>>)>,
     done: Option<Result<probe::Measurement, probe::Error>>,
     started: Instant,
     card_slot: Arc<Mutex<Option<String>>>,
@@ -167,7 +147,7 @@ impl Probing {
         Ok(Probing {
             server,
             news: rx,
-            answered: None,
+            reported: None,
             done: None,
             started,
             card_slot,
@@ -178,7 +158,7 @@ impl Probing {
     /// (nothing is settled then), if its next train is cheap ([`next_train_is_cheap`]);
     /// a dearer one waits for [`Probing::until_settled`], which may not need it.
     fn keep_measuring(&mut self) {
-        if matches!(self.answered, Some((_, _, Some(_)))) {
+        if matches!(self.reported, Some((_, _, Some(_)))) {
             return;
         }
         while let Ok(news) = self.news.try_recv() {
@@ -186,9 +166,9 @@ impl Probing {
                 ProbeNews::Train(m, cost, answer) => {
                     if next_train_is_cheap(&m) {
                         let _ = answer.send(false);
-                        self.answered = Some((m, cost, None));
+                        self.reported = Some((m, cost, None));
                     } else {
-                        self.answered = Some((m, cost, Some(answer)));
+                        self.reported = Some((m, cost, Some(answer)));
                         return;
                     }
                 }
@@ -199,12 +179,12 @@ impl Probing {
 
     /// The path once `settled` says so after a train (or the probe is done), with the
     /// time it took; the probe measures on for the cache while its trains are cheap. A
-    /// train answered before ([`Probing::keep_measuring`]) is asked about first.
+    /// train reported before ([`Probing::keep_measuring`]) is asked about first.
     fn until_settled(
         mut self,
         mut settled: impl FnMut(&probe::Measurement, Duration) -> bool,
     ) -> Result<Known> {
-        let (done, answered) = (self.done.take(), self.answered.take());
+        let (done, reported) = (self.done.take(), self.reported.take());
         let known = |m: &probe::Measurement| -> Result<Known> {
             Ok(Known {
                 path: transputation_auto::path_of(m).map_err(anyhow::Error::msg)?,
@@ -220,7 +200,7 @@ impl Probing {
         }
         // A train reported while the card came: settled on it, the session need not wait
         // for the next (on its way if it was cheap, else not sent).
-        if let Some((m, cost, answer)) = answered {
+        if let Some((m, cost, answer)) = reported {
             let done = settled(&m, cost);
             if let Some(answer) = answer {
                 let _ = answer.send(done && !next_train_is_cheap(&m));
@@ -353,11 +333,16 @@ pub(crate) fn settled_now(told: &SettledReport) -> Option<(String, AutoReport)> 
 }
 
 /// Asks for the garbler's card, knows the path, decides, and connects over the choice
-/// (falling back while a choice does not connect), within `cfg`'s connect budget. A cold
-/// session whose traffic allows it starts at once over its early `tcp` connection instead
-/// and moves the garbler's sending once the probe has settled ([`transputation_auto::Mover`]). The card is
-/// kept with the path in the probe cache, so that the next session within `cache_ttl`
-/// connects at once.
+/// (falling back while a choice does not connect), within `cfg`'s connect budget. With the
+/// path measured, the decision goes ahead as soon as it is settled ([`Planner::settled`],
+/// once the garbler's card has come), and the probe measures on for the cache a train at
+/// a time while that is cheap ([`next_train_is_cheap`]); a cached measurement of the first
+/// train alone serves a session only if its decision is settled on it too, with the cached
+/// card. A cold session whose traffic allows it connects early
+/// ([`Client::connect_early`]), and on a short path starts at once over its early `tcp`
+/// connection, moving the garbler's sending once the probe has settled
+/// ([`transputation_auto::Mover`]). The card is kept with the path in the probe cache, so
+/// that the next session within `cache_ttl` connects at once.
 pub(crate) fn evaluator_connect(
     circuit: &Circuit,
     scheme: Scheme,
@@ -468,8 +453,9 @@ fn keep_card(
 }
 
 /// A session started at once: its connection, and a thread that waits for the probe to
-/// settle and moves the garbler's sending to the choice ([`transputation_auto::Mover::settle`]), telling the
-/// outcome in the connection's `settled`.
+/// settle and moves the garbler's sending to the choice
+/// ([`transputation_auto::Mover::settle`]), telling the outcome in the connection's
+/// `settled`.
 fn provisional(
     Started {
         agreement,

@@ -439,12 +439,12 @@ pub(crate) struct AroundSession {
     /// For an `auto` session started at once: the transport its tables went on and the
     /// report of the decision, once the probe settled (before that, `transport` and
     /// `auto` stand).
-    pub(crate) settled: Option<Settled>,
+    pub(crate) settled: Option<SettledLater>,
 }
 
 /// Where a session started at once tells the transport its tables went on and the report
 /// of its decision, once known.
-pub(crate) type Settled =
+pub(crate) type SettledLater =
     Box<dyn Fn() -> Option<(String, transputation_contract::AutoReport)> + Send + Sync>;
 
 impl AroundSession {
@@ -779,8 +779,9 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
             |(a, _, _)| a.transport.to_string(),
         ),
         auto: auto.as_ref().map(|(_, r, _)| r.clone()),
-        settled: settled
-            .map(|told| -> Settled { Box::new(move || crate::auto_connect::settled_now(&told)) }),
+        settled: settled.map(|told| -> SettledLater {
+            Box::new(move || crate::auto_connect::settled_now(&told))
+        }),
     };
     let Some(creds) = creds else {
         return evaluate(

@@ -117,7 +117,7 @@ pub fn run(args: SelectArgs) -> Result<()> {
                 );
             }
             let ttl = std::time::Duration::from_secs_f64(args.probe_cache);
-            let known = know_path(addr, ttl, None)?;
+            let known = know_path(addr, ttl)?;
             let how = format!(
                 "measured at {addr} ({}, {:.0} ms)",
                 known.from, known.probe_ms

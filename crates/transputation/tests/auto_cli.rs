@@ -86,7 +86,7 @@ fn select_predicts_a_transport_that_a_session_would_have_to_start() {
     let has_udt = String::from_utf8_lossy(&listed.stdout)
         .lines()
         .any(|l| l.starts_with("udt: works here"));
-    let out = common::run(&[
+    let v = common::run_json(&[
         "select",
         "--simulate",
         "--rtt",
@@ -101,12 +101,6 @@ fn select_predicts_a_transport_that_a_session_would_have_to_start() {
         "ideal",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let predicted: Vec<&str> = v["decision"]["ranked"]
         .as_array()
         .unwrap()

@@ -8,14 +8,14 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use transputation_model::Path;
 use transputation_transport::{Channel, Config, TransportSpec};
 
 use super::{
-    channel_for, close_in_background, decision_of, take_early, tune_sender, Agreement, Client,
-    Early, Stated,
+    channel_for, close_in_background, connect_time, decision_of, take_early, tune_sender,
+    Agreement, Client, Early, Stated,
 };
 use crate::decide::Planner;
 use crate::moving::Following;
@@ -107,26 +107,18 @@ impl Client {
         let Ok(as_modelled) = transputation_transport::auto::with_explicit_cc(tcp.clone()) else {
             return Ok(None);
         };
-        let Some(port) = card.port_of(&tcp.listen_key().to_string()) else {
+        let key = tcp.listen_key().to_string();
+        let Some(port) = card.port_of(&key) else {
             return Ok(None);
         };
         let addr = SocketAddr::new(self.server.ip(), port);
-        let key = tcp.listen_key().to_string();
         let Some(early) = self.early.iter().find(|e| e.key == key && e.addr == addr) else {
             return Ok(None);
         };
         // Its connecting's round trip, timed on its own thread; a connection not made
-        // within the bound is not waited for here.
-        let until = Instant::now() + patience.min(PROVISIONAL_RTT * 4);
-        let took = loop {
-            match early.took.get() {
-                Some(Some(took)) => break *took,
-                Some(None) => return Ok(None),
-                None if Instant::now() >= until => return Ok(None),
-                None => std::thread::sleep(Duration::from_micros(200)),
-            }
-        };
-        if took > PROVISIONAL_RTT {
+        // within four times the bound is not waited for here.
+        let wait = patience.min(PROVISIONAL_RTT * 4);
+        if connect_time(&early.took, wait).is_none_or(|t| t > PROVISIONAL_RTT) {
             return Ok(None);
         }
         let Some(mut ch) = take_early(&mut self.early, &tcp, addr) else {

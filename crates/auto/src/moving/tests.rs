@@ -2,18 +2,49 @@
 //! sizes, also protected; a move the evaluator did not offer and an oversized frame are
 //! errors that say so.
 
-use std::sync::mpsc;
+use std::sync::mpsc::{self, Sender};
 use std::thread;
 use std::time::Duration;
 
 use transputation_transport::secure::keys::Psk;
-use transputation_transport::{memory_pair, Credentials, SecureChannel};
+use transputation_transport::{memory_pair, Credentials, MemoryChannel, SecureChannel};
 
 use super::*;
 
 const WAIT: Duration = Duration::from_secs(5);
 
-/// The garbler's messages: sizes from one byte to past a frame, each byte its index.
+/// Both ends of a first and of a next connection, and the offers of the next to the
+/// garbler's end and to the evaluator's.
+struct Ends {
+    g_first: MemoryChannel,
+    e_first: MemoryChannel,
+    g_next: MemoryChannel,
+    e_next: MemoryChannel,
+    offer_g: Sender<Box<dyn Channel>>,
+    offered_g: Receiver<Box<dyn Channel>>,
+    offer_e: Sender<Box<dyn Channel>>,
+    offered_e: Receiver<Box<dyn Channel>>,
+}
+
+fn ends() -> Ends {
+    let (g_first, e_first) = memory_pair(WAIT);
+    let (g_next, e_next) = memory_pair(WAIT);
+    let (offer_g, offered_g) = mpsc::channel();
+    let (offer_e, offered_e) = mpsc::channel();
+    Ends {
+        g_first,
+        e_first,
+        g_next,
+        e_next,
+        offer_g,
+        offered_g,
+        offer_e,
+        offered_e,
+    }
+}
+
+/// The garbler's messages: sizes from one byte to past a frame, each byte its position
+/// in the stream modulo 251.
 fn messages() -> Vec<Vec<u8>> {
     [1usize, 7, 4096, 3, MAX_FRAME + 5, 65536, 1, 300_000]
         .iter()
@@ -28,10 +59,16 @@ fn messages() -> Vec<Vec<u8>> {
 /// Two ends whose garbler moves before its message `move_at` (never past the last), the
 /// evaluator reading `read` bytes at a time and answering once, after the fourth message.
 fn run(move_at: usize, read: usize) {
-    let (g_first, e_first) = memory_pair(WAIT);
-    let (g_next, e_next) = memory_pair(WAIT);
-    let (offer_g, offered_g) = mpsc::channel::<Box<dyn Channel>>();
-    let (offer_e, offered_e) = mpsc::channel::<Box<dyn Channel>>();
+    let Ends {
+        g_first,
+        e_first,
+        g_next,
+        e_next,
+        offer_g,
+        offered_g,
+        offer_e,
+        offered_e,
+    } = ends();
     let mut garbler = Moving::new(Box::new(g_first), offered_g);
     let mut evaluator = Following::new(Box::new(e_first), offered_e, WAIT);
     let all = messages();
@@ -112,10 +149,16 @@ fn the_stream_is_whole_and_in_order_wherever_it_moves() {
 #[test]
 fn a_protected_session_runs_across_the_move() {
     let creds = || Credentials::Psk(Psk::from_bytes([9; 32]));
-    let (g_first, e_first) = memory_pair(WAIT);
-    let (g_next, e_next) = memory_pair(WAIT);
-    let (offer_g, offered_g) = mpsc::channel::<Box<dyn Channel>>();
-    let (offer_e, offered_e) = mpsc::channel::<Box<dyn Channel>>();
+    let Ends {
+        g_first,
+        e_first,
+        g_next,
+        e_next,
+        offer_g,
+        offered_g,
+        offer_e,
+        offered_e,
+    } = ends();
     let garbling = thread::spawn(move || {
         let moving = Moving::new(Box::new(g_first), offered_g);
         let mut s = SecureChannel::server(moving, &creds()).unwrap();
@@ -170,10 +213,16 @@ fn an_oversized_frame_is_an_error() {
 fn the_marker_may_come_before_the_evaluator_offers() {
     // In a session the evaluator offers its connection just after sending the move, so
     // the garbler's marker can come first: the evaluator waits for the offer.
-    let (g_first, e_first) = memory_pair(WAIT);
-    let (g_next, e_next) = memory_pair(WAIT);
-    let (offer_g, offered_g) = mpsc::channel::<Box<dyn Channel>>();
-    let (offer_e, offered_e) = mpsc::channel::<Box<dyn Channel>>();
+    let Ends {
+        g_first,
+        e_first,
+        g_next,
+        e_next,
+        offer_g,
+        offered_g,
+        offer_e,
+        offered_e,
+    } = ends();
     let mut garbler = Moving::new(Box::new(g_first), offered_g);
     let mut evaluator = Following::new(Box::new(e_first), offered_e, WAIT);
     offer_g.send(Box::new(g_next)).unwrap();
@@ -203,10 +252,16 @@ fn the_marker_may_come_before_the_evaluator_offers() {
 fn a_protected_close_does_not_move() {
     // An offer taken while the session closes would put the close record on a connection
     // the evaluator never reads: the garbler's end stays, and the evaluator sees the end.
-    let (g_first, e_first) = memory_pair(WAIT);
-    let (g_next, _e_next) = memory_pair(WAIT);
-    let (offer_g, offered_g) = mpsc::channel::<Box<dyn Channel>>();
-    let (_offer_e, offered_e) = mpsc::channel::<Box<dyn Channel>>();
+    let Ends {
+        g_first,
+        e_first,
+        g_next,
+        e_next: _e_next,
+        offer_g,
+        offered_g,
+        offer_e: _offer_e,
+        offered_e,
+    } = ends();
     let creds = || Credentials::Psk(Psk::from_bytes([4; 32]));
     let garbling = thread::spawn(move || {
         let moving = Moving::new(Box::new(g_first), offered_g);

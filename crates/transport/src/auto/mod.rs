@@ -116,18 +116,21 @@ pub fn candidates(path: &Path) -> Vec<Candidate> {
 }
 
 /// The listen keys ([`TransportSpec::listen_key`]) of every setting `--transport auto` may
-/// choose on `path`, in the registry's order, whether or not it works on this host now:
-/// what a garbler numbers its listeners by, so that an evaluator of the same build knows
-/// the ports before it has the card (a host's missing transport leaves its port unused).
-pub fn choosable_listen_keys(path: &Path) -> Vec<TransportSpec> {
+/// choose on any of `paths`, once each, path by path in the registry's order, whether or
+/// not it works on this host now: what a garbler numbers its listeners by, so that an
+/// evaluator of the same build knows the ports before it has the card (a host's missing
+/// transport leaves its port unused).
+pub fn choosable_listen_keys(paths: &[Path]) -> Vec<TransportSpec> {
     let mut keys: Vec<TransportSpec> = Vec::new();
-    for family in families()
-        .iter()
-        .filter(|f| f.delivery.is_reliable() && f.auto)
-    {
-        for key in settings(family, path).iter().map(TransportSpec::listen_key) {
-            if !keys.contains(&key) {
-                keys.push(key);
+    for path in paths {
+        for family in families()
+            .iter()
+            .filter(|f| f.delivery.is_reliable() && f.auto)
+        {
+            for key in settings(family, path).iter().map(TransportSpec::listen_key) {
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
             }
         }
     }

@@ -1,7 +1,8 @@
 //! Plans kept on disk between runs (`--plan-cache`): a circuit planned whole before its
 //! session is saved under a key of its digest (of its gates, for a generated circuit too:
 //! `Circuit::content_digest`), the scheme's program, the build and the window, and the
-//! next garbler or evaluator of the same circuit loads it instead of planning again. A circuit planned as it is garbled is never saved (its plan is as large as the
+//! next garbler or evaluator of the same circuit loads it instead of planning again. A
+//! circuit planned as it is garbled is never saved (its plan is as large as the
 //! circuit). Whether it pays depends on the machine: on the development VM, reading and
 //! checking 24 bytes a gate (and the circuit's digest for the key) took as long as planning
 //! (docs/BENCHMARKS.md), so nothing turns it on by default.

@@ -8,10 +8,10 @@
 //! - *Whole* (a circuit held in memory and planned before garbling; generated circuits, such
 //!   as `synthetic` above 2^20 gates and `mincut` from 12 nodes, never are): ops name wires
 //!   until the whole circuit is staged, then one pass in processing order gives each output
-//!   the slot most recently freed, a wire's slot freed after its last reader. The label tables then hold exactly
-//!   the wires alive at once, which is what the speed of garbling depends on. One `u32` per
-//!   wire while staging, two in the last pass; about 38 ns a gate with reading
-//!   (`examples/plan_speed.rs`).
+//!   the slot most recently freed, a wire's slot freed after its last reader. The label
+//!   tables then hold exactly the wires alive at once, which is what the speed of
+//!   garbling depends on. One `u32` per wire while staging, two in the last pass; about
+//!   38 ns a gate with reading (`examples/plan_speed.rs`).
 //! - *Fast* (a generated circuit, and any circuit planned as it is garbled): what makes the
 //!   slots plannable a window at a time is the source's *wire ends* (the circuits crate's
 //!   `source` module): no gate after a wire's end reads it. Each output takes its slot as

@@ -304,14 +304,14 @@ fn millis(d: Duration) -> c_int {
     d.as_millis().clamp(1, c_int::MAX as u128) as c_int
 }
 
-/// Checks that the library starts and gives a socket.
+/// The library's start and a first socket, done once: [`check`]'s answer (and what
+/// `FAMILY.started` asks about).
+static CHECKED: OnceLock<std::result::Result<Library, String>> = OnceLock::new();
+
 /// Whether UDT works here: its library starts and gives a socket. Asked once per process,
 /// and the library's start is kept: the last `UDT::cleanup` joins UDT's garbage-collector
 /// thread, which may first finish its one-second sleep, and a check on a party's critical
 /// path (`--transport auto` lists its candidates before connecting) must not wait for that.
-/// The library's start and a first socket, done once: [`check`]'s answer.
-static CHECKED: OnceLock<std::result::Result<Library, String>> = OnceLock::new();
-
 fn check() -> Result<()> {
     let checked = CHECKED.get_or_init(|| {
         let kept = Library::acquire().map_err(|e| e.to_string())?;
