@@ -41,7 +41,8 @@
 //!    parity ([`fec`]) a group's one lost packet is rebuilt without waiting for that.
 //! 3. A side that has written everything ends its stream (a FIN flag on the last DATA);
 //!    the stream is done when the FEEDBACK says that every byte and the end arrived.
-//!    A side that goes away sends CLOSE once: done if it holds the peer's whole stream
+//!    A side that goes away sends CLOSE (a few copies, unanswered: it is leaving): done
+//!    if it holds the peer's whole stream
 //!    and end (the peer then knows its bytes arrived even if their last FEEDBACK never
 //!    comes), else that it reads no more, and why (what it sent still arrives; the
 //!    peer's further sending fails).
@@ -842,8 +843,8 @@ impl Connection {
     }
 
     /// A CLOSE to send as this side leaves: done if the peer's whole stream arrived, else
-    /// why this side gave up. Sent once by the caller, outside the packet flow (the side
-    /// is going away).
+    /// why this side gave up. Sent by the caller outside the packet flow, in a few copies
+    /// at once (the side is going away, and nothing answers a lost one).
     pub fn close_datagram(&self) -> Vec<u8> {
         let done = self.receiver.complete();
         let reason = if done {

@@ -1,5 +1,6 @@
 //! The driver over real loopback sockets: a vanished peer, foreign and damaged datagrams,
-//! the train asked for or not, tuning, and each side's view of the end.
+//! the train asked for or not, tuning, the close of a dropped channel, and each side's
+//! view of the end.
 
 use super::*;
 use transputation_blast::wire::{self, Body, Packet};
@@ -118,6 +119,32 @@ fn a_hello_that_asks_for_no_train_gets_none() {
     let (_ch, quiet) = hand_made_client(false);
     let kinds = kinds_received(&quiet, Duration::from_millis(200));
     assert!(!kinds.is_empty() && !kinds.contains(&TRAIN), "{kinds:?}");
+}
+
+#[test]
+fn a_dropped_channel_says_its_close_more_than_once() {
+    const CLOSE: u8 = 5;
+    let (mut ch, peer) = hand_made_client(false);
+    let mut buf = [0u8; 100];
+    let (_, server) = peer.recv_from(&mut buf).unwrap();
+    // A first DATA (the stream's end) opens the connection on the server's side.
+    let mut end = Vec::new();
+    let body = Body::Data {
+        offset: 0,
+        fin: true,
+        ack_now: true,
+        member: false,
+        payload: b"",
+    };
+    wire::encode(&Packet { session: 0xfeed, number: 0, body }, &mut end);
+    peer.send_to(&end, server).unwrap();
+    assert!(ch.recv(&mut buf[..1]).is_err(), "the stream ended empty");
+    kinds_received(&peer, Duration::from_millis(100));
+    drop(ch);
+    let kinds = kinds_received(&peer, Duration::from_millis(200));
+    // Its process may exit at once: each copy may be the peer's only word on the end.
+    let closes = kinds.iter().filter(|k| **k == CLOSE).count();
+    assert!(closes > 1 && closes == CLOSE_COPIES, "{kinds:?}");
 }
 
 #[test]
