@@ -69,6 +69,7 @@
 mod client;
 mod decide;
 pub mod moving;
+pub mod racing;
 mod service;
 pub mod wire;
 
