@@ -21,6 +21,7 @@ use crate::wire::{self, Card, Datagram, Decision, Statement, FRAME_HEADER, REFUS
 use crate::Error;
 
 pub(crate) mod provisional;
+pub(crate) mod race;
 
 /// What both parties agreed on.
 #[derive(Debug, Clone)]
@@ -396,13 +397,8 @@ impl Client {
             };
             tune_sender(&*ch, &transport, path);
             let statement = Statement {
-                session: self.session,
-                card: wire::card_id(&held.json),
-                scheme: planner.scheme().to_string(),
-                path: *path,
-                decision: decision.clone(),
                 failed: failed.clone(),
-                moves: None,
+                ..stated(self.session, &held.json, planner, path, decision.clone())
             };
             let (bytes, json) = wire::statement_bytes(&statement)
                 .map_err(|e| Error::Refused(format!("stating the choice: {e}")))?;
@@ -521,6 +517,27 @@ fn tune_sender(ch: &dyn Channel, transport: &TransportSpec, path: &Path) {
     };
     if let Err(e) = tuning.apply(&hint) {
         eprintln!("auto: could not send as {transport} asks ({e}); sending as connected");
+    }
+}
+
+/// The statement of `decision` on `path` with the card `card_json`: nothing failed
+/// before it, not provisional, no race.
+fn stated(
+    session: u64,
+    card_json: &[u8],
+    planner: &Planner,
+    path: &Path,
+    decision: Decision,
+) -> Statement {
+    Statement {
+        session,
+        card: wire::card_id(card_json),
+        scheme: planner.scheme().to_string(),
+        path: *path,
+        decision,
+        failed: Vec::new(),
+        moves: None,
+        race: Vec::new(),
     }
 }
 

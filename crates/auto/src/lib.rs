@@ -62,6 +62,11 @@
 //!    sending to the choice where that pays ([`Client::start_provisional`],
 //!    [`Mover::settle`], the stream's side in [`moving`]); the move shows a secret whose
 //!    SHA-256 the bound statement carried.
+//! 8. Under `auto:race` the evaluator states a race instead ([`Client::connect_race`]):
+//!    the settings predicted within [`RACE_SPREAD`] of the choice each connect a lane
+//!    beside the session and join with the same secret, the first part of the tables goes
+//!    over all lanes side by side, and the rest over the one that delivered most
+//!    ([`racing`]).
 //!
 //! The card ask and the card are UDP datagrams ([`wire`]); the ask is sent again after a
 //! few round trips while no card comes.
@@ -74,9 +79,12 @@ mod service;
 pub mod wire;
 
 pub use client::provisional::{Mover, Settled, Started, PROVISIONAL_RTT};
+pub use client::race::{race_plan, Raced, MIN_RACED_TABLES, RACE_LANES, RACE_SHARE, RACE_SPREAD};
 pub use client::{Agreement, Client};
 pub use decide::{buffer_for, Plan, Planner};
-pub use service::{predicted_listeners, Connected, MoveNews, MovedTo, Service, MAX_ADMITTING};
+pub use service::{
+    predicted_listeners, Connected, MoveNews, MovedTo, RaceNews, Service, MAX_ADMITTING, MAX_LANES,
+};
 pub use wire::{Card, Decision, Statement};
 
 use std::net::SocketAddr;

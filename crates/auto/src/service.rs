@@ -32,6 +32,7 @@ use transputation_transport::{
 
 use crate::decide::Planner;
 use crate::moving::Moving;
+use crate::racing::{RaceOutcome, Racing};
 use crate::wire::{self, Card, Datagram, Decision, Listening, Move, Statement, FRAME_HEADER};
 use crate::Error;
 
@@ -59,7 +60,24 @@ pub struct Connected {
     /// For a provisional session (started at once, [`Statement::moves`]): where its move,
     /// once the garbler's sending has moved, is told.
     pub moved: Option<MoveNews>,
+    /// For a raced session ([`Statement::race`]): its lanes and what the race came to.
+    pub race: Option<RaceNews>,
 }
+
+/// A raced session's lanes and what its race came to (filled in as it goes).
+#[derive(Clone)]
+pub struct RaceNews {
+    /// The lanes' settings, as the statement named them.
+    pub lanes: Vec<String>,
+    /// The outcome.
+    pub outcome: Arc<Mutex<RaceOutcome>>,
+}
+
+/// The most lanes a race may have.
+pub const MAX_LANES: usize = 4;
+
+/// How long a race's lane waits for its session's statement to be read.
+const LANE_WAIT: Duration = Duration::from_secs(2);
 
 /// Where a provisional session's move is told once the garbler's sending has moved.
 #[derive(Clone, Default)]
@@ -99,11 +117,22 @@ struct Pending {
     session: u64,
     /// The SHA-256 (hex) of the secret its move must show.
     commitment: String,
-    /// Where the garbler's end takes the connection to send on.
-    offer: Sender<Box<dyn Channel>>,
+    /// Where the garbler's end takes the connection to send on, or its race's lanes.
+    offer: Offer,
     news: MoveNews,
     /// The garbler's end, while it lives.
     alive: std::sync::Weak<()>,
+}
+
+/// Where a session waiting for connections takes them.
+enum Offer {
+    /// A provisional session's move.
+    Move(Sender<Box<dyn Channel>>),
+    /// A raced session's lanes, the settings its statement named.
+    Race {
+        lanes: Vec<String>,
+        offer: Sender<(usize, Box<dyn Channel>)>,
+    },
 }
 
 /// The garbler's agreement service; stops when dropped.
@@ -211,6 +240,7 @@ impl Service {
             card_json: card_json.clone(),
             creds,
             admitting: AtomicUsize::new(0),
+            timeout: cfg.io_timeout,
             out: tx,
             pending: Mutex::default(),
         });
@@ -290,6 +320,8 @@ struct Admission {
     card_id: String,
     creds: Option<Arc<Credentials>>,
     admitting: AtomicUsize,
+    /// The sessions' I/O timeout.
+    timeout: Duration,
     out: Sender<Result<Connected, Error>>,
     pending: Mutex<VecDeque<Pending>>,
 }
@@ -374,32 +406,18 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Option<Co
     // while it runs (its probe may have settled already). An entry lives only while its
     // session's end does, so strangers whose handshakes fail hold at most
     // `MAX_ADMITTING` of them at a time.
-    let (ch, moved) = match &st.moves {
-        None => (ch, None),
-        Some(commitment) => {
-            let (offer, offered) = mpsc::channel();
-            let moving = Moving::new(ch, offered);
-            let news = MoveNews {
-                to: Arc::default(),
-                switched: moving.switched(),
-            };
-            let mut pending = a
-                .pending
-                .lock()
-                .map_err(|_| "a poisoned lock".to_string())?;
-            pending.retain(|p| p.alive.strong_count() > 0);
-            if pending.len() >= MAX_PENDING {
-                pending.pop_front();
-            }
-            pending.push_back(Pending {
-                session: st.session,
-                commitment: commitment.clone(),
-                offer,
-                news: news.clone(),
-                alive: moving.alive(),
-            });
-            (Box::new(moving) as Box<dyn Channel>, Some(news))
-        }
+    if st.race.len() > MAX_LANES || (!st.race.is_empty() && st.moves.is_none()) {
+        return Err(refuse(
+            &mut *ch,
+            format!(
+                "a race of {} lanes (1 to {MAX_LANES}, with a commitment)",
+                st.race.len()
+            ),
+        ));
+    }
+    let (ch, moved, race) = match &st.moves {
+        None => (ch, None, None),
+        Some(commitment) => wait_for_connections(ch, &st, commitment, a)?,
     };
     let t = Instant::now();
     let (channel, handshake) = match &a.creds {
@@ -410,7 +428,7 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Option<Co
         },
     };
     // A provisional statement's path is no measurement: the sender stays as accepted.
-    if st.moves.is_none() {
+    if st.moves.is_none() || !st.race.is_empty() {
         tune(tuning, a, &transport, &st.path);
     }
     Ok(Some(Connected {
@@ -423,7 +441,68 @@ fn admit(mut ch: Box<dyn Channel>, key: &str, a: &Admission) -> Result<Option<Co
         channel,
         handshake,
         moved,
+        race,
     }))
+}
+
+/// The channel of a session that waits for connections to come (`commitment` is the
+/// SHA-256 of the secret they show): a provisional session's move ([`Moving`]) or a raced
+/// session's lanes ([`Racing`]), with what tells their outcome. Its entry is kept from
+/// before the handshake: the evaluator's connections may come while it runs. An entry
+/// lives only while its session's end does, so strangers whose handshakes fail hold at
+/// most `MAX_ADMITTING` of them at a time.
+#[allow(clippy::type_complexity)]
+fn wait_for_connections(
+    ch: Box<dyn Channel>,
+    st: &Statement,
+    commitment: &str,
+    a: &Admission,
+) -> Result<(Box<dyn Channel>, Option<MoveNews>, Option<RaceNews>), String> {
+    let (ch, offer, alive, moved, race): (Box<dyn Channel>, _, _, _, _) = if st.race.is_empty() {
+        let (offer, offered) = mpsc::channel();
+        let moving = Moving::new(ch, offered);
+        let news = MoveNews {
+            to: Arc::default(),
+            switched: moving.switched(),
+        };
+        let alive = moving.alive();
+        (
+            Box::new(moving),
+            Offer::Move(offer),
+            alive,
+            Some(news.clone()),
+            None,
+        )
+    } else {
+        let (offer, offered) = mpsc::channel();
+        let racing = Racing::new(ch, st.race.len(), offered, a.timeout);
+        let news = RaceNews {
+            lanes: st.race.clone(),
+            outcome: racing.outcome(),
+        };
+        let alive = racing.alive();
+        let offer = Offer::Race {
+            lanes: st.race.clone(),
+            offer,
+        };
+        (Box::new(racing), offer, alive, None, Some(news))
+    };
+    let mut pending = a
+        .pending
+        .lock()
+        .map_err(|_| "a poisoned lock".to_string())?;
+    pending.retain(|p| p.alive.strong_count() > 0);
+    if pending.len() >= MAX_PENDING {
+        pending.pop_front();
+    }
+    pending.push_back(Pending {
+        session: st.session,
+        commitment: commitment.to_string(),
+        offer,
+        news: moved.clone().unwrap_or_default(),
+        alive,
+    });
+    Ok((ch, moved, race))
 }
 
 /// Tunes an accepted channel's sending to `transport` on `path`, the stated one; a
@@ -464,25 +543,19 @@ fn refuse(ch: &mut dyn Channel, why: String) -> String {
 /// and states a setting of this listener that the garbler would consider on the path it
 /// states (checked as a statement is), tuned as that statement would have been.
 fn take_move(mut ch: Box<dyn Channel>, key: &str, a: &Admission, m: Move) -> Result<(), String> {
-    let pending = {
-        let mut pending = a
-            .pending
-            .lock()
-            .map_err(|_| "a poisoned lock".to_string())?;
-        let Some(i) = pending
-            .iter()
-            .position(|p| p.session == m.session && wire::opens(&m.secret, &p.commitment))
-        else {
-            drop(pending);
-            return Err(refuse(
-                &mut *ch,
-                "a move for no provisional session of this garbler (or with the wrong secret)"
-                    .into(),
-            ));
-        };
-        pending.remove(i).expect("found")
+    // A race's lanes connect beside the session's first connection, and one may be read
+    // before its statement is: it waits for it a while.
+    let waiting = Instant::now();
+    let found = loop {
+        match find_pending(a, &m)? {
+            Ok(found) => break found,
+            Err(_) if m.lane.is_some() && waiting.elapsed() < LANE_WAIT => {
+                thread::sleep(Duration::from_millis(1));
+            }
+            Err(why) => return Err(refuse(&mut *ch, why)),
+        }
     };
-    // As the statement it replaces, on this garbler's card and scheme.
+    // As the statement it replaces (or adds to), on this garbler's card and scheme.
     let st = Statement {
         session: m.session,
         card: a.card_id.clone(),
@@ -491,23 +564,72 @@ fn take_move(mut ch: Box<dyn Channel>, key: &str, a: &Admission, m: Move) -> Res
         decision: m.decision.clone(),
         failed: Vec::new(),
         moves: None,
+        race: Vec::new(),
     };
     let transport = match a.planner.admit(&st, &a.card_id, key) {
         Ok(t) => t,
         Err(why) => return Err(refuse(&mut *ch, format!("the move: {why}"))),
     };
     tune(ch.sender_tuning(), a, &transport, &m.path);
-    if let Ok(mut news) = pending.news.to.lock() {
-        *news = Some(MovedTo {
-            transport: transport.clone(),
-            decision: m.decision,
-            path: m.path,
-        });
+    match found {
+        Found::Lane(lane, offer) => offer
+            .send((lane, ch))
+            .map_err(|_| "a race lane for a session that has ended".to_string()),
+        Found::Move(news, offer) => {
+            if let Ok(mut news) = news.to.lock() {
+                *news = Some(MovedTo {
+                    transport: transport.clone(),
+                    decision: m.decision,
+                    path: m.path,
+                });
+            }
+            offer
+                .send(ch)
+                .map_err(|_| "a move for a session that has ended".to_string())
+        }
     }
-    pending
-        .offer
-        .send(ch)
-        .map_err(|_| "a move for a session that has ended".to_string())
+}
+
+/// The session a move or a race's lane is for.
+enum Found {
+    /// A provisional session's move (its entry taken).
+    Move(MoveNews, Sender<Box<dyn Channel>>),
+    /// A raced session's lane (its entry left for the other lanes).
+    Lane(usize, Sender<(usize, Box<dyn Channel>)>),
+}
+
+/// The waiting session `m` shows the secret of, if it is one `m` may join; else why not.
+fn find_pending(a: &Admission, m: &Move) -> Result<Result<Found, String>, String> {
+    let mut pending = a
+        .pending
+        .lock()
+        .map_err(|_| "a poisoned lock".to_string())?;
+    let Some(i) = pending
+        .iter()
+        .position(|p| p.session == m.session && wire::opens(&m.secret, &p.commitment))
+    else {
+        return Ok(Err(
+            "a move for no provisional session of this garbler (or with the wrong secret)".into(),
+        ));
+    };
+    Ok(match (&pending[i].offer, m.lane) {
+        (Offer::Move(_), None) => {
+            let p = pending.remove(i).expect("found");
+            let Offer::Move(offer) = p.offer else {
+                unreachable!("matched above")
+            };
+            Ok(Found::Move(p.news, offer))
+        }
+        (Offer::Race { lanes, offer }, Some(lane)) => match lanes.get(lane) {
+            Some(l) if *l == m.decision.transport => Ok(Found::Lane(lane, offer.clone())),
+            _ => Err(format!(
+                "a race lane {lane} ({}) that its statement did not name",
+                m.decision.transport
+            )),
+        },
+        (Offer::Move(_), Some(_)) => Err("a race lane for a session that does not race".into()),
+        (Offer::Race { .. }, None) => Err("a move for a session that races".into()),
+    })
 }
 
 /// Why a connection closed in good order before its first byte was not admitted: an

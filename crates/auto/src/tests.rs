@@ -312,6 +312,7 @@ fn a_statement_out_of_policy_is_refused_before_the_handshake() {
         decision: agreement.decision.clone(),
         failed: Vec::new(),
         moves: None,
+        race: Vec::new(),
     };
     let key = agreement.transport.listen_key().to_string();
     assert!(p.admit(&st, &id, &key).is_ok());

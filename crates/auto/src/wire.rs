@@ -130,6 +130,11 @@ pub struct Statement {
     /// not a measurement; the garbler leaves its sending as accepted until the move.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moves: Option<String>,
+    /// For a raced session (`auto:race`): the settings whose connections race the
+    /// garbler's sending, lane by lane ([`crate::racing`]); each joins with a [`Move`]
+    /// naming its lane and showing the secret `moves` committed to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub race: Vec<String>,
 }
 
 /// The first bytes of the connection that a provisional session's garbler is to send on
@@ -145,6 +150,10 @@ pub struct Move {
     pub path: Path,
     /// The decision on it.
     pub decision: Decision,
+    /// For a raced session: the lane this connection is ([`Statement::race`]); it joins
+    /// the race instead of taking the sending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lane: Option<usize>,
 }
 
 /// A fresh secret for a provisional session's move (32 random bytes, in hex) and its

@@ -18,4 +18,6 @@ pub use capabilities::{
     Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, FEATURE_PLAN_CACHE, FEATURE_REPEAT,
     FEATURE_TRANSPORT_AUTO,
 };
-pub use report::{AutoReport, ByteParts, PartyReport, ReportError, WhichReport, REPORT_VERSION};
+pub use report::{
+    AutoReport, ByteParts, PartyReport, RaceReport, ReportError, WhichReport, REPORT_VERSION,
+};

@@ -185,6 +185,29 @@ pub struct AutoReport {
     pub failed: Vec<String>,
     /// The best candidates as the evaluator ranked them: (transport, predicted ms).
     pub ranked: Vec<(String, Option<f64>)>,
+    /// Under `auto:race`, the race (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race: Option<RaceReport>,
+}
+
+/// What a raced session's race came to (`auto:race`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaceReport {
+    /// The settings that raced, in lane order (the first is the model's choice, whose
+    /// connection carried the session's start).
+    pub lanes: Vec<String>,
+    /// The stream bytes raced before the verdict (the evaluator's, which decides when;
+    /// `None` in the garbler's report).
+    pub budget_bytes: Option<u64>,
+    /// The lane that delivered most and carried the rest (`None`: no verdict, as where the
+    /// lanes never all joined, and the session ran on its first connection).
+    pub winner: Option<String>,
+    /// Per lane, the stream bytes it delivered up to the verdict (the evaluator's count)
+    /// or took (the garbler's).
+    pub lane_bytes: Vec<u64>,
+    /// The chunks a loser took that went again on the winner (the garbler's count;
+    /// `None` in the evaluator's report).
+    pub resent_chunks: Option<usize>,
 }
 
 /// An optional field that must be present (as `null` where it has no value): serde reads

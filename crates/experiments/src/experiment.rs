@@ -77,7 +77,7 @@ use transputation_netlab::{EmulatorKind, HostCc, SpecError};
 
 pub mod template;
 
-pub use template::{is_auto, TransportTemplate, AUTO};
+pub use template::{is_agreed, is_auto, TransportTemplate, AUTO, AUTO_RACE};
 
 /// The scheme column of a user program's runs: a program has no circuit or scheme of ours.
 pub const PROGRAM_SCHEME: &str = "program";

@@ -33,7 +33,7 @@ use transputation_contract::{
 use transputation_netlab::HostCc;
 
 use crate::db::{Db, Environment, LinkRecord};
-use crate::experiment::{is_auto, Cell, Experiment, ExperimentFile};
+use crate::experiment::{is_agreed, Cell, Experiment, ExperimentFile};
 use crate::runner::{Launcher, Outcome, PartyCommand, Runner};
 use crate::Error;
 
@@ -68,7 +68,7 @@ pub fn usable_transports(
     wanted
         .iter()
         .filter(|t| {
-            if is_auto(t) {
+            if is_agreed(t) {
                 let runs = caps.has_feature(FEATURE_TRANSPORT_AUTO);
                 if !runs {
                     skipped(
@@ -192,7 +192,7 @@ fn check(experiment: &Experiment) -> Result<HashMap<String, (String, String)>, E
             .map_err(|e| bad("schemes", i, s, e))?;
     }
     for (i, t) in experiment.transports.iter().enumerate() {
-        if is_auto(t) {
+        if is_agreed(t) {
             continue;
         }
         // Each condition's string of a transport with `{bdp}`: its value must be one the
@@ -312,7 +312,7 @@ pub fn prepare(
 /// Where the `auto` evaluators of each condition keep their measurements, if the experiment
 /// lets them (`probe_cache` above 0) and runs `auto`: removed at the end.
 fn probe_caches(experiment: &Experiment) -> Result<Option<tempfile::TempDir>, Error> {
-    if experiment.probe_cache_secs <= 0.0 || !experiment.transports.iter().any(|t| is_auto(t)) {
+    if experiment.probe_cache_secs <= 0.0 || !experiment.transports.iter().any(|t| is_agreed(t)) {
         return Ok(None);
     }
     tempfile::Builder::new()
@@ -409,7 +409,7 @@ impl Launcher for BinaryParties {
                 args.repeat = Some(self.repeat);
             }
             let mut env = Vec::new();
-            if role == Role::Evaluator && is_auto(&cell.transport) {
+            if role == Role::Evaluator && is_agreed(&cell.transport) {
                 args.probe_cache_secs = Some(self.probe_cache_secs);
                 if let Some(root) = &self.probe_caches {
                     let dir = root.path().join(label_dir(&cell.condition));

@@ -40,7 +40,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::db::{Db, LinkRecord, RunRecord, Status};
-use crate::experiment::{is_auto, Cell, Experiment, PlannedRun};
+use crate::experiment::{is_agreed, Cell, Experiment, PlannedRun};
 use transputation_netlab::{ns, Error as LinkError, LinkSpec, Options, Side, Topology};
 
 use crate::Error;
@@ -520,7 +520,7 @@ impl Runner<'_> {
             if self.progress {
                 progress.before(p);
             }
-            let port = if self.experiment.probe_cache_secs > 0.0 && is_auto(&p.cell.transport) {
+            let port = if self.experiment.probe_cache_secs > 0.0 && is_agreed(&p.cell.transport) {
                 AUTO_CACHED_PORT
             } else {
                 20_000 + (index % 20_000) as u16
@@ -639,7 +639,7 @@ impl Runner<'_> {
             });
         }
         let reports = measured(&ended.server.1, &ended.client.1, computations)
-            .and_then(|m| m.checked_auto(is_auto(&p.cell.transport)));
+            .and_then(|m| m.checked_auto(is_agreed(&p.cell.transport)));
         match reports {
             Ok(m) => RunRecord {
                 wall_ms: Some(wall_ms),

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use transputation_auto::{Planner, Service};
+use transputation_auto::{Planner, RaceNews, Service};
+use transputation_contract::{AutoReport, RaceReport};
 use transputation_transport::{Config, Credentials};
 
 use crate::auto_connect::report;
@@ -53,29 +54,49 @@ pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
         },
         None => Protection::NONE,
     };
+    let mut stated = report(&c.decision, &c.path, "statement", None, None, &c.failed);
+    stated.race = c.race.as_ref().map(|r| RaceReport {
+        lanes: r.lanes.clone(),
+        budget_bytes: None,
+        winner: None,
+        lane_bytes: Vec::new(),
+        resent_chunks: None,
+    });
     let around = AroundSession {
         setup_ms,
         connect_ms: None,
         protection,
         started,
         transport: c.transport.to_string(),
-        auto: Some(report(
-            &c.decision,
-            &c.path,
-            "statement",
-            None,
-            None,
-            &c.failed,
-        )),
-        settled: c.moved.map(|news| -> SettledLater {
-            Box::new(move || {
+        auto: Some(stated.clone()),
+        settled: match (c.moved, c.race) {
+            (Some(news), _) => Some(Box::new(move || {
                 let moved = news.moved()?;
                 let r = report(&moved.decision, &moved.path, "move", None, None, &[]);
                 Some((moved.transport.to_string(), r))
-            })
-        }),
+            })),
+            (None, Some(race)) => Some(race_settled(race, stated)),
+            (None, None) => None,
+        },
     };
     run_garbler_session(garbler, c.channel, s, loaded, &around)
+}
+
+/// A raced session's transport and report once its verdict is in: the winner, and what
+/// each lane took and what went again.
+fn race_settled(race: RaceNews, stated: AutoReport) -> SettledLater {
+    Box::new(move || {
+        let o = race.outcome.lock().ok()?.clone();
+        let winner = race.lanes.get(o.winner?)?.clone();
+        let mut r = stated.clone();
+        r.chosen = winner.clone();
+        if let Some(told) = &mut r.race {
+            told.winner = Some(winner.clone());
+            told.lane_bytes = o.lane_bytes;
+            told.resent_chunks = Some(o.resent_chunks);
+        }
+        Some((winner, r))
+    })
 }
 
 /// The garbler's agreement service on `addr` for `loaded`'s circuit.

@@ -10,9 +10,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use transputation_auto::{wire::Card, wire::Decision, Agreement, Client, Planner, Started};
+use transputation_auto::{wire::Card, wire::Decision, Agreement, Client, Planner, Raced, Started};
 use transputation_circuits::Circuit;
-use transputation_contract::AutoReport;
+use transputation_contract::{AutoReport, RaceReport};
 use transputation_garble::Scheme;
 use transputation_model::Path;
 use transputation_probe::{self as probe, ProbeCache, QuickSettings};
@@ -27,6 +27,9 @@ pub(crate) enum TransportArg {
     Named(TransportSpec),
     /// The one the model predicts fastest, agreed before the session.
     Auto,
+    /// `auto:race`: as `auto`, with the settings predicted nearly as fast racing the first
+    /// part of the tables side by side.
+    AutoRace,
 }
 
 impl fmt::Display for TransportArg {
@@ -34,14 +37,18 @@ impl fmt::Display for TransportArg {
         match self {
             TransportArg::Named(s) => s.fmt(f),
             TransportArg::Auto => f.write_str("auto"),
+            TransportArg::AutoRace => f.write_str("auto:race"),
         }
     }
 }
 
-/// Parses `--transport`: `auto`, or a transport of this build that works here.
+/// Parses `--transport`: `auto`, `auto:race`, or a transport of this build that works
+/// here.
 pub(crate) fn parse_transport_arg(s: &str) -> Result<TransportArg, String> {
-    if s == "auto" {
-        return Ok(TransportArg::Auto);
+    match s {
+        "auto" => return Ok(TransportArg::Auto),
+        "auto:race" => return Ok(TransportArg::AutoRace),
+        _ => {}
     }
     parse_spec_here(s).map(TransportArg::Named)
 }
@@ -310,10 +317,14 @@ pub(crate) struct AutoConnection {
     pub(crate) agreement: Agreement,
     pub(crate) channel: Box<dyn Channel>,
     pub(crate) report: AutoReport,
-    /// For a session started at once: where the transport its tables went on and the
-    /// report of the decision are told once the probe has settled.
-    pub(crate) settled: Option<SettledReport>,
+    /// For a session started at once, or raced: the transport its tables went on and the
+    /// report of the decision, once known.
+    pub(crate) settled: Option<SettledLater>,
 }
+
+/// Where a session started at once or raced tells the transport its tables went on and
+/// the report of its decision, once known (before that, the agreement's stand).
+pub(crate) type SettledLater = Box<dyn Fn() -> Option<(String, AutoReport)> + Send + Sync>;
 
 /// The transport a provisional session's tables went on and the report of its decision,
 /// once settled.
@@ -349,6 +360,7 @@ pub(crate) fn evaluator_connect(
     server: SocketAddr,
     cfg: &Config,
     cache_ttl: Duration,
+    race: bool,
 ) -> Result<AutoConnection> {
     // Asked first: the card comes back while the path is measured.
     let mut client = Client::ask(server)?;
@@ -358,7 +370,8 @@ pub(crate) fn evaluator_connect(
     let known = match recall(cache.as_ref(), server, cache_ttl, Some(&planner))? {
         Some(known) => known,
         None => {
-            let early = planner.fits_early();
+            // A raced session's tables are large: nothing starts before the decision.
+            let early = planner.fits_early() && !race;
             if early {
                 client.connect_early(cfg);
             }
@@ -385,6 +398,20 @@ pub(crate) fn evaluator_connect(
         }
     };
     let t = Instant::now();
+    if race {
+        let raced_now = client
+            .connect_race(&planner, &known.path, cfg, cfg.connect_budget())
+            .with_context(|| format!("starting a race with the garbler at {server}"))?;
+        if let Some(r) = raced_now {
+            keep_card(
+                cache.as_ref(),
+                server,
+                &r.agreement,
+                known.card_for_probe.as_ref(),
+            );
+            return Ok(raced(r, &known, t.elapsed().as_secs_f64() * 1e3));
+        }
+    }
     let (agreement, channel) = client
         .connect(
             &planner,
@@ -539,7 +566,51 @@ fn provisional(
         agreement,
         channel,
         report: started,
-        settled: Some(settled),
+        settled: Some(Box::new(move || settled_now(&settled))),
+    }
+}
+
+/// A raced session's connection: its report names the race, and once the verdict is in,
+/// the winner as the transport that carried the tables.
+fn raced(raced: Raced, known: &Known, agree_ms: f64) -> AutoConnection {
+    let mut report = report(
+        &raced.agreement.decision,
+        &known.path,
+        known.from,
+        Some(known.probe_ms),
+        Some(agree_ms),
+        &[],
+    );
+    report.race = Some(RaceReport {
+        lanes: raced.lanes.clone(),
+        budget_bytes: Some(raced.budget),
+        winner: None,
+        lane_bytes: Vec::new(),
+        resent_chunks: None,
+    });
+    eprintln!(
+        "auto:race: {} ({}), racing {} over the first {:.1} MB of the tables",
+        raced.agreement.transport,
+        describe_path(&known.path),
+        raced.lanes.join(" and "),
+        raced.budget as f64 / 1e6
+    );
+    let (outcome, base, lanes) = (raced.outcome, report.clone(), raced.lanes);
+    AutoConnection {
+        agreement: raced.agreement,
+        channel: raced.channel,
+        report,
+        settled: Some(Box::new(move || {
+            let o = outcome.lock().ok()?.clone();
+            let winner = lanes.get(o.winner?)?.clone();
+            let mut r = base.clone();
+            r.chosen = winner.clone();
+            if let Some(race) = &mut r.race {
+                race.winner = Some(winner.clone());
+                race.lane_bytes = o.lane_bytes;
+            }
+            Some((winner, r))
+        })),
     }
 }
 
@@ -569,6 +640,7 @@ pub(crate) fn report(
             .iter()
             .map(|p| (p.transport.clone(), p.ms))
             .collect(),
+        race: None,
     }
 }
 
@@ -610,7 +682,10 @@ pub(crate) fn session_transport_help() -> String {
          ports after its --listen port) and answers on its --listen port over UDP; the \
          evaluator measures the path (or recalls it, --probe-cache), predicts every \
          transport both have, connects over the fastest to the output (see `transputation \
-         select`), and the protected handshake confirms the choice.",
+         select`), and the protected handshake confirms the choice. auto:race (the evaluator's; \
+         the garbler runs auto): as auto, and the settings predicted within 1.5x of the \
+         choice race the first quarter of the tables side by side, the rest going over the \
+         one that delivered most (for tables of 4 MiB or more; smaller ones run as auto).",
         crate::transport_cmd::transport_help()
     )
 }

@@ -378,7 +378,7 @@ impl SessionArgs {
 
     /// Whether the transport is `auto`.
     pub(crate) fn is_auto(&self) -> bool {
-        matches!(self.transport, TransportArg::Auto)
+        matches!(self.transport, TransportArg::Auto | TransportArg::AutoRace)
     }
 
     /// The session's options; `config` has checked `--parallel` and `--threads` (were they
@@ -442,10 +442,7 @@ pub(crate) struct AroundSession {
     pub(crate) settled: Option<SettledLater>,
 }
 
-/// Where a session started at once tells the transport its tables went on and the report
-/// of its decision, once known.
-pub(crate) type SettledLater =
-    Box<dyn Fn() -> Option<(String, transputation_contract::AutoReport)> + Send + Sync>;
+pub(crate) use crate::auto_connect::SettledLater;
 
 impl AroundSession {
     /// The transport and the `auto` report as known now.
@@ -739,7 +736,7 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
                     })?;
                     (ch, None)
                 }
-                TransportArg::Auto => {
+                TransportArg::Auto | TransportArg::AutoRace => {
                     let p = args.probe_cache;
                     if !(p.is_finite() && p >= 0.0) {
                         bail!("--probe-cache must be 0 or a number of seconds, not {p}");
@@ -752,6 +749,7 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
                         peer,
                         &cfg,
                         ttl,
+                        matches!(s.transport, TransportArg::AutoRace),
                     )?;
                     (a.channel, Some((a.agreement, a.report, a.settled)))
                 }
@@ -768,20 +766,20 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
     });
     let (evaluator, setup_ms) = prepared?;
     let (ch, connect_ms, auto) = connected?;
-    let settled = auto.as_ref().and_then(|(_, _, s)| s.clone());
+    let (auto, settled) = match auto {
+        Some((agreement, report, settled)) => (Some((agreement, report)), settled),
+        None => (None, None),
+    };
     let mut around = AroundSession {
         setup_ms,
         connect_ms: Some(connect_ms),
         protection: secure_cmd::Protection::NONE,
         started,
-        transport: auto.as_ref().map_or_else(
-            || s.transport.to_string(),
-            |(a, _, _)| a.transport.to_string(),
-        ),
-        auto: auto.as_ref().map(|(_, r, _)| r.clone()),
-        settled: settled.map(|told| -> SettledLater {
-            Box::new(move || crate::auto_connect::settled_now(&told))
-        }),
+        transport: auto
+            .as_ref()
+            .map_or_else(|| s.transport.to_string(), |(a, _)| a.transport.to_string()),
+        auto: auto.as_ref().map(|(_, r)| r.clone()),
+        settled,
     };
     let Some(creds) = creds else {
         return evaluate(
@@ -794,7 +792,7 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
             &mut around,
         );
     };
-    let binding = auto.as_ref().map(|(a, _, _)| a.binding.as_slice());
+    let binding = auto.as_ref().map(|(a, _)| a.binding.as_slice());
     let ch = secure_cmd::client(ch, &creds, binding)?;
     evaluate(
         ch,

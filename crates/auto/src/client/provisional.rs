@@ -14,7 +14,7 @@ use transputation_model::Path;
 use transputation_transport::{Channel, Config, TransportSpec};
 
 use super::{
-    channel_for, close_in_background, connect_time, decision_of, take_early, tune_sender,
+    channel_for, close_in_background, connect_time, decision_of, stated, take_early, tune_sender,
     Agreement, Client, Early, Stated,
 };
 use crate::decide::Planner;
@@ -136,13 +136,14 @@ impl Client {
             ranked: Vec::new(),
         };
         let statement = Statement {
-            session: self.session,
-            card: wire::card_id(&card_json),
-            scheme: planner.scheme().to_string(),
-            path: provisional_path(),
-            decision: decision.clone(),
-            failed: Vec::new(),
             moves: Some(commitment),
+            ..stated(
+                self.session,
+                &card_json,
+                planner,
+                &provisional_path(),
+                decision.clone(),
+            )
         };
         let (bytes, json) = wire::statement_bytes(&statement)
             .map_err(|e| Error::Refused(format!("stating the start: {e}")))?;
@@ -241,6 +242,7 @@ impl Mover {
             secret: self.secret.clone(),
             path: *path,
             decision: decision.clone(),
+            lane: None,
         })
         .map_err(|e| Error::Refused(format!("stating the move: {e}")))?;
         // Offered even if sending the move failed part way: the garbler may have read it,

@@ -114,6 +114,7 @@ pub struct Racing {
     peer: Option<SocketAddr>,
     first_counts: ByteCounts,
     outcome: Arc<Mutex<RaceOutcome>>,
+    alive: Arc<()>,
 }
 
 impl Racing {
@@ -137,7 +138,14 @@ impl Racing {
             timeout,
             first_counts: ByteCounts::default(),
             outcome: Arc::default(),
+            alive: Arc::new(()),
         }
+    }
+
+    /// Gone once this end is dropped (the service forgets a session waiting for lanes
+    /// that can no longer join).
+    pub fn alive(&self) -> std::sync::Weak<()> {
+        Arc::downgrade(&self.alive)
     }
 
     /// What the race came to (filled in as it goes).

@@ -31,9 +31,19 @@ const MAX_FACTOR: f64 = 100.0;
 /// probing included.
 pub const AUTO: &str = "auto";
 
+/// `auto:race`: `auto` whose close candidates race the first part of the tables.
+pub const AUTO_RACE: &str = "auto:race";
+
 /// Whether a transport as written is `auto`.
 pub fn is_auto(transport: &str) -> bool {
     transport == AUTO
+}
+
+/// Whether a transport as written is one the parties agree on before the session: `auto`
+/// or `auto:race` (both probe the path, with the probe cache, and need the binary's
+/// `--transport auto`).
+pub fn is_agreed(transport: &str) -> bool {
+    transport == AUTO || transport == AUTO_RACE
 }
 
 /// One option whose value is the bandwidth-delay product.
@@ -104,10 +114,10 @@ impl TransportTemplate {
         if name.contains(['{', '}']) {
             return Err("a placeholder stands for an option's value, not the name".into());
         }
-        if is_auto(name.trim()) && has_colon {
+        if is_auto(name.trim()) && has_colon && written.trim() != AUTO_RACE {
             return Err(
-                "auto takes no options: the parties choose the transport and its \
-                        settings"
+                "auto takes no options (auto:race is the one variant): the parties choose \
+                        the transport and its settings"
                     .into(),
             );
         }

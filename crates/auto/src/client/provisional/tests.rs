@@ -196,6 +196,7 @@ fn a_move_without_the_sessions_secret_is_refused_and_the_session_goes_on() {
         secret: "00".repeat(32),
         path: long_lossy(),
         decision: garbler.decision.clone(),
+        lane: None,
     })
     .unwrap();
     stranger.write_all(&forged).unwrap();
