@@ -30,7 +30,7 @@ mod frames;
 mod garbler;
 
 pub use evaluator::RaceFollowing;
-pub use frames::{RaceOutcome, CHUNK, MAX_FRAME, MAX_LISTED};
+pub use frames::{RaceOutcome, CHUNK, MAX_BUDGET, MAX_FRAME, MAX_HELD, MAX_LISTED};
 pub use garbler::Racing;
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use transputation_transport::{Channel, Config, TransportSpec};
 
 use super::{attempt, decision_of, stated, tune_sender, Agreement, Client, Stated};
 use crate::decide::{Plan, Planner};
-use crate::racing::{RaceFollowing, RaceOutcome};
+use crate::racing::{RaceFollowing, RaceOutcome, MAX_BUDGET};
 use crate::service::MAX_LANES;
 use crate::wire::{self, Card, Decision, Move, Statement};
 use crate::Error;
@@ -32,7 +32,8 @@ pub const RACE_LANES: usize = 2;
 /// A setting races only if its predicted time to the output is within this factor of the
 /// choice's.
 pub const RACE_SPREAD: f64 = 1.5;
-/// The part of the tables the race carries before its verdict.
+/// The part of the tables the race carries before its verdict (at most
+/// [`MAX_BUDGET`]).
 pub const RACE_SHARE: f64 = 0.25;
 /// Tables smaller than this are not raced (the race would be most of the transfer).
 pub const MIN_RACED_TABLES: u64 = 4 << 20;
@@ -101,7 +102,7 @@ pub fn race_plan(
             lanes[0].0
         ));
     }
-    Ok((lanes, (tables as f64 * RACE_SHARE) as u64))
+    Ok((lanes, ((tables as f64 * RACE_SHARE) as u64).min(MAX_BUDGET)))
 }
 
 impl Client {

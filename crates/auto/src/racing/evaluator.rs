@@ -11,13 +11,18 @@ use std::time::{Duration, Instant};
 
 use transputation_transport::{ByteCounts, Channel, Error, Result, SocketBuffers};
 
-use super::frames::{frame_length, RaceOutcome, Verdict, MAX_FRAME, MAX_LISTED, STREAM, VERDICT};
+use super::frames::{
+    frame_length, RaceOutcome, Verdict, MAX_FRAME, MAX_HELD, MAX_LISTED, STREAM, VERDICT,
+};
 
 /// What the evaluator's lane readers and its `recv` share.
 #[derive(Default)]
 struct Arrivals {
     /// Chunks held from `read` on, by offset.
     chunks: BTreeMap<u64, Vec<u8>>,
+    /// Their bytes, and the most there may be ([`MAX_HELD`]).
+    held: usize,
+    held_limit: usize,
     /// The stream offset (from the race's start) read so far.
     read: u64,
     lane_bytes: Vec<u64>,
@@ -70,6 +75,15 @@ fn lane_reads(lane: usize, mut ch: Box<dyn Channel>, shared: &Arriving) {
             let mut a = shared.lock();
             a.lane_bytes[lane] += n as u64;
             if offset >= a.read && !a.chunks.contains_key(&offset) {
+                if a.held + n > a.held_limit {
+                    return Err(Error::Malformed {
+                        what: format!(
+                            "race chunks of more than {} bytes ahead of the stream's next byte",
+                            a.held_limit
+                        ),
+                    });
+                }
+                a.held += n;
                 a.chunks.insert(offset, bytes);
             }
             a.counts[lane] = ch.stats();
@@ -99,6 +113,7 @@ pub struct RaceFollowing {
     lanes: usize,
     wait: Duration,
     budget: u64,
+    held_limit: usize,
     left: usize,
     race: Option<(Arc<Arriving>, Vec<JoinHandle<()>>)>,
     verdict_sent: bool,
@@ -121,11 +136,19 @@ impl RaceFollowing {
             lanes,
             wait,
             budget,
+            held_limit: MAX_HELD,
             left: 0,
             race: None,
             verdict_sent: false,
             outcome: Arc::default(),
         }
+    }
+
+    /// The same end holding at most `bytes` ahead of what it has read (tests).
+    #[cfg(test)]
+    pub(crate) fn holding_at_most(mut self, bytes: usize) -> Self {
+        self.held_limit = bytes;
+        self
     }
 
     /// What the race came to (filled in as it goes).
@@ -157,6 +180,7 @@ impl RaceFollowing {
             state: Mutex::new(Arrivals {
                 lane_bytes: vec![0; self.lanes],
                 counts: vec![ByteCounts::default(); self.lanes],
+                held_limit: self.held_limit,
                 ..Arrivals::default()
             }),
             changed: Condvar::new(),
@@ -226,11 +250,13 @@ impl RaceFollowing {
             }
             let read = a.read;
             if let Some(chunk) = a.chunks.remove(&read) {
+                a.held -= chunk.len();
                 let k = chunk.len().min(buf.len() - filled);
                 buf[filled..filled + k].copy_from_slice(&chunk[..k]);
                 filled += k;
                 a.read += k as u64;
                 if k < chunk.len() {
+                    a.held += chunk.len() - k;
                     a.chunks.insert(read + k as u64, chunk[k..].to_vec());
                 }
                 deadline = Instant::now() + self.wait;

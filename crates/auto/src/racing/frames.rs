@@ -7,6 +7,13 @@ use transputation_transport::{Channel, Error, Result};
 pub const MAX_FRAME: usize = 1 << 20;
 /// The stream bytes of one chunk on a lane.
 pub const CHUNK: usize = 64 << 10;
+/// The most stream bytes a race's budget may be (the rest of a larger quarter of the
+/// tables goes over the winner).
+pub const MAX_BUDGET: u64 = 64 << 20;
+/// The most stream bytes the evaluator holds ahead of the next it reads: the budget, and
+/// what arrives until the verdict's chunks sent again fill the gap a slow lane left, with
+/// room to spare. A garbler that sends more is an error.
+pub const MAX_HELD: usize = 256 << 20;
 /// The most chunk offsets a verdict lists.
 pub const MAX_LISTED: usize = 16 << 10;
 /// The evaluator's frame kinds.

@@ -281,6 +281,29 @@ fn an_oversized_chunk_is_an_error() {
 }
 
 #[test]
+fn chunks_far_ahead_of_the_stream_are_an_error_not_a_heap() {
+    let (mut g_first, e_first) = memory_pair(WAIT);
+    let (mut g_lane, e_lane) = memory_pair(WAIT);
+    let (offer, offered) = mpsc::channel();
+    offer
+        .send((0, Box::new(e_lane) as Box<dyn Channel>))
+        .unwrap();
+    let mut evaluator =
+        RaceFollowing::new(Box::new(e_first), 1, offered, WAIT, 1 << 20).holding_at_most(100_000);
+    g_first.send(&[0; 4]).unwrap();
+    g_first.flush().unwrap();
+    // Never the stream's first chunk: only ones after it, more than the end may hold.
+    for k in 1..=3u64 {
+        g_lane.send(&(k * CHUNK as u64).to_be_bytes()).unwrap();
+        g_lane.send(&(CHUNK as u32).to_be_bytes()).unwrap();
+        g_lane.send(&[7u8; CHUNK]).unwrap();
+    }
+    g_lane.flush().unwrap();
+    let err = evaluator.recv(&mut [0u8; 4]).unwrap_err().to_string();
+    assert!(err.contains("ahead of the stream"), "{err}");
+}
+
+#[test]
 fn a_verdict_before_the_race_is_an_error() {
     let (g_first, mut e_raw) = memory_pair(WAIT);
     let (_offer, offered) = mpsc::channel();
