@@ -522,7 +522,7 @@ pub(super) fn form_html(c: &Compose, errors: &FieldErrors, registered: &[String]
         .into_iter()
         .filter(|t| t.available)
         .map(|t| t.name)
-        .chain(std::iter::once("auto".to_string()))
+        .chain(["auto".to_string(), "auto:race".to_string()])
         .collect();
     text(
         &mut s,
