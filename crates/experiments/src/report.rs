@@ -45,7 +45,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::db::{Environment, ExperimentRow, RunRecord, Status};
-use crate::experiment::{is_auto, PROGRAM_SCHEME};
+use crate::experiment::{is_agreed, is_auto, PROGRAM_SCHEME};
 use crate::failures::FailureTable;
 use crate::stats::{index_or_push, mean_sd, median};
 
@@ -369,7 +369,7 @@ pub fn build_in(experiment: Option<&ExperimentRow>, runs: &[RunRecord], unit: Un
             let best = cells
                 .iter()
                 .enumerate()
-                .filter(|(i, c)| c.all_ok() && !is_auto(&transports[*i]))
+                .filter(|(i, c)| c.all_ok() && !is_agreed(&transports[*i]))
                 .filter_map(|(i, c)| c.mean_ms.map(|m| (i, m)))
                 .min_by(|a, b| a.1.total_cmp(&b.1))
                 .map(|(i, _)| i);
@@ -419,7 +419,7 @@ fn auto_cell(
         .iter()
         .zip(cells)
         .enumerate()
-        .filter(|(i, (t, c))| *i != column && !is_auto(t) && c.runs > 0)
+        .filter(|(i, (t, c))| *i != column && !is_agreed(t) && c.runs > 0)
         .map(|(i, (t, c))| Rival {
             column: i,
             transport: t.clone(),

@@ -471,7 +471,12 @@ fn the_online_time_of_open_sessions_has_a_column_where_recorded() {
 /// Two conditions, each with tcp, a `{bdp}` template and auto, two runs each; times to
 /// the output (first_output_ms) and protocol times per (condition, transport).
 fn with_auto() -> Report {
-    let mut runs = Vec::new();
+    with_auto_and(&[])
+}
+
+/// [`with_auto`]'s runs and `more`.
+fn with_auto_and(more: &[RunRecord]) -> Report {
+    let mut runs = more.to_vec();
     let cells = [
         // wan: auto chose the template's string twice and was 5 % slower; its protocol
         // time is the lowest, and still it is not the best.
@@ -520,6 +525,23 @@ fn with_auto() -> Report {
         }
     }
     build(None, &runs)
+}
+
+#[test]
+fn a_race_of_auto_is_neither_the_best_nor_autos_rival() {
+    // auto:race beside them, the fastest of wan: still quic is the best and auto's rival.
+    let mut runs = Vec::new();
+    for rep in 0..2 {
+        let mut r = run("aes128", "auto:race", "wan", rep, Some(300.0));
+        r.first_output_ms = Some(900.0);
+        r.auto_choice = Some("blast".into());
+        runs.push(r);
+    }
+    let mut r = with_auto_and(&runs);
+    let wan = r.rows.remove(0);
+    assert_eq!(r.transports[wan.best.unwrap()], "quic:cc=bbr,iw={bdp}");
+    let auto = wan.auto.as_ref().unwrap();
+    assert_eq!(auto.gap_text(), "+5.0 % (+50.0 ms) vs quic:cc=bbr,iw={bdp}");
 }
 
 #[test]
