@@ -132,6 +132,8 @@ enum Offer {
     Race {
         lanes: Vec<String>,
         offer: Sender<(usize, Box<dyn Channel>)>,
+        /// Per lane, whether it has joined (a lane joins once).
+        joined: Vec<bool>,
     },
 }
 
@@ -484,6 +486,7 @@ fn wait_for_connections(
         let offer = Offer::Race {
             lanes: st.race.clone(),
             offer,
+            joined: vec![false; st.race.len()],
         };
         (Box::new(racing), offer, alive, None, Some(news))
     };
@@ -548,11 +551,19 @@ fn take_move(mut ch: Box<dyn Channel>, key: &str, a: &Admission, m: Move) -> Res
     let waiting = Instant::now();
     let found = loop {
         match find_pending(a, &m)? {
-            Ok(found) => break found,
-            Err(_) if m.lane.is_some() && waiting.elapsed() < LANE_WAIT => {
+            Some(Ok(found)) => break found,
+            Some(Err(why)) => return Err(refuse(&mut *ch, why)),
+            None if m.lane.is_some() && waiting.elapsed() < LANE_WAIT => {
                 thread::sleep(Duration::from_millis(1));
             }
-            Err(why) => return Err(refuse(&mut *ch, why)),
+            None => {
+                return Err(refuse(
+                    &mut *ch,
+                    "a move for no provisional session of this garbler (or with the wrong \
+                     secret)"
+                        .into(),
+                ))
+            }
         }
     };
     // As the statement it replaces (or adds to), on this garbler's card and scheme.
@@ -598,8 +609,9 @@ enum Found {
     Lane(usize, Sender<(usize, Box<dyn Channel>)>),
 }
 
-/// The waiting session `m` shows the secret of, if it is one `m` may join; else why not.
-fn find_pending(a: &Admission, m: &Move) -> Result<Result<Found, String>, String> {
+/// The waiting session `m` shows the secret of, if it is one `m` may join, else why not;
+/// `None` where no session's secret is shown.
+fn find_pending(a: &Admission, m: &Move) -> Result<Option<Result<Found, String>>, String> {
     let mut pending = a
         .pending
         .lock()
@@ -608,11 +620,9 @@ fn find_pending(a: &Admission, m: &Move) -> Result<Result<Found, String>, String
         .iter()
         .position(|p| p.session == m.session && wire::opens(&m.secret, &p.commitment))
     else {
-        return Ok(Err(
-            "a move for no provisional session of this garbler (or with the wrong secret)".into(),
-        ));
+        return Ok(None);
     };
-    Ok(match (&pending[i].offer, m.lane) {
+    Ok(Some(match (&mut pending[i].offer, m.lane) {
         (Offer::Move(_), None) => {
             let p = pending.remove(i).expect("found");
             let Offer::Move(offer) = p.offer else {
@@ -620,8 +630,19 @@ fn find_pending(a: &Admission, m: &Move) -> Result<Result<Found, String>, String
             };
             Ok(Found::Move(p.news, offer))
         }
-        (Offer::Race { lanes, offer }, Some(lane)) => match lanes.get(lane) {
-            Some(l) if *l == m.decision.transport => Ok(Found::Lane(lane, offer.clone())),
+        (
+            Offer::Race {
+                lanes,
+                offer,
+                joined,
+            },
+            Some(lane),
+        ) => match lanes.get(lane) {
+            Some(_) if joined[lane] => Err(format!("a second join of race lane {lane}")),
+            Some(l) if *l == m.decision.transport => {
+                joined[lane] = true;
+                Ok(Found::Lane(lane, offer.clone()))
+            }
             _ => Err(format!(
                 "a race lane {lane} ({}) that its statement did not name",
                 m.decision.transport
@@ -629,7 +650,7 @@ fn find_pending(a: &Admission, m: &Move) -> Result<Result<Found, String>, String
         },
         (Offer::Move(_), Some(_)) => Err("a race lane for a session that does not race".into()),
         (Offer::Race { .. }, None) => Err("a move for a session that races".into()),
-    })
+    }))
 }
 
 /// Why a connection closed in good order before its first byte was not admitted: an

@@ -3,10 +3,10 @@
 //! connection.
 //!
 //! ```text
-//! datagram:  "TPAU" | version (3) | kind (3: card ask, 4: card) | 0 | 0 | session (u64, BE) | JSON
-//! statement: "TPAS" | version (3) | 0 | length (u16, BE) | JSON
-//! move:      "TPAM" | version (3) | 0 | length (u16, BE) | JSON
-//! refusal:   "TPAR" | version (3) | 0 | length (u16, BE) | UTF-8 reason
+//! datagram:  "TPAU" | version (4) | kind (3: card ask, 4: card) | 0 | 0 | session (u64, BE) | JSON
+//! statement: "TPAS" | version (4) | 0 | length (u16, BE) | JSON
+//! move:      "TPAM" | version (4) | 0 | length (u16, BE) | JSON
+//! refusal:   "TPAR" | version (4) | 0 | length (u16, BE) | UTF-8 reason
 //! ```
 //!
 //! A card ask carries no JSON; a card carries a [`Card`], a statement a [`Statement`], a
@@ -35,7 +35,7 @@ pub const REFUSAL_MAGIC: &[u8; 4] = b"TPAR";
 /// The longest refusal reason sent, bytes.
 pub const MAX_REFUSAL: usize = 1024;
 /// The version of these formats.
-pub const VERSION: u8 = 3;
+pub const VERSION: u8 = 4;
 /// The largest datagram sent or accepted.
 pub const MAX_DATAGRAM: usize = 1400;
 /// The largest statement sent or accepted (its JSON).

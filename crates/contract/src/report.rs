@@ -196,6 +196,8 @@ pub struct RaceReport {
     /// The settings that raced, in lane order (the first is the model's choice, whose
     /// connection carried the session's start).
     pub lanes: Vec<String>,
+    /// Whether the race started (every lane joined before the garbler's last message).
+    pub started: bool,
     /// The stream bytes raced before the verdict (the evaluator's, which decides when;
     /// `None` in the garbler's report).
     pub budget_bytes: Option<u64>,

@@ -11,7 +11,7 @@ use transputation_auto::{Planner, RaceNews, Service};
 use transputation_contract::{AutoReport, RaceReport};
 use transputation_transport::{Config, Credentials};
 
-use crate::auto_connect::report;
+use crate::auto_connect::{race_carrier, report};
 use crate::calibration::load_calibration;
 use crate::party_cmd::{
     run_garbler_session, AroundSession, GarblerArgs, Loaded, SessionArgs, SettledLater,
@@ -58,6 +58,7 @@ pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     stated.race = c.race.as_ref().map(|r| RaceReport {
         lanes: r.lanes.clone(),
         budget_bytes: None,
+        started: false,
         winner: None,
         lane_bytes: Vec::new(),
         resent_chunks: None,
@@ -87,15 +88,16 @@ pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
 fn race_settled(race: RaceNews, stated: AutoReport) -> SettledLater {
     Box::new(move || {
         let o = race.outcome.lock().ok()?.clone();
-        let winner = race.lanes.get(o.winner?)?.clone();
+        let (carrier, winner) = race_carrier(&race.lanes, &o)?;
         let mut r = stated.clone();
-        r.chosen = winner.clone();
+        r.chosen = carrier.clone();
         if let Some(told) = &mut r.race {
-            told.winner = Some(winner.clone());
+            told.started = o.started;
+            told.winner = winner;
             told.lane_bytes = o.lane_bytes;
             told.resent_chunks = Some(o.resent_chunks);
         }
-        Some((winner, r))
+        Some((carrier, r))
     })
 }
 

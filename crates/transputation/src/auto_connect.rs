@@ -584,6 +584,7 @@ fn raced(raced: Raced, known: &Known, agree_ms: f64) -> AutoConnection {
     report.race = Some(RaceReport {
         lanes: raced.lanes.clone(),
         budget_bytes: Some(raced.budget),
+        started: false,
         winner: None,
         lane_bytes: Vec::new(),
         resent_chunks: None,
@@ -602,15 +603,33 @@ fn raced(raced: Raced, known: &Known, agree_ms: f64) -> AutoConnection {
         report,
         settled: Some(Box::new(move || {
             let o = outcome.lock().ok()?.clone();
-            let winner = lanes.get(o.winner?)?.clone();
+            let (carrier, winner) = race_carrier(&lanes, &o)?;
             let mut r = base.clone();
-            r.chosen = winner.clone();
+            r.chosen = carrier.clone();
             if let Some(race) = &mut r.race {
-                race.winner = Some(winner.clone());
+                race.started = o.started;
+                race.winner = winner;
                 race.lane_bytes = o.lane_bytes;
             }
-            Some((winner, r))
+            Some((carrier, r))
         })),
+    }
+}
+
+/// The transport that carried a race's tables as both parties name it, and the winner:
+/// the winner once named; the first lane's (the connection the session started on) for a
+/// race that started and ended without a verdict; `None` before either is known.
+pub(crate) fn race_carrier(
+    lanes: &[String],
+    o: &transputation_auto::racing::RaceOutcome,
+) -> Option<(String, Option<String>)> {
+    match o.winner {
+        Some(w) => {
+            let winner = lanes.get(w)?.clone();
+            Some((winner.clone(), Some(winner)))
+        }
+        None if o.started && !o.lane_bytes.is_empty() => Some((lanes.first()?.clone(), None)),
+        None => None,
     }
 }
 

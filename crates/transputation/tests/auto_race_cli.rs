@@ -92,6 +92,10 @@ fn a_raced_session_computes_as_tcp_does_and_both_name_the_winner() {
         .unwrap_or_else(|| panic!("{e}\n{err}"));
     assert_eq!(lanes.len(), 2, "{er}");
     assert_eq!(gr["lanes"], er["lanes"]);
+    assert_eq!(
+        (&gr["started"], &er["started"]),
+        (&true.into(), &true.into())
+    );
     // Over loopback the budget (a quarter of the tables) arrives well before the end.
     let winner = er["winner"]
         .as_str()

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use transputation_transport::{ByteCounts, Channel, Error, Result, SocketBuffers};
 
 use super::frames::{
-    frame_length, RaceOutcome, Verdict, MAX_FRAME, MAX_HELD, MAX_LISTED, STREAM, VERDICT,
+    frame_length, RaceOutcome, Verdict, CHUNK_OVERHEAD, KEEPALIVE, MAX_FRAME, MAX_HELD, MAX_LISTED,
+    STREAM, VERDICT,
 };
 
 /// What the evaluator's lane readers and its `recv` share.
@@ -74,8 +75,17 @@ fn lane_reads(lane: usize, mut ch: Box<dyn Channel>, shared: &Arriving) {
             ch.recv(&mut bytes)?;
             let mut a = shared.lock();
             a.lane_bytes[lane] += n as u64;
+            let cost = n + CHUNK_OVERHEAD;
+            // Flow control: past a quarter of the limit, while the next byte is here and
+            // this side's reading is behind, the lane waits (its transport's window then
+            // holds the garbler back). With the next byte missing it reads on: the chunk
+            // that fills the gap may come behind others on its lane (one sent again on the
+            // winner), up to the limit; the next byte itself is always taken.
+            while a.held + cost > a.held_limit / 4 && a.chunks.contains_key(&a.read) && !a.failed {
+                a = shared.changed.wait(a).unwrap_or_else(|e| e.into_inner());
+            }
             if offset >= a.read && !a.chunks.contains_key(&offset) {
-                if a.held + n > a.held_limit {
+                if a.held + cost > a.held_limit && offset != a.read {
                     return Err(Error::Malformed {
                         what: format!(
                             "race chunks of more than {} bytes ahead of the stream's next byte",
@@ -83,7 +93,7 @@ fn lane_reads(lane: usize, mut ch: Box<dyn Channel>, shared: &Arriving) {
                         ),
                     });
                 }
-                a.held += n;
+                a.held += cost;
                 a.chunks.insert(offset, bytes);
             }
             a.counts[lane] = ch.stats();
@@ -114,6 +124,8 @@ pub struct RaceFollowing {
     wait: Duration,
     budget: u64,
     held_limit: usize,
+    /// When this side last told the garbler it lives ([`RaceFollowing::keep_alive`]).
+    alive_told: Instant,
     left: usize,
     race: Option<(Arc<Arriving>, Vec<JoinHandle<()>>)>,
     verdict_sent: bool,
@@ -137,6 +149,7 @@ impl RaceFollowing {
             wait,
             budget,
             held_limit: MAX_HELD,
+            alive_told: Instant::now(),
             left: 0,
             race: None,
             verdict_sent: false,
@@ -210,7 +223,10 @@ impl RaceFollowing {
         if self.verdict_sent || a.lane_bytes.iter().sum::<u64>() < self.budget {
             return None;
         }
-        let winner = (0..a.lane_bytes.len()).max_by_key(|i| a.lane_bytes[*i])?;
+        // The lane that delivered most; of equals, the first (the model's order).
+        let winner = (0..a.lane_bytes.len())
+            .rev()
+            .max_by_key(|i| a.lane_bytes[*i])?;
         a.winner = Some(winner);
         let mut o = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
         o.winner = Some(winner);
@@ -222,7 +238,24 @@ impl RaceFollowing {
         })
     }
 
+    /// Tells the garbler this side lives, at most every quarter of the timeout, while
+    /// the race's chunks come (the garbler's reader of the first connection would see it
+    /// silent for the whole transfer).
+    fn keep_alive(&mut self) -> Result<()> {
+        if self.alive_told.elapsed() < self.wait / 4 {
+            return Ok(());
+        }
+        self.alive_told = Instant::now();
+        self.send_frame(KEEPALIVE, &[])?;
+        self.first.flush()
+    }
+
     fn send_frame(&mut self, kind: u8, body: &[u8]) -> Result<()> {
+        if body.is_empty() {
+            let mut header = [kind, 0, 0, 0, 0];
+            header[1..].copy_from_slice(&0u32.to_be_bytes());
+            return self.first.send(&header);
+        }
         for part in body.chunks(MAX_FRAME) {
             let mut header = [kind, 0, 0, 0, 0];
             header[1..].copy_from_slice(&(part.len() as u32).to_be_bytes());
@@ -250,16 +283,19 @@ impl RaceFollowing {
             }
             let read = a.read;
             if let Some(chunk) = a.chunks.remove(&read) {
-                a.held -= chunk.len();
+                a.held -= chunk.len() + CHUNK_OVERHEAD;
                 let k = chunk.len().min(buf.len() - filled);
                 buf[filled..filled + k].copy_from_slice(&chunk[..k]);
                 filled += k;
                 a.read += k as u64;
                 if k < chunk.len() {
-                    a.held += chunk.len() - k;
+                    a.held += chunk.len() - k + CHUNK_OVERHEAD;
                     a.chunks.insert(read + k as u64, chunk[k..].to_vec());
                 }
                 deadline = Instant::now() + self.wait;
+                drop(a);
+                shared.changed.notify_all();
+                self.keep_alive()?;
                 continue;
             }
             if a.failed {
@@ -325,11 +361,29 @@ impl Channel for RaceFollowing {
         let first = self.first.close();
         if let Some((shared, readers)) = &mut self.race {
             let readers = std::mem::take(readers);
-            let winner = shared.lock().winner;
-            // A loser's reader ends with its lane, which this close does not wait for.
+            // The stream's end is waited for within the timeout (a garbler that never ends
+            // a lane is not waited for longer); a loser's reader ends with its lane, which
+            // this close does not wait for.
+            let deadline = Instant::now() + self.wait;
+            let mut a = shared.lock();
+            while a.end.is_none() && !a.failed && Instant::now() < deadline {
+                let left = deadline.saturating_duration_since(Instant::now());
+                a = shared
+                    .changed
+                    .wait_timeout(a, left)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            let winner = a.winner;
+            drop(a);
             for (i, r) in readers.into_iter().enumerate() {
                 if winner.is_none_or(|w| w == i) {
-                    let _ = r.join();
+                    while !r.is_finished() && Instant::now() < deadline {
+                        thread::sleep(Duration::from_millis(1));
+                    }
+                    if r.is_finished() {
+                        let _ = r.join();
+                    }
                 }
             }
             let mut a = shared.lock();

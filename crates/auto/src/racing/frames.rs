@@ -16,14 +16,20 @@ pub const MAX_BUDGET: u64 = 64 << 20;
 pub const MAX_HELD: usize = 256 << 20;
 /// The most chunk offsets a verdict lists.
 pub const MAX_LISTED: usize = 16 << 10;
+/// The most bytes a chunk held counts for beyond its own (its map entry and allocation):
+/// many small chunks fill the limit as fast as few large ones.
+pub(super) const CHUNK_OVERHEAD: usize = 64;
 /// The evaluator's frame kinds.
 pub(super) const STREAM: u8 = 0;
 pub(super) const VERDICT: u8 = 1;
+/// Empty: the evaluator lives (sent while it reads the race's chunks, whose connection
+/// the garbler's reader would otherwise see silent for the whole transfer).
+pub(super) const KEEPALIVE: u8 = 2;
 
 /// What a race came to, for the reports.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RaceOutcome {
-    /// Whether the race started (every lane joined before the garbler closed).
+    /// Whether the race started (every lane joined before the garbler's last message).
     pub started: bool,
     /// The winner's lane, once named.
     pub winner: Option<usize>,
@@ -129,6 +135,7 @@ impl EvaluatorFrames {
                         ch.recv(&mut body)?;
                         verdict(body)?;
                     }
+                    KEEPALIVE if n == 0 => {}
                     k => {
                         return Err(Error::Malformed {
                             what: format!("a frame of kind {k} from the evaluator"),

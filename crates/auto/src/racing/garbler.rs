@@ -11,10 +11,14 @@ use std::time::{Duration, Instant};
 
 use transputation_transport::{ByteCounts, Channel, Error, Result, SocketBuffers};
 
-use super::frames::{EvaluatorFrames, RaceOutcome, Verdict, CHUNK, MAX_FRAME};
+use super::frames::{
+    EvaluatorFrames, RaceOutcome, Verdict, CHUNK, MAX_BUDGET, MAX_FRAME, MAX_HELD,
+};
 
 /// Stream bytes the garbler holds unsent before its sending waits for a lane.
 const POOL_CAP: usize = 4 << 20;
+/// Pieces of the evaluator's stream (at most 64 KiB each) read ahead of the garbler.
+const FROM_EVALUATOR: usize = 256;
 
 /// What the garbler's sending and its lanes' threads share.
 #[derive(Default)]
@@ -36,13 +40,24 @@ struct Pool {
     failure: Option<Error>,
     failed: bool,
     counts: Vec<ByteCounts>,
-    resent_chunks: usize,
+    /// The stream bytes the lanes took before the verdict (kept to send again).
+    taken_bytes: u64,
+    /// Chunks sent so far: a wait for the lanes runs out only without progress.
+    progress: u64,
 }
 
 struct Shared {
     pool: Mutex<Pool>,
     changed: Condvar,
+    /// The reports' view, filled in as the verdict comes (a report of an open session's
+    /// first computation is printed before the close).
+    outcome: Arc<Mutex<RaceOutcome>>,
 }
+
+/// The most stream bytes the lanes take before the evaluator names a winner: its budget
+/// is at most [`MAX_BUDGET`], and it holds at most [`MAX_HELD`]; an evaluator that names
+/// none by far beyond that is an error, not a heap that grows.
+const MAX_TAKEN: u64 = MAX_BUDGET + MAX_HELD as u64;
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Pool> {
@@ -80,7 +95,12 @@ impl Shared {
             );
         }
         again.sort_by_key(|(o, _)| *o);
-        p.resent_chunks = again.len();
+        {
+            let mut o = self.outcome.lock().unwrap_or_else(|e| e.into_inner());
+            o.winner = Some(v.winner);
+            o.lane_bytes = p.lane_bytes.clone();
+            o.resent_chunks = again.len();
+        }
         p.resend = again.into();
         p.verdict = Some(v.winner);
         drop(p);
@@ -93,6 +113,8 @@ impl Shared {
 struct Lanes {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
+    /// The reader of the first connection: it closes it once the evaluator has closed.
+    reader: Option<JoinHandle<()>>,
     /// The evaluator's stream bytes, read by the reader thread from the first connection.
     from_evaluator: Receiver<Result<Vec<u8>>>,
     unread: VecDeque<u8>,
@@ -214,6 +236,7 @@ fn start_lanes(
             ..Pool::default()
         }),
         changed: Condvar::new(),
+        outcome: outcome.clone(),
     });
     outcome.lock().unwrap_or_else(|p| p.into_inner()).started = true;
     let threads = lanes
@@ -227,15 +250,18 @@ fn start_lanes(
                 .expect("spawn a race lane's thread")
         })
         .collect();
-    let (tx, from_evaluator) = mpsc::channel();
+    // Bounded: an evaluator that sends what the garbler does not read fills it, and then
+    // its reader waits instead of the garbler's heap growing.
+    let (tx, from_evaluator) = mpsc::sync_channel(FROM_EVALUATOR);
     let reader_shared = shared.clone();
-    thread::Builder::new()
+    let reader = thread::Builder::new()
         .name("race-reader".into())
         .spawn(move || read_evaluator(first, frames, n, tx, &reader_shared))
         .expect("spawn the race's reader");
     Lanes {
         shared,
         threads,
+        reader: Some(reader),
         from_evaluator,
         unread: VecDeque::new(),
         pending: Vec::new(),
@@ -256,14 +282,28 @@ fn lane_sends(lane: usize, mut ch: Box<dyn Channel>, shared: &Shared) {
                 }
                 let mine = p.verdict.is_none_or(|w| w == lane);
                 if mine {
-                    let chunk = if p.verdict.is_some() {
-                        p.resend.pop_front().or_else(|| p.queue.pop_front())
+                    let again = if p.verdict.is_some() {
+                        p.resend.pop_front()
                     } else {
-                        p.queue.pop_front()
+                        None
                     };
+                    let chunk = again.or_else(|| {
+                        let c = p.queue.pop_front()?;
+                        p.queued_bytes -= c.1.len();
+                        Some(c)
+                    });
                     if let Some((offset, bytes)) = chunk {
-                        p.queued_bytes = p.queued_bytes.saturating_sub(bytes.len());
                         if p.verdict.is_none() {
+                            p.taken_bytes += bytes.len() as u64;
+                            if p.taken_bytes > MAX_TAKEN {
+                                return Err(Error::Malformed {
+                                    what: format!(
+                                        "the evaluator named no winner of the race after {} \
+                                         MiB",
+                                        MAX_TAKEN >> 20
+                                    ),
+                                });
+                            }
                             p.taken[lane].insert(offset, bytes.clone());
                             p.lane_bytes[lane] += bytes.len() as u64;
                         }
@@ -292,15 +332,24 @@ fn lane_sends(lane: usize, mut ch: Box<dyn Channel>, shared: &Shared) {
             })();
             let mut p = shared.lock();
             p.busy[lane] = false;
+            p.progress += 1;
             p.counts[lane + 1] = ch.stats();
             drop(p);
             shared.changed.notify_all();
             sent?;
         }
     })();
-    shared.lock().counts[lane + 1] = ch.stats();
+    let loser = {
+        let mut p = shared.lock();
+        p.counts[lane + 1] = ch.stats();
+        p.verdict.is_some_and(|w| w != lane)
+    };
+    // A loser's failure after the verdict costs nothing: what it held went again on the
+    // winner.
     if let Err(e) = result {
-        shared.fail(e);
+        if !loser {
+            shared.fail(e);
+        }
     }
 }
 
@@ -311,7 +360,7 @@ fn read_evaluator(
     mut first: Box<dyn Channel>,
     mut frames: EvaluatorFrames,
     lanes: usize,
-    to_garbler: mpsc::Sender<Result<Vec<u8>>>,
+    to_garbler: mpsc::SyncSender<Result<Vec<u8>>>,
     shared: &Shared,
 ) {
     loop {
@@ -342,16 +391,21 @@ fn read_evaluator(
 }
 
 impl Lanes {
-    /// Waits while `busy` holds of the pool, up to the timeout.
+    /// Waits while `busy` holds of the pool, up to the timeout without a chunk sent.
     fn wait_while(&self, what: &'static str, busy: impl Fn(&Pool) -> bool) -> Result<()> {
-        let deadline = Instant::now() + self.timeout;
+        let mut deadline = Instant::now() + self.timeout;
         let mut p = self.shared.lock();
+        let mut progress = p.progress;
         loop {
             if p.failed {
                 return Err(p.failure.take().unwrap_or(Error::Poisoned));
             }
             if !busy(&p) {
                 return Ok(());
+            }
+            if p.progress != progress {
+                progress = p.progress;
+                deadline = Instant::now() + self.timeout;
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -371,10 +425,17 @@ impl Lanes {
 
     /// Queues whole chunks of what is pending (and the rest with `all`).
     fn queue(&mut self, all: bool) -> Result<()> {
-        while self.pending.len() >= CHUNK || (all && !self.pending.is_empty()) {
+        let whole = if all {
+            self.pending.len()
+        } else {
+            self.pending.len() / CHUNK * CHUNK
+        };
+        let mut at = 0;
+        while at < whole {
             self.wait_while("sending", |p| p.queued_bytes >= POOL_CAP)?;
-            let n = self.pending.len().min(CHUNK);
-            let chunk: Arc<[u8]> = self.pending.drain(..n).collect::<Vec<u8>>().into();
+            let n = (whole - at).min(CHUNK);
+            let chunk: Arc<[u8]> = Arc::from(&self.pending[at..at + n]);
+            at += n;
             let mut p = self.shared.lock();
             let offset = p.next;
             p.next += n as u64;
@@ -383,6 +444,7 @@ impl Lanes {
             drop(p);
             self.shared.changed.notify_all();
         }
+        self.pending.drain(..whole);
         Ok(())
     }
 
@@ -443,13 +505,26 @@ impl Lanes {
                 let _ = t.join();
             }
         }
-        // The reader is not waited for: it closes the first connection when the
-        // evaluator has closed its side, and the garbler has nothing more to send there.
-        let mut p = self.shared.lock();
-        match p.failure.take() {
+        // What the lanes came to: the stream is whole once they ended.
+        let result = match self.shared.lock().failure.take() {
             Some(e) => Err(e),
             None => Ok(()),
+        };
+        // The reader closes the first connection once the evaluator has closed its side
+        // (after the lanes' ends): waited for, within the timeout, so that the connection
+        // closes in good order before this process may exit (a `blast` or `quic` first
+        // connection's close answers the evaluator's). What it meets then no longer
+        // concerns the stream.
+        if let Some(reader) = self.reader.take() {
+            let deadline = Instant::now() + self.timeout;
+            while !reader.is_finished() && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(1));
+            }
+            if reader.is_finished() {
+                let _ = reader.join();
+            }
         }
+        result
     }
 }
 
@@ -504,11 +579,12 @@ impl Channel for Racing {
             return self.first()?.close();
         };
         let result = lanes.close();
+        // Without a verdict, what each lane took (with one, the verdict told it).
         let p = lanes.shared.lock();
         let mut o = self.outcome.lock().unwrap_or_else(|e| e.into_inner());
-        o.winner = p.verdict;
-        o.lane_bytes = p.lane_bytes.clone();
-        o.resent_chunks = p.resent_chunks;
+        if o.winner.is_none() {
+            o.lane_bytes = p.lane_bytes.clone();
+        }
         result
     }
 

@@ -259,6 +259,8 @@ fn a_protected_session_runs_across_the_race() {
     c.flush().unwrap();
     let end = c.recv(&mut [0u8; 1]).unwrap_err();
     assert!(end.to_string().contains("clos"), "{end}");
+    // The garbler's close ends when this side's first connection has.
+    drop(c);
     garbling.join().unwrap();
 }
 
@@ -278,6 +280,79 @@ fn an_oversized_chunk_is_an_error() {
     g_lane.flush().unwrap();
     let err = evaluator.recv(&mut [0u8; 4]).unwrap_err().to_string();
     assert!(err.contains("at most"), "{err}");
+}
+
+#[test]
+fn a_long_race_is_not_taken_for_a_silent_evaluator() {
+    // The first connection gives up after 300 ms of silence; the transfer over two slow
+    // lanes takes three times that, while the evaluator sends nothing of its own.
+    let short = Duration::from_millis(300);
+    let (g_first, e_first) = memory_pair(short);
+    let (offer_g, offered_g) = mpsc::channel();
+    let (offer_e, offered_e) = mpsc::channel();
+    for lane in 0..2 {
+        let (g, e) = memory_pair(WAIT);
+        let slow = Slow {
+            inner: Box::new(g),
+            delay: Duration::from_millis(40),
+        };
+        offer_g
+            .send((lane, Box::new(slow) as Box<dyn Channel>))
+            .unwrap();
+        offer_e
+            .send((lane, Box::new(e) as Box<dyn Channel>))
+            .unwrap();
+    }
+    let mut garbler = Racing::new(Box::new(g_first), 2, offered_g, WAIT);
+    let mut evaluator = RaceFollowing::new(Box::new(e_first), 2, offered_e, short, 1 << 30);
+    let garbling = thread::spawn(move || {
+        garbler.send(&pattern(0, 40 * CHUNK)).unwrap();
+        let mut answer = [0u8; 2];
+        garbler.recv(&mut answer).unwrap();
+        assert_eq!(&answer, b"ok");
+        garbler.close().unwrap();
+    });
+    let mut got = vec![0u8; 40 * CHUNK];
+    for piece in got.chunks_mut(CHUNK) {
+        evaluator.recv(piece).unwrap();
+    }
+    assert!(got == pattern(0, 40 * CHUNK));
+    evaluator.send(b"ok").unwrap();
+    evaluator.close().unwrap();
+    garbling.join().unwrap();
+}
+
+#[test]
+fn a_slow_reader_holds_the_lanes_back_instead_of_failing() {
+    // The evaluator holds at most 300 kB ahead and reads slowly; the lanes are fast.
+    let (g_first, e_first) = memory_pair(WAIT);
+    let (offer_g, offered_g) = mpsc::channel();
+    let (offer_e, offered_e) = mpsc::channel();
+    for lane in 0..2 {
+        let (g, e) = memory_pair(WAIT);
+        offer_g
+            .send((lane, Box::new(g) as Box<dyn Channel>))
+            .unwrap();
+        offer_e
+            .send((lane, Box::new(e) as Box<dyn Channel>))
+            .unwrap();
+    }
+    let mut garbler = Racing::new(Box::new(g_first), 2, offered_g, WAIT);
+    let mut evaluator =
+        RaceFollowing::new(Box::new(e_first), 2, offered_e, WAIT, 1 << 20).holding_at_most(300_000);
+    let total = 2_000_000;
+    let garbling = thread::spawn(move || {
+        garbler.send(&pattern(0, total)).unwrap();
+        garbler.flush().unwrap();
+        garbler
+    });
+    let mut got = vec![0u8; total];
+    for piece in got.chunks_mut(50_000) {
+        thread::sleep(Duration::from_millis(2));
+        evaluator.recv(piece).unwrap();
+    }
+    assert!(got == pattern(0, total));
+    drop(garbling.join().unwrap());
 }
 
 #[test]
