@@ -22,7 +22,7 @@ use transputation_transport::{Channel, Config, TransportSpec};
 
 use super::{attempt, decision_of, stated, tune_sender, Agreement, Client, Stated};
 use crate::decide::{Plan, Planner};
-use crate::racing::{RaceFollowing, RaceOutcome, MAX_BUDGET};
+use crate::racing::{RaceFollowing, RaceOutcome, MAX_BUDGET, MAX_HELD};
 use crate::service::MAX_LANES;
 use crate::wire::{self, Card, Decision, Move, Statement};
 use crate::Error;
@@ -163,7 +163,10 @@ impl Client {
             offered,
             cfg.io_timeout,
             budget,
-        );
+        )
+        // Beyond the race's budget, what the winner's connection already carries when
+        // the chunks sent again follow it: its buffers at both ends.
+        .holding_at_most(MAX_HELD.max((budget + 2 * plan.buffer_bytes) as usize));
         let outcome = channel.outcome();
         let names: Vec<String> = lanes.iter().map(|(_, d)| d.transport.clone()).collect();
         let lane_cfg = Config {

@@ -157,9 +157,9 @@ impl RaceFollowing {
         }
     }
 
-    /// The same end holding at most `bytes` ahead of what it has read (tests).
-    #[cfg(test)]
-    pub(crate) fn holding_at_most(mut self, bytes: usize) -> Self {
+    /// The same end holding at most `bytes` ahead of what it has read (at least a
+    /// quarter of which it may hold before flow control: [`MAX_HELD`] by default).
+    pub fn holding_at_most(mut self, bytes: usize) -> Self {
         self.held_limit = bytes;
         self
     }
