@@ -27,6 +27,10 @@ struct Arrivals {
     /// The stream offset (from the race's start) read so far.
     read: u64,
     lane_bytes: Vec<u64>,
+    /// Half the race's budget, and each lane's bytes when that had arrived: the verdict
+    /// judges what each delivered after it (a first flight's burst is not a rate).
+    half_budget: u64,
+    at_half: Option<Vec<u64>>,
     /// The stream's end, once a lane told it.
     end: Option<u64>,
     /// The winner, once named: a loser's lane is no longer needed.
@@ -75,6 +79,9 @@ fn lane_reads(lane: usize, mut ch: Box<dyn Channel>, shared: &Arriving) {
             ch.recv(&mut bytes)?;
             let mut a = shared.lock();
             a.lane_bytes[lane] += n as u64;
+            if a.at_half.is_none() && a.lane_bytes.iter().sum::<u64>() >= a.half_budget {
+                a.at_half = Some(a.lane_bytes.clone());
+            }
             let cost = n + CHUNK_OVERHEAD;
             // Flow control: past a quarter of the limit, while the next byte is here and
             // this side's reading is behind, the lane waits (its transport's window then
@@ -192,6 +199,7 @@ impl RaceFollowing {
         let shared = Arc::new(Arriving {
             state: Mutex::new(Arrivals {
                 lane_bytes: vec![0; self.lanes],
+                half_budget: self.budget / 2,
                 counts: vec![ByteCounts::default(); self.lanes],
                 held_limit: self.held_limit,
                 ..Arrivals::default()
@@ -218,15 +226,20 @@ impl RaceFollowing {
         Ok(())
     }
 
-    /// The verdict, once the budget has arrived: the lane that delivered most.
+    /// The verdict, once the budget has arrived: the lane that delivered most in its second
+    /// half.
     fn verdict_due(&mut self, a: &mut Arrivals) -> Option<Verdict> {
         if self.verdict_sent || a.lane_bytes.iter().sum::<u64>() < self.budget {
             return None;
         }
         // The lane that delivered most; of equals, the first (the model's order).
+        let half = a
+            .at_half
+            .clone()
+            .unwrap_or_else(|| vec![0; a.lane_bytes.len()]);
         let winner = (0..a.lane_bytes.len())
             .rev()
-            .max_by_key(|i| a.lane_bytes[*i])?;
+            .max_by_key(|i| a.lane_bytes[*i] - half[*i])?;
         a.winner = Some(winner);
         let mut o = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
         o.winner = Some(winner);

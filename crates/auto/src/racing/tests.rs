@@ -46,6 +46,87 @@ impl Channel for Slow {
     }
 }
 
+/// A lane whose first `free` chunks go at once and each after them takes `delay`: a large
+/// first flight, then a slow rate.
+struct Burst {
+    inner: Box<dyn Channel>,
+    free: usize,
+    delay: Duration,
+}
+
+impl Channel for Burst {
+    fn send(&mut self, bytes: &[u8]) -> Result<()> {
+        if bytes.len() > 64 {
+            if self.free > 0 {
+                self.free -= 1;
+            } else {
+                thread::sleep(self.delay);
+            }
+        }
+        self.inner.send(bytes)
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.inner.recv(buf)
+    }
+    fn flush(&mut self) -> Result<()> {
+        self.inner.flush()
+    }
+    fn close(&mut self) -> Result<()> {
+        self.inner.close()
+    }
+    fn stats(&self) -> ByteCounts {
+        self.inner.stats()
+    }
+}
+
+#[test]
+fn the_verdict_judges_the_rate_after_a_first_flight() {
+    // Lane 0 sends 10 chunks at once, then one per 40 ms; lane 1 one per 4 ms from the
+    // start. Over the whole budget (16 chunks) lane 0 delivered more; over its second
+    // half, lane 1.
+    let (g_first, e_first) = memory_pair(WAIT);
+    let (offer_g, offered_g) = mpsc::channel();
+    let (offer_e, offered_e) = mpsc::channel();
+    let (g0, e0) = memory_pair(WAIT);
+    let (g1, e1) = memory_pair(WAIT);
+    let burst = Burst {
+        inner: Box::new(g0),
+        free: 10,
+        delay: Duration::from_millis(40),
+    };
+    let steady = Slow {
+        inner: Box::new(g1),
+        delay: Duration::from_millis(4),
+    };
+    offer_g
+        .send((0, Box::new(burst) as Box<dyn Channel>))
+        .unwrap();
+    offer_g
+        .send((1, Box::new(steady) as Box<dyn Channel>))
+        .unwrap();
+    offer_e.send((0, Box::new(e0) as Box<dyn Channel>)).unwrap();
+    offer_e.send((1, Box::new(e1) as Box<dyn Channel>)).unwrap();
+    let mut garbler = Racing::new(Box::new(g_first), 2, offered_g, WAIT);
+    let mut evaluator =
+        RaceFollowing::new(Box::new(e_first), 2, offered_e, WAIT, 16 * CHUNK as u64);
+    let total = 40 * CHUNK;
+    let garbling = thread::spawn(move || {
+        garbler.send(&pattern(0, total)).unwrap();
+        garbler.flush().unwrap();
+        garbler
+    });
+    let mut got = vec![0u8; total];
+    evaluator.recv(&mut got).unwrap();
+    assert!(got == pattern(0, total));
+    let o = evaluator.outcome().lock().unwrap().clone();
+    assert_eq!(o.winner, Some(1), "{o:?}");
+    assert!(
+        o.lane_bytes[0] > o.lane_bytes[1],
+        "the burst led over the whole race: {o:?}"
+    );
+    drop(garbling.join().unwrap());
+}
+
 /// Garbler's and evaluator's ends with `lanes` lanes whose garbler sides take `delays`
 /// per chunk; the offers of the lanes, not yet made.
 struct Ends {
@@ -192,8 +273,38 @@ fn the_faster_lane_wins_and_a_slow_losers_chunks_go_again() {
     );
     assert_eq!(o.winner, Some(1), "{o:?}");
     assert!(o.lane_bytes[1] > 4 * o.lane_bytes[0], "{o:?}");
-    // The loser was in the middle of its first chunk (each takes it 300 ms) when the
-    // verdict came.
+    assert_eq!(g.winner, Some(1), "{g:?}");
+}
+
+#[test]
+fn a_slow_losers_chunk_goes_again_on_the_winner() {
+    // The garbler sends without waiting for an answer, so the stream never stalls for
+    // the slow lane: its one chunk (300 ms) is still on its way when the budget has come
+    // over the other.
+    let mut e = ends(&[Duration::from_millis(300), Duration::ZERO], 1 << 20);
+    let lanes = std::mem::take(&mut e.lanes);
+    for (k, (g, ev)) in lanes.into_iter().enumerate() {
+        e.offer_e.send((k, ev)).unwrap();
+        e.offer_g.send((k, g)).unwrap();
+    }
+    let Ends {
+        mut garbler,
+        mut evaluator,
+        ..
+    } = e;
+    let total = 3_000_000;
+    let garbling = thread::spawn(move || {
+        garbler.send(&pattern(0, total)).unwrap();
+        garbler.close().unwrap();
+        let outcome = garbler.outcome().lock().unwrap().clone();
+        outcome
+    });
+    let mut got = vec![0u8; total];
+    evaluator.recv(&mut got).unwrap();
+    assert!(got == pattern(0, total));
+    evaluator.close().unwrap();
+    let g = garbling.join().unwrap();
+    assert_eq!(g.winner, Some(1), "{g:?}");
     assert!(g.resent_chunks >= 1, "{g:?}");
 }
 
