@@ -28,6 +28,27 @@ pub const MAX_FRAME: usize = 1 << 20;
 /// The length that marks the move.
 const MOVED: [u8; 4] = [0; 4];
 
+/// Sends `bytes` on `ch` in frames of the first connection's format (a race's start uses
+/// it too: [`crate::racing`]).
+pub(crate) fn send_framed(ch: &mut dyn Channel, bytes: &[u8]) -> Result<()> {
+    for chunk in bytes.chunks(MAX_FRAME) {
+        ch.send(&(chunk.len() as u32).to_be_bytes())?;
+        ch.send(chunk)?;
+    }
+    Ok(())
+}
+
+/// A frame's length as `header` announces it, from `whose` side: at most [`MAX_FRAME`].
+pub(crate) fn frame_length(header: [u8; 4], whose: &str) -> Result<usize> {
+    let n = u32::from_be_bytes(header) as usize;
+    if n > MAX_FRAME {
+        return Err(Error::Malformed {
+            what: format!("a frame of {n} bytes from the {whose} (at most {MAX_FRAME})"),
+        });
+    }
+    Ok(n)
+}
+
 /// The garbler's end: sends framed on `first` until a connection is offered on `offered`,
 /// then marks the move on `first` and sends on the offered one; receives on `first`.
 pub struct Moving {
@@ -97,11 +118,7 @@ impl Channel for Moving {
         if let Some(next) = &mut self.moved {
             return next.send(bytes);
         }
-        for chunk in bytes.chunks(MAX_FRAME) {
-            self.first.send(&(chunk.len() as u32).to_be_bytes())?;
-            self.first.send(chunk)?;
-        }
-        Ok(())
+        send_framed(&mut *self.first, bytes)
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
@@ -188,12 +205,7 @@ impl Following {
     fn next_frame(&mut self) -> Result<()> {
         let mut header = [0u8; 4];
         self.first.recv(&mut header)?;
-        let n = u32::from_be_bytes(header) as usize;
-        if n > MAX_FRAME {
-            return Err(Error::Malformed {
-                what: format!("a frame of {n} bytes from the garbler (at most {MAX_FRAME})"),
-            });
-        }
+        let n = frame_length(header, "garbler")?;
         if n > 0 {
             self.left = n;
             return Ok(());

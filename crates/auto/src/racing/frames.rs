@@ -3,8 +3,9 @@
 
 use transputation_transport::{Channel, Error, Result};
 
-/// The most bytes of one frame or chunk.
-pub const MAX_FRAME: usize = 1 << 20;
+pub(super) use crate::moving::frame_length;
+/// The most bytes of one frame or chunk (the first connection's, as a move's).
+pub use crate::moving::MAX_FRAME;
 /// The stream bytes of one chunk on a lane.
 pub const CHUNK: usize = 64 << 10;
 /// The most stream bytes a race's budget may be (the rest of a larger quarter of the
@@ -79,16 +80,6 @@ impl Verdict {
             held,
         })
     }
-}
-
-pub(super) fn frame_length(header: [u8; 4], whose: &str) -> Result<usize> {
-    let n = u32::from_be_bytes(header) as usize;
-    if n > MAX_FRAME {
-        return Err(Error::Malformed {
-            what: format!("a frame of {n} bytes from the {whose} (at most {MAX_FRAME})"),
-        });
-    }
-    Ok(n)
 }
 
 /// Reads the evaluator's frames on the first connection: the stream's bytes, and the

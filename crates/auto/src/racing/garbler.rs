@@ -11,9 +11,7 @@ use std::time::{Duration, Instant};
 
 use transputation_transport::{ByteCounts, Channel, Error, Result, SocketBuffers};
 
-use super::frames::{
-    EvaluatorFrames, RaceOutcome, Verdict, CHUNK, MAX_BUDGET, MAX_FRAME, MAX_HELD,
-};
+use super::frames::{EvaluatorFrames, RaceOutcome, Verdict, CHUNK, MAX_BUDGET, MAX_HELD};
 
 /// Stream bytes the garbler holds unsent before its sending waits for a lane.
 const POOL_CAP: usize = 4 << 20;
@@ -545,12 +543,7 @@ impl Channel for Racing {
             lanes.pending.extend_from_slice(bytes);
             return lanes.queue(false);
         }
-        let first = self.first()?;
-        for chunk in bytes.chunks(MAX_FRAME) {
-            first.send(&(chunk.len() as u32).to_be_bytes())?;
-            first.send(chunk)?;
-        }
-        Ok(())
+        crate::moving::send_framed(&mut **self.first()?, bytes)
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<()> {

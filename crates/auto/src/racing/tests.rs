@@ -19,42 +19,15 @@ const WAIT: Duration = Duration::from_secs(10);
 
 type Offer = Sender<(usize, Box<dyn Channel>)>;
 
-/// A lane that takes `delay` for every send of a chunk's bytes: a slower path.
+/// A lane whose first `free` chunks go at once and each after them takes `delay`: a slower
+/// path (`free` 0), or a large first flight and then a slow rate.
 struct Slow {
-    inner: Box<dyn Channel>,
-    delay: Duration,
-}
-
-impl Channel for Slow {
-    fn send(&mut self, bytes: &[u8]) -> Result<()> {
-        if bytes.len() > 64 {
-            thread::sleep(self.delay);
-        }
-        self.inner.send(bytes)
-    }
-    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
-        self.inner.recv(buf)
-    }
-    fn flush(&mut self) -> Result<()> {
-        self.inner.flush()
-    }
-    fn close(&mut self) -> Result<()> {
-        self.inner.close()
-    }
-    fn stats(&self) -> ByteCounts {
-        self.inner.stats()
-    }
-}
-
-/// A lane whose first `free` chunks go at once and each after them takes `delay`: a large
-/// first flight, then a slow rate.
-struct Burst {
     inner: Box<dyn Channel>,
     free: usize,
     delay: Duration,
 }
 
-impl Channel for Burst {
+impl Channel for Slow {
     fn send(&mut self, bytes: &[u8]) -> Result<()> {
         if bytes.len() > 64 {
             if self.free > 0 {
@@ -89,13 +62,14 @@ fn the_verdict_judges_the_rate_after_a_first_flight() {
     let (offer_e, offered_e) = mpsc::channel();
     let (g0, e0) = memory_pair(WAIT);
     let (g1, e1) = memory_pair(WAIT);
-    let burst = Burst {
+    let burst = Slow {
         inner: Box::new(g0),
         free: 10,
         delay: Duration::from_millis(40),
     };
     let steady = Slow {
         inner: Box::new(g1),
+        free: 0,
         delay: Duration::from_millis(4),
     };
     offer_g
@@ -147,6 +121,7 @@ fn ends(delays: &[Duration], budget: u64) -> Ends {
             let (g, e) = memory_pair(WAIT);
             let g: Box<dyn Channel> = Box::new(Slow {
                 inner: Box::new(g),
+                free: 0,
                 delay: *d,
             });
             (g, Box::new(e) as Box<dyn Channel>)
@@ -406,6 +381,7 @@ fn a_long_race_is_not_taken_for_a_silent_evaluator() {
         let (g, e) = memory_pair(WAIT);
         let slow = Slow {
             inner: Box::new(g),
+            free: 0,
             delay: Duration::from_millis(40),
         };
         offer_g
