@@ -132,7 +132,6 @@ pub struct Racing {
     timeout: Duration,
     buffers: Option<SocketBuffers>,
     peer: Option<SocketAddr>,
-    first_counts: ByteCounts,
     outcome: Arc<Mutex<RaceOutcome>>,
     alive: Arc<()>,
 }
@@ -156,7 +155,6 @@ impl Racing {
             lanes: None,
             frames: EvaluatorFrames { left: 0 },
             timeout,
-            first_counts: ByteCounts::default(),
             outcome: Arc::default(),
             alive: Arc::new(()),
         }
@@ -201,7 +199,6 @@ impl Racing {
         let mut first = self.first.take().ok_or(Error::Poisoned)?;
         first.send(&[0; 4])?;
         first.flush()?;
-        self.first_counts = first.stats();
         let frames = EvaluatorFrames {
             left: std::mem::take(&mut self.frames.left),
         };
@@ -230,7 +227,11 @@ fn start_lanes(
             taken: vec![BTreeMap::new(); n],
             lane_bytes: vec![0; n],
             busy: vec![false; n],
-            counts: vec![ByteCounts::default(); n + 1],
+            // The first connection's counts so far (its reader keeps them from now on),
+            // then each lane's.
+            counts: std::iter::once(first.stats())
+                .chain(std::iter::repeat_n(ByteCounts::default(), n))
+                .collect(),
             ..Pool::default()
         }),
         changed: Condvar::new(),
@@ -591,17 +592,12 @@ impl Channel for Racing {
             return self.first.as_ref().map(|f| f.stats()).unwrap_or_default();
         };
         let p = lanes.shared.lock();
-        let reader = p.counts[0];
-        p.counts[1..].iter().fold(
-            ByteCounts {
-                sent: self.first_counts.sent.max(reader.sent),
-                received: reader.received.max(self.first_counts.received),
-            },
-            |a, c| ByteCounts {
+        p.counts
+            .iter()
+            .fold(ByteCounts::default(), |a, c| ByteCounts {
                 sent: a.sent + c.sent,
                 received: a.received + c.received,
-            },
-        )
+            })
     }
 
     fn socket_buffers(&self) -> Option<SocketBuffers> {
