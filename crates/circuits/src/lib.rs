@@ -5,6 +5,8 @@
 //! groups), its [`Stats`], reading and writing the [`bristol`] formats, a [`builder`] to write
 //! circuits as programs, and the [`library`] of built-in benchmark circuits named on the
 //! command line (`aes128`, `sha256`, `mincut`, `synthetic:and=...`, ...).
+//! [`Split`] cuts a circuit into independent parts, one garbled by each party
+//! (inter-party parallelism).
 //!
 //! ```
 //! use transputation_circuits::{library, Stats};
@@ -24,10 +26,12 @@ pub mod encoding;
 mod gate;
 pub mod library;
 mod source;
+pub mod split;
 mod stats;
 
 pub use circuit::{
     BitOrder, Circuit, CircuitError, Gate, InputGroup, OutputGroup, Party, WireId, MAX_WIRES,
 };
 pub use source::{GateBatch, GateSource, Generate};
+pub use split::{Part, Split, SplitError};
 pub use stats::Stats;

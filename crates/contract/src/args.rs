@@ -94,8 +94,9 @@ pub struct PartyArgs {
     /// The AES backend (`--backend`); `None`: no flag, the fastest the CPU has.
     #[serde(default)]
     pub backend: Option<String>,
-    /// How the party garbles or evaluates (`--parallel`: `none`, `fgp`); `None`: no flag.
-    /// Local tuning, like the backend: the tables are the same bytes.
+    /// How the party garbles or evaluates (`--parallel`: `none`, `fgp`, `ipp`); `None`: no
+    /// flag. `none` and `fgp` are local tuning, like the backend (the tables are the same
+    /// bytes); `ipp` both parties must give.
     #[serde(default)]
     pub parallel: Option<String>,
     /// Its threads (`--threads N`); `None`: no flag.

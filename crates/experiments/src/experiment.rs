@@ -14,7 +14,8 @@
 //! ```toml
 //! name = "wan"                       # optional; default: "experiment"
 //! circuits = ["aes128", "sha256"]    # built-in names or Bristol files
-//! schemes = ["ideal", "prf"]         # default ["ideal"]
+//! schemes = ["ideal", "prf"]         # default ["ideal"]; SCHEME+MODE runs the parties
+//!                                    # with --parallel MODE (fgp, ipp): "ideal+ipp"
 //! transports = ["tcp", "udt", "auto", "quic:cc=bbr,iw={bdp}"]
 //!                                    # NAME or NAME:key=value,...; default ["tcp"]; auto:
 //!                                    # the parties choose (--transport auto); {bdp}: the

@@ -170,6 +170,20 @@ fn check_repeat(repeat: u32, caps: &Capabilities, exe: &Path) -> Result<(), Erro
     Ok(())
 }
 
+/// How the parties may be told to garble in a scheme of an experiment (`ideal+ipp`): the
+/// parties' `--parallel`.
+pub const PARALLEL_MODES: [&str; 3] = ["none", "fgp", "ipp"];
+
+/// A scheme of an experiment as the parties take it: the garbling scheme, and after a `+`
+/// their `--parallel` mode (`ideal+ipp`: `--scheme ideal --parallel ipp`). A scheme with a
+/// mode is a workload of its own, with rows of its own in the reports.
+pub fn scheme_and_parallel(s: &str) -> (&str, Option<&str>) {
+    match s.split_once('+') {
+        Some((scheme, parallel)) => (scheme, Some(parallel)),
+        None => (s, None),
+    }
+}
+
 /// Checks the experiment's circuits, schemes and transports, naming the first bad entry;
 /// returns each circuit's zero inputs (garbler, evaluator).
 fn check(experiment: &Experiment) -> Result<HashMap<String, (String, String)>, Error> {
@@ -188,8 +202,38 @@ fn check(experiment: &Experiment) -> Result<HashMap<String, (String, String)>, E
         );
     }
     for (i, s) in experiment.schemes.iter().enumerate() {
-        s.parse::<transputation_garble::Scheme>()
+        let (scheme, parallel) = scheme_and_parallel(s);
+        scheme
+            .parse::<transputation_garble::Scheme>()
             .map_err(|e| bad("schemes", i, s, e))?;
+        if let Some(p) = parallel.filter(|p| !PARALLEL_MODES.contains(p)) {
+            return Err(bad(
+                "schemes",
+                i,
+                s,
+                format!(
+                    "after + comes how the parties garble, one of {PARALLEL_MODES:?}, not {p:?}"
+                ),
+            ));
+        }
+        if parallel == Some("ipp") {
+            if let Some(t) = experiment.transports.iter().find(|t| is_agreed(t)) {
+                return Err(bad(
+                    "schemes",
+                    i,
+                    s,
+                    format!("ipp runs over a named transport, and the transports include {t}"),
+                ));
+            }
+            if experiment.repeat > 1 {
+                return Err(bad(
+                    "schemes",
+                    i,
+                    s,
+                    "ipp runs one computation per session (repeat = 1)".into(),
+                ));
+            }
+        }
     }
     for (i, t) in experiment.transports.iter().enumerate() {
         if is_agreed(t) {
@@ -392,13 +436,10 @@ impl Launcher for BinaryParties {
             .get(&cell.circuit)
             .ok_or_else(|| format!("no inputs prepared for {}", cell.circuit))?;
         let party = |role: Role, input: &str| {
-            let mut args = PartyArgs::new(
-                role,
-                server.into(),
-                &cell.circuit,
-                &cell.scheme,
-                &cell.transport,
-            );
+            let (scheme, parallel) = scheme_and_parallel(&cell.scheme);
+            let mut args =
+                PartyArgs::new(role, server.into(), &cell.circuit, scheme, &cell.transport);
+            args.parallel = parallel.map(str::to_string);
             args.input = input.into();
             args.timeout_secs = Some(party_io_timeout(timeout));
             args.protection = self.protection.clone();
@@ -514,347 +555,4 @@ fn git_commit(exe: &Path) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::db::{RunRecord, Status};
-    use transputation_contract::TransportInfo;
-
-    #[test]
-    fn a_party_gives_up_on_a_silent_peer_before_the_run_is_killed() {
-        let secs = |s| party_io_timeout(Duration::from_secs(s));
-        assert_eq!((secs(120), secs(8), secs(20)), (90.0, 6.0, 15.0));
-        assert_eq!((secs(1), secs(0), secs(3600)), (1.0, 1.0, 90.0));
-    }
-
-    #[test]
-    fn parties_get_the_links_rtt_and_rate() {
-        let link = LinkRecord {
-            rtt_us: 100_500,
-            rate_bps: Some(200_000_000),
-            ..LinkRecord::default()
-        };
-        assert_eq!(sizing(true, &link), Some((100.5, 200_000_000)));
-        assert_eq!(sizing(false, &link), None);
-        let unlimited = LinkRecord {
-            rate_bps: None,
-            ..link.clone()
-        };
-        assert_eq!(sizing(true, &unlimited), None);
-
-        let parties = BinaryParties {
-            exe: "/bin/transputation".into(),
-            inputs: HashMap::from([("aes128".to_string(), ("00".into(), "11".into()))]),
-            protection: Some(Protection::Insecure),
-            sizes_buffers: true,
-            protocol_version: Some(5),
-            repeat: 1,
-            probe_cache_secs: 0.0,
-            probe_caches: None,
-            _key_dir: None,
-        };
-        let cell = Cell {
-            circuit: "aes128".into(),
-            scheme: "ideal".into(),
-            transport: "tcp".into(),
-            condition: "lan".into(),
-        };
-        let server = "10.64.0.1:20000".parse().unwrap();
-        let (g, e) = parties
-            .circuit_parties(&cell, &link, server, Duration::from_secs(600))
-            .unwrap();
-        let g = PartyArgs::from_argv(&g.args).unwrap();
-        let e = PartyArgs::from_argv(&e.args).unwrap();
-        assert_eq!((g.role, e.role), (Role::Garbler, Role::Evaluator));
-        assert_eq!((g.input.as_str(), e.input.as_str()), ("00", "11"));
-        assert_eq!(g.address, e.address);
-        assert_eq!(g.path, Some((100.5, 200_000_000)));
-        assert_eq!(g.timeout_secs, Some(90.0));
-        assert_eq!(g.protection, Some(Protection::Insecure));
-        assert!(g.json && e.json);
-        // One computation per session: no --repeat for either party.
-        assert_eq!((g.repeat, e.repeat), (None, None));
-        let other = Cell {
-            circuit: "sha256".into(),
-            ..cell.clone()
-        };
-        assert!(parties
-            .circuit_parties(&other, &link, server, Duration::from_secs(1))
-            .is_err());
-
-        // Several: the evaluator asks for them, the garbler serves them.
-        let parties = BinaryParties {
-            repeat: 20,
-            ..parties
-        };
-        let (g, e) = parties
-            .circuit_parties(&cell, &link, server, Duration::from_secs(600))
-            .unwrap();
-        assert!(
-            e.args.windows(2).any(|w| w == ["--repeat", "20"]),
-            "{:?}",
-            e.args
-        );
-        let g = PartyArgs::from_argv(&g.args).unwrap();
-        let e = PartyArgs::from_argv(&e.args).unwrap();
-        assert_eq!((g.repeat, e.repeat), (None, Some(20)));
-    }
-
-    /// Every run of the binary's garbler and evaluator, failed ones included, is recorded
-    /// with the protocol version its capabilities state; a user program's runs, and every
-    /// run of a binary that states none, with none.
-    #[test]
-    fn runs_record_the_protocol_version_the_party_binary_states() {
-        let experiment = ExperimentFile {
-            circuits: vec!["aes128".into()],
-            schemes: vec!["ideal".into()],
-            transports: vec!["tcp".into()],
-            conditions: vec!["cw-lan".into()],
-            runs: 2,
-            programs: [("twopc".to_string(), PathBuf::from("programs"))].into(),
-            ..ExperimentFile::default()
-        }
-        .resolve()
-        .unwrap();
-        let plan = experiment.plan();
-        let kinds: Vec<(bool, u32)> = plan
-            .iter()
-            .map(|p| (p.cell.is_program(), p.repetition))
-            .collect();
-        assert_eq!(kinds, [(false, 0), (true, 0), (false, 1), (true, 1)]);
-        let mut caps = caps_without_udt();
-        for stated in [Some(5), Some(4), None] {
-            caps.protocol_version = stated;
-            let parties = BinaryParties {
-                exe: "/bin/transputation".into(),
-                inputs: HashMap::new(),
-                protection: None,
-                sizes_buffers: false,
-                protocol_version: caps.protocol_version,
-                repeat: 1,
-                probe_cache_secs: 0.0,
-                probe_caches: None,
-                _key_dir: None,
-            };
-            let mut db = Db::in_memory().unwrap();
-            let env = Environment::detect("0.1.0", None, "emu", "system", "on");
-            let id = db.create_experiment("v", "{}", plan.len(), &env).unwrap();
-            let mut runner = Runner {
-                experiment: &experiment,
-                experiment_id: id,
-                launcher: &parties,
-                db: &mut db,
-                progress: false,
-            };
-            for p in &plan {
-                let link = LinkRecord::default();
-                let record = if p.repetition == 0 {
-                    RunRecord::ok(p.cell.clone(), p.repetition, link)
-                } else {
-                    RunRecord::failed(
-                        p.cell.clone(),
-                        p.repetition,
-                        link,
-                        Status::Timeout,
-                        "killed at the 1 s limit".into(),
-                    )
-                };
-                runner.record(p, record).unwrap();
-            }
-            let recorded: Vec<(bool, Option<u32>)> = db
-                .runs(id)
-                .unwrap()
-                .iter()
-                .map(|r| (r.cell.is_program(), r.protocol_version))
-                .collect();
-            assert_eq!(
-                recorded,
-                [(false, stated), (true, None), (false, stated), (true, None)],
-                "{stated:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn several_computations_per_session_need_a_binary_that_runs_them() {
-        let exe = Path::new("/bin/transputation");
-        let mut caps = caps_without_udt();
-        assert!(check_repeat(1, &caps, exe).is_ok());
-        let e = check_repeat(2, &caps, exe).unwrap_err().to_string();
-        assert!(
-            e.contains(
-                "repeat: the party binary /bin/transputation cannot run several computations"
-            ) && e.contains("lack the feature `repeat`"),
-            "{e}"
-        );
-        caps.features.push(FEATURE_REPEAT.into());
-        assert!(check_repeat(2, &caps, exe).is_ok());
-    }
-
-    fn caps_without_udt() -> Capabilities {
-        Capabilities {
-            version: "0".into(),
-            report_version: REPORT_VERSION,
-            protocol_version: Some(5),
-            transports: vec![
-                TransportInfo {
-                    name: "tcp".into(),
-                    available: true,
-                    why: None,
-                },
-                TransportInfo {
-                    name: "mtcp".into(),
-                    available: true,
-                    why: None,
-                },
-                TransportInfo {
-                    name: "udt".into(),
-                    available: false,
-                    why: Some("no libudt".into()),
-                },
-            ],
-            schemes: Vec::new(),
-            protection: Vec::new(),
-            features: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn unusable_transports_are_left_out_with_a_note() {
-        let caps = caps_without_udt();
-        let mut notes = Vec::new();
-        let kept = usable_transports(
-            &[
-                "tcp".into(),
-                "sctp".into(),
-                "mtcp:streams=2".into(),
-                "udt:ack=4".into(),
-            ],
-            &caps,
-            |t, why| notes.push(format!("{t}: {why}")),
-        );
-        assert_eq!(kept, ["tcp", "mtcp:streams=2"]);
-        assert_eq!(
-            notes,
-            [
-                "sctp: no such transport in this build",
-                "udt:ack=4: no libudt"
-            ]
-        );
-    }
-
-    #[test]
-    fn auto_runs_where_the_party_binary_has_the_feature() {
-        let mut caps = caps_without_udt();
-        let wanted = ["auto".to_string(), "tcp".into()];
-        let mut notes = Vec::new();
-        let kept = usable_transports(&wanted, &caps, |t, why| notes.push(format!("{t}: {why}")));
-        assert_eq!(kept, ["tcp"]);
-        assert_eq!(
-            notes,
-            [
-                "auto: the party binary has no --transport auto (its capabilities lack the \
-              feature `transport-auto`)"
-            ]
-        );
-        caps.features.push(FEATURE_TRANSPORT_AUTO.into());
-        let kept = usable_transports(&wanted, &caps, |t, why| panic!("{t}: {why}"));
-        assert_eq!(kept, wanted);
-    }
-
-    /// The parties of an `auto` cell: both get `--transport auto`, the evaluator
-    /// `--probe-cache` (0 by default) and, where the experiment lets it cache, a cache of
-    /// its condition's own; the parties of other cells neither.
-    #[test]
-    fn auto_evaluators_probe_every_run_unless_the_experiment_lets_them_cache() {
-        let link = LinkRecord {
-            rtt_us: 40_000,
-            rate_bps: Some(16_000_000),
-            ..LinkRecord::default()
-        };
-        let mut parties = BinaryParties {
-            exe: "/bin/transputation".into(),
-            inputs: HashMap::from([("aes128".to_string(), ("00".into(), "11".into()))]),
-            protection: None,
-            sizes_buffers: true,
-            protocol_version: Some(5),
-            repeat: 1,
-            probe_cache_secs: 0.0,
-            probe_caches: None,
-            _key_dir: None,
-        };
-        let cell = |transport: &str, condition: &str| Cell {
-            circuit: "aes128".into(),
-            scheme: "ideal".into(),
-            transport: transport.into(),
-            condition: condition.into(),
-        };
-        let server = "10.64.0.1:19999".parse().unwrap();
-        let limit = Duration::from_secs(60);
-        let (g, e) = parties
-            .circuit_parties(&cell("auto", "cw-wan"), &link, server, limit)
-            .unwrap();
-        let (ga, ea) = (
-            PartyArgs::from_argv(&g.args).unwrap(),
-            PartyArgs::from_argv(&e.args).unwrap(),
-        );
-        assert_eq!(
-            (ga.transport.as_str(), ea.transport.as_str()),
-            ("auto", "auto")
-        );
-        assert_eq!(
-            (ga.probe_cache_secs, ea.probe_cache_secs),
-            (None, Some(0.0))
-        );
-        assert!(g.env.is_empty() && e.env.is_empty(), "{:?}", e.env);
-        let (_, e) = parties
-            .circuit_parties(&cell("tcp", "cw-wan"), &link, server, limit)
-            .unwrap();
-        assert_eq!(
-            PartyArgs::from_argv(&e.args).unwrap().probe_cache_secs,
-            None
-        );
-
-        // Caching: the evaluators of a condition share a cache, other conditions have
-        // theirs.
-        parties.probe_cache_secs = 600.0;
-        parties.probe_caches = Some(tempfile::tempdir().unwrap());
-        let cache_of = |condition: &str| {
-            let (g, e) = parties
-                .circuit_parties(&cell("auto", condition), &link, server, limit)
-                .unwrap();
-            assert!(g.env.is_empty());
-            let args = PartyArgs::from_argv(&e.args).unwrap();
-            assert_eq!(args.probe_cache_secs, Some(600.0));
-            match e.env.as_slice() {
-                [(k, v)] if k == "XDG_CACHE_HOME" => PathBuf::from(v),
-                other => panic!("{other:?}"),
-            }
-        };
-        let wan = cache_of("cw-wan");
-        assert!(wan.starts_with(parties.probe_caches.as_ref().unwrap().path()));
-        assert!(wan.is_absolute());
-        assert_eq!(cache_of("cw-wan"), wan);
-        assert_ne!(cache_of("cw-wan "), wan);
-        assert_ne!(cache_of("cw_wan"), cache_of("cw wan"));
-    }
-
-    #[test]
-    fn an_experiment_runs_the_transports_the_party_binary_can() {
-        let caps = caps_without_udt();
-        let exe = Path::new("/bin/transputation");
-        let mut notes = Vec::new();
-        let kept = runnable_transports(&["udt".into(), "tcp".into()], &caps, exe, &mut |n| {
-            notes.push(n)
-        })
-        .unwrap();
-        assert_eq!(kept, ["tcp"]);
-        assert_eq!(notes, ["leaving out the transport udt: no libudt"]);
-        let e = runnable_transports(&["udt".into(), "sctp".into()], &caps, exe, &mut |_| {})
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("transports: the party binary /bin/transputation can run none of udt, sctp"),
-            "{e}"
-        );
-    }
-}
+mod tests;

@@ -39,7 +39,8 @@ pub struct RunArgs {
     /// files).
     #[arg(long)]
     circuits: Option<String>,
-    /// Garbling schemes, comma-separated (default: ideal).
+    /// Garbling schemes, comma-separated (default: ideal). SCHEME+MODE runs the parties with
+    /// --parallel MODE (fgp or ipp), as a workload of its own: `ideal,ideal+ipp`.
     #[arg(long, value_delimiter = ',')]
     schemes: Vec<String>,
     /// Transports, separated by `;` or `,` (default: tcp); options as in `transports`, e.g.

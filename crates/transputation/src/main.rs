@@ -30,6 +30,7 @@ mod circuit_cmd;
 mod experiment_cmd;
 mod garble_cmd;
 mod input_source;
+mod ipp_cmd;
 mod output;
 mod party_cmd;
 mod probe_cmd;
@@ -101,8 +102,10 @@ fn main() {
         Command::TransportBench(args) => transport_cmd::bench(args),
         Command::Probe(args) => probe_cmd::run(args),
         Command::Garbler(args) if args.serve => serve_cmd::garbler(args, started),
+        Command::Garbler(args) if args.session.is_ipp() => ipp_cmd::garbler(&args, started),
         Command::Garbler(args) if args.session.is_auto() => auto_cmd::garbler(args, started),
         Command::Garbler(args) => party_cmd::garbler(args, started),
+        Command::Evaluator(args) if args.session.is_ipp() => ipp_cmd::evaluator(&args, started),
         Command::Evaluator(args) => party_cmd::evaluator(args, started),
         Command::Run(args) => run_cmd::run(args, started),
         Command::Testbed(cmd) => testbed_cmd::run(cmd),

@@ -61,6 +61,10 @@ pub enum ParallelMode {
     None,
     /// Fine-grained parallelism: each wide wave of gates shared among the threads.
     Fgp,
+    /// Inter-party parallelism: the circuit's independent parts split in two, each party
+    /// garbling one and evaluating the other at once, each on a connection of its own.
+    /// Both parties must give it.
+    Ipp,
 }
 
 impl ParallelMode {
@@ -69,6 +73,7 @@ impl ParallelMode {
         match self {
             ParallelMode::None => "none",
             ParallelMode::Fgp => "fgp",
+            ParallelMode::Ipp => "ipp",
         }
     }
 }
@@ -187,7 +192,7 @@ pub struct GarblerArgs {
 
 /// Where the evaluator finds its garbler.
 #[derive(Clone, Copy, Debug)]
-enum Peer {
+pub(crate) enum Peer {
     /// At this address.
     At(SocketAddr),
     /// At the address on the first line of standard input.
@@ -206,7 +211,7 @@ fn parse_peer(s: &str) -> Result<Peer, String> {
 impl Peer {
     /// The address, read from standard input where it comes from there: a line that is
     /// not an address, or none before the input ends, is an error.
-    fn resolve(self) -> Result<SocketAddr> {
+    pub(crate) fn resolve(self) -> Result<SocketAddr> {
         match self {
             Peer::At(address) => Ok(address),
             Peer::OnStdin => {
@@ -232,30 +237,30 @@ pub struct EvaluatorArgs {
     /// input once the circuit is loaded and the input checked (for a launcher that starts
     /// both parties at once and learns the garbler's port from its `listening on` line).
     #[arg(long, default_value = "127.0.0.1:7766", value_parser = parse_peer)]
-    connect: Peer,
+    pub(crate) connect: Peer,
     /// The evaluator's input: one hex string per input group it owns, comma-separated.
     #[arg(long, default_value = "")]
-    input: String,
+    pub(crate) input: String,
     /// Computations in one open session: --input this many times over one connection,
     /// one key exchange and one base OT; each computation after the first is one exchange
     /// with the garbler. Each computation's report is printed as it ends (one line each;
     /// JSON lines with --json).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
-    repeat: u64,
+    pub(crate) repeat: u64,
     /// Inputs one per line, each as --input takes it, one computation per line in one
     /// open session: a file, or - for standard input, read as the computations go (each
     /// output is printed before the next line is read). Instead of --input.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["input", "repeat"])]
-    inputs: Option<String>,
+    pub(crate) inputs: Option<String>,
     /// With --transport auto: reuse a measurement of this garbler's path for this many
     /// seconds (0: probe every time); the cache is a file under $XDG_CACHE_HOME (or
     /// ~/.cache)/transputation.
     #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
     probe_cache: f64,
     #[command(flatten)]
-    protection: ProtectionArgs,
+    pub(crate) protection: ProtectionArgs,
     #[command(flatten)]
-    session: SessionArgs,
+    pub(crate) session: SessionArgs,
 }
 
 /// A loaded circuit with the times it took, and the transport's buffer sizing for it.
@@ -302,6 +307,27 @@ impl SessionArgs {
         seconds("--timeout", self.timeout)?;
         seconds("--connect-timeout", self.connect_timeout)?;
         self.threads_wanted()?;
+        if self.parallel == Some(ParallelMode::Ipp) {
+            self.check_ipp()?;
+        }
+        Ok(())
+    }
+
+    /// The flags `--parallel ipp` does not take (`crate::ipp_cmd`): checked before
+    /// anything is loaded or any connection made.
+    pub(crate) fn check_ipp(&self) -> Result<()> {
+        if !matches!(self.transport, TransportArg::Named(_)) {
+            bail!(
+                "--parallel ipp needs a named --transport (not auto, whose choice is for one \
+                 connection)"
+            );
+        }
+        if self.output != OutputMode::Both {
+            bail!(
+                "--parallel ipp needs both parties to learn the output (--output both): each \
+                 party garbles a part whose output it learns from the other"
+            );
+        }
         Ok(())
     }
 
@@ -311,7 +337,10 @@ impl SessionArgs {
             (Some(ParallelMode::None), Some(n)) if n > 1 => {
                 bail!("--threads {n} needs --parallel fgp (--parallel none is one thread)")
             }
-            (Some(ParallelMode::None), _) | (None, None) => 1,
+            (Some(ParallelMode::Ipp), Some(n)) if n > 1 => {
+                bail!("--threads {n} needs --parallel fgp (--parallel ipp runs each part on one thread)")
+            }
+            (Some(ParallelMode::None | ParallelMode::Ipp), _) | (None, None) => 1,
             (Some(ParallelMode::Fgp), None) => {
                 std::thread::available_parallelism().map_or(1, usize::from)
             }
@@ -374,6 +403,11 @@ impl SessionArgs {
     /// The garbling scheme.
     pub(crate) fn scheme(&self) -> Scheme {
         self.scheme
+    }
+
+    /// Whether both parties garble (`--parallel ipp`).
+    pub(crate) fn is_ipp(&self) -> bool {
+        self.parallel == Some(ParallelMode::Ipp)
     }
 
     /// Whether the transport is `auto`.
@@ -645,6 +679,9 @@ impl GarblerStart {
 impl GarblerArgs {
     pub(crate) fn start(&self) -> Result<GarblerStart> {
         let s = &self.session;
+        if s.parallel == Some(ParallelMode::Ipp) {
+            s.check_ipp()?;
+        }
         let accept_wait = seconds("--accept-timeout", self.accept_timeout)?;
         let creds = self.protection.credentials()?;
         let loaded = s.load()?;

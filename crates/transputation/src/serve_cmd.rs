@@ -67,6 +67,9 @@ struct Tally {
 /// `garbler --serve`.
 pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     let s = &args.session;
+    if s.parallel == Some(crate::party_cmd::ParallelMode::Ipp) {
+        bail!("--parallel ipp does not serve (--serve) yet: one session per garbler");
+    }
     let GarblerStart {
         accept_wait,
         creds,

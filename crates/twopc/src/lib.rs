@@ -7,7 +7,9 @@
 //! bounded by the channel's I/O timeout, and return a [`Report`] with the output, the time
 //! of each part and the bytes of each part. A session can also stay open for further
 //! computations ([`Evaluator::open`], [`EvaluatorSession::compute`],
-//! [`Garbler::run_session`]; "Open sessions" below).
+//! [`Garbler::run_session`]; "Open sessions" below). [`IppParty`] runs two sessions at once
+//! with the roles swapped in the second, on the two independent parts of a circuit
+//! (inter-party parallelism; its module docs give the security argument).
 //!
 //! # Message flow
 //!
@@ -203,6 +205,7 @@ mod evaluator;
 mod garbler;
 mod header;
 mod inputs;
+mod ipp;
 pub mod messages;
 mod options;
 mod relay;
@@ -218,6 +221,7 @@ pub use error::Error;
 pub use evaluator::{Evaluator, EvaluatorSession};
 pub use garbler::Garbler;
 pub use header::{SessionHeader, HEADER_LEN, PROTOCOL_VERSION, SAME_FLOW_SINCE};
+pub use ipp::IppParty;
 pub use messages::{LabelTransfer, OT_CHUNK};
 pub use options::{Options, OutputMode};
 pub use report::{ByteParts, Part, Report};

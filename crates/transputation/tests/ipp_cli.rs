@@ -1,0 +1,216 @@
+//! `--parallel ipp` through the real binary: both parties garble a part and evaluate the
+//! other, each on a connection of its own, and compute what a sequential session computes;
+//! a party without the flag, a circuit without independent parts and flags IPP does not
+//! take are refused with a message that says so.
+
+mod common;
+
+use std::process::Stdio;
+
+use common::{run, run_json};
+
+const MVMUL: &str = "mvmul:m=4,k=3,bits=16";
+const MVMUL_G: &str = "000100020003000400050006000700080009000a000b000c";
+const MVMUL_E: &str = "fffe00030011";
+const MEXP: &str = "mexp:k=4,bits=16";
+const MEXP_G: &str = "0003000500070009";
+const MEXP_E: &str = "000a000b000c000dfff1";
+
+fn session(
+    circuit: &str,
+    scheme: &str,
+    transport: &str,
+    parallel: &str,
+    g: &str,
+    e: &str,
+) -> serde_json::Value {
+    run_json(&[
+        "run",
+        "--circuit",
+        circuit,
+        "--scheme",
+        scheme,
+        "--transport",
+        transport,
+        "--parallel",
+        parallel,
+        "--garbler-input",
+        g,
+        "--evaluator-input",
+        e,
+        "--json",
+    ])
+}
+
+#[test]
+fn ipp_computes_what_a_sequential_session_computes() {
+    // 3^10, 5^11, 7^12, 9^13 mod 0xfff1.
+    let m = 0xfff1u64;
+    let pow = |b: u64, e: u64| (0..e).fold(1u64, |acc, _| acc * b % m);
+    let want: String = [(3, 10), (5, 11), (7, 12), (9, 13)]
+        .iter()
+        .map(|&(b, e)| format!("{:04x}", pow(b, e)))
+        .collect();
+    for (circuit, g, e) in [(MVMUL, MVMUL_G, MVMUL_E), (MEXP, MEXP_G, MEXP_E)] {
+        for scheme in ["ideal", "prf"] {
+            let none = session(circuit, scheme, "tcp", "none", g, e);
+            let ipp = session(circuit, scheme, "tcp", "ipp", g, e);
+            assert_eq!(ipp["output"], none["output"], "{circuit} {scheme}");
+            if circuit == MEXP {
+                assert_eq!(ipp["output"], want.as_str());
+            }
+            // Both parties garbled: tables went both ways, each about half.
+            let tables = |v: &serde_json::Value, dir: &str| {
+                v["evaluator"][format!("parts_{dir}")]["tables"]
+                    .as_u64()
+                    .unwrap()
+            };
+            let (g2e, e2g) = (
+                tables(&ipp, "garbler_to_evaluator"),
+                tables(&ipp, "evaluator_to_garbler"),
+            );
+            assert!(g2e > 0 && e2g > 0, "{circuit} {scheme}: {g2e} and {e2g}");
+            assert_eq!(g2e + e2g, tables(&none, "garbler_to_evaluator"));
+            assert_eq!(tables(&none, "evaluator_to_garbler"), 0);
+        }
+    }
+}
+
+#[test]
+fn ipp_runs_over_a_transport_with_its_own_connections() {
+    let none = session(MVMUL, "ideal", "tcp", "none", MVMUL_G, MVMUL_E);
+    for transport in ["blast", "quic", "mtcp:streams=2"] {
+        let ipp = session(MVMUL, "ideal", transport, "ipp", MVMUL_G, MVMUL_E);
+        assert_eq!(ipp["output"], none["output"], "{transport}");
+    }
+}
+
+#[test]
+fn a_garbler_under_ipp_tells_an_evaluator_without_it() {
+    let (g, addr) = common::garbler(&[
+        "--circuit",
+        MVMUL,
+        "--input",
+        MVMUL_G,
+        "--insecure",
+        "--parallel",
+        "ipp",
+    ]);
+    let out = common::bin()
+        .args(["evaluator", "--connect", &addr, "--circuit", MVMUL])
+        .args(["--input", MVMUL_E, "--insecure", "--timeout", "3"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let mut child = g.child;
+    assert!(!child.wait().unwrap().success());
+    let err = g.stderr.join().unwrap();
+    assert!(err.contains("give both parties --parallel ipp"), "{err}");
+}
+
+#[test]
+fn what_ipp_cannot_run_is_refused_with_the_reason() {
+    let out = run(&[
+        "run",
+        "--circuit",
+        "aes128",
+        "--parallel",
+        "ipp",
+        "--garbler-input",
+        "000102030405060708090a0b0c0d0e0f",
+        "--evaluator-input",
+        "00112233445566778899aabbccddeeff",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1 independent part(s)"), "{err}");
+
+    let out = run(&[
+        "run",
+        "--circuit",
+        MVMUL,
+        "--parallel",
+        "ipp",
+        "--threads",
+        "2",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("--parallel ipp runs each part on one thread"));
+
+    let out = run(&[
+        "run",
+        "--circuit",
+        MVMUL,
+        "--parallel",
+        "ipp",
+        "--transport",
+        "auto",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--parallel ipp needs a named --transport")
+    );
+
+    let out = run(&[
+        "run",
+        "--circuit",
+        MVMUL,
+        "--parallel",
+        "ipp",
+        "--output",
+        "evaluator",
+        "--garbler-input",
+        MVMUL_G,
+        "--evaluator-input",
+        MVMUL_E,
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("both parties to learn the output"));
+}
+
+#[test]
+fn a_serving_garbler_refuses_ipp() {
+    let out = run(&[
+        "garbler",
+        "--serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--insecure",
+        "--circuit",
+        MVMUL,
+        "--input",
+        MVMUL_G,
+        "--parallel",
+        "ipp",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not serve"));
+}
+
+#[test]
+fn a_garbler_waits_for_the_second_part_no_longer_than_its_timeout() {
+    // The helper's garbler has --timeout 3.
+    use std::io::Write;
+    let (g, addr) = common::garbler(&[
+        "--circuit",
+        MVMUL,
+        "--input",
+        MVMUL_G,
+        "--insecure",
+        "--parallel",
+        "ipp",
+    ]);
+    // One part's connection and hello, never the other.
+    let mut part0 = std::net::TcpStream::connect(&addr).unwrap();
+    let mut hello = b"TPIPP1\x00".to_vec();
+    hello.extend([7u8; 16]);
+    part0.write_all(&hello).unwrap();
+    let started = std::time::Instant::now();
+    let mut child = g.child;
+    assert!(!child.wait().unwrap().success());
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let err = g.stderr.join().unwrap();
+    assert!(err.contains("opened one part"), "{err}");
+}
