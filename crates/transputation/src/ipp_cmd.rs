@@ -5,9 +5,9 @@
 //! connection of its own over the named transport, so that both directions of the link
 //! carry tables.
 //!
-//! The evaluator opens both connections at once and begins each, inside its protected
-//! channel (whose handshake therefore runs before the session, not with its first
-//! messages), with a hello of [`HELLO_LEN`] bytes: [`MAGIC`], the part (0 or 1) and a 16-byte
+//! The evaluator opens part 0's connection, then part 1's (beside part 0's handshake), and
+//! begins each, inside its protected channel (whose handshake therefore runs before the
+//! session, not with its first messages), with a hello of [`HELLO_LEN`] bytes: [`MAGIC`], the part (0 or 1) and a 16-byte
 //! token it drew for this session. The garbler pairs connections by token and runs the first
 //! pair that has both parts; a connection whose hello repeats a part of its token is turned
 //! away, and one whose first bytes are no hello (an evaluator without `--parallel ipp`) ends
@@ -209,27 +209,36 @@ pub(crate) fn evaluator(args: &EvaluatorArgs, started: Instant) -> Result<()> {
     describe(&split);
     let peer = args.connect.resolve()?;
     let token: [u8; 16] = rand::random();
-    // Each part's channel, with the time its connection took and its handshake's.
-    let connect = |part: u8| -> Result<(Box<dyn Channel>, f64, Option<f64>)> {
+    // A part's connection, and the time it took.
+    let dial = |part: u8| -> Result<(Box<dyn Channel>, f64)> {
         let t = Instant::now();
         let ch = spec.connect(peer, &cfg).with_context(|| {
             format!("connecting part {part} to the garbler at {peer} with {spec}")
         })?;
-        let connect_ms = ms(t.elapsed());
-        let (ch, handshake) = open_part(ch, creds.as_ref(), part, &token)?;
-        Ok((ch, connect_ms, handshake))
+        Ok((ch, ms(t.elapsed())))
     };
-    // Both connections at once, while the sessions are prepared.
-    let (prepared, part0, part1) = std::thread::scope(|scope| {
+    // Part 1 is dialled once part 0's connection is up (a listener such as `mtcp`'s sets up
+    // one connection at a time), beside part 0's handshake; both beside the preparing.
+    let both = || -> Result<[OpenedPart; 2]> {
+        let (ch0, c0) = dial(0)?;
+        std::thread::scope(|scope| {
+            let first = scope.spawn(|| open_part(ch0, creds.as_ref(), 0, &token));
+            let second = dial(1).and_then(|(ch1, c1)| {
+                open_part(ch1, creds.as_ref(), 1, &token).map(|(ch1, h1)| (ch1, c1, h1))
+            });
+            let (ch0, h0) = join(first)?;
+            Ok([(ch0, c0, h0), second?])
+        })
+    };
+    let (prepared, parts) = std::thread::scope(|scope| {
         let t = Instant::now();
-        let other = scope.spawn(|| connect(1));
-        let first = scope.spawn(|| connect(0));
+        let connecting = scope.spawn(both);
         let prepared = IppParty::new(&split, Party::Evaluator, s.options(), &input)
             .map(|party| (party, split_ms + ms(t.elapsed())));
-        (prepared, join(first), join(other))
+        (prepared, join(connecting))
     });
     let (party, setup_ms) = prepared?;
-    let ((part0, c0, h0), (part1, c1, h1)) = (part0?, part1?);
+    let [(part0, c0, h0), (part1, c1, h1)] = parts?;
     let protection = match (&creds, h0, h1) {
         // The two handshakes ran side by side: the longer is the wait.
         (Some(c), Some(a), Some(b)) => Protection {
@@ -243,7 +252,8 @@ pub(crate) fn evaluator(args: &EvaluatorArgs, started: Instant) -> Result<()> {
         .map_err(|e| anyhow!(e).context("the 2PC session (--parallel ipp) failed"))?;
     let around = AroundSession {
         setup_ms,
-        connect_ms: Some(c0.max(c1)),
+        // Part 1 was dialled after part 0 was up.
+        connect_ms: Some(c0 + c1),
         protection,
         started,
         transport: s.transport.to_string(),
@@ -252,6 +262,9 @@ pub(crate) fn evaluator(args: &EvaluatorArgs, started: Instant) -> Result<()> {
     };
     print_report(s, &loaded, &around, &report, Printing::Single)
 }
+
+/// An evaluator's part: its channel, the time its connection took and its handshake's.
+type OpenedPart = (Box<dyn Channel>, f64, Option<f64>);
 
 fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))

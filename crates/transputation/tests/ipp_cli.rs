@@ -79,15 +79,25 @@ fn ipp_computes_what_a_sequential_session_computes() {
 #[test]
 fn ipp_runs_over_a_transport_with_its_own_connections() {
     let none = session(MVMUL, "ideal", "tcp", "none", MVMUL_G, MVMUL_E);
-    for transport in ["blast", "quic", "mtcp:streams=2"] {
+    let listed = run_json(&["transports", "--json"]);
+    let has_udt = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["name"] == "udt" && t["available"] == true);
+    let mut transports = vec!["blast", "quic", "mtcp:streams=2"];
+    if has_udt {
+        transports.push("udt");
+    }
+    for transport in transports {
         let ipp = session(MVMUL, "ideal", transport, "ipp", MVMUL_G, MVMUL_E);
         assert_eq!(ipp["output"], none["output"], "{transport}");
     }
 }
 
-#[test]
-fn a_garbler_under_ipp_tells_an_evaluator_without_it() {
-    let (g, addr) = common::garbler(&[
+/// A garbler of MVMUL under `--parallel ipp`, without protection, `--timeout 3`.
+fn ipp_garbler() -> (common::Garbler, String) {
+    common::garbler(&[
         "--circuit",
         MVMUL,
         "--input",
@@ -95,7 +105,12 @@ fn a_garbler_under_ipp_tells_an_evaluator_without_it() {
         "--insecure",
         "--parallel",
         "ipp",
-    ]);
+    ])
+}
+
+#[test]
+fn a_garbler_under_ipp_tells_an_evaluator_without_it() {
+    let (g, addr) = ipp_garbler();
     let out = common::bin()
         .args(["evaluator", "--connect", &addr, "--circuit", MVMUL])
         .args(["--input", MVMUL_E, "--insecure", "--timeout", "3"])
@@ -191,17 +206,9 @@ fn a_serving_garbler_refuses_ipp() {
 
 #[test]
 fn a_garbler_waits_for_the_second_part_no_longer_than_its_timeout() {
-    // The helper's garbler has --timeout 3.
+    // The garbler has --timeout 3.
     use std::io::Write;
-    let (g, addr) = common::garbler(&[
-        "--circuit",
-        MVMUL,
-        "--input",
-        MVMUL_G,
-        "--insecure",
-        "--parallel",
-        "ipp",
-    ]);
+    let (g, addr) = ipp_garbler();
     // One part's connection and hello, never the other.
     let mut part0 = std::net::TcpStream::connect(&addr).unwrap();
     let mut hello = b"TPIPP1\x00".to_vec();

@@ -5,6 +5,22 @@ use super::*;
 use crate::db::{RunRecord, Status};
 use transputation_contract::TransportInfo;
 
+/// The launcher of `/bin/transputation` for `circuit`, with inputs `00` and `11`, one
+/// computation per run, no protection flags.
+fn binary_parties(circuit: &str) -> BinaryParties {
+    BinaryParties {
+        exe: "/bin/transputation".into(),
+        inputs: HashMap::from([(circuit.to_string(), ("00".into(), "11".into()))]),
+        protection: None,
+        sizes_buffers: false,
+        protocol_version: Some(5),
+        repeat: 1,
+        probe_cache_secs: 0.0,
+        probe_caches: None,
+        _key_dir: None,
+    }
+}
+
 #[test]
 fn a_party_gives_up_on_a_silent_peer_before_the_run_is_killed() {
     let secs = |s| party_io_timeout(Duration::from_secs(s));
@@ -28,15 +44,9 @@ fn parties_get_the_links_rtt_and_rate() {
     assert_eq!(sizing(true, &unlimited), None);
 
     let parties = BinaryParties {
-        exe: "/bin/transputation".into(),
-        inputs: HashMap::from([("aes128".to_string(), ("00".into(), "11".into()))]),
         protection: Some(Protection::Insecure),
         sizes_buffers: true,
-        protocol_version: Some(5),
-        repeat: 1,
-        probe_cache_secs: 0.0,
-        probe_caches: None,
-        _key_dir: None,
+        ..binary_parties("aes128")
     };
     let cell = Cell {
         circuit: "aes128".into(),
@@ -91,17 +101,7 @@ fn parties_get_the_links_rtt_and_rate() {
 fn a_scheme_with_a_mode_runs_the_parties_with_it() {
     assert_eq!(scheme_and_parallel("ideal+ipp"), ("ideal", Some("ipp")));
     assert_eq!(scheme_and_parallel("prf"), ("prf", None));
-    let parties = BinaryParties {
-        exe: "/bin/transputation".into(),
-        inputs: HashMap::from([("mexp".to_string(), ("00".into(), "11".into()))]),
-        protection: None,
-        sizes_buffers: false,
-        protocol_version: Some(5),
-        repeat: 1,
-        probe_cache_secs: 0.0,
-        probe_caches: None,
-        _key_dir: None,
-    };
+    let parties = binary_parties("mexp");
     let cell = Cell {
         circuit: "mexp".into(),
         scheme: "ideal+ipp".into(),
