@@ -250,6 +250,63 @@ mod tests {
         assert_eq!(decode_outputs(&c, e.output.as_ref().unwrap()), want);
     }
 
+    /// Every built-in, small: IPP where it splits (and the output equals the circuit's), a
+    /// refusal that names the reason where it does not.
+    #[test]
+    fn every_builtin_runs_under_ipp_or_is_refused_for_its_shape() {
+        use rand::{Rng, SeedableRng};
+        use transputation_circuits::encoding::bits_to_hex;
+        use transputation_circuits::SplitError;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+        let mut ran = Vec::new();
+        for spec in [
+            "aes128",
+            "sha256",
+            "mincut:nodes=5,bits=4",
+            "synthetic:and=200,xor=300,inputs=16",
+            "add:n=4,bits=8",
+            "mult:n=3,bits=8",
+            "min:n=4,bits=8",
+            "argmin:n=4,bits=8",
+            "matmul:n=2,bits=8",
+            "sort:n=4,bits=8",
+            "biomatch:n=4,d=2,bits=8",
+            "mexp:k=3,bits=6",
+            "mvmul:m=3,k=2,bits=8",
+            "millionaires:bits=8",
+        ] {
+            let c = library::load(spec).unwrap();
+            match Split::of(&c, 2) {
+                Ok(_) => {}
+                Err(SplitError::TooFewComponents { .. } | SplitError::Generated) => continue,
+                Err(e) => panic!("{spec}: {e}"),
+            }
+            let mut hex = [Vec::new(), Vec::new()];
+            for g in c.inputs() {
+                let bits: Vec<bool> = (0..g.len).map(|_| rng.gen()).collect();
+                hex[usize::from(g.party == Party::Evaluator)].push(bits_to_hex(&bits, g.order));
+            }
+            let (gh, eh) = (hex[0].join(","), hex[1].join(","));
+            let want = c.eval_hex(&gh, &eh).unwrap();
+            let (g, e) = ipp(&c, Scheme::Ideal, &gh, &eh);
+            assert_eq!(
+                decode_outputs(&c, g.output.as_ref().unwrap()),
+                want,
+                "{spec}"
+            );
+            assert_eq!(
+                decode_outputs(&c, e.output.as_ref().unwrap()),
+                want,
+                "{spec}"
+            );
+            ran.push(spec.split(':').next().unwrap());
+        }
+        // The paper's parallel applications split.
+        for name in ["mexp", "mvmul"] {
+            assert!(ran.contains(&name), "{name} did not split: {ran:?}");
+        }
+    }
+
     #[test]
     fn an_output_for_the_evaluator_alone_is_refused() {
         let c = library::load("mvmul:m=2,k=2,bits=4").unwrap();
