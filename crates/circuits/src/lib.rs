@@ -25,6 +25,7 @@ mod circuit;
 pub mod encoding;
 mod gate;
 pub mod library;
+pub mod regions;
 mod source;
 pub mod split;
 mod stats;
@@ -32,6 +33,7 @@ mod stats;
 pub use circuit::{
     BitOrder, Circuit, CircuitError, Gate, InputGroup, OutputGroup, Party, WireId, MAX_WIRES,
 };
+pub use regions::Mixed;
 pub use source::{GateBatch, GateSource, Generate};
 pub use split::{Part, Split, SplitError};
 pub use stats::Stats;

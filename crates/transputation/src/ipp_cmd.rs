@@ -18,9 +18,9 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use transputation_2pc::{Channel, IppParty};
+use transputation_2pc::{Channel, IppParty, MixedParty, Options, OutputMode, Report};
 use transputation_circuits::encoding::encode_party_input;
-use transputation_circuits::{Party, Split};
+use transputation_circuits::{Mixed, Party, Split, SplitError};
 use transputation_transport::{Credentials, Listener};
 
 use crate::auto_connect::TransportArg;
@@ -33,6 +33,8 @@ use crate::secure_cmd::{self, Protection};
 pub(crate) const MAGIC: &[u8; 6] = b"TPIPP1";
 /// Magic, part, token.
 pub(crate) const HELLO_LEN: usize = MAGIC.len() + 1 + 16;
+/// Connections of a session at most: two regions and the glue.
+const MAX_PARTS: usize = 3;
 
 fn hello(part: u8, token: &[u8; 16]) -> [u8; HELLO_LEN] {
     let mut h = [0u8; HELLO_LEN];
@@ -54,40 +56,116 @@ fn read_hello(ch: &mut dyn Channel) -> Result<(usize, [u8; 16])> {
         );
     }
     let part = usize::from(h[MAGIC.len()]);
-    if part > 1 {
-        bail!("the evaluator's IPP hello names part {part}; a session has parts 0 and 1");
+    if part >= MAX_PARTS {
+        bail!("the evaluator's IPP hello names part {part}; a session has parts 0 to 2");
     }
     let mut token = [0u8; 16];
     token.copy_from_slice(&h[MAGIC.len() + 1..]);
     Ok((part, token))
 }
 
-/// The split of the session's circuit.
-fn split(s: &SessionArgs, circuit: &transputation_circuits::Circuit) -> Result<Split> {
-    Split::of(circuit, 2).with_context(|| format!("--parallel ipp on {}", s.circuit))
+/// How the session's circuit is cut: into independent pieces (two sessions), or into two
+/// regions and the glue that joins them (three sessions, the last after the first two).
+enum Plan {
+    Parallel(Split),
+    Cut(Box<Mixed>),
 }
 
-/// One line on the split.
-fn describe(split: &Split) {
-    let p = &split.parts;
-    eprintln!(
-        "ipp: part 0 (garbled by the garbler) {} AND gates in {} independent part(s), part 1 \
-         (garbled by the evaluator) {} in {}",
-        p[0].and_gates, p[0].components, p[1].and_gates, p[1].components
-    );
+impl Plan {
+    /// The cut of `circuit`: its independent pieces where it has them and the session's
+    /// output goes to both (a party learns each piece's output), else regions and glue.
+    fn of(s: &SessionArgs, circuit: &transputation_circuits::Circuit) -> Result<Plan> {
+        let context = || format!("--parallel ipp on {}", s.circuit);
+        match Split::of(circuit, 2) {
+            Ok(split) if s.output == OutputMode::Both => return Ok(Plan::Parallel(split)),
+            Ok(_) | Err(SplitError::TooFewComponents { .. }) => {}
+            Err(e) => return Err(e).with_context(context),
+        }
+        Mixed::of(circuit)
+            .map(|m| Plan::Cut(Box::new(m)))
+            .map_err(|e| match e {
+                SplitError::TooFewComponents { .. } => anyhow!(
+                    "the circuit has no independent parts and no cut into two balanced \
+                     regions with at most 20 % of its AND gates after them (it is one chain, \
+                     as AES-128 and SHA-256 are): inter-party parallelism has nothing to run \
+                     side by side"
+                ),
+                e => anyhow!(e),
+            })
+            .with_context(context)
+    }
+
+    /// The session's connections.
+    fn parts(&self) -> usize {
+        match self {
+            Plan::Parallel(_) => 2,
+            Plan::Cut(_) => 3,
+        }
+    }
+
+    /// One line on the cut.
+    fn describe(&self) {
+        match self {
+            Plan::Parallel(split) => {
+                let p = &split.parts;
+                eprintln!(
+                    "ipp: part 0 (garbled by the garbler) {} AND gates in {} independent \
+                     part(s), part 1 (garbled by the evaluator) {} in {}",
+                    p[0].and_gates, p[0].components, p[1].and_gates, p[1].components
+                );
+            }
+            Plan::Cut(m) => eprintln!(
+                "ipp: region 0 (garbled by the garbler) {} AND gates, region 1 (garbled by \
+                 the evaluator) {}, then the glue (garbled by the garbler) {}, {} bits \
+                 crossing as XOR shares",
+                m.regions[0].and_gates,
+                m.regions[1].and_gates,
+                m.glue.and_gates,
+                m.crossing.len()
+            ),
+        }
+    }
 }
 
-/// The garbler's two part channels: connections paired by their hellos' token.
+/// A party's prepared sessions.
+enum Prepared<'p> {
+    Parallel(IppParty<'p>),
+    Cut(MixedParty<'p>),
+}
+
+impl<'p> Prepared<'p> {
+    fn new(plan: &'p Plan, role: Party, options: Options, input: &[bool]) -> Result<Self> {
+        Ok(match plan {
+            Plan::Parallel(split) => {
+                Prepared::Parallel(IppParty::new(split, role, options, input)?)
+            }
+            Plan::Cut(m) => Prepared::Cut(MixedParty::new(m, role, options, input)?),
+        })
+    }
+
+    /// Runs the sessions on `parts` (as many as the plan has) in part order.
+    fn run(self, parts: Vec<Box<dyn Channel>>) -> Result<Report> {
+        let mut parts = parts.into_iter();
+        let mut next = || parts.next().expect("one channel per part");
+        match self {
+            Prepared::Parallel(p) => p.run(next(), next()),
+            Prepared::Cut(p) => p.run(next(), next(), next()),
+        }
+        .map_err(|e| anyhow!(e).context("the 2PC session (--parallel ipp) failed"))
+    }
+}
+
+/// The garbler's `n` part channels: connections paired by their hellos' token.
 fn accept_parts(
     listener: &mut Listener,
     creds: Option<&Credentials>,
-    accept_wait: Duration,
-    io_timeout: Duration,
-) -> Result<([Box<dyn Channel>; 2], Protection)> {
+    n: usize,
+    (accept_wait, io_timeout): (Duration, Duration),
+) -> Result<(Vec<Box<dyn Channel>>, Protection)> {
     let accepting = Instant::now();
-    let mut pending: HashMap<[u8; 16], [Option<Box<dyn Channel>>; 2]> = HashMap::new();
-    // After the first part, the second is a connection the same evaluator opened at once:
-    // it gets the I/O timeout, not what is left of --accept-timeout.
+    let mut pending: HashMap<[u8; 16], Vec<Option<Box<dyn Channel>>>> = HashMap::new();
+    // After the first part, the others are connections the same evaluator opened at once:
+    // they get the I/O timeout, not what is left of --accept-timeout.
     let mut first_in: Option<Instant> = None;
     loop {
         let left = match first_in {
@@ -98,14 +176,22 @@ fn accept_parts(
             Ok(a) => a,
             Err(e) if first_in.is_some() => {
                 return Err(e).context(
-                    "the evaluator opened one part of its --parallel ipp session and not the \
-                     other within the I/O timeout (--timeout)",
+                    "the evaluator opened one part of its --parallel ipp session and not all \
+                     the others within the I/O timeout (--timeout)",
                 )
             }
             Err(e) => return Err(e),
         };
         let (part, token) = read_hello(&mut *ch)?;
-        let parts = pending.entry(token).or_default();
+        if part >= n {
+            bail!(
+                "the evaluator opened part {part} of a session of {n} parts: both parties must \
+                 run the same circuit"
+            );
+        }
+        let parts = pending
+            .entry(token)
+            .or_insert_with(|| (0..n).map(|_| None).collect());
         if parts[part].is_some() {
             eprintln!("turned away a second connection for part {part} of one session");
             continue;
@@ -113,10 +199,8 @@ fn accept_parts(
         parts[part] = Some(ch);
         first_in.get_or_insert_with(Instant::now);
         if parts.iter().all(Option::is_some) {
-            let [Some(a), Some(b)] = pending.remove(&token).expect("just filled") else {
-                unreachable!("both parts are in")
-            };
-            return Ok(([a, b], protection));
+            let parts = pending.remove(&token).expect("just filled");
+            return Ok((parts.into_iter().flatten().collect(), protection));
         }
     }
 }
@@ -128,25 +212,24 @@ pub(crate) fn garbler(args: &GarblerArgs, started: Instant) -> Result<()> {
     // Prepared before listening, as a sequential garbler is: an evaluator that connects
     // finds a garbler ready to answer its handshake.
     let t = Instant::now();
-    let split = split(s, &start.loaded.circuit)?;
-    let party = IppParty::new(&split, Party::Garbler, s.options(), &start.input)?;
+    let plan = Plan::of(s, &start.loaded.circuit)?;
+    let party = Prepared::new(&plan, Party::Garbler, s.options(), &start.input)?;
     let setup_ms = ms(t.elapsed());
     // `listening on` stays the first line, for a launcher that reads it.
     let mut listener = listen(s, args.listen, &start.cfg)?;
-    describe(&split);
-    let ([part0, part1], protection) = accept_parts(
+    plan.describe();
+    let (parts, protection) = accept_parts(
         &mut listener,
         start.creds.as_ref(),
-        start.accept_wait,
-        start.cfg.io_timeout,
+        plan.parts(),
+        (start.accept_wait, start.cfg.io_timeout),
     )?;
     eprintln!(
-        "evaluator connected twice (protection: {})",
+        "evaluator connected {} times (protection: {})",
+        parts.len(),
         protection.name
     );
-    let report = party
-        .run(part0, part1)
-        .map_err(|e| anyhow!(e).context("the 2PC session (--parallel ipp) failed"))?;
+    let report = party.run(parts)?;
     let around = AroundSession {
         setup_ms,
         connect_ms: None,
@@ -204,9 +287,9 @@ pub(crate) fn evaluator(args: &EvaluatorArgs, started: Instant) -> Result<()> {
     let cfg = s.config(&loaded)?;
     let input = encode_party_input(&loaded.circuit, Party::Evaluator, &args.input)?;
     let t = Instant::now();
-    let split = split(s, &loaded.circuit)?;
+    let plan = Plan::of(s, &loaded.circuit)?;
     let split_ms = ms(t.elapsed());
-    describe(&split);
+    plan.describe();
     let peer = args.connect.resolve()?;
     let token: [u8; 16] = rand::random();
     // A part's connection, and the time it took.
@@ -217,43 +300,47 @@ pub(crate) fn evaluator(args: &EvaluatorArgs, started: Instant) -> Result<()> {
         })?;
         Ok((ch, ms(t.elapsed())))
     };
-    // Part 1 is dialled once part 0's connection is up (a listener such as `mtcp`'s sets up
-    // one connection at a time), beside part 0's handshake; both beside the preparing.
-    let both = || -> Result<[OpenedPart; 2]> {
-        let (ch0, c0) = dial(0)?;
+    // Each part is dialled once the one before is up (a listener such as `mtcp`'s sets up
+    // one connection at a time), beside the handshakes before it; all beside the preparing.
+    let open_all = || -> Result<Vec<OpenedPart>> {
         std::thread::scope(|scope| {
-            let first = scope.spawn(|| open_part(ch0, creds.as_ref(), 0, &token));
-            let second = dial(1).and_then(|(ch1, c1)| {
-                open_part(ch1, creds.as_ref(), 1, &token).map(|(ch1, h1)| (ch1, c1, h1))
-            });
-            let (ch0, h0) = join(first)?;
-            Ok([(ch0, c0, h0), second?])
+            let mut opening = Vec::new();
+            for part in 0..plan.parts() as u8 {
+                let (ch, c) = dial(part)?;
+                let creds = creds.as_ref();
+                let token = &token;
+                opening.push((scope.spawn(move || open_part(ch, creds, part, token)), c));
+            }
+            opening
+                .into_iter()
+                .map(|(h, c)| join(h).map(|(ch, hs)| (ch, c, hs)))
+                .collect()
         })
     };
     let (prepared, parts) = std::thread::scope(|scope| {
         let t = Instant::now();
-        let connecting = scope.spawn(both);
-        let prepared = IppParty::new(&split, Party::Evaluator, s.options(), &input)
+        let connecting = scope.spawn(open_all);
+        let prepared = Prepared::new(&plan, Party::Evaluator, s.options(), &input)
             .map(|party| (party, split_ms + ms(t.elapsed())));
         (prepared, join(connecting))
     });
     let (party, setup_ms) = prepared?;
-    let [(part0, c0, h0), (part1, c1, h1)] = parts?;
-    let protection = match (&creds, h0, h1) {
-        // The two handshakes ran side by side: the longer is the wait.
-        (Some(c), Some(a), Some(b)) => Protection {
+    let parts = parts?;
+    let connect_ms: f64 = parts.iter().map(|p| p.1).sum();
+    let handshakes: Vec<Option<f64>> = parts.iter().map(|p| p.2).collect();
+    let protection = match &creds {
+        // The handshakes ran side by side: the longest is the wait.
+        Some(c) => Protection {
             name: c.protection(),
-            handshake_ms: a.max(b),
+            handshake_ms: handshakes.iter().flatten().fold(0.0, |a: f64, &b| a.max(b)),
         },
-        _ => Protection::NONE,
+        None => Protection::NONE,
     };
-    let report = party
-        .run(part0, part1)
-        .map_err(|e| anyhow!(e).context("the 2PC session (--parallel ipp) failed"))?;
+    let report = party.run(parts.into_iter().map(|p| p.0).collect())?;
     let around = AroundSession {
         setup_ms,
-        // Part 1 was dialled after part 0 was up.
-        connect_ms: Some(c0 + c1),
+        // Each part was dialled after the one before was up.
+        connect_ms: Some(connect_ms),
         protection,
         started,
         transport: s.transport.to_string(),

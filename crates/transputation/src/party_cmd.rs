@@ -322,12 +322,6 @@ impl SessionArgs {
                  connection)"
             );
         }
-        if self.output != OutputMode::Both {
-            bail!(
-                "--parallel ipp needs both parties to learn the output (--output both): each \
-                 party garbles a part whose output it learns from the other"
-            );
-        }
         Ok(())
     }
 

@@ -29,9 +29,11 @@
 //! them: the caller connects (one connection per part, or one stream each of one
 //! connection) and hands them over in part order.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use transputation_circuits::{Party, Split};
+use rand::Rng;
+
+use transputation_circuits::{Mixed, Party, Split};
 use transputation_transport::{ByteCounts, Channel};
 
 use crate::error::Error;
@@ -114,33 +116,50 @@ impl<'s> IppParty<'s> {
             evaluating,
         } = self;
         let called = Instant::now();
-        // Each part with the time it ended: a part that fails drops its channel, which the
-        // peer's matching part sees at once.
-        let timed = |r: Result<Report, Error>| (r, Instant::now());
-        let (garbled, evaluated) = std::thread::scope(|scope| match role {
-            Party::Garbler => {
-                let other = scope.spawn(move || timed(evaluating.run(part1)));
-                let mine = timed(garbling.run(part0));
-                (mine, join(other))
-            }
-            Party::Evaluator => {
-                let other = scope.spawn(move || timed(garbling.run(part1)));
-                let mine = timed(evaluating.run(part0));
-                (join(other), mine)
-            }
-        });
-        // The earlier failure is the one to name: the later is often its consequence (the
-        // peer, having failed one part, gave up on both).
-        let (garbled, evaluated) = match (garbled, evaluated) {
-            ((Ok(g), _), (Ok(e), _)) => (g, e),
-            ((Err(a), at), (Err(b), bt)) => return Err(if at <= bt { a } else { b }),
-            ((Err(e), _), _) | (_, (Err(e), _)) => return Err(e),
-        };
+        let (garbled, evaluated) = run_both(role, garbling, evaluating, part0, part1)?;
         let by_part = match role {
             Party::Garbler => [&garbled, &evaluated],
             Party::Evaluator => [&evaluated, &garbled],
         };
-        Ok(merge(role, split, by_part, called))
+        let output = match (&by_part[0].output, &by_part[1].output) {
+            (Some(a), Some(b)) => Some(split.merge_outputs(&[a.clone(), b.clone()])),
+            _ => None,
+        };
+        Ok(merge(role, output, &by_part, called))
+    }
+}
+
+/// Runs `role`'s session that garbles and the one that evaluates at once, on the channels
+/// of parts 0 and 1 (the garbler garbles part 0); the reports of the one it garbled and of
+/// the one it evaluated.
+fn run_both<C0: Channel, C1: Channel>(
+    role: Party,
+    garbling: Garbler<'_>,
+    evaluating: Evaluator<'_>,
+    part0: C0,
+    part1: C1,
+) -> Result<(Report, Report), Error> {
+    // Each part with the time it ended: a part that fails drops its channel, which the
+    // peer's matching part sees at once.
+    let timed = |r: Result<Report, Error>| (r, Instant::now());
+    let (garbled, evaluated) = std::thread::scope(|scope| match role {
+        Party::Garbler => {
+            let other = scope.spawn(move || timed(evaluating.run(part1)));
+            let mine = timed(garbling.run(part0));
+            (mine, join(other))
+        }
+        Party::Evaluator => {
+            let other = scope.spawn(move || timed(garbling.run(part1)));
+            let mine = timed(evaluating.run(part0));
+            (join(other), mine)
+        }
+    });
+    // The earlier failure is the one to name: the later is often its consequence (the
+    // peer, having failed one part, gave up on both).
+    match (garbled, evaluated) {
+        ((Ok(g), _), (Ok(e), _)) => Ok((g, e)),
+        ((Err(a), at), (Err(b), bt)) => Err(if at <= bt { a } else { b }),
+        ((Err(e), _), _) | (_, (Err(e), _)) => Err(e),
     }
 }
 
@@ -148,50 +167,155 @@ fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
-/// One report of both parts (`by_part` in part order) for `role`.
-fn merge(role: Party, split: &Split, by_part: [&Report; 2], called: Instant) -> Report {
-    let output = match (&by_part[0].output, &by_part[1].output) {
-        (Some(a), Some(b)) => Some(split.merge_outputs(&[a.clone(), b.clone()])),
-        _ => None,
-    };
-    let start = by_part
+/// One report of a computation's sessions (`parts`) for `role`, with its `output`: times
+/// from the earliest session's start to the latest's output, bytes of all.
+fn merge(role: Party, output: Option<Vec<bool>>, parts: &[&Report], called: Instant) -> Report {
+    let start = parts
         .iter()
         .map(|r| r.output_at.checked_sub(r.total).unwrap_or(called))
         .min()
         .unwrap_or(called);
-    let output_at = by_part.iter().map(|r| r.output_at).max().unwrap_or(called);
+    let output_at = parts.iter().map(|r| r.output_at).max().unwrap_or(called);
     let total = output_at.saturating_duration_since(start);
     let sum_parts = |f: fn(&Report) -> ByteParts| {
-        let (a, b) = (f(by_part[0]), f(by_part[1]));
-        ByteParts {
-            header: a.header + b.header,
-            ot: a.ot + b.ot,
-            labels: a.labels + b.labels,
-            tables: a.tables + b.tables,
-            decoding: a.decoding + b.decoding,
-            output: a.output + b.output,
-            framing: a.framing + b.framing,
-        }
+        parts
+            .iter()
+            .map(|r| f(r))
+            .fold(ByteParts::default(), |a, b| ByteParts {
+                header: a.header + b.header,
+                ot: a.ot + b.ot,
+                labels: a.labels + b.labels,
+                tables: a.tables + b.tables,
+                decoding: a.decoding + b.decoding,
+                output: a.output + b.output,
+                framing: a.framing + b.framing,
+            })
     };
+    let max = |f: fn(&Report) -> Duration| parts.iter().map(|r| f(r)).max().unwrap_or_default();
     Report {
         role,
         computation: 1,
         online: (role == Party::Evaluator).then_some(total),
         output,
         total,
-        // The parts' OTs run side by side: the longer is the wait.
-        ot: by_part[0].ot.max(by_part[1].ot),
-        round_trips: by_part[0].round_trips.max(by_part[1].round_trips),
-        paper: by_part[0].paper.max(by_part[1].paper),
+        // Parts run side by side (or one after the other, for the glue): the longest
+        // OT and paper's measure of any one part.
+        ot: max(|r| r.ot),
+        round_trips: parts.iter().map(|r| r.round_trips).max().unwrap_or(0),
+        paper: max(|r| r.paper),
         output_at,
-        garble: by_part[0].garble + by_part[1].garble,
-        eval: by_part[0].eval + by_part[1].eval,
+        garble: parts.iter().map(|r| r.garble).sum(),
+        eval: parts.iter().map(|r| r.eval).sum(),
         sent: sum_parts(|r| r.sent),
         received: sum_parts(|r| r.received),
         channel: ByteCounts {
-            sent: by_part[0].channel.sent + by_part[1].channel.sent,
-            received: by_part[0].channel.received + by_part[1].channel.received,
+            sent: parts.iter().map(|r| r.channel.sent).sum(),
+            received: parts.iter().map(|r| r.channel.received).sum(),
         },
+    }
+}
+
+/// One party's sessions of a computation cut into two regions and the glue
+/// ([`transputation_circuits::Mixed`]; the paper's §5.2): it garbles one region and
+/// evaluates the other at once, each region's outputs blinded by its garbler's random bits
+/// and learned, so blinded, by its evaluator alone; then the garbler garbles the glue,
+/// which takes each party's shares as its input and XORs them back.
+pub struct MixedParty<'m> {
+    role: Party,
+    mixed: &'m Mixed,
+    options: Options,
+    /// This party's input bits of the original circuit.
+    own: Vec<bool>,
+    /// The random bits blinding the outputs of the region this party garbles.
+    blinding: Vec<bool>,
+    garbling: Garbler<'m>,
+    evaluating: Evaluator<'m>,
+}
+
+impl<'m> MixedParty<'m> {
+    /// Prepares `role`'s region sessions of `mixed`; `input` is `role`'s input bits of the
+    /// original circuit. The glue's output goes as `options.output` says.
+    ///
+    /// # Errors
+    /// As [`Garbler::new`] and [`Evaluator::new`].
+    pub fn new(
+        mixed: &'m Mixed,
+        role: Party,
+        options: Options,
+        input: &[bool],
+    ) -> Result<MixedParty<'m>, Error> {
+        let (g, e) = match role {
+            Party::Garbler => (0, 1),
+            Party::Evaluator => (1, 0),
+        };
+        // A region's output is its blinded bits, for its evaluator alone.
+        let regions = Options {
+            output: OutputMode::Evaluator,
+            ..options.clone()
+        };
+        let mut rng = rand::thread_rng();
+        let garbled = &mixed.regions[g];
+        let blinding: Vec<bool> = (0..garbled.circuit.n_outputs())
+            .map(|_| rng.gen())
+            .collect();
+        let mut garbler_input = garbled.input_of(role, input);
+        garbler_input.extend(&blinding);
+        let garbling = Garbler::new(&garbled.circuit, regions.clone(), &garbler_input)?;
+        let evaluated = &mixed.regions[e];
+        let evaluating = Evaluator::new(
+            &evaluated.circuit,
+            regions,
+            &evaluated.input_of(role, input),
+        )?;
+        Ok(MixedParty {
+            role,
+            mixed,
+            options,
+            own: input.to_vec(),
+            blinding,
+            garbling,
+            evaluating,
+        })
+    }
+
+    /// Runs both regions at once on the channels of parts 0 and 1, then the glue on
+    /// `glue`'s; one report of the whole computation, its output the glue's.
+    pub fn run<C0, C1, C2>(self, part0: C0, part1: C1, glue: C2) -> Result<Report, Error>
+    where
+        C0: Channel,
+        C1: Channel,
+        C2: Channel,
+    {
+        let MixedParty {
+            role,
+            mixed,
+            options,
+            own,
+            blinding,
+            garbling,
+            evaluating,
+        } = self;
+        let called = Instant::now();
+        let (garbled, evaluated) = run_both(role, garbling, evaluating, part0, part1)?;
+        let Some(learned) = &evaluated.output else {
+            return Err(Error::Input(
+                "a region's evaluator learned no output (a region's output is for its \
+                 evaluator)"
+                    .into(),
+            ));
+        };
+        let mine = match role {
+            Party::Garbler => 0,
+            Party::Evaluator => 1,
+        };
+        let mut input = mixed.glue.input_of(role, &own);
+        input.extend(mixed.shares(mine, &blinding, learned));
+        let glued = match role {
+            Party::Garbler => Garbler::new(&mixed.glue.circuit, options, &input)?.run(glue)?,
+            Party::Evaluator => Evaluator::new(&mixed.glue.circuit, options, &input)?.run(glue)?,
+        };
+        let output = glued.output.clone();
+        Ok(merge(role, output, &[&garbled, &evaluated, &glued], called))
     }
 }
 
@@ -305,6 +429,59 @@ mod tests {
         for name in ["mexp", "mvmul"] {
             assert!(ran.contains(&name), "{name} did not split: {ran:?}");
         }
+    }
+
+    /// Both parties' sessions of a cut circuit (two regions, then the glue) over
+    /// in-memory channels.
+    fn mixed(circuit: &Circuit, options: Options, g_hex: &str, e_hex: &str) -> (Report, Report) {
+        let m = Mixed::of(circuit).unwrap();
+        let g_in = encode_party_input(circuit, Party::Garbler, g_hex).unwrap();
+        let e_in = encode_party_input(circuit, Party::Evaluator, e_hex).unwrap();
+        let t = std::time::Duration::from_secs(20);
+        let ((g0, e0), (g1, e1), (g2, e2)) = (memory_pair(t), memory_pair(t), memory_pair(t));
+        let g = MixedParty::new(&m, Party::Garbler, options.clone(), &g_in).unwrap();
+        let e = MixedParty::new(&m, Party::Evaluator, options, &e_in).unwrap();
+        std::thread::scope(|s| {
+            let gr = s.spawn(move || g.run(g0, g1, g2));
+            let er = e.run(e0, e1, e2).unwrap();
+            (gr.join().unwrap().unwrap(), er)
+        })
+    }
+
+    #[test]
+    fn biomatch_cut_in_regions_and_glue_gives_its_output_under_every_scheme() {
+        use rand::SeedableRng;
+        let c = library::load("biomatch:n=8,d=2,bits=8").unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        for scheme in [Scheme::Ideal, Scheme::Prf, Scheme::Circular] {
+            let g_hex: String = (0..16)
+                .map(|_| format!("{:02x}", rng.gen::<u8>() & 0x3f))
+                .collect();
+            let e_hex: String = (0..2)
+                .map(|_| format!("{:02x}", rng.gen::<u8>() & 0x3f))
+                .collect();
+            let want = c.eval_hex(&g_hex, &e_hex).unwrap();
+            let (g, e) = mixed(&c, Options::new(scheme), &g_hex, &e_hex);
+            for r in [&g, &e] {
+                assert_eq!(
+                    decode_outputs(&c, r.output.as_ref().unwrap()),
+                    want,
+                    "{scheme:?}"
+                );
+            }
+            assert!(g.sent.tables > 0 && e.sent.tables > 0);
+        }
+        // The glue may keep the output from the garbler, as a sequential session does.
+        let options = Options {
+            output: OutputMode::Evaluator,
+            ..Options::new(Scheme::Ideal)
+        };
+        let (g, e) = mixed(&c, options, &"01".repeat(16), "0203");
+        assert!(g.output.is_none());
+        assert_eq!(
+            decode_outputs(&c, e.output.as_ref().unwrap()),
+            c.eval_hex(&"01".repeat(16), "0203").unwrap()
+        );
     }
 
     #[test]

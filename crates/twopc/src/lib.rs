@@ -221,7 +221,7 @@ pub use error::Error;
 pub use evaluator::{Evaluator, EvaluatorSession};
 pub use garbler::Garbler;
 pub use header::{SessionHeader, HEADER_LEN, PROTOCOL_VERSION, SAME_FLOW_SINCE};
-pub use ipp::IppParty;
+pub use ipp::{IppParty, MixedParty};
 pub use messages::{LabelTransfer, OT_CHUNK};
 pub use options::{Options, OutputMode};
 pub use report::{ByteParts, Part, Report};

@@ -81,7 +81,19 @@ fn a_raced_session_runs_whole_and_both_name_the_winner_and_a_stranger_lane_is_re
     .unwrap();
     stranger.write_all(&forged).unwrap();
     let sent: Vec<u8> = (0..6_000_000u32).map(|i| (i % 249) as u8).collect();
-    garbler.channel.send(&sent).unwrap();
+    // The garbler takes the lanes when it sends and they have joined, without waiting for
+    // them: a first send of the whole stream before they join (a loaded machine) would go
+    // on the first connection alone, leaving the race nothing to judge. So the stream's
+    // first megabyte goes in small pieces until the race has started, then the rest.
+    let (mut at, started) = (0, std::time::Instant::now());
+    while at < 1_000_000 && !news.outcome.lock().unwrap().started {
+        garbler.channel.send(&sent[at..at + 4096]).unwrap();
+        garbler.channel.flush().unwrap();
+        at += 4096;
+        thread::sleep(Duration::from_millis(10));
+        assert!(started.elapsed() < PATIENCE, "the lanes never joined");
+    }
+    garbler.channel.send(&sent[at..]).unwrap();
     let mut done = [0u8; 4];
     garbler.channel.recv(&mut done).unwrap();
     assert_eq!(&done, b"done");
