@@ -265,8 +265,13 @@ fn build(
     for o in c.outputs() {
         o.wires.iter().copied().for_each(&mut cross);
     }
-    let mut regions = Vec::with_capacity(2);
-    for (p, load) in loads.into_iter().enumerate() {
+    let given: Vec<WireId> = crossing
+        .iter()
+        .map(|&(r, j)| crossing_wires[r][j])
+        .collect();
+    // Each part reads the whole circuit: the three are built side by side.
+    let (region_of, crossing_wires, given) = (&region_of, &crossing_wires, &given);
+    let region = |p: usize| {
         let keep: Vec<bool> = c
             .gates()
             .iter()
@@ -279,37 +284,42 @@ fn build(
             blind: true,
             swap: p == 1,
         };
-        regions.push(
-            shape
-                .build(c, &cut.free, load)
-                .map_err(|source| SplitError::Part { part: p, source })?,
-        );
-    }
-    let keep: Vec<bool> = c
-        .gates()
-        .iter()
-        .map(|g| cut.glue[g.output() as usize])
-        .collect();
-    let given: Vec<WireId> = crossing
-        .iter()
-        .map(|&(r, j)| crossing_wires[r][j])
-        .collect();
-    let outputs = c
-        .outputs()
-        .iter()
-        .map(|o| (o.name.clone(), o.wires.clone()))
-        .collect();
-    let shape = Shape {
-        keep: &keep,
-        given: &given,
-        outputs,
-        blind: false,
-        swap: false,
+        shape
+            .build(c, &cut.free, loads[p])
+            .map_err(|source| SplitError::Part { part: p, source })
     };
-    let glue = shape
-        .build(c, &cut.free, cut.glue_ands)
-        .map_err(|source| SplitError::Part { part: 2, source })?;
-    let [r0, r1]: [RegionPart; 2] = regions.try_into().expect("two regions");
+    let glue = || {
+        let keep: Vec<bool> = c
+            .gates()
+            .iter()
+            .map(|g| cut.glue[g.output() as usize])
+            .collect();
+        let outputs = c
+            .outputs()
+            .iter()
+            .map(|o| (o.name.clone(), o.wires.clone()))
+            .collect();
+        let shape = Shape {
+            keep: &keep,
+            given,
+            outputs,
+            blind: false,
+            swap: false,
+        };
+        shape
+            .build(c, &cut.free, cut.glue_ands)
+            .map_err(|source| SplitError::Part { part: 2, source })
+    };
+    let (r0, r1, glue) = std::thread::scope(|scope| {
+        let r1 = scope.spawn(|| region(1));
+        let glue = scope.spawn(glue);
+        let r0 = region(0);
+        let join = |h: std::thread::ScopedJoinHandle<'_, _>| {
+            h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+        };
+        (r0, join(r1), join(glue))
+    });
+    let (r0, r1, glue) = (r0?, r1?, glue?);
     Ok(Mixed {
         regions: [r0, r1],
         glue,

@@ -17,11 +17,22 @@
 //! nothing else from either part's transcript (each session's simulation-based proof), and
 //! the parts are independent functionalities, so by the composition theorem for
 //! semi-honest security (Hazay and Lindell, as the paper cites) the pair computes `f`
-//! securely. A purely parallel functionality needs no share conversion between parts (the
-//! paper's "transferring roles", §5.2, is for regions whose results feed sequential code).
-//! Both parties must learn the output ([`OutputMode::Both`]): in part 1 the original
-//! evaluator is the garbler, who learns the output only when the evaluator sends it; an
-//! evaluator-only output would give the original garbler part 1's result, so it is refused.
+//! securely. [`IppParty`] refuses an output for the evaluator alone ([`OutputMode::Both`]
+//! only): in part 1 the original garbler is that session's evaluator and would learn part
+//! 1's output.
+//!
+//! [`MixedParty`] runs a circuit cut into two regions and the glue that joins them
+//! ([`transputation_circuits::Mixed`], the paper's §5.2, "transferring roles"). Each region
+//! is a session whose output goes to its evaluator alone and whose every output bit `o` is
+//! blinded inside the circuit by a fresh random input bit `r` of the region's garbler: the
+//! evaluator learns `o ⊕ r`, uniform to it, the garbler nothing; each party holds one XOR
+//! share of each crossing bit. The glue is a third session, garbled by the garbler, whose
+//! inputs are those shares (the evaluator's by oblivious transfer) and whose circuit XORs
+//! them back before its first gate: no crossing value is seen in the clear, and the glue's
+//! output goes as the caller's [`OutputMode`] says. The paper draws the blinding bits at
+//! the region's evaluator and shows the blinded output to its garbler; drawing them at the
+//! garbler and showing the evaluator is the same construction with the shares' holders
+//! exchanged, and the sessions compose as before.
 //!
 //! # Channels
 //!
