@@ -1,18 +1,21 @@
 //! `--parallel ipp` on `garbler` and `evaluator` (and on `run`, which starts both):
 //! inter-party parallelism. The circuit is split into two independent parts
-//! (`transputation_circuits::Split`); the garbler garbles part 0 for the evaluator while the
-//! evaluator garbles part 1 for the garbler (`transputation_2pc::IppParty`), each part on a
-//! connection of its own over the named transport, so that both directions of the link
-//! carry tables.
+//! (`transputation_circuits::Split`), or cut into two regions and the glue that joins them
+//! (`transputation_circuits::Mixed`); the garbler garbles part 0 for the evaluator while the
+//! evaluator garbles part 1 for the garbler (`transputation_2pc::IppParty`, `MixedParty`),
+//! each part on a connection of its own over the named transport, so that both directions of
+//! the link carry tables; a cut's glue runs afterwards on a third connection.
 //!
-//! The evaluator opens part 0's connection, then part 1's (beside part 0's handshake), and
-//! begins each, inside its protected channel (whose handshake therefore runs before the
-//! session, not with its first messages), with a hello of [`HELLO_LEN`] bytes: [`MAGIC`], the part (0 or 1) and a 16-byte
-//! token it drew for this session. The garbler pairs connections by token and runs the first
-//! pair that has both parts; a connection whose hello repeats a part of its token is turned
-//! away, and one whose first bytes are no hello (an evaluator without `--parallel ipp`) ends
-//! the session with a message saying so. Once the first part is in, the second must come
-//! within the I/O timeout (`--timeout`).
+//! The evaluator opens each part's connection once the one before is up (beside the
+//! handshakes before it), and begins each, inside its protected channel (whose handshake
+//! therefore runs before the session, not with its first messages), with a hello of
+//! [`HELLO_LEN`] bytes: [`MAGIC`], the part, the number of parts and a 16-byte token it drew
+//! for this session. The garbler pairs connections by token and runs the first set that has
+//! every part; a connection whose hello repeats a part of its token is turned away, one
+//! whose first bytes are no hello (an evaluator without `--parallel ipp`) or whose number of
+//! parts is not the garbler's (the parties cut the circuit differently: another circuit or
+//! `--output`) ends the session with a message saying so. Once the first part is in, the
+//! others must come within the I/O timeout (`--timeout`).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -31,21 +34,21 @@ use crate::secure_cmd::{self, Protection};
 
 /// The first bytes of an IPP connection's hello.
 pub(crate) const MAGIC: &[u8; 6] = b"TPIPP1";
-/// Magic, part, token.
-pub(crate) const HELLO_LEN: usize = MAGIC.len() + 1 + 16;
-/// Connections of a session at most: two regions and the glue.
-const MAX_PARTS: usize = 3;
+/// Magic, part, parts, token.
+pub(crate) const HELLO_LEN: usize = MAGIC.len() + 2 + 16;
 
-fn hello(part: u8, token: &[u8; 16]) -> [u8; HELLO_LEN] {
+fn hello(part: u8, parts: u8, token: &[u8; 16]) -> [u8; HELLO_LEN] {
     let mut h = [0u8; HELLO_LEN];
     h[..MAGIC.len()].copy_from_slice(MAGIC);
     h[MAGIC.len()] = part;
-    h[MAGIC.len() + 1..].copy_from_slice(token);
+    h[MAGIC.len() + 1] = parts;
+    h[MAGIC.len() + 2..].copy_from_slice(token);
     h
 }
 
-/// Reads an evaluator's hello: the part it opens the connection for, and its token.
-fn read_hello(ch: &mut dyn Channel) -> Result<(usize, [u8; 16])> {
+/// Reads an evaluator's hello: the part it opens the connection for, and its token; its
+/// session must have `parts` parts, as this garbler's has.
+fn read_hello(ch: &mut dyn Channel, parts: usize) -> Result<(usize, [u8; 16])> {
     let mut h = [0u8; HELLO_LEN];
     ch.recv(&mut h)
         .context("reading the evaluator's --parallel ipp hello")?;
@@ -56,11 +59,19 @@ fn read_hello(ch: &mut dyn Channel) -> Result<(usize, [u8; 16])> {
         );
     }
     let part = usize::from(h[MAGIC.len()]);
-    if part >= MAX_PARTS {
-        bail!("the evaluator's IPP hello names part {part}; a session has parts 0 to 2");
+    let theirs = usize::from(h[MAGIC.len() + 1]);
+    if theirs != parts {
+        bail!(
+            "the evaluator cut the circuit into {theirs} parts, this garbler into {parts}: \
+             give both parties the same circuit and --output (an output for the evaluator \
+             alone runs through a glue, a third part)"
+        );
+    }
+    if part >= parts {
+        bail!("the evaluator's IPP hello names part {part} of {parts}");
     }
     let mut token = [0u8; 16];
-    token.copy_from_slice(&h[MAGIC.len() + 1..]);
+    token.copy_from_slice(&h[MAGIC.len() + 2..]);
     Ok((part, token))
 }
 
@@ -76,14 +87,20 @@ impl Plan {
     /// output goes to both (a party learns each piece's output), else regions and glue.
     fn of(s: &SessionArgs, circuit: &transputation_circuits::Circuit) -> Result<Plan> {
         let context = || format!("--parallel ipp on {}", s.circuit);
-        match Split::of(circuit, 2) {
+        let pieces = match Split::of(circuit, 2) {
             Ok(split) if s.output == OutputMode::Both => return Ok(Plan::Parallel(split)),
-            Ok(_) | Err(SplitError::TooFewComponents { .. }) => {}
+            Ok(_) => true,
+            Err(SplitError::TooFewComponents { .. }) => false,
             Err(e) => return Err(e).with_context(context),
-        }
+        };
         Mixed::of(circuit)
             .map(|m| Plan::Cut(Box::new(m)))
             .map_err(|e| match e {
+                SplitError::TooFewComponents { .. } if pieces => anyhow!(
+                    "the circuit's independent parts are too uneven to run through a glue \
+                     (one region would have less than 30 % of the AND gates), as an output \
+                     for the evaluator alone needs: give --output both"
+                ),
                 SplitError::TooFewComponents { .. } => anyhow!(
                     "the circuit has no independent parts and no cut into two balanced \
                      regions with at most 20 % of its AND gates after them (it is one chain, \
@@ -182,13 +199,7 @@ fn accept_parts(
             }
             Err(e) => return Err(e),
         };
-        let (part, token) = read_hello(&mut *ch)?;
-        if part >= n {
-            bail!(
-                "the evaluator opened part {part} of a session of {n} parts: both parties must \
-                 run the same circuit"
-            );
-        }
+        let (part, token) = read_hello(&mut *ch, n)?;
         let parts = pending
             .entry(token)
             .or_insert_with(|| (0..n).map(|_| None).collect());
@@ -250,7 +261,7 @@ pub(crate) fn garbler(args: &GarblerArgs, started: Instant) -> Result<()> {
 fn open_part(
     ch: Box<dyn Channel>,
     creds: Option<&Credentials>,
-    part: u8,
+    (part, parts): (u8, u8),
     token: &[u8; 16],
 ) -> Result<(Box<dyn Channel>, Option<f64>)> {
     let opened = |e: transputation_transport::Error| {
@@ -259,14 +270,14 @@ fn open_part(
     Ok(match creds {
         Some(c) => {
             let mut ch = secure_cmd::client(ch, c, None)?;
-            ch.send(&hello(part, token)).map_err(opened)?;
+            ch.send(&hello(part, parts, token)).map_err(opened)?;
             ch.flush().map_err(opened)?;
             let handshake = secure_cmd::client_protection(&ch, c)?.handshake_ms;
             (Box::new(ch), Some(handshake))
         }
         None => {
             let mut ch = ch;
-            ch.send(&hello(part, token)).map_err(opened)?;
+            ch.send(&hello(part, parts, token)).map_err(opened)?;
             ch.flush().map_err(opened)?;
             (ch, None)
         }
@@ -309,7 +320,11 @@ pub(crate) fn evaluator(args: &EvaluatorArgs, started: Instant) -> Result<()> {
                 let (ch, c) = dial(part)?;
                 let creds = creds.as_ref();
                 let token = &token;
-                opening.push((scope.spawn(move || open_part(ch, creds, part, token)), c));
+                let parts = plan.parts() as u8;
+                opening.push((
+                    scope.spawn(move || open_part(ch, creds, (part, parts), token)),
+                    c,
+                ));
             }
             opening
                 .into_iter()

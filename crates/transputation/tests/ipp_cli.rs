@@ -234,7 +234,8 @@ fn a_garbler_waits_for_the_second_part_no_longer_than_its_timeout() {
     let (g, addr) = ipp_garbler();
     // One part's connection and hello, never the other.
     let mut part0 = std::net::TcpStream::connect(&addr).unwrap();
-    let mut hello = b"TPIPP1\x00".to_vec();
+    // Part 0 of 2.
+    let mut hello = b"TPIPP1\x00\x02".to_vec();
     hello.extend([7u8; 16]);
     part0.write_all(&hello).unwrap();
     let started = std::time::Instant::now();
@@ -243,4 +244,40 @@ fn a_garbler_waits_for_the_second_part_no_longer_than_its_timeout() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     let err = g.stderr.join().unwrap();
     assert!(err.contains("opened one part"), "{err}");
+}
+
+#[test]
+fn parties_that_cut_the_circuit_differently_are_told_so() {
+    // An output for the evaluator alone runs through a glue (three parts), an output for
+    // both in two: a garbler and an evaluator that differ in --output cut differently.
+    let (g, addr) = common::garbler(&[
+        "--circuit",
+        MVMUL,
+        "--input",
+        MVMUL_G,
+        "--insecure",
+        "--parallel",
+        "ipp",
+        "--output",
+        "evaluator",
+    ]);
+    let out = common::bin()
+        .args(["evaluator", "--connect", &addr, "--circuit", MVMUL])
+        .args([
+            "--input",
+            MVMUL_E,
+            "--insecure",
+            "--timeout",
+            "3",
+            "--parallel",
+            "ipp",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let mut child = g.child;
+    assert!(!child.wait().unwrap().success());
+    let err = g.stderr.join().unwrap();
+    assert!(err.contains("into 2 parts, this garbler into 3"), "{err}");
 }

@@ -209,8 +209,8 @@ fn merge(role: Party, output: Option<Vec<bool>>, parts: &[&Report], called: Inst
         online: (role == Party::Evaluator).then_some(total),
         output,
         total,
-        // Parts run side by side (or one after the other, for the glue): the longest
-        // OT and paper's measure of any one part.
+        // Parts that run side by side: the longest OT and paper's measure of any one
+        // (a caller whose parts run one after another adds theirs).
         ot: max(|r| r.ot),
         round_trips: parts.iter().map(|r| r.round_trips).max().unwrap_or(0),
         paper: max(|r| r.paper),
@@ -326,7 +326,13 @@ impl<'m> MixedParty<'m> {
             Party::Evaluator => Evaluator::new(&mixed.glue.circuit, options, &input)?.run(glue)?,
         };
         let output = glued.output.clone();
-        Ok(merge(role, output, &[&garbled, &evaluated, &glued], called))
+        let mut report = merge(role, output, &[&garbled, &evaluated, &glued], called);
+        // The glue comes after the regions: its waits add to theirs.
+        let regions = merge(role, None, &[&garbled, &evaluated], called);
+        report.ot = regions.ot + glued.ot;
+        report.paper = regions.paper + glued.paper;
+        report.round_trips = regions.round_trips + glued.round_trips;
+        Ok(report)
     }
 }
 
