@@ -38,6 +38,14 @@ impl Party {
             Party::Evaluator => "evaluator",
         }
     }
+
+    /// The other party.
+    pub fn other(self) -> Party {
+        match self {
+            Party::Garbler => Party::Evaluator,
+            Party::Evaluator => Party::Garbler,
+        }
+    }
 }
 
 impl fmt::Display for Party {

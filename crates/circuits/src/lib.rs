@@ -21,6 +21,7 @@
 
 pub mod bristol;
 pub mod builder;
+mod carve;
 mod circuit;
 pub mod encoding;
 mod gate;

@@ -27,9 +27,9 @@
 //! of the pieces' AND gates, with at most 20 % of all AND gates in the glue: the coarsest
 //! cut that balances, so that the fewest bits cross.
 
-use crate::circuit::{Circuit, Gate, InputGroup, OutputGroup, Party, WireId};
-use crate::split::{InputSource, SplitError};
-use crate::BitOrder;
+use crate::carve::{find, input_of, InputSource, Shape};
+use crate::circuit::{Circuit, Gate, Party, WireId};
+use crate::split::SplitError;
 
 /// One region or the glue: a circuit and where its inputs come from.
 #[derive(Clone, Debug)]
@@ -48,11 +48,7 @@ impl RegionPart {
     /// The part circuit's input bits of the original groups owned by `party` (of the
     /// original circuit), from that party's original input bits.
     pub fn input_of(&self, party: Party, own: &[bool]) -> Vec<bool> {
-        self.inputs
-            .iter()
-            .filter(|s| s.party == party)
-            .map(|s| own[s.index as usize])
-            .collect()
+        input_of(&self.inputs, party, own)
     }
 }
 
@@ -206,15 +202,6 @@ impl Cut {
     }
 }
 
-fn find(parent: &mut [u32], mut w: u32) -> u32 {
-    while parent[w as usize] != w {
-        let up = parent[parent[w as usize] as usize];
-        parent[w as usize] = up;
-        w = up;
-    }
-    w
-}
-
 /// The three circuits of a cut.
 fn build(
     c: &Circuit,
@@ -244,13 +231,13 @@ fn build(
         .collect();
     // The crossing wires: region wires that glue gates or outputs read, once each, in wire
     // order of first use.
-    let mut crossing_of = vec![u32::MAX; n];
+    let mut crossed = vec![false; n];
     let mut crossing_wires: [Vec<WireId>; 2] = [Vec::new(), Vec::new()];
     let mut crossing = Vec::new();
     let mut cross = |w: WireId| {
         let r = region_of[w as usize];
-        if r != u8::MAX && crossing_of[w as usize] == u32::MAX {
-            crossing_of[w as usize] = crossing.len() as u32;
+        if r != u8::MAX && !crossed[w as usize] {
+            crossed[w as usize] = true;
             let list = &mut crossing_wires[r as usize];
             crossing.push((r as usize, list.len()));
             list.push(w);
@@ -284,9 +271,14 @@ fn build(
             blind: true,
             swap: p == 1,
         };
-        shape
-            .build(c, &cut.free, loads[p])
-            .map_err(|source| SplitError::Part { part: p, source })
+        let (circuit, inputs) = shape
+            .build(c, &cut.free)
+            .map_err(|source| SplitError::Part { part: p, source })?;
+        Ok(RegionPart {
+            circuit,
+            inputs,
+            and_gates: loads[p],
+        })
     };
     let glue = || {
         let keep: Vec<bool> = c
@@ -306,9 +298,14 @@ fn build(
             blind: false,
             swap: false,
         };
-        shape
-            .build(c, &cut.free, cut.glue_ands)
-            .map_err(|source| SplitError::Part { part: 2, source })
+        let (circuit, inputs) = shape
+            .build(c, &cut.free)
+            .map_err(|source| SplitError::Part { part: 2, source })?;
+        Ok(RegionPart {
+            circuit,
+            inputs,
+            and_gates: cut.glue_ands,
+        })
     };
     let (r0, r1, glue) = std::thread::scope(|scope| {
         let r1 = scope.spawn(|| region(1));
@@ -327,203 +324,11 @@ fn build(
     })
 }
 
-/// What one part circuit is made of.
-struct Shape<'a> {
-    /// The original gates it keeps (besides the free gates it needs).
-    keep: &'a [bool],
-    /// Wires it is given as XOR shares (the glue's crossing wires), in share order.
-    given: &'a [WireId],
-    /// Its output groups, as original wires.
-    outputs: Vec<(String, Vec<WireId>)>,
-    /// Whether each output bit is blinded by a garbler input bit of its own.
-    blind: bool,
-    /// Whether the original groups change hands (a region the evaluator garbles).
-    swap: bool,
-}
-
-impl Shape<'_> {
-    /// The original gates the part computes (its kept gates and the free gates it reads)
-    /// and the wires it reads that it does not compute (free wires and inputs).
-    fn gates_to_include(
-        &self,
-        c: &Circuit,
-        free: &[bool],
-        is_given: &[bool],
-    ) -> (Vec<bool>, Vec<bool>) {
-        let gates = c.gates();
-        // The free wires it reads: those of its kept gates and outputs, then (gates
-        // backwards) those the free gates it reads read.
-        let mut need = vec![false; c.num_wires() as usize];
-        let mut include = self.keep.to_vec();
-        let mark = |need: &mut [bool], w: WireId| {
-            if free[w as usize] && !is_given[w as usize] {
-                need[w as usize] = true;
-            }
-        };
-        for (i, g) in gates.iter().enumerate() {
-            if self.keep[i] {
-                let (a, b) = g.inputs();
-                std::iter::once(a).chain(b).for_each(|w| mark(&mut need, w));
-            }
-        }
-        for (_, wires) in &self.outputs {
-            wires.iter().for_each(|&w| mark(&mut need, w));
-        }
-        for (i, g) in gates.iter().enumerate().rev() {
-            let out = g.output() as usize;
-            if free[out] && need[out] && !self.keep[i] {
-                include[i] = true;
-                let (a, b) = g.inputs();
-                std::iter::once(a)
-                    .chain(b)
-                    .for_each(|w| need[w as usize] = true);
-            }
-        }
-        (include, need)
-    }
-
-    /// The original input wires the part reads, numbered first (`renum`), as groups (each
-    /// original group's used wires; parties swapped where the part says so), and where each
-    /// comes from.
-    fn input_groups(
-        &self,
-        c: &Circuit,
-        need: &[bool],
-        renum: &mut [WireId],
-    ) -> (Vec<InputSource>, Vec<InputGroup>) {
-        let mut inputs = Vec::new();
-        let mut groups = Vec::new();
-        let mut seen = [0u32; 2];
-        for (group, range) in c.input_ranges() {
-            let owner = usize::from(group.party == Party::Evaluator);
-            let mut len = 0u32;
-            for w in range {
-                if need[w as usize] {
-                    renum[w as usize] = inputs.len() as WireId;
-                    inputs.push(InputSource {
-                        party: group.party,
-                        index: seen[owner],
-                    });
-                    len += 1;
-                }
-                seen[owner] += 1;
-            }
-            if len > 0 {
-                let party = match (self.swap, group.party) {
-                    (false, p) => p,
-                    (true, Party::Garbler) => Party::Evaluator,
-                    (true, Party::Evaluator) => Party::Garbler,
-                };
-                groups.push(InputGroup {
-                    party,
-                    len,
-                    order: BitOrder::MsbFirst,
-                    name: group.name.clone(),
-                });
-            }
-        }
-        (inputs, groups)
-    }
-
-    fn build(
-        &self,
-        c: &Circuit,
-        free: &[bool],
-        and_gates: u64,
-    ) -> Result<RegionPart, crate::CircuitError> {
-        let n = c.num_wires() as usize;
-        let gates = c.gates();
-        let mut is_given = vec![false; n];
-        for &w in self.given {
-            is_given[w as usize] = true;
-        }
-        let include = self.gates_to_include(c, free, &is_given);
-        let need = &include.1;
-        let include = include.0;
-        let mut renum = vec![WireId::MAX; n];
-        let (inputs, mut groups) = self.input_groups(c, need, &mut renum);
-        let mut next = inputs.len() as WireId;
-        let n_out: usize = self.outputs.iter().map(|(_, w)| w.len()).sum();
-        let extra = |party: Party, len: usize, name: &str| InputGroup {
-            party,
-            len: len as u32,
-            order: BitOrder::MsbFirst,
-            name: name.into(),
-        };
-        let mut new_gates = Vec::new();
-        let first_extra = next;
-        if self.blind && n_out > 0 {
-            groups.push(extra(Party::Garbler, n_out, "blinding"));
-            next += n_out as WireId;
-        }
-        if !self.given.is_empty() {
-            let k = self.given.len() as WireId;
-            groups.push(extra(Party::Garbler, self.given.len(), "garbler's shares"));
-            groups.push(extra(
-                Party::Evaluator,
-                self.given.len(),
-                "evaluator's shares",
-            ));
-            next += 2 * k;
-            // Each given wire is the XOR of its two shares.
-            for (i, &w) in self.given.iter().enumerate() {
-                let i = i as WireId;
-                new_gates.push(Gate::Xor {
-                    a: first_extra + i,
-                    b: first_extra + k + i,
-                    out: next,
-                });
-                renum[w as usize] = next;
-                next += 1;
-            }
-        }
-        for (i, g) in gates.iter().enumerate() {
-            if include[i] && !is_given[g.output() as usize] {
-                new_gates.push(g.renumbered(|w| renum[w as usize], next));
-                renum[g.output() as usize] = next;
-                next += 1;
-            }
-        }
-        let mut out_groups = Vec::new();
-        let mut blinding = first_extra;
-        for (name, wires) in &self.outputs {
-            let mut mapped = Vec::with_capacity(wires.len());
-            for &w in wires {
-                let v = renum[w as usize];
-                if self.blind {
-                    new_gates.push(Gate::Xor {
-                        a: v,
-                        b: blinding,
-                        out: next,
-                    });
-                    mapped.push(next);
-                    next += 1;
-                    blinding += 1;
-                } else {
-                    mapped.push(v);
-                }
-            }
-            if !mapped.is_empty() {
-                out_groups.push(OutputGroup {
-                    wires: mapped,
-                    order: BitOrder::MsbFirst,
-                    name: name.clone(),
-                });
-            }
-        }
-        let circuit = Circuit::new(u64::from(next), groups, out_groups, new_gates)?;
-        Ok(RegionPart {
-            circuit,
-            inputs,
-            and_gates,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::library;
+    use crate::{BitOrder, InputGroup, OutputGroup};
     use rand::{Rng, SeedableRng};
 
     /// Runs the three parts in the clear as the protocol does (random blinding, shares

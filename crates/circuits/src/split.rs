@@ -25,8 +25,9 @@
 //! The gate indices of a part differ from the original's: each part is its own session
 //! with its own keys, so the tweaks are unique within it (docs/garbling.md §1.2).
 
-use crate::circuit::{Circuit, CircuitError, Gate, InputGroup, OutputGroup, Party, WireId};
-use crate::BitOrder;
+pub use crate::carve::InputSource;
+use crate::carve::{find, input_of, Shape};
+use crate::circuit::{Circuit, CircuitError, Gate, Party, WireId};
 
 /// Why a circuit could not be split.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -65,16 +66,6 @@ pub enum SplitError {
     },
 }
 
-/// Which original input bit feeds a part's input wire.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct InputSource {
-    /// The party that owns the bit in the original circuit.
-    pub party: Party,
-    /// Its index among that party's input bits (in wire order, as
-    /// [`crate::encoding::encode_party_input`] gives them).
-    pub index: u32,
-}
-
 /// One part of a [`Split`]: a circuit and how it maps to the original.
 #[derive(Clone, Debug)]
 pub struct Part {
@@ -95,11 +86,7 @@ impl Part {
     /// The part circuit's input bits owned by `party` of the *original* circuit, taken
     /// from `own`, that party's original input bits (in the part circuit's wire order).
     pub fn input_of(&self, party: Party, own: &[bool]) -> Vec<bool> {
-        self.inputs
-            .iter()
-            .filter(|s| s.party == party)
-            .map(|s| own[s.index as usize])
-            .collect()
+        input_of(&self.inputs, party, own)
     }
 }
 
@@ -292,15 +279,6 @@ impl Components {
     }
 }
 
-fn find(parent: &mut [u32], mut w: u32) -> u32 {
-    while parent[w as usize] != w {
-        let up = parent[parent[w as usize] as usize];
-        parent[w as usize] = up;
-        w = up;
-    }
-    w
-}
-
 fn union(parent: &mut [u32], a: u32, b: u32) {
     let (ra, rb) = (find(parent, a), find(parent, b));
     if ra != rb {
@@ -311,125 +289,50 @@ fn union(parent: &mut [u32], a: u32, b: u32) {
     }
 }
 
-/// Part `p`'s circuit: its components' gates (`part_of` gives each non-free wire's part), the
-/// free gates and inputs they read, and its output bits; with the input and output maps.
+/// Part `p`'s circuit: its components' gates (`part_of` gives each non-free wire's part),
+/// the free gates and inputs they read, and its output bits (a free output bit goes with
+/// part 0); with the input map and each output bit's position among the original's.
 fn build_part(
     c: &Circuit,
     free: &[bool],
     part_of: &[u8],
     p: usize,
 ) -> Result<(Circuit, Vec<InputSource>, Vec<usize>), CircuitError> {
-    let n = c.num_wires() as usize;
-    let mine = |w: WireId| usize::from(part_of[w as usize]) == p;
-    // Which free wires this part reads: those its own gates and outputs read, then (gates
-    // backwards) what the free gates it reads read.
-    let mut need = vec![false; n];
-    let mut in_part = vec![false; c.gates().len()];
-    for (i, g) in c.gates().iter().enumerate() {
-        let out = g.output();
-        if free[out as usize] || !mine(out) {
-            continue;
+    let mine = |w: WireId| {
+        if free[w as usize] {
+            p == 0
+        } else {
+            usize::from(part_of[w as usize]) == p
         }
-        in_part[i] = true;
-        let (a, b) = g.inputs();
-        for w in std::iter::once(a).chain(b) {
-            if free[w as usize] {
-                need[w as usize] = true;
-            }
-        }
-    }
-    let mut outputs = Vec::new();
-    let mut groups = Vec::new();
+    };
+    let keep: Vec<bool> = c
+        .gates()
+        .iter()
+        .map(|g| !free[g.output() as usize] && mine(g.output()))
+        .collect();
+    let mut positions = Vec::new();
     let mut at = 0usize;
+    let mut outputs = Vec::new();
     for o in c.outputs() {
         let mut wires = Vec::new();
         for &w in &o.wires {
-            // A free output bit goes with part 0.
-            let here = if free[w as usize] { p == 0 } else { mine(w) };
-            if here {
-                if free[w as usize] {
-                    need[w as usize] = true;
-                }
+            if mine(w) {
                 wires.push(w);
-                outputs.push(at);
+                positions.push(at);
             }
             at += 1;
         }
-        if !wires.is_empty() {
-            groups.push((o, wires));
-        }
+        outputs.push((o.name.clone(), wires));
     }
-    for (i, g) in c.gates().iter().enumerate().rev() {
-        let out = g.output() as usize;
-        if free[out] && need[out] {
-            in_part[i] = true;
-            let (a, b) = g.inputs();
-            for w in std::iter::once(a).chain(b) {
-                need[w as usize] = true;
-            }
-        }
-    }
-    // Renumber: the inputs it reads first, group by group, then each gate's output.
-    let mut renum = vec![WireId::MAX; n];
-    let mut inputs = Vec::new();
-    let mut in_groups = Vec::new();
-    let mut seen = [0u32; 2];
-    for (group, range) in c.input_ranges() {
-        let owner = usize::from(group.party == Party::Evaluator);
-        let mut len = 0u32;
-        for w in range {
-            if need[w as usize] {
-                renum[w as usize] = inputs.len() as WireId;
-                inputs.push(InputSource {
-                    party: group.party,
-                    index: seen[owner],
-                });
-                len += 1;
-            }
-            seen[owner] += 1;
-        }
-        if len > 0 {
-            let party = if Split::garbler_of(p) == Party::Garbler {
-                group.party
-            } else {
-                swap(group.party)
-            };
-            in_groups.push(InputGroup {
-                party,
-                len,
-                order: BitOrder::MsbFirst,
-                name: group.name.clone(),
-            });
-        }
-    }
-    let mut next = inputs.len() as WireId;
-    let mut gates = Vec::with_capacity(in_part.iter().filter(|&&x| x).count());
-    for (i, g) in c.gates().iter().enumerate() {
-        if in_part[i] {
-            gates.push(g.renumbered(|w| renum[w as usize], next));
-            renum[g.output() as usize] = next;
-            next += 1;
-        }
-    }
-    let out_groups = groups
-        .into_iter()
-        .map(|(o, wires)| OutputGroup {
-            wires: wires.iter().map(|&w| renum[w as usize]).collect(),
-            order: BitOrder::MsbFirst,
-            name: o.name.clone(),
-        })
-        .collect();
-    // Valid by construction (a sub-circuit of a valid circuit, renumbered in order); checked
-    // again all the same, as every circuit is: a split is made once per session.
-    let circuit = Circuit::new(u64::from(next), in_groups, out_groups, gates)?;
-    Ok((circuit, inputs, outputs))
-}
-
-fn swap(p: Party) -> Party {
-    match p {
-        Party::Garbler => Party::Evaluator,
-        Party::Evaluator => Party::Garbler,
-    }
+    let shape = Shape {
+        keep: &keep,
+        given: &[],
+        outputs,
+        blind: false,
+        swap: Split::garbler_of(p) == Party::Evaluator,
+    };
+    let (circuit, inputs) = shape.build(c, free)?;
+    Ok((circuit, inputs, positions))
 }
 
 #[cfg(test)]
@@ -437,6 +340,7 @@ mod tests {
     use super::*;
     use crate::encoding::encode_party_input;
     use crate::library;
+    use crate::{BitOrder, InputGroup, OutputGroup};
     use rand::{Rng, SeedableRng};
 
     /// Evaluates `c` and its split on the same random inputs and compares.
@@ -508,7 +412,7 @@ mod tests {
             .map(|(i, part)| {
                 // The part's garbler-side bits are its garbler's own original bits.
                 let garbler = Split::garbler_of(i);
-                let other = swap(garbler);
+                let other = garbler.other();
                 let (gb, eb) = (
                     part.input_of(garbler, if i == 0 { &g } else { &e }),
                     part.input_of(other, if i == 0 { &e } else { &g }),

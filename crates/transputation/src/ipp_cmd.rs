@@ -218,7 +218,7 @@ fn accept_parts(
 
 pub(crate) fn garbler(args: &GarblerArgs, started: Instant) -> Result<()> {
     let s = &args.session;
-    s.check_ipp()?;
+    // `start` checks the flags, --parallel ipp's among them.
     let start = args.start()?;
     // Prepared before listening, as a sequential garbler is: an evaluator that connects
     // finds a garbler ready to answer its handshake.

@@ -307,16 +307,13 @@ impl SessionArgs {
         seconds("--timeout", self.timeout)?;
         seconds("--connect-timeout", self.connect_timeout)?;
         self.threads_wanted()?;
-        if self.parallel == Some(ParallelMode::Ipp) {
-            self.check_ipp()?;
-        }
-        Ok(())
+        self.check_ipp()
     }
 
-    /// The flags `--parallel ipp` does not take (`crate::ipp_cmd`): checked before
-    /// anything is loaded or any connection made.
+    /// Under `--parallel ipp`, the flags it does not take (`crate::ipp_cmd`): checked
+    /// before anything is loaded or any connection made.
     pub(crate) fn check_ipp(&self) -> Result<()> {
-        if !matches!(self.transport, TransportArg::Named(_)) {
+        if self.is_ipp() && !matches!(self.transport, TransportArg::Named(_)) {
             bail!(
                 "--parallel ipp needs a named --transport (not auto, whose choice is for one \
                  connection)"
@@ -673,9 +670,7 @@ impl GarblerStart {
 impl GarblerArgs {
     pub(crate) fn start(&self) -> Result<GarblerStart> {
         let s = &self.session;
-        if s.parallel == Some(ParallelMode::Ipp) {
-            s.check_ipp()?;
-        }
+        s.check_ipp()?;
         let accept_wait = seconds("--accept-timeout", self.accept_timeout)?;
         let creds = self.protection.credentials()?;
         let loaded = s.load()?;

@@ -67,7 +67,7 @@ struct Tally {
 /// `garbler --serve`.
 pub(crate) fn garbler(args: GarblerArgs, started: Instant) -> Result<()> {
     let s = &args.session;
-    if s.parallel == Some(crate::party_cmd::ParallelMode::Ipp) {
+    if s.is_ipp() {
         bail!("--parallel ipp does not serve (--serve) yet: one session per garbler");
     }
     let GarblerStart {

@@ -16,38 +16,20 @@ const MEXP: &str = "mexp:k=4,bits=16";
 const MEXP_G: &str = "0003000500070009";
 const MEXP_E: &str = "000a000b000c000dfff1";
 
-fn session(
-    circuit: &str,
-    scheme: &str,
-    transport: &str,
-    parallel: &str,
-    g: &str,
-    e: &str,
-) -> serde_json::Value {
-    run_json(&[
-        "run",
-        "--circuit",
-        circuit,
-        "--scheme",
-        scheme,
-        "--transport",
-        transport,
-        "--parallel",
-        parallel,
-        "--garbler-input",
-        g,
-        "--evaluator-input",
-        e,
-        "--json",
-    ])
-}
-
-/// `run --parallel ipp` over tcp with `extra` flags.
-fn session_with(extra: &[&str], circuit: &str, g: &str, e: &str) -> serde_json::Value {
-    let mut args = vec!["run", "--circuit", circuit, "--parallel", "ipp", "--json"];
-    args.extend(extra);
+/// `run --json` of `circuit` on inputs `g` and `e` with `flags` (the scheme, transport and
+/// parallel mode: `run`'s defaults where not given).
+fn session(circuit: &str, g: &str, e: &str, flags: &[&str]) -> serde_json::Value {
+    let mut args = vec!["run", "--circuit", circuit, "--json"];
+    args.extend(flags);
     args.extend(["--garbler-input", g, "--evaluator-input", e]);
     run_json(&args)
+}
+
+/// `session` under `--parallel ipp`.
+fn ipp(circuit: &str, g: &str, e: &str, flags: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--parallel", "ipp"];
+    all.extend(flags);
+    session(circuit, g, e, &all)
 }
 
 #[test]
@@ -67,7 +49,7 @@ fn a_circuit_of_one_piece_runs_in_regions_and_glue() {
     ]);
     let want = String::from_utf8_lossy(&want.stdout).trim().to_string();
     for scheme in ["ideal", "prf"] {
-        let v = session_with(&["--scheme", scheme], circuit, &g, e);
+        let v = ipp(circuit, &g, e, &["--scheme", scheme]);
         assert_eq!(v["output"], want.as_str(), "{scheme}");
         // Tables went both ways: each party garbled a region.
         let tables = &v["evaluator"]["parts_evaluator_to_garbler"]["tables"];
@@ -86,11 +68,11 @@ fn ipp_computes_what_a_sequential_session_computes() {
         .collect();
     for (circuit, g, e) in [(MVMUL, MVMUL_G, MVMUL_E), (MEXP, MEXP_G, MEXP_E)] {
         for scheme in ["ideal", "prf"] {
-            let none = session(circuit, scheme, "tcp", "none", g, e);
-            let ipp = session(circuit, scheme, "tcp", "ipp", g, e);
-            assert_eq!(ipp["output"], none["output"], "{circuit} {scheme}");
+            let none = session(circuit, g, e, &["--scheme", scheme]);
+            let both = ipp(circuit, g, e, &["--scheme", scheme]);
+            assert_eq!(both["output"], none["output"], "{circuit} {scheme}");
             if circuit == MEXP {
-                assert_eq!(ipp["output"], want.as_str());
+                assert_eq!(both["output"], want.as_str());
             }
             // Both parties garbled: tables went both ways, each about half.
             let tables = |v: &serde_json::Value, dir: &str| {
@@ -99,8 +81,8 @@ fn ipp_computes_what_a_sequential_session_computes() {
                     .unwrap()
             };
             let (g2e, e2g) = (
-                tables(&ipp, "garbler_to_evaluator"),
-                tables(&ipp, "evaluator_to_garbler"),
+                tables(&both, "garbler_to_evaluator"),
+                tables(&both, "evaluator_to_garbler"),
             );
             assert!(g2e > 0 && e2g > 0, "{circuit} {scheme}: {g2e} and {e2g}");
             assert_eq!(g2e + e2g, tables(&none, "garbler_to_evaluator"));
@@ -111,7 +93,7 @@ fn ipp_computes_what_a_sequential_session_computes() {
 
 #[test]
 fn ipp_runs_over_a_transport_with_its_own_connections() {
-    let none = session(MVMUL, "ideal", "tcp", "none", MVMUL_G, MVMUL_E);
+    let none = session(MVMUL, MVMUL_G, MVMUL_E, &[]);
     // Each one this build has (quic and udt are Cargo features).
     let listed = run_json(&["transports", "--json"]);
     let has = |name: &str| {
@@ -127,37 +109,40 @@ fn ipp_runs_over_a_transport_with_its_own_connections() {
         .collect();
     assert!(transports.contains(&"blast") && transports.contains(&"mtcp:streams=2"));
     for transport in transports {
-        let ipp = session(MVMUL, "ideal", transport, "ipp", MVMUL_G, MVMUL_E);
-        assert_eq!(ipp["output"], none["output"], "{transport}");
+        let v = ipp(MVMUL, MVMUL_G, MVMUL_E, &["--transport", transport]);
+        assert_eq!(v["output"], none["output"], "{transport}");
     }
 }
 
-/// A garbler of MVMUL under `--parallel ipp`, without protection, `--timeout 3`.
-fn ipp_garbler() -> (common::Garbler, String) {
-    common::garbler(&[
-        "--circuit",
-        MVMUL,
-        "--input",
-        MVMUL_G,
-        "--insecure",
-        "--parallel",
-        "ipp",
-    ])
+/// A garbler of MVMUL under `--parallel ipp` with `extra` flags, without protection,
+/// `--timeout 3`.
+fn ipp_garbler(extra: &[&str]) -> (common::Garbler, String) {
+    let mut args = vec!["--circuit", MVMUL, "--input", MVMUL_G, "--insecure"];
+    args.extend(["--parallel", "ipp"]);
+    args.extend(extra);
+    common::garbler(&args)
 }
 
-#[test]
-fn a_garbler_under_ipp_tells_an_evaluator_without_it() {
-    let (g, addr) = ipp_garbler();
+/// An IPP garbler with `garbler_flags` and an evaluator of MVMUL with `evaluator_flags`,
+/// both of which must fail; the garbler's standard error.
+fn garbler_refusal(garbler_flags: &[&str], evaluator_flags: &[&str]) -> String {
+    let (g, addr) = ipp_garbler(garbler_flags);
     let out = common::bin()
         .args(["evaluator", "--connect", &addr, "--circuit", MVMUL])
         .args(["--input", MVMUL_E, "--insecure", "--timeout", "3"])
+        .args(evaluator_flags)
         .stdin(Stdio::null())
         .output()
         .unwrap();
     assert!(!out.status.success());
     let mut child = g.child;
     assert!(!child.wait().unwrap().success());
-    let err = g.stderr.join().unwrap();
+    g.stderr.join().unwrap()
+}
+
+#[test]
+fn a_garbler_under_ipp_tells_an_evaluator_without_it() {
+    let err = garbler_refusal(&[], &[]);
     assert!(err.contains("give both parties --parallel ipp"), "{err}");
 }
 
@@ -206,9 +191,9 @@ fn what_ipp_cannot_run_is_refused_with_the_reason_and_the_rest_runs() {
     );
 
     // The output for the evaluator alone: each party's pieces go through the glue.
-    let v = session_with(&["--output", "evaluator"], MVMUL, MVMUL_G, MVMUL_E);
+    let v = ipp(MVMUL, MVMUL_G, MVMUL_E, &["--output", "evaluator"]);
     assert_eq!(v["garbler"]["output"], serde_json::Value::Null);
-    let sequential = session(MVMUL, "ideal", "tcp", "none", MVMUL_G, MVMUL_E);
+    let sequential = session(MVMUL, MVMUL_G, MVMUL_E, &[]);
     assert_eq!(v["evaluator"]["output"], sequential["output"]);
 }
 
@@ -235,7 +220,7 @@ fn a_serving_garbler_refuses_ipp() {
 fn a_garbler_waits_for_the_second_part_no_longer_than_its_timeout() {
     // The garbler has --timeout 3.
     use std::io::Write;
-    let (g, addr) = ipp_garbler();
+    let (g, addr) = ipp_garbler(&[]);
     // One part's connection and hello, never the other.
     let mut part0 = std::net::TcpStream::connect(&addr).unwrap();
     // Part 0 of 2.
@@ -254,34 +239,6 @@ fn a_garbler_waits_for_the_second_part_no_longer_than_its_timeout() {
 fn parties_that_cut_the_circuit_differently_are_told_so() {
     // An output for the evaluator alone runs through a glue (three parts), an output for
     // both in two: a garbler and an evaluator that differ in --output cut differently.
-    let (g, addr) = common::garbler(&[
-        "--circuit",
-        MVMUL,
-        "--input",
-        MVMUL_G,
-        "--insecure",
-        "--parallel",
-        "ipp",
-        "--output",
-        "evaluator",
-    ]);
-    let out = common::bin()
-        .args(["evaluator", "--connect", &addr, "--circuit", MVMUL])
-        .args([
-            "--input",
-            MVMUL_E,
-            "--insecure",
-            "--timeout",
-            "3",
-            "--parallel",
-            "ipp",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let mut child = g.child;
-    assert!(!child.wait().unwrap().success());
-    let err = g.stderr.join().unwrap();
+    let err = garbler_refusal(&["--output", "evaluator"], &["--parallel", "ipp"]);
     assert!(err.contains("into 2 parts, this garbler into 3"), "{err}");
 }

@@ -90,10 +90,7 @@ impl<'s> IppParty<'s> {
             ));
         }
         // The part this party garbles, and the one it evaluates.
-        let (g, e) = match role {
-            Party::Garbler => (0, 1),
-            Party::Evaluator => (1, 0),
-        };
+        let (g, e) = (garbled_by(role), 1 - garbled_by(role));
         let garbling = Garbler::new(
             &split.parts[g].circuit,
             options.clone(),
@@ -136,7 +133,7 @@ impl<'s> IppParty<'s> {
             (Some(a), Some(b)) => Some(split.merge_outputs(&[a.clone(), b.clone()])),
             _ => None,
         };
-        Ok(merge(role, output, &by_part, called))
+        Ok(merge(role, output, &by_part, None, called))
     }
 }
 
@@ -174,23 +171,39 @@ fn run_both<C0: Channel, C1: Channel>(
     }
 }
 
+/// The part (or region) `role` garbles; it evaluates the other.
+fn garbled_by(role: Party) -> usize {
+    match role {
+        Party::Garbler => 0,
+        Party::Evaluator => 1,
+    }
+}
+
 fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
-/// One report of a computation's sessions (`parts`) for `role`, with its `output`: times
-/// from the earliest session's start to the latest's output, bytes of all.
-fn merge(role: Party, output: Option<Vec<bool>>, parts: &[&Report], called: Instant) -> Report {
-    let start = parts
+/// One report of a computation's sessions for `role`, with its `output`: `side_by_side`,
+/// then `after` (a cut's glue) once they ended. Times run from the earliest session's start
+/// to the last output, bytes are of all; OT, the paper's measure and round trips are the
+/// longest of the sessions side by side, plus those of the one after.
+fn merge(
+    role: Party,
+    output: Option<Vec<bool>>,
+    side_by_side: &[&Report],
+    after: Option<&Report>,
+    called: Instant,
+) -> Report {
+    let all: Vec<&Report> = side_by_side.iter().copied().chain(after).collect();
+    let start = all
         .iter()
         .map(|r| r.output_at.checked_sub(r.total).unwrap_or(called))
         .min()
         .unwrap_or(called);
-    let output_at = parts.iter().map(|r| r.output_at).max().unwrap_or(called);
+    let output_at = all.iter().map(|r| r.output_at).max().unwrap_or(called);
     let total = output_at.saturating_duration_since(start);
     let sum_parts = |f: fn(&Report) -> ByteParts| {
-        parts
-            .iter()
+        all.iter()
             .map(|r| f(r))
             .fold(ByteParts::default(), |a, b| ByteParts {
                 header: a.header + b.header,
@@ -202,26 +215,32 @@ fn merge(role: Party, output: Option<Vec<bool>>, parts: &[&Report], called: Inst
                 framing: a.framing + b.framing,
             })
     };
-    let max = |f: fn(&Report) -> Duration| parts.iter().map(|r| f(r)).max().unwrap_or_default();
+    let longest = |f: fn(&Report) -> Duration| {
+        side_by_side.iter().map(|r| f(r)).max().unwrap_or_default()
+            + after.map_or(Duration::ZERO, f)
+    };
     Report {
         role,
         computation: 1,
         online: (role == Party::Evaluator).then_some(total),
         output,
         total,
-        // Parts that run side by side: the longest OT and paper's measure of any one
-        // (a caller whose parts run one after another adds theirs).
-        ot: max(|r| r.ot),
-        round_trips: parts.iter().map(|r| r.round_trips).max().unwrap_or(0),
-        paper: max(|r| r.paper),
+        ot: longest(|r| r.ot),
+        round_trips: side_by_side
+            .iter()
+            .map(|r| r.round_trips)
+            .max()
+            .unwrap_or(0)
+            + after.map_or(0, |r| r.round_trips),
+        paper: longest(|r| r.paper),
         output_at,
-        garble: parts.iter().map(|r| r.garble).sum(),
-        eval: parts.iter().map(|r| r.eval).sum(),
+        garble: all.iter().map(|r| r.garble).sum(),
+        eval: all.iter().map(|r| r.eval).sum(),
         sent: sum_parts(|r| r.sent),
         received: sum_parts(|r| r.received),
         channel: ByteCounts {
-            sent: parts.iter().map(|r| r.channel.sent).sum(),
-            received: parts.iter().map(|r| r.channel.received).sum(),
+            sent: all.iter().map(|r| r.channel.sent).sum(),
+            received: all.iter().map(|r| r.channel.received).sum(),
         },
     }
 }
@@ -255,10 +274,7 @@ impl<'m> MixedParty<'m> {
         options: Options,
         input: &[bool],
     ) -> Result<MixedParty<'m>, Error> {
-        let (g, e) = match role {
-            Party::Garbler => (0, 1),
-            Party::Evaluator => (1, 0),
-        };
+        let (g, e) = (garbled_by(role), 1 - garbled_by(role));
         // A region's output is its blinded bits, for its evaluator alone.
         let regions = Options {
             output: OutputMode::Evaluator,
@@ -315,24 +331,20 @@ impl<'m> MixedParty<'m> {
                     .into(),
             ));
         };
-        let mine = match role {
-            Party::Garbler => 0,
-            Party::Evaluator => 1,
-        };
         let mut input = mixed.glue.input_of(role, &own);
-        input.extend(mixed.shares(mine, &blinding, learned));
+        input.extend(mixed.shares(garbled_by(role), &blinding, learned));
         let glued = match role {
             Party::Garbler => Garbler::new(&mixed.glue.circuit, options, &input)?.run(glue)?,
             Party::Evaluator => Evaluator::new(&mixed.glue.circuit, options, &input)?.run(glue)?,
         };
         let output = glued.output.clone();
-        let mut report = merge(role, output, &[&garbled, &evaluated, &glued], called);
-        // The glue comes after the regions: its waits add to theirs.
-        let regions = merge(role, None, &[&garbled, &evaluated], called);
-        report.ot = regions.ot + glued.ot;
-        report.paper = regions.paper + glued.paper;
-        report.round_trips = regions.round_trips + glued.round_trips;
-        Ok(report)
+        Ok(merge(
+            role,
+            output,
+            &[&garbled, &evaluated],
+            Some(&glued),
+            called,
+        ))
     }
 }
 

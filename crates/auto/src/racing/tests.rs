@@ -57,32 +57,19 @@ fn the_verdict_judges_the_rate_after_a_first_flight() {
     // Lane 0 sends 10 chunks at once, then one per 40 ms; lane 1 one per 4 ms from the
     // start. Over the whole budget (16 chunks) lane 0 delivered more; over its second
     // half, lane 1.
-    let (g_first, e_first) = memory_pair(WAIT);
-    let (offer_g, offered_g) = mpsc::channel();
-    let (offer_e, offered_e) = mpsc::channel();
-    let (g0, e0) = memory_pair(WAIT);
-    let (g1, e1) = memory_pair(WAIT);
-    let burst = Slow {
-        inner: Box::new(g0),
-        free: 10,
-        delay: Duration::from_millis(40),
-    };
-    let steady = Slow {
-        inner: Box::new(g1),
-        free: 0,
-        delay: Duration::from_millis(4),
-    };
-    offer_g
-        .send((0, Box::new(burst) as Box<dyn Channel>))
-        .unwrap();
-    offer_g
-        .send((1, Box::new(steady) as Box<dyn Channel>))
-        .unwrap();
-    offer_e.send((0, Box::new(e0) as Box<dyn Channel>)).unwrap();
-    offer_e.send((1, Box::new(e1) as Box<dyn Channel>)).unwrap();
-    let mut garbler = Racing::new(Box::new(g_first), 2, offered_g, WAIT);
-    let mut evaluator =
-        RaceFollowing::new(Box::new(e_first), 2, offered_e, WAIT, 16 * CHUNK as u64);
+    let mut e = paced_ends(
+        &[
+            (10, Duration::from_millis(40)),
+            (0, Duration::from_millis(4)),
+        ],
+        16 * CHUNK as u64,
+    );
+    offer(&e.offer_g, &e.offer_e, std::mem::take(&mut e.lanes));
+    let Ends {
+        mut garbler,
+        mut evaluator,
+        ..
+    } = e;
     let total = 40 * CHUNK;
     let garbling = thread::spawn(move || {
         garbler.send(&pattern(0, total)).unwrap();
@@ -112,27 +99,42 @@ struct Ends {
 }
 
 fn ends(delays: &[Duration], budget: u64) -> Ends {
+    let paces: Vec<(usize, Duration)> = delays.iter().map(|&d| (0, d)).collect();
+    paced_ends(&paces, budget)
+}
+
+/// As [`ends`], each lane's garbler side a [`Slow`] of `(free, delay)`.
+fn paced_ends(paces: &[(usize, Duration)], budget: u64) -> Ends {
     let (g_first, e_first) = memory_pair(WAIT);
     let (offer_g, offered_g) = mpsc::channel();
     let (offer_e, offered_e) = mpsc::channel();
-    let lanes = delays
+    let lanes = paces
         .iter()
-        .map(|d| {
+        .map(|&(free, delay)| {
             let (g, e) = memory_pair(WAIT);
             let g: Box<dyn Channel> = Box::new(Slow {
                 inner: Box::new(g),
-                free: 0,
-                delay: *d,
+                free,
+                delay,
             });
             (g, Box::new(e) as Box<dyn Channel>)
         })
         .collect();
+    let n = paces.len();
     Ends {
-        garbler: Racing::new(Box::new(g_first), delays.len(), offered_g, WAIT),
-        evaluator: RaceFollowing::new(Box::new(e_first), delays.len(), offered_e, WAIT, budget),
+        garbler: Racing::new(Box::new(g_first), n, offered_g, WAIT),
+        evaluator: RaceFollowing::new(Box::new(e_first), n, offered_e, WAIT, budget),
         offer_g,
         offer_e,
         lanes,
+    }
+}
+
+/// Offers each lane to both ends, lane by lane.
+fn offer(offer_g: &Offer, offer_e: &Offer, lanes: Vec<(Box<dyn Channel>, Box<dyn Channel>)>) {
+    for (k, (g, e)) in lanes.into_iter().enumerate() {
+        offer_e.send((k, e)).unwrap();
+        offer_g.send((k, g)).unwrap();
     }
 }
 
@@ -169,10 +171,7 @@ fn run(
         let mut i = 0;
         while at < total {
             if i == race_at {
-                for (k, (g, e)) in lanes.drain(..).enumerate() {
-                    offer_e.send((k, e)).unwrap();
-                    offer_g.send((k, g)).unwrap();
-                }
+                offer(&offer_g, &offer_e, std::mem::take(&mut lanes));
             }
             let n = size.min(total - at);
             garbler.send(&pattern(at, n)).unwrap();
@@ -257,11 +256,7 @@ fn a_slow_losers_chunk_goes_again_on_the_winner() {
     // the slow lane: its one chunk (300 ms) is still on its way when the budget has come
     // over the other.
     let mut e = ends(&[Duration::from_millis(300), Duration::ZERO], 1 << 20);
-    let lanes = std::mem::take(&mut e.lanes);
-    for (k, (g, ev)) in lanes.into_iter().enumerate() {
-        e.offer_e.send((k, ev)).unwrap();
-        e.offer_g.send((k, g)).unwrap();
-    }
+    offer(&e.offer_g, &e.offer_e, std::mem::take(&mut e.lanes));
     let Ends {
         mut garbler,
         mut evaluator,
@@ -328,10 +323,7 @@ fn a_protected_session_runs_across_the_race() {
         s.send(&[1u8; 70_000]).unwrap();
         s.flush().unwrap();
         let (offer_g, offer_e, lanes) = offers;
-        for (k, (g, e)) in lanes.into_iter().enumerate() {
-            offer_e.send((k, e)).unwrap();
-            offer_g.send((k, g)).unwrap();
-        }
+        offer(&offer_g, &offer_e, lanes);
         s.send(&[2u8; 1_000_000]).unwrap();
         let mut answer = [0u8; 2];
         s.recv(&mut answer).unwrap();
