@@ -15,6 +15,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use crate::gate::{Gate, WireId};
+use crate::sections::{Sections, SectionsError};
 use crate::source::{for_each_gate, GateBatch, GateSource, Generate, END_A, END_B, END_OUT};
 
 /// The largest number of wires a circuit may have (2^31): enough for circuits of a billion
@@ -163,6 +164,8 @@ pub struct Circuit {
     /// AND, XOR and INV gates: counted while a held circuit is checked, given by a
     /// generator.
     counts: [u64; 3],
+    /// Its parallel regions, if it has any (checked against it).
+    sections: Option<Arc<Sections>>,
 }
 
 /// Where a circuit's gates are: held in memory, or written by a generator as they are read.
@@ -243,6 +246,7 @@ impl Circuit {
             outputs,
             body: Body::Held(gates),
             counts,
+            sections: None,
         })
     }
 
@@ -275,6 +279,7 @@ impl Circuit {
             outputs,
             body: Body::Generated(generator),
             counts,
+            sections: None,
         })
     }
 
@@ -317,6 +322,27 @@ impl Circuit {
             })
             .collect();
         Circuit::new(wires, self.inputs.clone(), outputs, gates)
+    }
+
+    /// Its parallel regions ([`Sections`]), if it has any.
+    pub fn sections(&self) -> Option<&Sections> {
+        self.sections.as_deref()
+    }
+
+    /// The circuit with `sections` as its parallel regions (none if `sections` is empty).
+    ///
+    /// # Errors
+    /// If they do not fit it ([`Sections::check`]).
+    pub fn with_sections(mut self, sections: Sections) -> Result<Circuit, SectionsError> {
+        sections.check(&self)?;
+        self.sections = (!sections.is_empty()).then(|| Arc::new(sections));
+        Ok(self)
+    }
+
+    /// The circuit without parallel regions.
+    pub fn without_sections(mut self) -> Circuit {
+        self.sections = None;
+        self
     }
 
     /// Whether the circuit's gates are generated as they are read rather than held

@@ -27,6 +27,7 @@ pub mod encoding;
 mod gate;
 pub mod library;
 pub mod regions;
+pub mod sections;
 mod source;
 pub mod split;
 mod stats;
@@ -35,6 +36,7 @@ pub use circuit::{
     BitOrder, Circuit, CircuitError, Gate, InputGroup, OutputGroup, Party, WireId, MAX_WIRES,
 };
 pub use regions::Mixed;
+pub use sections::{Section, Sections, SectionsError};
 pub use source::{GateBatch, GateSource, Generate};
 pub use split::{Part, Split, SplitError};
 pub use stats::Stats;
