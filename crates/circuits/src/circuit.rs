@@ -168,6 +168,22 @@ pub struct Circuit {
     sections: Option<Arc<Sections>>,
 }
 
+impl Sections {
+    /// Checks that the sections fit `circuit`: within its gates, and every region of a
+    /// section independent of the section's other regions. (Written here rather than in
+    /// `sections`, so that the sections need not know the circuit that holds them.)
+    ///
+    /// # Errors
+    /// The first thing that does not fit, by section, gate and wire; a generated circuit,
+    /// whose gates are not held, has no sections.
+    pub fn check(&self, circuit: &Circuit) -> Result<(), SectionsError> {
+        if circuit.is_generated() {
+            return Err(SectionsError::Generated);
+        }
+        self.check_gates(circuit.gates(), circuit.num_wires)
+    }
+}
+
 /// Where a circuit's gates are: held in memory, or written by a generator as they are read.
 #[derive(Clone, Debug)]
 enum Body {

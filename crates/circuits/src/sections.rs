@@ -18,8 +18,7 @@
 
 use std::ops::Range;
 
-use crate::circuit::Circuit;
-use crate::gate::WireId;
+use crate::gate::{Gate, WireId};
 
 /// One section: consecutive gates cut into independent regions at ascending boundaries.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -191,20 +190,27 @@ impl Sections {
         self.sections.iter().map(Section::len).sum()
     }
 
-    /// Checks that the sections fit `circuit`: within its gates, and every region of a
-    /// section independent of the section's other regions.
-    ///
-    /// # Errors
-    /// The first thing that does not fit, by section, gate and wire.
-    pub fn check(&self, circuit: &Circuit) -> Result<(), SectionsError> {
-        if circuit.is_generated() {
-            return Err(SectionsError::Generated);
+    /// The numbers of AND, XOR and INV gates inside the sections (in any of their regions),
+    /// of the `gates` of a held circuit they fit ([`Circuit::gates`](crate::Circuit::gates)).
+    pub fn gate_counts(&self, gates: &[Gate]) -> [u64; 3] {
+        let mut counts = [0u64; 3];
+        for section in &self.sections {
+            let range = section.gates();
+            for g in &gates[range.start as usize..range.end as usize] {
+                counts[g.kind_index()] += 1;
+            }
         }
-        let gates = circuit.gates();
+        counts
+    }
+
+    /// [`Sections::check`] on a held circuit's gates and its number of wires. (`check` itself
+    /// is written beside [`Circuit`](crate::Circuit), so that this module, which knows
+    /// gates, does not import the circuit, which holds its sections.)
+    pub(crate) fn check_gates(&self, gates: &[Gate], num_wires: u32) -> Result<(), SectionsError> {
         let n = gates.len() as u64;
         // The region (within its section) that writes each wire, for the section at hand:
         // entries of earlier sections are stale and told apart by the section number.
-        let mut writer: Vec<(u32, u32)> = vec![(u32::MAX, 0); circuit.num_wires() as usize];
+        let mut writer: Vec<(u32, u32)> = vec![(u32::MAX, 0); num_wires as usize];
         for (s, section) in self.sections.iter().enumerate() {
             let end = section.gates().end;
             if end > n {
@@ -256,7 +262,7 @@ impl Sections {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::circuit::{BitOrder, Gate, InputGroup, OutputGroup, Party};
+    use crate::circuit::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party};
 
     /// Two independent AND gates on the inputs, then one that joins them.
     fn joined() -> Circuit {
@@ -320,7 +326,9 @@ mod tests {
     fn a_later_section_may_read_an_earlier_ones_regions() {
         let c = joined();
         // Gate 2 reads both regions of a section that ended before it: allowed.
-        Sections::new(vec![vec![0, 1, 2]]).unwrap().check(&c).unwrap();
+        let s = Sections::new(vec![vec![0, 1, 2]]).unwrap();
+        s.check(&c).unwrap();
+        assert_eq!(s.gate_counts(c.gates()), [2, 0, 0]);
         assert_ne!(
             Sections::new(vec![vec![0, 1, 2]]).unwrap().digest(),
             Sections::default().digest()
