@@ -3,6 +3,7 @@
 //! operations in `int` and the sorting networks in `sort` are written on top of these.
 
 use crate::circuit::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party, WireId};
+use crate::sections::Sections;
 
 /// A bit of a circuit under construction: a known constant or a wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,6 +40,10 @@ pub struct Builder {
     /// Wire numbers to hand out again (a program written in pieces: the `pieces` module),
     /// the most recently freed last; `None` when every wire is new.
     free: Option<Vec<WireId>>,
+    /// The sections [`Builder::parallel`] recorded: each its region boundaries (gate indices).
+    pub(super) sections: Vec<Vec<u64>>,
+    /// How many [`Builder::parallel`] calls are running: only the outermost records.
+    pub(super) parallel_depth: usize,
 }
 
 impl Builder {
@@ -279,10 +284,14 @@ impl Builder {
 
     /// Finishes the circuit: input wires are renumbered to come first, in group order, then
     /// every gate output in gate order. Constant outputs are materialised from the first input
-    /// wire (`x XOR x` and its negation), which costs no AND gate.
+    /// wire (`x XOR x` and its negation), which costs no AND gate, after every other gate.
+    /// The sections [`Builder::parallel`] recorded are the circuit's
+    /// [`Circuit::sections`]: gate order is kept, so their gate indices still hold.
     ///
     /// # Panics
-    /// If an output is constant and the circuit has no input wire to derive a constant from.
+    /// If an output is constant and the circuit has no input wire to derive a constant from;
+    /// if a body of [`Builder::parallel`] read what another body of the same call wrote
+    /// (the program's bug, named by the [`SectionsError`](crate::SectionsError)).
     pub fn build(mut self) -> Circuit {
         self.materialise_constant_outputs();
         let mut map = vec![WireId::MAX; self.next_wire as usize];
@@ -305,8 +314,13 @@ impl Builder {
             .collect();
         let outputs = self.output_groups(m);
         let inputs = self.inputs.into_iter().map(|(g, _)| g).collect();
-        Circuit::new(u64::from(next), inputs, outputs, gates)
-            .expect("the builder only emits valid circuits")
+        let circuit = Circuit::new(u64::from(next), inputs, outputs, gates)
+            .expect("the builder only emits valid circuits");
+        // Ascending, disjoint, each of two or more non-empty regions, by construction.
+        let sections = Sections::new(self.sections).expect("parallel records valid sections");
+        circuit.with_sections(sections).unwrap_or_else(|e| {
+            panic!("Builder::parallel: the bodies of one call must be independent: {e}")
+        })
     }
 }
 

@@ -6,6 +6,10 @@
 //! whose result is known from its constant operands emits no gate, so `x + 5` costs only what
 //! the unknown bits of `x` require and constant sub-expressions vanish entirely.
 //!
+//! [`Builder::parallel`] marks independent work (one region per loop body) as a section of
+//! the built circuit's parallel regions ([`Sections`](crate::Sections)), for a garbler that
+//! garbles regions side by side.
+//!
 //! Input groups use [`BitOrder::MsbFirst`](crate::BitOrder::MsbFirst): a group of integers is
 //! written as their big-endian hex values concatenated, first value first.
 //!
@@ -24,6 +28,7 @@
 
 mod bits;
 mod int;
+mod parallel;
 pub mod pieces;
 mod sort;
 
