@@ -33,6 +33,11 @@
 //!   greater than the evaluator's. The listing declares both `int`, so the comparison is
 //!   **signed** (two's complement), `bits = 32` by default.
 //!
+//! The paper's coarse-grained parallelism (§4.4) is written into the three benchmarks: each
+//! template's distance, each exponentiation and each row is a region of one section
+//! ([`Builder::parallel`]), which a garbler may garble side by side; `biomatch`'s minimum
+//! over the distances is sequential glue after them.
+//!
 //! The bounds keep every circuit under about 50 million gates: `biomatch` 13.3M gates at its
 //! defaults and 52.9M at `n = 1024, d = 8`; `mvmul` 3.1M at its defaults (the paper's "3
 //! million gates") and 49.8M at `m = k = 64`.
@@ -201,20 +206,18 @@ fn build_biomatch(p: &Params) -> Circuit {
     let mut b = Builder::new();
     let db = b.input_uints(Party::Garbler, "database", n * d, bits);
     let sample = b.input_uints(Party::Evaluator, "sample", d, bits);
-    let distances: Vec<Uint> = db
-        .chunks(d)
-        .map(|template| {
-            let squares: Vec<Uint> = template
-                .iter()
-                .zip(&sample)
-                .map(|(e, s)| {
-                    let diff = b.sub(s, e);
-                    square(&mut b, &diff)
-                })
-                .collect();
-            b.sum_of(&squares)
-        })
-        .collect();
+    // One region per template; the minimum over their distances is the glue after them.
+    let distances: Vec<Uint> = b.parallel(db.chunks(d), |b, template| {
+        let squares: Vec<Uint> = template
+            .iter()
+            .zip(&sample)
+            .map(|(e, s)| {
+                let diff = b.sub(s, e);
+                square(b, &diff)
+            })
+            .collect();
+        b.sum_of(&squares)
+    });
     let m = b.min_of(&distances);
     b.output_uint("min distance", &m);
     b.build()
@@ -246,24 +249,21 @@ fn build_mexp(p: &Params) -> Circuit {
     let bases = b.input_uints(Party::Garbler, "bases", k, bits);
     let mut ev = b.input_uints(Party::Evaluator, "exponents, modulus", k + 1, bits);
     let m = ev.pop().expect("k + 1 values");
-    let results: Vec<Uint> = bases
-        .iter()
-        .zip(&ev)
-        .map(|(base, exp)| {
-            // Left-to-right square-and-multiply; `acc < m` after every reduction. The first
-            // reduction makes 1 mod 1 = 0 right; a zero modulus leaves every value mod 2^bits.
-            let one = b.constant_uint(1, bits);
-            let mut acc = b.rem(&one, &m);
-            for &e in exp.bits().iter().rev() {
-                let sq = b.mul_wide(&acc, &acc);
-                acc = b.rem(&sq, &m);
-                let prod = b.mul_wide(&acc, base);
-                let t = b.rem(&prod, &m);
-                acc = b.mux_word(e, &t, &acc);
-            }
-            acc
-        })
-        .collect();
+    // One region per exponentiation.
+    let results: Vec<Uint> = b.parallel(bases.iter().zip(&ev), |b, (base, exp)| {
+        // Left-to-right square-and-multiply; `acc < m` after every reduction. The first
+        // reduction makes 1 mod 1 = 0 right; a zero modulus leaves every value mod 2^bits.
+        let one = b.constant_uint(1, bits);
+        let mut acc = b.rem(&one, &m);
+        for &e in exp.bits().iter().rev() {
+            let sq = b.mul_wide(&acc, &acc);
+            acc = b.rem(&sq, &m);
+            let prod = b.mul_wide(&acc, base);
+            let t = b.rem(&prod, &m);
+            acc = b.mux_word(e, &t, &acc);
+        }
+        acc
+    });
     b.output_uints("b^e mod m", &results);
     b.build()
 }
@@ -302,13 +302,11 @@ fn build_mvmul(p: &Params) -> Circuit {
     let mut b = Builder::new();
     let a = b.input_uints(Party::Garbler, "matrix A", m * k, bits);
     let s = b.input_uints(Party::Evaluator, "vector s", k, bits);
-    let result: Vec<Uint> = a
-        .chunks(k)
-        .map(|row| {
-            let products: Vec<Uint> = row.iter().zip(&s).map(|(x, y)| b.mul(x, y)).collect();
-            b.sum_of(&products)
-        })
-        .collect();
+    // One region per row.
+    let result: Vec<Uint> = b.parallel(a.chunks(k), |b, row| {
+        let products: Vec<Uint> = row.iter().zip(&s).map(|(x, y)| b.mul(x, y)).collect();
+        b.sum_of(&products)
+    });
     b.output_uints("A * s", &result);
     b.build()
 }
@@ -393,9 +391,39 @@ mod tests {
         assert!(squared <= multiplied / 2 + 64, "{squared} vs {multiplied}");
     }
 
+    /// The number of regions of `circuit`'s one section (0 without one), checked against it.
+    fn regions(circuit: &Circuit) -> usize {
+        circuit.sections().map_or(0, |s| {
+            s.check(circuit).unwrap();
+            assert_eq!(s.sections().len(), 1);
+            s.regions()
+        })
+    }
+
+    #[test]
+    fn one_region_per_template_exponentiation_and_row() {
+        let region = |spec: &str| regions(&crate::library::build(spec).unwrap());
+        assert_eq!(region("biomatch:n=5,d=2,bits=8"), 5);
+        assert_eq!(region("biomatch:n=1,d=2,bits=8"), 0);
+        assert_eq!(region("mexp:k=3,bits=8"), 3);
+        assert_eq!(region("mexp:k=1,bits=8"), 0);
+        assert_eq!(region("mvmul:m=4,k=3,bits=8"), 4);
+        assert_eq!(region("millionaires"), 0);
+        // The section ends before the glue: biomatch's minimum, none for the others.
+        let c = crate::library::build("biomatch:n=5,d=2,bits=8").unwrap();
+        let end = c.sections().unwrap().sections()[0].gates().end;
+        assert!(end < c.num_gates());
+        let c = crate::library::build("mvmul:m=4,k=3,bits=8").unwrap();
+        assert_eq!(
+            c.sections().unwrap().sections()[0].gates().end,
+            c.num_gates()
+        );
+    }
+
     #[test]
     fn biomatch_matches_reference() {
         let c = check_against_reference("biomatch", 10);
+        assert_eq!(regions(&c), 512);
         let s = Stats::of(&c);
         assert_eq!(
             (s.garbler_inputs, s.evaluator_inputs, s.outputs),
@@ -428,6 +456,7 @@ mod tests {
     #[test]
     fn mexp_matches_reference() {
         let c = check_against_reference("mexp", 2);
+        assert_eq!(regions(&c), 32);
         let s = Stats::of(&c);
         assert_eq!(
             (s.garbler_inputs, s.evaluator_inputs, s.outputs),
@@ -468,6 +497,7 @@ mod tests {
     #[test]
     fn mvmul_matches_reference() {
         let c = check_against_reference("mvmul", 50);
+        assert_eq!(regions(&c), 16);
         let s = Stats::of(&c);
         assert_eq!(
             (s.garbler_inputs, s.evaluator_inputs, s.outputs),
