@@ -22,11 +22,34 @@
 //! Writing converts: groups are reordered garbler first, and bit-reversed where the circuit's
 //! order differs from the format's, so that a circuit written and read back takes and gives
 //! the same hex strings.
+//!
+//! # The `.regions` side file
+//! A circuit's parallel regions ([`Sections`](crate::Sections)), which neither format has a
+//! place for, go in a side file beside the circuit file: `X.regions` for `X`
+//! ([`regions_path`]; [`write_regions`], [`read_regions`], [`attach_regions`]). Plain
+//! Bristol files stay as they are, and a circuit file without a side file has no regions.
+//!
+//! ```text
+//! # Transputation parallel regions: one section per line, its region boundaries (gate indices)
+//! section 0 1200 2400 3600
+//! section 5000 5100 5200
+//! ```
+//!
+//! Each `section` line lists a section's ascending boundaries, at least three (two
+//! regions): region `i` is gates `b_i .. b_(i+1)` of the circuit as read, gates numbered
+//! from 0 in file order (XOR, AND, INV and NOT one gate each; `EQ`, `EQW` and `MAND` count
+//! as they are lowered). Sections are ascending and disjoint, and no region reads a wire
+//! another region of its section writes. `#` starts a comment to the end of its line; blank
+//! lines are skipped.
 
 mod format;
+mod layout;
 mod reader;
 mod writer;
 
 pub use format::Format;
+pub use layout::{
+    attach_regions, read_regions, regions_path, write_regions, RegionsError, RegionsErrorKind,
+};
 pub use reader::{read, read_file, ReadError, ReadErrorKind};
 pub use writer::{write, write_file, WriteError};

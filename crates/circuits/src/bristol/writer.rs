@@ -29,6 +29,16 @@ pub enum WriteError {
 /// Writes `circuit` to `path` in `format`; the file appears complete or not at all (written
 /// to a temporary file next to it, then renamed).
 pub fn write_file(circuit: &Circuit, format: Format, path: &Path) -> Result<(), WriteError> {
+    write_atomically(path, |w| write(circuit, format, w))
+}
+
+/// Writes a file at `path` with `write` so that it appears complete or not at all: written
+/// to a temporary file next to it (same directory, so the rename stays on one file system),
+/// synced, then renamed over `path`; the temporary file is removed if anything fails.
+pub(super) fn write_atomically<E: From<io::Error>>(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<std::fs::File>) -> Result<(), E>,
+) -> Result<(), E> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -40,7 +50,7 @@ pub fn write_file(circuit: &Circuit, format: Format, path: &Path) -> Result<(), 
     let result = (|| {
         let file = std::fs::File::create(&tmp)?;
         let mut w = BufWriter::with_capacity(1 << 16, file);
-        write(circuit, format, &mut w)?;
+        write(&mut w)?;
         let file = w.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)?;

@@ -5,8 +5,9 @@
 //! says otherwise) and has a plain Rust reference implementation, [`Builtin::reference`],
 //! that tests compare the circuit against on random inputs.
 //!
-//! [`load`] resolves a name that is an existing file as a Bristol circuit and anything else
-//! as a built-in.
+//! [`load`] resolves a name that is an existing file as a Bristol circuit (with the parallel
+//! regions of its `.regions` side file, if it has one: [`bristol::regions_path`]) and
+//! anything else as a built-in.
 //!
 //! [`BitOrder::MsbFirst`]: crate::BitOrder::MsbFirst
 
@@ -128,6 +129,9 @@ pub enum LoadError {
         /// What went wrong, with the line.
         source: bristol::ReadError,
     },
+    /// A circuit file's `.regions` side file that could not be read or does not fit it.
+    #[error("{0}")]
+    Regions(#[from] bristol::RegionsError),
 }
 
 /// Parses `NAME` or `NAME:key=value,...` into a built-in and its checked parameters.
@@ -197,15 +201,27 @@ pub fn build(spec: &str) -> Result<Circuit, LoadError> {
 /// else is read as a Bristol file (format detected); write `./aes128` for a file that has a
 /// built-in's name. `parties` reassigns the input groups of a file (default: the first
 /// group is the garbler's, every other group the evaluator's); built-ins fix their own.
+/// A file `X` with a side file `X.regions` has its parallel regions.
+///
+/// # Errors
+/// An unknown name or bad parameters, a file that cannot be read, a side file that cannot
+/// be read or does not fit the circuit (never dropped in silence: a garbler would run
+/// without the regions it was given), or `parties` that do not fit the groups.
 pub fn load_with_parties(name: &str, parties: Option<&[Party]>) -> Result<Circuit, LoadError> {
     let path = Path::new(name);
     let mut circuit = if names_builtin(name) {
         build(name)?
     } else {
-        bristol::read_file(path).map_err(|source| LoadError::File {
+        let circuit = bristol::read_file(path).map_err(|source| LoadError::File {
             path: name.to_string(),
             source,
-        })?
+        })?;
+        let side = bristol::regions_path(path);
+        if side.exists() {
+            bristol::attach_regions(circuit, &side)?
+        } else {
+            circuit
+        }
     };
     if let Some(parties) = parties {
         circuit
@@ -402,6 +418,53 @@ mod tests {
         std::fs::write(&path, "1 2\n1 0 1\n1 1 0 9 INV\n").unwrap();
         let e = load(path.to_str().unwrap()).unwrap_err().to_string();
         assert!(e.contains("c.txt: line 3: wire 9 is out of range"), "{e}");
+    }
+
+    #[test]
+    fn a_files_side_file_gives_its_regions() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bio.txt");
+        let name = path.to_str().unwrap();
+        let built = build("biomatch:n=3,d=2,bits=4").unwrap();
+        bristol::write_file(&built, bristol::Format::BristolFashion, &path).unwrap();
+        // Without a side file: no regions.
+        let plain = load(name).unwrap();
+        assert!(plain.sections().is_none());
+        let side = bristol::regions_path(&path);
+        bristol::write_regions(&side, built.sections().unwrap()).unwrap();
+        let loaded = load_with_parties(name, Some(&[Party::Garbler, Party::Evaluator])).unwrap();
+        assert_eq!(loaded.sections(), built.sections());
+        assert_eq!(loaded.clone().without_sections(), plain);
+        assert_eq!(
+            loaded.eval_hex("123456", "ab").unwrap(),
+            plain.eval_hex("123456", "ab").unwrap()
+        );
+
+        // A side file that does not fit is an error that names it, not dropped.
+        std::fs::write(&side, "section 0 1 2\nsection 3 4 99999999\n").unwrap();
+        let e = load(name).unwrap_err().to_string();
+        assert!(
+            e.contains("bio.txt.regions: line 2: boundary 99999999 is past"),
+            "{e}"
+        );
+        std::fs::write(&side, "section 0 1 2\nsection 2 3 4 # x\nsection 5 x\n").unwrap();
+        let e = load(name).unwrap_err().to_string();
+        assert!(
+            e.contains("bio.txt.regions: line 3: 'x' is not a gate index"),
+            "{e}"
+        );
+        // The whole section of the three distances, cut in the middle of the first one.
+        let end = built.sections().unwrap().sections()[0].gates().end;
+        std::fs::write(&side, format!("section 0 1 {end}\n")).unwrap();
+        let e = load(name).unwrap_err().to_string();
+        assert!(
+            e.contains("bio.txt.regions: line 1: section 0: gate"),
+            "{e}"
+        );
+        assert!(
+            e.contains("regions of a section must be independent"),
+            "{e}"
+        );
     }
 
     #[test]
