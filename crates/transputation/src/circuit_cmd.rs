@@ -20,8 +20,8 @@ pub enum CircuitCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Gate counts, depths, level widths, input and output sizes of one circuit, or a table
-    /// of several.
+    /// Gate counts, depths, level widths, input and output sizes and parallel regions of one
+    /// circuit, or a table of several.
     Stats {
         /// Circuits: files or built-ins (see `circuit list`).
         #[arg(value_name = "CIRCUIT", required = true)]
@@ -29,8 +29,8 @@ pub enum CircuitCommand {
         /// For circuit files: the owner of each input group, in order.
         #[arg(long, value_delimiter = ',', value_name = "PARTY,...")]
         parties: Option<Vec<Party>>,
-        /// Print JSON (keys: and, xor, inv, depth, and_depth, inputs, outputs, ...); an array
-        /// for several circuits.
+        /// Print JSON (keys: and, xor, inv, depth, and_depth, inputs, outputs, sections,
+        /// regions, region_and_share, ...); an array for several circuits.
         #[arg(long)]
         json: bool,
     },
@@ -48,7 +48,8 @@ pub enum CircuitCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Write a circuit as a Bristol or Bristol Fashion file.
+    /// Write a circuit as a Bristol or Bristol Fashion file, and its parallel regions, if it
+    /// has any, as the side file OUTPUT.regions.
     Export {
         #[command(flatten)]
         circuit: CircuitArg,
@@ -151,6 +152,55 @@ fn list(json: bool) -> Result<()> {
     Ok(())
 }
 
+/// One circuit of `circuit stats`: its name, the circuit, its statistics, its loading time
+/// in milliseconds and its parallel regions.
+struct Measured {
+    name: String,
+    circuit: Circuit,
+    stats: Stats,
+    load_ms: f64,
+    regions: RegionStats,
+}
+
+/// A circuit's parallel regions ([`Circuit::sections`]) in numbers.
+struct RegionStats {
+    sections: usize,
+    regions: usize,
+    /// The share of its AND gates inside sections, 0 to 1 (0 without AND gates).
+    and_share: f64,
+}
+
+impl RegionStats {
+    fn of(circuit: &Circuit, stats: &Stats) -> RegionStats {
+        let Some(sections) = circuit.sections() else {
+            return RegionStats {
+                sections: 0,
+                regions: 0,
+                and_share: 0.0,
+            };
+        };
+        let and = sections.gate_counts(circuit.gates())[0];
+        RegionStats {
+            sections: sections.sections().len(),
+            regions: sections.regions(),
+            and_share: if stats.and > 0 {
+                and as f64 / stats.and as f64
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// The share of AND gates in regions, as a percentage ("-" without regions).
+    fn share(&self) -> String {
+        if self.sections == 0 {
+            "-".into()
+        } else {
+            format!("{:.1} %", 100.0 * self.and_share)
+        }
+    }
+}
+
 fn stats(names: Vec<String>, parties: Option<Vec<Party>>, json: bool) -> Result<()> {
     let mut all = Vec::with_capacity(names.len());
     for name in names {
@@ -159,79 +209,121 @@ fn stats(names: Vec<String>, parties: Option<Vec<Party>>, json: bool) -> Result<
             parties: parties.clone(),
         };
         let (circuit, load_ms) = arg.load()?;
-        let s = Stats::of(&circuit);
-        all.push((arg.name, circuit, s, load_ms));
+        let stats = Stats::of(&circuit);
+        let regions = RegionStats::of(&circuit, &stats);
+        all.push(Measured {
+            name: arg.name,
+            circuit,
+            stats,
+            load_ms,
+            regions,
+        });
     }
-    let rss = peak_rss_bytes();
     if json {
-        let values: Vec<_> = all
-            .iter()
-            .map(|(name, _, s, load_ms)| {
-                json!({
-                    "circuit": name,
-                    "and": s.and,
-                    "xor": s.xor,
-                    "inv": s.inv,
-                    "gates": s.gates(),
-                    "wires": s.wires,
-                    "depth": s.depth,
-                    "and_depth": s.and_depth,
-                    "inputs": s.inputs,
-                    "garbler_inputs": s.garbler_inputs,
-                    "evaluator_inputs": s.evaluator_inputs,
-                    "outputs": s.outputs,
-                    "max_and_width": s.max_and_width(),
-                    "and_level_widths": s.and_level_widths,
-                    "level_widths": s.level_widths,
-                    "load_ms": load_ms,
-                    "peak_rss_bytes": rss,
-                })
-            })
-            .collect();
-        let v = if values.len() == 1 {
-            values.into_iter().next().expect("one")
-        } else {
-            serde_json::Value::Array(values)
-        };
-        outln!("{}", serde_json::to_string_pretty(&v)?)?;
-        return Ok(());
+        stats_json(&all)
+    } else if all.len() > 1 {
+        stats_table(&all)
+    } else {
+        stats_one(&all[0])
     }
-    if all.len() > 1 {
-        let rows: Vec<Vec<String>> = all
-            .iter()
-            .map(|(name, _, s, load_ms)| {
-                vec![
-                    name.clone(),
-                    thousands(s.and),
-                    thousands(s.xor),
-                    thousands(s.inv),
-                    thousands(u64::from(s.and_depth)),
-                    thousands(s.garbler_inputs),
-                    thousands(s.evaluator_inputs),
-                    thousands(s.outputs),
-                    format!("{load_ms:.0}"),
-                ]
+}
+
+fn stats_json(all: &[Measured]) -> Result<()> {
+    let rss = peak_rss_bytes();
+    let values: Vec<_> = all
+        .iter()
+        .map(|m| {
+            let s = &m.stats;
+            json!({
+                "circuit": m.name,
+                "and": s.and,
+                "xor": s.xor,
+                "inv": s.inv,
+                "gates": s.gates(),
+                "wires": s.wires,
+                "depth": s.depth,
+                "and_depth": s.and_depth,
+                "inputs": s.inputs,
+                "garbler_inputs": s.garbler_inputs,
+                "evaluator_inputs": s.evaluator_inputs,
+                "outputs": s.outputs,
+                "max_and_width": s.max_and_width(),
+                "and_level_widths": s.and_level_widths,
+                "level_widths": s.level_widths,
+                "sections": m.regions.sections,
+                "regions": m.regions.regions,
+                "region_and_share": m.regions.and_share,
+                "load_ms": m.load_ms,
+                "peak_rss_bytes": rss,
             })
-            .collect();
-        let header = [
-            "circuit",
-            "AND",
-            "XOR",
-            "INV",
-            "AND-depth",
-            "garbler bits",
-            "evaluator bits",
-            "output bits",
-            "load ms",
-        ];
-        out!("{}", table(&header, &rows))?;
-        return Ok(());
-    }
-    let (name, circuit, s, load_ms) = &all[0];
+        })
+        .collect();
+    let v = if values.len() == 1 {
+        values.into_iter().next().expect("one")
+    } else {
+        serde_json::Value::Array(values)
+    };
+    outln!("{}", serde_json::to_string_pretty(&v)?)?;
+    Ok(())
+}
+
+fn stats_table(all: &[Measured]) -> Result<()> {
+    let rows: Vec<Vec<String>> = all
+        .iter()
+        .map(|m| {
+            let s = &m.stats;
+            vec![
+                m.name.clone(),
+                thousands(s.and),
+                thousands(s.xor),
+                thousands(s.inv),
+                thousands(u64::from(s.and_depth)),
+                thousands(s.garbler_inputs),
+                thousands(s.evaluator_inputs),
+                thousands(s.outputs),
+                thousands(m.regions.sections as u64),
+                thousands(m.regions.regions as u64),
+                m.regions.share(),
+                format!("{:.0}", m.load_ms),
+            ]
+        })
+        .collect();
+    let header = [
+        "circuit",
+        "AND",
+        "XOR",
+        "INV",
+        "AND-depth",
+        "garbler bits",
+        "evaluator bits",
+        "output bits",
+        "sections",
+        "regions",
+        "AND in regions",
+        "load ms",
+    ];
+    out!("{}", table(&header, &rows))?;
+    Ok(())
+}
+
+fn stats_one(m: &Measured) -> Result<()> {
+    let (circuit, s) = (&m.circuit, &m.stats);
     let mean_width = if s.and_depth > 0 {
         s.and as f64 / f64::from(s.and_depth)
     } else {
         0.0
+    };
+    let r = &m.regions;
+    let regions = if r.sections == 0 {
+        "none".to_string()
+    } else {
+        format!(
+            "{} in {} section{}, {} of the AND gates",
+            thousands(r.regions as u64),
+            thousands(r.sections as u64),
+            if r.sections == 1 { "" } else { "s" },
+            r.share()
+        )
     };
     let rows = vec![
         vec!["AND gates".into(), thousands(s.and)],
@@ -261,9 +353,10 @@ fn stats(names: Vec<String>, parties: Option<Vec<Party>>, json: bool) -> Result<
             ),
         ],
         vec!["output bits".into(), thousands(s.outputs)],
-        vec!["load time".into(), format!("{load_ms:.1} ms")],
+        vec!["parallel regions".into(), regions],
+        vec!["load time".into(), format!("{:.1} ms", m.load_ms)],
     ];
-    outln!("circuit {name}")?;
+    outln!("circuit {}", m.name)?;
     out!("{}", table(&["", ""], &rows))?;
     Ok(())
 }
@@ -297,5 +390,34 @@ fn export(arg: &CircuitArg, format: Format, path: &std::path::Path) -> Result<()
         thousands(s.xor),
         thousands(s.inv)
     );
+    // The parallel regions go beside the file, where loading it looks for them; a side file
+    // left from an earlier circuit of that name would describe another circuit's gates.
+    let side = bristol::regions_path(path);
+    match circuit.sections() {
+        Some(sections) => {
+            bristol::write_regions(&side, sections)
+                .with_context(|| format!("writing {}", side.display()))?;
+            eprintln!(
+                "wrote {} (its parallel regions: {} in {} section{})",
+                side.display(),
+                thousands(sections.regions() as u64),
+                sections.sections().len(),
+                if sections.sections().len() == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            );
+        }
+        None if side.exists() => {
+            std::fs::remove_file(&side)
+                .with_context(|| format!("removing the stale {}", side.display()))?;
+            eprintln!(
+                "removed {}: the parallel regions of an earlier circuit (this one has none)",
+                side.display()
+            );
+        }
+        None => {}
+    }
     Ok(())
 }

@@ -221,3 +221,79 @@ fn export_and_reimport_keeps_the_outputs() {
         assert_eq!(s["and"].as_u64(), Some(6400), "{format}");
     }
 }
+
+#[test]
+fn export_writes_the_parallel_regions_beside_the_file_and_stats_show_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bio.txt");
+    let path = file.to_str().unwrap();
+    let side = dir.path().join("bio.txt.regions");
+    let out = run(&[
+        "circuit",
+        "export",
+        "biomatch:n=4,d=2,bits=8",
+        "--format",
+        "bristol-fashion",
+        "-o",
+        path,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("bio.txt.regions (its parallel regions: 4 in 1 section)"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&side).unwrap();
+    assert!(
+        text.starts_with("# Transputation parallel regions"),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("section ")).count(),
+        1
+    );
+
+    // The file loads with its regions: the same as the built-in's.
+    let (from_file, builtin) = (stats(path), stats("biomatch:n=4,d=2,bits=8"));
+    for key in ["sections", "regions", "region_and_share", "and"] {
+        assert_eq!(from_file[key], builtin[key], "{key}");
+    }
+    assert_eq!(from_file["sections"].as_u64(), Some(1));
+    assert_eq!(from_file["regions"].as_u64(), Some(4));
+    let share = from_file["region_and_share"].as_f64().unwrap();
+    assert!(share > 0.5 && share < 1.0, "{share}");
+    let text = ok(&["circuit", "stats", path]);
+    assert!(text.contains("parallel regions"), "{text}");
+    assert!(text.contains("4 in 1 section, "), "{text}");
+    let table = ok(&[
+        "circuit",
+        "stats",
+        path,
+        "aes128",
+        "mincut:nodes=5,regions=3",
+    ]);
+    assert!(table.contains("AND in regions"), "{table}");
+    let aes = table.lines().find(|l| l.starts_with("aes128")).unwrap();
+    assert!(aes.contains(" - "), "{aes}");
+    assert_eq!(stats("aes128")["sections"].as_u64(), Some(0));
+
+    // A circuit without regions exported over it takes the stale side file away.
+    let out = run(&[
+        "circuit", "export", "aes128", "--format", "bristol", "-o", path,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("removed"), "{err}");
+    assert!(!side.exists());
+    assert_eq!(stats(path)["regions"].as_u64(), Some(0));
+
+    // A side file that does not fit the circuit is refused, by its line.
+    std::fs::write(&side, "section 0 1 2\nsection 1 2 3\n").unwrap();
+    let out = run(&["circuit", "stats", path]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("bio.txt.regions: line 2: section 1 starts at gate 1"),
+        "{err}"
+    );
+}
