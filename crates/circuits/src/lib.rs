@@ -6,7 +6,12 @@
 //! circuits as programs, and the [`library`] of built-in benchmark circuits named on the
 //! command line (`aes128`, `sha256`, `mincut`, `synthetic:and=...`, ...).
 //! [`Split`] cuts a circuit into independent parts, one garbled by each party
-//! (inter-party parallelism).
+//! (inter-party parallelism). [`Sections`] are a circuit's parallel regions (coarse-grained
+//! parallelism within one party): runs of consecutive gates cut into independent regions
+//! that a garbler may garble side by side. A program states them with
+//! [`Builder::parallel`](builder::Builder::parallel) (the built-ins `biomatch`, `mexp`,
+//! `mvmul` and `mincut:regions=R` do), and a Bristol file `X` carries them in a side file
+//! `X.regions` ([`bristol`]).
 //!
 //! ```
 //! use transputation_circuits::{library, Stats};
