@@ -269,10 +269,9 @@ impl Parser {
             });
         }
         let section = self.sections.len();
-        let layout = |e| RegionsErrorKind::Layout(e);
         if let Some(&before) = self.bounds.last() {
             if boundary <= before {
-                return bad(layout(SectionsError::NotAscending {
+                return bad(RegionsErrorKind::Layout(SectionsError::NotAscending {
                     section,
                     before,
                     after: boundary,
@@ -281,7 +280,7 @@ impl Parser {
         } else if let Some(previous) = self.sections.last() {
             let end = *previous.last().expect("a section has boundaries");
             if boundary < end {
-                return bad(layout(SectionsError::Overlap {
+                return bad(RegionsErrorKind::Layout(SectionsError::Overlap {
                     section,
                     start: boundary,
                     previous: section - 1,
