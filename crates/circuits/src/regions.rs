@@ -427,7 +427,8 @@ mod tests {
         }
     }
 
-    /// `k` random pieces of equal size over shared inputs, their gates interleaved, then a
+    /// `k` random pieces of equal size and AND gates over shared inputs, their gates
+    /// interleaved, then a
     /// glue that folds their last wires with AND and XOR gates; outputs mix the glue, the
     /// pieces, a free wire and an input.
     fn pieces_and_glue(k: usize, per: usize, seed: u64) -> Circuit {
@@ -437,6 +438,7 @@ mod tests {
         let mut next = n_in;
         let mut own: Vec<Vec<WireId>> = vec![Vec::new(); k];
         let mut gates = Vec::new();
+        let mut round_and = true;
         for i in 0..k * per {
             let p = i % k;
             let pick = |rng: &mut rand::rngs::StdRng, own: &[WireId]| {
@@ -447,7 +449,23 @@ mod tests {
                 }
             };
             let (a, b) = (pick(&mut rng, &own[p]), pick(&mut rng, &own[p]));
-            gates.push(if own[p].is_empty() || rng.gen_bool(0.6) {
+            // A piece's last gate is an AND gate on its own wires, so that the glue, which
+            // reads each piece's last wire, joins the pieces (a last gate free of them, an
+            // XOR of inputs, would leave its piece apart from the glue: no mixed circuit).
+            let last = i >= k * (per - 1);
+            let a = if last {
+                own[p][rng.gen_range(0..own[p].len())]
+            } else {
+                a
+            };
+            if p == 0 {
+                // One kind per round for every piece: pieces of equal AND gates, which a
+                // cut can balance (kinds drawn per gate left some pieces mostly XOR); the
+                // first four rounds AND gates, so that the glue's k - 1 AND gates stay
+                // within the fifth of all that a cut allows.
+                round_and = i / k < 4 || rng.gen_bool(0.6);
+            }
+            gates.push(if last || own[p].is_empty() || round_and {
                 Gate::And { a, b, out: next }
             } else {
                 Gate::Xor { a, b, out: next }
@@ -514,6 +532,20 @@ mod tests {
             for s in 0..3 {
                 same_function(&c, &m, seed ^ s);
             }
+        }
+    }
+
+    /// Seeds on which the generator once made circuits no cut balances: a piece whose last
+    /// gate was an XOR of inputs, apart from the glue; a piece mostly of XOR gates.
+    #[test]
+    fn seeds_that_once_made_unbalanced_pieces_cut_now() {
+        for (k, per, seed) in [
+            (2, 14, 17_987_600_004_264_223_731),
+            (2, 8, 14_814_477_183_022_888_140),
+        ] {
+            let c = pieces_and_glue(k, per, seed);
+            let m = Mixed::of(&c).unwrap();
+            same_function(&c, &m, 1);
         }
     }
 

@@ -28,6 +28,12 @@
 //! holds unchanged (the `parallel` module's documentation has the details; the tests check
 //! the bytes and, for the half-gates schemes, the set of hash queries).
 //!
+//! A circuit with parallel regions ([`Circuit::sections`](transputation_circuits::Circuit::sections))
+//! may instead be garbled a region per thread ([`coarse`]: coarse-grained parallelism,
+//! §4.4 of the same paper): each group of regions is garbled as a circuit of its own by
+//! the scheme's garbler, under the same `Δ`, tweaks and PRF inputs as the whole circuit's
+//! garbling, and its tables travel in frames that name it.
+//!
 //! The primitives, [`Block`](transputation_core::Block), AES ([`transputation_core::aes`])
 //! and the PRG, are `transputation-core`'s, shared with the OT; this crate holds the
 //! schemes, including their fused VAES gate kernels.
@@ -55,6 +61,8 @@
 //! assert_eq!(out, vec![true]); // 5 > 3
 //! ```
 
+pub mod coarse;
 pub mod schemes;
 
+pub use coarse::{CoarseError, CoarseEvaluator, CoarseGarbler, Layout};
 pub use schemes::{decode, EvalError, Evaluate, Garble, GarbleStart, Parallel, Scheme};

@@ -1,5 +1,7 @@
-//! `transputation garble-bench`: garbling and evaluation speed of a scheme, on one thread
-//! or with fine-grained parallelism on several (`--threads`; the tables are the same).
+//! `transputation garble-bench`: garbling and evaluation speed of a scheme, on one thread,
+//! with fine-grained parallelism on several (`--parallel fgp --threads N`; the tables are
+//! the same), or by the circuit's parallel regions, a region per thread
+//! (`--parallel cgp`, coarse-grained parallelism: the tables in frames).
 //!
 //! Set-up (allocating the label tables, making input labels) is timed apart. Garbling is
 //! timed alone, streaming its tables batch by batch into a temporary file (the
@@ -9,6 +11,7 @@
 //! evaluation.
 
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -18,7 +21,9 @@ use serde_json::json;
 use transputation_circuits::{library, Stats};
 use transputation_core::aes::Backend;
 use transputation_core::{prg::Prg, Block};
-use transputation_garble::{decode, GarbleStart, Parallel, Scheme};
+use transputation_garble::{
+    decode, CoarseEvaluator, CoarseGarbler, Evaluate, Garble, GarbleStart, Layout, Parallel, Scheme,
+};
 
 use crate::report::{peak_rss_bytes, table, thousands};
 
@@ -40,10 +45,16 @@ pub struct GarbleBenchArgs {
     /// Garble and evaluate this many times and report the fastest run.
     #[arg(long, default_value_t = 3)]
     repeat: u32,
-    /// Garble and evaluate the wide waves of AND gates on this many threads
-    /// (fine-grained parallelism; 1: sequential).
+    /// Garble and evaluate on this many threads: the wide waves of AND gates shared among
+    /// them (--parallel fgp), or a region of the circuit each (--parallel cgp).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: u32,
+    /// How the threads share the work: none (one thread), fgp (each wide wave of gates
+    /// split among them) or cgp (the circuit's parallel regions, a region per thread at a
+    /// time; the circuit must have regions: `circuit stats` shows them). Default: fgp if
+    /// --threads is above 1.
+    #[arg(long, value_enum)]
+    parallel: Option<BenchParallel>,
     /// Split a wave only with at least this many crypto gates per thread (default: the
     /// scheme's).
     #[arg(long, hide = true, value_parser = clap::value_parser!(u32).range(1..))]
@@ -56,6 +67,27 @@ pub struct GarbleBenchArgs {
     /// split_and_share, ...).
     #[arg(long)]
     json: bool,
+}
+
+/// How `garble-bench` uses its threads (`--parallel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum BenchParallel {
+    /// One thread.
+    None,
+    /// Fine-grained parallelism: each wide wave of gates shared among the threads.
+    Fgp,
+    /// Coarse-grained parallelism: the circuit's parallel regions, one per thread.
+    Cgp,
+}
+
+impl BenchParallel {
+    fn name(self) -> &'static str {
+        match self {
+            BenchParallel::None => "none",
+            BenchParallel::Fgp => "fgp",
+            BenchParallel::Cgp => "cgp",
+        }
+    }
 }
 
 /// The `Parallel` that `--threads`, `--fgp-min-wave` and `--fgp-window` describe.
@@ -105,7 +137,24 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
     let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(1);
     let inputs: Vec<bool> = (0..circuit.n_inputs()).map(|_| rng.gen()).collect();
     let want = circuit.eval_bits(&inputs);
-    let parallel = parallel_of(args.threads, args.fgp_min_wave, args.fgp_window)?;
+    let mode = match (args.parallel, args.threads) {
+        (Some(BenchParallel::None), n) if n > 1 => {
+            bail!("--threads {n} needs --parallel fgp or cgp (--parallel none is one thread)")
+        }
+        (Some(mode), _) => mode,
+        (None, 1) => BenchParallel::None,
+        (None, _) => BenchParallel::Fgp,
+    };
+    let (fgp_threads, coarse) = if mode == BenchParallel::Cgp {
+        let start = Instant::now();
+        let layout =
+            Layout::of(&circuit).with_context(|| format!("--parallel cgp on {}", args.circuit))?;
+        let cut = start.elapsed();
+        (1, Some((Arc::new(layout), args.threads as usize, cut)))
+    } else {
+        (args.threads, None)
+    };
+    let parallel = parallel_of(fgp_threads, args.fgp_min_wave, args.fgp_window)?;
     let bench = Bench {
         name: &args.circuit,
         circuit: &circuit,
@@ -114,6 +163,7 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
         inputs: &inputs,
         want: &want,
         parallel: &parallel,
+        coarse: coarse.as_ref().map(|(l, t, _)| (l, *t)),
     };
 
     let mut best = Measured::NONE;
@@ -121,22 +171,37 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
     let mut buf = Vec::with_capacity(BATCH_BYTES + 64);
     for run in 0..args.repeat.max(1) {
         let seed = Block(u128::from(run) + 1);
-        best = best.fastest(bench.garble_and_evaluate(seed, &mut buf)?);
+        let run = if bench.coarse.is_some() {
+            bench.garble_and_evaluate_coarse(seed)?
+        } else {
+            bench.garble_and_evaluate(seed, &mut buf)?
+        };
+        best = best.fastest(run);
     }
 
     let table_bytes = scheme.table_bytes(&stats);
     let mask_bytes = scheme.mask_bytes(&stats);
-    if best.bytes != table_bytes + mask_bytes {
+    let expected = match &coarse {
+        Some((layout, ..)) => layout.table_bytes(scheme),
+        None => table_bytes + mask_bytes,
+    };
+    if best.bytes - best.frame_bytes != expected {
         bail!(
-            "{} bytes garbled, expected {table_bytes} + {mask_bytes} mask bytes",
-            best.bytes
+            "{} bytes of tables garbled, expected {expected} ({table_bytes} + {mask_bytes} mask \
+             bytes, and a mask byte more for each piece of odd AND gates under cgp)",
+            best.bytes - best.frame_bytes
         );
     }
+    let how = How {
+        mode,
+        parallel: &parallel,
+        coarse: coarse.as_ref().map(|(l, t, cut)| (&**l, *t, *cut)),
+    };
     if args.json {
         let share = scheme.split_share(&circuit, &parallel);
-        print_json(&args, backend, &stats, &best, (&parallel, share))
+        print_json(&args, backend, &stats, &best, (&how, share))
     } else {
-        print_table(&args, backend, &stats, &best, &parallel)
+        print_table(&args, backend, &stats, &best, &how)
     }
 }
 
@@ -153,6 +218,16 @@ struct Bench<'a> {
     want: &'a [bool],
     /// Threads and window of garbler and evaluator.
     parallel: &'a Parallel,
+    /// Under `--parallel cgp`: the circuit cut by its regions, and the threads.
+    coarse: Option<(&'a Arc<Layout>, usize)>,
+}
+
+/// How a run used its threads, for the report.
+struct How<'a> {
+    mode: BenchParallel,
+    parallel: &'a Parallel,
+    /// Under `--parallel cgp`: the cut circuit, the threads, and the time the cut took.
+    coarse: Option<(&'a Layout, usize, Duration)>,
 }
 
 /// The times of one run, or the fastest of several, and the bytes garbled.
@@ -165,8 +240,10 @@ struct Measured {
     eval_setup: Duration,
     /// Evaluating, all batches.
     eval: Duration,
-    /// Tables and mask bytes garbled (of the latest run).
+    /// Tables and mask bytes garbled (of the latest run), frame headers included.
     bytes: u64,
+    /// Of them, frame headers (`--parallel cgp`).
+    frame_bytes: u64,
 }
 
 impl Measured {
@@ -177,6 +254,7 @@ impl Measured {
         eval_setup: Duration::MAX,
         eval: Duration::MAX,
         bytes: 0,
+        frame_bytes: 0,
     };
 
     /// Each time the faster of `self`'s and `run`'s; `run`'s bytes.
@@ -187,6 +265,7 @@ impl Measured {
             eval_setup: self.eval_setup.min(run.eval_setup),
             eval: self.eval.min(run.eval),
             bytes: run.bytes,
+            frame_bytes: run.frame_bytes,
         }
     }
 }
@@ -255,6 +334,77 @@ impl Bench<'_> {
             eval_setup,
             eval: eval_time,
             bytes,
+            frame_bytes: 0,
+        })
+    }
+
+    /// One run under `--parallel cgp`: the garbling threads run ahead of the caller, so
+    /// garbling is timed from the garbler's start to its last batch (its batches kept in
+    /// memory rather than written to a file between them), and evaluation from the first
+    /// batch fed to the last piece evaluated; the set-up times are the drivers' own.
+    fn garble_and_evaluate_coarse(&self, seed: Block) -> Result<Measured> {
+        let (layout, threads) = self.coarse.expect("under --parallel cgp");
+        let (scheme, backend) = (self.scheme, self.backend);
+        let mut prg = Prg::new(seed);
+        let start = Instant::now();
+        let mut garbler = CoarseGarbler::new(
+            scheme,
+            Arc::clone(layout),
+            &mut prg,
+            backend,
+            GarbleStart::default(),
+            threads,
+        );
+        let setup = start.elapsed();
+        let labels: Vec<Block> = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(w, &v)| garbler.input_labels(w as u32)[usize::from(v)])
+            .collect();
+        let mut batches: Vec<Vec<u8>> = Vec::new();
+        let start = Instant::now();
+        loop {
+            let mut batch = Vec::with_capacity(BATCH_BYTES + (1 << 19));
+            let more = garbler.garble(&mut batch, BATCH_BYTES);
+            batches.push(batch);
+            if !more {
+                break;
+            }
+        }
+        let garble_time = start.elapsed();
+        let decoding = garbler.decoding();
+        let frame_bytes = garbler.frame_bytes();
+        drop(garbler);
+        let bytes: u64 = batches.iter().map(|b| b.len() as u64).sum();
+
+        let start = Instant::now();
+        let mut evaluator =
+            CoarseEvaluator::new(scheme, Arc::clone(layout), &labels, backend, 0, threads);
+        let eval_setup = start.elapsed();
+        let start = Instant::now();
+        for batch in &batches {
+            let used = evaluator.feed(batch)?;
+            if used != batch.len() {
+                bail!("the evaluator left {} bytes of a batch", batch.len() - used);
+            }
+        }
+        evaluator.feed(&[])?;
+        let out = decode(&evaluator.output_labels()?, &decoding);
+        let eval_time = start.elapsed();
+        if out != self.want {
+            bail!(
+                "{scheme} on {} under cgp: the garbled output differs from plain evaluation",
+                self.name
+            );
+        }
+        Ok(Measured {
+            setup,
+            garble: garble_time,
+            eval_setup,
+            eval: eval_time,
+            bytes,
+            frame_bytes,
         })
     }
 }
@@ -279,10 +429,11 @@ fn print_json(
     backend: Backend,
     stats: &Stats,
     best: &Measured,
-    (parallel, split_share): (&Parallel, f64),
+    (how, split_share): (&How<'_>, f64),
 ) -> Result<()> {
     let scheme = args.scheme;
-    let v = json!({
+    let parallel = how.parallel;
+    let mut v = json!({
         "circuit": args.circuit,
         "scheme": scheme.name(),
         "backend": backend.name(),
@@ -303,7 +454,15 @@ fn print_json(
         "min_wave": scheme.min_wave(parallel),
         "window": parallel.window(),
         "split_and_share": split_share,
+        "parallel": how.mode.name(),
     });
+    if let Some((layout, threads, cut)) = how.coarse {
+        v["threads"] = json!(threads);
+        v["stages"] = json!(layout.stages());
+        v["pieces"] = json!(layout.pieces());
+        v["cut_ms"] = json!(ms(cut));
+        v["frame_bytes"] = json!(best.frame_bytes);
+    }
     outln!("{}", serde_json::to_string_pretty(&v)?)?;
     Ok(())
 }
@@ -314,17 +473,23 @@ fn print_table(
     backend: Backend,
     stats: &Stats,
     best: &Measured,
-    parallel: &Parallel,
+    how: &How<'_>,
 ) -> Result<()> {
     let scheme = args.scheme;
     let rss = peak_rss_bytes();
-    let rows = vec![
-        vec!["circuit".into(), args.circuit.clone()],
-        vec![
-            "scheme / AES".into(),
-            format!("{} / {}", scheme.name(), backend.name()),
+    let parallel = how.parallel;
+    let threads_row = match how.coarse {
+        Some((layout, threads, cut)) => vec![
+            "threads / regions".into(),
+            format!(
+                "{threads} (cgp) / {} stages of {} pieces, cut in {:.1} ms; {} bytes of frame headers",
+                layout.stages(),
+                layout.pieces(),
+                ms(cut),
+                thousands(best.frame_bytes)
+            ),
         ],
-        vec![
+        None => vec![
             "threads / window".into(),
             format!(
                 "{} / {} gates (waves split from {} crypto gates per thread)",
@@ -333,6 +498,14 @@ fn print_table(
                 scheme.min_wave(parallel)
             ),
         ],
+    };
+    let rows = vec![
+        vec!["circuit".into(), args.circuit.clone()],
+        vec![
+            "scheme / AES".into(),
+            format!("{} / {}", scheme.name(), backend.name()),
+        ],
+        threads_row,
         vec![
             "AND / XOR / INV gates".into(),
             format!(

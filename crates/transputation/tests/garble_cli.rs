@@ -101,6 +101,75 @@ fn threads_and_window_are_reported() {
     );
 }
 
+/// `--parallel cgp` garbles a circuit's parallel regions a piece per thread (the output is
+/// checked against plain evaluation by the command itself) and reports its pieces and
+/// frame bytes; a circuit without regions, or `--parallel none` with threads, is refused.
+#[test]
+fn coarse_grained_parallelism_garbles_by_regions() {
+    for scheme in ["prf", "circular", "ideal"] {
+        let out = run(&[
+            "garble-bench",
+            "--circuit",
+            "mvmul:m=4,k=4,bits=16",
+            "--scheme",
+            scheme,
+            "--repeat",
+            "1",
+            "--parallel",
+            "cgp",
+            "--threads",
+            "2",
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["parallel"], "cgp", "{scheme}");
+        assert_eq!(v["threads"], 2, "{scheme}");
+        // Four rows of under 65,536 gates each: one piece of them all.
+        assert_eq!(
+            (v["stages"].as_u64(), v["pieces"].as_u64()),
+            (Some(1), Some(1))
+        );
+        assert!(v["frame_bytes"]
+            .as_u64()
+            .is_some_and(|b| b > 0 && b % 8 == 0));
+    }
+    let out = run(&[
+        "garble-bench",
+        "--circuit",
+        "aes128",
+        "--scheme",
+        "ideal",
+        "--parallel",
+        "cgp",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("no parallel regions"),
+        "{err}"
+    );
+    let out = run(&[
+        "garble-bench",
+        "--circuit",
+        "aes128",
+        "--scheme",
+        "ideal",
+        "--parallel",
+        "none",
+        "--threads",
+        "2",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--parallel none is one thread"),
+        "{err}"
+    );
+}
+
 #[test]
 fn names_a_bad_scheme_or_backend() {
     let out = run(&["garble-bench", "--circuit", "aes128", "--scheme", "rot13"]);

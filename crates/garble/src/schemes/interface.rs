@@ -113,6 +113,14 @@ pub trait Garble: Send {
     /// # Panics
     /// If garbling has not finished.
     fn decoding(&self) -> Vec<bool>;
+
+    /// Both labels `[W^0, W^1]` of every output bit, groups in order: for a driver that
+    /// garbles a circuit in pieces and gives one piece's outputs to the next as its inputs
+    /// (coarse-grained parallelism). Secrets of the garbler, as its input labels are.
+    ///
+    /// # Panics
+    /// If garbling has not finished.
+    fn output_label_pairs(&self) -> Vec<[Block; 2]>;
 }
 
 /// The evaluator's side of a scheme; see the module documentation for the call order.
@@ -177,6 +185,10 @@ pub enum EvalError {
         /// Gates in the circuit.
         total: usize,
     },
+    /// A frame of a coarse-grained stream ([`crate::coarse`]) that does not fit the
+    /// circuit's pieces.
+    #[error("a frame of garbled regions does not fit the circuit: {0}")]
+    Frame(String),
     /// Bytes beyond the last gate's table.
     #[error("{extra} bytes follow the last gate's table")]
     TrailingBytes {

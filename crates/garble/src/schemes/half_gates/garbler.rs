@@ -268,4 +268,10 @@ impl<H: HalfGateHash> Garble for HalfGatesGarbler<'_, H> {
         let zero = self.schedule.outputs_of(&self.zero);
         zero.iter().map(|w| w.lsb()).collect()
     }
+
+    fn output_label_pairs(&self) -> Vec<[Block; 2]> {
+        assert!(self.finished(), "garbling finished");
+        let zero = self.schedule.outputs_of(&self.zero);
+        zero.iter().map(|&w| [w, w ^ self.delta]).collect()
+    }
 }

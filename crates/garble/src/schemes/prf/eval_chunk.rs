@@ -33,6 +33,8 @@ pub(super) struct Wave<'a> {
     pub(super) window: &'a [u8],
     pub(super) carried_mask: u8,
     pub(super) backend: Backend,
+    /// Added to the gate indices of the PRF inputs.
+    pub(super) gate_base: u64,
 }
 
 impl Wave<'_> {
@@ -67,7 +69,7 @@ impl Wave<'_> {
             .zip(chunk.keys.iter_mut())
             .zip(chunk.blocks.iter_mut())
         {
-            let g = u64::from(op.aux);
+            let g = self.gate_base + u64::from(op.aux);
             let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
             *keys = [la, lb];
             *blocks = match op.kind() {

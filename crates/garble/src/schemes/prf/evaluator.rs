@@ -33,6 +33,8 @@ pub struct PrfEvaluator<'c> {
     /// output labels, kept until every part has read its inputs.
     parallel: Parallel,
     parts: Vec<(Chunk, Vec<Block>)>,
+    /// Added to the gate indices of the PRF inputs.
+    gate_base: u64,
 }
 
 impl<'c> PrfEvaluator<'c> {
@@ -65,7 +67,15 @@ impl<'c> PrfEvaluator<'c> {
             chunk: Chunk::default(),
             parallel: parallel.clone(),
             parts: Vec::new(),
+            gate_base: 0,
         }
+    }
+
+    /// The same evaluator, for tables garbled with this gate base
+    /// ([`PrfGarbler::with_gate_base`](super::PrfGarbler::with_gate_base)).
+    pub(crate) fn with_gate_base(mut self, gate_base: u64) -> Self {
+        self.gate_base = gate_base;
+        self
     }
 
     /// Moves on to the next segment of a circuit planned as it is evaluated; `false` if
@@ -91,6 +101,7 @@ impl<'c> PrfEvaluator<'c> {
                 window,
                 carried_mask,
                 backend,
+                gate_base: self.gate_base,
             };
             let parts = split::evaluate(split, &wave, range.clone(), &mut self.parts);
             // The output labels in op order, after every part has read its inputs.
@@ -108,6 +119,7 @@ impl<'c> PrfEvaluator<'c> {
                 window,
                 carried_mask,
                 backend,
+                gate_base: self.gate_base,
             };
             wave.stage(r.clone(), &mut self.chunk);
             let labels = &mut self.labels;

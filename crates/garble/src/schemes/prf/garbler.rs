@@ -27,10 +27,12 @@ use super::staged::prf_calls;
 
 /// What the fused kernels need of op `i` of `schedule` ([`PrfOp`]), in the window at `base`
 /// of the output whose first gate is `first` and whose permute bits are `pcs`; `carried` is
-/// the position of a mask byte carried from the window before.
+/// the position of a mask byte carried from the window before; `gate_base` is added to the
+/// gate index of the PRF inputs ([`PrfGarbler::with_gate_base`]).
 #[inline(always)]
 fn prf_op(
     schedule: &Schedule,
+    gate_base: u64,
     i: usize,
     base: usize,
     first: usize,
@@ -47,7 +49,7 @@ fn prf_op(
         bits = u32::from(pc) * PrfOp::PC + u32::from(high) * PrfOp::HIGH;
     }
     PrfOp {
-        g: u64::from(op.aux),
+        g: gate_base + u64::from(op.aux),
         table: base + table,
         mask: mask_pos,
         a: op.a,
@@ -76,6 +78,8 @@ pub struct PrfGarbler<'c> {
     /// The PRF (AES under a secret key) that gives a constant's fresh labels from its gate
     /// index, in any processing order.
     fresh: FixedKeyAes,
+    /// Added to every gate index of the PRF inputs ([`PrfGarbler::with_gate_base`]).
+    gate_base: u64,
     /// The threads that share wide waves, and their buffers.
     parallel: Parallel,
     parts: Vec<split::Part>,
@@ -118,10 +122,20 @@ impl<'c> PrfGarbler<'c> {
             carried_mask: 0,
             pcs: Vec::with_capacity(parallel.window().div_ceil(64)),
             fresh: FixedKeyAes::with_backend(fresh_key, backend),
+            gate_base: 0,
             parallel: parallel.clone(),
             parts: Vec::new(),
             sequential: false,
         }
+    }
+
+    /// The same garbler, whose gate `g` uses the PRF inputs `blk(gate_base + g, r)`: for a
+    /// piece of a larger circuit garbled on its own (coarse-grained parallelism), whose
+    /// input labels other pieces also use as keys, so that no key sees one PRF input twice
+    /// (docs/garbling.md §2.7, rule 1: the gate indices of the whole circuit stay unique).
+    pub(crate) fn with_gate_base(mut self, gate_base: u64) -> Self {
+        self.gate_base = gate_base;
+        self
     }
 
     /// The label in slot `w` whose lsb is `s` (for tests; garbling uses
@@ -139,7 +153,8 @@ impl<'c> PrfGarbler<'c> {
         let kinds = &self.schedule.ops[range.clone()];
         let xor_end = range.start + kinds.partition_point(|op| op.kind() == OpKind::Xor);
         let (schedule, pcs, carried) = (&self.schedule, &self.pcs[..], self.carried_mask);
-        let op = |i| prf_op(schedule, i, base, first, pcs, carried);
+        let gate_base = self.gate_base;
+        let op = |i| prf_op(schedule, gate_base, i, base, first, pcs, carried);
         #[cfg(test)]
         for i in range.clone() {
             // The PRF calls the gates make, for the tests of their inputs' uniqueness.
@@ -327,5 +342,10 @@ impl Garble for PrfGarbler<'_> {
         assert!(self.finished(), "garbling finished");
         let labels = self.schedule.outputs_of(&self.labels);
         labels.iter().map(|[k0, _]| k0.lsb()).collect()
+    }
+
+    fn output_label_pairs(&self) -> Vec<[Block; 2]> {
+        assert!(self.finished(), "garbling finished");
+        self.schedule.outputs_of(&self.labels)
     }
 }

@@ -539,3 +539,39 @@ fn flipped_table_bits_change_exactly_the_used_bits() {
     }
     assert!(used > 50 && unused > 50, "{used} used, {unused} unused");
 }
+
+/// A gate base (a piece of a circuit garbled on its own, `crate::coarse`) moves every PRF
+/// input to `blk(base + g, r)` on both sides, and only an evaluator with the same base
+/// decodes the tables.
+#[test]
+fn a_gate_base_moves_every_prf_input() {
+    let c = aes128();
+    let base = 1 << 20;
+    let x: Vec<bool> = (0..c.n_inputs()).map(|i| i % 3 == 0).collect();
+    listen();
+    let mut g = PrfGarbler::new(&c, &mut Prg::new(Block(9)), backend()).with_gate_base(base);
+    let mut stream = Vec::new();
+    while g.garble(&mut stream, 1 << 12) {}
+    let garbler = recorded();
+    let labels = encode(&g, &x);
+    listen();
+    let mut e = PrfEvaluator::new(&c, &labels, backend()).with_gate_base(base);
+    assert_eq!(e.feed(&stream), Ok(stream.len()));
+    let evaluator = recorded();
+    let out = crate::decode(&e.output_labels().unwrap(), &g.decoding());
+    assert_eq!(out, c.eval_bits(&x));
+    for &(_, input) in garbler.iter().chain(&evaluator) {
+        let gate = input.0 as u64;
+        assert!(
+            gate >= base && gate < base + c.num_gates(),
+            "blk of gate {gate}"
+        );
+    }
+    let unbased = evaluate(&c, &labels, &stream);
+    let wrong = crate::decode(&unbased.output_labels().unwrap(), &g.decoding());
+    assert_ne!(
+        wrong,
+        c.eval_bits(&x),
+        "tables garbled at a gate base need it"
+    );
+}

@@ -1,0 +1,170 @@
+//! Coarse-grained garbling against the plaintext: every scheme, several thread counts on
+//! either side, pieces of one region and grouped, the stream fed in small pieces; and the
+//! evaluator's answers to a stream that is cut short, too long or has a bad frame header.
+
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha12Rng;
+use transputation_circuits::builder::{Builder, Uint};
+use transputation_circuits::{Circuit, Party, Sections};
+use transputation_core::aes::Backend;
+use transputation_core::prg::Prg;
+use transputation_core::Block;
+
+use super::{CoarseEvaluator, CoarseGarbler, Layout};
+use crate::{decode, EvalError, Evaluate, Garble, GarbleStart, Scheme};
+
+const SCHEMES: [Scheme; 3] = [Scheme::Prf, Scheme::Circular, Scheme::Ideal];
+
+/// Glue (a sum of the garbler's values), a section of `k` independent products with a
+/// comparison each, glue that sums them, a second section reading both the first's results
+/// and the inputs, and glue again.
+fn sectioned(k: usize, bits: usize) -> Circuit {
+    let mut b = Builder::new();
+    let xs = b.input_uints(Party::Garbler, "x", k, bits);
+    let ys = b.input_uints(Party::Evaluator, "y", k, bits);
+    let mut sections = Vec::new();
+    let sx = b.sum_of(&xs);
+    let mut bounds = vec![b.gate_count() as u64];
+    let mut products = Vec::new();
+    for (x, y) in xs.iter().zip(&ys) {
+        let p = b.mul(x, y);
+        let lt = b.lt(x, y);
+        let d = b.mux_word(lt, &p, x);
+        products.push(d);
+        bounds.push(b.gate_count() as u64);
+    }
+    sections.push(bounds);
+    let total = b.sum_of(&products);
+    let t = b.add(&total, &sx);
+    let mut bounds = vec![b.gate_count() as u64];
+    let mut second: Vec<Uint> = Vec::new();
+    for (p, y) in products.iter().zip(&ys) {
+        let s = b.add(p, &t);
+        second.push(b.mul(&s, y));
+        bounds.push(b.gate_count() as u64);
+    }
+    sections.push(bounds);
+    let m = b.min_of(&second);
+    b.output_uint("t", &t);
+    b.output_uints("second", &second);
+    b.output_uint("min", &m);
+    b.build()
+        .with_sections(Sections::new(sections).unwrap())
+        .unwrap()
+}
+
+/// Garbles `c` by `layout` on `tg` threads, evaluates on `te` threads feeding the stream in
+/// pieces of at most `piece` bytes, and returns the decoded output.
+fn run(
+    scheme: Scheme,
+    c: &Circuit,
+    layout: &Arc<Layout>,
+    (tg, te): (usize, usize),
+    piece: usize,
+    bits: &[bool],
+    seed: u128,
+) -> Vec<bool> {
+    let backend = Backend::detect();
+    let mut prg = Prg::new(Block(seed));
+    let start = GarbleStart {
+        tweak_base: 1000,
+        hash_key: Some(Block(seed ^ 0x5a5a)),
+        ..GarbleStart::default()
+    };
+    let mut g = CoarseGarbler::new(scheme, Arc::clone(layout), &mut prg, backend, start, tg);
+    let labels: Vec<Block> = bits
+        .iter()
+        .enumerate()
+        .map(|(w, &b)| g.input_labels(w as u32)[usize::from(b)])
+        .collect();
+    let mut tables = Vec::new();
+    while g.garble(&mut tables, 1 << 14) {}
+    let mut e = CoarseEvaluator::new(scheme, Arc::clone(layout), &labels, backend, 1000, te);
+    e.set_hash_key(Block(seed ^ 0x5a5a));
+    for chunk in tables.chunks(piece) {
+        assert_eq!(e.feed(chunk), Ok(chunk.len()));
+    }
+    assert_eq!(e.feed(&[]), Ok(0));
+    e.check_done(c).unwrap();
+    decode(&e.output_labels().unwrap(), &g.decoding())
+}
+
+#[test]
+fn every_scheme_computes_the_function_on_any_threads() {
+    let c = sectioned(5, 12);
+    let mut rng = ChaCha12Rng::seed_from_u64(21);
+    for (min_piece, pieces) in [(1, 1 + 5 + 1 + 5 + 1), (1 << 16, 5)] {
+        let layout = Arc::new(Layout::cut(&c, min_piece).unwrap());
+        assert_eq!(layout.pieces(), pieces, "min piece {min_piece}");
+        for scheme in SCHEMES {
+            for threads in [(1, 1), (2, 3), (4, 2)] {
+                let bits: Vec<bool> = (0..c.n_inputs()).map(|_| rng.gen()).collect();
+                let piece = rng.gen_range(1..200);
+                let out = run(scheme, &c, &layout, threads, piece, &bits, rng.gen());
+                assert_eq!(
+                    out,
+                    c.eval_bits(&bits),
+                    "{scheme:?} {threads:?} {min_piece}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_bad_stream_is_an_error_not_a_wrong_output() {
+    let c = sectioned(3, 8);
+    let layout = Arc::new(Layout::cut(&c, 1).unwrap());
+    let backend = Backend::detect();
+    for scheme in SCHEMES {
+        let mut g = CoarseGarbler::new(
+            scheme,
+            Arc::clone(&layout),
+            &mut Prg::new(Block(3)),
+            backend,
+            GarbleStart::default(),
+            2,
+        );
+        let labels: Vec<Block> = (0..c.n_inputs() as u32)
+            .map(|w| g.input_labels(w)[0])
+            .collect();
+        let mut tables = Vec::new();
+        while g.garble(&mut tables, 1 << 12) {}
+        let eval = || CoarseEvaluator::new(scheme, Arc::clone(&layout), &labels, backend, 0, 2);
+        // Cut short: no output labels.
+        let mut e = eval();
+        e.feed(&tables[..tables.len() - 1]).unwrap();
+        assert!(matches!(
+            e.output_labels(),
+            Err(EvalError::Truncated { .. })
+        ));
+        // Too long.
+        let mut long = tables.clone();
+        long.push(0);
+        assert_eq!(
+            eval().feed(&long),
+            Err(EvalError::TrailingBytes { extra: 1 })
+        );
+        // A frame of a piece the stage does not have, and one longer than its piece.
+        for (byte, value) in [(0, 0xff), (4, 0xff), (5, 0xff)] {
+            let mut bad = tables.clone();
+            bad[byte] = value;
+            assert!(
+                matches!(eval().feed(&bad), Err(EvalError::Frame(_))),
+                "{scheme:?} header byte {byte}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_circuit_without_sections_is_refused() {
+    let mut b = Builder::new();
+    let x = b.input_uint(Party::Garbler, "x", 8);
+    let y = b.input_uint(Party::Evaluator, "y", 8);
+    let s = b.add(&x, &y);
+    b.output_uint("s", &s);
+    assert!(Layout::of(&b.build()).is_err());
+}
