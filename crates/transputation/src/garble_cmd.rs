@@ -145,6 +145,9 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
         (None, 1) => BenchParallel::None,
         (None, _) => BenchParallel::Fgp,
     };
+    if mode == BenchParallel::Cgp && (args.fgp_min_wave.is_some() || args.fgp_window.is_some()) {
+        bail!("--fgp-min-wave and --fgp-window tune --parallel fgp, not cgp");
+    }
     let (fgp_threads, coarse) = if mode == BenchParallel::Cgp {
         let start = Instant::now();
         let layout =

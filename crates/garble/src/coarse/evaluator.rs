@@ -13,12 +13,13 @@ use transputation_circuits::WireId;
 use transputation_core::aes::Backend;
 use transputation_core::Block;
 
-use super::frame::HEADER;
+use super::frame::{CHUNK, HEADER};
 use super::layout::Layout;
 use crate::schemes::prf::PrfEvaluator;
-use crate::{EvalError, Evaluate, Parallel, Scheme};
+use crate::{EvalError, Evaluate, Scheme};
 
-/// Frames queued for each evaluating thread (16 MiB of tables at most): enough to carry a
+/// Frames queued for each evaluating thread (16 MiB of tables at most, a frame holding at
+/// most `CHUNK` bytes): enough to carry a
 /// thread over another's busy spell (planning its next piece) without the stream, which
 /// interleaves the pieces as the garbler's threads made them, stalling on it.
 const QUEUE: usize = 64;
@@ -77,6 +78,9 @@ pub struct CoarseEvaluator {
     /// The piece and bytes left of the frame being read.
     frame: Option<(u32, u64)>,
     gates_done: usize,
+    /// The first error: every later call returns it (the stream is not read further and
+    /// no output is given).
+    failed: Option<EvalError>,
 }
 
 impl CoarseEvaluator {
@@ -109,6 +113,7 @@ impl CoarseEvaluator {
             header: Vec::with_capacity(HEADER),
             frame: None,
             gates_done: 0,
+            failed: None,
         }
     }
 
@@ -203,9 +208,10 @@ impl CoarseEvaluator {
                 run.left.len()
             )));
         };
-        if len == 0 || len > left {
+        if len == 0 || len > left || len > CHUNK as u64 {
             return Err(EvalError::Frame(format!(
-                "{len} bytes for piece {piece}, which has {left} bytes of tables left"
+                "{len} bytes for piece {piece}, which has {left} bytes of tables left \
+                 (a frame holds 1 to {CHUNK})"
             )));
         }
         self.frame = Some((piece, len));
@@ -246,10 +252,12 @@ fn evaluate_pieces(job: &StageJob, jobs: &Receiver<Job>, done: &SyncSender<Finis
         if let Open::Waiting(inputs) = state {
             let p = &pieces[piece as usize];
             let mut ev: Box<dyn Evaluate + '_> = match job.scheme {
-                Scheme::Prf => Box::new(
-                    PrfEvaluator::with_parallel(&p.circuit, inputs, job.backend, &Parallel::none())
-                        .with_gate_base(p.gate_base),
-                ),
+                Scheme::Prf => Box::new(PrfEvaluator::for_piece(
+                    &p.circuit,
+                    inputs,
+                    job.backend,
+                    &p.prf,
+                )),
                 scheme => scheme.evaluator_with(
                     &p.circuit,
                     inputs,
@@ -304,6 +312,56 @@ fn evaluate_pieces(job: &StageJob, jobs: &Receiver<Job>, done: &SyncSender<Finis
 
 impl Evaluate for CoarseEvaluator {
     fn feed(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let fed = self.feed_stream(bytes);
+        if let Err(e) = &fed {
+            self.failed = Some(e.clone());
+        }
+        fed
+    }
+
+    fn gates_done(&self) -> usize {
+        self.gates_done
+    }
+
+    fn output_labels(&self) -> Result<Vec<Block>, EvalError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if !self.finished() {
+            return Err(EvalError::Truncated {
+                done: self.gates_done,
+                total: self.layout.gates() as usize,
+            });
+        }
+        Ok(self
+            .layout
+            .outputs
+            .iter()
+            .map(|&s| self.store[s as usize])
+            .collect())
+    }
+
+    fn input_labels_mut(&mut self, first: WireId, len: usize) -> &mut [Block] {
+        assert!(
+            self.next_stage == 0,
+            "input labels are set before evaluation"
+        );
+        let first = first as usize;
+        assert!(first + len <= self.layout.n_inputs, "input wires only");
+        &mut self.store[first..first + len]
+    }
+
+    fn set_hash_key(&mut self, key: Block) {
+        self.hash_key = Some(key);
+    }
+}
+
+impl CoarseEvaluator {
+    /// [`Evaluate::feed`] before its first error.
+    fn feed_stream(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {
         let mut at = 0;
         loop {
             if self.running.is_none() {
@@ -359,38 +417,5 @@ impl Evaluate for CoarseEvaluator {
             });
         }
         Ok(at)
-    }
-
-    fn gates_done(&self) -> usize {
-        self.gates_done
-    }
-
-    fn output_labels(&self) -> Result<Vec<Block>, EvalError> {
-        if !self.finished() {
-            return Err(EvalError::Truncated {
-                done: self.gates_done,
-                total: self.layout.gates() as usize,
-            });
-        }
-        Ok(self
-            .layout
-            .outputs
-            .iter()
-            .map(|&s| self.store[s as usize])
-            .collect())
-    }
-
-    fn input_labels_mut(&mut self, first: WireId, len: usize) -> &mut [Block] {
-        assert!(
-            self.next_stage == 0,
-            "input labels are set before evaluation"
-        );
-        let first = first as usize;
-        assert!(first + len <= self.layout.n_inputs, "input wires only");
-        &mut self.store[first..first + len]
-    }
-
-    fn set_hash_key(&mut self, key: Block) {
-        self.hash_key = Some(key);
     }
 }

@@ -15,7 +15,7 @@ use transputation_core::Block;
 use super::frame::{frame_header, CHUNK, HEADER};
 use super::layout::Layout;
 use crate::schemes::prf::PrfGarbler;
-use crate::{Garble, GarbleStart, Parallel, Scheme};
+use crate::{Garble, GarbleStart, Scheme};
 
 /// What a garbling thread reports.
 enum Report {
@@ -60,6 +60,8 @@ pub struct CoarseGarbler {
     /// The session's start, its offset fixed (drawn if it was not given).
     start: GarbleStart,
     threads: usize,
+    /// The threads it was made with ([`Garble::set_sequential`] may lower `threads`).
+    made_with: usize,
     store: Vec<[Block; 2]>,
     prg: Prg,
     next_stage: usize,
@@ -93,7 +95,7 @@ impl CoarseGarbler {
                 "prf has no global offset: GarbleStart.offset must be None for it"
             );
         }
-        let store = (0..layout.n_inputs)
+        let mut store = (0..layout.n_inputs)
             .map(|_| {
                 let w0 = own.block();
                 match start.offset {
@@ -102,7 +104,6 @@ impl CoarseGarbler {
                 }
             })
             .collect::<Vec<_>>();
-        let mut store = store;
         store.resize(layout.slots, [Block::ZERO; 2]);
         CoarseGarbler {
             layout,
@@ -110,6 +111,7 @@ impl CoarseGarbler {
             backend,
             start,
             threads: threads.max(1),
+            made_with: threads.max(1),
             store,
             prg: own,
             next_stage: 0,
@@ -180,10 +182,12 @@ fn garble_pieces(job: &StageJob, tx: &SyncSender<Report>) {
         let (inputs, seed) = &job.starts[i];
         let mut prg = Prg::new(*seed);
         let mut garbler: Box<dyn Garble + '_> = match job.scheme {
-            Scheme::Prf => Box::new(
-                PrfGarbler::with_parallel(&piece.circuit, &mut prg, job.backend, &Parallel::none())
-                    .with_gate_base(piece.gate_base),
-            ),
+            Scheme::Prf => Box::new(PrfGarbler::for_piece(
+                &piece.circuit,
+                &mut prg,
+                job.backend,
+                &piece.prf,
+            )),
             scheme => scheme.garbler_with(
                 &piece.circuit,
                 &mut prg,
@@ -194,9 +198,7 @@ fn garble_pieces(job: &StageJob, tx: &SyncSender<Report>) {
                 },
             ),
         };
-        if !inputs.is_empty() {
-            garbler.set_input_labels(0, inputs);
-        }
+        garbler.set_input_labels(0, inputs);
         let piece_id = i as u32;
         loop {
             // Over a spare buffer's old bytes: no memset (`Garble::garble_at`).
@@ -261,6 +263,7 @@ impl Garble for CoarseGarbler {
     }
 
     fn garble_at(&mut self, out: &mut Vec<u8>, at: usize, target: usize) -> (usize, bool) {
+        assert!(at <= out.len(), "garbling starts within the buffer");
         let mut end = at;
         loop {
             if self.running.is_none() {
@@ -276,15 +279,19 @@ impl Garble for CoarseGarbler {
                 .expect("a garbling thread failed (it panicked)");
             match report {
                 Report::Tables { piece, bytes } => {
-                    let need = end + HEADER + bytes.len();
-                    if out.len() < need {
-                        out.resize(need, 0);
+                    // A batch may pass `CHUNK` (a scheme ends it at a window, `prf` at a
+                    // whole pair of AND gates too): frames of at most `CHUNK` bytes.
+                    for part in bytes.chunks(CHUNK) {
+                        let need = end + HEADER + part.len();
+                        if out.len() < need {
+                            out.resize(need, 0);
+                        }
+                        out[end..end + HEADER].copy_from_slice(&frame_header(piece, part.len()));
+                        out[end + HEADER..need].copy_from_slice(part);
+                        end = need;
+                        self.frame_bytes += HEADER as u64;
                     }
-                    out[end..end + HEADER].copy_from_slice(&frame_header(piece, bytes.len()));
-                    out[end + HEADER..need].copy_from_slice(&bytes);
-                    end = need;
                     run.job.spare.lock().expect("not poisoned").push(bytes);
-                    self.frame_bytes += HEADER as u64;
                 }
                 Report::Done { piece, outputs } => {
                     let p = &self.layout.stages[self.next_stage - 1].pieces[piece as usize];
@@ -308,10 +315,10 @@ impl Garble for CoarseGarbler {
     }
 
     fn set_sequential(&mut self, on: bool) {
-        // One thread for the stages not yet started; the tables do not depend on it.
-        if on {
-            self.threads = 1;
-        }
+        // One garbling thread (not the calling one: the pieces are garbled beside it) for
+        // the stages not yet started, or the threads it was made with again; the tables
+        // do not depend on it, only the order of their frames.
+        self.threads = if on { 1 } else { self.made_with };
     }
 
     fn decoding(&self) -> Vec<bool> {

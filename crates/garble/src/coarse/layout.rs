@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use transputation_circuits::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party, WireId};
 
+use crate::schemes::prf::{label_roots, PieceStart};
 use crate::Scheme;
 
 /// Adjacent regions of a section are grouped into pieces of at least this many gates (the
@@ -36,8 +37,10 @@ pub(crate) struct Piece {
     pub(crate) inputs: Vec<u32>,
     /// The store slot of each of its output bits, in order.
     pub(crate) outputs: Vec<u32>,
-    /// The index of its first gate in the circuit (`prf`'s PRF inputs continue from it).
-    pub(crate) gate_base: u64,
+    /// Where it sits in the circuit for `prf`: its first gate's index (the PRF inputs
+    /// continue from it) and its inputs' label sets (so that AND gates of one label set
+    /// are known as degenerate across pieces).
+    pub(crate) prf: PieceStart,
     /// The AND gates before it in the circuit (the half-gates tweaks continue from them).
     pub(crate) and_base: u64,
 }
@@ -180,6 +183,8 @@ struct Cutter<'c> {
     circuit: &'c Circuit,
     /// One past the last gate that reads each wire; `u64::MAX` for the circuit's outputs.
     read_until: Vec<u64>,
+    /// Each wire's label-set root under `prf` ([`label_roots`]).
+    roots: Vec<u64>,
     /// The piece that last numbered each wire, and the number: an input index, or a gate
     /// position with [`WRITTEN`].
     owner: Vec<u32>,
@@ -209,6 +214,7 @@ impl<'c> Cutter<'c> {
         Cutter {
             circuit,
             read_until,
+            roots: label_roots(circuit),
             owner: vec![u32::MAX; wires],
             local: vec![0; wires],
             slot_of: HashMap::new(),
@@ -301,7 +307,11 @@ impl<'c> Cutter<'c> {
             circuit,
             inputs: input_slots,
             outputs: out_slots,
-            gate_base: start,
+            prf: PieceStart {
+                gate_base: start,
+                fresh_base: self.circuit.n_inputs() as u64 + start,
+                input_roots: inputs.iter().map(|&w| self.roots[w as usize]).collect(),
+            },
             and_base: self.ands,
         };
         self.ands += ands;

@@ -20,7 +20,10 @@
 //! half-gates schemes continue the tweak count from the AND gates before the piece
 //! ([`GarbleStart::tweak_base`](crate::GarbleStart::tweak_base)), and `prf` its gate
 //! indices from the gates before it (a wire's labels are PRF keys in every piece that reads
-//! it; unique gate indices keep every (key, input) pair used once). The half-gates schemes
+//! it; unique gate indices keep every (key, input) pair used once) and starts from its
+//! inputs' label sets as the whole circuit has them (so that `AND(x, NOT x)` or
+//! `AND(x, AND(x, x))` with `x` from another piece is garbled as degenerate, as the whole
+//! circuit's garbling does: docs/garbling.md §2.7 rule 3). The half-gates schemes
 //! derive every non-input label from the input labels, `Δ` and the tweaks, so a piece's
 //! tables are, gate by gate, those of the sequential garbling; under `prf` a piece draws
 //! its fresh labels and permute bits from a PRG seeded from the garbler's. Either way each
@@ -35,9 +38,10 @@
 //! scheme's wire format, as a garbling of the piece on its own would write them). Frames of
 //! a stage's pieces come interleaved in any order; a stage ends when every piece has had
 //! all its table bytes (known from its gate counts), and stages whose pieces have no tables
-//! (only free gates) send no frame. The evaluator checks every header: a piece outside the
-//! stage, an empty frame or one longer than what its piece has left is
-//! [`EvalError::Frame`](crate::EvalError::Frame).
+//! (only free gates) send no frame. A frame holds at most 256 KiB. The evaluator checks
+//! every header: a piece outside the stage, an empty frame, or one longer than that or than
+//! what its piece has left is [`EvalError::Frame`](crate::EvalError::Frame); after any
+//! error it reads nothing more and gives no output.
 
 mod evaluator;
 mod frame;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha12Rng;
 use transputation_circuits::builder::{Builder, Uint};
-use transputation_circuits::{Circuit, Party, Sections};
+use transputation_circuits::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party, Sections};
 use transputation_core::aes::Backend;
 use transputation_core::prg::Prg;
 use transputation_core::Block;
@@ -167,4 +167,96 @@ fn a_circuit_without_sections_is_refused() {
     let s = b.add(&x, &y);
     b.output_uint("s", &s);
     assert!(Layout::of(&b.build()).is_err());
+}
+
+/// Label sets shared across pieces: the glue makes `y = NOT x0` and `c = AND(x0, x0)` (a
+/// copy of `x0`'s labels), and the regions take `AND(x0, y)`, `AND(x0, c)` and `AND(c, y)`,
+/// degenerate gates whose inputs come from another piece. Under `prf` each piece must
+/// garble them as the whole circuit's garbling does (the evaluator would otherwise learn
+/// both labels of their outputs, docs/garbling.md §2.7 rule 3), and every scheme must
+/// compute the function on every input.
+#[test]
+fn degenerate_gates_across_pieces_are_known_as_such() {
+    let and = |a, b, out| Gate::And { a, b, out };
+    let gates = vec![
+        Gate::Inv { a: 0, out: 4 },
+        and(0, 0, 5),
+        and(1, 2, 6),
+        // Region A.
+        and(0, 4, 7),
+        and(0, 5, 8),
+        // Region B.
+        and(5, 4, 9),
+        and(6, 3, 10),
+        // Glue.
+        Gate::Xor {
+            a: 8,
+            b: 10,
+            out: 11,
+        },
+        and(9, 11, 12),
+    ];
+    let group = |party, name: &str| InputGroup {
+        party,
+        len: 2,
+        order: BitOrder::MsbFirst,
+        name: name.into(),
+    };
+    let c = Circuit::new(
+        13,
+        vec![group(Party::Garbler, "g"), group(Party::Evaluator, "e")],
+        vec![OutputGroup {
+            wires: vec![7, 8, 9, 10, 12],
+            order: BitOrder::MsbFirst,
+            name: "o".into(),
+        }],
+        gates,
+    )
+    .unwrap()
+    .with_sections(Sections::new(vec![vec![3, 5, 7]]).unwrap())
+    .unwrap();
+    let layout = Arc::new(Layout::cut(&c, 1).unwrap());
+    let whole = crate::schemes::prf::op_kinds(&c, None);
+    let mut at = 0;
+    for piece in layout.stages.iter().flat_map(|s| &s.pieces) {
+        let kinds = crate::schemes::prf::op_kinds(&piece.circuit, Some(&piece.prf));
+        assert_eq!(kinds, whole[at..at + kinds.len()], "piece from gate {at}");
+        at += kinds.len();
+    }
+    assert_eq!(at, whole.len());
+    for scheme in SCHEMES {
+        for x in 0..16u32 {
+            let bits: Vec<bool> = (0..4).map(|i| x >> i & 1 == 1).collect();
+            let out = run(scheme, &c, &layout, (2, 2), 7, &bits, u128::from(x));
+            assert_eq!(out, c.eval_bits(&bits), "{scheme:?} {x}");
+        }
+    }
+}
+
+/// Once the evaluator has failed, it stays failed: no later bytes are read and no output
+/// is given (a caller that fed on must not get labels of pieces that never ran).
+#[test]
+fn an_evaluator_that_failed_stays_failed() {
+    let c = sectioned(3, 8);
+    let layout = Arc::new(Layout::cut(&c, 1).unwrap());
+    let backend = Backend::detect();
+    let mut g = CoarseGarbler::new(
+        Scheme::Ideal,
+        Arc::clone(&layout),
+        &mut Prg::new(Block(5)),
+        backend,
+        GarbleStart::default(),
+        2,
+    );
+    let labels: Vec<Block> = (0..c.n_inputs() as u32)
+        .map(|w| g.input_labels(w)[0])
+        .collect();
+    let mut tables = Vec::new();
+    while g.garble(&mut tables, 1 << 12) {}
+    let mut e = CoarseEvaluator::new(Scheme::Ideal, Arc::clone(&layout), &labels, backend, 0, 2);
+    let mut bad = tables.clone();
+    bad[0] = 0xff;
+    assert!(matches!(e.feed(&bad[..8]), Err(EvalError::Frame(_))));
+    assert!(matches!(e.feed(&tables[8..]), Err(EvalError::Frame(_))));
+    assert!(matches!(e.output_labels(), Err(EvalError::Frame(_))));
 }

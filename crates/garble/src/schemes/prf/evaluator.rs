@@ -14,7 +14,7 @@ use crate::schemes::planner::Planner;
 use crate::schemes::waves::{wire_table, OpKind, Schedule};
 
 use super::eval_chunk::{outputs, Chunk, Wave};
-use super::layout::{planner, table_and_mask, PrfRules, CHUNK};
+use super::layout::{piece_planner, planner, table_and_mask, PieceStart, PrfRules, CHUNK};
 use super::split;
 
 /// The `prf` evaluator.
@@ -50,8 +50,37 @@ impl<'c> PrfEvaluator<'c> {
         backend: Backend,
         parallel: &Parallel,
     ) -> Self {
+        PrfEvaluator::planned(
+            circuit,
+            inputs,
+            backend,
+            parallel,
+            planner(circuit, parallel),
+        )
+    }
+
+    /// An evaluator of a piece of a larger circuit garbled on its own
+    /// ([`PrfGarbler::for_piece`](super::PrfGarbler::for_piece)).
+    pub(crate) fn for_piece(
+        circuit: &'c Circuit,
+        inputs: &[Block],
+        backend: Backend,
+        piece: &PieceStart,
+    ) -> Self {
+        let planner = piece_planner(circuit, piece);
+        let mut e = PrfEvaluator::planned(circuit, inputs, backend, &Parallel::none(), planner);
+        e.gate_base = piece.gate_base;
+        e
+    }
+
+    fn planned(
+        circuit: &'c Circuit,
+        inputs: &[Block],
+        backend: Backend,
+        parallel: &Parallel,
+        mut planner: Planner<'c, PrfRules>,
+    ) -> Self {
         assert_eq!(inputs.len(), circuit.n_inputs(), "one label per input wire");
-        let mut planner = planner(circuit, parallel);
         let mut schedule = Schedule::default();
         planner.fill(&mut schedule);
         let mut labels = wire_table(schedule.slots as usize, Block::ZERO);
@@ -69,13 +98,6 @@ impl<'c> PrfEvaluator<'c> {
             parts: Vec::new(),
             gate_base: 0,
         }
-    }
-
-    /// The same evaluator, for tables garbled with this gate base
-    /// ([`PrfGarbler::with_gate_base`](super::PrfGarbler::with_gate_base)).
-    pub(crate) fn with_gate_base(mut self, gate_base: u64) -> Self {
-        self.gate_base = gate_base;
-        self
     }
 
     /// Moves on to the next segment of a circuit planned as it is evaluated; `false` if

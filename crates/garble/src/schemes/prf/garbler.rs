@@ -19,7 +19,7 @@ use crate::schemes::waves::{wire_table, OpKind, Schedule, Window, REUSE_SLOTS};
 
 #[cfg(test)]
 use super::call_log;
-use super::layout::{mask_position, planner, table_and_mask, PrfRules};
+use super::layout::{mask_position, piece_planner, planner, table_and_mask, PieceStart, PrfRules};
 use super::split;
 use super::staged::garble_staged;
 #[cfg(test)]
@@ -28,7 +28,7 @@ use super::staged::prf_calls;
 /// What the fused kernels need of op `i` of `schedule` ([`PrfOp`]), in the window at `base`
 /// of the output whose first gate is `first` and whose permute bits are `pcs`; `carried` is
 /// the position of a mask byte carried from the window before; `gate_base` is added to the
-/// gate index of the PRF inputs ([`PrfGarbler::with_gate_base`]).
+/// gate index of the PRF inputs ([`PieceStart::gate_base`]).
 #[inline(always)]
 fn prf_op(
     schedule: &Schedule,
@@ -78,7 +78,7 @@ pub struct PrfGarbler<'c> {
     /// The PRF (AES under a secret key) that gives a constant's fresh labels from its gate
     /// index, in any processing order.
     fresh: FixedKeyAes,
-    /// Added to every gate index of the PRF inputs ([`PrfGarbler::with_gate_base`]).
+    /// Added to every gate index of the PRF inputs ([`PieceStart::gate_base`]).
     gate_base: u64,
     /// The threads that share wide waves, and their buffers.
     parallel: Parallel,
@@ -100,9 +100,32 @@ impl<'c> PrfGarbler<'c> {
         backend: Backend,
         parallel: &Parallel,
     ) -> Self {
+        PrfGarbler::planned(circuit, prg, backend, parallel, planner(circuit, parallel))
+    }
+
+    /// A garbler of a piece of a larger circuit, garbled on its own ([`PieceStart`]): its
+    /// PRF inputs and degenerate gates are those of the whole circuit's garbling.
+    pub(crate) fn for_piece(
+        circuit: &'c Circuit,
+        prg: &mut Prg,
+        backend: Backend,
+        piece: &PieceStart,
+    ) -> Self {
+        let planner = piece_planner(circuit, piece);
+        let mut g = PrfGarbler::planned(circuit, prg, backend, &Parallel::none(), planner);
+        g.gate_base = piece.gate_base;
+        g
+    }
+
+    fn planned(
+        circuit: &'c Circuit,
+        prg: &mut Prg,
+        backend: Backend,
+        parallel: &Parallel,
+        mut planner: Planner<'c, PrfRules>,
+    ) -> Self {
         let mut own = Prg::new(prg.block());
         let fresh_key = own.block();
-        let mut planner = planner(circuit, parallel);
         let mut schedule = Schedule::default();
         planner.fill(&mut schedule);
         let mut labels = wire_table(schedule.slots as usize, [Block::ZERO; 2]);
@@ -127,15 +150,6 @@ impl<'c> PrfGarbler<'c> {
             parts: Vec::new(),
             sequential: false,
         }
-    }
-
-    /// The same garbler, whose gate `g` uses the PRF inputs `blk(gate_base + g, r)`: for a
-    /// piece of a larger circuit garbled on its own (coarse-grained parallelism), whose
-    /// input labels other pieces also use as keys, so that no key sees one PRF input twice
-    /// (docs/garbling.md §2.7, rule 1: the gate indices of the whole circuit stay unique).
-    pub(crate) fn with_gate_base(mut self, gate_base: u64) -> Self {
-        self.gate_base = gate_base;
-        self
     }
 
     /// The label in slot `w` whose lsb is `s` (for tests; garbling uses

@@ -28,14 +28,26 @@ pub(super) enum AndKind {
 const PARITY: u64 = 1 << 63;
 
 /// For every wire of `circuit`, the wire whose label set it shares and the parity of
-/// inversions in between, as [`PrfRules`] tracks them (for tests).
-#[cfg(test)]
-pub(super) fn label_roots(circuit: &Circuit) -> Vec<u64> {
+/// inversions in between, as [`PrfRules`] tracks them: what a piece of the circuit
+/// garbled on its own ([`PieceStart`]) needs of its input wires.
+pub(crate) fn label_roots(circuit: &Circuit) -> Vec<u64> {
     let mut rules = PrfRules::new(circuit);
     for (i, g) in circuit.gates().iter().enumerate() {
         rules.kind(g, i as u64);
     }
     rules.roots
+}
+
+/// The kind `prf` gives each gate of `circuit`, or of it as a piece of a larger circuit
+/// (for tests).
+#[cfg(test)]
+pub(crate) fn op_kinds(circuit: &Circuit, piece: Option<&PieceStart>) -> Vec<OpKind> {
+    let mut rules = match piece {
+        Some(p) => PrfRules::for_piece(circuit, p),
+        None => PrfRules::new(circuit),
+    };
+    let gates = circuit.gates().iter().enumerate();
+    gates.map(|(i, g)| rules.kind(g, i as u64)).collect()
 }
 
 pub(super) fn and_kind(roots: &[u64], a: WireId, b: WireId) -> AndKind {
@@ -89,17 +101,45 @@ fn is_and(kind: OpKind) -> bool {
 /// reused, so roots stay apart in a generated circuit too.
 pub(crate) struct PrfRules {
     roots: Vec<u64>,
-    n_inputs: u64,
+    /// The creation number of gate 0's output: `n_inputs`, or a piece's place in its
+    /// circuit ([`PieceStart::fresh_base`]).
+    fresh_base: u64,
     last_even: u32,
+}
+
+/// Where a piece of a larger circuit, garbled on its own (coarse-grained parallelism,
+/// `crate::coarse`), sits in it: what keeps its PRF inputs and its degenerate gates those
+/// of the whole circuit's garbling.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PieceStart {
+    /// The index of its first gate in the circuit: gate `g` of the piece uses the PRF
+    /// inputs `blk(gate_base + g, r)`, unique across pieces whose input labels are keys
+    /// in several of them (§2.7 rule 1).
+    pub(crate) gate_base: u64,
+    /// The creation number of its first gate's output in the circuit (the circuit's
+    /// inputs plus `gate_base`).
+    pub(crate) fresh_base: u64,
+    /// The label-set root of each of its input wires in the circuit ([`label_roots`]):
+    /// two inputs that carry one label set (a wire and its negation, or a copy made by
+    /// `AND(a, a)`, in another piece) are known as such, so that an AND gate of both is
+    /// garbled as degenerate, as the whole circuit's garbling does (§2.7 rule 3).
+    pub(crate) input_roots: Vec<u64>,
 }
 
 impl PrfRules {
     fn new(circuit: &Circuit) -> Self {
         PrfRules {
             roots: (0..u64::from(circuit.num_wires())).collect(),
-            n_inputs: circuit.n_inputs() as u64,
+            fresh_base: circuit.n_inputs() as u64,
             last_even: CARRIED,
         }
+    }
+
+    fn for_piece(circuit: &Circuit, piece: &PieceStart) -> Self {
+        let mut rules = PrfRules::new(circuit);
+        rules.roots[..piece.input_roots.len()].copy_from_slice(&piece.input_roots);
+        rules.fresh_base = piece.fresh_base;
+        rules
     }
 }
 
@@ -108,7 +148,7 @@ impl Rules for PrfRules {
     const INV_AS_XOR: bool = false;
 
     fn kind(&mut self, gate: &Gate, index: u64) -> OpKind {
-        let fresh = self.n_inputs + index;
+        let fresh = self.fresh_base + index;
         let roots = &mut self.roots;
         let (kind, root) = match *gate {
             Gate::Inv { a, .. } => (OpKind::Inv, roots[a as usize] ^ PARITY),
@@ -174,6 +214,15 @@ impl Rules for PrfRules {
 /// `prf`'s planner of `circuit`, in the windows and segments `parallel` gives.
 pub(crate) fn planner<'c>(circuit: &'c Circuit, parallel: &Parallel) -> Planner<'c, PrfRules> {
     Planner::new(circuit, parallel, PrfRules::new(circuit))
+}
+
+/// The planner of a piece of a larger circuit ([`PieceStart`]), on one thread.
+pub(crate) fn piece_planner<'c>(circuit: &'c Circuit, piece: &PieceStart) -> Planner<'c, PrfRules> {
+    Planner::new(
+        circuit,
+        &Parallel::none(),
+        PrfRules::for_piece(circuit, piece),
+    )
 }
 
 /// Where a mask byte is in the output: `base + mask` in the window at `base`, or the

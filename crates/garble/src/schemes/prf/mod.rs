@@ -47,6 +47,9 @@ mod tests;
 pub use evaluator::PrfEvaluator;
 pub use garbler::PrfGarbler;
 pub use gates::{blk, eval_and, eval_xor, garble_and, garble_xor};
+#[cfg(test)]
+pub(crate) use layout::op_kinds;
+pub(crate) use layout::{label_roots, PieceStart};
 
 /// `prf`'s planner of `circuit` in the windows and segments `parallel` gives.
 pub(crate) fn planner<'c>(

@@ -549,13 +549,18 @@ fn a_gate_base_moves_every_prf_input() {
     let base = 1 << 20;
     let x: Vec<bool> = (0..c.n_inputs()).map(|i| i % 3 == 0).collect();
     listen();
-    let mut g = PrfGarbler::new(&c, &mut Prg::new(Block(9)), backend()).with_gate_base(base);
+    let piece = PieceStart {
+        gate_base: base,
+        fresh_base: c.n_inputs() as u64 + base,
+        input_roots: (0..c.n_inputs() as u64).collect(),
+    };
+    let mut g = PrfGarbler::for_piece(&c, &mut Prg::new(Block(9)), backend(), &piece);
     let mut stream = Vec::new();
     while g.garble(&mut stream, 1 << 12) {}
     let garbler = recorded();
     let labels = encode(&g, &x);
     listen();
-    let mut e = PrfEvaluator::new(&c, &labels, backend()).with_gate_base(base);
+    let mut e = PrfEvaluator::for_piece(&c, &labels, backend(), &piece);
     assert_eq!(e.feed(&stream), Ok(stream.len()));
     let evaluator = recorded();
     let out = crate::decode(&e.output_labels().unwrap(), &g.decoding());
