@@ -113,25 +113,32 @@ fn every_scheme_computes_the_function_on_any_threads() {
     }
 }
 
+/// The whole stream of a garbling of `layout`'s circuit on two threads, and the labels of
+/// an all-zero input.
+fn garbled(scheme: Scheme, layout: &Arc<Layout>, seed: u128) -> (Vec<Block>, Vec<u8>) {
+    let mut g = CoarseGarbler::new(
+        scheme,
+        Arc::clone(layout),
+        &mut Prg::new(Block(seed)),
+        Backend::detect(),
+        GarbleStart::default(),
+        2,
+    );
+    let labels = (0..layout.n_inputs as u32)
+        .map(|w| g.input_labels(w)[0])
+        .collect();
+    let mut tables = Vec::new();
+    while g.garble(&mut tables, 1 << 12) {}
+    (labels, tables)
+}
+
 #[test]
 fn a_bad_stream_is_an_error_not_a_wrong_output() {
     let c = sectioned(3, 8);
     let layout = Arc::new(Layout::cut(&c, 1).unwrap());
     let backend = Backend::detect();
     for scheme in SCHEMES {
-        let mut g = CoarseGarbler::new(
-            scheme,
-            Arc::clone(&layout),
-            &mut Prg::new(Block(3)),
-            backend,
-            GarbleStart::default(),
-            2,
-        );
-        let labels: Vec<Block> = (0..c.n_inputs() as u32)
-            .map(|w| g.input_labels(w)[0])
-            .collect();
-        let mut tables = Vec::new();
-        while g.garble(&mut tables, 1 << 12) {}
+        let (labels, tables) = garbled(scheme, &layout, 3);
         let eval = || CoarseEvaluator::new(scheme, Arc::clone(&layout), &labels, backend, 0, 2);
         // Cut short: no output labels.
         let mut e = eval();
@@ -240,19 +247,7 @@ fn an_evaluator_that_failed_stays_failed() {
     let c = sectioned(3, 8);
     let layout = Arc::new(Layout::cut(&c, 1).unwrap());
     let backend = Backend::detect();
-    let mut g = CoarseGarbler::new(
-        Scheme::Ideal,
-        Arc::clone(&layout),
-        &mut Prg::new(Block(5)),
-        backend,
-        GarbleStart::default(),
-        2,
-    );
-    let labels: Vec<Block> = (0..c.n_inputs() as u32)
-        .map(|w| g.input_labels(w)[0])
-        .collect();
-    let mut tables = Vec::new();
-    while g.garble(&mut tables, 1 << 12) {}
+    let (labels, tables) = garbled(Scheme::Ideal, &layout, 5);
     let mut e = CoarseEvaluator::new(Scheme::Ideal, Arc::clone(&layout), &labels, backend, 0, 2);
     let mut bad = tables.clone();
     bad[0] = 0xff;
