@@ -153,7 +153,15 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
         let layout =
             Layout::of(&circuit).with_context(|| format!("--parallel cgp on {}", args.circuit))?;
         let cut = start.elapsed();
-        (1, Some((Arc::new(layout), args.threads as usize, cut)))
+        let threads = args.threads as usize;
+        (
+            1,
+            Some(Coarse {
+                layout: Arc::new(layout),
+                threads,
+                cut,
+            }),
+        )
     } else {
         (args.threads, None)
     };
@@ -166,7 +174,7 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
         inputs: &inputs,
         want: &want,
         parallel: &parallel,
-        coarse: coarse.as_ref().map(|(l, t, _)| (l, *t)),
+        coarse: coarse.as_ref(),
     };
 
     let mut best = Measured::NONE;
@@ -185,7 +193,7 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
     let table_bytes = scheme.table_bytes(&stats);
     let mask_bytes = scheme.mask_bytes(&stats);
     let expected = match &coarse {
-        Some((layout, ..)) => layout.table_bytes(scheme),
+        Some(c) => c.layout.table_bytes(scheme),
         None => table_bytes + mask_bytes,
     };
     if best.bytes - best.frame_bytes != expected {
@@ -198,7 +206,7 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
     let how = How {
         mode,
         parallel: &parallel,
-        coarse: coarse.as_ref().map(|(l, t, cut)| (&**l, *t, *cut)),
+        coarse: coarse.as_ref(),
     };
     if args.json {
         let share = scheme.split_share(&circuit, &parallel);
@@ -222,15 +230,21 @@ struct Bench<'a> {
     /// Threads and window of garbler and evaluator.
     parallel: &'a Parallel,
     /// Under `--parallel cgp`: the circuit cut by its regions, and the threads.
-    coarse: Option<(&'a Arc<Layout>, usize)>,
+    coarse: Option<&'a Coarse>,
+}
+
+/// `--parallel cgp`: the circuit cut by its regions, the threads, and the time the cut took.
+struct Coarse {
+    layout: Arc<Layout>,
+    threads: usize,
+    cut: Duration,
 }
 
 /// How a run used its threads, for the report.
 struct How<'a> {
     mode: BenchParallel,
     parallel: &'a Parallel,
-    /// Under `--parallel cgp`: the cut circuit, the threads, and the time the cut took.
-    coarse: Option<(&'a Layout, usize, Duration)>,
+    coarse: Option<&'a Coarse>,
 }
 
 /// The times of one run, or the fastest of several, and the bytes garbled.
@@ -274,6 +288,25 @@ impl Measured {
 }
 
 impl Bench<'_> {
+    /// The labels of the bench's input bits.
+    fn input_labels(&self, garbler: &dyn Garble) -> Vec<Block> {
+        let bits = self.inputs.iter().enumerate();
+        bits.map(|(w, &v)| garbler.input_labels(w as u32)[usize::from(v)])
+            .collect()
+    }
+
+    /// An error unless the evaluator's output labels decode to plain evaluation's output.
+    fn check_output(&self, evaluator: &dyn Evaluate, decoding: &[bool]) -> Result<()> {
+        if decode(&evaluator.output_labels()?, decoding) != self.want {
+            bail!(
+                "{} on {}: the garbled output differs from plain evaluation",
+                self.scheme,
+                self.name
+            );
+        }
+        Ok(())
+    }
+
     /// One run: garbling alone, its tables streamed to a temporary file between batches,
     /// then evaluation alone, batch by batch from the file; the output checked against
     /// plain evaluation. `buf` is the batch buffer, reused across runs.
@@ -287,12 +320,7 @@ impl Bench<'_> {
         let mut garbler = scheme.garbler_par(circuit, &mut prg, backend, start_at, self.parallel);
         let setup = start.elapsed();
         let mut garble_time = Duration::ZERO;
-        let labels: Vec<Block> = self
-            .inputs
-            .iter()
-            .enumerate()
-            .map(|(w, &v)| garbler.input_labels(w as u32)[usize::from(v)])
-            .collect();
+        let labels = self.input_labels(&*garbler);
         let mut bytes = 0u64;
         loop {
             // Over the last batch's bytes, as a session's send buffers are reused.
@@ -324,13 +352,7 @@ impl Bench<'_> {
                 bail!("the evaluator left {} bytes of a batch", buf.len() - used);
             }
         }
-        let out = decode(&evaluator.output_labels()?, &decoding);
-        if out != self.want {
-            bail!(
-                "{scheme} on {}: the garbled output differs from plain evaluation",
-                self.name
-            );
-        }
+        self.check_output(&*evaluator, &decoding)?;
         Ok(Measured {
             setup,
             garble: garble_time,
@@ -346,8 +368,10 @@ impl Bench<'_> {
     /// memory rather than written to a file between them), and evaluation from the first
     /// batch fed to the last piece evaluated; the set-up times are the drivers' own.
     fn garble_and_evaluate_coarse(&self, seed: Block) -> Result<Measured> {
-        let (layout, threads) = self.coarse.expect("under --parallel cgp");
-        let (scheme, backend) = (self.scheme, self.backend);
+        let Coarse {
+            layout, threads, ..
+        } = self.coarse.expect("under --parallel cgp");
+        let (scheme, backend, threads) = (self.scheme, self.backend, *threads);
         let mut prg = Prg::new(seed);
         let start = Instant::now();
         let mut garbler = CoarseGarbler::new(
@@ -359,12 +383,7 @@ impl Bench<'_> {
             threads,
         );
         let setup = start.elapsed();
-        let labels: Vec<Block> = self
-            .inputs
-            .iter()
-            .enumerate()
-            .map(|(w, &v)| garbler.input_labels(w as u32)[usize::from(v)])
-            .collect();
+        let labels = self.input_labels(&garbler);
         let mut batches: Vec<Vec<u8>> = Vec::new();
         let start = Instant::now();
         loop {
@@ -393,14 +412,8 @@ impl Bench<'_> {
             }
         }
         evaluator.feed(&[])?;
-        let out = decode(&evaluator.output_labels()?, &decoding);
+        self.check_output(&evaluator, &decoding)?;
         let eval_time = start.elapsed();
-        if out != self.want {
-            bail!(
-                "{scheme} on {} under cgp: the garbled output differs from plain evaluation",
-                self.name
-            );
-        }
         Ok(Measured {
             setup,
             garble: garble_time,
@@ -459,11 +472,11 @@ fn print_json(
         "split_and_share": split_share,
         "parallel": how.mode.name(),
     });
-    if let Some((layout, threads, cut)) = how.coarse {
-        v["threads"] = json!(threads);
-        v["stages"] = json!(layout.stages());
-        v["pieces"] = json!(layout.pieces());
-        v["cut_ms"] = json!(ms(cut));
+    if let Some(c) = how.coarse {
+        v["threads"] = json!(c.threads);
+        v["stages"] = json!(c.layout.stages());
+        v["pieces"] = json!(c.layout.pieces());
+        v["cut_ms"] = json!(ms(c.cut));
         v["frame_bytes"] = json!(best.frame_bytes);
     }
     outln!("{}", serde_json::to_string_pretty(&v)?)?;
@@ -482,13 +495,14 @@ fn print_table(
     let rss = peak_rss_bytes();
     let parallel = how.parallel;
     let threads_row = match how.coarse {
-        Some((layout, threads, cut)) => vec![
+        Some(c) => vec![
             "threads / regions".into(),
             format!(
-                "{threads} (cgp) / {} stages of {} pieces, cut in {:.1} ms; {} bytes of frame headers",
-                layout.stages(),
-                layout.pieces(),
-                ms(cut),
+                "{} (cgp) / {} stages of {} pieces, cut in {:.1} ms; {} bytes of frame headers",
+                c.threads,
+                c.layout.stages(),
+                c.layout.pieces(),
+                ms(c.cut),
                 thousands(best.frame_bytes)
             ),
         ],

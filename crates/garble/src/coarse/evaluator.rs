@@ -15,13 +15,12 @@ use transputation_core::Block;
 
 use super::frame::{CHUNK, HEADER};
 use super::layout::Layout;
-use crate::schemes::prf::PrfEvaluator;
 use crate::{EvalError, Evaluate, Scheme};
 
 /// Frames queued for each evaluating thread (16 MiB of tables at most, a frame holding at
-/// most `CHUNK` bytes): enough to carry a
-/// thread over another's busy spell (planning its next piece) without the stream, which
-/// interleaves the pieces as the garbler's threads made them, stalling on it.
+/// most `CHUNK` bytes): enough to carry a thread over another's busy spell (planning its
+/// next piece) without the stream, which interleaves the pieces as the garbler's threads
+/// made them, stalling on it.
 const QUEUE: usize = 64;
 
 /// What an evaluating thread is told.
@@ -197,6 +196,65 @@ impl CoarseEvaluator {
         result
     }
 
+    /// [`Evaluate::feed`] before its first error.
+    fn feed_stream(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {
+        let mut at = 0;
+        loop {
+            if self.running.is_none() {
+                if self.next_stage == self.layout.stages.len() {
+                    break;
+                }
+                self.start_stage();
+            }
+            if self.running.as_ref().expect("a stage runs").left_total == 0 {
+                self.finish_stage()?;
+                continue;
+            }
+            if at == bytes.len() {
+                break;
+            }
+            let Some((piece, frame_left)) = self.frame else {
+                let take = (HEADER - self.header.len()).min(bytes.len() - at);
+                self.header.extend_from_slice(&bytes[at..at + take]);
+                at += take;
+                if self.header.len() == HEADER {
+                    let mut header = [0u8; HEADER];
+                    header.copy_from_slice(&self.header);
+                    self.header.clear();
+                    self.open_frame(&header)?;
+                }
+                continue;
+            };
+            let take = frame_left.min((bytes.len() - at) as u64) as usize;
+            let run = self.running.as_mut().expect("a stage runs");
+            run.left[piece as usize] -= take as u64;
+            run.left_total -= take as u64;
+            self.frame = (frame_left > take as u64).then_some((piece, frame_left - take as u64));
+            let mut buf = run
+                .job
+                .spare
+                .lock()
+                .expect("not poisoned")
+                .pop()
+                .unwrap_or_default();
+            buf.clear();
+            buf.extend_from_slice(&bytes[at..at + take]);
+            let tables = Job::Tables { piece, bytes: buf };
+            at += take;
+            let threads = run.jobs.len();
+            if run.jobs[piece as usize % threads].send(tables).is_err() {
+                // The thread stopped on an error in its tables: report that.
+                return self.finish_stage().map(|()| at);
+            }
+        }
+        if at < bytes.len() {
+            return Err(EvalError::TrailingBytes {
+                extra: bytes.len() - at,
+            });
+        }
+        Ok(at)
+    }
+
     /// Checks a frame header against the stage and opens the frame.
     fn open_frame(&mut self, header: &[u8]) -> Result<(), EvalError> {
         let run = self.running.as_ref().expect("a stage runs");
@@ -250,24 +308,8 @@ fn evaluate_pieces(job: &StageJob, jobs: &Receiver<Job>, done: &SyncSender<Finis
         };
         let (state, left) = open.get_mut(&piece).expect("tables follow their piece");
         if let Open::Waiting(inputs) = state {
-            let p = &pieces[piece as usize];
-            let mut ev: Box<dyn Evaluate + '_> = match job.scheme {
-                Scheme::Prf => Box::new(PrfEvaluator::for_piece(
-                    &p.circuit,
-                    inputs,
-                    job.backend,
-                    &p.prf,
-                )),
-                scheme => scheme.evaluator_with(
-                    &p.circuit,
-                    inputs,
-                    job.backend,
-                    job.tweak_base + p.and_base,
-                ),
-            };
-            if let Some(key) = job.hash_key {
-                ev.set_hash_key(key);
-            }
+            let keys = (job.tweak_base, job.hash_key);
+            let ev = pieces[piece as usize].evaluator(job.scheme, inputs, job.backend, keys);
             *state = Open::Evaluating(ev, Vec::new());
         }
         let Open::Evaluating(ev, pending) = state else {
@@ -356,66 +398,5 @@ impl Evaluate for CoarseEvaluator {
 
     fn set_hash_key(&mut self, key: Block) {
         self.hash_key = Some(key);
-    }
-}
-
-impl CoarseEvaluator {
-    /// [`Evaluate::feed`] before its first error.
-    fn feed_stream(&mut self, bytes: &[u8]) -> Result<usize, EvalError> {
-        let mut at = 0;
-        loop {
-            if self.running.is_none() {
-                if self.next_stage == self.layout.stages.len() {
-                    break;
-                }
-                self.start_stage();
-            }
-            if self.running.as_ref().expect("a stage runs").left_total == 0 {
-                self.finish_stage()?;
-                continue;
-            }
-            if at == bytes.len() {
-                break;
-            }
-            let Some((piece, frame_left)) = self.frame else {
-                let take = (HEADER - self.header.len()).min(bytes.len() - at);
-                self.header.extend_from_slice(&bytes[at..at + take]);
-                at += take;
-                if self.header.len() == HEADER {
-                    let mut header = [0u8; HEADER];
-                    header.copy_from_slice(&self.header);
-                    self.header.clear();
-                    self.open_frame(&header)?;
-                }
-                continue;
-            };
-            let take = frame_left.min((bytes.len() - at) as u64) as usize;
-            let run = self.running.as_mut().expect("a stage runs");
-            run.left[piece as usize] -= take as u64;
-            run.left_total -= take as u64;
-            self.frame = (frame_left > take as u64).then_some((piece, frame_left - take as u64));
-            let mut buf = run
-                .job
-                .spare
-                .lock()
-                .expect("not poisoned")
-                .pop()
-                .unwrap_or_default();
-            buf.clear();
-            buf.extend_from_slice(&bytes[at..at + take]);
-            let tables = Job::Tables { piece, bytes: buf };
-            at += take;
-            let threads = run.jobs.len();
-            if run.jobs[piece as usize % threads].send(tables).is_err() {
-                // The thread stopped on an error in its tables: report that.
-                return self.finish_stage().map(|()| at);
-            }
-        }
-        if at < bytes.len() {
-            return Err(EvalError::TrailingBytes {
-                extra: bytes.len() - at,
-            });
-        }
-        Ok(at)
     }
 }

@@ -14,7 +14,6 @@ use transputation_core::Block;
 
 use super::frame::{frame_header, CHUNK, HEADER};
 use super::layout::Layout;
-use crate::schemes::prf::PrfGarbler;
 use crate::{Garble, GarbleStart, Scheme};
 
 /// What a garbling thread reports.
@@ -181,23 +180,7 @@ fn garble_pieces(job: &StageJob, tx: &SyncSender<Report>) {
         };
         let (inputs, seed) = &job.starts[i];
         let mut prg = Prg::new(*seed);
-        let mut garbler: Box<dyn Garble + '_> = match job.scheme {
-            Scheme::Prf => Box::new(PrfGarbler::for_piece(
-                &piece.circuit,
-                &mut prg,
-                job.backend,
-                &piece.prf,
-            )),
-            scheme => scheme.garbler_with(
-                &piece.circuit,
-                &mut prg,
-                job.backend,
-                GarbleStart {
-                    tweak_base: job.start.tweak_base + piece.and_base,
-                    ..job.start
-                },
-            ),
-        };
+        let mut garbler = piece.garbler(job.scheme, &mut prg, job.backend, job.start);
         garbler.set_input_labels(0, inputs);
         let piece_id = i as u32;
         loop {

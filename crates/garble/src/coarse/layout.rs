@@ -6,10 +6,15 @@
 
 use std::collections::HashMap;
 
-use transputation_circuits::{BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party, WireId};
+use transputation_circuits::{
+    BitOrder, Circuit, Gate, InputGroup, OutputGroup, Party, Stats, WireId,
+};
+use transputation_core::aes::Backend;
+use transputation_core::prg::Prg;
+use transputation_core::Block;
 
-use crate::schemes::prf::{label_roots, PieceStart};
-use crate::Scheme;
+use crate::schemes::prf::{label_roots, PieceStart, PrfEvaluator, PrfGarbler};
+use crate::{Evaluate, Garble, GarbleStart, Scheme};
 
 /// Adjacent regions of a section are grouped into pieces of at least this many gates (the
 /// last piece of a section takes what is left): a piece costs a plan of its own and a frame
@@ -48,11 +53,62 @@ pub(crate) struct Piece {
 impl Piece {
     /// The bytes of its garbled tables under `scheme`.
     pub(crate) fn table_bytes(&self, scheme: Scheme) -> u64 {
-        let [and, xor, _] = self.circuit.gate_counts();
+        let stats = Stats::counts(&self.circuit);
+        scheme.table_bytes(&stats) + scheme.mask_bytes(&stats)
+    }
+
+    /// The scheme's garbler of the piece, continuing the whole circuit's garbling from
+    /// `start` (its offset, hash key and tweak base): the half-gates tweaks from the AND
+    /// gates before the piece, `prf`'s gate indices and label sets from [`Piece::prf`].
+    pub(crate) fn garbler(
+        &self,
+        scheme: Scheme,
+        prg: &mut Prg,
+        backend: Backend,
+        start: GarbleStart,
+    ) -> Box<dyn Garble + '_> {
         match scheme {
-            Scheme::Prf => 32 * and + 16 * xor + and.div_ceil(2),
-            Scheme::Circular | Scheme::Ideal => 32 * and,
+            Scheme::Prf => Box::new(PrfGarbler::for_piece(
+                &self.circuit,
+                prg,
+                backend,
+                &self.prf,
+            )),
+            scheme => scheme.garbler_with(
+                &self.circuit,
+                prg,
+                backend,
+                GarbleStart {
+                    tweak_base: start.tweak_base + self.and_base,
+                    ..start
+                },
+            ),
         }
+    }
+
+    /// The evaluator of [`Piece::garbler`]'s tables, from one label per input wire.
+    pub(crate) fn evaluator(
+        &self,
+        scheme: Scheme,
+        inputs: &[Block],
+        backend: Backend,
+        (tweak_base, hash_key): (u64, Option<Block>),
+    ) -> Box<dyn Evaluate + '_> {
+        let mut ev: Box<dyn Evaluate + '_> = match scheme {
+            Scheme::Prf => Box::new(PrfEvaluator::for_piece(
+                &self.circuit,
+                inputs,
+                backend,
+                &self.prf,
+            )),
+            scheme => {
+                scheme.evaluator_with(&self.circuit, inputs, backend, tweak_base + self.and_base)
+            }
+        };
+        if let Some(key) = hash_key {
+            ev.set_hash_key(key);
+        }
+        ev
     }
 }
 
