@@ -150,8 +150,8 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
     }
     let (fgp_threads, coarse) = if mode == BenchParallel::Cgp {
         let start = Instant::now();
-        let layout =
-            Layout::of(&circuit).with_context(|| format!("--parallel cgp on {}", args.circuit))?;
+        let layout = Layout::of(&circuit, scheme)
+            .with_context(|| format!("--parallel cgp on {}", args.circuit))?;
         let cut = start.elapsed();
         let threads = args.threads as usize;
         (
@@ -193,7 +193,7 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
     let table_bytes = scheme.table_bytes(&stats);
     let mask_bytes = scheme.mask_bytes(&stats);
     let expected = match &coarse {
-        Some(c) => c.layout.table_bytes(scheme),
+        Some(c) => c.layout.table_bytes(),
         None => table_bytes + mask_bytes,
     };
     if best.bytes - best.frame_bytes != expected {
@@ -371,11 +371,10 @@ impl Bench<'_> {
         let Coarse {
             layout, threads, ..
         } = self.coarse.expect("under --parallel cgp");
-        let (scheme, backend, threads) = (self.scheme, self.backend, *threads);
+        let (backend, threads) = (self.backend, *threads);
         let mut prg = Prg::new(seed);
         let start = Instant::now();
         let mut garbler = CoarseGarbler::new(
-            scheme,
             Arc::clone(layout),
             &mut prg,
             backend,
@@ -401,8 +400,7 @@ impl Bench<'_> {
         let bytes: u64 = batches.iter().map(|b| b.len() as u64).sum();
 
         let start = Instant::now();
-        let mut evaluator =
-            CoarseEvaluator::new(scheme, Arc::clone(layout), &labels, backend, 0, threads);
+        let mut evaluator = CoarseEvaluator::new(Arc::clone(layout), &labels, backend, 0, threads);
         let eval_setup = start.elapsed();
         let start = Instant::now();
         for batch in &batches {

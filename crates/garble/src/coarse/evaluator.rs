@@ -83,13 +83,13 @@ pub struct CoarseEvaluator {
 }
 
 impl CoarseEvaluator {
-    /// An evaluator of the circuit `layout` was cut from, holding one label per input wire,
-    /// with the tweak base its garbler used, on `threads` threads (at least 1).
+    /// An evaluator of the circuit `layout` was cut from, under the scheme it was cut for,
+    /// holding one label per input wire, with the tweak base its garbler used, on `threads`
+    /// threads (at least 1).
     ///
     /// # Panics
     /// If `inputs` is not one label per input wire.
     pub fn new(
-        scheme: Scheme,
         layout: Arc<Layout>,
         inputs: &[Block],
         backend: Backend,
@@ -100,8 +100,8 @@ impl CoarseEvaluator {
         let mut store = inputs.to_vec();
         store.resize(layout.slots, Block::ZERO);
         CoarseEvaluator {
+            scheme: layout.scheme,
             layout,
-            scheme,
             backend,
             tweak_base,
             hash_key: None,

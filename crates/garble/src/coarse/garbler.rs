@@ -69,19 +69,19 @@ pub struct CoarseGarbler {
 }
 
 impl CoarseGarbler {
-    /// A garbler of the circuit `layout` was cut from, from `start` as
-    /// [`Scheme::garbler_with`] takes it, on `threads` threads (at least 1).
+    /// A garbler of the circuit `layout` was cut from, under the scheme it was cut for,
+    /// from `start` as [`Scheme::garbler_with`] takes it, on `threads` threads (at least 1).
     ///
     /// # Panics
     /// As [`Scheme::garbler_with`].
     pub fn new(
-        scheme: Scheme,
         layout: Arc<Layout>,
         prg: &mut Prg,
         backend: Backend,
         start: GarbleStart,
         threads: usize,
     ) -> CoarseGarbler {
+        let scheme = layout.scheme;
         let mut own = Prg::new(prg.block());
         let mut start = start;
         if scheme.has_global_offset() {

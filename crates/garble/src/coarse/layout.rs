@@ -42,10 +42,10 @@ pub(crate) struct Piece {
     pub(crate) inputs: Vec<u32>,
     /// The store slot of each of its output bits, in order.
     pub(crate) outputs: Vec<u32>,
-    /// Where it sits in the circuit for `prf`: its first gate's index (the PRF inputs
-    /// continue from it) and its inputs' label sets (so that AND gates of one label set
-    /// are known as degenerate across pieces).
-    pub(crate) prf: PieceStart,
+    /// Where it sits in the circuit for `prf` (in a layout cut for it): its first gate's
+    /// index (the PRF inputs continue from it) and its inputs' label sets (so that AND
+    /// gates of one label set are known as degenerate across pieces).
+    pub(crate) prf: Option<PieceStart>,
     /// The AND gates before it in the circuit (the half-gates tweaks continue from them).
     pub(crate) and_base: u64,
 }
@@ -55,6 +55,10 @@ impl Piece {
     pub(crate) fn table_bytes(&self, scheme: Scheme) -> u64 {
         let stats = Stats::counts(&self.circuit);
         scheme.table_bytes(&stats) + scheme.mask_bytes(&stats)
+    }
+
+    fn prf_start(&self) -> &PieceStart {
+        self.prf.as_ref().expect("a piece of a layout cut for prf")
     }
 
     /// The scheme's garbler of the piece, continuing the whole circuit's garbling from
@@ -72,7 +76,7 @@ impl Piece {
                 &self.circuit,
                 prg,
                 backend,
-                &self.prf,
+                self.prf_start(),
             )),
             scheme => scheme.garbler_with(
                 &self.circuit,
@@ -99,7 +103,7 @@ impl Piece {
                 &self.circuit,
                 inputs,
                 backend,
-                &self.prf,
+                self.prf_start(),
             )),
             scheme => {
                 scheme.evaluator_with(&self.circuit, inputs, backend, tweak_base + self.and_base)
@@ -122,6 +126,8 @@ pub(crate) struct Stage {
 /// every wire that a piece writes and a later piece reads (or that is an output of the
 /// circuit) gets a slot of its own.
 pub struct Layout {
+    /// The scheme it was cut for.
+    pub(crate) scheme: Scheme,
     pub(crate) stages: Vec<Stage>,
     pub(crate) slots: usize,
     pub(crate) n_inputs: usize,
@@ -131,17 +137,22 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// Cuts `circuit` by its sections ([`Circuit::sections`]).
+    /// Cuts `circuit` by its sections ([`Circuit::sections`]) for garbling under `scheme`
+    /// (`prf` needs its pieces' places in the circuit, the others do not).
     ///
     /// # Errors
     /// If it has none.
-    pub fn of(circuit: &Circuit) -> Result<Layout, CoarseError> {
-        Layout::cut(circuit, MIN_PIECE_GATES)
+    pub fn of(circuit: &Circuit, scheme: Scheme) -> Result<Layout, CoarseError> {
+        Layout::cut(circuit, scheme, MIN_PIECE_GATES)
     }
 
     /// As [`Layout::of`], grouping regions into pieces of at least `min_piece` gates (the
     /// tests give 1: a piece per region).
-    pub(crate) fn cut(circuit: &Circuit, min_piece: u64) -> Result<Layout, CoarseError> {
+    pub(crate) fn cut(
+        circuit: &Circuit,
+        scheme: Scheme,
+        min_piece: u64,
+    ) -> Result<Layout, CoarseError> {
         let sections = circuit.sections().ok_or(CoarseError::NoSections)?;
         let gates = circuit.gates();
         let n = gates.len() as u64;
@@ -159,7 +170,7 @@ impl Layout {
         if n > at {
             stages.push(vec![(at, n)]);
         }
-        let mut cutter = Cutter::new(circuit);
+        let mut cutter = Cutter::new(circuit, scheme == Scheme::Prf);
         let stages = stages
             .into_iter()
             .map(|ranges| Stage {
@@ -176,6 +187,7 @@ impl Layout {
             .map(|&w| cutter.slot(w))
             .collect();
         Ok(Layout {
+            scheme,
             stages,
             slots: cutter.slots as usize,
             n_inputs: circuit.n_inputs(),
@@ -189,14 +201,14 @@ impl Layout {
         self.stages.iter().map(|s| s.pieces.len()).sum()
     }
 
-    /// The bytes of all pieces' tables under `scheme` (frame headers not counted): the
-    /// circuit's tables, but for `prf`'s mask bytes, of which each piece with an odd
-    /// number of AND gates has one more than its share.
-    pub fn table_bytes(&self, scheme: Scheme) -> u64 {
+    /// The bytes of all pieces' tables (frame headers not counted): the circuit's tables,
+    /// but for `prf`'s mask bytes, of which each piece with an odd number of AND gates has
+    /// one more than its share.
+    pub fn table_bytes(&self) -> u64 {
         self.stages
             .iter()
             .flat_map(|s| &s.pieces)
-            .map(|p| p.table_bytes(scheme))
+            .map(|p| p.table_bytes(self.scheme))
             .sum()
     }
 
@@ -239,8 +251,8 @@ struct Cutter<'c> {
     circuit: &'c Circuit,
     /// One past the last gate that reads each wire; `u64::MAX` for the circuit's outputs.
     read_until: Vec<u64>,
-    /// Each wire's label-set root under `prf` ([`label_roots`]).
-    roots: Vec<u64>,
+    /// Each wire's label-set root under `prf` ([`label_roots`]), when cutting for it.
+    roots: Option<Vec<u64>>,
     /// The piece that last numbered each wire, and the number: an input index, or a gate
     /// position with [`WRITTEN`].
     owner: Vec<u32>,
@@ -253,7 +265,7 @@ struct Cutter<'c> {
 }
 
 impl<'c> Cutter<'c> {
-    fn new(circuit: &'c Circuit) -> Cutter<'c> {
+    fn new(circuit: &'c Circuit, prf: bool) -> Cutter<'c> {
         let wires = circuit.num_wires() as usize;
         let mut read_until = vec![0u64; wires];
         for (g, gate) in circuit.gates().iter().enumerate() {
@@ -270,7 +282,7 @@ impl<'c> Cutter<'c> {
         Cutter {
             circuit,
             read_until,
-            roots: label_roots(circuit),
+            roots: prf.then(|| label_roots(circuit)),
             owner: vec![u32::MAX; wires],
             local: vec![0; wires],
             slot_of: HashMap::new(),
@@ -363,11 +375,11 @@ impl<'c> Cutter<'c> {
             circuit,
             inputs: input_slots,
             outputs: out_slots,
-            prf: PieceStart {
+            prf: self.roots.as_ref().map(|roots| PieceStart {
                 gate_base: start,
                 fresh_base: self.circuit.n_inputs() as u64 + start,
-                input_roots: inputs.iter().map(|&w| self.roots[w as usize]).collect(),
-            },
+                input_roots: inputs.iter().map(|&w| roots[w as usize]).collect(),
+            }),
             and_base: self.ands,
         };
         self.ands += ands;

@@ -55,10 +55,9 @@ fn sectioned(k: usize, bits: usize) -> Circuit {
         .unwrap()
 }
 
-/// Garbles `c` by `layout` on `tg` threads, evaluates on `te` threads feeding the stream in
+/// Garbles `c` by `layout` (under the scheme it was cut for) on `tg` threads, evaluates on `te` threads feeding the stream in
 /// pieces of at most `piece` bytes, and returns the decoded output.
 fn run(
-    scheme: Scheme,
     c: &Circuit,
     layout: &Arc<Layout>,
     (tg, te): (usize, usize),
@@ -73,7 +72,7 @@ fn run(
         hash_key: Some(Block(seed ^ 0x5a5a)),
         ..GarbleStart::default()
     };
-    let mut g = CoarseGarbler::new(scheme, Arc::clone(layout), &mut prg, backend, start, tg);
+    let mut g = CoarseGarbler::new(Arc::clone(layout), &mut prg, backend, start, tg);
     let labels: Vec<Block> = bits
         .iter()
         .enumerate()
@@ -81,7 +80,7 @@ fn run(
         .collect();
     let mut tables = Vec::new();
     while g.garble(&mut tables, 1 << 14) {}
-    let mut e = CoarseEvaluator::new(scheme, Arc::clone(layout), &labels, backend, 1000, te);
+    let mut e = CoarseEvaluator::new(Arc::clone(layout), &labels, backend, 1000, te);
     e.set_hash_key(Block(seed ^ 0x5a5a));
     for chunk in tables.chunks(piece) {
         assert_eq!(e.feed(chunk), Ok(chunk.len()));
@@ -96,13 +95,13 @@ fn every_scheme_computes_the_function_on_any_threads() {
     let c = sectioned(5, 12);
     let mut rng = ChaCha12Rng::seed_from_u64(21);
     for (min_piece, pieces) in [(1, 1 + 5 + 1 + 5 + 1), (1 << 16, 5)] {
-        let layout = Arc::new(Layout::cut(&c, min_piece).unwrap());
-        assert_eq!(layout.pieces(), pieces, "min piece {min_piece}");
         for scheme in SCHEMES {
+            let layout = Arc::new(Layout::cut(&c, scheme, min_piece).unwrap());
+            assert_eq!(layout.pieces(), pieces, "min piece {min_piece}");
             for threads in [(1, 1), (2, 3), (4, 2)] {
                 let bits: Vec<bool> = (0..c.n_inputs()).map(|_| rng.gen()).collect();
                 let piece = rng.gen_range(1..200);
-                let out = run(scheme, &c, &layout, threads, piece, &bits, rng.gen());
+                let out = run(&c, &layout, threads, piece, &bits, rng.gen());
                 assert_eq!(
                     out,
                     c.eval_bits(&bits),
@@ -115,9 +114,8 @@ fn every_scheme_computes_the_function_on_any_threads() {
 
 /// The whole stream of a garbling of `layout`'s circuit on two threads, and the labels of
 /// an all-zero input.
-fn garbled(scheme: Scheme, layout: &Arc<Layout>, seed: u128) -> (Vec<Block>, Vec<u8>) {
+fn garbled(layout: &Arc<Layout>, seed: u128) -> (Vec<Block>, Vec<u8>) {
     let mut g = CoarseGarbler::new(
-        scheme,
         Arc::clone(layout),
         &mut Prg::new(Block(seed)),
         Backend::detect(),
@@ -135,11 +133,11 @@ fn garbled(scheme: Scheme, layout: &Arc<Layout>, seed: u128) -> (Vec<Block>, Vec
 #[test]
 fn a_bad_stream_is_an_error_not_a_wrong_output() {
     let c = sectioned(3, 8);
-    let layout = Arc::new(Layout::cut(&c, 1).unwrap());
     let backend = Backend::detect();
     for scheme in SCHEMES {
-        let (labels, tables) = garbled(scheme, &layout, 3);
-        let eval = || CoarseEvaluator::new(scheme, Arc::clone(&layout), &labels, backend, 0, 2);
+        let layout = Arc::new(Layout::cut(&c, scheme, 1).unwrap());
+        let (labels, tables) = garbled(&layout, 3);
+        let eval = || CoarseEvaluator::new(Arc::clone(&layout), &labels, backend, 0, 2);
         // Cut short: no output labels.
         let mut e = eval();
         e.feed(&tables[..tables.len() - 1]).unwrap();
@@ -173,7 +171,7 @@ fn a_circuit_without_sections_is_refused() {
     let y = b.input_uint(Party::Evaluator, "y", 8);
     let s = b.add(&x, &y);
     b.output_uint("s", &s);
-    assert!(Layout::of(&b.build()).is_err());
+    assert!(Layout::of(&b.build(), Scheme::Ideal).is_err());
 }
 
 /// Label sets shared across pieces: the glue makes `y = NOT x0` and `c = AND(x0, x0)` (a
@@ -222,19 +220,20 @@ fn degenerate_gates_across_pieces_are_known_as_such() {
     .unwrap()
     .with_sections(Sections::new(vec![vec![3, 5, 7]]).unwrap())
     .unwrap();
-    let layout = Arc::new(Layout::cut(&c, 1).unwrap());
+    let layout = Arc::new(Layout::cut(&c, Scheme::Prf, 1).unwrap());
     let whole = crate::schemes::prf::op_kinds(&c, None);
     let mut at = 0;
     for piece in layout.stages.iter().flat_map(|s| &s.pieces) {
-        let kinds = crate::schemes::prf::op_kinds(&piece.circuit, Some(&piece.prf));
+        let kinds = crate::schemes::prf::op_kinds(&piece.circuit, piece.prf.as_ref());
         assert_eq!(kinds, whole[at..at + kinds.len()], "piece from gate {at}");
         at += kinds.len();
     }
     assert_eq!(at, whole.len());
     for scheme in SCHEMES {
+        let layout = Arc::new(Layout::cut(&c, scheme, 1).unwrap());
         for x in 0..16u32 {
             let bits: Vec<bool> = (0..4).map(|i| x >> i & 1 == 1).collect();
-            let out = run(scheme, &c, &layout, (2, 2), 7, &bits, u128::from(x));
+            let out = run(&c, &layout, (2, 2), 7, &bits, u128::from(x));
             assert_eq!(out, c.eval_bits(&bits), "{scheme:?} {x}");
         }
     }
@@ -245,10 +244,10 @@ fn degenerate_gates_across_pieces_are_known_as_such() {
 #[test]
 fn an_evaluator_that_failed_stays_failed() {
     let c = sectioned(3, 8);
-    let layout = Arc::new(Layout::cut(&c, 1).unwrap());
+    let layout = Arc::new(Layout::cut(&c, Scheme::Ideal, 1).unwrap());
     let backend = Backend::detect();
-    let (labels, tables) = garbled(Scheme::Ideal, &layout, 5);
-    let mut e = CoarseEvaluator::new(Scheme::Ideal, Arc::clone(&layout), &labels, backend, 0, 2);
+    let (labels, tables) = garbled(&layout, 5);
+    let mut e = CoarseEvaluator::new(Arc::clone(&layout), &labels, backend, 0, 2);
     let mut bad = tables.clone();
     bad[0] = 0xff;
     assert!(matches!(e.feed(&bad[..8]), Err(EvalError::Frame(_))));
@@ -269,10 +268,10 @@ fn every_built_in_with_regions_computes_its_function() {
     ] {
         let c = transputation_circuits::library::load(spec).unwrap();
         assert!(c.sections().is_some(), "{spec} has regions");
-        let layout = Arc::new(Layout::cut(&c, 1).unwrap());
         for scheme in SCHEMES {
+            let layout = Arc::new(Layout::cut(&c, scheme, 1).unwrap());
             let bits: Vec<bool> = (0..c.n_inputs()).map(|_| rng.gen()).collect();
-            let out = run(scheme, &c, &layout, (2, 2), 4096, &bits, rng.gen());
+            let out = run(&c, &layout, (2, 2), 4096, &bits, rng.gen());
             assert_eq!(out, c.eval_bits(&bits), "{spec} {scheme:?}");
         }
     }
