@@ -18,6 +18,13 @@
 //! the receiver's acknowledgement delay after the last send with nothing heard, doubling
 //! each time, the lowest packet in flight goes again asking for a FEEDBACK at once.
 //!
+//! The pace is a token bucket at the controller's rate. Credit is capped at a millisecond
+//! of the rate after the sender had nothing to send (no burst after an idle spell), but at
+//! [`CATCH_UP`] while packets waited for the pace: a sender woken late (a loaded machine
+//! wakes a sleeping thread milliseconds late) then sends what the pace allowed meanwhile,
+//! instead of losing it and delivering less than its rate, which the controller would
+//! take for the path's rate and follow down.
+//!
 //! Packets in flight are kept by stream offset; a FEEDBACK removes those it covers, so
 //! that it costs time in proportion to what it newly covers and to the packets in its
 //! holes, not to everything in flight.
@@ -35,6 +42,10 @@ use crate::ProtocolError;
 pub const REORDERING: u64 = 3;
 /// The loss above which repairs at the stream's tail go twice.
 pub const TAIL_LOSS: f64 = 0.002;
+/// The pace's credit at most after the sender had nothing to send.
+pub const IDLE_BURST: Duration = Duration::from_millis(1);
+/// The pace's credit at most while packets wait for it: how late a wake-up may be made up.
+pub const CATCH_UP: Duration = Duration::from_millis(8);
 
 /// One DATA packet to send: the caller copies its bytes with [`Sender::copy_payload`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +155,9 @@ pub struct Sender {
     control: RateControl,
     tokens: f64,
     refilled: Instant,
+    /// Whether a packet waited for the pace at the last poll (credit then builds up to
+    /// [`CATCH_UP`]).
+    waiting_for_pace: bool,
     /// The last packet that asks for an answer, for the probe timeout.
     last_eliciting: Option<Instant>,
     probes: u32,
@@ -212,6 +226,7 @@ impl Sender {
             control,
             tokens: 2.0 * packet_bytes as f64,
             refilled: now,
+            waiting_for_pace: false,
             last_eliciting: None,
             probes: 0,
             window_probe: false,
@@ -340,7 +355,12 @@ impl Sender {
 
     fn refill(&mut self, now: Instant) {
         let rate = self.control.rate();
-        let burst = (rate * 1e-3).max(2.0 * self.packet_bytes);
+        let span = if self.waiting_for_pace {
+            CATCH_UP
+        } else {
+            IDLE_BURST
+        };
+        let burst = (rate * span.as_secs_f64()).max(2.0 * self.packet_bytes);
         let earned = now.saturating_duration_since(self.refilled).as_secs_f64() * rate;
         self.tokens = (self.tokens + earned).min(burst);
         self.refilled = now;
@@ -350,6 +370,7 @@ impl Sender {
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Outgoing> {
         self.refill(now);
         if self.tokens < self.packet_bytes {
+            self.waiting_for_pace = self.has_packet();
             return None;
         }
         if let Some((first, count, block)) = self.parity_ready.take() {
@@ -379,6 +400,7 @@ impl Sender {
                 if self.written == self.next_new && self.lost.is_empty() {
                     self.control.short_of_bytes();
                 }
+                self.waiting_for_pace = false;
                 return None;
             }
         };
@@ -720,5 +742,50 @@ impl Sender {
                 self.lost.insert(a, b);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// A sender of 1,000-byte payloads in 1,028-byte packets paced at one a millisecond.
+    fn sender(t: Instant) -> Sender {
+        let control = RateControl::new(t, Some(1.028e6), 1e12, 1028, 40 * MS);
+        Sender::new(t, 1000, 1028, 1 << 24, 1 << 24, 40 * MS, control)
+    }
+
+    /// DATA packets that go at `now` before the pace stops them.
+    fn sent_at(s: &mut Sender, now: Instant) -> usize {
+        std::iter::from_fn(|| s.poll_transmit(now)).count()
+    }
+
+    #[test]
+    fn a_late_wake_with_packets_waiting_makes_up_what_the_pace_allowed() {
+        let t = Instant::now();
+        let mut s = sender(t);
+        s.write(&[7; 100_000]);
+        assert_eq!(sent_at(&mut s, t), 2, "the first two go at once");
+        // Woken 5 ms late while packets waited: the 5 the pace allowed meanwhile go.
+        assert_eq!(sent_at(&mut s, t + 5 * MS), 5);
+        // Woken 20 ms late: no more than CATCH_UP's worth.
+        assert_eq!(sent_at(&mut s, t + 25 * MS), 8);
+    }
+
+    #[test]
+    fn after_nothing_to_send_the_credit_is_a_millisecond() {
+        let t = Instant::now();
+        let mut s = sender(t);
+        s.write(&[7; 2_000]);
+        assert_eq!(sent_at(&mut s, t), 2);
+        assert_eq!(sent_at(&mut s, t + 5 * MS), 0, "nothing written");
+        s.write(&[7; 100_000]);
+        assert_eq!(
+            sent_at(&mut s, t + 20 * MS),
+            2,
+            "no burst after the idle spell"
+        );
     }
 }

@@ -43,14 +43,15 @@ impl std::fmt::Display for Stats {
             write!(
                 f,
                 "\n  {:>8.1} ms  delivered {:>7.1} Mbit/s  lost {:>4}/{:<6} min rtt {:>7.1} ms  \
-                 rate {:>7.1} Mbit/s{}",
+                 rate {:>7.1} Mbit/s{}{}",
                 e.at.as_secs_f64() * 1e3,
                 e.delivery * 8e-6,
                 e.lost,
                 e.counted,
                 e.min_rtt.map_or(f64::NAN, |r| r.as_secs_f64() * 1e3),
                 e.rate * 8e-6,
-                if e.congested { "  cut" } else { "" }
+                if e.congested { "  cut" } else { "" },
+                if e.competing { "  competing" } else { "" }
             )?;
         }
         Ok(())
