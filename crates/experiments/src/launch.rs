@@ -172,7 +172,7 @@ fn check_repeat(repeat: u32, caps: &Capabilities, exe: &Path) -> Result<(), Erro
 
 /// How the parties may be told to garble in a scheme of an experiment (`ideal+ipp`): the
 /// parties' `--parallel`.
-pub const PARALLEL_MODES: [&str; 3] = ["none", "fgp", "ipp"];
+pub const PARALLEL_MODES: [&str; 4] = ["none", "fgp", "ipp", "cgp"];
 
 /// A scheme of an experiment as the parties take it: the garbling scheme, and after a `+`
 /// their `--parallel` mode (`ideal+ipp`: `--scheme ideal --parallel ipp`). A scheme with a
@@ -190,9 +190,14 @@ fn check(experiment: &Experiment) -> Result<HashMap<String, (String, String)>, E
     let bad =
         |list: &str, i: usize, v: &str, e: String| Error::Run(format!("{list}[{i}] {v:?}: {e}"));
     let mut inputs = HashMap::new();
+    // The first circuit without parallel regions, which `cgp` cannot run.
+    let mut no_regions = None;
     for (i, c) in experiment.circuits.iter().enumerate() {
         let circuit = library::load_with_parties(c, None)
             .map_err(|e| bad("circuits", i, c, e.to_string()))?;
+        if circuit.sections().is_none() && no_regions.is_none() {
+            no_regions = Some((i, c));
+        }
         inputs.insert(
             c.clone(),
             (
@@ -213,6 +218,18 @@ fn check(experiment: &Experiment) -> Result<HashMap<String, (String, String)>, E
                 s,
                 format!(
                     "after + comes how the parties garble, one of {PARALLEL_MODES:?}, not {p:?}"
+                ),
+            ));
+        }
+        if let (Some("cgp"), Some((ci, c))) = (parallel, no_regions) {
+            return Err(bad(
+                "schemes",
+                i,
+                s,
+                format!(
+                    "cgp garbles a circuit's parallel regions, and circuits[{ci}] {c:?} has none \
+                     (a built-in that declares them, such as mvmul, or a file with a .regions \
+                     side file)"
                 ),
             ));
         }

@@ -40,7 +40,7 @@ pub struct RunArgs {
     #[arg(long)]
     circuits: Option<String>,
     /// Garbling schemes, comma-separated (default: ideal). SCHEME+MODE runs the parties with
-    /// --parallel MODE (fgp or ipp), as a workload of its own: `ideal,ideal+ipp`.
+    /// --parallel MODE (fgp, ipp or cgp), as a workload of its own: `ideal,ideal+ipp`.
     #[arg(long, value_delimiter = ',')]
     schemes: Vec<String>,
     /// Transports, separated by `;` or `,` (default: tcp); options as in `transports`, e.g.

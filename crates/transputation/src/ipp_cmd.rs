@@ -286,7 +286,7 @@ fn open_part(
 
 pub(crate) fn evaluator(args: &EvaluatorArgs, started: Instant) -> Result<()> {
     let s = &args.session;
-    s.check_ipp()?;
+    s.check_parallel()?;
     if args.repeat > 1 || args.inputs.is_some() {
         bail!("--parallel ipp runs one computation per session: not with --repeat or --inputs");
     }

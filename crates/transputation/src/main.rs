@@ -33,6 +33,7 @@ mod input_source;
 mod ipp_cmd;
 mod output;
 mod party_cmd;
+mod party_parallel;
 mod probe_cmd;
 mod report;
 mod run_cmd;

@@ -13,18 +13,20 @@
 //! `--insecure` says otherwise; `run` makes a one-time pre-shared key for its two parties.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use transputation_2pc::{
-    ByteParts, Channel, Evaluator, Garbler, LabelTransfer, Options, OutputMode, Report,
+    ByteParts, Channel, Evaluator, Garbler, LabelTransfer, OutputMode, Report,
 };
 use transputation_circuits::encoding::{decode_outputs, encode_party_input};
 use transputation_circuits::{library, Circuit, Party, Stats};
 use transputation_contract::{self as contract, PartyReport, Role, REPORT_VERSION};
 use transputation_core::aes::Backend;
-use transputation_garble::{Parallel, Scheme};
+use transputation_garble::coarse::Layout;
+use transputation_garble::Scheme;
 use transputation_transport::sizing::Sizing;
 use transputation_transport::{Config, Credentials, Listener};
 
@@ -65,6 +67,10 @@ pub enum ParallelMode {
     /// garbling one and evaluating the other at once, each on a connection of its own.
     /// Both parties must give it.
     Ipp,
+    /// Coarse-grained parallelism: the circuit's parallel regions garbled and evaluated by
+    /// pieces, side by side on --threads threads, the tables sent as frames of the pieces.
+    /// Both parties must give it.
+    Cgp,
 }
 
 impl ParallelMode {
@@ -74,6 +80,7 @@ impl ParallelMode {
             ParallelMode::None => "none",
             ParallelMode::Fgp => "fgp",
             ParallelMode::Ipp => "ipp",
+            ParallelMode::Cgp => "cgp",
         }
     }
 }
@@ -98,11 +105,13 @@ pub struct SessionArgs {
     #[arg(long, value_parser = parse_backend)]
     pub(crate) backend: Option<Backend>,
     /// How this party garbles or evaluates: none (one thread) or fgp (the wide waves of
-    /// gates shared among --threads threads). Each party chooses its own, like --backend:
-    /// the tables are the same bytes either way. Default: fgp if --threads is above 1.
+    /// gates shared among --threads threads), each party choosing its own like --backend
+    /// (the tables are the same bytes either way); or, given by both parties, ipp (each
+    /// garbles half) or cgp (the circuit's parallel regions by pieces on --threads threads,
+    /// for circuits that declare regions). Default: fgp if --threads is above 1.
     #[arg(long, value_enum)]
     pub(crate) parallel: Option<ParallelMode>,
-    /// Threads for --parallel fgp (default: the cores this machine has).
+    /// Threads for --parallel fgp or cgp (default: the cores this machine has).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub(crate) threads: Option<u32>,
     /// Keep the plans of circuits planned before the session (up to 2^22 gates) in this
@@ -267,8 +276,11 @@ pub struct EvaluatorArgs {
 pub(crate) struct Loaded {
     pub(crate) circuit: Circuit,
     pub(crate) and_gates: u64,
+    /// Loading it, and under --parallel cgp cutting it into pieces.
     pub(crate) load_ms: f64,
     pub(crate) sizing: Option<Sizing>,
+    /// Its pieces, under --parallel cgp.
+    pub(crate) coarse: Option<Arc<Layout>>,
 }
 
 impl SessionArgs {
@@ -276,6 +288,13 @@ impl SessionArgs {
         let start = Instant::now();
         let circuit = library::load_with_parties(&self.circuit, self.parties.as_deref())?;
         let stats = Stats::counts(&circuit);
+        let coarse = match self.parallel {
+            Some(ParallelMode::Cgp) => Some(Arc::new(
+                Layout::of(&circuit, self.scheme)
+                    .with_context(|| format!("--parallel cgp: circuit {}", self.circuit))?,
+            )),
+            _ => None,
+        };
         let load_ms = ms(start.elapsed());
         let sizing = match (self.rtt_ms, self.bandwidth) {
             (Some(rtt_ms), Some(bandwidth_bps)) => {
@@ -297,6 +316,7 @@ impl SessionArgs {
             and_gates: stats.and,
             load_ms,
             sizing,
+            coarse,
         })
     }
 
@@ -307,61 +327,7 @@ impl SessionArgs {
         seconds("--timeout", self.timeout)?;
         seconds("--connect-timeout", self.connect_timeout)?;
         self.threads_wanted()?;
-        self.check_ipp()
-    }
-
-    /// Under `--parallel ipp`, the flags it does not take (`crate::ipp_cmd`): checked
-    /// before anything is loaded or any connection made.
-    pub(crate) fn check_ipp(&self) -> Result<()> {
-        if self.is_ipp() && !matches!(self.transport, TransportArg::Named(_)) {
-            bail!(
-                "--parallel ipp needs a named --transport (not auto, whose choice is for one \
-                 connection)"
-            );
-        }
-        Ok(())
-    }
-
-    /// The threads `--parallel` and `--threads` ask for (1: sequential).
-    fn threads_wanted(&self) -> Result<usize> {
-        Ok(match (self.parallel, self.threads) {
-            (Some(ParallelMode::None), Some(n)) if n > 1 => {
-                bail!("--threads {n} needs --parallel fgp (--parallel none is one thread)")
-            }
-            (Some(ParallelMode::Ipp), Some(n)) if n > 1 => {
-                bail!("--threads {n} needs --parallel fgp (--parallel ipp runs each part on one thread)")
-            }
-            (Some(ParallelMode::None | ParallelMode::Ipp), _) | (None, None) => 1,
-            (Some(ParallelMode::Fgp), None) => {
-                std::thread::available_parallelism().map_or(1, usize::from)
-            }
-            (_, Some(n)) => n as usize,
-        })
-    }
-
-    /// How this party garbles or evaluates: its threads, started once per process (a
-    /// serving garbler's sessions share them).
-    pub(crate) fn parallel(&self) -> Result<Parallel> {
-        static POOL: std::sync::Mutex<Option<Parallel>> = std::sync::Mutex::new(None);
-        let threads = self.threads_wanted()?;
-        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        let p = match &*pool {
-            Some(p) if p.threads() == threads => p.clone(),
-            _ => {
-                let p = Parallel::fgp(threads).map_err(anyhow::Error::msg)?;
-                *pool = Some(p.clone());
-                p
-            }
-        };
-        let p = match self.plan {
-            Some(PlanMode::Ahead) => p.with_plan_ahead(),
-            Some(PlanMode::Stream) => p.with_segment(transputation_garble::Parallel::SEGMENT_GATES),
-            None => p,
-        };
-        Ok(match &self.plan_cache {
-            Some(dir) => p.with_plan_cache(dir),
-            None => p,
-        })
+        self.check_parallel()
     }
 
     pub(crate) fn config(&self, loaded: &Loaded) -> Result<Config> {
@@ -396,25 +362,9 @@ impl SessionArgs {
         self.scheme
     }
 
-    /// Whether both parties garble (`--parallel ipp`).
-    pub(crate) fn is_ipp(&self) -> bool {
-        self.parallel == Some(ParallelMode::Ipp)
-    }
-
     /// Whether the transport is `auto`.
     pub(crate) fn is_auto(&self) -> bool {
         matches!(self.transport, TransportArg::Auto | TransportArg::AutoRace)
-    }
-
-    /// The session's options; `config` has checked `--parallel` and `--threads` (were they
-    /// wrong, this party would garble on one thread).
-    pub(crate) fn options(&self) -> Options {
-        Options {
-            output: self.output,
-            backend: self.backend(),
-            parallel: self.parallel().unwrap_or_else(|_| Parallel::none()),
-            ..Options::new(self.scheme)
-        }
     }
 
     /// The AES backend: the one asked for, else the fastest this CPU has.
@@ -662,7 +612,11 @@ impl GarblerStart {
     /// The garbler of this circuit and input, and how long preparing it took (ms).
     pub(crate) fn garbler(&self, s: &SessionArgs) -> Result<(Garbler<'_>, f64)> {
         let t = Instant::now();
-        let garbler = Garbler::new(&self.loaded.circuit, s.options(), &self.input)?;
+        let garbler = Garbler::new(
+            &self.loaded.circuit,
+            s.options_for(&self.loaded),
+            &self.input,
+        )?;
         Ok((garbler, ms(t.elapsed())))
     }
 }
@@ -670,7 +624,7 @@ impl GarblerStart {
 impl GarblerArgs {
     pub(crate) fn start(&self) -> Result<GarblerStart> {
         let s = &self.session;
-        s.check_ipp()?;
+        s.check_parallel()?;
         let accept_wait = seconds("--accept-timeout", self.accept_timeout)?;
         let creds = self.protection.credentials()?;
         let loaded = s.load()?;
@@ -783,7 +737,7 @@ pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
             anyhow::Ok((ch, ms(t.elapsed()), auto))
         });
         let start = Instant::now();
-        let prepared = Evaluator::new(&loaded.circuit, s.options(), &input)
+        let prepared = Evaluator::new(&loaded.circuit, s.options_for(&loaded), &input)
             .map(|evaluator| (evaluator, ms(start.elapsed())));
         let connected = connecting
             .join()

@@ -187,7 +187,7 @@ fn serve_session(sv: &Served<'_>, id: u64, ch: Box<dyn Channel>) -> Result<u64> 
     );
     let s = sv.session;
     let start = Instant::now();
-    let garbler = Garbler::new(&sv.loaded.circuit, s.options(), sv.input)?;
+    let garbler = Garbler::new(&sv.loaded.circuit, s.options_for(sv.loaded), sv.input)?;
     let around = AroundSession {
         setup_ms: ms(start.elapsed()),
         connect_ms: None,

@@ -565,3 +565,53 @@ fn threads_compute_what_one_thread_computes() {
         "{err}"
     );
 }
+
+/// `--parallel cgp --threads 2` on both parties (through `run`) computes what one thread
+/// computes, under every scheme, on a circuit whose regions make two pieces; a circuit
+/// without regions is refused with the reason.
+#[test]
+fn coarse_pieces_compute_what_one_thread_computes() {
+    let circuit = "mvmul:m=4,k=16,bits=32";
+    let (g, e) = ("a5c3".repeat(128), "3c71".repeat(32));
+    for scheme in ["prf", "circular", "ideal"] {
+        let outputs: Vec<Value> = [
+            &["--parallel", "none"][..],
+            &["--parallel", "cgp", "--threads", "2"],
+        ]
+        .iter()
+        .map(|flags| {
+            let mut args = vec![
+                "run",
+                "--circuit",
+                circuit,
+                "--scheme",
+                scheme,
+                "--garbler-input",
+                &g,
+                "--evaluator-input",
+                &e,
+                "--json",
+            ];
+            args.extend_from_slice(flags);
+            let out = run(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{scheme} {flags:?}: {err}");
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            v["output"].clone()
+        })
+        .collect();
+        assert!(
+            outputs[0]
+                .as_str()
+                .is_some_and(|o| o.contains(|c| c != '0')),
+            "{outputs:?}"
+        );
+        assert_eq!(outputs[0], outputs[1], "{scheme}");
+    }
+    let out = run(&["run", "--circuit", "aes128", "--parallel", "cgp"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("has no parallel regions"),
+        "{err}"
+    );
+}

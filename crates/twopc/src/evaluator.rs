@@ -18,12 +18,12 @@ use crate::header::SessionHeader;
 use crate::inputs::{check_input, over_ranges, wires_of, SeededLabels};
 use crate::messages::{
     BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, LabelTransfer, NextComputation,
-    OtExtension, OtReply, OutputBits, TableBatch, OT_CHUNK,
+    OtExtension, OtReply, OutputBits, TableBatch, TableFrame, OT_CHUNK,
 };
 use crate::options::Options;
 use crate::relay::relay;
 use crate::report::Report;
-use crate::session::{batch_buffers, Sizes};
+use crate::session::{batch_buffers, evaluator_for, Sizes};
 use crate::wire::{close_after_the_last_message, Snapshot, Wire};
 
 /// The evaluator, ready to run once connected.
@@ -55,9 +55,9 @@ impl<'c> Evaluator<'c> {
     /// owns, in wire order).
     pub fn new(circuit: &'c Circuit, options: Options, input: &[bool]) -> Result<Self, Error> {
         check_input(circuit, Party::Evaluator, input)?;
-        let evaluate = evaluate_from(circuit, &options, 0);
-        let header = SessionHeader::new(Party::Evaluator, circuit, options.scheme, options.output);
-        let sizes = Sizes::of(circuit, options.scheme)?;
+        let evaluate = evaluator_for(circuit, &options, 0);
+        let header = SessionHeader::for_options(Party::Evaluator, circuit, &options);
+        let sizes = Sizes::of(circuit, &options)?;
         let batches = batch_buffers(&options, sizes.table_bytes);
         let n_e = circuit.party_input_bits(Party::Evaluator);
         let recv_buf = touched(
@@ -172,7 +172,7 @@ impl<'c> Evaluator<'c> {
             &mut *evaluate,
             circuit,
             batches,
-            sizes.table_bytes,
+            (sizes.table_bytes, options.coarse.is_some()),
         )?; // 8
         let (output, output_at) = decode_and_send_output(&mut wire, &labels, circuit, &options)?; // 9, 10
         let total = output_at - start;
@@ -204,23 +204,6 @@ impl<'c> Evaluator<'c> {
         };
         Ok((report, session))
     }
-}
-
-/// An evaluation of `circuit` for tables garbled with `tweak_base`, its input labels still
-/// to be set ([`put_labels`]).
-fn evaluate_from<'c>(
-    circuit: &'c Circuit,
-    options: &Options,
-    tweak_base: u64,
-) -> Box<dyn Evaluate + 'c> {
-    let placeholder = vec![Block::ZERO; circuit.n_inputs()];
-    options.scheme.evaluator_par(
-        circuit,
-        &placeholder,
-        options.backend,
-        tweak_base,
-        &options.parallel,
-    )
 }
 
 /// Messages 9 and 10: the decoding bits, the output decoded from the output `labels`, and
@@ -339,13 +322,15 @@ pub(crate) fn recv_ot_labels<C: Channel>(
 /// evaluation. Returns the output labels and the time spent evaluating.
 ///
 /// Receiving ends with the last table byte; a batch past the tables still due, or a failed
-/// receive, ends it with an error.
+/// receive, ends it with an error. Under coarse-grained parallelism (`coarse`) each
+/// message is a frame ([`TableFrame`]) and `table_bytes` counts the frames' tables, not
+/// their headers.
 pub(crate) fn evaluate_tables<C: Channel>(
     wire: &mut Wire<C>,
     evaluate: &mut dyn Evaluate,
     circuit: &Circuit,
     buffers: Vec<Vec<u8>>,
-    table_bytes: usize,
+    (table_bytes, coarse): (usize, bool),
 ) -> Result<(Vec<Block>, Duration), Error> {
     let mut eval = Duration::ZERO;
     let mut pending: Vec<u8> = Vec::new();
@@ -358,8 +343,11 @@ pub(crate) fn evaluate_tables<C: Channel>(
                 msg.clear();
                 return Ok(false);
             }
-            let TableBatch(batch) = wire.recv_into(msg, still_due)?;
-            still_due -= batch.len();
+            still_due -= if coarse {
+                wire.recv_into::<TableFrame>(msg, still_due)?.tables()
+            } else {
+                wire.recv_into::<TableBatch>(msg, still_due)?.0.len()
+            };
             Ok(still_due > 0)
         },
         |msg| {
@@ -421,7 +409,7 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
         let (circuit, options) = (self.circuit, &self.options);
         let wire = &mut self.wire;
         wire.send(&NextComputation(k))?; // 11
-        let mut evaluate = evaluate_from(circuit, options, self.sizes.tweak_base(k));
+        let mut evaluate = evaluator_for(circuit, options, self.sizes.tweak_base(k));
         evaluate.set_hash_key(self.garbling_key);
         put_labels(
             &mut *evaluate,
@@ -458,7 +446,7 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
             &mut *evaluate,
             circuit,
             batch_buffers(options, tables),
-            tables,
+            (tables, options.coarse.is_some()),
         )?; // 8
         let (output, output_at) = decode_and_send_output(wire, &labels, circuit, options)?; // 9, 10
         self.done = k;

@@ -11,7 +11,7 @@ use rand::Rng;
 use transputation_circuits::{Circuit, Party};
 use transputation_core::prg::Prg;
 use transputation_core::Block;
-use transputation_garble::{Garble, GarbleStart};
+use transputation_garble::{coarse, Garble, GarbleStart};
 use transputation_ot::{Sender, SenderSetup};
 use transputation_transport::Channel;
 
@@ -21,12 +21,13 @@ use crate::header::{SessionHeader, HEADER_LEN};
 use crate::inputs::{check_input, over_ranges, wires_of, SeededLabels};
 use crate::messages::{
     ot_chunks, BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, LabelTransfer, Message,
-    NextComputation, OtExtension, OtReply, OutputBits, OutputContext, TableBatch, OT_CHUNK,
+    NextComputation, OtExtension, OtReply, OutputBits, OutputContext, TableBatch, TableFrame,
+    OT_CHUNK,
 };
 use crate::options::Options;
 use crate::relay::{idle_priority, relay};
 use crate::report::Report;
-use crate::session::{batch_buffers, Sizes};
+use crate::session::{batch_buffers, garbler_for, Sizes};
 use crate::wire::{close_after_the_last_message, Snapshot, Wire};
 
 /// The garbler's step while it garbles ahead during the OT (see [`garble_ahead`]).
@@ -155,17 +156,11 @@ impl<'c> Garbler<'c> {
             hash_key: Some(garbling_key),
             ..GarbleStart::default()
         };
-        let mut garble = options.scheme.garbler_par(
-            circuit,
-            &mut prg,
-            options.backend,
-            start,
-            &options.parallel,
-        );
+        let mut garble = garbler_for(circuit, &options, &mut prg, start);
         let label_seed = prg.block();
         let mut own_labels = SeededLabels::new(label_seed, input.len());
         set_own_labels(circuit, &mut *garble, own_labels.next(), input, &mut prg);
-        let sizes = Sizes::of(circuit, options.scheme)?;
+        let sizes = Sizes::of(circuit, &options)?;
         let ot = OtReplies::new(sizes.transfer, &*garble, circuit);
         let setup = match garble.global_offset() {
             Some(delta) => Sender::setup_correlated(delta, &mut rng),
@@ -175,7 +170,7 @@ impl<'c> Garbler<'c> {
         let header = SessionHeader {
             garbling_key,
             ot_key,
-            ..SessionHeader::new(Party::Garbler, circuit, options.scheme, options.output)
+            ..SessionHeader::for_options(Party::Garbler, circuit, &options)
         };
         // Room for what can be garbled ahead, where the labels are chosen ahead: the
         // prefetch limit (or all the tables, if fewer) plus the batch that crosses it, which
@@ -312,7 +307,8 @@ impl<'c> Garbler<'c> {
         };
         let ot_end = Instant::now();
         let tables = (&ahead[..], ahead_batches, batches);
-        let expect = (limits.batch_bytes, output_context(&options, circuit));
+        let batching = (limits.batch_bytes, options.coarse.is_some());
+        let expect = (batching, output_context(&options, circuit));
         let (output, output_at, time) = tables_to_output(&mut wire, &mut *garble, tables, expect)?; // 8–10
         garble_time += time;
         let report = Report {
@@ -603,7 +599,7 @@ pub(crate) fn send_tables<C: Channel>(
     ahead: &[u8],
     ahead_batches: Vec<Range<usize>>,
     buffers: Vec<Vec<u8>>,
-    batch_bytes: usize,
+    (batch_bytes, coarse): (usize, bool),
 ) -> Result<Duration, Error> {
     let mut garble_time = Duration::ZERO;
     let mut ahead_batches = Some(ahead_batches);
@@ -619,15 +615,31 @@ pub(crate) fn send_tables<C: Channel>(
         },
         |batch| {
             for range in ahead_batches.take().into_iter().flatten() {
-                wire.send(&TableBatch(&ahead[range]))?;
+                send_table_bytes(wire, &ahead[range], coarse)?;
             }
             if batch.is_empty() {
                 return Ok(());
             }
-            wire.send(&TableBatch(batch))
+            send_table_bytes(wire, batch, coarse)
         },
     )?;
     Ok(garble_time)
+}
+
+/// Sends garbled tables as message 8: one [`TableBatch`], or under coarse-grained
+/// parallelism a [`TableFrame`] per frame (the coarse garbler writes whole frames only).
+fn send_table_bytes<C: Channel>(
+    wire: &mut Wire<C>,
+    tables: &[u8],
+    coarse: bool,
+) -> Result<(), Error> {
+    if !coarse {
+        return wire.send(&TableBatch(tables));
+    }
+    for frame in coarse::frames(tables) {
+        wire.send(&TableFrame(frame))?;
+    }
+    Ok(())
 }
 
 /// Messages 8 to 10: the tables (those garbled ahead, ranges of the first slice, first;
@@ -638,9 +650,9 @@ fn tables_to_output<C: Channel>(
     wire: &mut Wire<C>,
     garble: &mut dyn Garble,
     (ahead, ahead_batches, buffers): (&[u8], Vec<Range<usize>>, Vec<Vec<u8>>),
-    (batch_bytes, output): (usize, OutputContext),
+    (batching, output): ((usize, bool), OutputContext),
 ) -> Result<(Option<Vec<bool>>, Instant, Duration), Error> {
-    let garble_time = send_tables(wire, garble, ahead, ahead_batches, buffers, batch_bytes)?; // 8
+    let garble_time = send_tables(wire, garble, ahead, ahead_batches, buffers, batching)?; // 8
     wire.send(&DecodingBits(garble.decoding()))?; // 9
     let OutputBits(output) = wire.recv(output)?; // 10
     Ok((output, Instant::now(), garble_time))
@@ -707,17 +719,12 @@ impl GarblerSession<'_> {
         let start = Instant::now();
         let (circuit, options) = (self.circuit, &self.options);
         let mut prg = Prg::from_entropy();
-        let mut garble = options.scheme.garbler_par(
-            circuit,
-            &mut prg,
-            options.backend,
-            GarbleStart {
-                offset: self.delta,
-                tweak_base: self.sizes.tweak_base(k),
-                hash_key: Some(self.garbling_key),
-            },
-            &options.parallel,
-        );
+        let from = GarbleStart {
+            offset: self.delta,
+            tweak_base: self.sizes.tweak_base(k),
+            hash_key: Some(self.garbling_key),
+        };
+        let mut garble = garbler_for(circuit, options, &mut prg, from);
         set_own_labels(
             circuit,
             &mut *garble,
@@ -736,7 +743,8 @@ impl GarblerSession<'_> {
             Vec::new(),
             batch_buffers(options, self.sizes.table_bytes),
         );
-        let expect = (options.batch_bytes, output_context(options, circuit));
+        let batching = (options.batch_bytes, options.coarse.is_some());
+        let expect = (batching, output_context(options, circuit));
         let (output, output_at, garble_time) =
             tables_to_output(wire, &mut *garble, tables, expect)?; // 8–10
         let counted = before.until_now(wire);

@@ -11,8 +11,9 @@
 //! | 11     | garbling scheme: 0 `prf`, 1 `circular`, 2 `ideal` |
 //! | 12     | who learns the output: 0 both, 1 the evaluator only |
 //! | 13     | the evaluator's: 1 if it opens the session for further computations (message 11), else 0; always 0 from the garbler |
-//! | 14..16 | zero |
-//! | 16..48 | SHA-256 digest of the circuit ([`Circuit::digest`]) |
+//! | 14     | how the tables come: 0 in the circuit's order, 1 as coarse-grained frames (`--parallel cgp`, [`SessionHeader::coarse`]) |
+//! | 15     | zero |
+//! | 16..48 | SHA-256 digest of the circuit ([`Circuit::digest`]); under coarse-grained frames, of the circuit and the pieces it is cut into ([`coarse_digest`]) |
 //! | 48..56 | the garbler's input bits |
 //! | 56..64 | the evaluator's input bits |
 //! | 64..72 | output bits |
@@ -31,12 +32,14 @@ use transputation_transport::Error as TransportError;
 use crate::error::Error;
 use crate::options::OutputMode;
 
-/// The version of the message flow in the crate documentation; bumped on any change.
-pub const PROTOCOL_VERSION: u16 = 6;
+/// The version of the message flow in the crate documentation; bumped on any change
+/// (version 7: the tables may come as coarse-grained frames, header byte 14).
+pub const PROTOCOL_VERSION: u16 = 7;
 
 /// The oldest protocol version whose message flow this one keeps: the same messages in the
 /// same flights, so the same waits, and the same bytes but for the header's (version 6
-/// added the session's hash keys to it, 32 bytes). Runs of a version from this one on
+/// added the session's hash keys to it, 32 bytes; version 7 changed nothing for tables in
+/// the circuit's order). Runs of a version from this one on
 /// describe this protocol's traffic, as `transputation select --calibrate` reads them.
 pub const SAME_FLOW_SINCE: u16 = 5;
 
@@ -85,7 +88,11 @@ pub struct SessionHeader {
     /// Whether the evaluator opens the session for further computations after the first
     /// ([`crate::messages::NextComputation`]); the garbler's header always says no.
     pub open: bool,
-    /// The circuit's digest.
+    /// Whether the tables come as the frames of coarse-grained parallelism
+    /// ([`crate::Coarse`]): both parties must say the same.
+    pub coarse: bool,
+    /// The circuit's digest; with `coarse`, the digest of the circuit and of the pieces it
+    /// is cut into ([`coarse_digest`]).
     pub digest: [u8; 32],
     /// Input bits of the garbler.
     pub garbler_bits: u64,
@@ -110,6 +117,7 @@ impl SessionHeader {
             scheme,
             output,
             open: false,
+            coarse: false,
             digest: circuit.digest(),
             garbler_bits: circuit.party_input_bits(Party::Garbler) as u64,
             evaluator_bits: circuit.party_input_bits(Party::Evaluator) as u64,
@@ -117,6 +125,18 @@ impl SessionHeader {
             garbling_key: Block::ZERO,
             ot_key: Block::ZERO,
         }
+    }
+
+    /// The header `role` sends for this circuit under `options`: as [`SessionHeader::new`],
+    /// and under coarse-grained parallelism its flag and the digest of the circuit with the
+    /// pieces it is cut into.
+    pub fn for_options(role: Party, circuit: &Circuit, options: &crate::Options) -> Self {
+        let mut h = SessionHeader::new(role, circuit, options.scheme, options.output);
+        if let Some(c) = &options.coarse {
+            h.coarse = true;
+            h.digest = coarse_digest(&h.digest, &c.layout.digest());
+        }
+        h
     }
 
     /// The wire form.
@@ -138,6 +158,7 @@ impl SessionHeader {
             OutputMode::Evaluator => 1,
         };
         b[13] = u8::from(self.open);
+        b[14] = u8::from(self.coarse);
         b[16..48].copy_from_slice(&self.digest);
         b[48..56].copy_from_slice(&self.garbler_bits.to_be_bytes());
         b[56..64].copy_from_slice(&self.evaluator_bits.to_be_bytes());
@@ -200,7 +221,12 @@ impl SessionHeader {
                 )))
             }
         };
-        if b[14..16] != [0, 0] {
+        let coarse = match b[14] {
+            0 => false,
+            1 => true,
+            t => return Err(bad(format!("unknown order of the tables {t}"))),
+        };
+        if b[15] != 0 {
             return Err(bad("reserved bytes are not zero".to_string()));
         }
         let u64_at = |i: usize| u64::from_be_bytes(b[i..i + 8].try_into().expect("8 bytes"));
@@ -216,6 +242,7 @@ impl SessionHeader {
             scheme,
             output,
             open,
+            coarse,
             digest: b[16..48].try_into().expect("32 bytes"),
             garbler_bits: u64_at(48),
             evaluator_bits: u64_at(56),
@@ -249,6 +276,21 @@ impl SessionHeader {
                 theirs.scheme.to_string(),
             );
         }
+        if theirs.coarse != self.coarse {
+            let says = |c: bool| if c { "cgp" } else { "not cgp" }.to_string();
+            return mismatch(
+                "coarse-grained parallelism (--parallel cgp)",
+                says(self.coarse),
+                says(theirs.coarse),
+            );
+        }
+        if theirs.digest != self.digest && self.coarse {
+            return mismatch(
+                "circuit or the pieces of its parallel regions (SHA-256 of both)",
+                hex(&self.digest),
+                hex(&theirs.digest),
+            );
+        }
         if theirs.digest != self.digest {
             return mismatch(
                 "circuit (SHA-256 of the circuit)",
@@ -278,6 +320,17 @@ impl SessionHeader {
         }
         Ok(())
     }
+}
+
+/// The digest a coarse-grained session's header carries: of the circuit's digest and of
+/// the pieces both parties cut it into (`transputation_garble::coarse::Layout::digest`).
+pub fn coarse_digest(circuit_digest: &[u8; 32], layout_digest: &[u8; 32]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"transputation-cgp-v1");
+    h.update(circuit_digest);
+    h.update(layout_digest);
+    h.finalize().into()
 }
 
 fn hex(b: &[u8]) -> String {
@@ -317,7 +370,7 @@ mod tests {
                 field: "protocol version",
                 ours,
                 theirs,
-            }) => assert_eq!((ours.as_str(), theirs.as_str()), ("6", "5")),
+            }) => assert_eq!((ours.as_str(), theirs.as_str()), ("7", "5")),
             other => panic!("{other:?}"),
         }
         // This version's header cut short or padded is malformed.
@@ -398,7 +451,7 @@ mod tests {
         let good = g.encode();
         assert!(SessionHeader::decode(&good[..71]).is_err());
         assert!(SessionHeader::decode(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").is_err());
-        for (i, v) in [(10, 2u8), (11, 3), (12, 2), (14, 1)] {
+        for (i, v) in [(10, 2u8), (11, 3), (12, 2), (14, 2), (15, 1)] {
             let mut b = good;
             b[i] = v;
             assert!(

@@ -89,6 +89,7 @@ impl<'s> IppParty<'s> {
                     .into(),
             ));
         }
+        refuse_coarse(&options)?;
         // The part this party garbles, and the one it evaluates.
         let (g, e) = (garbled_by(role), 1 - garbled_by(role));
         let garbling = Garbler::new(
@@ -274,6 +275,7 @@ impl<'m> MixedParty<'m> {
         options: Options,
         input: &[bool],
     ) -> Result<MixedParty<'m>, Error> {
+        refuse_coarse(&options)?;
         let (g, e) = (garbled_by(role), 1 - garbled_by(role));
         // A region's output is its blinded bits, for its evaluator alone.
         let regions = Options {
@@ -345,6 +347,19 @@ impl<'m> MixedParty<'m> {
             Some(&glued),
             called,
         ))
+    }
+}
+
+/// Inter-party parallelism runs sessions on parts of a circuit, which coarse-grained
+/// parallelism's pieces (cut from the whole circuit) do not fit.
+fn refuse_coarse(options: &Options) -> Result<(), Error> {
+    match options.coarse {
+        Some(_) => Err(Error::Input(
+            "inter-party parallelism (ipp) and coarse-grained parallelism (cgp) do not combine: \
+             choose one"
+                .into(),
+        )),
+        None => Ok(()),
     }
 }
 

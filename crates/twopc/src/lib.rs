@@ -27,7 +27,7 @@
 //! | 5 | G → E | [`messages::LabelSeed`]: the seed of the labels of the garbler's input | 16 |
 //! | 6 | E → G | [`messages::OtExtension`]: the extension matrix, one message per chunk of up to [`OT_CHUNK`] OTs | `transputation_ot::msg_u_len(k)` each |
 //! | 7 | G → E | [`messages::OtReply`], unless the OT draws the labels ([`LabelTransfer`]): ordinary OT's ciphertexts (`prf`) or the corrections of the garbler's chosen 0-labels, one message per chunk, once every message 6 arrived | [`LabelTransfer::reply_len`]: 32·k or 16·k each |
-//! | 8 | G → E | [`messages::TableBatch`]: garbled tables, in batches as they are produced | the scheme's table and mask bytes in all |
+//! | 8 | G → E | [`messages::TableBatch`]: garbled tables, in batches as they are produced (under coarse-grained parallelism, [`Coarse`], one [`messages::TableFrame`] per frame of a piece instead) | the scheme's table and mask bytes in all (the pieces', and 8 bytes per frame) |
 //! | 9 | G → E | [`messages::DecodingBits`]: one per output bit, packed | ⌈n_o / 8⌉ |
 //! | 10 | E → G | [`messages::OutputBits`]: the output, packed (empty under [`OutputMode::Evaluator`]) | ⌈n_o / 8⌉ or 0 |
 //! | 11 | E → G | [`messages::NextComputation`], in an open session only: the next computation's number, or 0 to end the session | 8 |
@@ -220,10 +220,10 @@ mod tests;
 pub use error::Error;
 pub use evaluator::{Evaluator, EvaluatorSession};
 pub use garbler::Garbler;
-pub use header::{SessionHeader, HEADER_LEN, PROTOCOL_VERSION, SAME_FLOW_SINCE};
+pub use header::{coarse_digest, SessionHeader, HEADER_LEN, PROTOCOL_VERSION, SAME_FLOW_SINCE};
 pub use ipp::{IppParty, MixedParty};
 pub use messages::{LabelTransfer, OT_CHUNK};
-pub use options::{Options, OutputMode};
+pub use options::{Coarse, Options, OutputMode};
 pub use report::{ByteParts, Part, Report};
 pub use traffic::workload;
 

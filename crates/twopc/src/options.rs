@@ -3,8 +3,10 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use transputation_core::aes::Backend;
+use transputation_garble::coarse::Layout;
 use transputation_garble::{Parallel, Scheme};
 
 /// Who learns the output.
@@ -61,6 +63,31 @@ pub struct Options {
     /// Threads and window of the garbling or evaluation (local tuning like `backend`, not
     /// in the header: the tables are the same bytes under every setting).
     pub parallel: Parallel,
+    /// Coarse-grained parallelism: the tables come as the frames of
+    /// `transputation_garble::coarse`, which both parties must agree on (the header says
+    /// so); `parallel` is then not used.
+    pub coarse: Option<Coarse>,
+}
+
+/// Coarse-grained parallelism (`--parallel cgp`): the circuit's parallel regions garbled and
+/// evaluated by pieces, side by side on threads of their own
+/// (`transputation_garble::coarse`).
+#[derive(Clone)]
+pub struct Coarse {
+    /// The circuit cut into pieces, for the session's scheme.
+    pub layout: Arc<Layout>,
+    /// Threads that garble or evaluate pieces at once (at least 1).
+    pub threads: usize,
+}
+
+impl fmt::Debug for Coarse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Coarse")
+            .field("stages", &self.layout.stages())
+            .field("pieces", &self.layout.pieces())
+            .field("threads", &self.threads)
+            .finish()
+    }
 }
 
 impl Options {
@@ -73,6 +100,7 @@ impl Options {
             prefetch_bytes: 16 << 20,
             backend: Backend::detect(),
             parallel: Parallel::none(),
+            coarse: None,
         }
     }
 }

@@ -15,8 +15,14 @@
 //! ([`SeededLabels`](crate::inputs::SeededLabels)), the evaluator's
 //! from the next rows of the OT extension, each uniform and independent of the others.
 
+use std::sync::Arc;
+
 use transputation_circuits::{Circuit, Party, Stats};
-use transputation_garble::Scheme;
+use transputation_core::aes::Backend;
+use transputation_core::prg::Prg;
+use transputation_core::Block;
+use transputation_garble::coarse::{CoarseEvaluator, CoarseGarbler};
+use transputation_garble::{Evaluate, Garble, GarbleStart};
 
 use crate::buffers::touched;
 use crate::error::Error;
@@ -37,11 +43,23 @@ pub(crate) struct Sizes {
 }
 
 impl Sizes {
-    /// The sizes of `circuit` under `scheme`; an error if its tables do not fit in this
-    /// machine's address space.
-    pub(crate) fn of(circuit: &Circuit, scheme: Scheme) -> Result<Self, Error> {
+    /// The sizes of `circuit` under `options` (its scheme, and the pieces' tables under
+    /// coarse-grained parallelism: `prf`'s masks are per piece); an error if its tables do
+    /// not fit in this machine's address space, or if the coarse layout was cut for another
+    /// scheme.
+    pub(crate) fn of(circuit: &Circuit, options: &Options) -> Result<Self, Error> {
+        let scheme = options.scheme;
         let stats = Stats::counts(circuit);
-        let table_bytes = scheme.table_bytes(&stats) + scheme.mask_bytes(&stats);
+        let table_bytes = match &options.coarse {
+            None => scheme.table_bytes(&stats) + scheme.mask_bytes(&stats),
+            Some(c) if c.layout.scheme() == scheme => c.layout.table_bytes(),
+            Some(c) => {
+                return Err(Error::Input(format!(
+                    "the circuit's pieces were cut for {} and the session garbles with {scheme}",
+                    c.layout.scheme()
+                )))
+            }
+        };
         Ok(Sizes {
             and_gates: stats.and,
             table_bytes: usize::try_from(table_bytes).map_err(|_| {
@@ -67,4 +85,54 @@ impl Sizes {
 pub(crate) fn batch_buffers(options: &Options, table_bytes: usize) -> Vec<Vec<u8>> {
     let size = options.batch_bytes.min(table_bytes).saturating_add(1 << 20);
     (0..SEND_QUEUE).map(|_| touched(size)).collect()
+}
+
+/// The garbler of a computation of `circuit` under `options` from `start`: the scheme's own
+/// (on `options.parallel`), or under coarse-grained parallelism the garbler by pieces.
+pub(crate) fn garbler_for<'c>(
+    circuit: &'c Circuit,
+    options: &Options,
+    prg: &mut Prg,
+    start: GarbleStart,
+) -> Box<dyn Garble + 'c> {
+    let backend: Backend = options.backend;
+    match &options.coarse {
+        Some(c) => Box::new(CoarseGarbler::new(
+            Arc::clone(&c.layout),
+            prg,
+            backend,
+            start,
+            c.threads,
+        )),
+        None => options
+            .scheme
+            .garbler_par(circuit, prg, backend, start, &options.parallel),
+    }
+}
+
+/// The evaluation of a computation of `circuit` under `options`, for tables garbled with
+/// `tweak_base`, its input labels still to be set: the scheme's own, or under coarse-grained
+/// parallelism the evaluator by pieces.
+pub(crate) fn evaluator_for<'c>(
+    circuit: &'c Circuit,
+    options: &Options,
+    tweak_base: u64,
+) -> Box<dyn Evaluate + 'c> {
+    let placeholder = vec![Block::ZERO; circuit.n_inputs()];
+    match &options.coarse {
+        Some(c) => Box::new(CoarseEvaluator::new(
+            Arc::clone(&c.layout),
+            &placeholder,
+            options.backend,
+            tweak_base,
+            c.threads,
+        )),
+        None => options.scheme.evaluator_par(
+            circuit,
+            &placeholder,
+            options.backend,
+            tweak_base,
+            &options.parallel,
+        ),
+    }
 }

@@ -227,7 +227,7 @@ fn tables_garbled_ahead_go_first_then_the_rest_in_batches() {
         &ahead,
         ahead_batches.clone(),
         buffers,
-        16 << 10,
+        (16 << 10, false),
     )
     .unwrap();
     g.flush().unwrap();
@@ -254,7 +254,7 @@ fn the_evaluator_refuses_more_tables_than_the_circuit_has_before_reading_them() 
         ..
     } = evaluator;
     let start = Instant::now();
-    let r = evaluate_tables(&mut e, &mut *evaluate, &c, batches, table_bytes);
+    let r = evaluate_tables(&mut e, &mut *evaluate, &c, batches, (table_bytes, false));
     assert!(start.elapsed() < TIMEOUT / 2);
     match r {
         Err(Error::Malformed { what, problem }) => {

@@ -7,6 +7,7 @@
 //! which the model leaves out.
 
 use transputation_circuits::{Circuit, Party};
+use transputation_garble::coarse;
 use transputation_model::{Bulk, Sender, Workload};
 
 use crate::error::Error;
@@ -21,7 +22,7 @@ const FRAME_HEADER: usize = 8;
 /// The evaluator's set-up before it can send is not known here: it is 0, for a caller that
 /// measured it to fill in.
 pub fn workload(circuit: &Circuit, options: &Options) -> Result<Workload, Error> {
-    let sizes = Sizes::of(circuit, options.scheme)?;
+    let sizes = Sizes::of(circuit, options)?;
     let framed = |n: usize| (n + FRAME_HEADER) as u64;
     let m = circuit.party_input_bits(Party::Evaluator);
     let chunks = || ot_chunks(m).map(|r| r.len());
@@ -33,9 +34,15 @@ pub fn workload(circuit: &Circuit, options: &Options) -> Result<Workload, Error>
         .filter(|&n| n > 0)
         .map(framed)
         .sum();
-    let batch = options.batch_bytes.max(1);
+    // Under coarse-grained parallelism each message is one frame of at most FRAME_MAX
+    // bytes of a piece's tables, with its own header (pieces' last frames are shorter: a
+    // few messages more than counted here).
+    let (batch, per_batch) = match options.coarse {
+        None => (options.batch_bytes.max(1), FRAME_HEADER),
+        Some(_) => (coarse::FRAME_MAX, FRAME_HEADER + coarse::FRAME_HEADER),
+    };
     let batches = sizes.table_bytes.div_ceil(batch) as u64;
-    let tables = sizes.table_bytes as u64 + batches * FRAME_HEADER as u64;
+    let tables = sizes.table_bytes as u64 + batches * per_batch as u64;
     let decoding = framed(circuit.n_outputs().div_ceil(8));
     Ok(Workload {
         waits: 1,

@@ -145,6 +145,26 @@ fn a_scheme_with_a_mode_runs_the_parties_with_it() {
     .unwrap();
     let e = check(&with_auto).unwrap_err().to_string();
     assert!(e.contains("named transport") && e.contains("auto"), "{e}");
+    // cgp needs every circuit to have parallel regions.
+    let without_regions = ExperimentFile {
+        circuits: vec!["mvmul:m=2,k=2,bits=4".into(), "aes128".into()],
+        schemes: vec!["ideal+cgp".into()],
+        conditions: vec!["cw-lan".into()],
+        ..ExperimentFile::default()
+    }
+    .resolve()
+    .unwrap();
+    let e = check(&without_regions).unwrap_err().to_string();
+    assert!(e.contains("circuits[1]") && e.contains("has none"), "{e}");
+    let with_regions = ExperimentFile {
+        circuits: vec!["mvmul:m=2,k=2,bits=4".into()],
+        schemes: vec!["ideal+cgp".into()],
+        conditions: vec!["cw-lan".into()],
+        ..ExperimentFile::default()
+    }
+    .resolve()
+    .unwrap();
+    check(&with_regions).unwrap();
 }
 
 /// Every run of the binary's garbler and evaluator, failed ones included, is recorded

@@ -13,7 +13,7 @@ use transputation_circuits::WireId;
 use transputation_core::aes::Backend;
 use transputation_core::Block;
 
-use super::frame::{CHUNK, HEADER};
+use super::frame::{read_frame_header, CHUNK, HEADER};
 use super::layout::Layout;
 use crate::{EvalError, Evaluate, Scheme};
 
@@ -258,8 +258,8 @@ impl CoarseEvaluator {
     /// Checks a frame header against the stage and opens the frame.
     fn open_frame(&mut self, header: &[u8]) -> Result<(), EvalError> {
         let run = self.running.as_ref().expect("a stage runs");
-        let piece = u32::from_le_bytes(header[..4].try_into().expect("4 bytes"));
-        let len = u64::from(u32::from_le_bytes(header[4..].try_into().expect("4 bytes")));
+        let (piece, len) = read_frame_header(header.try_into().expect("a whole header"));
+        let len = u64::from(len);
         let Some(&left) = run.left.get(piece as usize) else {
             return Err(EvalError::Frame(format!(
                 "piece {piece} of a stage of {} pieces",

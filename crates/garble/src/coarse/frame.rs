@@ -2,10 +2,10 @@
 //! documentation has the format) and the batch a garbling thread sends.
 
 /// Bytes of a frame header.
-pub(crate) const HEADER: usize = 8;
+pub const HEADER: usize = 8;
 
 /// Table bytes a garbling thread garbles at a time, and the most a frame holds.
-pub(crate) const CHUNK: usize = 1 << 18;
+pub const CHUNK: usize = 1 << 18;
 
 /// The header of a frame of `len` bytes of piece `piece`.
 pub(crate) fn frame_header(piece: u32, len: usize) -> [u8; HEADER] {
@@ -14,4 +14,30 @@ pub(crate) fn frame_header(piece: u32, len: usize) -> [u8; HEADER] {
     h[..4].copy_from_slice(&piece.to_le_bytes());
     h[4..].copy_from_slice(&len.to_le_bytes());
     h
+}
+
+/// The piece and length a frame header states (unchecked).
+pub fn read_frame_header(header: &[u8; HEADER]) -> (u32, u32) {
+    let piece = u32::from_le_bytes(header[..4].try_into().expect("4 bytes"));
+    let len = u32::from_le_bytes(header[4..].try_into().expect("4 bytes"));
+    (piece, len)
+}
+
+/// The frames of `stream`, a whole number of them as a [`CoarseGarbler`](super::CoarseGarbler)
+/// writes them: each its header and tables.
+///
+/// # Panics
+/// If `stream` does not end at a frame's end.
+pub fn frames(stream: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = stream;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let header = rest[..HEADER].try_into().expect("a whole frame header");
+        let len = read_frame_header(header).1 as usize;
+        let (frame, after) = rest.split_at(HEADER + len);
+        rest = after;
+        Some(frame)
+    })
 }

@@ -134,6 +134,7 @@ pub struct Layout {
     /// The store slot of each output bit of the circuit, groups in order.
     pub(crate) outputs: Vec<u32>,
     gates: u64,
+    digest: [u8; 32],
 }
 
 impl Layout {
@@ -146,13 +147,10 @@ impl Layout {
         Layout::cut(circuit, scheme, MIN_PIECE_GATES)
     }
 
-    /// As [`Layout::of`], grouping regions into pieces of at least `min_piece` gates (the
-    /// tests give 1: a piece per region).
-    pub(crate) fn cut(
-        circuit: &Circuit,
-        scheme: Scheme,
-        min_piece: u64,
-    ) -> Result<Layout, CoarseError> {
+    /// As [`Layout::of`], grouping regions into pieces of at least `min_piece` gates (1: a
+    /// piece per region) instead of 65,536. Both parties of a session must cut alike: the
+    /// session header checks the regions, not this.
+    pub fn cut(circuit: &Circuit, scheme: Scheme, min_piece: u64) -> Result<Layout, CoarseError> {
         let sections = circuit.sections().ok_or(CoarseError::NoSections)?;
         let gates = circuit.gates();
         let n = gates.len() as u64;
@@ -170,6 +168,7 @@ impl Layout {
         if n > at {
             stages.push(vec![(at, n)]);
         }
+        let digest = digest_of(&stages);
         let mut cutter = Cutter::new(circuit, scheme == Scheme::Prf);
         let stages = stages
             .into_iter()
@@ -193,7 +192,15 @@ impl Layout {
             n_inputs: circuit.n_inputs(),
             outputs,
             gates: n,
+            digest,
         })
+    }
+
+    /// SHA-256 of its stages' pieces as gate ranges: two layouts of one circuit with the
+    /// same digest cut it into the same pieces (what two parties must agree on; a session
+    /// header carries it).
+    pub fn digest(&self) -> [u8; 32] {
+        self.digest
     }
 
     /// The number of pieces in all stages.
@@ -212,6 +219,11 @@ impl Layout {
             .sum()
     }
 
+    /// The scheme it was cut for.
+    pub fn scheme(&self) -> Scheme {
+        self.scheme
+    }
+
     /// The number of stages.
     pub fn stages(&self) -> usize {
         self.stages.len()
@@ -221,6 +233,24 @@ impl Layout {
     pub(crate) fn gates(&self) -> u64 {
         self.gates
     }
+}
+
+/// The digest of stages given as the gate ranges of their pieces ([`Layout::digest`]):
+/// the tag `transputation-layout-v1`, the stage count, then per stage its piece count and
+/// each piece's first and end gate (all u64 little-endian).
+fn digest_of(stages: &[Vec<(u64, u64)>]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"transputation-layout-v1");
+    h.update((stages.len() as u64).to_le_bytes());
+    for stage in stages {
+        h.update((stage.len() as u64).to_le_bytes());
+        for &(start, end) in stage {
+            h.update(start.to_le_bytes());
+            h.update(end.to_le_bytes());
+        }
+    }
+    h.finalize().into()
 }
 
 /// A section's regions grouped into pieces of at least `min_piece` gates.

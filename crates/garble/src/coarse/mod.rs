@@ -51,5 +51,6 @@ mod layout;
 mod tests;
 
 pub use evaluator::CoarseEvaluator;
+pub use frame::{frames, read_frame_header, CHUNK as FRAME_MAX, HEADER as FRAME_HEADER};
 pub use garbler::CoarseGarbler;
 pub use layout::{CoarseError, Layout};

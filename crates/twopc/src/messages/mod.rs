@@ -17,7 +17,7 @@ use std::fmt;
 
 use transputation_circuits::{Circuit, Party, Stats};
 use transputation_core::Block;
-use transputation_garble::Scheme;
+use transputation_garble::{coarse, Scheme};
 
 use crate::error::Error;
 use crate::header::{SessionHeader, HEADER_LEN_OF_ANY_VERSION};
@@ -289,6 +289,60 @@ impl<'a> Message<'a> for OtReply<'a> {
     }
     fn decode(bytes: &'a [u8], cx: (LabelTransfer, usize)) -> Result<Self, Error> {
         exact::<Self>(bytes, cx).map(OtReply)
+    }
+}
+
+/// Message 8 (G → E) under coarse-grained parallelism ([`crate::Coarse`]): one frame of
+/// the pieces' tables, `piece: u32 LE, len: u32 LE`, then `len` bytes (1 to
+/// `transputation_garble::coarse::FRAME_MAX`, and at most the table bytes still due, the
+/// context), as the coarse garbler writes them. The frame's own length must be the
+/// message's; which piece it belongs to and whether that piece has `len` bytes left is the
+/// coarse evaluator's check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableFrame<'a>(pub &'a [u8]);
+
+impl TableFrame<'_> {
+    /// Its table bytes (the frame less its header).
+    pub fn tables(&self) -> usize {
+        self.0.len() - coarse::FRAME_HEADER
+    }
+}
+
+impl<'a> Message<'a> for TableFrame<'a> {
+    type Context = usize;
+    const NAME: &'static str = "garbled tables (a frame of a piece)";
+    const PART: Part = Part::Tables;
+    fn length(still_due: usize) -> Length {
+        Length::AtMost(coarse::FRAME_HEADER + still_due.min(coarse::FRAME_MAX))
+    }
+    fn encode(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(self.0)
+    }
+    fn decode(bytes: &'a [u8], still_due: usize) -> Result<Self, Error> {
+        let bad = |problem: String| Error::Malformed {
+            what: Self::NAME,
+            problem,
+        };
+        let Some(header) = bytes.first_chunk::<{ coarse::FRAME_HEADER }>() else {
+            return Err(bad(format!(
+                "{} bytes, less than a frame header",
+                bytes.len()
+            )));
+        };
+        let (piece, len) = coarse::read_frame_header(header);
+        let tables = bytes.len() - coarse::FRAME_HEADER;
+        if len as usize != tables || tables == 0 {
+            return Err(bad(format!(
+                "its header gives piece {piece} {len} bytes where the message holds {tables}"
+            )));
+        }
+        if tables > still_due.min(coarse::FRAME_MAX) {
+            return Err(bad(format!(
+                "{tables} bytes of tables where at most {} belong",
+                still_due.min(coarse::FRAME_MAX)
+            )));
+        }
+        Ok(TableFrame(bytes))
     }
 }
 
