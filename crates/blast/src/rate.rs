@@ -299,6 +299,22 @@ impl RateControl {
         });
     }
 
+    /// Counts the epochs in a row whose queue was gone (`None`: no round-trip sample, no
+    /// news); after [`CLEAR_EPOCHS`] of them a queue counts as congestion again.
+    fn track_drain(&mut self, drained: Option<bool>) {
+        match drained {
+            Some(false) => self.clear_run = 0,
+            Some(true) => {
+                self.clear_run += 1;
+                if self.clear_run >= CLEAR_EPOCHS {
+                    self.standing_cuts = 0;
+                    self.competing = false;
+                }
+            }
+            None => {}
+        }
+    }
+
     fn judge_epoch(&mut self, now: Instant) {
         let e = std::mem::replace(&mut self.epoch, Epoch::new(now));
         let secs = now
@@ -323,9 +339,10 @@ impl RateControl {
         };
         // Gone, for a standing queue, is within half the allowance (a queue hovering at
         // the allowance, as BBR's does, is not gone).
+        // An epoch without a round-trip sample says nothing either way.
         let drained = match (e.min_rtt, self.min_rtt) {
-            (Some(now_rtt), Some(min)) => now_rtt <= min + queue_allowance(min) / 2,
-            _ => true,
+            (Some(now_rtt), Some(min)) => Some(now_rtt <= min + queue_allowance(min) / 2),
+            _ => None,
         };
         if !lossy {
             // Congestion's losses are kept out of the path's own rate.
@@ -357,15 +374,7 @@ impl RateControl {
             }
             return;
         }
-        if !drained {
-            self.clear_run = 0;
-        } else {
-            self.clear_run += 1;
-            if self.clear_run >= CLEAR_EPOCHS {
-                self.standing_cuts = 0;
-                self.competing = false;
-            }
-        }
+        self.track_drain(drained);
         let queue_counts = queued && !self.competing;
         if (lossy || queue_counts) && self.hold == 0 && e.delivered > 0 {
             self.cuts += 1;
@@ -384,7 +393,8 @@ impl RateControl {
             return;
         }
         // The first epoch after a cut delivers what was sent before it (a round trip
-        // late): as a sample of the path it would undo the cut at once.
+        // late): as a sample of the path it would undo the cut at once. (The same holds
+        // after slow start ends, whose filter starts from its best delivery rate.)
         let before_cut_took_effect = self.hold == 1;
         if !e.short_of_bytes && !before_cut_took_effect {
             self.filter.push(delivery);

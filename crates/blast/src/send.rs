@@ -20,7 +20,7 @@
 //!
 //! The pace is a token bucket at the controller's rate. Credit is capped at a millisecond
 //! of the rate after the sender had nothing to send (no burst after an idle spell), but at
-//! [`CATCH_UP`] while packets waited for the pace: a sender woken late (a loaded machine
+//! [`CATCH_UP`] (and [`CATCH_UP_PACKETS`]) while packets waited for the pace: a sender woken late (a loaded machine
 //! wakes a sleeping thread milliseconds late) then sends what the pace allowed meanwhile,
 //! instead of losing it and delivering less than its rate, which the controller would
 //! take for the path's rate and follow down.
@@ -46,6 +46,9 @@ pub const TAIL_LOSS: f64 = 0.002;
 pub const IDLE_BURST: Duration = Duration::from_millis(1);
 /// The pace's credit at most while packets wait for it: how late a wake-up may be made up.
 pub const CATCH_UP: Duration = Duration::from_millis(8);
+/// ... and in packets at most (at 1 Gbit/s, 8 ms would be a megabyte sent back to back,
+/// more than a shallow queue or a socket buffer takes).
+pub const CATCH_UP_PACKETS: f64 = 256.0;
 
 /// One DATA packet to send: the caller copies its bytes with [`Sender::copy_payload`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -360,7 +363,9 @@ impl Sender {
         } else {
             IDLE_BURST
         };
-        let burst = (rate * span.as_secs_f64()).max(2.0 * self.packet_bytes);
+        let burst = (rate * span.as_secs_f64())
+            .min(CATCH_UP_PACKETS * self.packet_bytes)
+            .max(2.0 * self.packet_bytes);
         let earned = now.saturating_duration_since(self.refilled).as_secs_f64() * rate;
         self.tokens = (self.tokens + earned).min(burst);
         self.refilled = now;

@@ -55,9 +55,9 @@ impl<'c> Evaluator<'c> {
     /// owns, in wire order).
     pub fn new(circuit: &'c Circuit, options: Options, input: &[bool]) -> Result<Self, Error> {
         check_input(circuit, Party::Evaluator, input)?;
+        let sizes = Sizes::of(circuit, &options)?;
         let evaluate = evaluator_for(circuit, &options, 0);
         let header = SessionHeader::for_options(Party::Evaluator, circuit, &options);
-        let sizes = Sizes::of(circuit, &options)?;
         let batches = batch_buffers(&options, sizes.table_bytes);
         let n_e = circuit.party_input_bits(Party::Evaluator);
         let recv_buf = touched(

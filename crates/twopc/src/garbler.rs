@@ -156,11 +156,11 @@ impl<'c> Garbler<'c> {
             hash_key: Some(garbling_key),
             ..GarbleStart::default()
         };
+        let sizes = Sizes::of(circuit, &options)?;
         let mut garble = garbler_for(circuit, &options, &mut prg, start);
         let label_seed = prg.block();
         let mut own_labels = SeededLabels::new(label_seed, input.len());
         set_own_labels(circuit, &mut *garble, own_labels.next(), input, &mut prg);
-        let sizes = Sizes::of(circuit, &options)?;
         let ot = OtReplies::new(sizes.transfer, &*garble, circuit);
         let setup = match garble.global_offset() {
             Some(delta) => Sender::setup_correlated(delta, &mut rng),
@@ -176,8 +176,14 @@ impl<'c> Garbler<'c> {
         // prefetch limit (or all the tables, if fewer) plus the batch that crosses it, which
         // may end up to a window later.
         let tables = sizes.table_bytes;
-        let ahead_room = options
-            .prefetch_bytes
+        // Under coarse-grained parallelism nothing is garbled ahead: a stage the idle-class
+        // thread started would garble to its end on one thread (that thread garbles
+        // alone) of the idle class (a thread inherits it from the one that starts it).
+        let prefetch = match options.coarse {
+            Some(_) => 0,
+            None => options.prefetch_bytes,
+        };
+        let ahead_room = prefetch
             .min(tables)
             .saturating_add(options.batch_bytes)
             .saturating_add(1 << 20);
@@ -185,8 +191,8 @@ impl<'c> Garbler<'c> {
         let recv_buf = touched(transputation_ot::msg_u_len(OT_CHUNK).max(HEADER_LEN));
         let limits = AheadLimits {
             batch_bytes: options.batch_bytes,
-            prefetch_bytes: options.prefetch_bytes,
-            all_ahead: tables <= options.prefetch_bytes,
+            prefetch_bytes: prefetch,
+            all_ahead: tables <= prefetch,
         };
         let ahead = match ot.labels {
             OtLabels::Pairs(_) | OtLabels::Chosen(_) => filled(ahead_room),

@@ -52,13 +52,18 @@ impl Sizes {
         let stats = Stats::counts(circuit);
         let table_bytes = match &options.coarse {
             None => scheme.table_bytes(&stats) + scheme.mask_bytes(&stats),
-            Some(c) if c.layout.scheme() == scheme => c.layout.table_bytes(),
-            Some(c) => {
+            Some(c) if c.layout.scheme() != scheme => {
                 return Err(Error::Input(format!(
                     "the circuit's pieces were cut for {} and the session garbles with {scheme}",
                     c.layout.scheme()
                 )))
             }
+            Some(c) if !c.layout.fits(circuit) => {
+                return Err(Error::Input(
+                    "the coarse-grained layout was cut from another circuit".into(),
+                ))
+            }
+            Some(c) => c.layout.table_bytes(),
         };
         Ok(Sizes {
             and_gates: stats.and,

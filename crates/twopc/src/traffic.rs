@@ -35,11 +35,12 @@ pub fn workload(circuit: &Circuit, options: &Options) -> Result<Workload, Error>
         .map(framed)
         .sum();
     // Under coarse-grained parallelism each message is one frame of at most FRAME_MAX
-    // bytes of a piece's tables, with its own header (pieces' last frames are shorter: a
-    // few messages more than counted here).
+    // bytes of a piece's tables, with its own header; a garbling thread's batch passes
+    // FRAME_MAX by up to a window, which then goes in a second frame: about two frames
+    // per FRAME_MAX.
     let (batch, per_batch) = match options.coarse {
         None => (options.batch_bytes.max(1), FRAME_HEADER),
-        Some(_) => (coarse::FRAME_MAX, FRAME_HEADER + coarse::FRAME_HEADER),
+        Some(_) => (coarse::FRAME_MAX / 2, FRAME_HEADER + coarse::FRAME_HEADER),
     };
     let batches = sizes.table_bytes.div_ceil(batch) as u64;
     let tables = sizes.table_bytes as u64 + batches * per_batch as u64;

@@ -152,3 +152,26 @@ fn a_party_without_cgp_or_with_other_regions_is_stopped_at_the_header() {
         }
     }
 }
+
+#[test]
+fn a_layout_of_another_circuit_or_scheme_is_refused_before_the_session() {
+    let c = circuit();
+    let other = library::load("mvmul:m=2,k=3,bits=8").unwrap();
+    let input = vec![false; c.party_input_bits(Party::Garbler)];
+    for (opts, says) in [
+        (coarse(&other, Scheme::Ideal, 2), "another circuit"),
+        (
+            Options {
+                scheme: Scheme::Prf,
+                ..coarse(&c, Scheme::Ideal, 2)
+            },
+            "cut for ideal",
+        ),
+    ] {
+        match Garbler::new(&c, opts, &input) {
+            Err(Error::Input(e)) => assert!(e.contains(says), "{e}"),
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("accepted"),
+        }
+    }
+}

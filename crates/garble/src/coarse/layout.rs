@@ -148,8 +148,8 @@ impl Layout {
     }
 
     /// As [`Layout::of`], grouping regions into pieces of at least `min_piece` gates (1: a
-    /// piece per region) instead of 65,536. Both parties of a session must cut alike: the
-    /// session header checks the regions, not this.
+    /// piece per region) instead of 65,536. Both parties of a session must cut alike (the
+    /// session header carries [`Layout::digest`], which tells).
     pub fn cut(circuit: &Circuit, scheme: Scheme, min_piece: u64) -> Result<Layout, CoarseError> {
         let sections = circuit.sections().ok_or(CoarseError::NoSections)?;
         let gates = circuit.gates();
@@ -217,6 +217,14 @@ impl Layout {
             .flat_map(|s| &s.pieces)
             .map(|p| p.table_bytes(self.scheme))
             .sum()
+    }
+
+    /// Whether it could have been cut from `circuit`: the same gates, input and output
+    /// wires in number (a cheap check against a layout of another circuit, not a proof).
+    pub fn fits(&self, circuit: &Circuit) -> bool {
+        self.gates == circuit.num_gates()
+            && self.n_inputs == circuit.n_inputs()
+            && self.outputs.len() == circuit.n_outputs()
     }
 
     /// The scheme it was cut for.
