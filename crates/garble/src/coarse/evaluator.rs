@@ -13,7 +13,7 @@ use transputation_circuits::WireId;
 use transputation_core::aes::Backend;
 use transputation_core::Block;
 
-use super::frame::{read_frame_header, CHUNK, HEADER};
+use super::frame::{read_frame_header, CHUNK, HEADER, MAX_OPEN};
 use super::layout::Layout;
 use crate::{EvalError, Evaluate, Scheme};
 
@@ -59,6 +59,10 @@ struct Running {
     /// Table bytes still to come, per piece and in all.
     left: Vec<u64>,
     left_total: u64,
+    /// Whether each piece's tables have begun, and how many pieces have begun and not
+    /// ended (at most [`MAX_OPEN`]).
+    begun: Vec<bool>,
+    open: usize,
 }
 
 /// Evaluates the stream of a [`CoarseGarbler`](super::CoarseGarbler) on `threads` threads.
@@ -163,7 +167,9 @@ impl CoarseEvaluator {
             finished: done_rx,
             threads: handles,
             left_total: left.iter().sum(),
+            begun: vec![false; left.len()],
             left,
+            open: 0,
         });
     }
 
@@ -229,6 +235,9 @@ impl CoarseEvaluator {
             let run = self.running.as_mut().expect("a stage runs");
             run.left[piece as usize] -= take as u64;
             run.left_total -= take as u64;
+            if run.left[piece as usize] == 0 {
+                run.open -= 1;
+            }
             self.frame = (frame_left > take as u64).then_some((piece, frame_left - take as u64));
             let mut buf = run
                 .job
@@ -271,6 +280,19 @@ impl CoarseEvaluator {
                 "{len} bytes for piece {piece}, which has {left} bytes of tables left \
                  (a frame holds 1 to {CHUNK})"
             )));
+        }
+        let run = self.running.as_mut().expect("a stage runs");
+        if !run.begun[piece as usize] {
+            // An honest garbler's threads each garble one piece to its end before the
+            // next: at most as many pieces are open as it has threads.
+            if run.open == MAX_OPEN {
+                return Err(EvalError::Frame(format!(
+                    "piece {piece} begins while {MAX_OPEN} pieces are open (a garbler works \
+                     on at most {MAX_OPEN} at once)"
+                )));
+            }
+            run.begun[piece as usize] = true;
+            run.open += 1;
         }
         self.frame = Some((piece, len));
         Ok(())

@@ -7,6 +7,11 @@ pub const HEADER: usize = 8;
 /// Table bytes a garbling thread garbles at a time, and the most a frame holds.
 pub const CHUNK: usize = 1 << 18;
 
+/// Pieces of a stage whose tables may have begun and not ended at once: the most threads a
+/// [`CoarseGarbler`](super::CoarseGarbler) garbles on. A stream that opens more (a hostile
+/// garbler's, to make the evaluator plan every piece at once) is refused.
+pub const MAX_OPEN: usize = 256;
+
 /// The header of a frame of `len` bytes of piece `piece`.
 pub(crate) fn frame_header(piece: u32, len: usize) -> [u8; HEADER] {
     let len = u32::try_from(len).expect("a frame holds at most CHUNK bytes");

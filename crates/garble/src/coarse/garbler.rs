@@ -12,7 +12,7 @@ use transputation_core::aes::Backend;
 use transputation_core::prg::Prg;
 use transputation_core::Block;
 
-use super::frame::{frame_header, CHUNK, HEADER};
+use super::frame::{frame_header, CHUNK, HEADER, MAX_OPEN};
 use super::layout::Layout;
 use crate::{Garble, GarbleStart, Scheme};
 
@@ -70,7 +70,8 @@ pub struct CoarseGarbler {
 
 impl CoarseGarbler {
     /// A garbler of the circuit `layout` was cut from, under the scheme it was cut for,
-    /// from `start` as [`Scheme::garbler_with`] takes it, on `threads` threads (at least 1).
+    /// from `start` as [`Scheme::garbler_with`] takes it, on `threads` threads (1 to
+    /// [`MAX_OPEN`]: an evaluator refuses a stream with more pieces open at once).
     ///
     /// # Panics
     /// As [`Scheme::garbler_with`].
@@ -109,8 +110,8 @@ impl CoarseGarbler {
             scheme,
             backend,
             start,
-            threads: threads.max(1),
-            made_with: threads.max(1),
+            threads: threads.clamp(1, MAX_OPEN),
+            made_with: threads.clamp(1, MAX_OPEN),
             store,
             prg: own,
             next_stage: 0,

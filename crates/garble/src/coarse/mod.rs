@@ -40,8 +40,10 @@
 //! all its table bytes (known from its gate counts), and stages whose pieces have no tables
 //! (only free gates) send no frame. A frame holds at most 256 KiB. The evaluator checks
 //! every header: a piece outside the stage, an empty frame, or one longer than that or than
-//! what its piece has left is [`EvalError::Frame`](crate::EvalError::Frame); after any
-//! error it reads nothing more and gives no output.
+//! what its piece has left is [`EvalError::Frame`](crate::EvalError::Frame), and so is a
+//! frame that begins a piece while [`MAX_OPEN`] pieces have begun and not ended (the most
+//! threads a garbler garbles on; more would make the evaluator plan that many at once);
+//! after any error it reads nothing more and gives no output.
 
 mod evaluator;
 mod frame;
@@ -51,6 +53,6 @@ mod layout;
 mod tests;
 
 pub use evaluator::CoarseEvaluator;
-pub use frame::{frames, read_frame_header, CHUNK as FRAME_MAX, HEADER as FRAME_HEADER};
+pub use frame::{frames, read_frame_header, CHUNK as FRAME_MAX, HEADER as FRAME_HEADER, MAX_OPEN};
 pub use garbler::CoarseGarbler;
 pub use layout::{CoarseError, Layout};

@@ -12,7 +12,7 @@ use transputation_core::aes::Backend;
 use transputation_core::prg::Prg;
 use transputation_core::Block;
 
-use super::{CoarseEvaluator, CoarseGarbler, Layout};
+use super::{CoarseEvaluator, CoarseGarbler, Layout, MAX_OPEN};
 use crate::{decode, EvalError, Evaluate, Garble, GarbleStart, Scheme};
 
 const SCHEMES: [Scheme; 3] = [Scheme::Prf, Scheme::Circular, Scheme::Ideal];
@@ -162,6 +162,39 @@ fn a_bad_stream_is_an_error_not_a_wrong_output() {
             );
         }
     }
+}
+
+/// A stream that begins more pieces of a stage than a garbler's threads could have open
+/// at once (a frame of one byte of each in turn) is refused at the first piece too many;
+/// the same number of pieces one after another is not.
+#[test]
+fn a_stream_that_opens_too_many_pieces_at_once_is_refused() {
+    let k = MAX_OPEN + 2;
+    let mut b = Builder::new();
+    let xs = b.input_uints(Party::Garbler, "x", k, 2);
+    let ys = b.input_uints(Party::Evaluator, "y", k, 2);
+    let items: Vec<(Uint, Uint)> = xs.into_iter().zip(ys).collect();
+    let ands = b.parallel(items, |b, (x, y)| b.mul(&x, &y));
+    b.output_uints("and", &ands);
+    let c = b.build();
+    let layout = Arc::new(Layout::cut(&c, Scheme::Ideal, 1).unwrap());
+    let labels = vec![Block::ZERO; c.n_inputs()];
+    let backend = Backend::detect();
+    let mut e = CoarseEvaluator::new(Arc::clone(&layout), &labels, backend, 0, 2);
+    let frame = |piece: u32| {
+        let mut f = super::frame::frame_header(piece, 1).to_vec();
+        f.push(0);
+        f
+    };
+    let mut result = Ok(0);
+    for piece in 0..k as u32 {
+        result = e.feed(&frame(piece));
+        if result.is_err() {
+            assert_eq!(piece as usize, MAX_OPEN, "{result:?}");
+            break;
+        }
+    }
+    assert!(matches!(result, Err(EvalError::Frame(_))), "{result:?}");
 }
 
 #[test]
