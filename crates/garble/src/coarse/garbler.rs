@@ -18,7 +18,8 @@ use crate::{Garble, GarbleStart, Scheme};
 
 /// What a garbling thread reports.
 enum Report {
-    /// Tables of a piece, the next after those it reported before.
+    /// Tables of a piece, the next after those it reported before, from byte `HEADER` of
+    /// `bytes` on (the room before them is for a frame header).
     Tables { piece: u32, bytes: Vec<u8> },
     /// A piece is garbled: the labels of its outputs.
     Done {
@@ -185,12 +186,17 @@ fn garble_pieces(job: &StageJob, tx: &SyncSender<Report>) {
         garbler.set_input_labels(0, inputs);
         let piece_id = i as u32;
         loop {
-            // Over a spare buffer's old bytes: no memset (`Garble::garble_at`).
+            // Over a spare buffer's old bytes: no memset (`Garble::garble_at`); the first
+            // HEADER bytes left for the frame header, so that the batch can become a frame
+            // in place (`garble_at` below).
             let spare = job.spare.lock().expect("not poisoned").pop();
             let mut bytes = spare.unwrap_or_default();
-            let (end, more) = garbler.garble_at(&mut bytes, 0, CHUNK);
+            if bytes.len() < HEADER {
+                bytes.resize(HEADER, 0);
+            }
+            let (end, more) = garbler.garble_at(&mut bytes, HEADER, CHUNK);
             bytes.truncate(end);
-            if !bytes.is_empty()
+            if bytes.len() > HEADER
                 && tx
                     .send(Report::Tables {
                         piece: piece_id,
@@ -262,18 +268,32 @@ impl Garble for CoarseGarbler {
                 .recv()
                 .expect("a garbling thread failed (it panicked)");
             match report {
-                Report::Tables { piece, bytes } => {
-                    // A batch may pass `CHUNK` (a scheme ends it at a window, `prf` at a
-                    // whole pair of AND gates too): frames of at most `CHUNK` bytes.
-                    for part in bytes.chunks(CHUNK) {
-                        let need = end + HEADER + part.len();
-                        if out.len() < need {
-                            out.resize(need, 0);
-                        }
-                        out[end..end + HEADER].copy_from_slice(&frame_header(piece, part.len()));
-                        out[end + HEADER..need].copy_from_slice(part);
-                        end = need;
+                Report::Tables { piece, mut bytes } => {
+                    let tables = bytes.len() - HEADER;
+                    if end == 0 && tables <= CHUNK {
+                        // The first frame of the call (`at` is 0) and a whole one: the
+                        // thread's buffer becomes `out`, the header written in its room,
+                        // and `out`'s old buffer goes to the threads. No copy of the
+                        // tables on this thread, which would take a core's share from the
+                        // garbling threads.
+                        bytes[..HEADER].copy_from_slice(&frame_header(piece, tables));
+                        std::mem::swap(out, &mut bytes);
+                        end = out.len();
                         self.frame_bytes += HEADER as u64;
+                    } else {
+                        // A batch may pass `CHUNK` (a scheme ends it at a window, `prf` at
+                        // a whole pair of AND gates too): frames of at most `CHUNK` bytes.
+                        for part in bytes[HEADER..].chunks(CHUNK) {
+                            let need = end + HEADER + part.len();
+                            if out.len() < need {
+                                out.resize(need, 0);
+                            }
+                            out[end..end + HEADER]
+                                .copy_from_slice(&frame_header(piece, part.len()));
+                            out[end + HEADER..need].copy_from_slice(part);
+                            end = need;
+                            self.frame_bytes += HEADER as u64;
+                        }
                     }
                     run.job.spare.lock().expect("not poisoned").push(bytes);
                 }
