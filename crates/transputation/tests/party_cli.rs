@@ -514,42 +514,8 @@ fn an_evaluator_may_be_told_its_garblers_address_on_standard_input() {
 #[test]
 fn threads_compute_what_one_thread_computes() {
     let circuit = "synthetic:and=20000,xor=20000,depth=10,inputs=1024";
-    let (g, e) = ("a5".repeat(128), "3c".repeat(128));
-    for scheme in ["prf", "circular", "ideal"] {
-        let outputs: Vec<Value> = [
-            &["--parallel", "none"][..],
-            &["--parallel", "fgp", "--threads", "2"],
-        ]
-        .iter()
-        .map(|flags| {
-            let mut args = vec![
-                "run",
-                "--circuit",
-                circuit,
-                "--scheme",
-                scheme,
-                "--garbler-input",
-                &g,
-                "--evaluator-input",
-                &e,
-                "--json",
-            ];
-            args.extend_from_slice(flags);
-            let out = run(&args);
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success(), "{scheme} {flags:?}: {err}");
-            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-            v["output"].clone()
-        })
-        .collect();
-        assert!(
-            outputs[0]
-                .as_str()
-                .is_some_and(|o| o.contains(|c| c != '0')),
-            "{outputs:?}"
-        );
-        assert_eq!(outputs[0], outputs[1], "{scheme}");
-    }
+    let inputs = ("a5".repeat(128), "3c".repeat(128));
+    same_output_every_way(circuit, &inputs, &["fgp", "--threads", "2"]);
     let out = run(&[
         "run",
         "--circuit",
@@ -572,34 +538,45 @@ fn threads_compute_what_one_thread_computes() {
 #[test]
 fn coarse_pieces_compute_what_one_thread_computes() {
     let circuit = "mvmul:m=4,k=16,bits=32";
-    let (g, e) = ("a5c3".repeat(128), "3c71".repeat(32));
+    let inputs = ("a5c3".repeat(128), "3c71".repeat(32));
+    same_output_every_way(circuit, &inputs, &["cgp", "--threads", "2"]);
+    let out = run(&["run", "--circuit", "aes128", "--parallel", "cgp"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("has no parallel regions"),
+        "{err}"
+    );
+}
+
+/// `run` of `circuit` on the (garbler, evaluator) `inputs` under every scheme, with
+/// `--parallel none` and with `--parallel` followed by `parallel`: both give the same
+/// output, not all zero.
+fn same_output_every_way(circuit: &str, (g, e): &(String, String), parallel: &[&str]) {
     for scheme in ["prf", "circular", "ideal"] {
-        let outputs: Vec<Value> = [
-            &["--parallel", "none"][..],
-            &["--parallel", "cgp", "--threads", "2"],
-        ]
-        .iter()
-        .map(|flags| {
-            let mut args = vec![
-                "run",
-                "--circuit",
-                circuit,
-                "--scheme",
-                scheme,
-                "--garbler-input",
-                &g,
-                "--evaluator-input",
-                &e,
-                "--json",
-            ];
-            args.extend_from_slice(flags);
-            let out = run(&args);
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success(), "{scheme} {flags:?}: {err}");
-            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-            v["output"].clone()
-        })
-        .collect();
+        let outputs: Vec<Value> = [&["none"][..], parallel]
+            .iter()
+            .map(|flags| {
+                let mut args = vec![
+                    "run",
+                    "--circuit",
+                    circuit,
+                    "--scheme",
+                    scheme,
+                    "--garbler-input",
+                    g,
+                    "--evaluator-input",
+                    e,
+                    "--json",
+                    "--parallel",
+                ];
+                args.extend_from_slice(flags);
+                let out = run(&args);
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(out.status.success(), "{scheme} {flags:?}: {err}");
+                let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+                v["output"].clone()
+            })
+            .collect();
         assert!(
             outputs[0]
                 .as_str()
@@ -608,10 +585,4 @@ fn coarse_pieces_compute_what_one_thread_computes() {
         );
         assert_eq!(outputs[0], outputs[1], "{scheme}");
     }
-    let out = run(&["run", "--circuit", "aes128", "--parallel", "cgp"]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("has no parallel regions"),
-        "{err}"
-    );
 }
