@@ -284,19 +284,13 @@ impl SessionHeader {
                 says(theirs.coarse),
             );
         }
-        if theirs.digest != self.digest && self.coarse {
-            return mismatch(
-                "circuit or the pieces of its parallel regions (SHA-256 of both)",
-                hex(&self.digest),
-                hex(&theirs.digest),
-            );
-        }
         if theirs.digest != self.digest {
-            return mismatch(
-                "circuit (SHA-256 of the circuit)",
-                hex(&self.digest),
-                hex(&theirs.digest),
-            );
+            let field = if self.coarse {
+                "circuit or the pieces of its parallel regions (SHA-256 of both)"
+            } else {
+                "circuit (SHA-256 of the circuit)"
+            };
+            return mismatch(field, hex(&self.digest), hex(&theirs.digest));
         }
         for (field, a, b) in [
             ("garbler input bits", self.garbler_bits, theirs.garbler_bits),

@@ -18,7 +18,6 @@
 use std::sync::Arc;
 
 use transputation_circuits::{Circuit, Party, Stats};
-use transputation_core::aes::Backend;
 use transputation_core::prg::Prg;
 use transputation_core::Block;
 use transputation_garble::coarse::{CoarseEvaluator, CoarseGarbler};
@@ -100,7 +99,7 @@ pub(crate) fn garbler_for<'c>(
     prg: &mut Prg,
     start: GarbleStart,
 ) -> Box<dyn Garble + 'c> {
-    let backend: Backend = options.backend;
+    let backend = options.backend;
     match &options.coarse {
         Some(c) => Box::new(CoarseGarbler::new(
             Arc::clone(&c.layout),

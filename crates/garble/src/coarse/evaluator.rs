@@ -15,7 +15,7 @@ use transputation_core::Block;
 
 use super::frame::{read_frame_header, CHUNK, HEADER, MAX_OPEN};
 use super::layout::Layout;
-use crate::{EvalError, Evaluate, Scheme};
+use crate::{EvalError, Evaluate};
 
 /// Frames queued for each evaluating thread (16 MiB of tables at most, a frame holding at
 /// most `CHUNK` bytes): enough to carry a thread over another's busy spell (planning its
@@ -42,7 +42,6 @@ type Finished = Result<(u32, Vec<Block>, usize), EvalError>;
 struct StageJob {
     layout: Arc<Layout>,
     stage: usize,
-    scheme: Scheme,
     backend: Backend,
     tweak_base: u64,
     hash_key: Option<Block>,
@@ -68,7 +67,6 @@ struct Running {
 /// Evaluates the stream of a [`CoarseGarbler`](super::CoarseGarbler) on `threads` threads.
 pub struct CoarseEvaluator {
     layout: Arc<Layout>,
-    scheme: Scheme,
     backend: Backend,
     tweak_base: u64,
     hash_key: Option<Block>,
@@ -104,7 +102,6 @@ impl CoarseEvaluator {
         let mut store = inputs.to_vec();
         store.resize(layout.slots, Block::ZERO);
         CoarseEvaluator {
-            scheme: layout.scheme,
             layout,
             backend,
             tweak_base,
@@ -133,7 +130,6 @@ impl CoarseEvaluator {
         let job = Arc::new(StageJob {
             layout: Arc::clone(&self.layout),
             stage,
-            scheme: self.scheme,
             backend: self.backend,
             tweak_base: self.tweak_base,
             hash_key: self.hash_key,
@@ -151,7 +147,10 @@ impl CoarseEvaluator {
             jobs.push(tx);
             handles.push(handle);
         }
-        let left: Vec<u64> = pieces.iter().map(|p| p.table_bytes(self.scheme)).collect();
+        let left: Vec<u64> = pieces
+            .iter()
+            .map(|p| p.table_bytes(self.layout.scheme))
+            .collect();
         for (i, p) in pieces.iter().enumerate() {
             let inputs = p.inputs.iter().map(|&s| self.store[s as usize]).collect();
             // A thread that ended has sent its error; finish_stage reports it.
@@ -223,9 +222,7 @@ impl CoarseEvaluator {
                 let take = (HEADER - self.header.len()).min(bytes.len() - at);
                 self.header.extend_from_slice(&bytes[at..at + take]);
                 at += take;
-                if self.header.len() == HEADER {
-                    let mut header = [0u8; HEADER];
-                    header.copy_from_slice(&self.header);
+                if let Ok(header) = <[u8; HEADER]>::try_from(&self.header[..]) {
                     self.header.clear();
                     self.open_frame(&header)?;
                 }
@@ -265,9 +262,9 @@ impl CoarseEvaluator {
     }
 
     /// Checks a frame header against the stage and opens the frame.
-    fn open_frame(&mut self, header: &[u8]) -> Result<(), EvalError> {
+    fn open_frame(&mut self, header: &[u8; HEADER]) -> Result<(), EvalError> {
         let run = self.running.as_ref().expect("a stage runs");
-        let (piece, len) = read_frame_header(header.try_into().expect("a whole header"));
+        let (piece, len) = read_frame_header(header);
         let len = u64::from(len);
         let Some(&left) = run.left.get(piece as usize) else {
             return Err(EvalError::Frame(format!(
@@ -331,7 +328,7 @@ fn evaluate_pieces(job: &StageJob, jobs: &Receiver<Job>, done: &SyncSender<Finis
         let (state, left) = open.get_mut(&piece).expect("tables follow their piece");
         if let Open::Waiting(inputs) = state {
             let keys = (job.tweak_base, job.hash_key);
-            let ev = pieces[piece as usize].evaluator(job.scheme, inputs, job.backend, keys);
+            let ev = pieces[piece as usize].evaluator(job.layout.scheme, inputs, job.backend, keys);
             *state = Open::Evaluating(ev, Vec::new());
         }
         let Open::Evaluating(ev, pending) = state else {

@@ -14,7 +14,7 @@ use transputation_core::Block;
 
 use super::frame::{frame_header, CHUNK, HEADER, MAX_OPEN};
 use super::layout::Layout;
-use crate::{Garble, GarbleStart, Scheme};
+use crate::{Garble, GarbleStart};
 
 /// What a garbling thread reports.
 enum Report {
@@ -43,7 +43,6 @@ struct StageJob {
     next: AtomicUsize,
     /// Per piece: its input labels and the seed of its randomness.
     starts: Vec<(Vec<[Block; 2]>, Block)>,
-    scheme: Scheme,
     backend: Backend,
     start: GarbleStart,
     /// Buffers the caller has copied out, for the threads to garble into again (a fresh
@@ -55,7 +54,6 @@ struct StageJob {
 /// documentation of [`coarse`](super) for the stream it writes.
 pub struct CoarseGarbler {
     layout: Arc<Layout>,
-    scheme: Scheme,
     backend: Backend,
     /// The session's start, its offset fixed (drawn if it was not given).
     start: GarbleStart,
@@ -108,7 +106,6 @@ impl CoarseGarbler {
         store.resize(layout.slots, [Block::ZERO; 2]);
         CoarseGarbler {
             layout,
-            scheme,
             backend,
             start,
             threads: threads.clamp(1, MAX_OPEN),
@@ -148,7 +145,6 @@ impl CoarseGarbler {
             stage,
             next: AtomicUsize::new(0),
             starts,
-            scheme: self.scheme,
             backend: self.backend,
             start: self.start,
             spare: Mutex::new(Vec::new()),
@@ -182,7 +178,7 @@ fn garble_pieces(job: &StageJob, tx: &SyncSender<Report>) {
         };
         let (inputs, seed) = &job.starts[i];
         let mut prg = Prg::new(*seed);
-        let mut garbler = piece.garbler(job.scheme, &mut prg, job.backend, job.start);
+        let mut garbler = piece.garbler(job.layout.scheme, &mut prg, job.backend, job.start);
         garbler.set_input_labels(0, inputs);
         let piece_id = i as u32;
         loop {
