@@ -69,11 +69,11 @@ pub struct CoarseGarbler {
 
 impl CoarseGarbler {
     /// A garbler of the circuit `layout` was cut from, under the scheme it was cut for,
-    /// from `start` as [`Scheme::garbler_with`] takes it, on `threads` threads (1 to
+    /// from `start` as [`Scheme::garbler_with`](crate::Scheme::garbler_with) takes it, on `threads` threads (1 to
     /// [`MAX_OPEN`]: an evaluator refuses a stream with more pieces open at once).
     ///
     /// # Panics
-    /// As [`Scheme::garbler_with`].
+    /// As [`Scheme::garbler_with`](crate::Scheme::garbler_with).
     pub fn new(
         layout: Arc<Layout>,
         prg: &mut Prg,
