@@ -167,6 +167,20 @@ impl Label for Xmm {
     }
 }
 
+impl Ymm {
+    /// The register holding `v`; the token proves that the CPU has its instructions.
+    #[inline(always)]
+    pub fn from_raw(_: Vaes256, v: __m256i) -> Ymm {
+        Ymm(v)
+    }
+
+    /// The 256-bit value held (for kernels written out with intrinsics on it).
+    #[inline(always)]
+    pub fn raw(self) -> __m256i {
+        self.0
+    }
+}
+
 impl Register for Ymm {
     type Token = Vaes256;
     type Lane = Xmm;

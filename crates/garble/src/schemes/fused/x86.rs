@@ -117,8 +117,9 @@ pub(super) fn garble_and_gates(
         (Token::Vaes(t), None) => unsafe {
             narrow::vaes256::garble_and_gates(t.narrow(), None, d, zero, ands, window)
         },
-        (Token::Vaes256(t), rk) => unsafe {
-            narrow::vaes256::garble_and_gates(t, rk, d, zero, ands, window)
+        (Token::Vaes256(t), Some(rk)) => ymm::garble_and_gates(t, rk, d, zero, ands, window),
+        (Token::Vaes256(t), None) => unsafe {
+            narrow::vaes256::garble_and_gates(t, None, d, zero, ands, window)
         },
         (Token::AesNi(t), rk) => unsafe {
             narrow::ni::garble_and_gates(t, rk, d, zero, ands, window)
@@ -147,8 +148,9 @@ pub(super) fn eval_and_gates(
         (Token::Vaes(t), None) => unsafe {
             narrow::vaes256::eval_and_gates(t.narrow(), None, base, labels, ands, window)
         },
-        (Token::Vaes256(t), rk) => unsafe {
-            narrow::vaes256::eval_and_gates(t, rk, base, labels, ands, window)
+        (Token::Vaes256(t), Some(rk)) => ymm::eval_and_gates(t, rk, base, labels, ands, window),
+        (Token::Vaes256(t), None) => unsafe {
+            narrow::vaes256::eval_and_gates(t, None, base, labels, ands, window)
         },
         (Token::AesNi(t), rk) => unsafe {
             narrow::ni::eval_and_gates(t, rk, base, labels, ands, window)
@@ -791,3 +793,5 @@ mod kernels {
 
 /// The generic kernels on the `aes-ni` and `vaes256` backends' registers.
 mod narrow;
+/// The `vaes256` backend's TCCR half-gates kernels, written out for its registers.
+mod ymm;

@@ -14,7 +14,9 @@ use transputation_core::Block;
 /// in flight, as its fixed-key kernels (six measured slower evaluating: 11.5 against
 /// 10.5 ns per AND gate on the MinCut size). `vaes256`: eight registers garbling (11.9
 /// against 12.5 ns with six), six evaluating (8.7 against 9.3 with four, 9.6 with eight);
-/// Zen 4 with the backend forced, `garble-bench`, 2026-11-28.
+/// Zen 4 with the backend forced, `garble-bench`, 2026-11-28, under TCCR, which `vaes256`
+/// now takes from `super::ymm` (these kernels: its label-keyed hash, and the staged path's
+/// TCCR hashes).
 const NI_GARBLE: (usize, usize) = (2, 8);
 const NI_EVAL: (usize, usize) = (4, 8);
 const Y_GARBLE: (usize, usize) = (4, 8);

@@ -1,0 +1,273 @@
+//! The `vaes256` backend's half-gates AND kernels under `ideal`'s TCCR hash, written out for
+//! 256-bit registers: a garbled gate's four hash inputs in two registers (`a0 ‖ a0 ⊕ Δ`,
+//! `b0 ‖ b0 ⊕ Δ`), an evaluated gate's two in one (`a ‖ b`), tweaks made from the AND index
+//! with one broadcast, one add and one byte shuffle, and the evaluator's table rows selected
+//! and folded in the register the hash left.
+//!
+//! The generic kernels (`super::super::generic`) compute the same bytes lane by lane through
+//! 128-bit halves, which on Zen 3 cost more than the AES: extracting and reinserting halves,
+//! tweaks built in general registers and moved over, labels spilled between them. The AES
+//! itself is `transputation_core::aes::register::tccr_core` on [`Ymm`], the floor's kernel.
+
+#[cfg(target_arch = "x86")]
+use core::arch::x86::*;
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::*;
+
+use transputation_core::aes::register::{broadcast_keys, tccr_core};
+use transputation_core::aes::x86::registers::Ymm;
+use transputation_core::aes::x86::{RoundKeys, Vaes256};
+use transputation_core::Block;
+
+use crate::schemes::waves::unpack_slots;
+
+/// Garbled gates per group: two registers each, so twelve of state and twelve of `π(x)`,
+/// some spilled, the round keys read from memory by `VAESENC`. Measured on Zen 3
+/// (`garble-bench`, `ideal`, the MinCut size, medians of 7): 4 gates 16.4–18.1 ns per AND
+/// gate, 5 16.0, 6 15.7–16.3, 8 28.6 (LLVM no longer keeps the rounds in registers).
+const GARBLE_GROUP: usize = 6;
+/// Evaluated gates per group: one register each (6 gates 12.0 ns, 8 11.3–12.0, 10 11.8,
+/// 12 11.8, as above).
+const EVAL_GROUP: usize = 8;
+
+/// The 16 bytes of a label as the low half of a register.
+#[inline(always)]
+fn load_label(b: &Block) -> __m128i {
+    // SAFETY: `b` is 16 readable bytes; `_mm_loadu_si128` has no alignment requirement.
+    unsafe { _mm_loadu_si128((b as *const Block).cast()) }
+}
+
+/// Stores a label.
+#[inline(always)]
+fn store_label(b: &mut Block, v: __m128i) {
+    // SAFETY: `b` is 16 writable bytes; `_mm_storeu_si128` has no alignment requirement.
+    unsafe { _mm_storeu_si128((b as *mut Block).cast(), v) }
+}
+
+/// The 32 bytes of `window` at `pos` (panics past its end, like any slice index).
+#[inline(always)]
+fn table_at(window: &[u8], pos: u32) -> &[u8; 32] {
+    let pos = pos as usize;
+    window[pos..pos + 32].try_into().expect("32 bytes")
+}
+
+/// As [`table_at`], mutable.
+#[inline(always)]
+fn table_at_mut(window: &mut [u8], pos: u32) -> &mut [u8; 32] {
+    let pos = pos as usize;
+    (&mut window[pos..pos + 32]).try_into().expect("32 bytes")
+}
+
+/// The kernels proper, compiled for the `vaes256` backend's features and reached through
+/// the entry points below.
+mod kernels {
+    use super::*;
+
+    /// Within each 128-bit lane: zero in bytes 0..8, bytes 8..16 those of the source in
+    /// reverse, so that a 64-bit `t` in the high half becomes the 128-bit big-endian tweak
+    /// (`transputation_core::aes::tccr_tweak`).
+    #[inline]
+    #[target_feature(enable = "avx")]
+    fn tweak_shuffle() -> __m256i {
+        // Control bytes with the high bit set (0xff) write zero.
+        _mm256_set_epi64x(0x0809_0a0b_0c0d_0e0f, -1, 0x0809_0a0b_0c0d_0e0f, -1)
+    }
+
+    /// `(x ‖ x ⊕ Δ)` with `dmask = (0 ‖ Δ)`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn with_delta(x: __m128i, dmask: __m256i) -> __m256i {
+        _mm256_xor_si256(_mm256_broadcastsi128_si256(x), dmask)
+    }
+
+    /// Per 128-bit lane, all ones if bit 0 of the lane is set, else zero: the
+    /// point-and-permute select masks of two labels at once.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn lsb_masks(x: __m256i) -> __m256i {
+        _mm256_srai_epi32::<31>(_mm256_shuffle_epi32::<0>(_mm256_slli_epi32::<31>(x)))
+    }
+
+    /// `2n + addends` through [`tweak_shuffle`]: the tweaks of AND index `n` in both lanes
+    /// (their constants in the high 64-bit half of each lane of `addends`; the low halves
+    /// are zeroed by the shuffle).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn tweaks(n: u32, addends: __m256i, shuffle: __m256i) -> __m256i {
+        let two_n = _mm256_set1_epi64x(i64::from(n) << 1);
+        _mm256_shuffle_epi8(_mm256_add_epi64(two_n, addends), shuffle)
+    }
+
+    /// `(c0 + 2B, c1 + 2B)` in the high halves of the two lanes: `2(B + n) + c` is
+    /// `2n + (2B + c)` in wrapping 64-bit arithmetic, as `tweaks_of`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn addends(tweak_base: u64, c0: u64, c1: u64) -> __m256i {
+        let two_b = tweak_base.wrapping_mul(2);
+        _mm256_set_epi64x(
+            two_b.wrapping_add(c1) as i64,
+            0,
+            two_b.wrapping_add(c0) as i64,
+            0,
+        )
+    }
+
+    /// Garbles at most [`GARBLE_GROUP`] AND gates of `(ands, index, first)`: every input is
+    /// read before any output is written.
+    #[inline]
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
+    fn garble_group(
+        t: Vaes256,
+        k: &[Ymm; 11],
+        (delta, dmask): (__m128i, __m256i),
+        (add_a, add_b, shuffle): (__m256i, __m256i, __m256i),
+        zero: &mut [Block],
+        (ands, index, first): (&[u64], &[u32], u32),
+        window: &mut [u8],
+    ) {
+        const R: usize = 2 * GARBLE_GROUP;
+        let z = Ymm::from_raw(t, _mm256_setzero_si256());
+        let (mut s, mut tw) = ([z; R], [z; R]);
+        let mut ab0 = [[_mm_setzero_si128(); 2]; GARBLE_GROUP];
+        for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(GARBLE_GROUP) {
+            let (a, b, _) = unpack_slots(p);
+            let (a0, b0) = (load_label(&zero[a]), load_label(&zero[b]));
+            ab0[g] = [a0, b0];
+            // (a0 ‖ a0 ⊕ Δ) and (b0 ‖ b0 ⊕ Δ), tweaks (j ‖ j) and (j' ‖ j').
+            s[2 * g] = Ymm::from_raw(t, with_delta(a0, dmask));
+            s[2 * g + 1] = Ymm::from_raw(t, with_delta(b0, dmask));
+            tw[2 * g] = Ymm::from_raw(t, tweaks(n, add_a, shuffle));
+            tw[2 * g + 1] = Ymm::from_raw(t, tweaks(n, add_b, shuffle));
+        }
+        tccr_core(k, &mut s, &tw);
+        for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(GARBLE_GROUP) {
+            let [a0, b0] = ab0[g];
+            let (ha, hb) = (s[2 * g].raw(), s[2 * g + 1].raw());
+            let (h0, h2) = (_mm256_castsi256_si128(ha), _mm256_castsi256_si128(hb));
+            let d01 = _mm_xor_si128(h0, _mm256_extracti128_si256::<1>(ha));
+            let d23 = _mm_xor_si128(h2, _mm256_extracti128_si256::<1>(hb));
+            let m = lsb_masks(_mm256_set_m128i(b0, a0));
+            let (ma, mb) = (_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m));
+            // `half_gates::garble_and`: TG = h0 ⊕ h1 ⊕ pb·Δ, TE = h2 ⊕ h3 ⊕ a0,
+            // C0 = h0 ⊕ pa·TG ⊕ h2 ⊕ pb·(h2 ⊕ h3).
+            let tg = _mm_xor_si128(d01, _mm_and_si128(delta, mb));
+            let te = _mm_xor_si128(d23, a0);
+            let c0 = _mm_xor_si128(
+                _mm_xor_si128(h0, h2),
+                _mm_xor_si128(_mm_and_si128(tg, ma), _mm_and_si128(d23, mb)),
+            );
+            let table = table_at_mut(window, 32 * (n - first));
+            // SAFETY: `table` is 32 writable bytes; no alignment requirement.
+            unsafe { _mm256_storeu_si256(table.as_mut_ptr().cast(), _mm256_set_m128i(te, tg)) };
+            let (_, _, out) = unpack_slots(p);
+            store_label(&mut zero[out], c0);
+        }
+    }
+
+    /// The garbler's AND gates (see `fused::garble_and_gates`), [`GARBLE_GROUP`] at a time.
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
+    pub(super) fn garble_and_gates(
+        t: Vaes256,
+        rk: &RoundKeys,
+        (delta, tweak_base): (Block, u64),
+        zero: &mut [Block],
+        (ands, index, first): (&[u64], &[u32], u32),
+        window: &mut [u8],
+    ) {
+        let k = broadcast_keys::<Ymm>(t, rk);
+        let delta = load_label(&delta);
+        let dmask = _mm256_inserti128_si256::<1>(_mm256_setzero_si256(), delta);
+        let shuffle = tweak_shuffle();
+        let adds = (
+            addends(tweak_base, 1, 1),
+            addends(tweak_base, 2, 2),
+            shuffle,
+        );
+        for (a, n) in ands.chunks(GARBLE_GROUP).zip(index.chunks(GARBLE_GROUP)) {
+            garble_group(t, &k, (delta, dmask), adds, zero, (a, n, first), window);
+        }
+    }
+
+    /// Evaluates at most [`EVAL_GROUP`] AND gates of `(ands, index, first)`: every input
+    /// is read before any output is written.
+    #[inline]
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
+    fn eval_group(
+        t: Vaes256,
+        k: &[Ymm; 11],
+        (add, shuffle): (__m256i, __m256i),
+        labels: &mut [Block],
+        (ands, index, first): (&[u64], &[u32], u32),
+        window: &[u8],
+    ) {
+        let z = Ymm::from_raw(t, _mm256_setzero_si256());
+        let (mut s, mut tw) = ([z; EVAL_GROUP], [z; EVAL_GROUP]);
+        let mut ab = [_mm256_setzero_si256(); EVAL_GROUP];
+        for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(EVAL_GROUP) {
+            let (a, b, _) = unpack_slots(p);
+            ab[g] = _mm256_set_m128i(load_label(&labels[b]), load_label(&labels[a]));
+            s[g] = Ymm::from_raw(t, ab[g]);
+            tw[g] = Ymm::from_raw(t, tweaks(n, add, shuffle));
+        }
+        tccr_core(k, &mut s, &tw);
+        for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(EVAL_GROUP) {
+            // `half_gates::eval_and`: (H(a) ⊕ sa·TG) ⊕ (H(b) ⊕ sb·(TE ⊕ a)), as
+            // (H(a) ‖ H(b)) ⊕ ((TG ‖ TE ⊕ a) ∧ (sa ‖ sb)) folded into one lane.
+            let x = ab[g];
+            let a_high = _mm256_permute2x128_si256::<0x08>(x, x);
+            let table = table_at(window, 32 * (n - first));
+            // SAFETY: `table` is 32 readable bytes; no alignment requirement.
+            let rows = unsafe { _mm256_loadu_si256(table.as_ptr().cast()) };
+            let sel = _mm256_and_si256(_mm256_xor_si256(rows, a_high), lsb_masks(x));
+            let w = _mm256_xor_si256(s[g].raw(), sel);
+            let out = _mm_xor_si128(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w));
+            let (_, _, o) = unpack_slots(p);
+            store_label(&mut labels[o], out);
+        }
+    }
+
+    /// The evaluator's AND gates (see `fused::eval_and_gates`), [`EVAL_GROUP`] at a time.
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
+    pub(super) fn eval_and_gates(
+        t: Vaes256,
+        rk: &RoundKeys,
+        tweak_base: u64,
+        labels: &mut [Block],
+        (ands, index, first): (&[u64], &[u32], u32),
+        window: &[u8],
+    ) {
+        let k = broadcast_keys::<Ymm>(t, rk);
+        let add = (addends(tweak_base, 1, 2), tweak_shuffle());
+        for (a, n) in ands.chunks(EVAL_GROUP).zip(index.chunks(EVAL_GROUP)) {
+            eval_group(t, &k, add, labels, (a, n, first), window);
+        }
+    }
+}
+
+/// The half-gates garbler's AND gates under TCCR with round keys `rk` (see
+/// `fused::garble_and_gates`).
+pub(super) fn garble_and_gates(
+    t: Vaes256,
+    rk: &RoundKeys,
+    d: (Block, u64),
+    zero: &mut [Block],
+    ands: (&[u64], &[u32], u32),
+    window: &mut [u8],
+) {
+    // SAFETY: the token proves that the CPU has the kernel's target features.
+    unsafe { kernels::garble_and_gates(t, rk, d, zero, ands, window) }
+}
+
+/// The half-gates evaluator's AND gates under TCCR with round keys `rk` (see
+/// `fused::eval_and_gates`).
+pub(super) fn eval_and_gates(
+    t: Vaes256,
+    rk: &RoundKeys,
+    tweak_base: u64,
+    labels: &mut [Block],
+    ands: (&[u64], &[u32], u32),
+    window: &[u8],
+) {
+    // SAFETY: as in `garble_and_gates`.
+    unsafe { kernels::eval_and_gates(t, rk, tweak_base, labels, ands, window) }
+}
