@@ -19,8 +19,10 @@ use super::frames::{
 /// What the evaluator's lane readers and its `recv` share.
 #[derive(Default)]
 struct Arrivals {
-    /// Chunks held from `read` on, by offset.
-    chunks: BTreeMap<u64, Vec<u8>>,
+    /// Chunks held from `read` on, by offset: each its bytes and where in them it begins
+    /// (a chunk read in part stays where it arrived, its start moved on, rather than its
+    /// rest copied: small reads of a large chunk would copy it over and over).
+    chunks: BTreeMap<u64, (Vec<u8>, usize)>,
     /// Their bytes, and the most there may be ([`MAX_HELD`]).
     held: usize,
     held_limit: usize,
@@ -101,7 +103,7 @@ fn lane_reads(lane: usize, mut ch: Box<dyn Channel>, shared: &Arriving) {
                     });
                 }
                 a.held += cost;
-                a.chunks.insert(offset, bytes);
+                a.chunks.insert(offset, (bytes, 0));
             }
             a.counts[lane] = ch.stats();
             drop(a);
@@ -295,15 +297,16 @@ impl RaceFollowing {
                 continue;
             }
             let read = a.read;
-            if let Some(chunk) = a.chunks.remove(&read) {
-                a.held -= chunk.len() + CHUNK_OVERHEAD;
-                let k = chunk.len().min(buf.len() - filled);
-                buf[filled..filled + k].copy_from_slice(&chunk[..k]);
+            if let Some((chunk, start)) = a.chunks.remove(&read) {
+                let rest = chunk.len() - start;
+                a.held -= rest + CHUNK_OVERHEAD;
+                let k = rest.min(buf.len() - filled);
+                buf[filled..filled + k].copy_from_slice(&chunk[start..start + k]);
                 filled += k;
                 a.read += k as u64;
-                if k < chunk.len() {
-                    a.held += chunk.len() - k + CHUNK_OVERHEAD;
-                    a.chunks.insert(read + k as u64, chunk[k..].to_vec());
+                if k < rest {
+                    a.held += rest - k + CHUNK_OVERHEAD;
+                    a.chunks.insert(read + k as u64, (chunk, start + k));
                 }
                 deadline = Instant::now() + self.wait;
                 drop(a);

@@ -3,7 +3,9 @@
 //! loser took goes again on the winner; a session whose lanes never all arrive stays on
 //! its first connection; an oversized chunk and a verdict before the race are errors.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
@@ -250,13 +252,65 @@ fn the_faster_lane_wins_and_a_slow_losers_chunks_go_again() {
     assert_eq!(g.winner, Some(1), "{g:?}");
 }
 
+/// A lane's garbler side that, at its first chunk, says so (`leads`) or waits until the
+/// other lane said so: which lane takes the first chunk is then the test's, not the
+/// scheduler's.
+struct Turn {
+    inner: Box<dyn Channel>,
+    taken: Arc<AtomicBool>,
+    leads: bool,
+    first: bool,
+}
+
+impl Channel for Turn {
+    fn send(&mut self, bytes: &[u8]) -> Result<()> {
+        if bytes.len() > 64 && std::mem::take(&mut self.first) {
+            if self.leads {
+                self.taken.store(true, Ordering::SeqCst);
+            } else {
+                let deadline = std::time::Instant::now() + WAIT;
+                while !self.taken.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
+                    thread::sleep(Duration::from_millis(1));
+                }
+            }
+        }
+        self.inner.send(bytes)
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.inner.recv(buf)
+    }
+    fn flush(&mut self) -> Result<()> {
+        self.inner.flush()
+    }
+    fn close(&mut self) -> Result<()> {
+        self.inner.close()
+    }
+    fn stats(&self) -> ByteCounts {
+        self.inner.stats()
+    }
+}
+
 #[test]
 fn a_slow_losers_chunk_goes_again_on_the_winner() {
     // The garbler sends without waiting for an answer, so the stream never stalls for
     // the slow lane: its one chunk (300 ms) is still on its way when the budget has come
-    // over the other.
+    // over the other. The fast lane starts once the slow one has taken that chunk (on a
+    // loaded host the fast lane could otherwise carry the whole budget first).
     let mut e = ends(&[Duration::from_millis(300), Duration::ZERO], 1 << 20);
-    offer(&e.offer_g, &e.offer_e, std::mem::take(&mut e.lanes));
+    let taken = Arc::new(AtomicBool::new(false));
+    let lanes = std::mem::take(&mut e.lanes).into_iter().enumerate();
+    let lanes = lanes
+        .map(|(i, (g, ev))| {
+            let g: Box<dyn Channel> = Box::new(Turn {
+                inner: g,
+                taken: taken.clone(),
+                leads: i == 0,
+                first: true,
+            });
+            (g, ev)
+        })
+        .collect();
+    offer(&e.offer_g, &e.offer_e, lanes);
     let Ends {
         mut garbler,
         mut evaluator,
