@@ -12,7 +12,8 @@ it); FLOOR: the release `aes_floor` example
 (target/release/examples/aes_floor). Schemes default to ideal,prf,circular; circuits to
 the MinCut size (mincut), the built-in sha256 and aes128; a circuit may be a Bristol file.
 Example:
-  cargo build --release -p transputation -p transputation-garble --examples
+  cargo build --release -p transputation
+  cargo build --release -p transputation-garble --examples
   scripts/backend-bench.py 5 target/release/transputation target/release/examples/aes_floor
 """
 
