@@ -22,16 +22,36 @@ const WAIT: Duration = Duration::from_secs(10);
 type Offer = Sender<(usize, Box<dyn Channel>)>;
 
 /// A lane whose first `free` chunks go at once and each after them takes `delay`: a slower
-/// path (`free` 0), or a large first flight and then a slow rate.
+/// path (`free` 0), or a large first flight and then a slow rate. With a `turn`, its first
+/// chunk says so (`leads`) or waits until another lane's did: which lane takes the first
+/// chunk is then the test's, not the scheduler's.
 struct Slow {
     inner: Box<dyn Channel>,
     free: usize,
     delay: Duration,
+    turn: Option<Turn>,
+}
+
+/// The first chunk's order between lanes (see [`Slow`]).
+struct Turn {
+    taken: Arc<AtomicBool>,
+    leads: bool,
 }
 
 impl Channel for Slow {
     fn send(&mut self, bytes: &[u8]) -> Result<()> {
         if bytes.len() > 64 {
+            if let Some(turn) = self.turn.take() {
+                if turn.leads {
+                    turn.taken.store(true, Ordering::SeqCst);
+                } else {
+                    let deadline = std::time::Instant::now() + WAIT;
+                    while !turn.taken.load(Ordering::SeqCst) && std::time::Instant::now() < deadline
+                    {
+                        thread::sleep(Duration::from_millis(1));
+                    }
+                }
+            }
             if self.free > 0 {
                 self.free -= 1;
             } else {
@@ -65,6 +85,7 @@ fn the_verdict_judges_the_rate_after_a_first_flight() {
             (0, Duration::from_millis(4)),
         ],
         16 * CHUNK as u64,
+        false,
     );
     offer(&e.offer_g, &e.offer_e, std::mem::take(&mut e.lanes));
     let Ends {
@@ -102,22 +123,30 @@ struct Ends {
 
 fn ends(delays: &[Duration], budget: u64) -> Ends {
     let paces: Vec<(usize, Duration)> = delays.iter().map(|&d| (0, d)).collect();
-    paced_ends(&paces, budget)
+    paced_ends(&paces, budget, false)
 }
 
-/// As [`ends`], each lane's garbler side a [`Slow`] of `(free, delay)`.
-fn paced_ends(paces: &[(usize, Duration)], budget: u64) -> Ends {
+/// As [`ends`], each lane's garbler side a [`Slow`] of `(free, delay)`; with `in_turn`,
+/// lane 0 takes the first chunk before any other lane takes one.
+fn paced_ends(paces: &[(usize, Duration)], budget: u64, in_turn: bool) -> Ends {
+    let taken = Arc::new(AtomicBool::new(false));
     let (g_first, e_first) = memory_pair(WAIT);
     let (offer_g, offered_g) = mpsc::channel();
     let (offer_e, offered_e) = mpsc::channel();
     let lanes = paces
         .iter()
-        .map(|&(free, delay)| {
+        .enumerate()
+        .map(|(i, &(free, delay))| {
             let (g, e) = memory_pair(WAIT);
+            let turn = in_turn.then(|| Turn {
+                taken: taken.clone(),
+                leads: i == 0,
+            });
             let g: Box<dyn Channel> = Box::new(Slow {
                 inner: Box::new(g),
                 free,
                 delay,
+                turn,
             });
             (g, Box::new(e) as Box<dyn Channel>)
         })
@@ -252,65 +281,15 @@ fn the_faster_lane_wins_and_a_slow_losers_chunks_go_again() {
     assert_eq!(g.winner, Some(1), "{g:?}");
 }
 
-/// A lane's garbler side that, at its first chunk, says so (`leads`) or waits until the
-/// other lane said so: which lane takes the first chunk is then the test's, not the
-/// scheduler's.
-struct Turn {
-    inner: Box<dyn Channel>,
-    taken: Arc<AtomicBool>,
-    leads: bool,
-    first: bool,
-}
-
-impl Channel for Turn {
-    fn send(&mut self, bytes: &[u8]) -> Result<()> {
-        if bytes.len() > 64 && std::mem::take(&mut self.first) {
-            if self.leads {
-                self.taken.store(true, Ordering::SeqCst);
-            } else {
-                let deadline = std::time::Instant::now() + WAIT;
-                while !self.taken.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
-                    thread::sleep(Duration::from_millis(1));
-                }
-            }
-        }
-        self.inner.send(bytes)
-    }
-    fn recv(&mut self, buf: &mut [u8]) -> Result<()> {
-        self.inner.recv(buf)
-    }
-    fn flush(&mut self) -> Result<()> {
-        self.inner.flush()
-    }
-    fn close(&mut self) -> Result<()> {
-        self.inner.close()
-    }
-    fn stats(&self) -> ByteCounts {
-        self.inner.stats()
-    }
-}
-
 #[test]
 fn a_slow_losers_chunk_goes_again_on_the_winner() {
     // The garbler sends without waiting for an answer, so the stream never stalls for
     // the slow lane: its one chunk (300 ms) is still on its way when the budget has come
     // over the other. The fast lane starts once the slow one has taken that chunk (on a
     // loaded host the fast lane could otherwise carry the whole budget first).
-    let mut e = ends(&[Duration::from_millis(300), Duration::ZERO], 1 << 20);
-    let taken = Arc::new(AtomicBool::new(false));
-    let lanes = std::mem::take(&mut e.lanes).into_iter().enumerate();
-    let lanes = lanes
-        .map(|(i, (g, ev))| {
-            let g: Box<dyn Channel> = Box::new(Turn {
-                inner: g,
-                taken: taken.clone(),
-                leads: i == 0,
-                first: true,
-            });
-            (g, ev)
-        })
-        .collect();
-    offer(&e.offer_g, &e.offer_e, lanes);
+    let paces = [(0, Duration::from_millis(300)), (0, Duration::ZERO)];
+    let mut e = paced_ends(&paces, 1 << 20, true);
+    offer(&e.offer_g, &e.offer_e, std::mem::take(&mut e.lanes));
     let Ends {
         mut garbler,
         mut evaluator,
@@ -429,6 +408,7 @@ fn a_long_race_is_not_taken_for_a_silent_evaluator() {
             inner: Box::new(g),
             free: 0,
             delay: Duration::from_millis(40),
+            turn: None,
         };
         offer_g
             .send((lane, Box::new(slow) as Box<dyn Channel>))

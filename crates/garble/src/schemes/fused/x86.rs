@@ -115,14 +115,17 @@ pub(super) fn garble_and_gates(
             kernels::garble_and_gates(rk, delta, tweak_base, zero, ands, window)
         },
         (Token::Vaes(t), None) => unsafe {
-            narrow::vaes256::garble_and_gates(t.narrow(), None, d, zero, ands, window)
+            narrow::vaes256::keyed_garble_and_gates(t.narrow(), d, zero, ands, window)
         },
         (Token::Vaes256(t), Some(rk)) => ymm::garble_and_gates(t, rk, d, zero, ands, window),
         (Token::Vaes256(t), None) => unsafe {
-            narrow::vaes256::garble_and_gates(t, None, d, zero, ands, window)
+            narrow::vaes256::keyed_garble_and_gates(t, d, zero, ands, window)
         },
-        (Token::AesNi(t), rk) => unsafe {
+        (Token::AesNi(t), Some(rk)) => unsafe {
             narrow::ni::garble_and_gates(t, rk, d, zero, ands, window)
+        },
+        (Token::AesNi(t), None) => unsafe {
+            narrow::ni::keyed_garble_and_gates(t, d, zero, ands, window)
         },
     }
 }
@@ -146,14 +149,17 @@ pub(super) fn eval_and_gates(
             kernels::eval_and_gates(rk, base, labels, ands, window)
         },
         (Token::Vaes(t), None) => unsafe {
-            narrow::vaes256::eval_and_gates(t.narrow(), None, base, labels, ands, window)
+            narrow::vaes256::keyed_eval_and_gates(t.narrow(), base, labels, ands, window)
         },
         (Token::Vaes256(t), Some(rk)) => ymm::eval_and_gates(t, rk, base, labels, ands, window),
         (Token::Vaes256(t), None) => unsafe {
-            narrow::vaes256::eval_and_gates(t, None, base, labels, ands, window)
+            narrow::vaes256::keyed_eval_and_gates(t, base, labels, ands, window)
         },
-        (Token::AesNi(t), rk) => unsafe {
+        (Token::AesNi(t), Some(rk)) => unsafe {
             narrow::ni::eval_and_gates(t, rk, base, labels, ands, window)
+        },
+        (Token::AesNi(t), None) => unsafe {
+            narrow::ni::keyed_eval_and_gates(t, base, labels, ands, window)
         },
     }
 }
@@ -328,14 +334,14 @@ mod kernels {
 
     /// The 32 bytes of `window` at `pos` (panics past its end, like any slice index).
     #[inline(always)]
-    fn table_at(window: &[u8], pos: u32) -> &[u8; 32] {
+    pub(super) fn table_at(window: &[u8], pos: u32) -> &[u8; 32] {
         let pos = pos as usize;
         window[pos..pos + 32].try_into().expect("32 bytes")
     }
 
     /// As [`table_at`], mutable.
     #[inline(always)]
-    fn table_at_mut(window: &mut [u8], pos: u32) -> &mut [u8; 32] {
+    pub(super) fn table_at_mut(window: &mut [u8], pos: u32) -> &mut [u8; 32] {
         let pos = pos as usize;
         (&mut window[pos..pos + 32]).try_into().expect("32 bytes")
     }

@@ -14,9 +14,9 @@ use transputation_core::Block;
 /// in flight, as its fixed-key kernels (six measured slower evaluating: 11.5 against
 /// 10.5 ns per AND gate on the MinCut size). `vaes256`: eight registers garbling (11.9
 /// against 12.5 ns with six), six evaluating (8.7 against 9.3 with four, 9.6 with eight);
-/// Zen 4 with the backend forced, `garble-bench`, 2026-11-28, under TCCR, which `vaes256`
-/// now takes from `super::ymm` (these kernels: its label-keyed hash, and the staged path's
-/// TCCR hashes).
+/// Zen 4 with the backend forced, `garble-bench`, 2026-11-28, under TCCR, whose fused
+/// kernels `vaes256` now takes from `super::ymm` (its widths here: the label-keyed hash and
+/// the staged path's TCCR hashes).
 const NI_GARBLE: (usize, usize) = (2, 8);
 const NI_EVAL: (usize, usize) = (4, 8);
 const Y_GARBLE: (usize, usize) = (4, 8);
@@ -28,17 +28,19 @@ const NI_PRF: (usize, usize) = (2, 8);
 const Y_PRF: (usize, usize) = (2, 4);
 
 macro_rules! entry_points {
-    ($name:ident, $token:ty, $reg:ty, $features:literal, $garble:ident, $eval:ident, $prf:ident) => {
+    (
+        $name:ident, $token:ty, $reg:ty, $features:literal, $garble:ident, $eval:ident,
+        $prf:ident, {$($extra:item)*}
+    ) => {
         /// The fused half-gates kernels of one backend.
         pub(in crate::schemes::fused) mod $name {
             use super::*;
 
-            /// The garbler's AND gates (see `fused::garble_and_gates`): under the TCCR
-            /// hash with the round keys `rk`, or the label-keyed hash without.
+            /// The garbler's AND gates (see `fused::garble_and_gates`) under the
+            /// label-keyed hash (`circular`).
             #[target_feature(enable = $features)]
-            pub fn garble_and_gates(
+            pub fn keyed_garble_and_gates(
                 t: $token,
-                rk: Option<&RoundKeys>,
                 d: (Block, u64),
                 zero: &mut [Block],
                 ands: (&[u64], &[u32], u32),
@@ -46,25 +48,15 @@ macro_rules! entry_points {
             ) {
                 const G: usize = $garble.0;
                 const R: usize = $garble.1;
-                match rk {
-                    Some(rk) => {
-                        let k = broadcast_keys::<$reg>(t, rk);
-                        let h = generic::FixedKey(&k);
-                        generic::garble_and_gates::<$reg, _, G, R>(t, h, d, zero, ands, window);
-                    }
-                    None => {
-                        let h = generic::KeyedByLabel;
-                        generic::garble_and_gates::<$reg, _, G, R>(t, h, d, zero, ands, window);
-                    }
-                }
+                let h = generic::KeyedByLabel;
+                generic::garble_and_gates::<$reg, _, G, R>(t, h, d, zero, ands, window);
             }
 
-            /// The evaluator's AND gates (see `fused::eval_and_gates`), under either
-            /// hash as [`garble_and_gates`].
+            /// The evaluator's AND gates (see `fused::eval_and_gates`) under the
+            /// label-keyed hash.
             #[target_feature(enable = $features)]
-            pub fn eval_and_gates(
+            pub fn keyed_eval_and_gates(
                 t: $token,
-                rk: Option<&RoundKeys>,
                 base: u64,
                 labels: &mut [Block],
                 ands: (&[u64], &[u32], u32),
@@ -72,17 +64,8 @@ macro_rules! entry_points {
             ) {
                 const G: usize = $eval.0;
                 const R: usize = $eval.1;
-                match rk {
-                    Some(rk) => {
-                        let k = broadcast_keys::<$reg>(t, rk);
-                        let h = generic::FixedKey(&k);
-                        generic::eval_and_gates::<$reg, _, G, R>(t, h, base, labels, ands, window);
-                    }
-                    None => {
-                        let h = generic::KeyedByLabel;
-                        generic::eval_and_gates::<$reg, _, G, R>(t, h, base, labels, ands, window);
-                    }
-                }
+                let h = generic::KeyedByLabel;
+                generic::eval_and_gates::<$reg, _, G, R>(t, h, base, labels, ands, window);
             }
 
             /// `prf`'s AND gates (`AND`) or XOR gates (see `fused::prf_garble_gates`).
@@ -129,11 +112,57 @@ macro_rules! entry_points {
                 const R: usize = $eval.1;
                 generic::tccr_eval_gates::<$reg, G, R>(t, &k, gates, out);
             }
+
+            $($extra)*
         }
     };
 }
 
-entry_points!(ni, AesNi, Xmm, "aes,sse2,ssse3", NI_GARBLE, NI_EVAL, NI_PRF);
+entry_points!(
+    ni,
+    AesNi,
+    Xmm,
+    "aes,sse2,ssse3",
+    NI_GARBLE,
+    NI_EVAL,
+    NI_PRF,
+    {
+        /// The garbler's AND gates (see `fused::garble_and_gates`) under the TCCR hash with
+        /// the round keys `rk` (`vaes256` has its own: `super::ymm`).
+        #[target_feature(enable = "aes,sse2,ssse3")]
+        pub fn garble_and_gates(
+            t: AesNi,
+            rk: &RoundKeys,
+            d: (Block, u64),
+            zero: &mut [Block],
+            ands: (&[u64], &[u32], u32),
+            window: &mut [u8],
+        ) {
+            const G: usize = NI_GARBLE.0;
+            const R: usize = NI_GARBLE.1;
+            let k = broadcast_keys::<Xmm>(t, rk);
+            let h = generic::FixedKey(&k);
+            generic::garble_and_gates::<Xmm, _, G, R>(t, h, d, zero, ands, window);
+        }
+
+        /// The evaluator's AND gates (see `fused::eval_and_gates`) under the TCCR hash.
+        #[target_feature(enable = "aes,sse2,ssse3")]
+        pub fn eval_and_gates(
+            t: AesNi,
+            rk: &RoundKeys,
+            base: u64,
+            labels: &mut [Block],
+            ands: (&[u64], &[u32], u32),
+            window: &[u8],
+        ) {
+            const G: usize = NI_EVAL.0;
+            const R: usize = NI_EVAL.1;
+            let k = broadcast_keys::<Xmm>(t, rk);
+            let h = generic::FixedKey(&k);
+            generic::eval_and_gates::<Xmm, _, G, R>(t, h, base, labels, ands, window);
+        }
+    }
+);
 entry_points!(
     vaes256,
     Vaes256,
@@ -141,5 +170,6 @@ entry_points!(
     "aes,sse2,ssse3,sse4.1,avx,avx2,vaes",
     Y_GARBLE,
     Y_EVAL,
-    Y_PRF
+    Y_PRF,
+    {}
 );

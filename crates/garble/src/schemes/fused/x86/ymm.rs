@@ -16,9 +16,10 @@ use core::arch::x86_64::*;
 
 use transputation_core::aes::register::{broadcast_keys, tccr_core};
 use transputation_core::aes::x86::registers::Ymm;
-use transputation_core::aes::x86::{RoundKeys, Vaes256};
+use transputation_core::aes::x86::{ni, RoundKeys, Vaes256};
 use transputation_core::Block;
 
+use super::kernels::{table_at, table_at_mut};
 use crate::schemes::waves::unpack_slots;
 
 /// Garbled gates per group: two registers each, so twelve of state and twelve of `π(x)`,
@@ -29,34 +30,6 @@ const GARBLE_GROUP: usize = 6;
 /// Evaluated gates per group: one register each (6 gates 12.0 ns, 8 11.3–12.0, 10 11.8,
 /// 12 11.8, as above).
 const EVAL_GROUP: usize = 8;
-
-/// The 16 bytes of a label as the low half of a register.
-#[inline(always)]
-fn load_label(b: &Block) -> __m128i {
-    // SAFETY: `b` is 16 readable bytes; `_mm_loadu_si128` has no alignment requirement.
-    unsafe { _mm_loadu_si128((b as *const Block).cast()) }
-}
-
-/// Stores a label.
-#[inline(always)]
-fn store_label(b: &mut Block, v: __m128i) {
-    // SAFETY: `b` is 16 writable bytes; `_mm_storeu_si128` has no alignment requirement.
-    unsafe { _mm_storeu_si128((b as *mut Block).cast(), v) }
-}
-
-/// The 32 bytes of `window` at `pos` (panics past its end, like any slice index).
-#[inline(always)]
-fn table_at(window: &[u8], pos: u32) -> &[u8; 32] {
-    let pos = pos as usize;
-    window[pos..pos + 32].try_into().expect("32 bytes")
-}
-
-/// As [`table_at`], mutable.
-#[inline(always)]
-fn table_at_mut(window: &mut [u8], pos: u32) -> &mut [u8; 32] {
-    let pos = pos as usize;
-    (&mut window[pos..pos + 32]).try_into().expect("32 bytes")
-}
 
 /// The kernels proper, compiled for the `vaes256` backend's features and reached through
 /// the entry points below.
@@ -131,7 +104,7 @@ mod kernels {
         let mut ab0 = [[_mm_setzero_si128(); 2]; GARBLE_GROUP];
         for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(GARBLE_GROUP) {
             let (a, b, _) = unpack_slots(p);
-            let (a0, b0) = (load_label(&zero[a]), load_label(&zero[b]));
+            let (a0, b0) = (ni::load(&zero[a]), ni::load(&zero[b]));
             ab0[g] = [a0, b0];
             // (a0 ‖ a0 ⊕ Δ) and (b0 ‖ b0 ⊕ Δ), tweaks (j ‖ j) and (j' ‖ j').
             s[2 * g] = Ymm::from_raw(t, with_delta(a0, dmask));
@@ -160,7 +133,7 @@ mod kernels {
             // SAFETY: `table` is 32 writable bytes; no alignment requirement.
             unsafe { _mm256_storeu_si256(table.as_mut_ptr().cast(), _mm256_set_m128i(te, tg)) };
             let (_, _, out) = unpack_slots(p);
-            store_label(&mut zero[out], c0);
+            ni::store(&mut zero[out], c0);
         }
     }
 
@@ -175,7 +148,7 @@ mod kernels {
         window: &mut [u8],
     ) {
         let k = broadcast_keys::<Ymm>(t, rk);
-        let delta = load_label(&delta);
+        let delta = ni::load(&delta);
         let dmask = _mm256_inserti128_si256::<1>(_mm256_setzero_si256(), delta);
         let shuffle = tweak_shuffle();
         let adds = (
@@ -205,7 +178,7 @@ mod kernels {
         let mut ab = [_mm256_setzero_si256(); EVAL_GROUP];
         for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(EVAL_GROUP) {
             let (a, b, _) = unpack_slots(p);
-            ab[g] = _mm256_set_m128i(load_label(&labels[b]), load_label(&labels[a]));
+            ab[g] = _mm256_set_m128i(ni::load(&labels[b]), ni::load(&labels[a]));
             s[g] = Ymm::from_raw(t, ab[g]);
             tw[g] = Ymm::from_raw(t, tweaks(n, add, shuffle));
         }
@@ -222,7 +195,7 @@ mod kernels {
             let w = _mm256_xor_si256(s[g].raw(), sel);
             let out = _mm_xor_si128(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w));
             let (_, _, o) = unpack_slots(p);
-            store_label(&mut labels[o], out);
+            ni::store(&mut labels[o], out);
         }
     }
 
