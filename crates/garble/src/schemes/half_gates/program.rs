@@ -90,6 +90,9 @@ pub(super) fn xor_gates(table: &mut [Block], ops: &[Op]) {
 /// those keep the 16-byte ops, and their AND gates the staged kernels.
 #[derive(Debug, Default)]
 pub(super) struct Packed {
+    /// The program's slots: every packed slot is below it (checked when packing), which
+    /// lets the XOR loop index a label table of at least this length unchecked.
+    slots: usize,
     pub(super) xors: Vec<u64>,
     /// `xors[xor_start[k]..xor_start[k + 1]]` are wave `k`'s free gates.
     xor_start: Vec<u32>,
@@ -112,6 +115,7 @@ impl Packed {
         }
         let waves = schedule.waves.len() + 1;
         let mut p = Packed {
+            slots: schedule.slots as usize,
             xors: Vec::with_capacity(free),
             xor_start: Vec::with_capacity(waves),
             ands: Vec::with_capacity(crypto),
@@ -135,6 +139,14 @@ impl Packed {
                 pack_slots(op.a, op.b, op.out())
             }));
         }
+        // What `xor_gates_packed` relies on: no free gate's slot at or past `slots`.
+        let bound = p.slots;
+        if p.xors.iter().any(|&x| {
+            let (a, b, out) = unpack_slots(x);
+            a.max(b).max(out) >= bound
+        }) {
+            return Packed::default();
+        }
         p.xor_start.push(p.xors.len() as u32);
         p.and_start.push(p.ands.len() as u32);
         // Each window's first AND index, from its AND gates' offsets (tables in AND order);
@@ -157,9 +169,12 @@ impl Packed {
     }
 
     /// Wave `k`'s packed free gates, if the program is packed.
-    pub(super) fn xors(&self, k: usize) -> Option<&[u64]> {
+    pub(super) fn xors(&self, k: usize) -> Option<PackedXors<'_>> {
         let (&from, &to) = (self.xor_start.get(k)?, self.xor_start.get(k + 1)?);
-        Some(&self.xors[from as usize..to as usize])
+        Some(PackedXors {
+            ops: &self.xors[from as usize..to as usize],
+            slots: self.slots,
+        })
     }
 
     /// Wave `k`'s packed AND gates, their indices and window `w`'s first AND index, if the
@@ -175,11 +190,31 @@ impl Packed {
     }
 }
 
-/// [`xor_gates`] from packed ops.
+/// A wave's packed free gates ([`Packed::xors`]), every slot below `slots`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PackedXors<'a> {
+    pub(super) ops: &'a [u64],
+    slots: usize,
+}
+
+/// [`xor_gates`] from packed ops, indexing `table` (at least the program's slots long)
+/// without three bounds checks per gate. The XOR gates are about a third of `ideal`'s time
+/// on the MinCut size; on Zen 3 (`garble-compare.py 7`, twice, medians) evaluating it took
+/// 11.59 → 10.77 and 12.34 → 11.22 ns per AND gate, garbling 16.29 → 15.63 and
+/// 15.97 → 15.80; `sha-256.txt` unchanged (15.50 → 15.56, 9.93 → 9.72).
 #[inline]
-pub(super) fn xor_gates_packed(table: &mut [Block], ops: &[u64]) {
-    for &p in ops {
+#[allow(unsafe_code)]
+pub(super) fn xor_gates_packed(table: &mut [Block], xors: PackedXors<'_>) {
+    assert!(
+        table.len() >= xors.slots,
+        "the label table holds every slot"
+    );
+    let t = table.as_mut_ptr();
+    for &p in xors.ops {
         let (a, b, out) = unpack_slots(p);
-        table[out] = table[a] ^ table[b];
+        // SAFETY: `Packed::new` keeps only programs whose free gates' slots are all below
+        // `xors.slots`, which the table's length reaches (asserted above); the reads finish
+        // before the write, so an output slot equal to an input one is fine.
+        unsafe { *t.add(out) = *t.add(a) ^ *t.add(b) };
     }
 }
