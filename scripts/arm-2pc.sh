@@ -7,7 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=aarch64-unknown-linux-gnu
-cargo build --quiet -p transputation
+# The x86 binary in the test profile, which scripts/test.sh has just built for its tests.
+cargo build --quiet --profile test -p transputation
 cargo build --quiet -p transputation --target "$target" --no-default-features
 x86=${CARGO_TARGET_DIR:-target}/debug/transputation
 arm=${CARGO_TARGET_DIR:-target}/$target/debug/transputation
