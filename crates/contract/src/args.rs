@@ -94,9 +94,10 @@ pub struct PartyArgs {
     /// The AES backend (`--backend`); `None`: no flag, the fastest the CPU has.
     #[serde(default)]
     pub backend: Option<String>,
-    /// How the party garbles or evaluates (`--parallel`: `none`, `fgp`, `ipp`); `None`: no
-    /// flag. `none` and `fgp` are local tuning, like the backend (the tables are the same
-    /// bytes); `ipp` both parties must give.
+    /// How the party garbles or evaluates (`--parallel`: `none`, `fgp`, `ipp`, `cgp`,
+    /// `auto`); `None`: no flag. `none` and `fgp` are local tuning, like the backend (the
+    /// tables are the same bytes); `ipp` both parties must give, `cgp` both (or one of them
+    /// `auto`).
     #[serde(default)]
     pub parallel: Option<String>,
     /// Its threads (`--threads N`); `None`: no flag.

@@ -21,8 +21,9 @@ use crate::args::Role;
 /// say which computation of its session it was.
 ///
 /// Version 4 added `auto`; version 5 `backend`, the AES implementation the party used;
-/// version 6 `wall_ms` and `peak_rss_bytes`, the whole wait and the memory it took.
-pub const REPORT_VERSION: u32 = 6;
+/// version 6 `wall_ms` and `peak_rss_bytes`, the whole wait and the memory it took;
+/// version 7 `parallel`, `threads` and `parallel_why`, how the party garbled or evaluated.
+pub const REPORT_VERSION: u32 = 7;
 
 /// Bytes of one direction of a session, by what they carried.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,6 +123,16 @@ pub struct PartyReport {
     /// The AES backend this party garbled or evaluated with (`portable`, `aes-ni`,
     /// `vaes256`, `vaes`, `armv8`). Version 5.
     pub backend: String,
+    /// How this party garbled or evaluated: `none`, `fgp`, `cgp` or `ipp`; under
+    /// `--parallel auto`, what its choice came to in the session (`fgp` where it offered
+    /// `cgp` and the peer did not take it). Version 7.
+    pub parallel: String,
+    /// The threads it garbled or evaluated on under `fgp` or `cgp` (1 otherwise). Version 7.
+    pub threads: u32,
+    /// Under `--parallel auto`, why it chose what it did; `None` for a mode given by name.
+    /// Version 7.
+    #[serde(deserialize_with = "present")]
+    pub parallel_why: Option<String>,
     /// The transport, with its options.
     pub transport: String,
     /// The circuit as named on the command line.
@@ -408,6 +419,9 @@ mod tests {
             parts_evaluator_to_garbler: ByteParts::default(),
             scheme: "ideal".into(),
             backend: "vaes".into(),
+            parallel: "cgp".into(),
+            threads: 2,
+            parallel_why: Some("parallel regions and 2 cores".into()),
             transport: "tcp".into(),
             circuit: "aes128".into(),
             and_gates: 6400,
@@ -464,17 +478,22 @@ mod tests {
                 )
             );
         }
-        // With version 6 and its fields, it reads.
-        let v6 = UNVERSIONED.replacen(
+        // With version 7 and its fields, it reads.
+        let v7 = UNVERSIONED.replacen(
             '{',
-            "{\"report_version\":6,\"connect_ms\":null,\"first_output_ms\":6100.5,\
+            "{\"report_version\":7,\"connect_ms\":null,\"first_output_ms\":6100.5,\
              \"round_trips\":3,\"paper_ms\":21.25,\"computation\":1,\"online_ms\":null,\
              \"session\":null,\"auto\":null,\"backend\":\"aes-ni\",\"wall_ms\":6200.0,\
-             \"peak_rss_bytes\":null,",
+             \"peak_rss_bytes\":null,\"parallel\":\"none\",\"threads\":1,\
+             \"parallel_why\":null,",
             1,
         );
-        let r = PartyReport::from_json("garbler", &v6).unwrap();
+        let r = PartyReport::from_json("garbler", &v7).unwrap();
         assert_eq!(r.backend, "aes-ni");
+        assert_eq!(
+            (r.parallel.as_str(), r.threads, r.parallel_why),
+            ("none", 1, None)
+        );
         assert_eq!((r.wall_ms, r.peak_rss_bytes), (6200.0, None));
         assert_eq!((r.role, r.total_ms), (Role::Garbler, 5440.299516));
         assert_eq!(
@@ -539,7 +558,7 @@ mod tests {
                 .starts_with("the garbler's report is not JSON"),
             "{e}"
         );
-        let e = PartyReport::from_json("garbler", r#"{"report_version":6,"role":"garbler"}"#)
+        let e = PartyReport::from_json("garbler", r#"{"report_version":7,"role":"garbler"}"#)
             .unwrap_err();
         assert!(
             e.to_string()
@@ -612,7 +631,7 @@ mod tests {
         let e = PartyReport::stream_from_json("evaluator", &text).unwrap_err();
         assert!(
             e.to_string().starts_with(
-                "the evaluator's report 4 (version 6) is malformed: missing field `online_ms`"
+                "the evaluator's report 4 (version 7) is malformed: missing field `online_ms`"
             ),
             "{e}"
         );

@@ -171,8 +171,10 @@ fn check_repeat(repeat: u32, caps: &Capabilities, exe: &Path) -> Result<(), Erro
 }
 
 /// How the parties may be told to garble in a scheme of an experiment (`ideal+ipp`): the
-/// parties' `--parallel`.
-pub const PARALLEL_MODES: [&str; 4] = ["none", "fgp", "ipp", "cgp"];
+/// parties' `--parallel`. Under `auto` each party is given half this machine's cores
+/// (`--threads`): both run on it, and their addresses in the testbed's namespaces do not
+/// say so.
+pub const PARALLEL_MODES: [&str; 5] = ["none", "fgp", "ipp", "cgp", "auto"];
 
 /// A scheme of an experiment as the parties take it: the garbling scheme, and after a `+`
 /// their `--parallel` mode (`ideal+ipp`: `--scheme ideal --parallel ipp`). A scheme with a
@@ -457,6 +459,10 @@ impl Launcher for BinaryParties {
             let mut args =
                 PartyArgs::new(role, server.into(), &cell.circuit, scheme, &cell.transport);
             args.parallel = parallel.map(str::to_string);
+            if parallel == Some("auto") {
+                let cores = std::thread::available_parallelism().map_or(1, usize::from);
+                args.threads = Some(u32::try_from(cores / 2).unwrap_or(u32::MAX).max(1));
+            }
             args.input = input.into();
             args.timeout_secs = Some(party_io_timeout(timeout));
             args.protection = self.protection.clone();

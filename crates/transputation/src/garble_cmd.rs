@@ -18,13 +18,14 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
-use transputation_circuits::{library, Stats};
+use transputation_circuits::{library, Circuit, Stats};
 use transputation_core::aes::Backend;
 use transputation_core::{prg::Prg, Block};
 use transputation_garble::{
     decode, CoarseEvaluator, CoarseGarbler, Evaluate, Garble, GarbleStart, Layout, Parallel, Scheme,
 };
 
+use crate::parallel_mode::{decide_auto, AutoFacts, ParallelMode};
 use crate::report::{peak_rss_bytes, table, thousands};
 
 /// Bytes of tables per garbling batch.
@@ -51,8 +52,10 @@ pub struct GarbleBenchArgs {
     threads: u32,
     /// How the threads share the work: none (one thread), fgp (each wide wave of gates
     /// split among them) or cgp (the circuit's parallel regions, a region per thread at a
-    /// time; the circuit must have regions: `circuit stats` shows them). Default: fgp if
-    /// --threads is above 1.
+    /// time; the circuit must have regions: `circuit stats` shows them), or auto (what
+    /// `--parallel auto` of a party picks from --threads and the circuit, with no link:
+    /// cgp for circuits whose regions make a stage of two pieces, else fgp; none on one
+    /// thread). Default: fgp if --threads is above 1.
     #[arg(long, value_enum)]
     parallel: Option<BenchParallel>,
     /// Split a wave only with at least this many crypto gates per thread (default: the
@@ -78,6 +81,8 @@ enum BenchParallel {
     Fgp,
     /// Coarse-grained parallelism: the circuit's parallel regions, one per thread.
     Cgp,
+    /// What a party's `--parallel auto` picks for --threads and the circuit.
+    Auto,
 }
 
 impl BenchParallel {
@@ -86,6 +91,7 @@ impl BenchParallel {
             BenchParallel::None => "none",
             BenchParallel::Fgp => "fgp",
             BenchParallel::Cgp => "cgp",
+            BenchParallel::Auto => "auto",
         }
     }
 }
@@ -129,6 +135,29 @@ pub(crate) fn parse_backend(s: &str) -> Result<Backend, String> {
     }
 }
 
+/// What `--parallel auto` picks for `threads` threads and `circuit` in memory (no peer, no
+/// link): a party's rule (`crate::party_parallel::decide_auto`), with why.
+fn bench_auto(circuit: &Circuit, scheme: Scheme, threads: usize) -> (BenchParallel, String) {
+    let (mode, _, why) = decide_auto(AutoFacts {
+        cores: (threads, "--threads"),
+        link_bps: None,
+        scheme,
+        regions: circuit.sections().is_some(),
+        planned: false,
+    });
+    match mode {
+        ParallelMode::None => (BenchParallel::None, why),
+        ParallelMode::Cgp => match Layout::of(circuit, scheme) {
+            Ok(l) if l.pieces() > l.stages() => (BenchParallel::Cgp, why),
+            _ => (
+                BenchParallel::Fgp,
+                format!("{threads} threads; fgp: the regions make no stage of two pieces"),
+            ),
+        },
+        _ => (BenchParallel::Fgp, why),
+    }
+}
+
 pub fn run(args: GarbleBenchArgs) -> Result<()> {
     let circuit = library::load(&args.circuit)?;
     let stats = Stats::of(&circuit);
@@ -137,13 +166,17 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
     let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(1);
     let inputs: Vec<bool> = (0..circuit.n_inputs()).map(|_| rng.gen()).collect();
     let want = circuit.eval_bits(&inputs);
-    let mode = match (args.parallel, args.threads) {
+    let (mode, auto_why) = match (args.parallel, args.threads) {
         (Some(BenchParallel::None), n) if n > 1 => {
-            bail!("--threads {n} needs --parallel fgp or cgp (--parallel none is one thread)")
+            bail!("--threads {n} needs --parallel fgp, cgp or auto (--parallel none is one thread)")
         }
-        (Some(mode), _) => mode,
-        (None, 1) => BenchParallel::None,
-        (None, _) => BenchParallel::Fgp,
+        (Some(BenchParallel::Auto), n) => {
+            let (mode, why) = bench_auto(&circuit, scheme, n as usize);
+            (mode, Some(why))
+        }
+        (Some(mode), _) => (mode, None),
+        (None, 1) => (BenchParallel::None, None),
+        (None, _) => (BenchParallel::Fgp, None),
     };
     if mode == BenchParallel::Cgp && (args.fgp_min_wave.is_some() || args.fgp_window.is_some()) {
         bail!("--fgp-min-wave and --fgp-window tune --parallel fgp, not cgp");
@@ -205,6 +238,7 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
     }
     let how = How {
         mode,
+        auto_why,
         parallel: &parallel,
         coarse: coarse.as_ref(),
     };
@@ -242,7 +276,10 @@ struct Coarse {
 
 /// How a run used its threads, for the report.
 struct How<'a> {
+    /// The mode run (never `auto`: what it picked).
     mode: BenchParallel,
+    /// Under `--parallel auto`, why that mode.
+    auto_why: Option<String>,
     parallel: &'a Parallel,
     coarse: Option<&'a Coarse>,
 }
@@ -469,6 +506,7 @@ fn print_json(
         "window": parallel.window(),
         "split_and_share": split_share,
         "parallel": how.mode.name(),
+        "parallel_why": how.auto_why,
     });
     if let Some(c) = how.coarse {
         v["threads"] = json!(c.threads);
@@ -514,13 +552,21 @@ fn print_table(
             ),
         ],
     };
-    let rows = vec![
+    let mut rows = vec![
         vec!["circuit".into(), args.circuit.clone()],
         vec![
             "scheme / AES".into(),
             format!("{} / {}", scheme.name(), backend.name()),
         ],
         threads_row,
+    ];
+    if let Some(why) = &how.auto_why {
+        rows.push(vec![
+            "parallel (auto)".into(),
+            format!("{}: {why}", how.mode.name()),
+        ]);
+    }
+    rows.extend([
         vec![
             "AND / XOR / INV gates".into(),
             format!(
@@ -568,7 +614,7 @@ fn print_table(
                 format!("{:.1} MiB", r as f64 / 1048576.0)
             }),
         ],
-    ];
+    ]);
     out!("{}", table(&["", ""], &rows))?;
     outln!(
         "(fastest of {} runs; output checked against plain evaluation)",

@@ -294,7 +294,7 @@ pub(crate) fn evaluator(args: &EvaluatorArgs, started: Instant) -> Result<()> {
         unreachable!("checked above")
     };
     let creds = args.protection.credentials()?;
-    let loaded = s.load()?;
+    let loaded = s.load(args.connect.place())?;
     let cfg = s.config(&loaded)?;
     let input = encode_party_input(&loaded.circuit, Party::Evaluator, &args.input)?;
     let t = Instant::now();

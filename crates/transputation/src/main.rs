@@ -32,6 +32,7 @@ mod garble_cmd;
 mod input_source;
 mod ipp_cmd;
 mod output;
+mod parallel_mode;
 mod party_cmd;
 mod party_parallel;
 mod probe_cmd;

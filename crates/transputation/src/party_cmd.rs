@@ -13,7 +13,6 @@
 //! `--insecure` says otherwise; `run` makes a one-time pre-shared key for its two parties.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -25,7 +24,6 @@ use transputation_circuits::encoding::{decode_outputs, encode_party_input};
 use transputation_circuits::{library, Circuit, Party, Stats};
 use transputation_contract::{self as contract, PartyReport, Role, REPORT_VERSION};
 use transputation_core::aes::Backend;
-use transputation_garble::coarse::Layout;
 use transputation_garble::Scheme;
 use transputation_transport::sizing::Sizing;
 use transputation_transport::{Config, Credentials, Listener};
@@ -33,6 +31,8 @@ use transputation_transport::{Config, Credentials, Listener};
 use crate::auto_connect::{parse_transport_arg, session_transport_help, TransportArg};
 use crate::garble_cmd::{parse_backend, parse_scheme};
 use crate::input_source::InputSource;
+pub use crate::parallel_mode::ParallelMode;
+use crate::parallel_mode::{ParallelChoice, PeerPlace};
 use crate::secure_cmd::{self, Protection, ProtectionArgs};
 use crate::transport_cmd::{parse_rate, path_sizing};
 
@@ -52,35 +52,6 @@ impl PlanMode {
         match self {
             PlanMode::Ahead => "ahead",
             PlanMode::Stream => "stream",
-        }
-    }
-}
-
-/// How a party garbles or evaluates (`--parallel`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ParallelMode {
-    /// One thread.
-    None,
-    /// Fine-grained parallelism: each wide wave of gates shared among the threads.
-    Fgp,
-    /// Inter-party parallelism: the circuit's independent parts split in two, each party
-    /// garbling one and evaluating the other at once, each on a connection of its own.
-    /// Both parties must give it.
-    Ipp,
-    /// Coarse-grained parallelism: the circuit's parallel regions garbled and evaluated by
-    /// pieces, side by side on --threads threads, the tables sent as frames of the pieces.
-    /// Both parties must give it.
-    Cgp,
-}
-
-impl ParallelMode {
-    /// The name on the command line.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            ParallelMode::None => "none",
-            ParallelMode::Fgp => "fgp",
-            ParallelMode::Ipp => "ipp",
-            ParallelMode::Cgp => "cgp",
         }
     }
 }
@@ -108,7 +79,11 @@ pub struct SessionArgs {
     /// gates shared among --threads threads), each party choosing its own like --backend
     /// (the tables are the same bytes either way); or, given by both parties, ipp (each
     /// garbles half) or cgp (the circuit's parallel regions by pieces on --threads threads,
-    /// for circuits that declare regions). Default: fgp if --threads is above 1.
+    /// for circuits that declare regions); or auto: this party's pick from its cores
+    /// (--threads, else this machine's, halved when the peer's address is a loopback one),
+    /// the link (--bandwidth against what one thread garbles) and the circuit's regions,
+    /// cgp only where the peer says cgp or auto (the report's `parallel` and
+    /// `parallel_why` say what it came to). Default: fgp if --threads is above 1.
     #[arg(long, value_enum)]
     pub(crate) parallel: Option<ParallelMode>,
     /// Threads for --parallel fgp or cgp (default: the cores this machine has).
@@ -157,7 +132,8 @@ pub struct SessionArgs {
     /// total_ms, the evaluator's inside it); connect_ms (the evaluator's connect call),
     /// first_output_ms (process start to output), wall_ms (process start to this report)
     /// and peak_rss_bytes (the most memory it held), round_trips, backend (the AES
-    /// implementation this party used), and paper_ms (the paper's
+    /// implementation this party used), parallel, threads and parallel_why (how it
+    /// garbled or evaluated; under --parallel auto, what it picked and why), and paper_ms (the paper's
     /// measure: garbling, the tables' transfer and the output, OT and set-up excluded);
     /// auto (with --transport auto: the path, the choice, its prediction and why, the
     /// probe's and the agreement's times; null otherwise).
@@ -218,6 +194,16 @@ fn parse_peer(s: &str) -> Result<Peer, String> {
 }
 
 impl Peer {
+    /// Where the garbler is, as far as the address says before it is read: on this
+    /// machine for a loopback address; an address still to come on standard input is
+    /// taken as elsewhere.
+    pub(crate) fn place(self) -> PeerPlace {
+        match self {
+            Peer::At(a) if a.ip().is_loopback() => PeerPlace::ThisMachine,
+            _ => PeerPlace::Elsewhere,
+        }
+    }
+
     /// The address, read from standard input where it comes from there: a line that is
     /// not an address, or none before the input ends, is an error.
     pub(crate) fn resolve(self) -> Result<SocketAddr> {
@@ -279,22 +265,17 @@ pub(crate) struct Loaded {
     /// Loading it, and under --parallel cgp cutting it into pieces.
     pub(crate) load_ms: f64,
     pub(crate) sizing: Option<Sizing>,
-    /// Its pieces, under --parallel cgp.
-    pub(crate) coarse: Option<Arc<Layout>>,
+    /// How this party garbles it (under cgp, with its pieces).
+    pub(crate) parallel: ParallelChoice,
 }
 
 impl SessionArgs {
-    pub(crate) fn load(&self) -> Result<Loaded> {
+    /// Loads the circuit and decides how this party garbles it, for a peer at `peer`.
+    pub(crate) fn load(&self, peer: PeerPlace) -> Result<Loaded> {
         let start = Instant::now();
         let circuit = library::load_with_parties(&self.circuit, self.parties.as_deref())?;
         let stats = Stats::counts(&circuit);
-        let coarse = match self.parallel {
-            Some(ParallelMode::Cgp) => Some(Arc::new(
-                Layout::of(&circuit, self.scheme)
-                    .with_context(|| format!("--parallel cgp: circuit {}", self.circuit))?,
-            )),
-            _ => None,
-        };
+        let parallel = self.parallel_choice(&circuit, peer)?;
         let load_ms = ms(start.elapsed());
         let sizing = match (self.rtt_ms, self.bandwidth) {
             (Some(rtt_ms), Some(bandwidth_bps)) => {
@@ -316,7 +297,7 @@ impl SessionArgs {
             and_gates: stats.and,
             load_ms,
             sizing,
-            coarse,
+            parallel,
         })
     }
 
@@ -441,6 +422,7 @@ fn party_report(
     // What happened once per session is the first computation's.
     let first = r.computation == 1;
     let (transport, auto) = around.transport_and_auto();
+    let (parallel, threads) = loaded.parallel.ran(r.frames);
     let (g2e, e2g, g2e_parts, e2g_parts) = match r.role {
         Party::Garbler => (r.channel.sent, r.channel.received, r.sent, r.received),
         Party::Evaluator => (r.channel.received, r.channel.sent, r.received, r.sent),
@@ -478,6 +460,9 @@ fn party_report(
         parts_evaluator_to_garbler: parts(&e2g_parts),
         scheme: args.scheme.name().into(),
         backend: args.backend().name().into(),
+        parallel: parallel.into(),
+        threads: u32::try_from(threads).unwrap_or(u32::MAX),
+        parallel_why: loaded.parallel.auto_why.clone(),
         transport,
         circuit: args.circuit.clone(),
         and_gates: loaded.and_gates,
@@ -575,6 +560,12 @@ pub(crate) fn print_report(
             .unwrap_or_default(),
     );
     print_protection(&around.protection);
+    if let Some(why) = &v.parallel_why {
+        eprintln!(
+            "parallel: {} on {} thread(s) (auto: {why})",
+            v.parallel, v.threads
+        );
+    }
     if let Some(z) = &loaded.sizing {
         eprintln!(
             "buffers: {} bytes each way (bandwidth-delay product {} bytes, volume {} bytes, \
@@ -627,7 +618,7 @@ impl GarblerArgs {
         s.check_parallel()?;
         let accept_wait = seconds("--accept-timeout", self.accept_timeout)?;
         let creds = self.protection.credentials()?;
-        let loaded = s.load()?;
+        let loaded = s.load(PeerPlace::of_listener(self.listen))?;
         let cfg = s.config(&loaded)?;
         let input = encode_party_input(&loaded.circuit, Party::Garbler, &self.input)?;
         Ok(GarblerStart {
@@ -696,7 +687,7 @@ pub(crate) fn listen(s: &SessionArgs, addr: SocketAddr, cfg: &Config) -> Result<
 pub fn evaluator(args: EvaluatorArgs, started: Instant) -> Result<()> {
     let s = &args.session;
     let creds = args.protection.credentials()?;
-    let loaded = s.load()?;
+    let loaded = s.load(args.connect.place())?;
     let cfg = s.config(&loaded)?;
     let mut inputs = InputSource::new(&args.input, args.repeat, args.inputs.as_deref())?;
     let Some(input) = inputs.next(&loaded.circuit)? else {

@@ -1,15 +1,18 @@
 //! How a party's `--parallel` and `--threads` become the threads it garbles or evaluates
 //! on and the session's options: fine-grained parallelism's pool, coarse-grained
-//! parallelism's pieces, and the flags each mode refuses.
+//! parallelism's pieces, the flags each mode refuses, and `--parallel auto`'s choice for
+//! the loaded circuit (its rule: `crate::parallel_mode`).
 
 use std::sync::Arc;
 
 use anyhow::{bail, Result};
 use transputation_2pc::{Coarse, Options};
+use transputation_garble::coarse::Layout;
 use transputation_garble::Parallel;
 
 use crate::auto_connect::TransportArg;
-use crate::party_cmd::{Loaded, ParallelMode, PlanMode, SessionArgs};
+use crate::parallel_mode::{decide_auto, AutoFacts, ParallelChoice, ParallelMode, PeerPlace};
+use crate::party_cmd::{Loaded, PlanMode, SessionArgs};
 
 impl SessionArgs {
     /// The flags `--parallel ipp` (`crate::ipp_cmd`) and `--parallel cgp` do not take:
@@ -32,32 +35,97 @@ impl SessionArgs {
         Ok(())
     }
 
-    /// The threads `--parallel` and `--threads` ask for (1: sequential).
+    /// The threads `--parallel` and `--threads` ask for (1: sequential; under `auto`, the
+    /// most it may take).
     pub(crate) fn threads_wanted(&self) -> Result<usize> {
         Ok(match (self.parallel, self.threads) {
             (Some(ParallelMode::None), Some(n)) if n > 1 => {
-                bail!("--threads {n} needs --parallel fgp or cgp (--parallel none is one thread)")
+                bail!("--threads {n} needs --parallel fgp, cgp or auto (--parallel none is one thread)")
             }
             (Some(ParallelMode::Ipp), Some(n)) if n > 1 => {
-                bail!("--threads {n} needs --parallel fgp or cgp (--parallel ipp runs each part on one thread)")
+                bail!("--threads {n} needs --parallel fgp, cgp or auto (--parallel ipp runs each part on one thread)")
             }
             (Some(ParallelMode::None | ParallelMode::Ipp), _) | (None, None) => 1,
-            (Some(ParallelMode::Fgp | ParallelMode::Cgp), None) => {
+            (Some(ParallelMode::Fgp | ParallelMode::Cgp | ParallelMode::Auto), None) => {
                 std::thread::available_parallelism().map_or(1, usize::from)
             }
             (_, Some(n)) => n as usize,
         })
     }
 
-    /// How this party garbles or evaluates: its threads, started once per process (a
-    /// serving garbler's sessions share them).
-    pub(crate) fn parallel(&self) -> Result<Parallel> {
-        static POOL: std::sync::Mutex<Option<Parallel>> = std::sync::Mutex::new(None);
+    /// How this party garbles `circuit`, loaded: the mode asked for, or `auto`'s choice for
+    /// a peer at `peer`; cuts the circuit into pieces where the mode is `cgp`.
+    pub(crate) fn parallel_choice(
+        &self,
+        circuit: &transputation_circuits::Circuit,
+        peer: PeerPlace,
+    ) -> Result<ParallelChoice> {
         let threads = self.threads_wanted()?;
-        if self.parallel == Some(ParallelMode::Cgp) {
-            // The pieces' threads are the coarse garbler's own (`options_for`).
-            return Ok(Parallel::none());
+        let cut = || -> Result<Arc<Layout>> {
+            let layout = Layout::of(circuit, self.scheme)
+                .map_err(|e| anyhow::anyhow!("--parallel cgp: circuit {}: {e}", self.circuit))?;
+            Ok(Arc::new(layout))
+        };
+        let asked = self.parallel.unwrap_or(if threads > 1 {
+            ParallelMode::Fgp
+        } else {
+            ParallelMode::None
+        });
+        if asked != ParallelMode::Auto {
+            return Ok(ParallelChoice {
+                mode: asked,
+                threads,
+                layout: (asked == ParallelMode::Cgp).then(cut).transpose()?,
+                auto_why: None,
+            });
         }
+        let cores = match (self.threads, peer) {
+            (Some(n), _) => (n as usize, "--threads"),
+            (None, PeerPlace::ThisMachine) => (
+                (threads / 2).max(1),
+                "half this machine's, the peer being on it",
+            ),
+            (None, PeerPlace::Elsewhere) => (threads, "this machine's"),
+        };
+        let (mode, threads, mut why) = decide_auto(AutoFacts {
+            cores,
+            link_bps: self.bandwidth,
+            scheme: self.scheme,
+            regions: circuit.sections().is_some(),
+            planned: self.plan.is_some() || self.plan_cache.is_some(),
+        });
+        let mut choice = ParallelChoice {
+            mode,
+            threads,
+            layout: None,
+            auto_why: None,
+        };
+        if mode == ParallelMode::Cgp {
+            // A stage of two pieces at least, or nothing runs side by side.
+            match Layout::of(circuit, self.scheme) {
+                Ok(l) if l.pieces() > l.stages() => choice.layout = Some(Arc::new(l)),
+                Ok(_) => {
+                    choice.mode = ParallelMode::Fgp;
+                    why =
+                        format!("{threads} threads; fgp: the regions make no stage of two pieces");
+                }
+                Err(e) => {
+                    choice.mode = ParallelMode::Fgp;
+                    why = format!("{threads} threads; fgp: the regions cannot be cut ({e})");
+                }
+            }
+        }
+        if choice.mode == ParallelMode::Cgp {
+            why.push_str(": cgp if the peer takes it, else fgp");
+        }
+        choice.auto_why = Some(why);
+        Ok(choice)
+    }
+
+    /// The pool of `threads` threads for fine-grained parallelism, started once per
+    /// process (a serving garbler's sessions share it), with the plan flags.
+    fn pool(&self, threads: usize) -> Result<Parallel> {
+        static POOL: std::sync::Mutex<Option<Parallel>> = std::sync::Mutex::new(None);
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let p = match &*pool {
             Some(p) if p.threads() == threads => p.clone(),
@@ -78,6 +146,18 @@ impl SessionArgs {
         })
     }
 
+    /// How this party garbles or evaluates outside coarse-grained parallelism: its threads
+    /// as asked.
+    pub(crate) fn parallel(&self) -> Result<Parallel> {
+        let threads = self.threads_wanted()?;
+        match self.parallel {
+            // The pieces' threads are the coarse garbler's own, and `auto`'s pool is made
+            // for its choice (`options_for`).
+            Some(ParallelMode::Cgp | ParallelMode::Auto) => Ok(Parallel::none()),
+            _ => self.pool(threads),
+        }
+    }
+
     /// Whether both parties garble (`--parallel ipp`).
     pub(crate) fn is_ipp(&self) -> bool {
         self.parallel == Some(ParallelMode::Ipp)
@@ -86,23 +166,37 @@ impl SessionArgs {
     /// The session's options; `config` has checked `--parallel` and `--threads` (were they
     /// wrong, this party would garble on one thread).
     pub(crate) fn options(&self) -> Options {
+        self.options_on(self.parallel())
+    }
+
+    fn options_on(&self, parallel: Result<Parallel>) -> Options {
         Options {
             output: self.output,
             backend: self.backend(),
-            parallel: self.parallel().unwrap_or_else(|_| Parallel::none()),
+            parallel: parallel.unwrap_or_else(|_| Parallel::none()),
             ..Options::new(self.scheme)
         }
     }
 
-    /// The session's options for the circuit `loaded` holds: [`SessionArgs::options`], and
-    /// under --parallel cgp its pieces on --threads threads.
+    /// The session's options for the circuit `loaded` holds: [`SessionArgs::options`] on
+    /// the threads of its [`ParallelChoice`], and under `cgp` its pieces (under `auto`, if
+    /// the peer takes them, else `fgp` on those threads).
     pub(crate) fn options_for(&self, loaded: &Loaded) -> Options {
+        let choice = &loaded.parallel;
+        let auto = self.parallel == Some(ParallelMode::Auto);
+        // `auto`'s pool is its choice's threads (one under `none`; under `cgp`, what it
+        // falls back on if the peer does not take frames).
+        let parallel = match auto {
+            true => self.pool(choice.threads),
+            false => self.parallel(),
+        };
         Options {
-            coarse: loaded.coarse.as_ref().map(|layout| Coarse {
+            coarse: choice.layout.as_ref().map(|layout| Coarse {
                 layout: Arc::clone(layout),
-                threads: self.threads_wanted().unwrap_or(1),
+                threads: choice.threads,
+                if_peer_willing: auto,
             }),
-            ..self.options()
+            ..self.options_on(parallel)
         }
     }
 }

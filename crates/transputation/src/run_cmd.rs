@@ -18,7 +18,7 @@ use serde_json::json;
 use transputation_2pc::OutputMode;
 use transputation_contract::{self as contract, PartyArgs, PartyReport, Role, REPORT_VERSION};
 
-use crate::party_cmd::SessionArgs;
+use crate::party_cmd::{ParallelMode, SessionArgs};
 use crate::secure_cmd;
 
 /// `transputation run`'s flags.
@@ -59,6 +59,12 @@ fn party_args(
     // Each party's own tuning, as the backend (not part of the session).
     p.parallel = s.parallel.map(|m| m.name().to_string());
     p.threads = s.threads;
+    // Both parties run on this machine: under `auto` each may take half its cores (the
+    // evaluator, told the garbler's address on standard input, cannot tell on its own).
+    if s.parallel == Some(ParallelMode::Auto) && s.threads.is_none() {
+        let cores = thread::available_parallelism().map_or(1, usize::from);
+        p.threads = Some(u32::try_from(cores / 2).unwrap_or(u32::MAX).max(1));
+    }
     p.plan_cache = s.plan_cache.clone();
     p.plan = s.plan.map(|m| m.name().to_string());
     p.protection = Some(match protection {
@@ -274,6 +280,7 @@ fn print_merged(s: &SessionArgs, started: Instant, g: &PartyReport, e: &PartyRep
         "peak_rss_bytes": {"garbler": g.peak_rss_bytes, "evaluator": e.peak_rss_bytes},
         "round_trips": {"garbler": g.round_trips, "evaluator": e.round_trips},
         "backend": {"garbler": g.backend, "evaluator": e.backend},
+        "parallel": {"garbler": g.parallel, "evaluator": e.parallel},
         "garbler": g.to_json_value(),
         "evaluator": e.to_json_value(),
     });

@@ -548,6 +548,56 @@ fn coarse_pieces_compute_what_one_thread_computes() {
     );
 }
 
+/// `--parallel auto` (through `run`, which passes it on with `--threads`): on a circuit
+/// with regions both parties pick `cgp` and agree on it, on one without `fgp`, on one
+/// thread or a link slower than a thread garbles `none`; every report says what and why,
+/// and the output is the sequential one.
+#[test]
+fn auto_picks_per_party_and_says_why() {
+    let mvmul = "mvmul:m=4,k=16,bits=32";
+    let inputs = ("a5c3".repeat(128), "3c71".repeat(32));
+    same_output_every_way(mvmul, &inputs, &["auto", "--threads", "2"]);
+    let aes = ["--garbler-input", AES_KEY, "--evaluator-input", AES_PT];
+    let cases: [(&str, &[&str], &str, &str); 4] = [
+        (mvmul, &["--threads", "2"], "cgp", "parallel regions"),
+        ("aes128", &["--threads", "2"], "fgp", "no parallel regions"),
+        (
+            "aes128",
+            &["--threads", "1"],
+            "none",
+            "1 thread for this party",
+        ),
+        (
+            "aes128",
+            &["--threads", "2", "--rtt-ms", "10", "--bandwidth", "100mbit"],
+            "none",
+            "slower than one thread garbles",
+        ),
+    ];
+    for (circuit, flags, mode, why) in cases {
+        let mut args = vec!["run", "--circuit", circuit, "--json", "--parallel", "auto"];
+        args.extend_from_slice(flags);
+        if circuit == "aes128" {
+            args.extend_from_slice(&aes);
+        } else {
+            args.extend(["--garbler-input", &inputs.0, "--evaluator-input", &inputs.1]);
+        }
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{circuit} {flags:?}: {err}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        if circuit == "aes128" {
+            assert_eq!(v["output"], AES_CT, "{flags:?}");
+        }
+        for party in ["garbler", "evaluator"] {
+            let r = &v[party];
+            assert_eq!(r["parallel"], mode, "{circuit} {flags:?} {party}: {r}");
+            let said = r["parallel_why"].as_str().unwrap_or_default();
+            assert!(said.contains(why), "{circuit} {flags:?} {party}: {said}");
+        }
+    }
+}
+
 /// `run` of `circuit` on the (garbler, evaluator) `inputs` under every scheme, with
 /// `--parallel none` and with `--parallel` followed by `parallel`: both give the same
 /// output, not all zero.

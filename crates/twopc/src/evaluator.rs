@@ -55,10 +55,14 @@ impl<'c> Evaluator<'c> {
     /// owns, in wire order).
     pub fn new(circuit: &'c Circuit, options: Options, input: &[bool]) -> Result<Self, Error> {
         check_input(circuit, Party::Evaluator, input)?;
-        let sizes = Sizes::of(circuit, &options)?;
-        let evaluate = evaluator_for(circuit, &options, 0);
+        // Under `--parallel auto` (frames if the garbler takes them) the evaluator prepares
+        // for the tables in order and turns to frames once both headers say so.
+        let prepared =
+            options.resolved(options.coarse.as_ref().is_some_and(|c| !c.if_peer_willing));
+        let sizes = Sizes::of(circuit, &prepared)?;
+        let evaluate = evaluator_for(circuit, &prepared, 0);
         let header = SessionHeader::for_options(Party::Evaluator, circuit, &options);
-        let batches = batch_buffers(&options, sizes.table_bytes);
+        let batches = batch_buffers(&prepared, sizes.table_bytes);
         let n_e = circuit.party_input_bits(Party::Evaluator);
         let recv_buf = touched(
             LabelTransfer::Ordinary
@@ -124,12 +128,12 @@ impl<'c> Evaluator<'c> {
             mut evaluate,
             choices,
             ot_start: (receiver, base_ot_point),
-            batches,
+            mut batches,
             recv_buf,
             mut ot_labels,
             mut ot_matrix,
             ot_rows,
-            sizes,
+            mut sizes,
         } = self;
         header.open = open;
         let mut wire = Wire::new(ch, recv_buf);
@@ -140,6 +144,15 @@ impl<'c> Evaluator<'c> {
         let ot_start = Instant::now();
         let theirs = wire.recv_header()?; // 3
         header.check_peer(&theirs)?;
+        let frames = header.frames_with(&theirs);
+        let prepared_in_order = options.coarse.as_ref().is_some_and(|c| c.if_peer_willing);
+        let options = options.resolved(frames);
+        if frames && prepared_in_order {
+            // No input label is set yet: they come from here on (messages 5 to 7).
+            evaluate = evaluator_for(circuit, &options, 0);
+            sizes = Sizes::of(circuit, &options)?;
+            batches = batch_buffers(&options, sizes.table_bytes);
+        }
         // The session's hash keys, the garbler's (docs/garbling.md §5.3).
         evaluate.set_hash_key(theirs.garbling_key);
         let BaseOtAnswer(answer) = wire.recv(())?; // 4
@@ -187,6 +200,7 @@ impl<'c> Evaluator<'c> {
             output_at,
             garble: Duration::ZERO,
             eval,
+            frames,
             round_trips: wire.round_trips,
             sent: wire.sent,
             received: wire.received,
@@ -462,6 +476,7 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
             output_at,
             garble: Duration::ZERO,
             eval,
+            frames: options.coarse.is_some(),
             round_trips: counted.round_trips,
             sent: counted.sent,
             received: counted.received,

@@ -116,6 +116,47 @@ pub(crate) struct AheadLimits {
     pub(crate) all_ahead: bool,
 }
 
+impl AheadLimits {
+    /// The limits under `options` for `tables` bytes of tables.
+    fn of(options: &Options, tables: usize) -> AheadLimits {
+        // Under coarse-grained parallelism nothing is garbled ahead: a stage the idle-class
+        // thread started would garble to its end on one thread (that thread garbles
+        // alone) of the idle class (a thread inherits it from the one that starts it).
+        let prefetch = match options.coarse {
+            Some(_) => 0,
+            None => options.prefetch_bytes,
+        };
+        AheadLimits {
+            batch_bytes: options.batch_bytes,
+            prefetch_bytes: prefetch,
+            all_ahead: tables <= prefetch,
+        }
+    }
+}
+
+/// The garbler by pieces under `options` (coarse-grained parallelism) that garbles what
+/// `prepared`, a garbler of the tables in order made before the headers crossed, would
+/// have: the same offset `Δ` (which the OT's set-up already holds), the same hash key and
+/// the same input labels (the seeded ones of the garbler's input, and those the OT
+/// transfers, already copied into its replies). Nothing was garbled yet.
+fn by_pieces<'c>(
+    circuit: &'c Circuit,
+    options: &Options,
+    prepared: &dyn Garble,
+    garbling_key: Block,
+) -> Box<dyn Garble + 'c> {
+    let start = GarbleStart {
+        offset: prepared.global_offset(),
+        hash_key: Some(garbling_key),
+        ..GarbleStart::default()
+    };
+    let mut garble = garbler_for(circuit, options, &mut Prg::from_entropy(), start);
+    let inputs = circuit.n_inputs() as u32;
+    let labels: Vec<[Block; 2]> = (0..inputs).map(|w| prepared.input_labels(w)).collect();
+    garble.set_input_labels(0, &labels);
+    garble
+}
+
 /// The garbler, ready to run once connected.
 pub struct Garbler<'c> {
     pub(crate) circuit: &'c Circuit,
@@ -156,8 +197,13 @@ impl<'c> Garbler<'c> {
             hash_key: Some(garbling_key),
             ..GarbleStart::default()
         };
-        let sizes = Sizes::of(circuit, &options)?;
-        let mut garble = garbler_for(circuit, &options, &mut prg, start);
+        // Under `--parallel auto` (frames if the evaluator takes them, `Coarse::if_peer_willing`)
+        // the garbler prepares for the tables in order and turns to frames once both headers
+        // say so ([`by_pieces`]).
+        let prepared =
+            options.resolved(options.coarse.as_ref().is_some_and(|c| !c.if_peer_willing));
+        let sizes = Sizes::of(circuit, &prepared)?;
+        let mut garble = garbler_for(circuit, &prepared, &mut prg, start);
         let label_seed = prg.block();
         let mut own_labels = SeededLabels::new(label_seed, input.len());
         set_own_labels(circuit, &mut *garble, own_labels.next(), input, &mut prg);
@@ -176,24 +222,14 @@ impl<'c> Garbler<'c> {
         // prefetch limit (or all the tables, if fewer) plus the batch that crosses it, which
         // may end up to a window later.
         let tables = sizes.table_bytes;
-        // Under coarse-grained parallelism nothing is garbled ahead: a stage the idle-class
-        // thread started would garble to its end on one thread (that thread garbles
-        // alone) of the idle class (a thread inherits it from the one that starts it).
-        let prefetch = match options.coarse {
-            Some(_) => 0,
-            None => options.prefetch_bytes,
-        };
-        let ahead_room = prefetch
+        let limits = AheadLimits::of(&prepared, tables);
+        let ahead_room = limits
+            .prefetch_bytes
             .min(tables)
             .saturating_add(options.batch_bytes)
             .saturating_add(1 << 20);
-        let batches = batch_buffers(&options, tables);
+        let batches = batch_buffers(&prepared, tables);
         let recv_buf = touched(transputation_ot::msg_u_len(OT_CHUNK).max(HEADER_LEN));
-        let limits = AheadLimits {
-            batch_bytes: options.batch_bytes,
-            prefetch_bytes: prefetch,
-            all_ahead: tables <= prefetch,
-        };
         let ahead = match ot.labels {
             OtLabels::Pairs(_) | OtLabels::Chosen(_) => filled(ahead_room),
             OtLabels::Drawn { .. } => Vec::new(),
@@ -266,12 +302,12 @@ impl<'c> Garbler<'c> {
             ot_setup,
             mut ot,
             mut ahead,
-            batches,
+            mut batches,
             recv_buf,
-            limits,
+            mut limits,
             input,
             own_labels,
-            sizes,
+            mut sizes,
         } = self;
         let mut wire = Wire::new(ch, recv_buf);
         let theirs = exchange_headers(&mut wire, &header)?; // 3, 1
@@ -281,6 +317,15 @@ impl<'c> Garbler<'c> {
                 ours: "1 (this garbler runs one)".into(),
                 theirs: "several (the evaluator opened the session)".into(),
             });
+        }
+        let frames = header.frames_with(&theirs);
+        let prepared_in_order = options.coarse.as_ref().is_some_and(|c| c.if_peer_willing);
+        let options = options.resolved(frames);
+        if frames && prepared_in_order {
+            garble = by_pieces(circuit, &options, &*garble, header.garbling_key);
+            sizes = Sizes::of(circuit, &options)?;
+            batches = batch_buffers(&options, sizes.table_bytes);
+            limits = AheadLimits::of(&options, sizes.table_bytes);
         }
         // Protocol time from the evaluator's first message: an evaluator that connects
         // while it prepares is not ready at the connection, and its preparation is not the
@@ -328,6 +373,7 @@ impl<'c> Garbler<'c> {
             output_at,
             garble: garble_time,
             eval: Duration::ZERO,
+            frames,
             round_trips: wire.round_trips,
             sent: wire.sent,
             received: wire.received,
@@ -765,6 +811,7 @@ impl GarblerSession<'_> {
             output_at,
             garble: garble_time,
             eval: Duration::ZERO,
+            frames: options.coarse.is_some(),
             round_trips: counted.round_trips,
             sent: counted.sent,
             received: counted.received,

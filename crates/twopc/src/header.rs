@@ -1,7 +1,7 @@
 //! The session header: the first message each party sends, so that two parties with
 //! different circuits or settings stop with a clear error before any input is used.
 //!
-//! Wire format (104 bytes, integers big-endian):
+//! Wire format (136 bytes, integers big-endian):
 //!
 //! | bytes | field |
 //! |-------|-------|
@@ -11,17 +11,20 @@
 //! | 11     | garbling scheme: 0 `prf`, 1 `circular`, 2 `ideal` |
 //! | 12     | who learns the output: 0 both, 1 the evaluator only |
 //! | 13     | the evaluator's: 1 if it opens the session for further computations (message 11), else 0; always 0 from the garbler |
-//! | 14     | how the tables come: 0 in the circuit's order, 1 as coarse-grained frames (`--parallel cgp`, [`SessionHeader::coarse`]) |
+//! | 14     | how the tables come ([`TableOrder`]): 0 in the circuit's order, 1 as coarse-grained frames (`--parallel cgp`), 2 as frames if the peer's byte is not 0, else in order (`--parallel auto`) |
 //! | 15     | zero |
-//! | 16..48 | SHA-256 digest of the circuit ([`Circuit::digest`]); under coarse-grained frames, of the circuit and the pieces it is cut into ([`coarse_digest`]) |
+//! | 16..48 | SHA-256 digest of the circuit ([`Circuit::digest`]) |
 //! | 48..56 | the garbler's input bits |
 //! | 56..64 | the evaluator's input bits |
 //! | 64..72 | output bits |
 //! | 72..88 | from the garbler: the public key of the garbling scheme's hash for this session (`ideal`'s TCCR hash; the others ignore it); zero from the evaluator |
 //! | 88..104 | from the garbler: the public key of the OT extension's hash for this session; zero from the evaluator |
+//! | 104..136 | with byte 14 not 0: the digest of the pieces the circuit is cut into (`transputation_garble::coarse::Layout::digest`); else zero |
 //!
 //! The garbler draws both keys at random for each session, so that no work against the
 //! hashes' AES permutations done before a session can serve it (docs/garbling.md §5.3).
+
+use std::fmt;
 
 use transputation_circuits::{Circuit, Party};
 use transputation_core::Block;
@@ -33,18 +36,19 @@ use crate::error::Error;
 use crate::options::OutputMode;
 
 /// The version of the message flow in the crate documentation; bumped on any change
-/// (version 7: the tables may come as coarse-grained frames, header byte 14).
-pub const PROTOCOL_VERSION: u16 = 7;
+/// (version 7: the tables may come as coarse-grained frames, header byte 14; version 8:
+/// a party may leave that to the peer, and the pieces' digest has a field of its own).
+pub const PROTOCOL_VERSION: u16 = 8;
 
 /// The oldest protocol version whose message flow this one keeps: the same messages in the
 /// same flights, so the same waits, and the same bytes but for the header's (version 6
 /// added the session's hash keys to it, 32 bytes; version 7 changed nothing for tables in
-/// the circuit's order). Runs of a version from this one on
+/// the circuit's order; version 8 added the pieces' digest, 32 bytes). Runs of a version from this one on
 /// describe this protocol's traffic, as `transputation select --calibrate` reads them.
 pub const SAME_FLOW_SINCE: u16 = 5;
 
 /// Bytes of an encoded header.
-pub const HEADER_LEN: usize = 104;
+pub const HEADER_LEN: usize = 136;
 
 /// The most bytes a peer's header is read as, whatever its version (72 in versions 1 to
 /// 5): enough to tell its version before its length is judged.
@@ -88,12 +92,16 @@ pub struct SessionHeader {
     /// Whether the evaluator opens the session for further computations after the first
     /// ([`crate::messages::NextComputation`]); the garbler's header always says no.
     pub open: bool,
-    /// Whether the tables come as the frames of coarse-grained parallelism
-    /// ([`crate::Coarse`]): both parties must say the same.
-    pub coarse: bool,
-    /// The circuit's digest; with `coarse`, the digest of the circuit and of the pieces it
-    /// is cut into ([`coarse_digest`]).
+    /// How the sender's tables may come: in the circuit's order or as the frames of
+    /// coarse-grained parallelism ([`crate::Coarse`]); [`SessionHeader::frames_with`] says
+    /// what two headers agree on.
+    pub tables: TableOrder,
+    /// The circuit's digest.
     pub digest: [u8; 32],
+    /// Unless `tables` is [`TableOrder::InOrder`]: the digest of the pieces the circuit is
+    /// cut into (`transputation_garble::coarse::Layout::digest`), which both parties must
+    /// share to use frames; else zero.
+    pub layout_digest: [u8; 32],
     /// Input bits of the garbler.
     pub garbler_bits: u64,
     /// Input bits of the evaluator.
@@ -117,8 +125,9 @@ impl SessionHeader {
             scheme,
             output,
             open: false,
-            coarse: false,
+            tables: TableOrder::InOrder,
             digest: circuit.digest(),
+            layout_digest: [0; 32],
             garbler_bits: circuit.party_input_bits(Party::Garbler) as u64,
             evaluator_bits: circuit.party_input_bits(Party::Evaluator) as u64,
             output_bits: circuit.n_outputs() as u64,
@@ -128,15 +137,26 @@ impl SessionHeader {
     }
 
     /// The header `role` sends for this circuit under `options`: as [`SessionHeader::new`],
-    /// and under coarse-grained parallelism its flag and the digest of the circuit with the
-    /// pieces it is cut into.
+    /// and under coarse-grained parallelism its table order and the digest of the pieces
+    /// the circuit is cut into.
     pub fn for_options(role: Party, circuit: &Circuit, options: &crate::Options) -> Self {
         let mut h = SessionHeader::new(role, circuit, options.scheme, options.output);
         if let Some(c) = &options.coarse {
-            h.coarse = true;
-            h.digest = coarse_digest(&h.digest, &c.layout.digest());
+            h.tables = if c.if_peer_willing {
+                TableOrder::FramesIfPeer
+            } else {
+                TableOrder::Frames
+            };
+            h.layout_digest = c.layout.digest();
         }
         h
+    }
+
+    /// Whether a session between this header's party and the peer's (`theirs`, checked
+    /// by [`SessionHeader::check_peer`]) has its tables come as frames: when neither says
+    /// in order.
+    pub fn frames_with(&self, theirs: &SessionHeader) -> bool {
+        self.tables != TableOrder::InOrder && theirs.tables != TableOrder::InOrder
     }
 
     /// The wire form.
@@ -158,13 +178,14 @@ impl SessionHeader {
             OutputMode::Evaluator => 1,
         };
         b[13] = u8::from(self.open);
-        b[14] = u8::from(self.coarse);
+        b[14] = self.tables as u8;
         b[16..48].copy_from_slice(&self.digest);
         b[48..56].copy_from_slice(&self.garbler_bits.to_be_bytes());
         b[56..64].copy_from_slice(&self.evaluator_bits.to_be_bytes());
         b[64..72].copy_from_slice(&self.output_bits.to_be_bytes());
         b[72..88].copy_from_slice(&self.garbling_key.to_bytes());
         b[88..104].copy_from_slice(&self.ot_key.to_bytes());
+        b[104..136].copy_from_slice(&self.layout_digest);
         b
     }
 
@@ -221,11 +242,18 @@ impl SessionHeader {
                 )))
             }
         };
-        let coarse = match b[14] {
-            0 => false,
-            1 => true,
+        let tables = match b[14] {
+            0 => TableOrder::InOrder,
+            1 => TableOrder::Frames,
+            2 => TableOrder::FramesIfPeer,
             t => return Err(bad(format!("unknown order of the tables {t}"))),
         };
+        let layout_digest: [u8; 32] = b[104..136].try_into().expect("32 bytes");
+        if tables == TableOrder::InOrder && layout_digest != [0; 32] {
+            return Err(bad(
+                "it carries a digest of pieces with its tables in the circuit's order".to_string(),
+            ));
+        }
         if b[15] != 0 {
             return Err(bad("reserved bytes are not zero".to_string()));
         }
@@ -242,8 +270,9 @@ impl SessionHeader {
             scheme,
             output,
             open,
-            coarse,
+            tables,
             digest: b[16..48].try_into().expect("32 bytes"),
+            layout_digest,
             garbler_bits: u64_at(48),
             evaluator_bits: u64_at(56),
             output_bits: u64_at(64),
@@ -276,21 +305,27 @@ impl SessionHeader {
                 theirs.scheme.to_string(),
             );
         }
-        if theirs.coarse != self.coarse {
-            let says = |c: bool| if c { "cgp" } else { "not cgp" }.to_string();
+        use TableOrder::{Frames, InOrder};
+        if let (Frames, InOrder) | (InOrder, Frames) = (self.tables, theirs.tables) {
             return mismatch(
                 "coarse-grained parallelism (--parallel cgp)",
-                says(self.coarse),
-                says(theirs.coarse),
+                self.tables.to_string(),
+                theirs.tables.to_string(),
             );
         }
         if theirs.digest != self.digest {
-            let field = if self.coarse {
-                "circuit or the pieces of its parallel regions (SHA-256 of both)"
-            } else {
-                "circuit (SHA-256 of the circuit)"
-            };
-            return mismatch(field, hex(&self.digest), hex(&theirs.digest));
+            return mismatch(
+                "circuit (SHA-256 of the circuit)",
+                hex(&self.digest),
+                hex(&theirs.digest),
+            );
+        }
+        if self.frames_with(theirs) && theirs.layout_digest != self.layout_digest {
+            return mismatch(
+                "pieces of the circuit's parallel regions (SHA-256 of the cut)",
+                hex(&self.layout_digest),
+                hex(&theirs.layout_digest),
+            );
         }
         for (field, a, b) in [
             ("garbler input bits", self.garbler_bits, theirs.garbler_bits),
@@ -316,15 +351,29 @@ impl SessionHeader {
     }
 }
 
-/// The digest a coarse-grained session's header carries: of the circuit's digest and of
-/// the pieces both parties cut it into (`transputation_garble::coarse::Layout::digest`).
-pub fn coarse_digest(circuit_digest: &[u8; 32], layout_digest: &[u8; 32]) -> [u8; 32] {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    h.update(b"transputation-cgp-v1");
-    h.update(circuit_digest);
-    h.update(layout_digest);
-    h.finalize().into()
+/// How a party's garbled tables may come (header byte 14).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TableOrder {
+    /// In the circuit's order, as batches (`--parallel none`, `fgp`, or `auto` without
+    /// pieces to offer).
+    InOrder = 0,
+    /// As the frames of coarse-grained parallelism (`--parallel cgp`): the peer must not
+    /// say [`TableOrder::InOrder`].
+    Frames = 1,
+    /// As frames if the peer's header does not say [`TableOrder::InOrder`], else in order
+    /// (`--parallel auto` with pieces to offer): the party is ready for either.
+    FramesIfPeer = 2,
+}
+
+impl fmt::Display for TableOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TableOrder::InOrder => "tables in the circuit's order",
+            TableOrder::Frames => "cgp",
+            TableOrder::FramesIfPeer => "cgp if the peer takes it (auto)",
+        })
+    }
 }
 
 fn hex(b: &[u8]) -> String {
@@ -364,11 +413,11 @@ mod tests {
                 field: "protocol version",
                 ours,
                 theirs,
-            }) => assert_eq!((ours.as_str(), theirs.as_str()), ("7", "5")),
+            }) => assert_eq!((ours.as_str(), theirs.as_str()), ("8", "5")),
             other => panic!("{other:?}"),
         }
         // This version's header cut short or padded is malformed.
-        for len in [9, 72, 103, 105] {
+        for len in [9, 72, 104, 135, 137] {
             let mut b = g.encode().to_vec();
             b.resize(len, 0);
             assert!(
@@ -445,7 +494,7 @@ mod tests {
         let good = g.encode();
         assert!(SessionHeader::decode(&good[..71]).is_err());
         assert!(SessionHeader::decode(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").is_err());
-        for (i, v) in [(10, 2u8), (11, 3), (12, 2), (14, 2), (15, 1)] {
+        for (i, v) in [(10, 2u8), (11, 3), (12, 2), (14, 3), (15, 1), (120, 1)] {
             let mut b = good;
             b[i] = v;
             assert!(
@@ -462,6 +511,57 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn table_orders_resolve_alike_on_both_sides_and_a_required_one_is_kept() {
+        use TableOrder::{Frames, FramesIfPeer, InOrder};
+        let (g, e) = pair();
+        let with = |h: &SessionHeader, tables, cut: u8| SessionHeader {
+            tables,
+            layout_digest: if tables == InOrder {
+                [0; 32]
+            } else {
+                [cut; 32]
+            },
+            ..h.clone()
+        };
+        // (garbler's, evaluator's) → frames, or the mismatch's field.
+        let cases = [
+            (InOrder, InOrder, Ok(false)),
+            (InOrder, FramesIfPeer, Ok(false)),
+            (FramesIfPeer, InOrder, Ok(false)),
+            (FramesIfPeer, FramesIfPeer, Ok(true)),
+            (Frames, FramesIfPeer, Ok(true)),
+            (FramesIfPeer, Frames, Ok(true)),
+            (Frames, Frames, Ok(true)),
+            (Frames, InOrder, Err(())),
+            (InOrder, Frames, Err(())),
+        ];
+        for (ours, theirs, want) in cases {
+            let (g, e) = (with(&g, ours, 7), with(&e, theirs, 7));
+            for (a, b) in [(&g, &e), (&e, &g)] {
+                let b = SessionHeader::decode(&b.encode()).unwrap();
+                match (a.check_peer(&b), want) {
+                    (Ok(()), Ok(frames)) => {
+                        assert_eq!(a.frames_with(&b), frames, "{ours:?} {theirs:?}")
+                    }
+                    (Err(Error::Mismatch { field, .. }), Err(())) => {
+                        assert!(field.starts_with("coarse-grained"), "{field}")
+                    }
+                    (got, _) => panic!("{ours:?} {theirs:?}: {got:?}"),
+                }
+            }
+            // Another cut matters only where the tables come as frames.
+            let other = with(&e, theirs, 8);
+            match (g.check_peer(&other), want) {
+                (Err(Error::Mismatch { field, .. }), Ok(true)) => {
+                    assert!(field.starts_with("pieces"), "{field}")
+                }
+                (Ok(()), Ok(false)) | (Err(_), Err(())) => {}
+                (got, _) => panic!("{ours:?} {theirs:?} cut 8: {got:?}"),
+            }
+        }
     }
 
     #[test]

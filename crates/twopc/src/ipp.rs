@@ -237,6 +237,7 @@ fn merge(
         output_at,
         garble: all.iter().map(|r| r.garble).sum(),
         eval: all.iter().map(|r| r.eval).sum(),
+        frames: false,
         sent: sum_parts(|r| r.sent),
         received: sum_parts(|r| r.received),
         channel: ByteCounts {

@@ -20,9 +20,9 @@
 //!
 //! | # | direction | message | bytes |
 //! |---|-----------|---------|-------|
-//! | 1 | E → G | [`SessionHeader`]: what the evaluator is about to run | [`HEADER_LEN`] = 104 |
+//! | 1 | E → G | [`SessionHeader`]: what the evaluator is about to run | [`HEADER_LEN`] = 136 |
 //! | 2 | E → G | [`messages::BaseOtPoint`]: the evaluator's base-OT point | 32 |
-//! | 3 | G → E | [`SessionHeader`]: the same from the garbler, with the session's public hash keys | 104 |
+//! | 3 | G → E | [`SessionHeader`]: the same from the garbler, with the session's public hash keys | 136 |
 //! | 4 | G → E | [`messages::BaseOtAnswer`]: the garbler's 128 base-OT points | 128 · 32 |
 //! | 5 | G → E | [`messages::LabelSeed`]: the seed of the labels of the garbler's input | 16 |
 //! | 6 | E → G | [`messages::OtExtension`]: the extension matrix, one message per chunk of up to [`OT_CHUNK`] OTs | `transputation_ot::msg_u_len(k)` each |
@@ -220,7 +220,7 @@ mod tests;
 pub use error::Error;
 pub use evaluator::{Evaluator, EvaluatorSession};
 pub use garbler::Garbler;
-pub use header::{coarse_digest, SessionHeader, HEADER_LEN, PROTOCOL_VERSION, SAME_FLOW_SINCE};
+pub use header::{SessionHeader, TableOrder, HEADER_LEN, PROTOCOL_VERSION, SAME_FLOW_SINCE};
 pub use ipp::{IppParty, MixedParty};
 pub use messages::{LabelTransfer, OT_CHUNK};
 pub use options::{Coarse, Options, OutputMode};

@@ -65,7 +65,9 @@ pub struct Options {
     pub parallel: Parallel,
     /// Coarse-grained parallelism: the tables come as the frames of
     /// `transputation_garble::coarse`, which both parties must agree on (the header says
-    /// so); `parallel` is then not used.
+    /// so); `parallel` is then not used. With [`Coarse::if_peer_willing`], only if the
+    /// peer's header does not ask for the tables in order; they then come in order on
+    /// `parallel`.
     pub coarse: Option<Coarse>,
 }
 
@@ -78,6 +80,10 @@ pub struct Coarse {
     pub layout: Arc<Layout>,
     /// Threads that garble or evaluate pieces at once (at least 1).
     pub threads: usize,
+    /// Frames only if the peer takes them too (`--parallel auto`), else the tables in the
+    /// circuit's order: the header says [`crate::TableOrder::FramesIfPeer`] instead of
+    /// requiring frames ([`crate::TableOrder::Frames`]).
+    pub if_peer_willing: bool,
 }
 
 impl fmt::Debug for Coarse {
@@ -86,11 +92,30 @@ impl fmt::Debug for Coarse {
             .field("stages", &self.layout.stages())
             .field("pieces", &self.layout.pieces())
             .field("threads", &self.threads)
+            .field("if_peer_willing", &self.if_peer_willing)
             .finish()
     }
 }
 
 impl Options {
+    /// These options as the session resolved them from the two headers: the tables as
+    /// frames (`frames`) or in the circuit's order (coarse-grained parallelism dropped).
+    pub(crate) fn resolved(&self, frames: bool) -> Options {
+        match (&self.coarse, frames) {
+            (Some(c), true) => Options {
+                coarse: Some(Coarse {
+                    if_peer_willing: false,
+                    ..c.clone()
+                }),
+                ..self.clone()
+            },
+            _ => Options {
+                coarse: None,
+                ..self.clone()
+            },
+        }
+    }
+
     /// Default settings for a scheme.
     pub fn new(scheme: Scheme) -> Self {
         Options {

@@ -137,6 +137,10 @@ pub struct Report {
     pub garble: Duration,
     /// Time inside evaluation (the evaluator).
     pub eval: Duration,
+    /// Whether the tables came as the frames of coarse-grained parallelism (both parties
+    /// gave `Options::coarse`, one of them at least required it or both were willing),
+    /// rather than in the circuit's order.
+    pub frames: bool,
     /// Bytes this party sent, by part.
     pub sent: ByteParts,
     /// Bytes this party received, by part.

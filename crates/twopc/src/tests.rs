@@ -64,7 +64,7 @@ fn headers_are_exchanged_and_checked() {
         // whether the headers matched or not.
         let sent: SessionHeader = e.recv(()).unwrap();
         assert_eq!(sent, ours);
-        assert_eq!(g.sent.header, 104);
+        assert_eq!(g.sent.header, 136);
         assert_eq!(g.sent.framing, 8);
     }
 }

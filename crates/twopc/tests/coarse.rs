@@ -8,7 +8,7 @@ use std::thread;
 use std::time::Duration;
 
 use transputation_2pc::{Coarse, Error, Evaluator, Garbler, Options, Report};
-use transputation_circuits::{library, Circuit, Party, Sections};
+use transputation_circuits::{library, Circuit, Party, Sections, Stats};
 use transputation_garble::coarse::Layout;
 use transputation_garble::Scheme;
 use transputation_transport::memory_pair;
@@ -27,9 +27,19 @@ fn coarse(c: &Circuit, scheme: Scheme, threads: usize) -> Options {
         coarse: Some(Coarse {
             layout: Arc::new(Layout::cut(c, scheme, 1).unwrap()),
             threads,
+            if_peer_willing: false,
         }),
         ..Options::new(scheme)
     }
+}
+
+/// [`coarse`], but frames only if the peer takes them (`--parallel auto`).
+fn willing(c: &Circuit, scheme: Scheme, threads: usize) -> Options {
+    let mut o = coarse(c, scheme, threads);
+    if let Some(cg) = &mut o.coarse {
+        cg.if_peer_willing = true;
+    }
+    o
 }
 
 /// The garbler's input bit `i` is `(i + seed) % 3 == 0`, the evaluator's `(i + seed) % 5
@@ -110,6 +120,85 @@ fn an_open_coarse_session_computes_each_computation() {
             }
             session.close().unwrap();
             assert_eq!(g.join().unwrap().unwrap(), 3, "{scheme}");
+        });
+    }
+}
+
+#[test]
+fn a_willing_party_takes_frames_if_the_peer_does_and_the_order_otherwise() {
+    let c = circuit();
+    let (g_in, e_in) = inputs(&c, 0);
+    let want = plain(&c, &g_in, &e_in);
+    for scheme in SCHEMES {
+        let none = || Options::new(scheme);
+        let cases = [
+            (
+                "auto, auto",
+                willing(&c, scheme, 2),
+                willing(&c, scheme, 3),
+                true,
+            ),
+            ("auto, none", willing(&c, scheme, 2), none(), false),
+            ("none, auto", none(), willing(&c, scheme, 2), false),
+            (
+                "cgp, auto",
+                coarse(&c, scheme, 2),
+                willing(&c, scheme, 1),
+                true,
+            ),
+            (
+                "auto, cgp",
+                willing(&c, scheme, 1),
+                coarse(&c, scheme, 2),
+                true,
+            ),
+        ];
+        for (what, g_opts, e_opts, frames) in cases {
+            let (g, e) = session(&c, (g_opts, e_opts), (&g_in, &e_in));
+            let (g, e) = (g.unwrap(), e.unwrap());
+            assert_eq!(e.output.as_deref(), Some(&want[..]), "{scheme} {what}");
+            assert_eq!(g.output.as_deref(), Some(&want[..]), "{scheme} {what}");
+            assert_eq!((g.frames, e.frames), (frames, frames), "{scheme} {what}");
+            // Frames cost a header each; the tables in order are the circuit's bytes.
+            let stats = Stats::counts(&c);
+            let in_order = scheme.table_bytes(&stats) + scheme.mask_bytes(&stats);
+            assert_eq!(g.sent.tables > in_order, frames, "{scheme} {what}");
+            assert_eq!(e.received, g.sent, "{scheme} {what}");
+        }
+    }
+}
+
+#[test]
+fn an_open_session_of_willing_parties_keeps_the_frames_they_agreed_on() {
+    let c = circuit();
+    let scheme = Scheme::Ideal;
+    let (g_in, e_first) = inputs(&c, 0);
+    for (e_opts, frames) in [
+        (willing(&c, scheme, 2), true),
+        (Options::new(scheme), false),
+    ] {
+        let (a, b) = memory_pair(TIMEOUT);
+        let garbler = Garbler::new(&c, willing(&c, scheme, 2), &g_in).unwrap();
+        let evaluator = Evaluator::new(&c, e_opts, &e_first).unwrap();
+        thread::scope(|s| {
+            let g = s.spawn(move || {
+                let mut seen = Vec::new();
+                garbler
+                    .run_session(a, |r| {
+                        seen.push(r.frames);
+                        Ok::<(), Error>(())
+                    })
+                    .map(|_| seen)
+            });
+            let (mut session, first) = evaluator.open(b).unwrap();
+            assert_eq!(first.output, Some(plain(&c, &g_in, &e_first)));
+            assert_eq!(first.frames, frames);
+            let e_in = inputs(&c, 1).1;
+            let r = session.compute(&e_in).unwrap();
+            assert_eq!(r.output, Some(plain(&c, &g_in, &e_in)));
+            assert_eq!(r.frames, frames);
+            session.close().unwrap();
+            assert_eq!(g.join().unwrap().unwrap(), vec![frames, frames]);
         });
     }
 }

@@ -123,6 +123,26 @@ fn a_scheme_with_a_mode_runs_the_parties_with_it() {
             (a.scheme.as_str(), a.parallel.as_deref()),
             ("ideal", Some("ipp"))
         );
+        assert_eq!(a.threads, None);
+    }
+    // Under auto each party is told half this machine's cores, both running on it.
+    let auto = Cell {
+        scheme: "ideal+auto".into(),
+        ..cell
+    };
+    let half = std::thread::available_parallelism().map_or(1, usize::from) / 2;
+    let (g, e) = parties
+        .circuit_parties(
+            &auto,
+            &LinkRecord::default(),
+            server,
+            Duration::from_secs(60),
+        )
+        .unwrap();
+    for p in [g, e] {
+        let a = PartyArgs::from_argv(&p.args).unwrap();
+        assert_eq!(a.parallel.as_deref(), Some("auto"));
+        assert_eq!(a.threads, Some(half.max(1) as u32));
     }
     let wrong = ExperimentFile {
         circuits: vec!["mvmul:m=2,k=2,bits=4".into()],
