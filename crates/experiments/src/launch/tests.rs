@@ -109,16 +109,19 @@ fn a_scheme_with_a_mode_runs_the_parties_with_it() {
         condition: "lan".into(),
     };
     let server = "10.64.0.1:20000".parse().unwrap();
-    let (g, e) = parties
-        .circuit_parties(
-            &cell,
-            &LinkRecord::default(),
-            server,
-            Duration::from_secs(60),
-        )
-        .unwrap();
-    for p in [g, e] {
-        let a = PartyArgs::from_argv(&p.args).unwrap();
+    // Both parties' flags for the cell's scheme.
+    let args_of = |scheme: &str| {
+        let cell = Cell {
+            scheme: scheme.into(),
+            ..cell.clone()
+        };
+        let timeout = Duration::from_secs(60);
+        let (g, e) = parties
+            .circuit_parties(&cell, &LinkRecord::default(), server, timeout)
+            .unwrap();
+        [g, e].map(|p| PartyArgs::from_argv(&p.args).unwrap())
+    };
+    for a in args_of("ideal+ipp") {
         assert_eq!(
             (a.scheme.as_str(), a.parallel.as_deref()),
             ("ideal", Some("ipp"))
@@ -126,21 +129,8 @@ fn a_scheme_with_a_mode_runs_the_parties_with_it() {
         assert_eq!(a.threads, None);
     }
     // Under auto each party is told half this machine's cores, both running on it.
-    let auto = Cell {
-        scheme: "ideal+auto".into(),
-        ..cell
-    };
     let half = std::thread::available_parallelism().map_or(1, usize::from) / 2;
-    let (g, e) = parties
-        .circuit_parties(
-            &auto,
-            &LinkRecord::default(),
-            server,
-            Duration::from_secs(60),
-        )
-        .unwrap();
-    for p in [g, e] {
-        let a = PartyArgs::from_argv(&p.args).unwrap();
+    for a in args_of("ideal+auto") {
         assert_eq!(a.parallel.as_deref(), Some("auto"));
         assert_eq!(a.threads, Some(half.max(1) as u32));
     }
