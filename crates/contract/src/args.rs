@@ -96,8 +96,8 @@ pub struct PartyArgs {
     pub backend: Option<String>,
     /// How the party garbles or evaluates (`--parallel`: `none`, `fgp`, `ipp`, `cgp`,
     /// `auto`); `None`: no flag. `none` and `fgp` are local tuning, like the backend (the
-    /// tables are the same bytes); `ipp` both parties must give, `cgp` both (or one of them
-    /// `auto`).
+    /// tables are the same bytes); `ipp` both parties must give, `cgp` both (or `auto` where
+    /// it offers it).
     #[serde(default)]
     pub parallel: Option<String>,
     /// Its threads (`--threads N`); `None`: no flag.

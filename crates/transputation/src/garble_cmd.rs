@@ -149,9 +149,13 @@ fn bench_auto(circuit: &Circuit, scheme: Scheme, threads: usize) -> (BenchParall
         ParallelMode::None => (BenchParallel::None, why),
         ParallelMode::Cgp => match Layout::of(circuit, scheme) {
             Ok(l) if l.pieces() > l.stages() => (BenchParallel::Cgp, why),
-            _ => (
+            Ok(_) => (
                 BenchParallel::Fgp,
                 format!("{threads} threads; fgp: the regions make no stage of two pieces"),
+            ),
+            Err(e) => (
+                BenchParallel::Fgp,
+                format!("{threads} threads; fgp: the regions cannot be cut ({e})"),
             ),
         },
         _ => (BenchParallel::Fgp, why),

@@ -102,7 +102,7 @@ impl ParallelChoice {
     }
 }
 
-/// Bytes of tables a second that one thread garbles and sends under `scheme`, as `auto`
+/// Bits of tables a second that one thread garbles and sends under `scheme`, as `auto`
 /// weighs a link against: the model's host pipeline rate (measured for the half-gates
 /// schemes, 700 MB/s on this project's 2-vCPU machine), and a third of it for `prf`,
 /// whose AND gates take 5–8 times the AES work of `ideal`'s for 1.5 times the bytes.

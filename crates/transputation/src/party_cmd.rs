@@ -86,7 +86,9 @@ pub struct SessionArgs {
     /// `parallel_why` say what it came to). Default: fgp if --threads is above 1.
     #[arg(long, value_enum)]
     pub(crate) parallel: Option<ParallelMode>,
-    /// Threads for --parallel fgp or cgp (default: the cores this machine has).
+    /// Threads for --parallel fgp or cgp (default: the cores this machine has); under
+    /// auto, the most it may take (default: this machine's cores, half of them for a peer
+    /// on a loopback address).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub(crate) threads: Option<u32>,
     /// Keep the plans of circuits planned before the session (up to 2^22 gates) in this
@@ -313,7 +315,7 @@ impl SessionArgs {
 
     pub(crate) fn config(&self, loaded: &Loaded) -> Result<Config> {
         // Every party checks its threads here, before `options` takes them.
-        self.parallel()?;
+        self.check_threads(loaded)?;
         let io_timeout = seconds("--timeout", self.timeout)?;
         let connect_timeout = seconds("--connect-timeout", self.connect_timeout)?;
         // The default pause, or less for a --connect-timeout below it.

@@ -158,6 +158,16 @@ impl SessionArgs {
         }
     }
 
+    /// Starts the threads this party garbles on for `loaded` (`auto`'s choice, or as
+    /// asked), so that a pool that cannot start is an error here rather than one thread
+    /// in the session.
+    pub(crate) fn check_threads(&self, loaded: &Loaded) -> Result<()> {
+        match self.parallel {
+            Some(ParallelMode::Auto) => self.pool(loaded.parallel.threads).map(drop),
+            _ => self.parallel().map(drop),
+        }
+    }
+
     /// Whether both parties garble (`--parallel ipp`).
     pub(crate) fn is_ipp(&self) -> bool {
         self.parallel == Some(ParallelMode::Ipp)

@@ -60,6 +60,10 @@ impl<'c> Evaluator<'c> {
         let prepared =
             options.resolved(options.coarse.as_ref().is_some_and(|c| !c.if_peer_willing));
         let sizes = Sizes::of(circuit, &prepared)?;
+        if let Some(c) = options.coarse.as_ref().filter(|c| c.if_peer_willing) {
+            // Pieces of another circuit or scheme are refused now, not once headers cross.
+            sizes.with_frames(circuit, options.scheme, c)?;
+        }
         let evaluate = evaluator_for(circuit, &prepared, 0);
         let header = SessionHeader::for_options(Party::Evaluator, circuit, &options);
         let batches = batch_buffers(&prepared, sizes.table_bytes);
@@ -128,7 +132,7 @@ impl<'c> Evaluator<'c> {
             mut evaluate,
             choices,
             ot_start: (receiver, base_ot_point),
-            mut batches,
+            batches,
             recv_buf,
             mut ot_labels,
             mut ot_matrix,
@@ -145,14 +149,18 @@ impl<'c> Evaluator<'c> {
         let theirs = wire.recv_header()?; // 3
         header.check_peer(&theirs)?;
         let frames = header.frames_with(&theirs);
-        let prepared_in_order = options.coarse.as_ref().is_some_and(|c| c.if_peer_willing);
-        let options = options.resolved(frames);
-        if frames && prepared_in_order {
-            // No input label is set yet: they come from here on (messages 5 to 7).
-            evaluate = evaluator_for(circuit, &options, 0);
-            sizes = Sizes::of(circuit, &options)?;
-            batches = batch_buffers(&options, sizes.table_bytes);
-        }
+        let options = match (frames, &options.coarse) {
+            (true, Some(c)) if c.if_peer_willing => {
+                // Prepared for the tables in order: the pieces instead (no input label is
+                // set yet, they come from here on, messages 5 to 7; the batch buffers hold
+                // a batch of either).
+                sizes = sizes.with_frames(circuit, options.scheme, c)?;
+                let options = options.resolved(true);
+                evaluate = evaluator_for(circuit, &options, 0);
+                options
+            }
+            _ => options.resolved(frames),
+        };
         // The session's hash keys, the garbler's (docs/garbling.md §5.3).
         evaluate.set_hash_key(theirs.garbling_key);
         let BaseOtAnswer(answer) = wire.recv(())?; // 4

@@ -134,6 +134,34 @@ impl AheadLimits {
     }
 }
 
+/// The session's options as the two headers resolved them (`frames`: the tables as
+/// coarse-grained frames); a garbler prepared for the tables in order (`--parallel auto`)
+/// whose headers agreed on frames turns to its pieces, on what was made: its garbler
+/// ([`by_pieces`]), sizes and limits (the batch buffers hold a batch of either; nothing is
+/// garbled ahead, so that buffer goes).
+fn resolve_tables<'c>(
+    (circuit, options, frames): (&'c Circuit, Options, bool),
+    garbling_key: Block,
+    (garble, sizes, ahead, limits): (
+        &mut Box<dyn Garble + 'c>,
+        &mut Sizes,
+        &mut Vec<u8>,
+        &mut AheadLimits,
+    ),
+) -> Result<Options, Error> {
+    match (frames, &options.coarse) {
+        (true, Some(c)) if c.if_peer_willing => {
+            *garble = by_pieces(circuit, &options, &**garble, garbling_key);
+            *sizes = sizes.with_frames(circuit, options.scheme, c)?;
+            *ahead = Vec::new();
+            let options = options.resolved(true);
+            *limits = AheadLimits::of(&options, sizes.table_bytes);
+            Ok(options)
+        }
+        _ => Ok(options.resolved(frames)),
+    }
+}
+
 /// The garbler by pieces under `options` (coarse-grained parallelism) that garbles what
 /// `prepared`, a garbler of the tables in order made before the headers crossed, would
 /// have: the same offset `Δ` (which the OT's set-up already holds), the same hash key and
@@ -203,6 +231,10 @@ impl<'c> Garbler<'c> {
         let prepared =
             options.resolved(options.coarse.as_ref().is_some_and(|c| !c.if_peer_willing));
         let sizes = Sizes::of(circuit, &prepared)?;
+        if let Some(c) = options.coarse.as_ref().filter(|c| c.if_peer_willing) {
+            // Pieces of another circuit or scheme are refused now, not once headers cross.
+            sizes.with_frames(circuit, options.scheme, c)?;
+        }
         let mut garble = garbler_for(circuit, &prepared, &mut prg, start);
         let label_seed = prg.block();
         let mut own_labels = SeededLabels::new(label_seed, input.len());
@@ -302,7 +334,7 @@ impl<'c> Garbler<'c> {
             ot_setup,
             mut ot,
             mut ahead,
-            mut batches,
+            batches,
             recv_buf,
             mut limits,
             input,
@@ -318,19 +350,15 @@ impl<'c> Garbler<'c> {
                 theirs: "several (the evaluator opened the session)".into(),
             });
         }
-        let frames = header.frames_with(&theirs);
-        let prepared_in_order = options.coarse.as_ref().is_some_and(|c| c.if_peer_willing);
-        let options = options.resolved(frames);
-        if frames && prepared_in_order {
-            garble = by_pieces(circuit, &options, &*garble, header.garbling_key);
-            sizes = Sizes::of(circuit, &options)?;
-            batches = batch_buffers(&options, sizes.table_bytes);
-            limits = AheadLimits::of(&options, sizes.table_bytes);
-        }
         // Protocol time from the evaluator's first message: an evaluator that connects
         // while it prepares is not ready at the connection, and its preparation is not the
         // protocol's.
         let start = Instant::now();
+        let options = resolve_tables(
+            (circuit, options, header.frames_with(&theirs)),
+            header.garbling_key,
+            (&mut garble, &mut sizes, &mut ahead, &mut limits),
+        )?;
         let chosen_ahead = !matches!(ot.labels, OtLabels::Drawn { .. });
         let (ot_time, sender, ahead_batches, mut garble_time) = if chosen_ahead {
             // Labels chosen ahead: the tables can be garbled during the OT.
@@ -373,7 +401,7 @@ impl<'c> Garbler<'c> {
             output_at,
             garble: garble_time,
             eval: Duration::ZERO,
-            frames,
+            frames: options.coarse.is_some(),
             round_trips: wire.round_trips,
             sent: wire.sent,
             received: wire.received,

@@ -154,9 +154,16 @@ impl SessionHeader {
 
     /// Whether a session between this header's party and the peer's (`theirs`, checked
     /// by [`SessionHeader::check_peer`]) has its tables come as frames: when neither says
-    /// in order.
+    /// in order, and, where neither requires frames, both cut the circuit alike (two
+    /// willing parties with other cuts keep the circuit's order; one that requires frames
+    /// is refused another cut by `check_peer`).
     pub fn frames_with(&self, theirs: &SessionHeader) -> bool {
-        self.tables != TableOrder::InOrder && theirs.tables != TableOrder::InOrder
+        use TableOrder::{FramesIfPeer, InOrder};
+        match (self.tables, theirs.tables) {
+            (InOrder, _) | (_, InOrder) => false,
+            (FramesIfPeer, FramesIfPeer) => self.layout_digest == theirs.layout_digest,
+            _ => true,
+        }
     }
 
     /// The wire form.
@@ -552,12 +559,15 @@ mod tests {
                     (got, _) => panic!("{ours:?} {theirs:?}: {got:?}"),
                 }
             }
-            // Another cut matters only where the tables come as frames.
+            // Another cut is refused where a party requires frames; two willing ones
+            // keep the circuit's order.
             let other = with(&e, theirs, 8);
+            let required = ours == Frames || theirs == Frames;
             match (g.check_peer(&other), want) {
-                (Err(Error::Mismatch { field, .. }), Ok(true)) => {
+                (Err(Error::Mismatch { field, .. }), Ok(true)) if required => {
                     assert!(field.starts_with("pieces"), "{field}")
                 }
+                (Ok(()), Ok(true)) if !required => assert!(!g.frames_with(&other)),
                 (Ok(()), Ok(false)) | (Err(_), Err(())) => {}
                 (got, _) => panic!("{ours:?} {theirs:?} cut 8: {got:?}"),
             }

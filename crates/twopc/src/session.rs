@@ -21,12 +21,12 @@ use transputation_circuits::{Circuit, Party, Stats};
 use transputation_core::prg::Prg;
 use transputation_core::Block;
 use transputation_garble::coarse::{CoarseEvaluator, CoarseGarbler};
-use transputation_garble::{Evaluate, Garble, GarbleStart};
+use transputation_garble::{Evaluate, Garble, GarbleStart, Scheme};
 
 use crate::buffers::touched;
 use crate::error::Error;
 use crate::messages::LabelTransfer;
-use crate::options::Options;
+use crate::options::{Coarse, Options};
 use crate::relay::SEND_QUEUE;
 
 /// What the parties need of the circuit's size, counted once before the session (a pass
@@ -49,31 +49,50 @@ impl Sizes {
     pub(crate) fn of(circuit: &Circuit, options: &Options) -> Result<Self, Error> {
         let scheme = options.scheme;
         let stats = Stats::counts(circuit);
-        let table_bytes = match &options.coarse {
-            None => scheme.table_bytes(&stats) + scheme.mask_bytes(&stats),
-            Some(c) if c.layout.scheme() != scheme => {
-                return Err(Error::Input(format!(
-                    "the circuit's pieces were cut for {} and the session garbles with {scheme}",
-                    c.layout.scheme()
-                )))
-            }
-            Some(c) if !c.layout.fits(circuit) => {
-                return Err(Error::Input(
-                    "the coarse-grained layout was cut from another circuit".into(),
-                ))
-            }
-            Some(c) => c.layout.table_bytes(),
-        };
-        Ok(Sizes {
+        let sizes = Sizes {
             and_gates: stats.and,
-            table_bytes: usize::try_from(table_bytes).map_err(|_| {
-                Error::Input("the garbled circuit is too large for this machine".into())
-            })?,
+            table_bytes: usize::try_from(scheme.table_bytes(&stats) + scheme.mask_bytes(&stats))
+                .map_err(|_| {
+                    Error::Input("the garbled circuit is too large for this machine".into())
+                })?,
             transfer: LabelTransfer::first_of(
                 scheme,
                 &stats,
                 circuit.party_input_bits(Party::Evaluator),
             ),
+        };
+        match &options.coarse {
+            None => Ok(sizes),
+            Some(c) => sizes.with_frames(circuit, scheme, c),
+        }
+    }
+
+    /// These sizes with the tables as the frames of `coarse`'s pieces, without another
+    /// pass over the circuit; an error if the pieces were cut for another scheme than
+    /// `scheme` or from another circuit than `circuit`.
+    pub(crate) fn with_frames(
+        self,
+        circuit: &Circuit,
+        scheme: Scheme,
+        coarse: &Coarse,
+    ) -> Result<Self, Error> {
+        let layout = &coarse.layout;
+        if layout.scheme() != scheme {
+            return Err(Error::Input(format!(
+                "the circuit's pieces were cut for {} and the session garbles with {scheme}",
+                layout.scheme()
+            )));
+        }
+        if !layout.fits(circuit) {
+            return Err(Error::Input(
+                "the coarse-grained layout was cut from another circuit".into(),
+            ));
+        }
+        Ok(Sizes {
+            table_bytes: usize::try_from(layout.table_bytes()).map_err(|_| {
+                Error::Input("the garbled circuit is too large for this machine".into())
+            })?,
+            ..self
         })
     }
 

@@ -93,7 +93,8 @@ pub(super) struct Packed {
     /// The program's slots: every packed slot is below it (checked when packing), which
     /// lets the XOR loop index a label table of at least this length unchecked.
     slots: usize,
-    pub(super) xors: Vec<u64>,
+    /// Private, as `slots`: the unchecked XOR loop relies on what `new` put here.
+    xors: Vec<u64>,
     /// `xors[xor_start[k]..xor_start[k + 1]]` are wave `k`'s free gates.
     xor_start: Vec<u32>,
     ands: Vec<u64>,
@@ -168,6 +169,13 @@ impl Packed {
         p
     }
 
+    /// Whether the program is packed (it has free gates and at most [`PACKED_SLOTS`]
+    /// slots).
+    #[cfg(test)]
+    pub(super) fn is_packed(&self) -> bool {
+        !self.xors.is_empty()
+    }
+
     /// Wave `k`'s packed free gates, if the program is packed.
     pub(super) fn xors(&self, k: usize) -> Option<PackedXors<'_>> {
         let (&from, &to) = (self.xor_start.get(k)?, self.xor_start.get(k + 1)?);
@@ -193,7 +201,7 @@ impl Packed {
 /// A wave's packed free gates ([`Packed::xors`]), every slot below `slots`.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct PackedXors<'a> {
-    pub(super) ops: &'a [u64],
+    ops: &'a [u64],
     slots: usize,
 }
 
