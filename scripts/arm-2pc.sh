@@ -7,10 +7,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=aarch64-unknown-linux-gnu
-# The x86 binary in the test profile, which scripts/test.sh has just built for its tests.
-cargo build --quiet --profile test -p transputation
+# The x86 garbler: $X86_TRANSPUTATION if set (scripts/test.sh gives the binary its tests
+# have just built), else a build of it here.
+x86=${X86_TRANSPUTATION:-}
+if [ -z "$x86" ]; then
+  cargo build --quiet -p transputation
+  x86=${CARGO_TARGET_DIR:-target}/debug/transputation
+fi
 cargo build --quiet -p transputation --target "$target" --no-default-features
-x86=${CARGO_TARGET_DIR:-target}/debug/transputation
 arm=${CARGO_TARGET_DIR:-target}/$target/debug/transputation
 work=$(mktemp -d)
 trap 'kill "${garbler:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
