@@ -457,6 +457,14 @@ impl PartyArgs {
     }
 }
 
+/// `--threads` for each of two parties on this machine under `--parallel auto` (`run`,
+/// the testbed): half its cores, at least one; their addresses would not tell them that
+/// they share it.
+pub fn threads_of_two_parties_here() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    u32::try_from(cores / 2).unwrap_or(u32::MAX).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,7 @@ mod args;
 mod capabilities;
 mod report;
 
-pub use args::{ArgvError, PartyArgs, Protection, Role};
+pub use args::{threads_of_two_parties_here, ArgvError, PartyArgs, Protection, Role};
 pub use capabilities::{
     Capabilities, TransportInfo, FEATURE_BUFFER_SIZING, FEATURE_PLAN_CACHE, FEATURE_REPEAT,
     FEATURE_TRANSPORT_AUTO,

@@ -460,8 +460,7 @@ impl Launcher for BinaryParties {
                 PartyArgs::new(role, server.into(), &cell.circuit, scheme, &cell.transport);
             args.parallel = parallel.map(str::to_string);
             if parallel == Some("auto") {
-                let cores = std::thread::available_parallelism().map_or(1, usize::from);
-                args.threads = Some(u32::try_from(cores / 2).unwrap_or(u32::MAX).max(1));
+                args.threads = Some(transputation_contract::threads_of_two_parties_here());
             }
             args.input = input.into();
             args.timeout_secs = Some(party_io_timeout(timeout));

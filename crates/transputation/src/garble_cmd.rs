@@ -25,7 +25,7 @@ use transputation_garble::{
     decode, CoarseEvaluator, CoarseGarbler, Evaluate, Garble, GarbleStart, Layout, Parallel, Scheme,
 };
 
-use crate::parallel_mode::{decide_auto, AutoFacts, ParallelMode};
+use crate::parallel_mode::{decide_auto_for, AutoFacts, ParallelMode};
 use crate::report::{peak_rss_bytes, table, thousands};
 
 /// Bytes of tables per garbling batch.
@@ -136,30 +136,31 @@ pub(crate) fn parse_backend(s: &str) -> Result<Backend, String> {
 }
 
 /// What `--parallel auto` picks for `threads` threads and `circuit` in memory (no peer, no
-/// link): a party's rule (`crate::party_parallel::decide_auto`), with why.
-fn bench_auto(circuit: &Circuit, scheme: Scheme, threads: usize) -> (BenchParallel, String) {
-    let (mode, _, why) = decide_auto(AutoFacts {
-        cores: (threads, "--threads"),
-        link_bps: None,
-        scheme,
-        regions: circuit.sections().is_some(),
-        planned: false,
-    });
-    match mode {
-        ParallelMode::None => (BenchParallel::None, why),
-        ParallelMode::Cgp => match Layout::of(circuit, scheme) {
-            Ok(l) if l.pieces() > l.stages() => (BenchParallel::Cgp, why),
-            Ok(_) => (
-                BenchParallel::Fgp,
-                format!("{threads} threads; fgp: the regions make no stage of two pieces"),
-            ),
-            Err(e) => (
-                BenchParallel::Fgp,
-                format!("{threads} threads; fgp: the regions cannot be cut ({e})"),
-            ),
+/// link): a party's rule (`crate::parallel_mode::decide_auto_for`), with why, and under
+/// `cgp` the pieces it cut and the time that took.
+fn bench_auto(
+    circuit: &Circuit,
+    scheme: Scheme,
+    threads: usize,
+) -> (BenchParallel, String, Option<(Layout, Duration)>) {
+    let start = Instant::now();
+    let (mode, _, why, layout) = decide_auto_for(
+        circuit,
+        AutoFacts {
+            cores: (threads, "--threads"),
+            link_bps: None,
+            scheme,
+            regions: circuit.sections().is_some(),
+            planned: false,
         },
-        _ => (BenchParallel::Fgp, why),
-    }
+    );
+    let cut = start.elapsed();
+    let mode = match mode {
+        ParallelMode::None => BenchParallel::None,
+        ParallelMode::Cgp => BenchParallel::Cgp,
+        _ => BenchParallel::Fgp,
+    };
+    (mode, why, layout.map(|l| (l, cut)))
 }
 
 pub fn run(args: GarbleBenchArgs) -> Result<()> {
@@ -170,12 +171,14 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
     let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(1);
     let inputs: Vec<bool> = (0..circuit.n_inputs()).map(|_| rng.gen()).collect();
     let want = circuit.eval_bits(&inputs);
+    let mut auto_cut = None;
     let (mode, auto_why) = match (args.parallel, args.threads) {
         (Some(BenchParallel::None), n) if n > 1 => {
             bail!("--threads {n} needs --parallel fgp, cgp or auto (--parallel none is one thread)")
         }
         (Some(BenchParallel::Auto), n) => {
-            let (mode, why) = bench_auto(&circuit, scheme, n as usize);
+            let (mode, why, cut) = bench_auto(&circuit, scheme, n as usize);
+            auto_cut = cut;
             (mode, Some(why))
         }
         (Some(mode), _) => (mode, None),
@@ -186,10 +189,16 @@ pub fn run(args: GarbleBenchArgs) -> Result<()> {
         bail!("--fgp-min-wave and --fgp-window tune --parallel fgp, not cgp");
     }
     let (fgp_threads, coarse) = if mode == BenchParallel::Cgp {
-        let start = Instant::now();
-        let layout = Layout::of(&circuit, scheme)
-            .with_context(|| format!("--parallel cgp on {}", args.circuit))?;
-        let cut = start.elapsed();
+        // Under auto, the pieces its choice cut.
+        let (layout, cut) = match auto_cut {
+            Some(done) => done,
+            None => {
+                let start = Instant::now();
+                let layout = Layout::of(&circuit, scheme)
+                    .with_context(|| format!("--parallel cgp on {}", args.circuit))?;
+                (layout, start.elapsed())
+            }
+        };
         let threads = args.threads as usize;
         (
             1,

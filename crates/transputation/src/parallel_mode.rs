@@ -18,6 +18,7 @@
 use std::sync::Arc;
 
 use clap::ValueEnum;
+use transputation_circuits::Circuit;
 use transputation_garble::coarse::Layout;
 use transputation_garble::Scheme;
 use transputation_model::HostConstants;
@@ -35,7 +36,7 @@ pub enum ParallelMode {
     Ipp,
     /// Coarse-grained parallelism: the circuit's parallel regions garbled and evaluated by
     /// pieces, side by side on --threads threads, the tables sent as frames of the pieces.
-    /// Both parties must give it (or one of them auto).
+    /// Both parties must give it (or auto where it offers it).
     Cgp,
     /// Chosen by this party from its cores, the link and the circuit: none, fgp, or cgp if
     /// the circuit has parallel regions and the peer takes it (its --parallel cgp or auto),
@@ -169,6 +170,35 @@ pub(crate) fn decide_auto(f: AutoFacts) -> (ParallelMode, usize, String) {
             ParallelMode::Fgp,
             cores,
             format!("{cores_said}, no parallel regions: fgp splits the wide levels"),
+        ),
+    }
+}
+
+/// `auto`'s choice for `circuit` under `facts`: [`decide_auto`], then under `cgp` the
+/// circuit cut into its pieces, kept if a stage has two of them at least (else nothing runs
+/// side by side, and the choice is `fgp`, with why). The mode, its threads, why, and the
+/// pieces under `cgp`.
+pub(crate) fn decide_auto_for(
+    circuit: &Circuit,
+    facts: AutoFacts,
+) -> (ParallelMode, usize, String, Option<Layout>) {
+    let (mode, threads, why) = decide_auto(facts);
+    if mode != ParallelMode::Cgp {
+        return (mode, threads, why, None);
+    }
+    match Layout::of(circuit, facts.scheme) {
+        Ok(l) if l.pieces() > l.stages() => (mode, threads, why, Some(l)),
+        Ok(_) => (
+            ParallelMode::Fgp,
+            threads,
+            format!("{threads} threads; fgp: the regions make no stage of two pieces"),
+            None,
+        ),
+        Err(e) => (
+            ParallelMode::Fgp,
+            threads,
+            format!("{threads} threads; fgp: the regions cannot be cut ({e})"),
+            None,
         ),
     }
 }

@@ -11,7 +11,7 @@ use transputation_garble::coarse::Layout;
 use transputation_garble::Parallel;
 
 use crate::auto_connect::TransportArg;
-use crate::parallel_mode::{decide_auto, AutoFacts, ParallelChoice, ParallelMode, PeerPlace};
+use crate::parallel_mode::{decide_auto_for, AutoFacts, ParallelChoice, ParallelMode, PeerPlace};
 use crate::party_cmd::{Loaded, PlanMode, SessionArgs};
 
 impl SessionArgs {
@@ -87,39 +87,25 @@ impl SessionArgs {
             ),
             (None, PeerPlace::Elsewhere) => (threads, "this machine's"),
         };
-        let (mode, threads, mut why) = decide_auto(AutoFacts {
-            cores,
-            link_bps: self.bandwidth,
-            scheme: self.scheme,
-            regions: circuit.sections().is_some(),
-            planned: self.plan.is_some() || self.plan_cache.is_some(),
-        });
-        let mut choice = ParallelChoice {
-            mode,
-            threads,
-            layout: None,
-            auto_why: None,
-        };
+        let (mode, threads, mut why, layout) = decide_auto_for(
+            circuit,
+            AutoFacts {
+                cores,
+                link_bps: self.bandwidth,
+                scheme: self.scheme,
+                regions: circuit.sections().is_some(),
+                planned: self.plan.is_some() || self.plan_cache.is_some(),
+            },
+        );
         if mode == ParallelMode::Cgp {
-            // A stage of two pieces at least, or nothing runs side by side.
-            match Layout::of(circuit, self.scheme) {
-                Ok(l) if l.pieces() > l.stages() => choice.layout = Some(Arc::new(l)),
-                Ok(_) => {
-                    choice.mode = ParallelMode::Fgp;
-                    why =
-                        format!("{threads} threads; fgp: the regions make no stage of two pieces");
-                }
-                Err(e) => {
-                    choice.mode = ParallelMode::Fgp;
-                    why = format!("{threads} threads; fgp: the regions cannot be cut ({e})");
-                }
-            }
-        }
-        if choice.mode == ParallelMode::Cgp {
             why.push_str(": cgp if the peer takes it, else fgp");
         }
-        choice.auto_why = Some(why);
-        Ok(choice)
+        Ok(ParallelChoice {
+            mode,
+            threads,
+            layout: layout.map(Arc::new),
+            auto_why: Some(why),
+        })
     }
 
     /// The pool of `threads` threads for fine-grained parallelism, started once per

@@ -62,8 +62,7 @@ fn party_args(
     // Both parties run on this machine: under `auto` each may take half its cores (the
     // evaluator, told the garbler's address on standard input, cannot tell on its own).
     if s.parallel == Some(ParallelMode::Auto) && s.threads.is_none() {
-        let cores = thread::available_parallelism().map_or(1, usize::from);
-        p.threads = Some(u32::try_from(cores / 2).unwrap_or(u32::MAX).max(1));
+        p.threads = Some(contract::threads_of_two_parties_here());
     }
     p.plan_cache = s.plan_cache.clone();
     p.plan = s.plan.map(|m| m.name().to_string());

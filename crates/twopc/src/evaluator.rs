@@ -23,7 +23,7 @@ use crate::messages::{
 use crate::options::Options;
 use crate::relay::relay;
 use crate::report::Report;
-use crate::session::{batch_buffers, evaluator_for, Sizes};
+use crate::session::{batch_buffers, evaluator_for, prepare, resolve, Sizes};
 use crate::wire::{close_after_the_last_message, Snapshot, Wire};
 
 /// The evaluator, ready to run once connected.
@@ -55,15 +55,9 @@ impl<'c> Evaluator<'c> {
     /// owns, in wire order).
     pub fn new(circuit: &'c Circuit, options: Options, input: &[bool]) -> Result<Self, Error> {
         check_input(circuit, Party::Evaluator, input)?;
-        // Under `--parallel auto` (frames if the garbler takes them) the evaluator prepares
-        // for the tables in order and turns to frames once both headers say so.
-        let prepared =
-            options.resolved(options.coarse.as_ref().is_some_and(|c| !c.if_peer_willing));
-        let sizes = Sizes::of(circuit, &prepared)?;
-        if let Some(c) = options.coarse.as_ref().filter(|c| c.if_peer_willing) {
-            // Pieces of another circuit or scheme are refused now, not once headers cross.
-            sizes.with_frames(circuit, options.scheme, c)?;
-        }
+        // Under `--parallel auto` the evaluator prepares for the tables in order and turns
+        // to its pieces once both headers say so.
+        let (prepared, sizes) = prepare(circuit, &options)?;
         let evaluate = evaluator_for(circuit, &prepared, 0);
         let header = SessionHeader::for_options(Party::Evaluator, circuit, &options);
         let batches = batch_buffers(&prepared, sizes.table_bytes);
@@ -149,18 +143,14 @@ impl<'c> Evaluator<'c> {
         let theirs = wire.recv_header()?; // 3
         header.check_peer(&theirs)?;
         let frames = header.frames_with(&theirs);
-        let options = match (frames, &options.coarse) {
-            (true, Some(c)) if c.if_peer_willing => {
-                // Prepared for the tables in order: the pieces instead (no input label is
-                // set yet, they come from here on, messages 5 to 7; the batch buffers hold
-                // a batch of either).
-                sizes = sizes.with_frames(circuit, options.scheme, c)?;
-                let options = options.resolved(true);
-                evaluate = evaluator_for(circuit, &options, 0);
-                options
-            }
-            _ => options.resolved(frames),
-        };
+        let (options, pieces) = resolve(circuit, options, frames, &sizes)?;
+        if let Some(pieces) = pieces {
+            // Prepared for the tables in order: the pieces instead (no input label is set
+            // yet, they come from here on, messages 5 to 7; the batch buffers hold a batch
+            // of either).
+            sizes = pieces;
+            evaluate = evaluator_for(circuit, &options, 0);
+        }
         // The session's hash keys, the garbler's (docs/garbling.md §5.3).
         evaluate.set_hash_key(theirs.garbling_key);
         let BaseOtAnswer(answer) = wire.recv(())?; // 4

@@ -27,7 +27,7 @@ use crate::messages::{
 use crate::options::Options;
 use crate::relay::{idle_priority, relay};
 use crate::report::Report;
-use crate::session::{batch_buffers, garbler_for, Sizes};
+use crate::session::{batch_buffers, garbler_for, prepare, resolve, Sizes};
 use crate::wire::{close_after_the_last_message, Snapshot, Wire};
 
 /// The garbler's step while it garbles ahead during the OT (see [`garble_ahead`]).
@@ -134,11 +134,11 @@ impl AheadLimits {
     }
 }
 
-/// The session's options as the two headers resolved them (`frames`: the tables as
-/// coarse-grained frames); a garbler prepared for the tables in order (`--parallel auto`)
-/// whose headers agreed on frames turns to its pieces, on what was made: its garbler
-/// ([`by_pieces`]), sizes and limits (the batch buffers hold a batch of either; nothing is
-/// garbled ahead, so that buffer goes).
+/// The session's options as the two headers resolved them ([`resolve`], `frames`: the
+/// tables as coarse-grained frames); a garbler prepared for the tables in order
+/// (`--parallel auto`) whose headers agreed on frames turns to its pieces, on what was made:
+/// its garbler ([`by_pieces`]), sizes and limits (the batch buffers hold a batch of either;
+/// nothing is garbled ahead, so that buffer goes).
 fn resolve_tables<'c>(
     (circuit, options, frames): (&'c Circuit, Options, bool),
     garbling_key: Block,
@@ -149,17 +149,14 @@ fn resolve_tables<'c>(
         &mut AheadLimits,
     ),
 ) -> Result<Options, Error> {
-    match (frames, &options.coarse) {
-        (true, Some(c)) if c.if_peer_willing => {
-            *garble = by_pieces(circuit, &options, &**garble, garbling_key);
-            *sizes = sizes.with_frames(circuit, options.scheme, c)?;
-            *ahead = Vec::new();
-            let options = options.resolved(true);
-            *limits = AheadLimits::of(&options, sizes.table_bytes);
-            Ok(options)
-        }
-        _ => Ok(options.resolved(frames)),
+    let (options, pieces) = resolve(circuit, options, frames, sizes)?;
+    if let Some(pieces) = pieces {
+        *garble = by_pieces(circuit, &options, &**garble, garbling_key);
+        *sizes = pieces;
+        *ahead = Vec::new();
+        *limits = AheadLimits::of(&options, sizes.table_bytes);
     }
+    Ok(options)
 }
 
 /// The garbler by pieces under `options` (coarse-grained parallelism) that garbles what
@@ -225,16 +222,9 @@ impl<'c> Garbler<'c> {
             hash_key: Some(garbling_key),
             ..GarbleStart::default()
         };
-        // Under `--parallel auto` (frames if the evaluator takes them, `Coarse::if_peer_willing`)
-        // the garbler prepares for the tables in order and turns to frames once both headers
-        // say so ([`by_pieces`]).
-        let prepared =
-            options.resolved(options.coarse.as_ref().is_some_and(|c| !c.if_peer_willing));
-        let sizes = Sizes::of(circuit, &prepared)?;
-        if let Some(c) = options.coarse.as_ref().filter(|c| c.if_peer_willing) {
-            // Pieces of another circuit or scheme are refused now, not once headers cross.
-            sizes.with_frames(circuit, options.scheme, c)?;
-        }
+        // Under `--parallel auto` the garbler prepares for the tables in order
+        // ([`resolve_tables`] turns it to its pieces).
+        let (prepared, sizes) = prepare(circuit, &options)?;
         let mut garble = garbler_for(circuit, &prepared, &mut prg, start);
         let label_seed = prg.block();
         let mut own_labels = SeededLabels::new(label_seed, input.len());

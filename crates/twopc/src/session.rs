@@ -103,6 +103,38 @@ impl Sizes {
     }
 }
 
+/// What a party prepares before the headers cross: `options` with the tables in order where
+/// it only offers frames (`Coarse::if_peer_willing`, `--parallel auto`; [`resolve`] turns it
+/// to its pieces once the headers agree), and their sizes. Pieces of another circuit or
+/// scheme are refused now, not once the headers cross.
+pub(crate) fn prepare(circuit: &Circuit, options: &Options) -> Result<(Options, Sizes), Error> {
+    let willing = options.coarse.as_ref().filter(|c| c.if_peer_willing);
+    let prepared = options.resolved(options.coarse.is_some() && willing.is_none());
+    let sizes = Sizes::of(circuit, &prepared)?;
+    if let Some(c) = willing {
+        sizes.with_frames(circuit, options.scheme, c)?;
+    }
+    Ok((prepared, sizes))
+}
+
+/// `options` as the two headers resolved them (`frames`: the tables as coarse-grained
+/// frames), and, where the party prepared the tables in order ([`prepare`]) and they come as
+/// frames, the sizes of its pieces, to which it turns (no pass over the circuit).
+pub(crate) fn resolve(
+    circuit: &Circuit,
+    options: Options,
+    frames: bool,
+    prepared: &Sizes,
+) -> Result<(Options, Option<Sizes>), Error> {
+    match (frames, &options.coarse) {
+        (true, Some(c)) if c.if_peer_willing => {
+            let pieces = prepared.with_frames(circuit, options.scheme, c)?;
+            Ok((options.resolved(true), Some(pieces)))
+        }
+        _ => Ok((options.resolved(frames), None)),
+    }
+}
+
 /// Buffers for a computation's batches of tables: a batch (or all the tables, if fewer)
 /// plus a window's slack, touched now.
 pub(crate) fn batch_buffers(options: &Options, table_bytes: usize) -> Vec<Vec<u8>> {
