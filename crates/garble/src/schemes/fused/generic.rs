@@ -10,9 +10,9 @@
 //! A last group of fewer than `G` gates still runs all `R` registers, the others on zeros:
 //! with fewer chains in flight the AES latency, not its throughput, would bound it.
 //!
-//! The 512-bit VAES backend has its own TCCR kernels (`x86`), which build a gate's four
-//! inputs in one register with AVX-512's shuffles; its label-keyed ones are these on
-//! 256-bit registers.
+//! The VAES backends have kernels of their own (`x86`, `x86`'s `ymm`), which build a gate's
+//! hash inputs in wide registers with whole-register shuffles instead of lane by lane;
+//! here the 256-bit register serves the staged path's TCCR hashes (`tccr_and_gates`).
 
 use transputation_core::aes::register::{keys_core, tccr_core, Label, Register};
 use transputation_core::Block;

@@ -114,13 +114,8 @@ pub(super) fn garble_and_gates(
         (Token::Vaes(_), Some(rk)) => unsafe {
             kernels::garble_and_gates(rk, delta, tweak_base, zero, ands, window)
         },
-        (Token::Vaes(t), None) => unsafe {
-            narrow::vaes256::keyed_garble_and_gates(t.narrow(), d, zero, ands, window)
-        },
-        (Token::Vaes256(t), Some(rk)) => ymm::garble_and_gates(t, rk, d, zero, ands, window),
-        (Token::Vaes256(t), None) => unsafe {
-            narrow::vaes256::keyed_garble_and_gates(t, d, zero, ands, window)
-        },
+        (Token::Vaes(t), None) => ymm::garble_and_gates(t.narrow(), None, d, zero, ands, window),
+        (Token::Vaes256(t), rk) => ymm::garble_and_gates(t, rk, d, zero, ands, window),
         (Token::AesNi(t), Some(rk)) => unsafe {
             narrow::ni::garble_and_gates(t, rk, d, zero, ands, window)
         },
@@ -148,13 +143,8 @@ pub(super) fn eval_and_gates(
         (Token::Vaes(_), Some(rk)) => unsafe {
             kernels::eval_and_gates(rk, base, labels, ands, window)
         },
-        (Token::Vaes(t), None) => unsafe {
-            narrow::vaes256::keyed_eval_and_gates(t.narrow(), base, labels, ands, window)
-        },
-        (Token::Vaes256(t), Some(rk)) => ymm::eval_and_gates(t, rk, base, labels, ands, window),
-        (Token::Vaes256(t), None) => unsafe {
-            narrow::vaes256::keyed_eval_and_gates(t, base, labels, ands, window)
-        },
+        (Token::Vaes(t), None) => ymm::eval_and_gates(t.narrow(), None, base, labels, ands, window),
+        (Token::Vaes256(t), rk) => ymm::eval_and_gates(t, rk, base, labels, ands, window),
         (Token::AesNi(t), Some(rk)) => unsafe {
             narrow::ni::eval_and_gates(t, rk, base, labels, ands, window)
         },

@@ -15,8 +15,8 @@ use transputation_core::Block;
 /// 10.5 ns per AND gate on the MinCut size). `vaes256`: eight registers garbling (11.9
 /// against 12.5 ns with six), six evaluating (8.7 against 9.3 with four, 9.6 with eight);
 /// Zen 4 with the backend forced, `garble-bench`, 2026-11-28, under TCCR, whose fused
-/// kernels `vaes256` now takes from `super::ymm` (its widths here: the label-keyed hash and
-/// the staged path's TCCR hashes).
+/// kernels `vaes256` now takes from `super::ymm`, as it does those of the label-keyed hash
+/// (its widths here: the staged path's TCCR hashes).
 const NI_GARBLE: (usize, usize) = (2, 8);
 const NI_EVAL: (usize, usize) = (4, 8);
 const Y_GARBLE: (usize, usize) = (4, 8);
@@ -35,38 +35,6 @@ macro_rules! entry_points {
         /// The fused half-gates kernels of one backend.
         pub(in crate::schemes::fused) mod $name {
             use super::*;
-
-            /// The garbler's AND gates (see `fused::garble_and_gates`) under the
-            /// label-keyed hash (`circular`).
-            #[target_feature(enable = $features)]
-            pub fn keyed_garble_and_gates(
-                t: $token,
-                d: (Block, u64),
-                zero: &mut [Block],
-                ands: (&[u64], &[u32], u32),
-                window: &mut [u8],
-            ) {
-                const G: usize = $garble.0;
-                const R: usize = $garble.1;
-                let h = generic::KeyedByLabel;
-                generic::garble_and_gates::<$reg, _, G, R>(t, h, d, zero, ands, window);
-            }
-
-            /// The evaluator's AND gates (see `fused::eval_and_gates`) under the
-            /// label-keyed hash.
-            #[target_feature(enable = $features)]
-            pub fn keyed_eval_and_gates(
-                t: $token,
-                base: u64,
-                labels: &mut [Block],
-                ands: (&[u64], &[u32], u32),
-                window: &[u8],
-            ) {
-                const G: usize = $eval.0;
-                const R: usize = $eval.1;
-                let h = generic::KeyedByLabel;
-                generic::eval_and_gates::<$reg, _, G, R>(t, h, base, labels, ands, window);
-            }
 
             /// `prf`'s AND gates (`AND`) or XOR gates (see `fused::prf_garble_gates`).
             #[target_feature(enable = $features)]
@@ -127,6 +95,38 @@ entry_points!(
     NI_EVAL,
     NI_PRF,
     {
+        /// The garbler's AND gates (see `fused::garble_and_gates`) under the
+        /// label-keyed hash (`circular`).
+        #[target_feature(enable = "aes,sse2,ssse3")]
+        pub fn keyed_garble_and_gates(
+            t: AesNi,
+            d: (Block, u64),
+            zero: &mut [Block],
+            ands: (&[u64], &[u32], u32),
+            window: &mut [u8],
+        ) {
+            const G: usize = NI_GARBLE.0;
+            const R: usize = NI_GARBLE.1;
+            let h = generic::KeyedByLabel;
+            generic::garble_and_gates::<Xmm, _, G, R>(t, h, d, zero, ands, window);
+        }
+
+        /// The evaluator's AND gates (see `fused::eval_and_gates`) under the
+        /// label-keyed hash.
+        #[target_feature(enable = "aes,sse2,ssse3")]
+        pub fn keyed_eval_and_gates(
+            t: AesNi,
+            base: u64,
+            labels: &mut [Block],
+            ands: (&[u64], &[u32], u32),
+            window: &[u8],
+        ) {
+            const G: usize = NI_EVAL.0;
+            const R: usize = NI_EVAL.1;
+            let h = generic::KeyedByLabel;
+            generic::eval_and_gates::<Xmm, _, G, R>(t, h, base, labels, ands, window);
+        }
+
         /// The garbler's AND gates (see `fused::garble_and_gates`) under the TCCR hash with
         /// the round keys `rk` (`vaes256` has its own: `super::ymm`).
         #[target_feature(enable = "aes,sse2,ssse3")]

@@ -1,20 +1,24 @@
-//! The `vaes256` backend's half-gates AND kernels under `ideal`'s TCCR hash, written out for
-//! 256-bit registers: a garbled gate's four hash inputs in two registers (`a0 ‖ a0 ⊕ Δ`,
-//! `b0 ‖ b0 ⊕ Δ`), an evaluated gate's two in one (`a ‖ b`), tweaks made from the AND index
-//! with one broadcast, one add and one byte shuffle, and the evaluator's table rows selected
-//! and folded in the register the hash left.
+//! The `vaes256` backend's half-gates AND kernels, under `ideal`'s TCCR hash and under
+//! `circular`'s label-keyed one, written out for 256-bit registers: a garbled gate's four
+//! hash inputs in two registers (`a0 ‖ a0 ⊕ Δ`, `b0 ‖ b0 ⊕ Δ`), an evaluated gate's two in
+//! one (`a ‖ b`), tweaks made from the AND index with one broadcast, one add and one byte
+//! shuffle, and the evaluator's table rows selected and folded in the register the hash
+//! left. The two hashes differ only in what the registers are to the AES ([`YmmHash`]):
+//! TCCR's inputs are plaintexts under fixed round keys, the label-keyed hash's are keys
+//! (their schedules interleaved, `keys_core`) and the tweaks the plaintexts.
 //!
 //! The generic kernels (`super::super::generic`) compute the same bytes lane by lane through
 //! 128-bit halves, which on Zen 3 cost more than the AES: extracting and reinserting halves,
 //! tweaks built in general registers and moved over, labels spilled between them. The AES
-//! itself is `transputation_core::aes::register::tccr_core` on [`Ymm`], the floor's kernel.
+//! itself is the floor's kernel on [`Ymm`]: `transputation_core::aes::register::tccr_core`
+//! or `keys_core`.
 
 #[cfg(target_arch = "x86")]
 use core::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
 
-use transputation_core::aes::register::{broadcast_keys, tccr_core};
+use transputation_core::aes::register::{broadcast_keys, keys_core, tccr_core, Register};
 use transputation_core::aes::x86::registers::Ymm;
 use transputation_core::aes::x86::{ni, RoundKeys, Vaes256};
 use transputation_core::Block;
@@ -22,28 +26,75 @@ use transputation_core::Block;
 use super::kernels::{table_at, table_at_mut};
 use crate::schemes::waves::unpack_slots;
 
-/// Garbled gates per group: two registers each, so twelve of state and twelve of `π(x)`,
-/// some spilled, the round keys read from memory by `VAESENC`. Measured on Zen 3
+/// TCCR's garbled gates per group: two registers each, so twelve of state and twelve of
+/// `π(x)`, some spilled, the round keys read from memory by `VAESENC`. Measured on Zen 3
 /// (`garble-bench`, `ideal`, the MinCut size, medians of 7): 4 gates 16.4–18.1 ns per AND
 /// gate, 5 16.0, 6 15.7–16.3, 8 28.6 (LLVM no longer keeps the rounds in registers).
-const GARBLE_GROUP: usize = 6;
-/// Evaluated gates per group: one register each (6 gates 12.0 ns, 8 11.3–12.0, 10 11.8,
-/// 12 11.8, as above).
-const EVAL_GROUP: usize = 8;
+const TCCR_GARBLE: (usize, usize) = (6, 12);
+/// TCCR's evaluated gates per group: one register each (6 gates 12.0 ns, 8 11.3–12.0, 10
+/// 11.8, 12 11.8, as above).
+const TCCR_EVAL: (usize, usize) = (8, 8);
+/// The label-keyed hash's groups: a key register and a state register per hash input.
+const KEYED_GARBLE: (usize, usize) = (4, 8);
+const KEYED_EVAL: (usize, usize) = (6, 6);
+
+/// A half-gates hash on 256-bit registers: how the tweaks are laid out in a register, and
+/// the hash of registers of inputs under registers of tweaks.
+trait YmmHash: Copy {
+    /// Whether a tweak's 64 bits go to the high half of each 128-bit lane (TCCR's
+    /// big-endian 128-bit tweak, `transputation_core::aes::tccr_tweak`) or the low half
+    /// (the label-keyed hash's plaintext, LE64 in bytes 0..8, docs/garbling.md §4).
+    const HIGH: bool;
+    /// Hashes the inputs `s` under the tweaks `tw`, in place.
+    fn hash<const R: usize>(self, s: &mut [Ymm; R], tw: &[Ymm; R]);
+}
+
+/// `ideal`'s TCCR hash `π(π(X) ⊕ tw) ⊕ π(X)` under the broadcast round keys.
+#[derive(Clone, Copy)]
+struct Tccr<'a>(&'a [Ymm; 11]);
+
+impl YmmHash for Tccr<'_> {
+    const HIGH: bool = true;
+    #[inline(always)]
+    fn hash<const R: usize>(self, s: &mut [Ymm; R], tw: &[Ymm; R]) {
+        tccr_core(self.0, s, tw);
+    }
+}
+
+/// `circular`'s hash `AES_X(tw)`: the inputs are the keys.
+#[derive(Clone, Copy)]
+struct KeyedByLabel;
+
+impl YmmHash for KeyedByLabel {
+    const HIGH: bool = false;
+    #[inline(always)]
+    fn hash<const R: usize>(self, s: &mut [Ymm; R], tw: &[Ymm; R]) {
+        let mut p = tw.map(|x| [x]);
+        keys_core(s, &mut p);
+        for (s, p) in s.iter_mut().zip(&p) {
+            *s = p[0];
+        }
+    }
+}
 
 /// The kernels proper, compiled for the `vaes256` backend's features and reached through
 /// the entry points below.
 mod kernels {
     use super::*;
 
-    /// Within each 128-bit lane: zero in bytes 0..8, bytes 8..16 those of the source in
+    /// The byte shuffle that makes tweaks of `H`'s form from the sums of [`tweaks`]. TCCR:
+    /// within each 128-bit lane, zero in bytes 0..8, bytes 8..16 those of the source in
     /// reverse, so that a 64-bit `t` in the high half becomes the 128-bit big-endian tweak
-    /// (`transputation_core::aes::tccr_tweak`).
+    /// (`transputation_core::aes::tccr_tweak`). Label-keyed: bytes 0..8 kept, 8..16 zero.
     #[inline]
     #[target_feature(enable = "avx")]
-    fn tweak_shuffle() -> __m256i {
+    fn tweak_shuffle<H: YmmHash>() -> __m256i {
         // Control bytes with the high bit set (0xff) write zero.
-        _mm256_set_epi64x(0x0809_0a0b_0c0d_0e0f, -1, 0x0809_0a0b_0c0d_0e0f, -1)
+        if H::HIGH {
+            _mm256_set_epi64x(0x0809_0a0b_0c0d_0e0f, -1, 0x0809_0a0b_0c0d_0e0f, -1)
+        } else {
+            _mm256_set_epi64x(-1, 0x0706_0504_0302_0100, -1, 0x0706_0504_0302_0100)
+        }
     }
 
     /// `(x ‖ x ⊕ Δ)` with `dmask = (0 ‖ Δ)`.
@@ -62,8 +113,8 @@ mod kernels {
     }
 
     /// `2n + addends` through [`tweak_shuffle`]: the tweaks of AND index `n` in both lanes
-    /// (their constants in the high 64-bit half of each lane of `addends`; the low halves
-    /// are zeroed by the shuffle).
+    /// (their constants in the 64-bit half of each lane of `addends` that the hash's form
+    /// takes; the other half is zeroed by the shuffle).
     #[inline]
     #[target_feature(enable = "avx2")]
     fn tweaks(n: u32, addends: __m256i, shuffle: __m256i) -> __m256i {
@@ -71,38 +122,38 @@ mod kernels {
         _mm256_shuffle_epi8(_mm256_add_epi64(two_n, addends), shuffle)
     }
 
-    /// `(c0 + 2B, c1 + 2B)` in the high halves of the two lanes: `2(B + n) + c` is
-    /// `2n + (2B + c)` in wrapping 64-bit arithmetic, as `tweaks_of`.
+    /// `(c0 + 2B, c1 + 2B)` in the halves of the two lanes that `H`'s tweaks take:
+    /// `2(B + n) + c` is `2n + (2B + c)` in wrapping 64-bit arithmetic, as `tweaks_of`.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn addends(tweak_base: u64, c0: u64, c1: u64) -> __m256i {
+    fn addends<H: YmmHash>(tweak_base: u64, c0: u64, c1: u64) -> __m256i {
         let two_b = tweak_base.wrapping_mul(2);
-        _mm256_set_epi64x(
-            two_b.wrapping_add(c1) as i64,
-            0,
-            two_b.wrapping_add(c0) as i64,
-            0,
-        )
+        let (t0, t1) = (two_b.wrapping_add(c0) as i64, two_b.wrapping_add(c1) as i64);
+        if H::HIGH {
+            _mm256_set_epi64x(t1, 0, t0, 0)
+        } else {
+            _mm256_set_epi64x(0, t1, 0, t0)
+        }
     }
 
-    /// Garbles at most [`GARBLE_GROUP`] AND gates of `(ands, index, first)`: every input is
-    /// read before any output is written.
+    /// Garbles at most `G` AND gates of `(ands, index, first)` under `h`, in `R = 2G`
+    /// registers: every input is read before any output is written.
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
-    fn garble_group(
+    fn garble_group<H: YmmHash, const G: usize, const R: usize>(
         t: Vaes256,
-        k: &[Ymm; 11],
+        h: H,
         (delta, dmask): (__m128i, __m256i),
         (add_a, add_b, shuffle): (__m256i, __m256i, __m256i),
         zero: &mut [Block],
         (ands, index, first): (&[u64], &[u32], u32),
         window: &mut [u8],
     ) {
-        const R: usize = 2 * GARBLE_GROUP;
-        let z = Ymm::from_raw(t, _mm256_setzero_si256());
+        debug_assert_eq!(R, 2 * G);
+        let z = Ymm::zero(t);
         let (mut s, mut tw) = ([z; R], [z; R]);
-        let mut ab0 = [[_mm_setzero_si128(); 2]; GARBLE_GROUP];
-        for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(GARBLE_GROUP) {
+        let mut ab0 = [[_mm_setzero_si128(); 2]; G];
+        for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(G) {
             let (a, b, _) = unpack_slots(p);
             let (a0, b0) = (ni::load(&zero[a]), ni::load(&zero[b]));
             ab0[g] = [a0, b0];
@@ -112,8 +163,8 @@ mod kernels {
             tw[2 * g] = Ymm::from_raw(t, tweaks(n, add_a, shuffle));
             tw[2 * g + 1] = Ymm::from_raw(t, tweaks(n, add_b, shuffle));
         }
-        tccr_core(k, &mut s, &tw);
-        for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(GARBLE_GROUP) {
+        h.hash(&mut s, &tw);
+        for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(G) {
             let [a0, b0] = ab0[g];
             let (ha, hb) = (s[2 * g].raw(), s[2 * g + 1].raw());
             let (h0, h2) = (_mm256_castsi256_si128(ha), _mm256_castsi256_si128(hb));
@@ -137,53 +188,85 @@ mod kernels {
         }
     }
 
-    /// The garbler's AND gates (see `fused::garble_and_gates`), [`GARBLE_GROUP`] at a time.
+    /// The garbler's AND gates (see `fused::garble_and_gates`) under `h`, `G` at a time in
+    /// `R = 2G` registers.
+    #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
-    pub(super) fn garble_and_gates(
+    fn garble_and_gates<H: YmmHash, const G: usize, const R: usize>(
         t: Vaes256,
-        rk: &RoundKeys,
+        h: H,
         (delta, tweak_base): (Block, u64),
         zero: &mut [Block],
         (ands, index, first): (&[u64], &[u32], u32),
         window: &mut [u8],
     ) {
-        let k = broadcast_keys::<Ymm>(t, rk);
         let delta = ni::load(&delta);
         let dmask = _mm256_inserti128_si256::<1>(_mm256_setzero_si256(), delta);
-        let shuffle = tweak_shuffle();
         let adds = (
-            addends(tweak_base, 1, 1),
-            addends(tweak_base, 2, 2),
-            shuffle,
+            addends::<H>(tweak_base, 1, 1),
+            addends::<H>(tweak_base, 2, 2),
+            tweak_shuffle::<H>(),
         );
-        for (a, n) in ands.chunks(GARBLE_GROUP).zip(index.chunks(GARBLE_GROUP)) {
-            garble_group(t, &k, (delta, dmask), adds, zero, (a, n, first), window);
+        for (a, n) in ands.chunks(G).zip(index.chunks(G)) {
+            let gates = (a, n, first);
+            garble_group::<H, G, R>(t, h, (delta, dmask), adds, zero, gates, window);
         }
     }
 
-    /// Evaluates at most [`EVAL_GROUP`] AND gates of `(ands, index, first)`: every input
-    /// is read before any output is written.
+    /// [`garble_and_gates`] under TCCR with the round keys `rk`.
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
+    pub(super) fn tccr_garble_and_gates(
+        t: Vaes256,
+        rk: &RoundKeys,
+        d: (Block, u64),
+        zero: &mut [Block],
+        ands: (&[u64], &[u32], u32),
+        window: &mut [u8],
+    ) {
+        let k = broadcast_keys::<Ymm>(t, rk);
+        const G: usize = TCCR_GARBLE.0;
+        const R: usize = TCCR_GARBLE.1;
+        garble_and_gates::<_, G, R>(t, Tccr(&k), d, zero, ands, window);
+    }
+
+    /// [`garble_and_gates`] under the label-keyed hash.
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
+    pub(super) fn keyed_garble_and_gates(
+        t: Vaes256,
+        d: (Block, u64),
+        zero: &mut [Block],
+        ands: (&[u64], &[u32], u32),
+        window: &mut [u8],
+    ) {
+        const G: usize = KEYED_GARBLE.0;
+        const R: usize = KEYED_GARBLE.1;
+        garble_and_gates::<_, G, R>(t, KeyedByLabel, d, zero, ands, window);
+    }
+
+    /// Evaluates at most `G` AND gates of `(ands, index, first)` under `h`, in `R = G`
+    /// registers: every input is read before any output is written.
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
-    fn eval_group(
+    fn eval_group<H: YmmHash, const G: usize, const R: usize>(
         t: Vaes256,
-        k: &[Ymm; 11],
+        h: H,
         (add, shuffle): (__m256i, __m256i),
         labels: &mut [Block],
         (ands, index, first): (&[u64], &[u32], u32),
         window: &[u8],
     ) {
-        let z = Ymm::from_raw(t, _mm256_setzero_si256());
-        let (mut s, mut tw) = ([z; EVAL_GROUP], [z; EVAL_GROUP]);
-        let mut ab = [_mm256_setzero_si256(); EVAL_GROUP];
-        for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(EVAL_GROUP) {
+        debug_assert_eq!(R, G);
+        let z = Ymm::zero(t);
+        let (mut s, mut tw) = ([z; R], [z; R]);
+        let mut ab = [_mm256_setzero_si256(); G];
+        for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(G) {
             let (a, b, _) = unpack_slots(p);
             ab[g] = _mm256_set_m128i(ni::load(&labels[b]), ni::load(&labels[a]));
             s[g] = Ymm::from_raw(t, ab[g]);
             tw[g] = Ymm::from_raw(t, tweaks(n, add, shuffle));
         }
-        tccr_core(k, &mut s, &tw);
-        for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(EVAL_GROUP) {
+        h.hash(&mut s, &tw);
+        for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(G) {
             // `half_gates::eval_and`: (H(a) ⊕ sa·TG) ⊕ (H(b) ⊕ sb·(TE ⊕ a)), as
             // (H(a) ‖ H(b)) ⊕ ((TG ‖ TE ⊕ a) ∧ (sa ‖ sb)) folded into one lane.
             let x = ab[g];
@@ -199,48 +282,87 @@ mod kernels {
         }
     }
 
-    /// The evaluator's AND gates (see `fused::eval_and_gates`), [`EVAL_GROUP`] at a time.
+    /// The evaluator's AND gates (see `fused::eval_and_gates`) under `h`, `G` at a time in
+    /// `R = G` registers.
+    #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
-    pub(super) fn eval_and_gates(
+    fn eval_and_gates<H: YmmHash, const G: usize, const R: usize>(
         t: Vaes256,
-        rk: &RoundKeys,
+        h: H,
         tweak_base: u64,
         labels: &mut [Block],
         (ands, index, first): (&[u64], &[u32], u32),
         window: &[u8],
     ) {
-        let k = broadcast_keys::<Ymm>(t, rk);
-        let add = (addends(tweak_base, 1, 2), tweak_shuffle());
-        for (a, n) in ands.chunks(EVAL_GROUP).zip(index.chunks(EVAL_GROUP)) {
-            eval_group(t, &k, add, labels, (a, n, first), window);
+        let add = (addends::<H>(tweak_base, 1, 2), tweak_shuffle::<H>());
+        for (a, n) in ands.chunks(G).zip(index.chunks(G)) {
+            eval_group::<H, G, R>(t, h, add, labels, (a, n, first), window);
         }
+    }
+
+    /// [`eval_and_gates`] under TCCR with the round keys `rk`.
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
+    pub(super) fn tccr_eval_and_gates(
+        t: Vaes256,
+        rk: &RoundKeys,
+        tweak_base: u64,
+        labels: &mut [Block],
+        ands: (&[u64], &[u32], u32),
+        window: &[u8],
+    ) {
+        let k = broadcast_keys::<Ymm>(t, rk);
+        const G: usize = TCCR_EVAL.0;
+        const R: usize = TCCR_EVAL.1;
+        eval_and_gates::<_, G, R>(t, Tccr(&k), tweak_base, labels, ands, window);
+    }
+
+    /// [`eval_and_gates`] under the label-keyed hash.
+    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
+    pub(super) fn keyed_eval_and_gates(
+        t: Vaes256,
+        tweak_base: u64,
+        labels: &mut [Block],
+        ands: (&[u64], &[u32], u32),
+        window: &[u8],
+    ) {
+        const G: usize = KEYED_EVAL.0;
+        const R: usize = KEYED_EVAL.1;
+        eval_and_gates::<_, G, R>(t, KeyedByLabel, tweak_base, labels, ands, window);
     }
 }
 
-/// The half-gates garbler's AND gates under TCCR with round keys `rk` (see
-/// `fused::garble_and_gates`).
+/// The half-gates garbler's AND gates (see `fused::garble_and_gates`): under TCCR with
+/// round keys `rk`, under the label-keyed hash without.
 pub(super) fn garble_and_gates(
     t: Vaes256,
-    rk: &RoundKeys,
+    rk: Option<&RoundKeys>,
     d: (Block, u64),
     zero: &mut [Block],
     ands: (&[u64], &[u32], u32),
     window: &mut [u8],
 ) {
-    // SAFETY: the token proves that the CPU has the kernel's target features.
-    unsafe { kernels::garble_and_gates(t, rk, d, zero, ands, window) }
+    // SAFETY (each arm): the token proves that the CPU has the kernels' target features.
+    match rk {
+        Some(rk) => unsafe { kernels::tccr_garble_and_gates(t, rk, d, zero, ands, window) },
+        None => unsafe { kernels::keyed_garble_and_gates(t, d, zero, ands, window) },
+    }
 }
 
-/// The half-gates evaluator's AND gates under TCCR with round keys `rk` (see
-/// `fused::eval_and_gates`).
+/// The half-gates evaluator's AND gates (see `fused::eval_and_gates`), under either hash as
+/// [`garble_and_gates`].
 pub(super) fn eval_and_gates(
     t: Vaes256,
-    rk: &RoundKeys,
+    rk: Option<&RoundKeys>,
     tweak_base: u64,
     labels: &mut [Block],
     ands: (&[u64], &[u32], u32),
     window: &[u8],
 ) {
     // SAFETY: as in `garble_and_gates`.
-    unsafe { kernels::eval_and_gates(t, rk, tweak_base, labels, ands, window) }
+    match rk {
+        Some(rk) => unsafe {
+            kernels::tccr_eval_and_gates(t, rk, tweak_base, labels, ands, window)
+        },
+        None => unsafe { kernels::keyed_eval_and_gates(t, tweak_base, labels, ands, window) },
+    }
 }
