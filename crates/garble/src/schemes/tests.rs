@@ -279,6 +279,28 @@ fn every_backend_garbles_alike_at_every_tweak_base() {
     }
 }
 
+/// `prf` on every AES backend gives the portable backend's bytes and output labels: the
+/// fused garbling and evaluation kernels against the staged path, on a circuit whose waves
+/// fill the kernels' groups and leave remainders, with AND and XOR gates in one wave.
+#[test]
+fn prf_is_alike_on_every_backend() {
+    let c = library::load("synthetic:and=1001,xor=2003,inputs=101,depth=7").unwrap();
+    let bits = random_bits(&c, 6);
+    let backends = Backend::available();
+    assert_eq!(backends[0], Backend::Portable);
+    let runs: Vec<Run> = backends
+        .iter()
+        .map(|&backend| run(Scheme::Prf, backend, &c, 10, None, None, &bits))
+        .collect();
+    for (run, backend) in runs.iter().zip(&backends) {
+        assert_eq!(
+            run, &runs[0],
+            "prf {backend:?} against the portable backend"
+        );
+    }
+    assert_eq!(runs[0].output, c.eval_bits(&bits));
+}
+
 #[test]
 fn a_tweak_base_whose_tweaks_pass_64_bits_panics() {
     let c = library::load("aes128").unwrap();

@@ -11,14 +11,16 @@ use transputation_core::aes::arm::{Armv8, Neon};
 use transputation_core::aes::register::{broadcast_keys, RoundKeys};
 use transputation_core::Block;
 
-use super::{generic, generic_prf, PrfOp};
+use super::{generic, generic_prf, PrfEvalOp, PrfOp};
 
 /// Gates per group: four garbled gates (16 blocks) or eight evaluated ones in flight, whose
 /// states and `π(x)` with the round keys fit the 32 NEON registers.
 const GARBLE: usize = 4;
 const EVAL: usize = 8;
-/// `prf` gates per group: eight keys in flight, with two blocks each for an AND gate.
+/// `prf` gates per group: eight keys in flight, with two blocks each for an AND gate;
+/// evaluated, two keys per gate.
 const PRF: usize = 2;
+const PRF_EVAL: usize = 4;
 
 /// The garbler's AND gates (see `fused::garble_and_gates`).
 pub(super) fn garble_and_gates(
@@ -88,8 +90,31 @@ pub(super) fn prf_garble_gates(
     }
 }
 
+/// `prf`'s crypto gates evaluated (see `fused::prf_eval_gates`).
+pub(super) fn prf_eval_gates(
+    t: Armv8,
+    n: usize,
+    op: impl Fn(usize) -> PrfEvalOp,
+    labels: &mut [Block],
+    window: &[u8],
+) {
+    // SAFETY: the token proves that the CPU has the kernels' target features.
+    unsafe { kernels::prf_eval_gates(t, n, op, labels, window) }
+}
+
 mod kernels {
     use super::*;
+
+    #[target_feature(enable = "neon,aes")]
+    pub(super) fn prf_eval_gates(
+        t: Armv8,
+        n: usize,
+        op: impl Fn(usize) -> PrfEvalOp,
+        labels: &mut [Block],
+        window: &[u8],
+    ) {
+        generic_prf::prf_eval_gates::<Neon, PRF_EVAL, { 2 * PRF_EVAL }>(t, n, op, labels, window);
+    }
 
     #[target_feature(enable = "neon,aes")]
     pub(super) fn prf_garble_gates<const AND: bool>(

@@ -6,15 +6,18 @@
 //! from the PRF values as `prf::gates` computes them (docs/garbling.md §2.3, §2.5), without
 //! a branch on a permute bit.
 //!
+//! The evaluator's kernel ([`prf_eval_gates`]) takes a group's AND and XOR gates alike:
+//! each makes two PRF calls of one block, under its two held labels.
+//!
 //! A last group of fewer than `G` gates runs its unused keys on zeros, as latency would
-//! otherwise bound it. The 512-bit VAES backend has its own kernels (`x86`).
+//! otherwise bound it. The 512-bit VAES backend has its own garbling kernels (`x86`).
 
 use core::ops::Range;
 
 use transputation_core::aes::register::{keys_core, Label, Register};
 use transputation_core::Block;
 
-use super::{set_nibble, PrfOp};
+use super::{set_nibble, PrfEvalOp, PrfOp};
 
 /// The PRF input `blk(g, r)`: `g` in the low 64 bits, the row tag `r` in bits 96..128.
 #[inline(always)]
@@ -44,6 +47,12 @@ fn store_labels<L: Label>(labels: &mut [Block; 2], k: [L; 2]) {
 #[inline(always)]
 fn bytes16(out: &mut [u8], at: usize) -> &mut [u8; 16] {
     (&mut out[at..at + 16]).try_into().expect("16 bytes")
+}
+
+/// As [`bytes16`], to read.
+#[inline(always)]
+fn read16(window: &[u8], at: usize) -> &[u8; 16] {
+    window[at..at + 16].try_into().expect("16 bytes")
 }
 
 /// Encrypts block registers `s` under key registers made of `keys` (`KR * BLOCKS` lanes),
@@ -206,5 +215,78 @@ pub(super) fn prf_garble_gates<V: Register, const AND: bool, const G: usize, con
         } else {
             xor_group::<V, G, KR>(t, group, &op, labels, out);
         }
+    }
+}
+
+/// Evaluates `prf`'s crypto gates `op(range)` (at most `G`; `KR = 2G / BLOCKS`): all their
+/// inputs read, then all their outputs written.
+#[inline(always)]
+fn eval_group<V: Register, const G: usize, const KR: usize>(
+    t: V::Token,
+    range: Range<usize>,
+    op: &impl Fn(usize) -> PrfEvalOp,
+    labels: &mut [Block],
+    window: &[u8],
+) {
+    debug_assert!(KR * V::BLOCKS == 2 * G && V::BLOCKS <= 4);
+    let lt = V::lane_token(t);
+    let z = V::Lane::zero(lt);
+    let mut ops = [PrfEvalOp::default(); G];
+    // Per gate the held labels (La, Lb), the keys, and their PRF inputs: blk(g, 2α + β)
+    // under both for an AND gate, blk(g, α) and blk(g, β) for an XOR gate.
+    let (mut keys, mut blocks) = ([[z; 2]; G], [[z; 2]; G]);
+    for (j, i) in range.clone().enumerate() {
+        ops[j] = op(i);
+        let (la, lb) = (
+            V::Lane::load(lt, &labels[ops[j].a as usize]),
+            V::Lane::load(lt, &labels[ops[j].b as usize]),
+        );
+        let (alpha, beta) = (u64::from(la.lsb()), u64::from(lb.lsb()));
+        let (ra, rb) = if ops[j].and {
+            (2 * alpha + beta, 2 * alpha + beta)
+        } else {
+            (alpha, beta)
+        };
+        keys[j] = [la, lb];
+        blocks[j] = [blk(lt, ops[j].g, ra), blk(lt, ops[j].g, rb)];
+    }
+    let mut f = [[z; 2]; G];
+    prf_calls::<V, KR, 1>(
+        t,
+        keys.as_flattened(),
+        blocks.as_flattened(),
+        f.as_flattened_mut(),
+    );
+    for ((gate, &[la, lb]), &[fa, fb]) in ops.iter().zip(&keys).zip(&f).take(range.len()) {
+        // `prf::eval_and`: K ⊕ β·T1 ⊕ α·T2 with lsb m_r ⊕ lsb(K), K = fa ⊕ fb;
+        // `prf::eval_xor`: fa ⊕ fb ⊕ β·T with lsb α ⊕ β.
+        let k = fa.xor(fb);
+        let t1 = V::Lane::load_bytes(lt, read16(window, gate.table));
+        let l = k.xor(t1.and(lb.lsb_mask()));
+        let (alpha, beta) = (la.lsb(), lb.lsb());
+        let out = if gate.and {
+            let t2 = V::Lane::load_bytes(lt, read16(window, gate.table + 16));
+            let r = 2 * u32::from(alpha) + u32::from(beta);
+            let bit = (gate.m >> r) & 1 == 1;
+            l.xor(t2.and(la.lsb_mask())).with_lsb(bit ^ k.lsb())
+        } else {
+            l.with_lsb(alpha ^ beta)
+        };
+        out.store(&mut labels[gate.out as usize]);
+    }
+}
+
+/// `prf`'s crypto gates `op(0..n)` evaluated, fused (see `fused::prf_eval_gates`), `G` gates
+/// at a time in `KR = 2G / BLOCKS` key registers.
+#[inline(always)]
+pub(super) fn prf_eval_gates<V: Register, const G: usize, const KR: usize>(
+    t: V::Token,
+    n: usize,
+    op: impl Fn(usize) -> PrfEvalOp,
+    labels: &mut [Block],
+    window: &[u8],
+) {
+    for start in (0..n).step_by(G) {
+        eval_group::<V, G, KR>(t, start..(start + G).min(n), &op, labels, window);
     }
 }

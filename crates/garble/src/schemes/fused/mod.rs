@@ -270,6 +270,57 @@ pub(crate) fn prf_garble_gates(
     false
 }
 
+/// One crypto gate of `prf` as its fused evaluation kernels take it ([`prf_eval_gates`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PrfEvalOp {
+    /// The gate index `g` of the PRF inputs `blk(g, r)`.
+    pub g: u64,
+    /// Where the gate's table starts in the window: `T1 ‖ T2` of an AND gate, `T` of an XOR
+    /// gate.
+    pub table: usize,
+    /// The slots of the inputs and of the output.
+    pub a: u32,
+    pub b: u32,
+    pub out: u32,
+    /// An AND gate's mask nibble `m`, one bit per row.
+    pub m: u8,
+    /// Whether it is an AND gate (else an XOR gate).
+    pub and: bool,
+}
+
+/// `prf`'s crypto gates `op(0..n)` evaluated (independent gates, e.g. one wave's, in the
+/// order of their slots' assignment), fused on every backend but the portable one: for
+/// each, its two input labels read from `labels` as the keys of its two PRF calls, the PRF
+/// inputs made from the gate index and the labels' signal bits, and its output label
+/// written to `labels[out]` from the PRF values and its table in `window` (`prf::eval_and`,
+/// `prf::eval_xor`), a group of gates at a time, each group's inputs read before its
+/// outputs are written. Returns whether it ran, as [`prf_garble_gates`].
+///
+/// # Panics
+/// If a slot or position is out of range.
+pub(crate) fn prf_eval_gates(
+    backend: Backend,
+    n: usize,
+    op: impl Fn(usize) -> PrfEvalOp,
+    labels: &mut [Block],
+    window: &[u8],
+) -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if let Some(t) = transputation_core::aes::x86::Token::of(backend) {
+        x86::prf_eval_gates(t, n, op, labels, window);
+        return true;
+    }
+    #[cfg(target_arch = "aarch64")]
+    if backend == Backend::Armv8 {
+        if let Some(t) = transputation_core::aes::arm::Armv8::detect() {
+            arm::prf_eval_gates(t, n, op, labels, window);
+            return true;
+        }
+    }
+    let _ = (backend, n, op, labels, window);
+    false
+}
+
 /// Writes the mask nibble `m` (4 bits) into the high or low half of `out[byte]`, keeping
 /// the other half: the two AND gates of a pair may be garbled in either order, and the
 /// bytes are not zeroed first. (`prf`'s mask layout, docs/garbling.md §2.8; here because

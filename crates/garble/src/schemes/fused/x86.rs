@@ -40,7 +40,7 @@ use transputation_core::aes::x86::vaes::{
 use transputation_core::aes::x86::{ni, RoundKeys, Token};
 use transputation_core::Block;
 
-use super::{set_nibble, PrfOp};
+use super::{set_nibble, PrfEvalOp, PrfOp};
 use crate::schemes::waves::unpack_slots;
 
 /// Gates (AND-gate TCCR, half-gates garbling) or gate pairs (evaluation) per group: eight
@@ -178,6 +178,25 @@ pub(super) fn prf_garble_gates(
             (Token::AesNi(t), false) => {
                 narrow::ni::prf_garble_gates::<false>(t, n, op, labels, out)
             }
+        }
+    }
+}
+
+/// `prf`'s crypto gates evaluated, fused (see `fused::prf_eval_gates`): on 256-bit registers
+/// for both VAES backends, on 128-bit ones for `aes-ni`.
+pub(super) fn prf_eval_gates(
+    t: Token,
+    n: usize,
+    op: impl Fn(usize) -> PrfEvalOp,
+    labels: &mut [Block],
+    window: &[u8],
+) {
+    // SAFETY (each call): the token proves that the CPU has the kernels' target features.
+    unsafe {
+        match t {
+            Token::Vaes(t) => narrow::vaes256::prf_eval_gates(t.narrow(), n, op, labels, window),
+            Token::Vaes256(t) => narrow::vaes256::prf_eval_gates(t, n, op, labels, window),
+            Token::AesNi(t) => narrow::ni::prf_eval_gates(t, n, op, labels, window),
         }
     }
 }

@@ -9,6 +9,7 @@ use std::ops::Range;
 use transputation_core::aes::{encrypt_under_keys, Backend};
 use transputation_core::Block;
 
+use crate::schemes::fused::{prf_eval_gates, PrfEvalOp};
 use crate::schemes::waves::{OpKind, Schedule};
 
 #[cfg(test)]
@@ -61,6 +62,19 @@ impl Wave<'_> {
     /// encrypts them: what of the chunk reads the labels.
     pub(super) fn stage(&self, range: Range<usize>, chunk: &mut Chunk) {
         let n = range.len();
+        self.calls(range, chunk);
+        let (keys, blocks) = (
+            chunk.keys[..n].as_flattened(),
+            chunk.blocks[..n].as_flattened_mut(),
+        );
+        #[cfg(test)]
+        call_log::record(keys, blocks, 1);
+        encrypt_under_keys(self.backend, keys, blocks, 1);
+    }
+
+    /// The keys and PRF inputs of the crypto ops `ops[range]`, into `chunk`.
+    fn calls(&self, range: Range<usize>, chunk: &mut Chunk) {
+        let n = range.len();
         let s = self.schedule;
         chunk.keys.resize(n, [Block::ZERO; 2]);
         chunk.blocks.resize(n, [Block::ZERO; 2]);
@@ -81,13 +95,72 @@ impl Wave<'_> {
                 _ => unreachable!("only AND and XOR gates need AES"),
             };
         }
-        let (keys, blocks) = (
-            chunk.keys[..n].as_flattened(),
-            chunk.blocks[..n].as_flattened_mut(),
-        );
+    }
+}
+
+/// What the fused evaluation of a wave's crypto gates reads besides the labels.
+#[derive(Clone, Copy)]
+pub(super) struct FusedWave<'a> {
+    pub(super) schedule: &'a Schedule,
+    pub(super) window: &'a [u8],
+    pub(super) carried_mask: u8,
+    pub(super) backend: Backend,
+    pub(super) gate_base: u64,
+}
+
+impl FusedWave<'_> {
+    /// Evaluates the crypto ops `ops[range]` with the fused kernels, writing their output
+    /// labels into `labels` (the wave's); `false`, with nothing done, where the backend has
+    /// none.
+    pub(super) fn evaluate(self, range: Range<usize>, labels: &mut [Block]) -> bool {
         #[cfg(test)]
-        call_log::record(keys, blocks, 1);
-        encrypt_under_keys(self.backend, keys, blocks, 1);
+        {
+            // The PRF calls the gates make, for the tests of their inputs' uniqueness.
+            let wave = Wave {
+                schedule: self.schedule,
+                labels,
+                window: self.window,
+                carried_mask: self.carried_mask,
+                backend: self.backend,
+                gate_base: self.gate_base,
+            };
+            let mut chunk = Chunk::default();
+            wave.calls(range.clone(), &mut chunk);
+            let n = range.len();
+            call_log::record(
+                chunk.keys[..n].as_flattened(),
+                chunk.blocks[..n].as_flattened(),
+                1,
+            );
+        }
+        let op = |j: usize| self.op(range.start + j);
+        prf_eval_gates(self.backend, range.len(), op, labels, self.window)
+    }
+
+    /// Op `i` as the fused kernels take it: its table's place and an AND gate's nibble.
+    #[inline(always)]
+    fn op(&self, i: usize) -> PrfEvalOp {
+        let op = self.schedule.ops[i];
+        let (table, mask, high) = table_and_mask(self.schedule, i);
+        let and = op.kind() == OpKind::And;
+        let mut m = 0;
+        if and {
+            let byte = if mask == CARRIED {
+                self.carried_mask << 4
+            } else {
+                self.window[mask as usize]
+            };
+            m = if high { byte >> 4 } else { byte & 0xf };
+        }
+        PrfEvalOp {
+            g: self.gate_base + u64::from(op.aux),
+            table,
+            a: op.a,
+            b: op.b,
+            out: op.out(),
+            m,
+            and,
+        }
     }
 }
 

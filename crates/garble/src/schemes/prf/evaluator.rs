@@ -1,5 +1,7 @@
-//! The `prf` evaluator: each window's gates from its bytes, the PRF calls of a chunk of
-//! crypto gates staged and encrypted under their keys at once.
+//! The `prf` evaluator: each window's gates from its bytes, a wave's crypto gates by the
+//! fused kernels where the backend has them (`fused::prf_eval_gates`), else the PRF calls
+//! of a chunk of them staged and encrypted under their keys at once; a wide wave split
+//! between threads takes the staged path on each.
 
 use std::ops::Range;
 
@@ -13,7 +15,7 @@ use crate::schemes::parallel::{Parallel, MIN_WAVE_PRF};
 use crate::schemes::planner::Planner;
 use crate::schemes::waves::{wire_table, OpKind, Schedule};
 
-use super::eval_chunk::{outputs, Chunk, Wave};
+use super::eval_chunk::{outputs, Chunk, FusedWave, Wave};
 use super::layout::{piece_planner, planner, table_and_mask, PieceStart, PrfRules, CHUNK};
 use super::split;
 
@@ -131,6 +133,16 @@ impl<'c> PrfEvaluator<'c> {
             for (i, &label) in range.zip(outs) {
                 self.labels[self.schedule.ops[i].out() as usize] = label;
             }
+            return;
+        }
+        let fused = FusedWave {
+            schedule: &self.schedule,
+            window,
+            carried_mask,
+            backend,
+            gate_base: self.gate_base,
+        };
+        if fused.evaluate(range.clone(), &mut self.labels) {
             return;
         }
         for start in range.clone().step_by(CHUNK) {
