@@ -88,6 +88,59 @@ fn prf_calls<V: Register, const KR: usize, const P: usize>(
     }
 }
 
+/// The rows `r` of a garbled AND gate's PRF inputs `blk(g, r)` under its four keys
+/// `(ka[0], ka[1], kb[0], kb[1])`, two each: `ka[α]` rows `2α` and `2α + 1`, `kb[β]` rows
+/// `β` and `2 + β`.
+const AND_ROWS: [[u64; 2]; 4] = [[0, 1], [2, 3], [0, 2], [1, 3]];
+/// The same of a garbled XOR gate, one each: `k[s]` row `s`.
+const XOR_ROWS: [[u64; 1]; 4] = [[0], [1], [0], [1]];
+
+/// As [`prf_calls`] for garbled gates, four keys each (`keys[4j..4j + 4]` of gate `j`), key
+/// `k` of gate `j` encrypting `blk(gates[j], rows[k][p])` for `p < P`. The inputs are made
+/// in whole registers, as `blk(g, 0) ⊕ blk(0, r)`: a gate's `blk(g, 0)` in every lane, the
+/// row tags constant.
+#[inline(always)]
+fn gate_prf_calls<V: Register, const KR: usize, const P: usize>(
+    t: V::Token,
+    keys: &[V::Lane],
+    gates: &[u64],
+    rows: &[[u64; P]; 4],
+    out: &mut [V::Lane],
+) {
+    let b = V::BLOCKS;
+    debug_assert!(4 % b == 0);
+    let lt = V::lane_token(t);
+    // Registers per gate, and the tags of the inputs of register `q` of a gate.
+    let per_gate = 4 / b;
+    let mut tags = [[V::zero(t); P]; 4];
+    for (q, tags) in tags.iter_mut().enumerate().take(per_gate) {
+        for (p, tag) in tags.iter_mut().enumerate() {
+            let mut lanes = [V::Lane::zero(lt); 4];
+            for (i, l) in lanes.iter_mut().take(b).enumerate() {
+                *l = blk(lt, 0, rows[q * b + i][p]);
+            }
+            *tag = V::from_lanes(&lanes);
+        }
+    }
+    let mut k = [V::zero(t); KR];
+    let mut s = [[V::zero(t); P]; KR];
+    for (r, (kr, sr)) in k.iter_mut().zip(s.iter_mut()).enumerate() {
+        *kr = V::from_lanes(&keys[r * b..]);
+        let base = V::splat(blk(lt, gates[r / per_gate], 0));
+        for (x, &tag) in sr.iter_mut().zip(&tags[r % per_gate]) {
+            *x = base.xor(tag);
+        }
+    }
+    keys_core(&k, &mut s);
+    for (r, sr) in s.iter().enumerate() {
+        for (p, x) in sr.iter().enumerate() {
+            for i in 0..b {
+                out[P * (r * b + i) + p] = x.lane(i);
+            }
+        }
+    }
+}
+
 /// Garbles `prf`'s AND gates `op(range)` (at most `G`; `KR = 4G / BLOCKS`): all their
 /// inputs read, then all their outputs written.
 #[inline(always)]
@@ -102,26 +155,19 @@ fn and_group<V: Register, const G: usize, const KR: usize>(
     let lt = V::lane_token(t);
     let z = V::Lane::zero(lt);
     let mut ops = [PrfOp::default(); G];
-    // Per gate the keys (ka[0], ka[1], kb[0], kb[1]) by signal bit; two PRF inputs per key:
-    // ka[α] rows 2α and 2α + 1, kb[β] rows β and 2 + β.
-    let (mut keys, mut blocks) = ([[z; 4]; G], [[z; 8]; G]);
+    // Per gate the keys (ka[0], ka[1], kb[0], kb[1]) by signal bit, two PRF inputs each
+    // ([`AND_ROWS`]).
+    let (mut keys, mut gates) = ([[z; 4]; G], [0; G]);
     let mut permute = [(false, false); G];
     for (j, i) in range.clone().enumerate() {
         ops[j] = op(i);
         let (ka, pa) = by_signals(lt, &labels[ops[j].a as usize]);
         let (kb, pb) = by_signals(lt, &labels[ops[j].b as usize]);
-        (keys[j], permute[j]) = ([ka[0], ka[1], kb[0], kb[1]], (pa, pb));
-        for (x, r) in blocks[j].iter_mut().zip([0, 1, 2, 3, 0, 2, 1, 3]) {
-            *x = blk(lt, ops[j].g, r);
-        }
+        (keys[j], permute[j], gates[j]) = ([ka[0], ka[1], kb[0], kb[1]], (pa, pb), ops[j].g);
     }
     let mut f = [[z; 8]; G];
-    prf_calls::<V, KR, 2>(
-        t,
-        keys.as_flattened(),
-        blocks.as_flattened(),
-        f.as_flattened_mut(),
-    );
+    let keys = keys.as_flattened();
+    gate_prf_calls::<V, KR, 2>(t, keys, &gates, &AND_ROWS, f.as_flattened_mut());
     for ((gate, f), &(pa, pb)) in ops.iter().zip(&f).zip(&permute).take(range.len()) {
         let pc = gate.bit(PrfOp::PC);
         // fa[2α + β] = f[2α + β], fb[2β + α] = f[4 + 2β + α]; K[2α + β] = fa ⊕ fb.
@@ -166,24 +212,17 @@ fn xor_group<V: Register, const G: usize, const KR: usize>(
     let z = V::Lane::zero(lt);
     let mut ops = [PrfOp::default(); G];
     // Per gate the keys (ka[0], ka[1], kb[0], kb[1]) by signal bit; k[s] encrypts blk(g, s).
-    let (mut keys, mut blocks) = ([[z; 4]; G], [[z; 4]; G]);
+    let (mut keys, mut gates) = ([[z; 4]; G], [0; G]);
     let mut permute = [false; G];
     for (j, i) in range.clone().enumerate() {
         ops[j] = op(i);
         let (ka, pa) = by_signals(lt, &labels[ops[j].a as usize]);
         let (kb, pb) = by_signals(lt, &labels[ops[j].b as usize]);
-        (keys[j], permute[j]) = ([ka[0], ka[1], kb[0], kb[1]], pa ^ pb);
-        for (x, r) in blocks[j].iter_mut().zip([0, 1, 0, 1]) {
-            *x = blk(lt, ops[j].g, r);
-        }
+        (keys[j], permute[j], gates[j]) = ([ka[0], ka[1], kb[0], kb[1]], pa ^ pb, ops[j].g);
     }
     let mut f = [[z; 4]; G];
-    prf_calls::<V, KR, 1>(
-        t,
-        keys.as_flattened(),
-        blocks.as_flattened(),
-        f.as_flattened_mut(),
-    );
+    let keys = keys.as_flattened();
+    gate_prf_calls::<V, KR, 1>(t, keys, &gates, &XOR_ROWS, f.as_flattened_mut());
     for ((gate, &[ta0, ta1, tb0, tb1]), &pab) in ops.iter().zip(&f).zip(&permute).take(range.len())
     {
         // `prf::garble_xor`: D = Ã[0] ⊕ Ã[1], T = B̃[0] ⊕ B̃[1] ⊕ D,
