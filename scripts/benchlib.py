@@ -29,10 +29,12 @@ def json_of(cmd):
     return json.loads(output(cmd))
 
 
-def garble_bench(binary, scheme, circuit, repeat):
-    """`garble-bench --json` of one build: the parsed report."""
+def garble_bench(binary, scheme, circuit, repeat, backend=None):
+    """`garble-bench --json` of one build (on `backend` if given): the parsed report."""
     cmd = [binary, "garble-bench", "--circuit", circuit, "--scheme", scheme,
            "--repeat", str(repeat), "--json"]
+    if backend:
+        cmd += ["--backend", backend]
     return json_of(cmd)
 
 
