@@ -281,7 +281,8 @@ fn every_backend_garbles_alike_at_every_tweak_base() {
 
 /// `prf` on every AES backend gives the portable backend's bytes and output labels: the
 /// fused garbling and evaluation kernels against the staged path, on a circuit whose waves
-/// fill the kernels' groups and leave remainders, with AND and XOR gates in one wave.
+/// fill the kernels' groups and leave remainders, with AND and XOR gates in one wave; and
+/// evaluating tables of random bytes, the same output labels.
 #[test]
 fn prf_is_alike_on_every_backend() {
     let c = library::load("synthetic:and=1001,xor=2003,inputs=101,depth=7").unwrap();
@@ -299,6 +300,24 @@ fn prf_is_alike_on_every_backend() {
         );
     }
     assert_eq!(runs[0].output, c.eval_bits(&bits));
+    // Tables a garbler did not make (every byte random, signal and mask bits included):
+    // still the same labels on every backend.
+    let mut rng = ChaCha12Rng::seed_from_u64(7);
+    let hostile: Vec<u8> = (0..runs[0].tables.len()).map(|_| rng.gen()).collect();
+    let held: Vec<Block> = (runs[0].input_labels.iter().zip(&bits))
+        .map(|(l, &b)| l[usize::from(b)])
+        .collect();
+    let outputs: Vec<Vec<Block>> = backends
+        .iter()
+        .map(|&backend| {
+            let mut e = Scheme::Prf.evaluator(&c, &held, backend);
+            assert_eq!(e.feed(&hostile), Ok(hostile.len()), "{backend:?}");
+            e.output_labels().unwrap()
+        })
+        .collect();
+    for (out, backend) in outputs.iter().zip(&backends) {
+        assert_eq!(out, &outputs[0], "prf {backend:?} on random tables");
+    }
 }
 
 #[test]
