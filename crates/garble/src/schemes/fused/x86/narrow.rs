@@ -27,8 +27,9 @@ const Y_EVAL: (usize, usize) = (6, 6);
 const NI_PRF: (usize, usize) = (2, 8);
 const Y_PRF: (usize, usize) = (2, 4);
 /// `prf`'s evaluated gates per group (two keys each) and their key registers: eight keys in
-/// flight on both, as the per-key kernels (`vaes256` with six registers: 35.9 against 29.8
-/// ns per AND gate on sha-256.txt, Zen 3, fastest of 15 rounds).
+/// flight on both, as the per-key kernels. `vaes256` on Zen 3, sha-256.txt, fastest of 9–15
+/// rounds, ns per AND gate: four registers 29.8–30.0, three 37.7, five 35.1, six 35.9; the
+/// MinCut size: four 62.6, three 79.6, five 70.6.
 const NI_PRF_EVAL: (usize, usize) = (4, 8);
 const Y_PRF_EVAL: (usize, usize) = (4, 4);
 
