@@ -6,11 +6,12 @@
 //! The half-gates kernels, for both the TCCR (`ideal`) and the label-keyed (`circular`)
 //! hash, exist for every backend but the portable one: written out under TCCR for
 //! AVX-512's 512-bit VAES registers (`x86`), under both hashes for 256-bit VAES ones
-//! (`x86`'s `ymm`, which the `vaes` backend takes for the label-keyed hash), and once for
-//! every 128-bit register (`generic`, over `transputation_core::aes::register::Register`)
-//! that `aes-ni` (`x86`'s `narrow` entry points) and `armv8` (`arm`) instantiate; so are
-//! `prf`'s garbling kernels (`generic_prf`, on every register width, and for 512-bit VAES
-//! in `x86`).
+//! (`x86`'s `ymm`, which the `vaes` backend takes for the label-keyed hash), and once over
+//! `transputation_core::aes::register::Register` (`generic`), which `aes-ni` (`x86`'s
+//! `narrow` entry points) and `armv8` (`arm`) instantiate, and `vaes256` for the staged
+//! path's TCCR hashes. `prf`'s kernels exist for the same backends: its garbling
+//! (`generic_prf` on every register width, and for 512-bit VAES in `x86`) and its
+//! evaluation (`generic_prf`, the VAES backends on 256-bit registers).
 //!
 //! Every function returns whether it ran; the schemes keep the staged path, which computes
 //! the same bytes, for the other backends, and the tests check the two against each other.

@@ -11,7 +11,8 @@
 //! garbled XOR and AND gates (`prf_garble_gates`): each gate's two label pairs ordered by
 //! signal bit in one register of four keys, its PRF inputs made from the gate index in
 //! registers, eight gates' key schedules interleaved; a last group of fewer gates runs its
-//! unused registers on zeros, as latency would otherwise bound it.
+//! unused registers on zeros, as latency would otherwise bound it. The other backends'
+//! kernels and the evaluator's of `prf` are reached from here too (`narrow`, `ymm`).
 //!
 //! The entry points take the [`Vaes`] token, the proof that the CPU has every target
 //! feature the kernels are compiled with.

@@ -1,8 +1,9 @@
-//! `prf`'s evaluation of a chunk of a wave's crypto gates: their PRF calls staged and
-//! encrypted under their keys at once ([`Wave::stage`], reading only the labels before the
-//! wave), then their output labels computed from the window's bytes and handed to the
-//! caller ([`outputs`]), who writes them into the labels or, for a part of a split wave,
-//! keeps them until every part has read its inputs.
+//! `prf`'s evaluation of a wave's crypto gates: by the fused kernels where the backend has
+//! them ([`FusedWave::evaluate`], `fused::prf_eval_gates`), else a chunk at a time, their
+//! PRF calls staged and encrypted under their keys at once ([`Wave::stage`], reading only
+//! the labels before the wave), then their output labels computed from the window's bytes
+//! and handed to the caller ([`outputs`]), who writes them into the labels or, for a part
+//! of a split wave, keeps them until every part has read its inputs.
 
 use std::ops::Range;
 
@@ -113,19 +114,25 @@ impl FusedWave<'_> {
     /// labels into `labels` (the wave's); `false`, with nothing done, where the backend has
     /// none.
     pub(super) fn evaluate(self, range: Range<usize>, labels: &mut [Block]) -> bool {
+        // The PRF calls the gates make, for the tests of their inputs' uniqueness: staged
+        // before the labels change, recorded if the kernels ran (else the staged path
+        // records them).
         #[cfg(test)]
-        {
-            // The PRF calls the gates make, for the tests of their inputs' uniqueness.
-            let wave = Wave {
-                schedule: self.schedule,
-                labels,
-                window: self.window,
-                carried_mask: self.carried_mask,
-                backend: self.backend,
-                gate_base: self.gate_base,
-            };
-            let mut chunk = Chunk::default();
-            wave.calls(range.clone(), &mut chunk);
+        let mut chunk = Chunk::default();
+        #[cfg(test)]
+        Wave {
+            schedule: self.schedule,
+            labels,
+            window: self.window,
+            carried_mask: self.carried_mask,
+            backend: self.backend,
+            gate_base: self.gate_base,
+        }
+        .calls(range.clone(), &mut chunk);
+        let op = |j: usize| self.op(range.start + j);
+        let ran = prf_eval_gates(self.backend, range.len(), op, labels, self.window);
+        #[cfg(test)]
+        if ran {
             let n = range.len();
             call_log::record(
                 chunk.keys[..n].as_flattened(),
@@ -133,8 +140,7 @@ impl FusedWave<'_> {
                 1,
             );
         }
-        let op = |j: usize| self.op(range.start + j);
-        prf_eval_gates(self.backend, range.len(), op, labels, self.window)
+        ran
     }
 
     /// Op `i` as the fused kernels take it: its table's place and an AND gate's nibble.

@@ -114,8 +114,9 @@ impl<'c> PrfEvaluator<'c> {
         more
     }
 
-    /// Evaluates the crypto ops `ops[range]` from their window's bytes, a chunk at a time,
-    /// or in parts on several threads if the wave is wide ([`split`]).
+    /// Evaluates the crypto ops `ops[range]` from their window's bytes: in parts on several
+    /// threads if the wave is wide ([`split`], staged), else by the fused kernels, or a
+    /// chunk at a time staged where the backend has none.
     fn crypto_batch(&mut self, range: Range<usize>, window: &[u8]) {
         let (carried_mask, backend) = (self.carried_mask, self.backend);
         if let Some(split) = self.parallel.split(range.len(), MIN_WAVE_PRF) {
