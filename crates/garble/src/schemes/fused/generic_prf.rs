@@ -55,28 +55,20 @@ fn read16(window: &[u8], at: usize) -> &[u8; 16] {
     window[at..at + 16].try_into().expect("16 bytes")
 }
 
-/// Encrypts block registers `s` under key registers made of `keys` (`KR * BLOCKS` lanes),
-/// `P` blocks per key, lane by lane as `blocks[P * key + p]`; returns the `P * KR * BLOCKS`
-/// results in the same order.
+/// Encrypts the block registers `s` under key registers made of `keys` (`KR * BLOCKS`
+/// lanes), register `r`'s `p`-th block register under key register `r`; writes the results
+/// lane by lane to `out[P * key + p]`.
 #[inline(always)]
-fn prf_calls<V: Register, const KR: usize, const P: usize>(
+fn under_key_lanes<V: Register, const KR: usize, const P: usize>(
     t: V::Token,
     keys: &[V::Lane],
-    blocks: &[V::Lane],
+    mut s: [[V; P]; KR],
     out: &mut [V::Lane],
 ) {
     let b = V::BLOCKS;
     let mut k = [V::zero(t); KR];
-    let mut s = [[V::zero(t); P]; KR];
-    let mut lanes = [V::Lane::zero(V::lane_token(t)); 4];
-    for (r, (kr, sr)) in k.iter_mut().zip(s.iter_mut()).enumerate() {
+    for (r, kr) in k.iter_mut().enumerate() {
         *kr = V::from_lanes(&keys[r * b..]);
-        for (p, x) in sr.iter_mut().enumerate() {
-            for (i, l) in lanes.iter_mut().take(b).enumerate() {
-                *l = blocks[P * (r * b + i) + p];
-            }
-            *x = V::from_lanes(&lanes);
-        }
     }
     keys_core(&k, &mut s);
     for (r, sr) in s.iter().enumerate() {
@@ -86,6 +78,29 @@ fn prf_calls<V: Register, const KR: usize, const P: usize>(
             }
         }
     }
+}
+
+/// Encrypts `blocks[P * key + p]` under `keys[key]` (`KR * BLOCKS` keys, `P` blocks each),
+/// the blocks packed into registers lane by lane; the results to `out` in the same order.
+#[inline(always)]
+fn prf_calls<V: Register, const KR: usize, const P: usize>(
+    t: V::Token,
+    keys: &[V::Lane],
+    blocks: &[V::Lane],
+    out: &mut [V::Lane],
+) {
+    let b = V::BLOCKS;
+    let mut s = [[V::zero(t); P]; KR];
+    let mut lanes = [V::Lane::zero(V::lane_token(t)); 4];
+    for (r, sr) in s.iter_mut().enumerate() {
+        for (p, x) in sr.iter_mut().enumerate() {
+            for (i, l) in lanes.iter_mut().take(b).enumerate() {
+                *l = blocks[P * (r * b + i) + p];
+            }
+            *x = V::from_lanes(&lanes);
+        }
+    }
+    under_key_lanes::<V, KR, P>(t, keys, s, out);
 }
 
 /// The rows `r` of a garbled AND gate's PRF inputs `blk(g, r)` under its four keys
@@ -122,23 +137,14 @@ fn gate_prf_calls<V: Register, const KR: usize, const P: usize>(
             *tag = V::from_lanes(&lanes);
         }
     }
-    let mut k = [V::zero(t); KR];
     let mut s = [[V::zero(t); P]; KR];
-    for (r, (kr, sr)) in k.iter_mut().zip(s.iter_mut()).enumerate() {
-        *kr = V::from_lanes(&keys[r * b..]);
+    for (r, sr) in s.iter_mut().enumerate() {
         let base = V::splat(blk(lt, gates[r / per_gate], 0));
         for (x, &tag) in sr.iter_mut().zip(&tags[r % per_gate]) {
             *x = base.xor(tag);
         }
     }
-    keys_core(&k, &mut s);
-    for (r, sr) in s.iter().enumerate() {
-        for (p, x) in sr.iter().enumerate() {
-            for i in 0..b {
-                out[P * (r * b + i) + p] = x.lane(i);
-            }
-        }
-    }
+    under_key_lanes::<V, KR, P>(t, keys, s, out);
 }
 
 /// Garbles `prf`'s AND gates `op(range)` (at most `G`; `KR = 4G / BLOCKS`): all their

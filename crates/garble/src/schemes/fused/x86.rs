@@ -117,11 +117,8 @@ pub(super) fn garble_and_gates(
         },
         (Token::Vaes(t), None) => ymm::garble_and_gates(t.narrow(), None, d, zero, ands, window),
         (Token::Vaes256(t), rk) => ymm::garble_and_gates(t, rk, d, zero, ands, window),
-        (Token::AesNi(t), Some(rk)) => unsafe {
+        (Token::AesNi(t), rk) => unsafe {
             narrow::ni::garble_and_gates(t, rk, d, zero, ands, window)
-        },
-        (Token::AesNi(t), None) => unsafe {
-            narrow::ni::keyed_garble_and_gates(t, d, zero, ands, window)
         },
     }
 }
@@ -146,11 +143,8 @@ pub(super) fn eval_and_gates(
         },
         (Token::Vaes(t), None) => ymm::eval_and_gates(t.narrow(), None, base, labels, ands, window),
         (Token::Vaes256(t), rk) => ymm::eval_and_gates(t, rk, base, labels, ands, window),
-        (Token::AesNi(t), Some(rk)) => unsafe {
+        (Token::AesNi(t), rk) => unsafe {
             narrow::ni::eval_and_gates(t, rk, base, labels, ands, window)
-        },
-        (Token::AesNi(t), None) => unsafe {
-            narrow::ni::keyed_eval_and_gates(t, base, labels, ands, window)
         },
     }
 }

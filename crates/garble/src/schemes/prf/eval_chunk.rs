@@ -1,9 +1,9 @@
 //! `prf`'s evaluation of a wave's crypto gates: by the fused kernels where the backend has
-//! them ([`FusedWave::evaluate`], `fused::prf_eval_gates`), else a chunk at a time, their
-//! PRF calls staged and encrypted under their keys at once ([`Wave::stage`], reading only
-//! the labels before the wave), then their output labels computed from the window's bytes
-//! and handed to the caller ([`outputs`]), who writes them into the labels or, for a part
-//! of a split wave, keeps them until every part has read its inputs.
+//! them ([`Wave::fused`], `fused::prf_eval_gates`), else a chunk at a time, their PRF calls
+//! staged and encrypted under their keys at once ([`Wave::stage`], reading only the labels
+//! before the wave), then their output labels computed from the window's bytes and handed
+//! to the caller ([`Wave::outputs`]), who writes them into the labels or, for a part of a
+//! split wave, keeps them until every part has read its inputs.
 
 use std::ops::Range;
 
@@ -28,10 +28,11 @@ pub(super) struct Chunk {
     blocks: Vec<[Block; 2]>,
 }
 
-/// What the crypto gates of a wave read: the labels before the wave and the window's bytes.
+/// What the crypto gates of a wave read besides the labels: the window's bytes and where
+/// its gates are.
+#[derive(Clone, Copy)]
 pub(super) struct Wave<'a> {
     pub(super) schedule: &'a Schedule,
-    pub(super) labels: &'a [Block],
     pub(super) window: &'a [u8],
     pub(super) carried_mask: u8,
     pub(super) backend: Backend,
@@ -40,30 +41,24 @@ pub(super) struct Wave<'a> {
 }
 
 impl Wave<'_> {
-    /// Evaluates the crypto ops `ops[range]` (at most `CHUNK`), handing each output label to
-    /// `put` with its slot, in order.
+    /// Evaluates the crypto ops `ops[range]` (at most `CHUNK`) from the labels before the
+    /// wave, handing each output label to `put` with its slot, in order.
     pub(super) fn chunk(
         &self,
+        labels: &[Block],
         range: Range<usize>,
         chunk: &mut Chunk,
         put: impl FnMut(usize, Block),
     ) {
-        self.stage(range.clone(), chunk);
-        outputs(
-            self.schedule,
-            self.window,
-            self.carried_mask,
-            range,
-            chunk,
-            put,
-        );
+        self.stage(labels, range.clone(), chunk);
+        self.outputs(range, chunk, put);
     }
 
     /// Stages the PRF calls of the crypto ops `ops[range]` (at most `CHUNK`) in `chunk` and
     /// encrypts them: what of the chunk reads the labels.
-    pub(super) fn stage(&self, range: Range<usize>, chunk: &mut Chunk) {
+    pub(super) fn stage(&self, labels: &[Block], range: Range<usize>, chunk: &mut Chunk) {
         let n = range.len();
-        self.calls(range, chunk);
+        self.calls(labels, range, chunk);
         let (keys, blocks) = (
             chunk.keys[..n].as_flattened(),
             chunk.blocks[..n].as_flattened_mut(),
@@ -74,7 +69,7 @@ impl Wave<'_> {
     }
 
     /// The keys and PRF inputs of the crypto ops `ops[range]`, into `chunk`.
-    fn calls(&self, range: Range<usize>, chunk: &mut Chunk) {
+    fn calls(&self, labels: &[Block], range: Range<usize>, chunk: &mut Chunk) {
         let n = range.len();
         let s = self.schedule;
         chunk.keys.resize(n, [Block::ZERO; 2]);
@@ -85,7 +80,7 @@ impl Wave<'_> {
             .zip(chunk.blocks.iter_mut())
         {
             let g = self.gate_base + u64::from(op.aux);
-            let (la, lb) = (self.labels[op.a as usize], self.labels[op.b as usize]);
+            let (la, lb) = (labels[op.a as usize], labels[op.b as usize]);
             *keys = [la, lb];
             *blocks = match op.kind() {
                 OpKind::And => {
@@ -97,38 +92,17 @@ impl Wave<'_> {
             };
         }
     }
-}
 
-/// What the fused evaluation of a wave's crypto gates reads besides the labels.
-#[derive(Clone, Copy)]
-pub(super) struct FusedWave<'a> {
-    pub(super) schedule: &'a Schedule,
-    pub(super) window: &'a [u8],
-    pub(super) carried_mask: u8,
-    pub(super) backend: Backend,
-    pub(super) gate_base: u64,
-}
-
-impl FusedWave<'_> {
     /// Evaluates the crypto ops `ops[range]` with the fused kernels, writing their output
-    /// labels into `labels` (the wave's); `false`, with nothing done, where the backend has
-    /// none.
-    pub(super) fn evaluate(self, range: Range<usize>, labels: &mut [Block]) -> bool {
+    /// labels into `labels`; `false`, with nothing done, where the backend has none.
+    pub(super) fn fused(&self, range: Range<usize>, labels: &mut [Block]) -> bool {
         // The PRF calls the gates make, for the tests of their inputs' uniqueness: staged
         // before the labels change, recorded if the kernels ran (else the staged path
         // records them).
         #[cfg(test)]
         let mut chunk = Chunk::default();
         #[cfg(test)]
-        Wave {
-            schedule: self.schedule,
-            labels,
-            window: self.window,
-            carried_mask: self.carried_mask,
-            backend: self.backend,
-            gate_base: self.gate_base,
-        }
-        .calls(range.clone(), &mut chunk);
+        self.calls(labels, range.clone(), &mut chunk);
         let op = |j: usize| self.op(range.start + j);
         let ran = prf_eval_gates(self.backend, range.len(), op, labels, self.window);
         #[cfg(test)]
@@ -149,61 +123,62 @@ impl FusedWave<'_> {
         let op = self.schedule.ops[i];
         let (table, mask, high) = table_and_mask(self.schedule, i);
         let and = op.kind() == OpKind::And;
-        let mut m = 0;
-        if and {
-            let byte = if mask == CARRIED {
-                self.carried_mask << 4
-            } else {
-                self.window[mask as usize]
-            };
-            m = if high { byte >> 4 } else { byte & 0xf };
-        }
         PrfEvalOp {
             g: self.gate_base + u64::from(op.aux),
             table,
             a: op.a,
             b: op.b,
             out: op.out(),
-            m,
+            m: if and { self.nibble(mask, high) } else { 0 },
             and,
         }
     }
-}
 
-/// The output labels of the crypto ops `ops[range]` of `schedule`, staged and encrypted in
-/// `chunk` by [`Wave::stage`], from the window's bytes: each handed to `put` with its slot,
-/// in order.
-pub(super) fn outputs(
-    schedule: &Schedule,
-    window: &[u8],
-    carried_mask: u8,
-    range: Range<usize>,
-    chunk: &Chunk,
-    mut put: impl FnMut(usize, Block),
-) {
-    for (i, ([la, lb], [fa, fb])) in range.zip(chunk.keys.iter().zip(&chunk.blocks)) {
-        let op = schedule.ops[i];
-        let (pos, mask, high) = table_and_mask(schedule, i);
-        let label = match op.kind() {
-            OpKind::And => {
-                let (t1, t2) = (
-                    Block::read(&window[pos..pos + 16]),
-                    Block::read(&window[pos + 16..pos + 32]),
-                );
-                let byte = if mask == CARRIED {
-                    carried_mask << 4
-                } else {
-                    window[mask as usize]
-                };
-                let m = if high { byte >> 4 } else { byte & 0xf };
-                eval_and(*la, *lb, *fa ^ *fb, t1, t2, m)
-            }
-            OpKind::Xor => {
-                let t = Block::read(&window[pos..pos + 16]);
-                eval_xor(*la, *lb, *fa, *fb, t)
-            }
-            _ => unreachable!("only AND and XOR gates need AES"),
+    /// An AND gate's mask nibble, at byte `mask` of the window (or carried from the window
+    /// before) in its high or low half.
+    #[inline(always)]
+    fn nibble(&self, mask: u32, high: bool) -> u8 {
+        let byte = if mask == CARRIED {
+            self.carried_mask << 4
+        } else {
+            self.window[mask as usize]
         };
-        put(op.out() as usize, label);
+        if high {
+            byte >> 4
+        } else {
+            byte & 0xf
+        }
+    }
+
+    /// The output labels of the crypto ops `ops[range]`, staged and encrypted in `chunk` by
+    /// [`Wave::stage`], from the window's bytes: each handed to `put` with its slot, in
+    /// order.
+    pub(super) fn outputs(
+        &self,
+        range: Range<usize>,
+        chunk: &Chunk,
+        mut put: impl FnMut(usize, Block),
+    ) {
+        let (schedule, window) = (self.schedule, self.window);
+        for (i, ([la, lb], [fa, fb])) in range.zip(chunk.keys.iter().zip(&chunk.blocks)) {
+            let op = schedule.ops[i];
+            let (pos, mask, high) = table_and_mask(schedule, i);
+            let label = match op.kind() {
+                OpKind::And => {
+                    let (t1, t2) = (
+                        Block::read(&window[pos..pos + 16]),
+                        Block::read(&window[pos + 16..pos + 32]),
+                    );
+                    let m = self.nibble(mask, high);
+                    eval_and(*la, *lb, *fa ^ *fb, t1, t2, m)
+                }
+                OpKind::Xor => {
+                    let t = Block::read(&window[pos..pos + 16]);
+                    eval_xor(*la, *lb, *fa, *fb, t)
+                }
+                _ => unreachable!("only AND and XOR gates need AES"),
+            };
+            put(op.out() as usize, label);
+        }
     }
 }

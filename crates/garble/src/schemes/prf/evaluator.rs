@@ -15,7 +15,7 @@ use crate::schemes::parallel::{Parallel, MIN_WAVE_PRF};
 use crate::schemes::planner::Planner;
 use crate::schemes::waves::{wire_table, OpKind, Schedule};
 
-use super::eval_chunk::{outputs, Chunk, FusedWave, Wave};
+use super::eval_chunk::{Chunk, Wave};
 use super::layout::{piece_planner, planner, table_and_mask, PieceStart, PrfRules, CHUNK};
 use super::split;
 
@@ -118,17 +118,15 @@ impl<'c> PrfEvaluator<'c> {
     /// threads if the wave is wide ([`split`], staged), else by the fused kernels, or a
     /// chunk at a time staged where the backend has none.
     fn crypto_batch(&mut self, range: Range<usize>, window: &[u8]) {
-        let (carried_mask, backend) = (self.carried_mask, self.backend);
+        let wave = Wave {
+            schedule: &self.schedule,
+            window,
+            carried_mask: self.carried_mask,
+            backend: self.backend,
+            gate_base: self.gate_base,
+        };
         if let Some(split) = self.parallel.split(range.len(), MIN_WAVE_PRF) {
-            let wave = Wave {
-                schedule: &self.schedule,
-                labels: &self.labels,
-                window,
-                carried_mask,
-                backend,
-                gate_base: self.gate_base,
-            };
-            let parts = split::evaluate(split, &wave, range.clone(), &mut self.parts);
+            let parts = split::evaluate(split, &wave, &self.labels, range.clone(), &mut self.parts);
             // The output labels in op order, after every part has read its inputs.
             let outs = self.parts[..parts].iter().flat_map(|(_, outs)| outs);
             for (i, &label) in range.zip(outs) {
@@ -136,36 +134,14 @@ impl<'c> PrfEvaluator<'c> {
             }
             return;
         }
-        let fused = FusedWave {
-            schedule: &self.schedule,
-            window,
-            carried_mask,
-            backend,
-            gate_base: self.gate_base,
-        };
-        if fused.evaluate(range.clone(), &mut self.labels) {
+        if wave.fused(range.clone(), &mut self.labels) {
             return;
         }
         for start in range.clone().step_by(CHUNK) {
             let r = start..(start + CHUNK).min(range.end);
-            let wave = Wave {
-                schedule: &self.schedule,
-                labels: &self.labels,
-                window,
-                carried_mask,
-                backend,
-                gate_base: self.gate_base,
-            };
-            wave.stage(r.clone(), &mut self.chunk);
+            wave.stage(&self.labels, r.clone(), &mut self.chunk);
             let labels = &mut self.labels;
-            outputs(
-                &self.schedule,
-                window,
-                carried_mask,
-                r,
-                &self.chunk,
-                |slot, label| labels[slot] = label,
-            );
+            wave.outputs(r, &self.chunk, |slot, label| labels[slot] = label);
         }
     }
 

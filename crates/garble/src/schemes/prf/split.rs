@@ -140,11 +140,13 @@ fn garble_part(
     }
 }
 
-/// Evaluates the crypto gates `range` of `wave` in `parts` parts on `pool`, each part's
-/// output labels into the second of its `buffers` in op order; returns the number of parts.
+/// Evaluates the crypto gates `range` of `wave` from `labels` in `parts` parts on `pool`,
+/// each part's output labels into the second of its `buffers` in op order; returns the
+/// number of parts.
 pub(super) fn evaluate(
     (pool, parts): (&ThreadPool, usize),
     wave: &Wave<'_>,
+    labels: &[Block],
     range: Range<usize>,
     buffers: &mut Vec<(Chunk, Vec<Block>)>,
 ) -> usize {
@@ -156,9 +158,8 @@ pub(super) fn evaluate(
     run_parts(pool, &mut jobs, |((chunk, outs), r)| {
         outs.clear();
         for start in (r[0]..r[1]).step_by(CHUNK) {
-            wave.chunk(start..(start + CHUNK).min(r[1]), chunk, |_, label| {
-                outs.push(label)
-            });
+            let part = start..(start + CHUNK).min(r[1]);
+            wave.chunk(labels, part, chunk, |_, label| outs.push(label));
         }
     });
     parts

@@ -116,44 +116,13 @@ entry_points!(
     NI_PRF,
     NI_PRF_EVAL,
     {
-        /// The garbler's AND gates (see `fused::garble_and_gates`) under the
-        /// label-keyed hash (`circular`).
-        #[target_feature(enable = "aes,sse2,ssse3")]
-        pub fn keyed_garble_and_gates(
-            t: AesNi,
-            d: (Block, u64),
-            zero: &mut [Block],
-            ands: (&[u64], &[u32], u32),
-            window: &mut [u8],
-        ) {
-            const G: usize = NI_GARBLE.0;
-            const R: usize = NI_GARBLE.1;
-            let h = generic::KeyedByLabel;
-            generic::garble_and_gates::<Xmm, _, G, R>(t, h, d, zero, ands, window);
-        }
-
-        /// The evaluator's AND gates (see `fused::eval_and_gates`) under the
-        /// label-keyed hash.
-        #[target_feature(enable = "aes,sse2,ssse3")]
-        pub fn keyed_eval_and_gates(
-            t: AesNi,
-            base: u64,
-            labels: &mut [Block],
-            ands: (&[u64], &[u32], u32),
-            window: &[u8],
-        ) {
-            const G: usize = NI_EVAL.0;
-            const R: usize = NI_EVAL.1;
-            let h = generic::KeyedByLabel;
-            generic::eval_and_gates::<Xmm, _, G, R>(t, h, base, labels, ands, window);
-        }
-
-        /// The garbler's AND gates (see `fused::garble_and_gates`) under the TCCR hash with
-        /// the round keys `rk` (`vaes256` has its own: `super::ymm`).
+        /// The garbler's AND gates (see `fused::garble_and_gates`): under the TCCR hash with
+        /// the round keys `rk`, under the label-keyed hash (`circular`) without (`vaes256`
+        /// has its own: `super::ymm`).
         #[target_feature(enable = "aes,sse2,ssse3")]
         pub fn garble_and_gates(
             t: AesNi,
-            rk: &RoundKeys,
+            rk: Option<&RoundKeys>,
             d: (Block, u64),
             zero: &mut [Block],
             ands: (&[u64], &[u32], u32),
@@ -161,16 +130,25 @@ entry_points!(
         ) {
             const G: usize = NI_GARBLE.0;
             const R: usize = NI_GARBLE.1;
-            let k = broadcast_keys::<Xmm>(t, rk);
-            let h = generic::FixedKey(&k);
-            generic::garble_and_gates::<Xmm, _, G, R>(t, h, d, zero, ands, window);
+            match rk {
+                Some(rk) => {
+                    let k = broadcast_keys::<Xmm>(t, rk);
+                    let h = generic::FixedKey(&k);
+                    generic::garble_and_gates::<Xmm, _, G, R>(t, h, d, zero, ands, window);
+                }
+                None => {
+                    let h = generic::KeyedByLabel;
+                    generic::garble_and_gates::<Xmm, _, G, R>(t, h, d, zero, ands, window);
+                }
+            }
         }
 
-        /// The evaluator's AND gates (see `fused::eval_and_gates`) under the TCCR hash.
+        /// The evaluator's AND gates (see `fused::eval_and_gates`), under either hash as
+        /// `garble_and_gates`.
         #[target_feature(enable = "aes,sse2,ssse3")]
         pub fn eval_and_gates(
             t: AesNi,
-            rk: &RoundKeys,
+            rk: Option<&RoundKeys>,
             base: u64,
             labels: &mut [Block],
             ands: (&[u64], &[u32], u32),
@@ -178,9 +156,17 @@ entry_points!(
         ) {
             const G: usize = NI_EVAL.0;
             const R: usize = NI_EVAL.1;
-            let k = broadcast_keys::<Xmm>(t, rk);
-            let h = generic::FixedKey(&k);
-            generic::eval_and_gates::<Xmm, _, G, R>(t, h, base, labels, ands, window);
+            match rk {
+                Some(rk) => {
+                    let k = broadcast_keys::<Xmm>(t, rk);
+                    let h = generic::FixedKey(&k);
+                    generic::eval_and_gates::<Xmm, _, G, R>(t, h, base, labels, ands, window);
+                }
+                None => {
+                    let h = generic::KeyedByLabel;
+                    generic::eval_and_gates::<Xmm, _, G, R>(t, h, base, labels, ands, window);
+                }
+            }
         }
     }
 );

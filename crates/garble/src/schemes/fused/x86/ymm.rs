@@ -30,16 +30,16 @@ use crate::schemes::waves::unpack_slots;
 /// `π(x)`, some spilled, the round keys read from memory by `VAESENC`. Measured on Zen 3
 /// (`garble-bench`, `ideal`, the MinCut size, medians of 7): 4 gates 16.4–18.1 ns per AND
 /// gate, 5 16.0, 6 15.7–16.3, 8 28.6 (LLVM no longer keeps the rounds in registers).
-const TCCR_GARBLE: (usize, usize) = (6, 12);
+const TCCR_GARBLE: usize = 6;
 /// TCCR's evaluated gates per group: one register each (6 gates 12.0 ns, 8 11.3–12.0, 10
 /// 11.8, 12 11.8, as above).
-const TCCR_EVAL: (usize, usize) = (8, 8);
+const TCCR_EVAL: usize = 8;
 /// The label-keyed hash's groups: a key register and a state register per two hash inputs.
 /// Measured on Zen 3 (`circular`, sha-256.txt and the MinCut size, 9–11 rounds, fastest
 /// and lower quartile): garbling 4 gates (8 key registers) 27.2–27.8 ns per AND gate
 /// against 28.5–29.1 with 2; evaluating 4 gates 16.0–17.1 against 16.9–17.9 with 6.
-const KEYED_GARBLE: (usize, usize) = (4, 8);
-const KEYED_EVAL: (usize, usize) = (4, 4);
+const KEYED_GARBLE: usize = 4;
+const KEYED_EVAL: usize = 4;
 
 /// A half-gates hash on 256-bit registers: how the tweaks are laid out in a register, and
 /// the hash of registers of inputs under registers of tweaks.
@@ -216,41 +216,33 @@ mod kernels {
         }
     }
 
-    /// [`garble_and_gates`] under TCCR with the round keys `rk`.
+    /// [`garble_and_gates`] under TCCR with the round keys `rk`, under the label-keyed hash
+    /// without.
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
-    pub(super) fn tccr_garble_and_gates(
+    pub(super) fn garble_under(
         t: Vaes256,
-        rk: &RoundKeys,
+        rk: Option<&RoundKeys>,
         d: (Block, u64),
         zero: &mut [Block],
         ands: (&[u64], &[u32], u32),
         window: &mut [u8],
     ) {
-        let k = broadcast_keys::<Ymm>(t, rk);
-        const G: usize = TCCR_GARBLE.0;
-        const R: usize = TCCR_GARBLE.1;
-        garble_and_gates::<_, G, R>(t, Tccr(&k), d, zero, ands, window);
+        const T: usize = TCCR_GARBLE;
+        const K: usize = KEYED_GARBLE;
+        match rk {
+            Some(rk) => {
+                let k = broadcast_keys::<Ymm>(t, rk);
+                garble_and_gates::<_, T, { 2 * T }>(t, Tccr(&k), d, zero, ands, window);
+            }
+            None => garble_and_gates::<_, K, { 2 * K }>(t, KeyedByLabel, d, zero, ands, window),
+        }
     }
 
-    /// [`garble_and_gates`] under the label-keyed hash.
-    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
-    pub(super) fn keyed_garble_and_gates(
-        t: Vaes256,
-        d: (Block, u64),
-        zero: &mut [Block],
-        ands: (&[u64], &[u32], u32),
-        window: &mut [u8],
-    ) {
-        const G: usize = KEYED_GARBLE.0;
-        const R: usize = KEYED_GARBLE.1;
-        garble_and_gates::<_, G, R>(t, KeyedByLabel, d, zero, ands, window);
-    }
-
-    /// Evaluates at most `G` AND gates of `(ands, index, first)` under `h`, in `R = G`
-    /// registers: every input is read before any output is written.
+    /// Evaluates at most `G` AND gates of `(ands, index, first)` under `h`, one register
+    /// each: every input is read before any output is written.
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
-    fn eval_group<H: YmmHash, const G: usize, const R: usize>(
+    fn eval_group<H: YmmHash, const G: usize>(
         t: Vaes256,
         h: H,
         (add, shuffle): (__m256i, __m256i),
@@ -258,9 +250,8 @@ mod kernels {
         (ands, index, first): (&[u64], &[u32], u32),
         window: &[u8],
     ) {
-        debug_assert_eq!(R, G);
         let z = Ymm::zero(t);
-        let (mut s, mut tw) = ([z; R], [z; R]);
+        let (mut s, mut tw) = ([z; G], [z; G]);
         let mut ab = [_mm256_setzero_si256(); G];
         for (g, (&p, &n)) in ands.iter().zip(index).enumerate().take(G) {
             let (a, b, _) = unpack_slots(p);
@@ -285,11 +276,10 @@ mod kernels {
         }
     }
 
-    /// The evaluator's AND gates (see `fused::eval_and_gates`) under `h`, `G` at a time in
-    /// `R = G` registers.
+    /// The evaluator's AND gates (see `fused::eval_and_gates`) under `h`, `G` at a time.
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
-    fn eval_and_gates<H: YmmHash, const G: usize, const R: usize>(
+    fn eval_and_gates<H: YmmHash, const G: usize>(
         t: Vaes256,
         h: H,
         tweak_base: u64,
@@ -299,38 +289,28 @@ mod kernels {
     ) {
         let add = (addends::<H>(tweak_base, 1, 2), tweak_shuffle::<H>());
         for (a, n) in ands.chunks(G).zip(index.chunks(G)) {
-            eval_group::<H, G, R>(t, h, add, labels, (a, n, first), window);
+            eval_group::<H, G>(t, h, add, labels, (a, n, first), window);
         }
     }
 
-    /// [`eval_and_gates`] under TCCR with the round keys `rk`.
+    /// [`eval_and_gates`] under TCCR with the round keys `rk`, under the label-keyed hash
+    /// without.
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
-    pub(super) fn tccr_eval_and_gates(
+    pub(super) fn eval_under(
         t: Vaes256,
-        rk: &RoundKeys,
-        tweak_base: u64,
+        rk: Option<&RoundKeys>,
+        base: u64,
         labels: &mut [Block],
         ands: (&[u64], &[u32], u32),
         window: &[u8],
     ) {
-        let k = broadcast_keys::<Ymm>(t, rk);
-        const G: usize = TCCR_EVAL.0;
-        const R: usize = TCCR_EVAL.1;
-        eval_and_gates::<_, G, R>(t, Tccr(&k), tweak_base, labels, ands, window);
-    }
-
-    /// [`eval_and_gates`] under the label-keyed hash.
-    #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes")]
-    pub(super) fn keyed_eval_and_gates(
-        t: Vaes256,
-        tweak_base: u64,
-        labels: &mut [Block],
-        ands: (&[u64], &[u32], u32),
-        window: &[u8],
-    ) {
-        const G: usize = KEYED_EVAL.0;
-        const R: usize = KEYED_EVAL.1;
-        eval_and_gates::<_, G, R>(t, KeyedByLabel, tweak_base, labels, ands, window);
+        match rk {
+            Some(rk) => {
+                let k = broadcast_keys::<Ymm>(t, rk);
+                eval_and_gates::<_, TCCR_EVAL>(t, Tccr(&k), base, labels, ands, window);
+            }
+            None => eval_and_gates::<_, KEYED_EVAL>(t, KeyedByLabel, base, labels, ands, window),
+        }
     }
 }
 
@@ -344,11 +324,8 @@ pub(super) fn garble_and_gates(
     ands: (&[u64], &[u32], u32),
     window: &mut [u8],
 ) {
-    // SAFETY (each arm): the token proves that the CPU has the kernels' target features.
-    match rk {
-        Some(rk) => unsafe { kernels::tccr_garble_and_gates(t, rk, d, zero, ands, window) },
-        None => unsafe { kernels::keyed_garble_and_gates(t, d, zero, ands, window) },
-    }
+    // SAFETY: the token proves that the CPU has the kernel's target features.
+    unsafe { kernels::garble_under(t, rk, d, zero, ands, window) }
 }
 
 /// The half-gates evaluator's AND gates (see `fused::eval_and_gates`), under either hash as
@@ -362,10 +339,5 @@ pub(super) fn eval_and_gates(
     window: &[u8],
 ) {
     // SAFETY: as in `garble_and_gates`.
-    match rk {
-        Some(rk) => unsafe {
-            kernels::tccr_eval_and_gates(t, rk, tweak_base, labels, ands, window)
-        },
-        None => unsafe { kernels::keyed_eval_and_gates(t, tweak_base, labels, ands, window) },
-    }
+    unsafe { kernels::eval_under(t, rk, tweak_base, labels, ands, window) }
 }
