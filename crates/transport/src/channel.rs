@@ -69,6 +69,29 @@ pub trait Channel: Send {
     fn sender_tuning(&self) -> Option<Arc<dyn TuneSender>> {
         None
     }
+    /// The most *lanes* this channel can open (see [`Channel::open_lanes`]); 0 for a
+    /// transport without streams of its own (every one but `quic`) and for a wrapper that
+    /// does not pass them on.
+    fn max_lanes(&self) -> usize {
+        0
+    }
+    /// Opens `n` (at most [`Channel::max_lanes`]) further channels to the same peer beside
+    /// this one, its *lanes*: each a [`Channel`] of its own, under the same contract, over
+    /// the same connection where the transport has streams (`quic`: a stream each), so that
+    /// what one lane waits for (a lost packet, a slow reader) holds up no other. Both ends
+    /// call it once with the same `n` (agreed beforehand over this channel); lane `i` of one
+    /// end is lane `i` of the other. The connecting end opens them and returns at once; the
+    /// accepting end waits for each (at most the I/O timeout) and checks what opens it. A
+    /// protected channel ([`crate::SecureChannel`]) protects each lane with keys of its own.
+    /// Closing or dropping a lane leaves this channel and the other lanes open.
+    fn open_lanes(&mut self, n: usize) -> Result<Vec<Box<dyn Channel>>> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        Err(crate::Error::Mismatch {
+            what: format!("{n} lanes asked of a channel that opens none"),
+        })
+    }
 }
 
 /// How the sending side of an accepted channel should behave from now on: as if it had
@@ -130,6 +153,12 @@ macro_rules! forward_channel {
             }
             fn sender_tuning(&self) -> Option<Arc<dyn TuneSender>> {
                 (**self).sender_tuning()
+            }
+            fn max_lanes(&self) -> usize {
+                (**self).max_lanes()
+            }
+            fn open_lanes(&mut self, n: usize) -> Result<Vec<Box<dyn Channel>>> {
+                (**self).open_lanes(n)
             }
         }
     )*};

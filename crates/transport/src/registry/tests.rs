@@ -104,7 +104,7 @@ fn names_what_is_wrong() {
         ("udt:fc=", "bad value '' for option 'fc'"),
         (
             "quic:streams=2",
-            "transport 'quic' has no option 'streams' (valid: cc, window, mtu, iw)",
+            "transport 'quic' has no option 'streams' (valid: cc, window, mtu, iw, lanes)",
         ),
         (
             "quic:cc=reno",
@@ -115,6 +115,7 @@ fn names_what_is_wrong() {
         ("quic:mtu=1200", "bad value '1200' for option 'mtu'"),
         ("quic:mtu=9217", "from 1280 to 9216"),
         ("quic:iw=2399", "bad value '2399' for option 'iw'"),
+        ("quic:lanes=65", "from 0 to 64"),
     ];
     for (input, wanted) in cases.into_iter().filter(|(i, _)| built(i)) {
         let got = e(input);

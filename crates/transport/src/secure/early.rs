@@ -151,4 +151,20 @@ impl<C: Channel> Channel for EarlyClient<C> {
             State::Failed => None,
         }
     }
+
+    fn max_lanes(&self) -> usize {
+        match &self.state {
+            State::Pending { inner, .. } => inner.max_lanes(),
+            State::Ready(channel) => channel.max_lanes(),
+            State::Failed => 0,
+        }
+    }
+
+    /// Runs the handshake first if it has not run: a lane's keys come from it.
+    fn open_lanes(&mut self, n: usize) -> Result<Vec<Box<dyn Channel>>> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        self.ready()?.open_lanes(n)
+    }
 }

@@ -146,11 +146,23 @@
 //! Any failure is final: a record that fails its check gives [`Error::Integrity`] naming
 //! it, and the channel answers [`Error::Poisoned`] from then on.
 //!
+//! # Lanes
+//!
+//! [`Channel::open_lanes`] of a protected channel opens the lanes of the channel below
+//! (`quic`'s streams) and protects each with records as above, under keys of its own:
+//! lane `i`'s key of a direction is derived from that direction's half of the split and
+//! `i` ([`record`]'s `lane_key`), its record counters start at 0. A lane needs no
+//! handshake: the keys already authenticate the peer, and a stranger who opens a stream
+//! into the connection can make no record that passes. A record moved between lanes, or
+//! between a lane and the first channel, fails its tag as a reordered one does; a lane cut
+//! short without its close record is an error as on the first channel.
+//!
 //! # Counters and keys
 //!
 //! [`Channel::stats`] counts the bytes of the channel underneath after the handshake:
 //! record headers and tags included, the handshake not. Keys are zeroed when dropped
-//! ([`keys`]; the split's two keys right after the record keys are derived from them).
+//! ([`keys`]; the split's two keys once the lanes' keys are derived from them, or with
+//! the channel if it opens none).
 //! Copies this crate cannot reach, which their libraries do not wipe: the record key in the
 //! `aegis` crate's cipher value (two per record, on the stack) and the AEGIS state libaegis
 //! keeps on the stack while it seals or opens a record; and what `snow` keeps in its
@@ -173,7 +185,7 @@ pub use record::MAX_RECORD;
 
 /// A `send` of at least this many bytes gets records of its own (see the module docs).
 pub const ALIGN_SENDS: usize = 16 << 10;
-use record::{Kind, Opener, RecordError, Sealer, SEALED_HEADER, TAG};
+use record::{lane_key, Kind, Opener, RecordError, Sealer, SEALED_HEADER, TAG};
 
 /// Capacity of a record buffer.
 const RECORD_BUFFER: usize = SEALED_HEADER + MAX_RECORD + TAG;
@@ -324,6 +336,9 @@ pub struct SecureChannel<C: Channel> {
     /// the answer, the responder's from the peer's hello until its answer was sent (not
     /// the wait for the peer to start).
     handshake_time: Duration,
+    /// The split's keys (sending, receiving) that its lanes' keys come from, until the
+    /// lanes are opened; `None` for a lane, or after.
+    lane_secrets: Option<(Zeroizing<[u8; 32]>, Zeroizing<[u8; 32]>)>,
 }
 
 impl<C: Channel> std::fmt::Debug for SecureChannel<C> {
@@ -461,22 +476,37 @@ impl<C: Channel> SecureChannel<C> {
         let (i2r, r2i) = hs.dangerously_get_raw_split();
         let (i2r, r2i) = (Zeroizing::new(i2r), Zeroizing::new(r2i));
         let (send, recv) = if initiator {
-            (&i2r, &r2i)
+            (i2r, r2i)
         } else {
-            (&r2i, &i2r)
+            (r2i, i2r)
         };
+        let mut channel = Self::with_keys(inner, (&send, &recv), protection, counted);
+        channel.handshake_time = started.elapsed();
+        channel.lane_secrets = Some((send, recv));
+        Ok(channel)
+    }
+
+    /// The channel over `inner` whose records are sealed under `keys` (sending,
+    /// receiving), `counted` of `inner`'s bytes so far counted as its own.
+    fn with_keys(
+        inner: C,
+        (send, recv): (&Zeroizing<[u8; 32]>, &Zeroizing<[u8; 32]>),
+        protection: &'static str,
+        counted: ByteCounts,
+    ) -> Self {
         // Mapped lazily (`vec![0; n]`): a session of small records touches a few of its 256
         // pages. Writing all of them here cost a small circuit's session ~1 ms (`aes128`
         // protected: handshake 0.4 -> 1.5 ms, and the evaluator's copy delayed its first
         // message), against ~0.3 ms of faults in the first large records of a large one.
         let out = vec![0u8; RECORD_BUFFER];
         let now = inner.stats();
-        Ok(SecureChannel {
+        SecureChannel {
             base: ByteCounts {
                 sent: now.sent.saturating_sub(counted.sent),
                 received: now.received.saturating_sub(counted.received),
             },
-            handshake_time: started.elapsed(),
+            handshake_time: Duration::ZERO,
+            lane_secrets: None,
             inner,
             sealer: Sealer::new(send),
             opener: Opener::new(recv),
@@ -488,7 +518,7 @@ impl<C: Channel> SecureChannel<C> {
             peer_closed: false,
             closed: false,
             poisoned: false,
-        })
+        }
     }
 
     /// `noise-psk` or `noise-kk`.
@@ -667,6 +697,45 @@ impl<C: Channel> Channel for SecureChannel<C> {
 
     fn peer_addr(&self) -> Option<SocketAddr> {
         self.inner.peer_addr()
+    }
+
+    fn max_lanes(&self) -> usize {
+        match self.lane_secrets {
+            Some(_) => self.inner.max_lanes(),
+            None => 0,
+        }
+    }
+
+    /// The lanes of the channel below, each protected by records under keys of its own
+    /// (see [`record::lane_key`]); no handshake of their own.
+    fn open_lanes(&mut self, n: usize) -> Result<Vec<Box<dyn Channel>>> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        self.guard(|s| {
+            let Some((send, recv)) = s.lane_secrets.take() else {
+                return Err(Error::Mismatch {
+                    what: format!("{n} lanes asked of a protected channel that opens none"),
+                });
+            };
+            let lanes = s.inner.open_lanes(n)?;
+            let protection = s.protection;
+            Ok(lanes
+                .into_iter()
+                .enumerate()
+                .map(|(i, lane)| {
+                    let i = u32::try_from(i).expect("lanes are few");
+                    let keys = (&lane_key(&send, i), &lane_key(&recv, i));
+                    let lane = SecureChannel::<Box<dyn Channel>>::with_keys(
+                        lane,
+                        keys,
+                        protection,
+                        ByteCounts::default(),
+                    );
+                    Box::new(lane) as Box<dyn Channel>
+                })
+                .collect())
+        })
     }
 }
 

@@ -59,6 +59,35 @@ pub const TAG: usize = 16;
 /// HKDF's info when deriving a record key.
 const RECORD_KEY_LABEL: &[u8] = b"transputation record key v3 aegis-128x4";
 
+/// The HKDF label of a lane's 32-byte key, followed by the lane's index (4 bytes,
+/// big-endian).
+const LANE_KEY_LABEL: &[u8] = b"transputation lane key v1";
+
+/// Lane `lane`'s 32-byte key of one direction: HKDF-SHA256-Expand(k, label ‖ lane, 32),
+/// `k` that direction's half of the handshake's split. A lane's records are sealed under
+/// the record key derived from it as from `k` (above), with counters of their own from 0:
+/// distinct HKDF inputs give independent keys (HKDF's expand is a PRF keyed by `k`), so no
+/// nonce repeats under any key, and a record moved from one lane (or the first channel) to
+/// another fails its tag.
+pub fn lane_key(k: &Zeroizing<[u8; 32]>, lane: u32) -> Zeroizing<[u8; 32]> {
+    let prk = hkdf::Prk::new_less_safe(hkdf::HKDF_SHA256, &k[..]);
+    let index = lane.to_be_bytes();
+    let mut key = Zeroizing::new([0u8; 32]);
+    prk.expand(&[LANE_KEY_LABEL, &index], LaneKeyLen)
+        .and_then(|okm| okm.fill(&mut key[..]))
+        .expect("32 bytes are within HKDF's limit");
+    key
+}
+
+/// The HKDF output length of a lane key.
+struct LaneKeyLen;
+
+impl hkdf::KeyType for LaneKeyLen {
+    fn len(&self) -> usize {
+        32
+    }
+}
+
 /// What a record carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -370,6 +399,22 @@ mod tests {
                 .decrypt_in_place(&mut buf, &forged, &ad)
                 .is_err());
         }
+    }
+
+    #[test]
+    fn lane_keys_differ_by_lane_and_direction() {
+        let k = Zeroizing::new([7u8; 32]);
+        let other = Zeroizing::new([8u8; 32]);
+        let (a, b) = (lane_key(&k, 0), lane_key(&k, 1));
+        assert_ne!(*a, *b);
+        assert_ne!(*a, *lane_key(&other, 0));
+        assert_eq!(*a, *lane_key(&k, 0));
+        // A record sealed on lane 0 does not open on lane 1 or on the first channel.
+        let mut s0 = Sealer::new(&a);
+        let r = sealed(&mut s0, Kind::Data, b"tables");
+        assert!(open(&mut Opener::new(&b), &r).is_err());
+        assert!(open(&mut Opener::new(&k), &r).is_err());
+        assert_eq!(open(&mut Opener::new(&a), &r).unwrap().1, b"tables");
     }
 
     #[test]

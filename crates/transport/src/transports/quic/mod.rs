@@ -62,6 +62,19 @@
 //! after [`Config::connect_budget`], as every transport does; quinn itself retransmits an
 //! unanswered Initial packet.
 //!
+//! # Lanes
+//!
+//! [`Channel::open_lanes`] opens further bidirectional streams of the same connection,
+//! `lanes=N` of them at most (default 8; 0: none): the client opens each and writes the
+//! 8-byte lane hello `b"TPQL"`, version byte 1, a zero byte and the lane's index (2 bytes,
+//! big-endian), the server accepts each and checks its hello (a wrong magic, an index out of
+//! range or twice is [`Error::Malformed`]). A lost packet of one stream holds up only that
+//! stream's reader: QUIC orders bytes per stream, not per connection. The streams share the
+//! connection's congestion controller and its flow-control window. A lane is a channel as
+//! the first stream is (flushing, closing and byte counters as below, the hello not
+//! counted); closing or dropping it ends its stream only, and the connection stays until
+//! the first stream's channel is dropped.
+//!
 //! # Sending, closing, timeouts
 //!
 //! [`Channel::send`] gathers small writes into a 256 KiB buffer and hands full buffers to
@@ -175,6 +188,18 @@ pub(crate) static FAMILY: Family = Family {
             doc: "the initial congestion window (unset: quinn's, 12000, bbr 240000); for a \
                   known path, its bandwidth-delay product",
         },
+        OptionDecl {
+            key: "lanes",
+            kind: OptionKind::Integer {
+                min: 0,
+                max: MAX_LANES as u64,
+                unit: "streams",
+            },
+            default: Some(Value::Int(DEFAULT_LANES as u64)),
+            shown: Shown::WhenChanged,
+            doc: "streams a session may open beside its first, one per lane (coarse-grained \
+                  parallelism sends each piece's tables on a lane of its own); 0: none",
+        },
     ],
     delivery: Delivery::RepairsDatagrams,
     conformance: &[
@@ -182,6 +207,7 @@ pub(crate) static FAMILY: Family = Family {
         "quic:cc=bbr",
         "quic:cc=newreno,window=1048576",
         "quic:window=1048576,mtu=9000",
+        "quic:lanes=0",
     ],
     available: || Ok(()),
     auto: true,
@@ -194,6 +220,7 @@ pub(crate) static FAMILY: Family = Family {
             window: v.int("window"),
             mtu: v.opt_u32("mtu"),
             iw: v.int("iw"),
+            lanes: v.u32_of("lanes"),
         }))
     },
     model: model_of,
@@ -308,6 +335,7 @@ struct Quic {
     window: Option<u64>,
     mtu: Option<u32>,
     iw: Option<u64>,
+    lanes: u32,
 }
 
 impl Quic {
@@ -318,6 +346,7 @@ impl Quic {
             window: window_for(self.window, cfg),
             mtu: self.mtu,
             initial_window: self.iw,
+            lanes: self.lanes,
         }
     }
 }
@@ -344,6 +373,12 @@ impl Accept for QuicListener {
 
 /// The set-up hello on the stream.
 const HELLO: [u8; 8] = *b"TPQC\x01\x00\x00\x00";
+/// A lane's hello: these 6 bytes, then the lane's index (2 bytes, big-endian).
+const LANE_HELLO: [u8; 6] = *b"TPQL\x01\x00";
+/// The most lanes a connection opens (`lanes=`).
+const MAX_LANES: u32 = 64;
+/// Lanes when `lanes=` is not given.
+const DEFAULT_LANES: u32 = 8;
 /// The application close code of a channel dropped in good order.
 const DONE: VarInt = VarInt::from_u32(0);
 /// The application close code of a channel dropped after an error.
@@ -452,6 +487,10 @@ impl QuicListener {
         })?;
         let mut channel = QuicChannel::new(self.driver.clone(), conn, send, recv, cfg);
         channel.tuning = Some(cell);
+        channel.lanes = Lanes::Unopened {
+            max: self.params.lanes as usize,
+            client: false,
+        };
         Ok(channel)
     }
 }
@@ -514,7 +553,85 @@ fn connect(addr: SocketAddr, params: &Params, cfg: &Config) -> Result<QuicChanne
             .map_err(|e| write_err(e, during, t))?;
         Ok::<_, Error>((send, recv))
     })?;
-    Ok(QuicChannel::new(Arc::new(driver), conn, send, recv, cfg))
+    let mut channel = QuicChannel::new(Arc::new(driver), conn, send, recv, cfg);
+    channel.lanes = Lanes::Unopened {
+        max: params.lanes as usize,
+        client: true,
+    };
+    Ok(channel)
+}
+
+/// What a channel may still do about lanes.
+#[derive(Debug, Clone, Copy)]
+enum Lanes {
+    /// The connection's first stream, its lanes not opened yet: at most `max`, opened by
+    /// the client (`client`) or accepted.
+    Unopened { max: usize, client: bool },
+    /// The first stream after its lanes were opened, or a lane: none to open.
+    None,
+}
+
+/// Opens (the client) or accepts (the server) `n` lanes of `conn`, each within `t`, in
+/// lane order.
+async fn lane_streams(
+    conn: quinn::Connection,
+    n: usize,
+    client: bool,
+    t: Duration,
+) -> Result<Vec<(SendStream, RecvStream)>> {
+    let timed_out = |during| Error::Timeout { during, after: t };
+    let mut lanes: Vec<Option<(SendStream, RecvStream)>> = (0..n).map(|_| None).collect();
+    for i in 0..n {
+        if client {
+            let during = "opening a lane";
+            let (mut send, recv) = tokio::time::timeout(t, conn.open_bi())
+                .await
+                .map_err(|_| timed_out(during))?
+                .map_err(|e| lost(e, during, t))?;
+            let mut hello = [0u8; 8];
+            hello[..6].copy_from_slice(&LANE_HELLO);
+            hello[6..].copy_from_slice(&(i as u16).to_be_bytes());
+            tokio::time::timeout(t, send.write_all(&hello))
+                .await
+                .map_err(|_| timed_out(during))?
+                .map_err(|e| write_err(e, during, t))?;
+            lanes[i] = Some((send, recv));
+        } else {
+            let during = "waiting for the peer's lanes";
+            let (send, mut recv) = tokio::time::timeout(t, conn.accept_bi())
+                .await
+                .map_err(|_| timed_out(during))?
+                .map_err(|e| lost(e, during, t))?;
+            let mut hello = [0u8; 8];
+            tokio::time::timeout(t, recv.read_exact(&mut hello))
+                .await
+                .map_err(|_| timed_out(during))?
+                .map_err(|e| match e {
+                    quinn::ReadExactError::FinishedEarly(_) => Error::Closed { during },
+                    quinn::ReadExactError::ReadError(e) => read_err(e, during, t),
+                })?;
+            let index = usize::from(u16::from_be_bytes([hello[6], hello[7]]));
+            if hello[..6] != LANE_HELLO {
+                return Err(Error::Malformed {
+                    what: "a quic lane's hello has a wrong magic or version".into(),
+                });
+            }
+            match lanes.get_mut(index) {
+                Some(slot @ None) => *slot = Some((send, recv)),
+                Some(Some(_)) => {
+                    return Err(Error::Malformed {
+                        what: format!("the peer opened quic lane {index} twice"),
+                    })
+                }
+                None => {
+                    return Err(Error::Malformed {
+                        what: format!("the peer opened quic lane {index} of {n}"),
+                    })
+                }
+            }
+        }
+    }
+    Ok(lanes.into_iter().flatten().collect())
 }
 
 /// A [`Channel`] over one QUIC stream.
@@ -537,6 +654,11 @@ struct QuicChannel {
     tuning: Option<Arc<HintCell>>,
     /// The peer acknowledged the whole finished stream (or went away in good order).
     acked: bool,
+    /// Whether it may open lanes (the connection's first stream, until it did).
+    lanes: Lanes,
+    /// Whether this channel is the connection's first stream, which closes the connection
+    /// when dropped; a lane ends its stream only.
+    first: bool,
     /// Declared last: the runtime outlives the streams and the connection.
     driver: Arc<Driver>,
 }
@@ -571,6 +693,8 @@ impl QuicChannel {
             failed: false,
             tuning: None,
             acked: false,
+            lanes: Lanes::None,
+            first: true,
             driver,
         }
     }
@@ -659,6 +783,10 @@ impl QuicChannel {
         let r = self.driver.block_on(async move {
             match tokio::time::timeout(t, stopped).await {
                 Ok(Ok(None)) => Ok(()),
+                // The peer dropped its end of the stream in good order (quinn stops a
+                // stream dropped unread with code 0, as a lane's channel is dropped): it
+                // has all it chose to read.
+                Ok(Ok(Some(code))) if code == DONE => Ok(()),
                 // The peer stopped reading before the end.
                 Ok(Ok(Some(_))) => Err(Error::Closed { during }),
                 // The peer dropped its channel normally: it has all it chose to read.
@@ -734,6 +862,49 @@ impl Channel for QuicChannel {
             .clone()
             .map(|cell| cell as Arc<dyn TuneSender>)
     }
+
+    fn max_lanes(&self) -> usize {
+        match self.lanes {
+            Lanes::Unopened { max, .. } => max,
+            Lanes::None => 0,
+        }
+    }
+
+    fn open_lanes(&mut self, n: usize) -> Result<Vec<Box<dyn Channel>>> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let client = match self.lanes {
+            Lanes::Unopened { max, client } if n <= max => client,
+            _ => {
+                return Err(Error::Mismatch {
+                    what: format!(
+                        "{n} lanes asked of a quic channel that opens {}",
+                        self.max_lanes()
+                    ),
+                })
+            }
+        };
+        self.lanes = Lanes::None;
+        // What is buffered goes first: the peer may wait for it before it opens its end.
+        self.flush()?;
+        let (conn, t) = (self.conn.clone(), self.timeout);
+        let streams = self.driver.block_on(lane_streams(conn, n, client, t));
+        let streams = streams.inspect_err(|_| self.failed = true)?;
+        let cfg = Config {
+            io_timeout: t,
+            ..Config::default()
+        };
+        Ok(streams
+            .into_iter()
+            .map(|(send, recv)| {
+                let mut lane =
+                    QuicChannel::new(self.driver.clone(), self.conn.clone(), send, recv, &cfg);
+                lane.first = false;
+                Box::new(lane) as Box<dyn Channel>
+            })
+            .collect())
+    }
 }
 
 impl Drop for QuicChannel {
@@ -743,7 +914,16 @@ impl Drop for QuicChannel {
         if !self.failed && !self.acked {
             let _ = self.flush().and_then(|()| self.finish());
         }
-        if self.acked {
+        if !self.first {
+            // A lane: its stream alone ends; the first stream's channel closes the
+            // connection.
+            if !self.acked {
+                let _ = self.send.reset(FAILED);
+            }
+            if self.failed {
+                let _ = self.recv.stop(FAILED);
+            }
+        } else if self.acked {
             self.conn.close(DONE, b"done");
         } else {
             // Unacknowledged stream data left in quinn's buffers keeps it from sending the

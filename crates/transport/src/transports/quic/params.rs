@@ -112,6 +112,9 @@ pub(crate) struct Params {
     pub(crate) mtu: Option<u32>,
     /// The congestion controller's initial window in bytes, if given.
     pub(crate) initial_window: Option<u64>,
+    /// The most lanes a session opens beside its stream ([`crate::Channel::open_lanes`]):
+    /// the peer may open that many streams more.
+    pub(crate) lanes: u32,
 }
 
 impl Params {
@@ -129,7 +132,7 @@ impl Params {
         t.stream_receive_window(window)
             .receive_window(window)
             .send_window(self.window)
-            .max_concurrent_bidi_streams(VarInt::from_u32(1))
+            .max_concurrent_bidi_streams(VarInt::from_u32(1 + self.lanes))
             .max_concurrent_uni_streams(VarInt::from_u32(0))
             .datagram_receive_buffer_size(None)
             .congestion_controller_factory(self.cc.factory(self.initial_window));

@@ -43,6 +43,7 @@ fn an_mtu_sets_the_starting_payload_and_the_accepted_size() {
         window: DEFAULT_WINDOW,
         mtu,
         initial_window: None,
+        lanes: DEFAULT_LANES,
     };
     assert_eq!(p(None).udp_payload(&v4), None);
     assert_eq!(p(Some(1500)).udp_payload(&v4), Some(1472));
@@ -75,6 +76,7 @@ fn the_initial_window_reaches_the_controller() {
             window: DEFAULT_WINDOW,
             mtu: None,
             initial_window: iw,
+            lanes: DEFAULT_LANES,
         };
         let l = QuicListener::bind("127.0.0.1:0".parse().unwrap(), &params, &cfg).unwrap();
         let addr = l.local_addr();
@@ -247,6 +249,7 @@ fn each_accepted_connection_takes_its_own_hint() {
         window: DEFAULT_WINDOW,
         mtu: None,
         initial_window: None,
+        lanes: DEFAULT_LANES,
     };
     let l = QuicListener::bind("127.0.0.1:0".parse().unwrap(), &params, &cfg).unwrap();
     let addr = l.local_addr();
@@ -326,4 +329,168 @@ fn each_accepted_connection_takes_its_own_hint() {
     let client = connect(addr2, &params, &cfg).unwrap();
     assert!(client.sender_tuning().is_none());
     server.join().unwrap().unwrap();
+}
+
+/// A listener and a connected pair of its channels (server, client) with `lanes` lanes at
+/// most, under `cfg`.
+fn lane_pair(lanes: u32, cfg: &Config) -> (QuicChannel, QuicChannel, QuicListener) {
+    let params = Params {
+        cc: QuicCongestion::Cubic,
+        window: DEFAULT_WINDOW,
+        mtu: None,
+        initial_window: None,
+        lanes,
+    };
+    let l = QuicListener::bind("127.0.0.1:0".parse().unwrap(), &params, cfg).unwrap();
+    let addr = l.local_addr();
+    let client_cfg = cfg.clone();
+    let client = std::thread::spawn(move || connect(addr, &params, &client_cfg).unwrap());
+    let server = QuicListener::accept(&l, cfg).unwrap();
+    (server, client.join().unwrap(), l)
+}
+
+#[test]
+fn lanes_carry_streams_of_their_own_in_both_directions() {
+    let cfg = Config {
+        io_timeout: Duration::from_secs(10),
+        ..Config::default()
+    };
+    let (mut server, mut client, _l) = lane_pair(3, &cfg);
+    assert_eq!((server.max_lanes(), client.max_lanes()), (3, 3));
+    // The client's lanes open without waiting for the server; the server's wait for them.
+    let client_side = std::thread::spawn(move || {
+        let mut lanes = client.open_lanes(3).unwrap();
+        assert_eq!(client.max_lanes(), 0, "lanes open once");
+        for (i, lane) in lanes.iter_mut().enumerate().rev() {
+            lane.send(&vec![i as u8; 300_000 + i]).unwrap();
+            lane.flush().unwrap();
+        }
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            let mut back = vec![0u8; 1000 * (i + 1)];
+            lane.recv(&mut back).unwrap();
+            assert!(back.iter().all(|&b| b == 100 + i as u8), "lane {i}");
+            assert_eq!(lane.stats().received, back.len() as u64, "the hello is not counted");
+        }
+        for mut lane in lanes {
+            lane.close().unwrap();
+        }
+        // The first stream outlives its lanes.
+        client.send(b"still here").unwrap();
+        let mut bye = [0u8; 3];
+        client.recv(&mut bye).unwrap();
+        assert_eq!(&bye, b"bye");
+        client.close().unwrap();
+    });
+    let mut lanes = server.open_lanes(3).unwrap();
+    for (i, lane) in lanes.iter_mut().enumerate() {
+        let mut got = vec![0u8; 300_000 + i];
+        lane.recv(&mut got).unwrap();
+        assert!(got.iter().all(|&b| b == i as u8), "lane {i}");
+        lane.send(&vec![100 + i as u8; 1000 * (i + 1)]).unwrap();
+        lane.flush().unwrap();
+    }
+    for (i, mut lane) in lanes.into_iter().enumerate() {
+        let mut end = [0u8; 1];
+        assert!(matches!(lane.recv(&mut end), Err(Error::Closed { .. })), "lane {i} ends");
+        lane.close().unwrap();
+    }
+    let mut msg = [0u8; 10];
+    server.recv(&mut msg).unwrap();
+    assert_eq!(&msg, b"still here");
+    server.send(b"bye").unwrap();
+    server.close().unwrap();
+    client_side.join().unwrap();
+}
+
+#[test]
+fn lanes_beyond_the_limit_or_twice_are_refused() {
+    let cfg = Config {
+        io_timeout: Duration::from_secs(5),
+        ..Config::default()
+    };
+    let (_server, mut client, _l) = lane_pair(2, &cfg);
+    assert!(matches!(client.open_lanes(3), Err(Error::Mismatch { .. })));
+    assert!(client.open_lanes(0).unwrap().is_empty());
+    let (_server, mut client, _l) = lane_pair(0, &cfg);
+    assert_eq!(client.max_lanes(), 0);
+    assert!(matches!(client.open_lanes(1), Err(Error::Mismatch { .. })));
+}
+
+#[test]
+fn a_bad_lane_hello_or_no_lane_is_an_error_naming_it() {
+    let cfg = Config {
+        io_timeout: Duration::from_millis(1500),
+        ..Config::default()
+    };
+    // A stream with another hello, one with an index out of range, one opened twice.
+    for (hello, want) in [
+        (*b"TPQX\x01\x00\x00\x00", "wrong magic"),
+        (*b"TPQL\x01\x00\x00\x07", "lane 7 of 2"),
+        (*b"TPQL\x01\x00\x00\x00", "lane 0 twice"),
+    ] {
+        let (mut server, client, _l) = lane_pair(2, &cfg);
+        let conn = client.conn.clone();
+        client.driver.block_on(async move {
+            for _ in 0..2 {
+                let (mut send, _recv) = conn.open_bi().await.unwrap();
+                send.write_all(&hello).await.unwrap();
+            }
+        });
+        match server.open_lanes(2) {
+            Err(Error::Malformed { what }) => assert!(what.contains(want), "{what}"),
+            Err(e) => panic!("{want}: {e}"),
+            Ok(lanes) => panic!("{want}: {} lanes opened", lanes.len()),
+        }
+        drop(client);
+    }
+    // A peer that opens no lane: a timeout, not a hang.
+    let (mut server, _client, _l) = lane_pair(2, &cfg);
+    assert!(matches!(server.open_lanes(2), Err(Error::Timeout { .. })));
+}
+
+#[test]
+fn protected_lanes_carry_records_under_keys_of_their_own() {
+    use crate::secure::keys::Psk;
+    use crate::{Credentials, SecureChannel};
+    let cfg = Config {
+        io_timeout: Duration::from_secs(10),
+        ..Config::default()
+    };
+    let (server, client, _l) = lane_pair(2, &cfg);
+    let creds = || Credentials::Psk(Psk::from_bytes([9; 32]));
+    let client_side = std::thread::spawn(move || {
+        let mut ch = SecureChannel::client_early(client, &creds()).unwrap();
+        ch.send(b"hello").unwrap();
+        assert_eq!(ch.max_lanes(), 2);
+        // Opening lanes runs the handshake that their keys come from.
+        let mut lanes = ch.open_lanes(2).unwrap();
+        assert_eq!(ch.max_lanes(), 0);
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            lane.send(&vec![i as u8 + 1; 2 << 20]).unwrap();
+            lane.close().unwrap();
+        }
+        let mut end = [0u8; 3];
+        ch.recv(&mut end).unwrap();
+        assert_eq!(&end, b"end");
+        ch.close().unwrap();
+    });
+    let mut ch = SecureChannel::server(server, &creds()).unwrap();
+    let mut hello = [0u8; 5];
+    ch.recv(&mut hello).unwrap();
+    assert_eq!(&hello, b"hello");
+    let mut lanes = ch.open_lanes(2).unwrap();
+    // Read in the other order: neither lane waits for the other.
+    for (i, lane) in lanes.iter_mut().enumerate().rev() {
+        let mut got = vec![0u8; 2 << 20];
+        lane.recv(&mut got).unwrap();
+        assert!(got.iter().all(|&b| b == i as u8 + 1), "lane {i}");
+        let mut more = [0u8; 1];
+        // The close record: the lane's authenticated end.
+        assert!(matches!(lane.recv(&mut more), Err(Error::Closed { .. })));
+        // Records and their tags count; the bytes are more than the plaintext.
+        assert!(lane.stats().received > 2 << 20);
+    }
+    ch.send(b"end").unwrap();
+    ch.close().unwrap();
+    client_side.join().unwrap();
 }
