@@ -113,6 +113,17 @@ impl<C: Channel> Framed<C> {
         &self.inner
     }
 
+    /// Opens `n` lanes of the channel underneath ([`Channel::open_lanes`]), each framed as
+    /// this one is (the same largest message); a failure poisons this channel too.
+    pub fn open_lanes(&mut self, n: usize) -> Result<Vec<Framed<Box<dyn Channel>>>> {
+        let max = self.max_message;
+        let lanes = self.guard(|c| c.open_lanes(n))?;
+        Ok(lanes
+            .into_iter()
+            .map(|lane| Framed::with_max_message(lane, max))
+            .collect())
+    }
+
     /// The channel, given back.
     pub fn into_inner(self) -> C {
         self.inner

@@ -503,6 +503,13 @@ pub(crate) fn print_report(
         Printing::Single => None,
     };
     let v = party_report(args, loaded, around, r, session);
+    if r.lanes > 0 && r.computation == 1 {
+        eprintln!(
+            "{}: the tables' frames travelled on {} lanes beside the session's channel \
+             (piece i of each stage on lane i mod {})",
+            r.role, r.lanes, r.lanes
+        );
+    }
     if args.json {
         let json = v.to_json_value();
         match printing {

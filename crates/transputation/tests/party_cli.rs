@@ -548,6 +548,72 @@ fn coarse_pieces_compute_what_one_thread_computes() {
     );
 }
 
+/// `--parallel cgp` over `quic` between two processes: the frames travel on lanes (a
+/// stream per lane of the one connection; both parties say so) and the output is the one
+/// of the tables in order over `tcp`, under every scheme; `quic:lanes=0` keeps them on the
+/// session's stream.
+#[test]
+fn coarse_frames_travel_on_quic_lanes() {
+    let circuit = "mvmul:m=4,k=16,bits=32";
+    let (g_in, e_in) = ("a5c3".repeat(128), "3c71".repeat(32));
+    let party = |transport: &str, scheme: &str, parallel: &[&str]| {
+        let mut g_args = vec![
+            "--circuit",
+            circuit,
+            "--scheme",
+            scheme,
+            "--transport",
+            transport,
+            "--input",
+            &g_in,
+            "--parallel",
+        ];
+        g_args.extend_from_slice(parallel);
+        let (g, addr) = garbler(&g_args);
+        let mut e_args = vec![
+            "evaluator",
+            "--insecure",
+            "--connect",
+            &addr,
+            "--circuit",
+            circuit,
+            "--scheme",
+            scheme,
+            "--transport",
+            transport,
+            "--input",
+            &e_in,
+            "--json",
+            "--parallel",
+        ];
+        e_args.extend_from_slice(parallel);
+        let e = run(&e_args);
+        let e_err = String::from_utf8_lossy(&e.stderr).to_string();
+        assert!(
+            e.status.success(),
+            "{transport} {scheme} {parallel:?}: {e_err}"
+        );
+        let (ok, g_err, _) = finish(g);
+        assert!(ok, "{transport} {scheme} {parallel:?}: {g_err}");
+        let v: Value = serde_json::from_slice(&e.stdout).unwrap();
+        (v["output"].clone(), g_err, e_err)
+    };
+    for scheme in ["prf", "circular", "ideal"] {
+        let (want, ..) = party("tcp", scheme, &["none"]);
+        let (got, g_err, e_err) = party("quic", scheme, &["cgp", "--threads", "2"]);
+        assert_eq!(got, want, "{scheme}");
+        for err in [&g_err, &e_err] {
+            assert!(
+                err.contains("frames travelled on 2 lanes"),
+                "{scheme}: {err}"
+            );
+        }
+    }
+    let (got, g_err, e_err) = party("quic:lanes=0", "ideal", &["cgp", "--threads", "2"]);
+    assert_eq!(got, party("tcp", "ideal", &["none"]).0);
+    assert!(!(g_err + &e_err).contains("travelled on"), "no lanes");
+}
+
 /// `--parallel auto` (through `run`, which passes it on with `--threads`): on a circuit
 /// with regions both parties pick `cgp` and agree on it, on one without `fgp`, on one
 /// thread or a link slower than a thread garbles `none`; every report says what and why,

@@ -16,14 +16,15 @@ use crate::buffers::{touched, touched_vec};
 use crate::error::Error;
 use crate::header::SessionHeader;
 use crate::inputs::{check_input, over_ranges, wires_of, SeededLabels};
+use crate::lanes::evaluate_on_lanes;
 use crate::messages::{
     BaseOtAnswer, BaseOtPoint, DecodingBits, LabelSeed, LabelTransfer, NextComputation,
     OtExtension, OtReply, OutputBits, TableBatch, TableFrame, OT_CHUNK,
 };
-use crate::options::Options;
+use crate::options::{Coarse, Options};
 use crate::relay::relay;
 use crate::report::Report;
-use crate::session::{batch_buffers, evaluator_for, prepare, resolve, Sizes};
+use crate::session::{batch_buffers, evaluator_for, lane_offer, prepare, resolve, Sizes};
 use crate::wire::{close_after_the_last_message, Snapshot, Wire};
 
 /// The evaluator, ready to run once connected.
@@ -134,6 +135,7 @@ impl<'c> Evaluator<'c> {
             mut sizes,
         } = self;
         header.open = open;
+        header.lanes = lane_offer(&options, &ch);
         let mut wire = Wire::new(ch, recv_buf);
         // The first two messages go together, before anything is read: over a protected
         // channel they ride in the handshake's first message.
@@ -143,6 +145,7 @@ impl<'c> Evaluator<'c> {
         let theirs = wire.recv_header()?; // 3
         header.check_peer(&theirs)?;
         let frames = header.frames_with(&theirs);
+        wire.agree_lanes(header.lanes_with(&theirs));
         let (options, pieces) = resolve(circuit, options, frames, &sizes)?;
         if let Some(pieces) = pieces {
             // Prepared for the tables in order: the pieces instead (no input label is set
@@ -168,6 +171,9 @@ impl<'c> Evaluator<'c> {
             &mut ot_labels,
             &mut ot_matrix,
         )?; // 6
+            // The lanes: opened now, so that the garbler's end (it opens its own when its first
+            // frame goes, after message 7) finds them, whichever end connected.
+        wire.lanes()?;
         recv_ot_labels(
             &mut wire,
             &mut receiver,
@@ -183,7 +189,7 @@ impl<'c> Evaluator<'c> {
             &mut *evaluate,
             circuit,
             batches,
-            (sizes.table_bytes, options.coarse.is_some()),
+            (sizes.table_bytes, options.coarse.as_ref()),
         )?; // 8
         let (output, output_at) = decode_and_send_output(&mut wire, &labels, circuit, &options)?; // 9, 10
         let total = output_at - start;
@@ -199,6 +205,7 @@ impl<'c> Evaluator<'c> {
             garble: Duration::ZERO,
             eval,
             frames,
+            lanes: wire.lane_count(),
             round_trips: wire.round_trips,
             sent: wire.sent,
             received: wire.received,
@@ -336,14 +343,18 @@ pub(crate) fn recv_ot_labels<C: Channel>(
 /// Receiving ends with the last table byte; a batch past the tables still due, or a failed
 /// receive, ends it with an error. Under coarse-grained parallelism (`coarse`) each
 /// message is a frame ([`TableFrame`]) and `table_bytes` counts the frames' tables, not
-/// their headers.
+/// their headers; on the session's lanes, if it has them ([`evaluate_on_lanes`]).
 pub(crate) fn evaluate_tables<C: Channel>(
     wire: &mut Wire<C>,
     evaluate: &mut dyn Evaluate,
     circuit: &Circuit,
     buffers: Vec<Vec<u8>>,
-    (table_bytes, coarse): (usize, bool),
+    (table_bytes, coarse): (usize, Option<&Coarse>),
 ) -> Result<(Vec<Block>, Duration), Error> {
+    if let Some(c) = coarse.filter(|_| wire.lane_count() > 0) {
+        return evaluate_on_lanes(wire, evaluate, circuit, c);
+    }
+    let coarse = coarse.is_some();
     let mut eval = Duration::ZERO;
     let mut pending: Vec<u8> = Vec::new();
     let mut still_due = table_bytes;
@@ -458,7 +469,7 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
             &mut *evaluate,
             circuit,
             batch_buffers(options, tables),
-            (tables, options.coarse.is_some()),
+            (tables, options.coarse.as_ref()),
         )?; // 8
         let (output, output_at) = decode_and_send_output(wire, &labels, circuit, options)?; // 9, 10
         self.done = k;
@@ -475,6 +486,7 @@ impl<'c, C: Channel> EvaluatorSession<'c, C> {
             garble: Duration::ZERO,
             eval,
             frames: options.coarse.is_some(),
+            lanes: wire.lane_count(),
             round_trips: counted.round_trips,
             sent: counted.sent,
             received: counted.received,

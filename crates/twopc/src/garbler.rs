@@ -27,7 +27,7 @@ use crate::messages::{
 use crate::options::Options;
 use crate::relay::{idle_priority, relay};
 use crate::report::Report;
-use crate::session::{batch_buffers, garbler_for, prepare, resolve, Sizes};
+use crate::session::{batch_buffers, garbler_for, lane_offer, prepare, resolve, Sizes};
 use crate::wire::{close_after_the_last_message, Snapshot, Wire};
 
 /// The garbler's step while it garbles ahead during the OT (see [`garble_ahead`]).
@@ -331,6 +331,10 @@ impl<'c> Garbler<'c> {
             own_labels,
             mut sizes,
         } = self;
+        let header = SessionHeader {
+            lanes: lane_offer(&options, &ch),
+            ..header
+        };
         let mut wire = Wire::new(ch, recv_buf);
         let theirs = exchange_headers(&mut wire, &header)?; // 3, 1
         if theirs.open && !may_open {
@@ -349,6 +353,7 @@ impl<'c> Garbler<'c> {
             header.garbling_key,
             (&mut garble, &mut sizes, &mut ahead, &mut limits),
         )?;
+        wire.agree_lanes(header.lanes_with(&theirs)); // opened as the first frame goes
         let chosen_ahead = !matches!(ot.labels, OtLabels::Drawn { .. });
         let (ot_time, sender, ahead_batches, mut garble_time) = if chosen_ahead {
             // Labels chosen ahead: the tables can be garbled during the OT.
@@ -392,6 +397,7 @@ impl<'c> Garbler<'c> {
             garble: garble_time,
             eval: Duration::ZERO,
             frames: options.coarse.is_some(),
+            lanes: wire.lane_count(),
             round_trips: wire.round_trips,
             sent: wire.sent,
             received: wire.received,
@@ -693,11 +699,14 @@ pub(crate) fn send_tables<C: Channel>(
             send_table_bytes(wire, batch, coarse)
         },
     )?;
+    wire.flush_lanes()?;
     Ok(garble_time)
 }
 
 /// Sends garbled tables as message 8: one [`TableBatch`], or under coarse-grained
-/// parallelism a [`TableFrame`] per frame (the coarse garbler writes whole frames only).
+/// parallelism a [`TableFrame`] per frame (the coarse garbler writes whole frames only),
+/// on the session's channel or, where the session has lanes, piece `i`'s frames of each
+/// stage on lane `i mod lanes`.
 fn send_table_bytes<C: Channel>(
     wire: &mut Wire<C>,
     tables: &[u8],
@@ -706,8 +715,17 @@ fn send_table_bytes<C: Channel>(
     if !coarse {
         return wire.send(&TableBatch(tables));
     }
+    let lanes = wire.lane_count();
     for frame in coarse::frames(tables) {
-        wire.send(&TableFrame(frame))?;
+        if lanes == 0 {
+            wire.send(&TableFrame(frame))?;
+        } else {
+            let header = frame[..coarse::FRAME_HEADER]
+                .try_into()
+                .expect("a frame header");
+            let piece = coarse::read_frame_header(header).0 as usize;
+            wire.send_on_lane(piece % lanes, &TableFrame(frame))?;
+        }
     }
     Ok(())
 }
@@ -830,6 +848,7 @@ impl GarblerSession<'_> {
             garble: garble_time,
             eval: Duration::ZERO,
             frames: options.coarse.is_some(),
+            lanes: wire.lane_count(),
             round_trips: counted.round_trips,
             sent: counted.sent,
             received: counted.received,

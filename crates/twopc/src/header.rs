@@ -12,7 +12,7 @@
 //! | 12     | who learns the output: 0 both, 1 the evaluator only |
 //! | 13     | the evaluator's: 1 if it opens the session for further computations (message 11), else 0; always 0 from the garbler |
 //! | 14     | how the tables come ([`TableOrder`]): 0 in the circuit's order, 1 as coarse-grained frames (`--parallel cgp`), 2 as frames if the peer's byte is not 0, else in order (`--parallel auto`) |
-//! | 15     | zero |
+//! | 15     | the lanes the sender can take for the frames (`transputation_transport::Channel::open_lanes`): 0 none, else 2 to 255; 0 with byte 14 at 0 |
 //! | 16..48 | SHA-256 digest of the circuit ([`Circuit::digest`]) |
 //! | 48..56 | the garbler's input bits |
 //! | 56..64 | the evaluator's input bits |
@@ -37,13 +37,15 @@ use crate::options::OutputMode;
 
 /// The version of the message flow in the crate documentation; bumped on any change
 /// (version 7: the tables may come as coarse-grained frames, header byte 14; version 8:
-/// a party may leave that to the peer, and the pieces' digest has a field of its own).
-pub const PROTOCOL_VERSION: u16 = 8;
+/// a party may leave that to the peer, and the pieces' digest has a field of its own;
+/// version 9: the frames may travel on lanes, header byte 15).
+pub const PROTOCOL_VERSION: u16 = 9;
 
 /// The oldest protocol version whose message flow this one keeps: the same messages in the
 /// same flights, so the same waits, and the same bytes but for the header's (version 6
 /// added the session's hash keys to it, 32 bytes; version 7 changed nothing for tables in
-/// the circuit's order; version 8 added the pieces' digest, 32 bytes). Runs of a version from this one on
+/// the circuit's order; version 8 added the pieces' digest, 32 bytes; version 9 the lanes,
+/// which tables in order do not use). Runs of a version from this one on
 /// describe this protocol's traffic, as `transputation select --calibrate` reads them.
 pub const SAME_FLOW_SINCE: u16 = 5;
 
@@ -102,6 +104,11 @@ pub struct SessionHeader {
     /// cut into (`transputation_garble::coarse::Layout::digest`), which both parties must
     /// share to use frames; else zero.
     pub layout_digest: [u8; 32],
+    /// Unless `tables` is [`TableOrder::InOrder`]: the lanes (channels beside the
+    /// session's first, `transputation_transport::Channel::open_lanes`) the sender can
+    /// take the frames on, 0 or 2 to 255; [`SessionHeader::lanes_with`] says what two
+    /// headers agree on.
+    pub lanes: u8,
     /// Input bits of the garbler.
     pub garbler_bits: u64,
     /// Input bits of the evaluator.
@@ -128,6 +135,7 @@ impl SessionHeader {
             tables: TableOrder::InOrder,
             digest: circuit.digest(),
             layout_digest: [0; 32],
+            lanes: 0,
             garbler_bits: circuit.party_input_bits(Party::Garbler) as u64,
             evaluator_bits: circuit.party_input_bits(Party::Evaluator) as u64,
             output_bits: circuit.n_outputs() as u64,
@@ -166,6 +174,16 @@ impl SessionHeader {
         }
     }
 
+    /// The lanes a session between this header's party and the peer's takes the frames on:
+    /// the fewer of the two offers where the tables come as frames and both offer lanes,
+    /// else 0 (the frames on the session's channel).
+    pub fn lanes_with(&self, theirs: &SessionHeader) -> usize {
+        if !self.frames_with(theirs) || self.lanes < 2 || theirs.lanes < 2 {
+            return 0;
+        }
+        usize::from(self.lanes.min(theirs.lanes))
+    }
+
     /// The wire form.
     pub fn encode(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
@@ -186,6 +204,7 @@ impl SessionHeader {
         };
         b[13] = u8::from(self.open);
         b[14] = self.tables as u8;
+        b[15] = self.lanes;
         b[16..48].copy_from_slice(&self.digest);
         b[48..56].copy_from_slice(&self.garbler_bits.to_be_bytes());
         b[56..64].copy_from_slice(&self.evaluator_bits.to_be_bytes());
@@ -261,8 +280,16 @@ impl SessionHeader {
                 "it carries a digest of pieces with its tables in the circuit's order".to_string(),
             ));
         }
-        if b[15] != 0 {
-            return Err(bad("reserved bytes are not zero".to_string()));
+        let lanes = b[15];
+        if lanes == 1 || (lanes != 0 && tables == TableOrder::InOrder) {
+            return Err(bad(format!(
+                "it offers {lanes} lanes{}",
+                if lanes == 1 {
+                    " (0, or 2 and more)"
+                } else {
+                    " with its tables in the circuit's order"
+                }
+            )));
         }
         let u64_at = |i: usize| u64::from_be_bytes(b[i..i + 8].try_into().expect("8 bytes"));
         let (garbling_key, ot_key) = (Block::read(&b[72..88]), Block::read(&b[88..104]));
@@ -280,6 +307,7 @@ impl SessionHeader {
             tables,
             digest: b[16..48].try_into().expect("32 bytes"),
             layout_digest,
+            lanes,
             garbler_bits: u64_at(48),
             evaluator_bits: u64_at(56),
             output_bits: u64_at(64),
@@ -420,7 +448,7 @@ mod tests {
                 field: "protocol version",
                 ours,
                 theirs,
-            }) => assert_eq!((ours.as_str(), theirs.as_str()), ("8", "5")),
+            }) => assert_eq!((ours, theirs.as_str()), (PROTOCOL_VERSION.to_string(), "5")),
             other => panic!("{other:?}"),
         }
         // This version's header cut short or padded is malformed.
@@ -570,6 +598,44 @@ mod tests {
                 (Ok(()), Ok(true)) if !required => assert!(!g.frames_with(&other)),
                 (Ok(()), Ok(false)) | (Err(_), Err(())) => {}
                 (got, _) => panic!("{ours:?} {theirs:?} cut 8: {got:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn lanes_are_the_fewer_offered_where_frames_come_and_both_offer() {
+        use TableOrder::{Frames, FramesIfPeer, InOrder};
+        let (g, e) = pair();
+        let with = |h: &SessionHeader, tables, lanes| SessionHeader {
+            tables,
+            lanes,
+            layout_digest: if tables == InOrder { [0; 32] } else { [7; 32] },
+            ..h.clone()
+        };
+        for (gt, gl, et, el, want) in [
+            (Frames, 4, Frames, 2, 2),
+            (Frames, 8, FramesIfPeer, 8, 8),
+            (Frames, 0, Frames, 8, 0),
+            (Frames, 255, Frames, 0, 0),
+            (FramesIfPeer, 4, InOrder, 0, 0),
+        ] {
+            let (g, e) = (with(&g, gt, gl), with(&e, et, el));
+            let (g2, e2) = (
+                SessionHeader::decode(&g.encode()).unwrap(),
+                SessionHeader::decode(&e.encode()).unwrap(),
+            );
+            assert_eq!((g2.lanes, e2.lanes), (gl, el));
+            assert_eq!(g.lanes_with(&e2), want, "{gt:?} {gl} {et:?} {el}");
+            assert_eq!(e.lanes_with(&g2), want, "{gt:?} {gl} {et:?} {el}");
+        }
+        // One lane, or lanes with the tables in order, are malformed.
+        for (tables, lanes) in [(Frames, 1), (InOrder, 2)] {
+            let b = with(&g, tables, lanes).encode();
+            match SessionHeader::decode(&b) {
+                Err(Error::Malformed { problem, .. }) => {
+                    assert!(problem.contains("lanes"), "{problem}")
+                }
+                other => panic!("{tables:?} {lanes}: {other:?}"),
             }
         }
     }

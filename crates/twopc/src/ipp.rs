@@ -238,6 +238,7 @@ fn merge(
         garble: all.iter().map(|r| r.garble).sum(),
         eval: all.iter().map(|r| r.eval).sum(),
         frames: false,
+        lanes: 0,
         sent: sum_parts(|r| r.sent),
         received: sum_parts(|r| r.received),
         channel: ByteCounts {

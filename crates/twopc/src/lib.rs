@@ -206,6 +206,7 @@ mod garbler;
 mod header;
 mod inputs;
 mod ipp;
+mod lanes;
 pub mod messages;
 mod options;
 mod relay;

@@ -141,6 +141,10 @@ pub struct Report {
     /// gave `Options::coarse`, one of them at least required it or both were willing),
     /// rather than in the circuit's order.
     pub frames: bool,
+    /// The lanes the frames travelled on (channels of the session beside its first, one
+    /// per piece modulo their number; both parties offered them and the transport opens
+    /// them: `quic`'s streams), or 0: on the session's channel.
+    pub lanes: usize,
     /// Bytes this party sent, by part.
     pub sent: ByteParts,
     /// Bytes this party received, by part.

@@ -135,6 +135,19 @@ pub(crate) fn resolve(
     }
 }
 
+/// The lanes this party offers in its header (`SessionHeader::lanes`) for a session on
+/// `channel` under `options`: under coarse-grained parallelism one per thread, as many as
+/// the channel can open (up to 255); none if that is fewer than 2.
+pub(crate) fn lane_offer(options: &Options, channel: &dyn transputation_transport::Channel) -> u8 {
+    let Some(c) = &options.coarse else { return 0 };
+    let n = c.threads.min(channel.max_lanes()).min(255);
+    if n < 2 {
+        0
+    } else {
+        n as u8
+    }
+}
+
 /// Buffers for a computation's batches of tables: a batch (or all the tables, if fewer)
 /// plus a window's slack, touched now.
 pub(crate) fn batch_buffers(options: &Options, table_bytes: usize) -> Vec<Vec<u8>> {

@@ -254,7 +254,7 @@ fn the_evaluator_refuses_more_tables_than_the_circuit_has_before_reading_them() 
         ..
     } = evaluator;
     let start = Instant::now();
-    let r = evaluate_tables(&mut e, &mut *evaluate, &c, batches, (table_bytes, false));
+    let r = evaluate_tables(&mut e, &mut *evaluate, &c, batches, (table_bytes, None));
     assert!(start.elapsed() < TIMEOUT / 2);
     match r {
         Err(Error::Malformed { what, problem }) => {

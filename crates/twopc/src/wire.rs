@@ -1,6 +1,7 @@
 //! A party's end of the session: typed [`Message`]s over a [`Framed`] channel, counted by
-//! part. A receiver checks each announced length against what the expected message may
-//! have ([`Message::length`]) before it reads or allocates anything.
+//! part, and the session's lanes (channels beside it that coarse-grained frames travel on,
+//! opened when first used). A receiver checks each announced length against what the
+//! expected message may have ([`Message::length`]) before it reads or allocates anything.
 
 use transputation_transport::{ByteCounts, Channel, Framed};
 
@@ -12,6 +13,11 @@ use crate::report::ByteParts;
 /// A connected channel that sends and receives the session's messages and counts their
 /// bytes.
 pub(crate) struct Wire<C: Channel> {
+    /// The session's lanes, once opened (declared first: dropped before the channel, which
+    /// may end the connection they run on).
+    lanes: Vec<Lane>,
+    /// Lanes the headers agreed on, not opened yet.
+    lanes_due: usize,
     ch: Framed<C>,
     /// Bytes sent so far, by part.
     pub(crate) sent: ByteParts,
@@ -32,6 +38,8 @@ impl<C: Channel> Wire<C> {
     /// enough for the messages that are not tables).
     pub(crate) fn new(ch: C, buf: Vec<u8>) -> Self {
         Wire {
+            lanes: Vec::new(),
+            lanes_due: 0,
             ch: Framed::new(ch),
             sent: ByteParts::default(),
             received: ByteParts::default(),
@@ -95,20 +103,96 @@ impl<C: Channel> Wire<C> {
         Ok(self.ch.flush()?)
     }
 
-    /// Closes the sending direction.
+    /// Closes the sending direction of the lanes, then of the channel.
     pub(crate) fn close(&mut self) -> Result<(), transputation_transport::Error> {
-        self.ch.close()
+        let mut lanes = Ok(());
+        for lane in &mut self.lanes {
+            let closed = lane.close();
+            lanes = lanes.and(closed);
+        }
+        let closed = self.ch.close();
+        lanes.and(closed)
     }
 
-    /// The channel's own counts.
+    /// The channel's own counts, its lanes' included.
     pub(crate) fn stats(&self) -> ByteCounts {
-        self.ch.stats()
+        let mut counts = self.ch.stats();
+        for lane in &self.lanes {
+            let c = lane.stats();
+            counts.sent += c.sent;
+            counts.received += c.received;
+        }
+        counts
+    }
+
+    /// Sets the lanes the headers agreed on (0: none), to be opened when first used.
+    pub(crate) fn agree_lanes(&mut self, n: usize) {
+        if self.lanes.is_empty() {
+            self.lanes_due = n;
+        }
+    }
+
+    /// The number of lanes the session has or will open.
+    pub(crate) fn lane_count(&self) -> usize {
+        self.lanes.len().max(self.lanes_due)
+    }
+
+    /// The session's lanes, opened now if they are not yet (the connecting party's open
+    /// at once, the accepting party's wait for them: see
+    /// `transputation_transport::Channel::open_lanes`).
+    pub(crate) fn lanes(&mut self) -> Result<&mut [Lane], Error> {
+        if self.lanes_due > 0 {
+            let n = std::mem::take(&mut self.lanes_due);
+            self.lanes = self.ch.open_lanes(n)?;
+        }
+        Ok(&mut self.lanes)
+    }
+
+    /// Sends one message on lane `lane` (see [`Wire::lanes`]), counted as the session's.
+    pub(crate) fn send_on_lane<'m, M: Message<'m>>(
+        &mut self,
+        lane: usize,
+        msg: &M,
+    ) -> Result<(), Error> {
+        let payload = msg.encode();
+        self.sent_since_recv = true;
+        self.lanes()?[lane].send_message(&payload)?;
+        self.sent.add(M::PART, payload.len());
+        Ok(())
+    }
+
+    /// Flushes every lane.
+    pub(crate) fn flush_lanes(&mut self) -> Result<(), Error> {
+        for lane in &mut self.lanes {
+            lane.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Counts `bytes` of `M`s received on the lanes (by threads that read them apart from
+    /// the wire).
+    pub(crate) fn count_received<'m, M: Message<'m>>(&mut self, bytes: usize) {
+        self.turn_to_receive();
+        self.received.add(M::PART, bytes);
     }
 
     /// The channel underneath.
     pub(crate) fn channel(&self) -> &C {
         self.ch.get_ref()
     }
+}
+
+/// A lane of the session: a channel beside its first, framed as it is.
+pub(crate) type Lane = Framed<Box<dyn Channel>>;
+
+/// Reads lane messages: one frame into `buf`, its announced length checked against what an
+/// `M` may have before anything else is read; the message is then `M::decode(buf, cx)`.
+pub(crate) fn recv_on_lane<'a, M: Message<'a>>(
+    lane: &mut Lane,
+    buf: &mut Vec<u8>,
+    cx: M::Context,
+) -> Result<(), Error> {
+    lane.recv_message_into_checked(buf, |len| check_length::<M>(len, cx))
 }
 
 /// A wire's counts at one moment, from which a computation of an open session reports

@@ -219,6 +219,20 @@ impl Layout {
             .sum()
     }
 
+    /// The table bytes of each stage's pieces (frame headers not counted), stage by stage,
+    /// piece by piece: what the frames of each piece carry in all.
+    pub fn piece_table_bytes(&self) -> Vec<Vec<u64>> {
+        self.stages
+            .iter()
+            .map(|s| {
+                s.pieces
+                    .iter()
+                    .map(|p| p.table_bytes(self.scheme))
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Whether it could have been cut from `circuit`: the same gates, input and output
     /// wires in number (a cheap check against a layout of another circuit, not a proof).
     pub fn fits(&self, circuit: &Circuit) -> bool {

@@ -151,11 +151,9 @@
 //! [`Channel::open_lanes`] of a protected channel opens the lanes of the channel below
 //! (`quic`'s streams) and protects each with records as above, under keys of its own:
 //! lane `i`'s key of a direction is derived from that direction's half of the split and
-//! `i` ([`record`]'s `lane_key`), its record counters start at 0. A lane needs no
-//! handshake: the keys already authenticate the peer, and a stranger who opens a stream
-//! into the connection can make no record that passes. A record moved between lanes, or
-//! between a lane and the first channel, fails its tag as a reordered one does; a lane cut
-//! short without its close record is an error as on the first channel.
+//! `i` (`record.rs`'s `lane_key`), its record counters start at 0. A lane needs no
+//! handshake (the keys already authenticate the peer); a record moved between lanes, or
+//! between a lane and the first channel, fails its tag as a reordered one does.
 //!
 //! # Counters and keys
 //!
@@ -301,6 +299,9 @@ impl Credentials {
     }
 }
 
+/// Two 32-byte keys: a channel's sending and receiving ones.
+type KeyPair = (Zeroizing<[u8; 32]>, Zeroizing<[u8; 32]>);
+
 /// A handshake set up and not yet run: its state, and what its messages and errors need.
 struct Prepared {
     hs: HandshakeState,
@@ -338,7 +339,7 @@ pub struct SecureChannel<C: Channel> {
     handshake_time: Duration,
     /// The split's keys (sending, receiving) that its lanes' keys come from, until the
     /// lanes are opened; `None` for a lane, or after.
-    lane_secrets: Option<(Zeroizing<[u8; 32]>, Zeroizing<[u8; 32]>)>,
+    lane_secrets: Option<KeyPair>,
 }
 
 impl<C: Channel> std::fmt::Debug for SecureChannel<C> {
@@ -475,11 +476,7 @@ impl<C: Channel> SecureChannel<C> {
         }
         let (i2r, r2i) = hs.dangerously_get_raw_split();
         let (i2r, r2i) = (Zeroizing::new(i2r), Zeroizing::new(r2i));
-        let (send, recv) = if initiator {
-            (i2r, r2i)
-        } else {
-            (r2i, i2r)
-        };
+        let (send, recv) = if initiator { (i2r, r2i) } else { (r2i, i2r) };
         let mut channel = Self::with_keys(inner, (&send, &recv), protection, counted);
         channel.handshake_time = started.elapsed();
         channel.lane_secrets = Some((send, recv));
@@ -700,14 +697,12 @@ impl<C: Channel> Channel for SecureChannel<C> {
     }
 
     fn max_lanes(&self) -> usize {
-        match self.lane_secrets {
-            Some(_) => self.inner.max_lanes(),
-            None => 0,
-        }
+        self.lane_secrets
+            .as_ref()
+            .map_or(0, |_| self.inner.max_lanes())
     }
 
-    /// The lanes of the channel below, each protected by records under keys of its own
-    /// (see [`record::lane_key`]); no handshake of their own.
+    /// The lanes of the channel below, each under keys of its own (`record.rs`, `lane_key`).
     fn open_lanes(&mut self, n: usize) -> Result<Vec<Box<dyn Channel>>> {
         if n == 0 {
             return Ok(Vec::new());

@@ -128,10 +128,12 @@ use crate::{ByteCounts, Channel, Error, Result, TuneSender};
 
 mod endpoint;
 mod hinted;
+mod lanes;
 mod params;
 
 use endpoint::{before, client_config, lost, read_err, server_config, write_err, Driver, SERVER_NAME};
 use hinted::{HintCell, HintedFactory};
+use lanes::{lane_streams, Lanes};
 use params::{
     window_for, Params, QuicCongestion, MAX_MTU, MAX_WINDOW, MIN_INITIAL_WINDOW, MIN_MTU, MIN_WINDOW,
 };
@@ -141,7 +143,8 @@ use params::{
 pub(crate) static FAMILY: Family = Family {
     name: "quic",
     aliases: &[],
-    summary: "QUIC (quinn), one connection, one stream, user-space congestion control; TLS 1.3 \
+    summary: "QUIC (quinn), one connection, one stream (and one per lane), user-space congestion \
+              control; TLS 1.3 \
               encrypted, not authenticated by QUIC itself (protected sessions authenticate on \
               top, as on every transport)",
     options: &[
@@ -373,8 +376,6 @@ impl Accept for QuicListener {
 
 /// The set-up hello on the stream.
 const HELLO: [u8; 8] = *b"TPQC\x01\x00\x00\x00";
-/// A lane's hello: these 6 bytes, then the lane's index (2 bytes, big-endian).
-const LANE_HELLO: [u8; 6] = *b"TPQL\x01\x00";
 /// The most lanes a connection opens (`lanes=`).
 const MAX_LANES: u32 = 64;
 /// Lanes when `lanes=` is not given.
@@ -559,79 +560,6 @@ fn connect(addr: SocketAddr, params: &Params, cfg: &Config) -> Result<QuicChanne
         client: true,
     };
     Ok(channel)
-}
-
-/// What a channel may still do about lanes.
-#[derive(Debug, Clone, Copy)]
-enum Lanes {
-    /// The connection's first stream, its lanes not opened yet: at most `max`, opened by
-    /// the client (`client`) or accepted.
-    Unopened { max: usize, client: bool },
-    /// The first stream after its lanes were opened, or a lane: none to open.
-    None,
-}
-
-/// Opens (the client) or accepts (the server) `n` lanes of `conn`, each within `t`, in
-/// lane order.
-async fn lane_streams(
-    conn: quinn::Connection,
-    n: usize,
-    client: bool,
-    t: Duration,
-) -> Result<Vec<(SendStream, RecvStream)>> {
-    let timed_out = |during| Error::Timeout { during, after: t };
-    let mut lanes: Vec<Option<(SendStream, RecvStream)>> = (0..n).map(|_| None).collect();
-    for i in 0..n {
-        if client {
-            let during = "opening a lane";
-            let (mut send, recv) = tokio::time::timeout(t, conn.open_bi())
-                .await
-                .map_err(|_| timed_out(during))?
-                .map_err(|e| lost(e, during, t))?;
-            let mut hello = [0u8; 8];
-            hello[..6].copy_from_slice(&LANE_HELLO);
-            hello[6..].copy_from_slice(&(i as u16).to_be_bytes());
-            tokio::time::timeout(t, send.write_all(&hello))
-                .await
-                .map_err(|_| timed_out(during))?
-                .map_err(|e| write_err(e, during, t))?;
-            lanes[i] = Some((send, recv));
-        } else {
-            let during = "waiting for the peer's lanes";
-            let (send, mut recv) = tokio::time::timeout(t, conn.accept_bi())
-                .await
-                .map_err(|_| timed_out(during))?
-                .map_err(|e| lost(e, during, t))?;
-            let mut hello = [0u8; 8];
-            tokio::time::timeout(t, recv.read_exact(&mut hello))
-                .await
-                .map_err(|_| timed_out(during))?
-                .map_err(|e| match e {
-                    quinn::ReadExactError::FinishedEarly(_) => Error::Closed { during },
-                    quinn::ReadExactError::ReadError(e) => read_err(e, during, t),
-                })?;
-            let index = usize::from(u16::from_be_bytes([hello[6], hello[7]]));
-            if hello[..6] != LANE_HELLO {
-                return Err(Error::Malformed {
-                    what: "a quic lane's hello has a wrong magic or version".into(),
-                });
-            }
-            match lanes.get_mut(index) {
-                Some(slot @ None) => *slot = Some((send, recv)),
-                Some(Some(_)) => {
-                    return Err(Error::Malformed {
-                        what: format!("the peer opened quic lane {index} twice"),
-                    })
-                }
-                None => {
-                    return Err(Error::Malformed {
-                        what: format!("the peer opened quic lane {index} of {n}"),
-                    })
-                }
-            }
-        }
-    }
-    Ok(lanes.into_iter().flatten().collect())
 }
 
 /// A [`Channel`] over one QUIC stream.
