@@ -22,8 +22,9 @@ use crate::args::Role;
 ///
 /// Version 4 added `auto`; version 5 `backend`, the AES implementation the party used;
 /// version 6 `wall_ms` and `peak_rss_bytes`, the whole wait and the memory it took;
-/// version 7 `parallel`, `threads` and `parallel_why`, how the party garbled or evaluated.
-pub const REPORT_VERSION: u32 = 7;
+/// version 7 `parallel`, `threads` and `parallel_why`, how the party garbled or evaluated;
+/// version 8 `lanes`, the channels beside the session's that its tables travelled on.
+pub const REPORT_VERSION: u32 = 8;
 
 /// Bytes of one direction of a session, by what they carried.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,6 +134,10 @@ pub struct PartyReport {
     /// Version 7.
     #[serde(deserialize_with = "present")]
     pub parallel_why: Option<String>,
+    /// The lanes the tables travelled on under `cgp` (channels of the session beside its
+    /// first: `quic`'s streams, piece `i` of each stage on lane `i mod lanes`), or 0: on the
+    /// session's channel. Version 8.
+    pub lanes: u32,
     /// The transport, with its options.
     pub transport: String,
     /// The circuit as named on the command line.
@@ -422,6 +427,7 @@ mod tests {
             parallel: "cgp".into(),
             threads: 2,
             parallel_why: Some("parallel regions and 2 cores".into()),
+            lanes: 2,
             transport: "tcp".into(),
             circuit: "aes128".into(),
             and_gates: 6400,
@@ -478,17 +484,17 @@ mod tests {
                 )
             );
         }
-        // With version 7 and its fields, it reads.
-        let v7 = UNVERSIONED.replacen(
+        // With version 8 and its fields, it reads.
+        let v8 = UNVERSIONED.replacen(
             '{',
-            "{\"report_version\":7,\"connect_ms\":null,\"first_output_ms\":6100.5,\
+            "{\"report_version\":8,\"lanes\":0,\"connect_ms\":null,\"first_output_ms\":6100.5,\
              \"round_trips\":3,\"paper_ms\":21.25,\"computation\":1,\"online_ms\":null,\
              \"session\":null,\"auto\":null,\"backend\":\"aes-ni\",\"wall_ms\":6200.0,\
              \"peak_rss_bytes\":null,\"parallel\":\"none\",\"threads\":1,\
              \"parallel_why\":null,",
             1,
         );
-        let r = PartyReport::from_json("garbler", &v7).unwrap();
+        let r = PartyReport::from_json("garbler", &v8).unwrap();
         assert_eq!(r.backend, "aes-ni");
         assert_eq!(
             (r.parallel.as_str(), r.threads, r.parallel_why),
@@ -504,7 +510,7 @@ mod tests {
     }
 
     #[test]
-    fn a_report_without_a_field_of_version_2_to_6_is_malformed() {
+    fn a_report_without_a_field_of_a_later_version_is_malformed() {
         let full = sample().to_json_value();
         for field in [
             "connect_ms",
@@ -517,6 +523,7 @@ mod tests {
             "online_ms",
             "session",
             "auto",
+            "lanes",
         ] {
             let mut v = full.clone();
             v.as_object_mut().unwrap().remove(field);
@@ -558,7 +565,7 @@ mod tests {
                 .starts_with("the garbler's report is not JSON"),
             "{e}"
         );
-        let e = PartyReport::from_json("garbler", r#"{"report_version":7,"role":"garbler"}"#)
+        let e = PartyReport::from_json("garbler", r#"{"report_version":8,"role":"garbler"}"#)
             .unwrap_err();
         assert!(
             e.to_string()
@@ -630,9 +637,10 @@ mod tests {
         let text = lines(&reports[..3]) + &format!("{v}\n") + &lines(&reports[4..]);
         let e = PartyReport::stream_from_json("evaluator", &text).unwrap_err();
         assert!(
-            e.to_string().starts_with(
-                "the evaluator's report 4 (version 7) is malformed: missing field `online_ms`"
-            ),
+            e.to_string().starts_with(&format!(
+                "the evaluator's report 4 (version {REPORT_VERSION}) is malformed: missing \
+                 field `online_ms`"
+            )),
             "{e}"
         );
         // A line that is not JSON after two reports: the third, and what was printed there.

@@ -135,7 +135,9 @@ pub struct SessionArgs {
     /// first_output_ms (process start to output), wall_ms (process start to this report)
     /// and peak_rss_bytes (the most memory it held), round_trips, backend (the AES
     /// implementation this party used), parallel, threads and parallel_why (how it
-    /// garbled or evaluated; under --parallel auto, what it picked and why), and paper_ms (the paper's
+    /// garbled or evaluated; under --parallel auto, what it picked and why), lanes (the
+    /// channels beside the session's that the tables travelled on under cgp, 0 for none),
+    /// and paper_ms (the paper's
     /// measure: garbling, the tables' transfer and the output, OT and set-up excluded);
     /// auto (with --transport auto: the path, the choice, its prediction and why, the
     /// probe's and the agreement's times; null otherwise).
@@ -465,6 +467,7 @@ fn party_report(
         parallel: parallel.into(),
         threads: u32::try_from(threads).unwrap_or(u32::MAX),
         parallel_why: loaded.parallel.auto_why.clone(),
+        lanes: u32::try_from(r.lanes).unwrap_or(u32::MAX),
         transport,
         circuit: args.circuit.clone(),
         and_gates: loaded.and_gates,
