@@ -80,7 +80,8 @@ pub trait Channel: Send {
     /// the same connection where the transport has streams (`quic`: a stream each), so that
     /// what one lane waits for (a lost packet, a slow reader) holds up no other. Both ends
     /// call it once with the same `n` (agreed beforehand over this channel); lane `i` of one
-    /// end is lane `i` of the other. The connecting end opens them and returns at once; the
+    /// end is lane `i` of the other. It flushes this channel first (the peer may wait for
+    /// what is buffered before it reads a lane). The connecting end opens them and returns at once; the
     /// accepting end waits for each (at most the I/O timeout) and checks what opens it. A
     /// protected channel ([`crate::SecureChannel`]) protects each lane with keys of its own.
     /// Closing or dropping a lane leaves this channel and the other lanes open.

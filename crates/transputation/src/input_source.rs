@@ -47,10 +47,12 @@ impl InputSource {
         })
     }
 
-    /// Whether the session is open: more than one computation may come.
+    /// Whether the session is open, asked once the first computation's input was taken:
+    /// whether more computations may come.
     pub(crate) fn opens_session(&self) -> bool {
         match self {
-            InputSource::Repeat { left, .. } => *left > 1,
+            // Counts what is left after the first: `--repeat 2` leaves 1.
+            InputSource::Repeat { left, .. } => *left > 0,
             InputSource::Lines { .. } => true,
         }
     }
@@ -85,6 +87,27 @@ impl InputSource {
         match self {
             InputSource::Repeat { .. } => "--input",
             InputSource::Lines { name, .. } => name,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeat_opens_a_session_for_more_than_one_computation() {
+        let circuit = transputation_circuits::library::load_with_parties("aes128", None).unwrap();
+        let input = "00112233445566778899aabbccddeeff";
+        for (repeat, computations) in [(1, 1), (2, 2), (3, 3)] {
+            let mut source = InputSource::new(input, repeat, None).unwrap();
+            assert!(source.next(&circuit).unwrap().is_some());
+            assert_eq!(source.opens_session(), repeat > 1, "--repeat {repeat}");
+            let mut n = 1;
+            while source.next(&circuit).unwrap().is_some() {
+                n += 1;
+            }
+            assert_eq!(n, computations);
         }
     }
 }

@@ -616,8 +616,67 @@ fn coarse_frames_travel_on_quic_lanes() {
         }
     }
     let (got, g_err, e_err) = party("quic:lanes=0", "ideal", &["cgp", "--threads", "2"]);
-    assert_eq!(got, party("tcp", "ideal", &["none"]).0);
+    let want = party("tcp", "ideal", &["none"]).0;
+    assert_eq!(got, want);
     assert!(!(g_err + &e_err).contains("travelled on"), "no lanes");
+    // Protected, with more tables than the lanes' flow-control windows hold (1 MiB), in an
+    // open session of two computations: the garbler's message before the tables must not
+    // wait behind them (it did once: a deadlock until the timeout).
+    let dir = tempfile::tempdir().unwrap();
+    let psk = dir.path().join("psk");
+    assert!(run(&["keygen", "--psk", "--out", psk.to_str().unwrap()])
+        .status
+        .success());
+    let psk = psk.to_str().unwrap();
+    let quic = "quic:window=1048576";
+    let (g, addr) = common::garbler(&[
+        "--psk-file",
+        psk,
+        "--circuit",
+        circuit,
+        "--transport",
+        quic,
+        "--input",
+        &g_in,
+        "--parallel",
+        "cgp",
+        "--threads",
+        "2",
+    ]);
+    let e = run(&[
+        "evaluator",
+        "--psk-file",
+        psk,
+        "--connect",
+        &addr,
+        "--circuit",
+        circuit,
+        "--transport",
+        quic,
+        "--input",
+        &e_in,
+        "--json",
+        "--parallel",
+        "cgp",
+        "--threads",
+        "2",
+        "--repeat",
+        "2",
+        "--timeout",
+        "20",
+    ]);
+    let e_err = String::from_utf8_lossy(&e.stderr);
+    assert!(e.status.success(), "protected: {e_err}");
+    let (ok, g_err, _) = finish(g);
+    assert!(ok, "protected: {g_err}");
+    let reports: Vec<Value> = serde_json::Deserializer::from_slice(&e.stdout)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(reports.len(), 2);
+    for r in reports {
+        assert_eq!((&r["output"], &r["lanes"]), (&want, &Value::from(2)), "{r}");
+    }
 }
 
 /// `--parallel auto` (through `run`, which passes it on with `--threads`): on a circuit

@@ -679,6 +679,12 @@ pub(crate) fn send_tables<C: Channel>(
 ) -> Result<Duration, Error> {
     let mut garble_time = Duration::ZERO;
     let mut ahead_batches = Some(ahead_batches);
+    if coarse && wire.lane_count() > 0 {
+        // The tables go on the lanes: what waits on the session's channel (message 7) goes
+        // first, or an evaluator that waits for it would read no lane, and the lanes' flow
+        // control would stop the garbler once their windows are full.
+        wire.flush()?;
+    }
     relay(
         buffers,
         |batch| {

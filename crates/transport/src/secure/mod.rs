@@ -713,6 +713,8 @@ impl<C: Channel> Channel for SecureChannel<C> {
                     what: format!("{n} lanes asked of a protected channel that opens none"),
                 });
             };
+            // What is buffered goes first: the peer may wait for it before it reads a lane.
+            s.seal_all()?;
             let lanes = s.inner.open_lanes(n)?;
             let protection = s.protection;
             Ok(lanes
