@@ -619,9 +619,32 @@ fn coarse_frames_travel_on_quic_lanes() {
     let want = party("tcp", "ideal", &["none"]).0;
     assert_eq!(got, want);
     assert!(!(g_err + &e_err).contains("travelled on"), "no lanes");
-    // Protected, with more tables than the lanes' flow-control windows hold (1 MiB), in an
-    // open session of two computations: the garbler's message before the tables must not
-    // wait behind them (it did once: a deadlock until the timeout).
+}
+
+/// A protected open session of two computations on `quic` lanes, with more tables than
+/// the lanes' flow-control windows hold (1 MiB): the garbler's message before the tables
+/// must not wait behind them (it did once: a deadlock until the timeout).
+#[cfg(feature = "quic")]
+#[test]
+fn a_protected_open_session_on_lanes_does_not_stall() {
+    let circuit = "mvmul:m=4,k=16,bits=32";
+    let (g_in, e_in) = ("a5c3".repeat(128), "3c71".repeat(32));
+    let plain = run(&[
+        "run",
+        "--circuit",
+        circuit,
+        "--garbler-input",
+        &g_in,
+        "--evaluator-input",
+        &e_in,
+        "--json",
+    ]);
+    assert!(
+        plain.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
+    let want = serde_json::from_slice::<Value>(&plain.stdout).unwrap()["output"].clone();
     let dir = tempfile::tempdir().unwrap();
     let psk = dir.path().join("psk");
     assert!(run(&["keygen", "--psk", "--out", psk.to_str().unwrap()])

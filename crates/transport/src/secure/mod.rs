@@ -713,10 +713,8 @@ impl<C: Channel> Channel for SecureChannel<C> {
                     what: format!("{n} lanes asked of a protected channel that opens none"),
                 });
             };
-            // What is buffered goes first: the peer may wait for it before it reads a lane.
-            s.seal_all()?;
-            let lanes = s.inner.open_lanes(n)?;
-            let protection = s.protection;
+            s.seal_all()?; // what is buffered goes first (the channel below flushes it)
+            let (lanes, protection) = (s.inner.open_lanes(n)?, s.protection);
             Ok(lanes
                 .into_iter()
                 .enumerate()
