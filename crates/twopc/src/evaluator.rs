@@ -171,8 +171,8 @@ impl<'c> Evaluator<'c> {
             &mut ot_labels,
             &mut ot_matrix,
         )?; // 6
-            // The lanes: opened now, so that the garbler's end (it opens its own when its first
-            // frame goes, after message 7) finds them, whichever end connected.
+            // The lanes: opened now, so that the garbler's end (opened once it read message 6)
+            // finds them, whichever end connected.
         wire.lanes()?;
         recv_ot_labels(
             &mut wire,

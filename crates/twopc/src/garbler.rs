@@ -353,7 +353,7 @@ impl<'c> Garbler<'c> {
             header.garbling_key,
             (&mut garble, &mut sizes, &mut ahead, &mut limits),
         )?;
-        wire.agree_lanes(header.lanes_with(&theirs)); // opened as the first frame goes
+        wire.agree_lanes(header.lanes_with(&theirs)); // opened after message 6
         let chosen_ahead = !matches!(ot.labels, OtLabels::Drawn { .. });
         let (ot_time, sender, ahead_batches, mut garble_time) = if chosen_ahead {
             // Labels chosen ahead: the tables can be garbled during the OT.
@@ -657,6 +657,10 @@ pub(crate) fn answer_extension<C: Channel>(
         }
         work += t.elapsed();
     }
+    // The lanes, if the session has them and they are not open yet: the evaluator opened
+    // its end right after message 6, so an accepting garbler finds them, and a connecting
+    // one's open before message 7 lets an accepting evaluator go on to read it.
+    wire.lanes()?;
     for out in out.iter() {
         wire.send(&OtReply(out))?;
     }
@@ -702,10 +706,13 @@ pub(crate) fn send_tables<C: Channel>(
             if batch.is_empty() {
                 return Ok(());
             }
-            send_table_bytes(wire, batch, coarse)
+            send_table_bytes(wire, batch, coarse)?;
+            // Each lane's last frames of a stage go now, not with its next frames: the
+            // evaluator needs them to finish the stage, and a lane may carry nothing more
+            // until the end (a glue stage's one piece is lane 0's).
+            wire.flush_lanes()
         },
     )?;
-    wire.flush_lanes()?;
     Ok(garble_time)
 }
 
