@@ -730,14 +730,11 @@ fn send_table_bytes<C: Channel>(
     }
     let lanes = wire.lane_count();
     for frame in coarse::frames(tables) {
+        let frame = TableFrame(frame);
         if lanes == 0 {
-            wire.send(&TableFrame(frame))?;
+            wire.send(&frame)?;
         } else {
-            let header = frame[..coarse::FRAME_HEADER]
-                .try_into()
-                .expect("a frame header");
-            let piece = coarse::read_frame_header(header).0 as usize;
-            wire.send_on_lane(piece % lanes, &TableFrame(frame))?;
+            wire.send_on_lane(frame.piece() % lanes, &frame)?;
         }
     }
     Ok(())

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use transputation_circuits::Circuit;
 use transputation_core::Block;
-use transputation_garble::{coarse, Evaluate};
+use transputation_garble::Evaluate;
 use transputation_transport::Channel;
 
 use crate::error::Error;
@@ -85,7 +85,7 @@ pub(crate) fn evaluate_on_lanes<C: Channel>(
                                         return received;
                                     }
                                 };
-                                left -= frame.len() - coarse::FRAME_HEADER;
+                                left -= TableFrame(&frame).tables();
                                 received += frame.len();
                                 // The evaluator stopped (an error): nothing more to read.
                                 if tx.send(Ok((stage, frame))).is_err() {
@@ -127,11 +127,7 @@ fn read_frame(
 ) -> Result<Vec<u8>, Error> {
     let mut buf = Vec::new();
     recv_on_lane::<TableFrame>(lane, &mut buf, left)?;
-    TableFrame::decode(&buf, left)?;
-    let header = buf[..coarse::FRAME_HEADER]
-        .try_into()
-        .expect("a frame header");
-    let piece = coarse::read_frame_header(header).0 as usize;
+    let piece = TableFrame::decode(&buf, left)?.piece();
     if piece % n != k || piece >= pieces {
         return Err(Error::Malformed {
             what: TableFrame::NAME,
@@ -172,7 +168,7 @@ fn feed_by_stage(
         let mut left = due as usize;
         for frame in held.remove(&stage).unwrap_or_default() {
             held_bytes -= frame.len();
-            left -= frame.len() - coarse::FRAME_HEADER;
+            left -= TableFrame(&frame).tables();
             feed(&frame)?;
         }
         while left > 0 {
@@ -186,7 +182,7 @@ fn feed_by_stage(
             };
             let (at, frame) = next?;
             if at == stage {
-                left -= frame.len() - coarse::FRAME_HEADER;
+                left -= TableFrame(&frame).tables();
                 feed(&frame)?;
             } else {
                 held_bytes += frame.len();

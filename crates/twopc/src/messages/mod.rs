@@ -306,6 +306,14 @@ impl TableFrame<'_> {
     pub fn tables(&self) -> usize {
         self.0.len() - coarse::FRAME_HEADER
     }
+
+    /// The piece of its stage it continues, as its header says.
+    pub fn piece(&self) -> usize {
+        let header = self.0[..coarse::FRAME_HEADER]
+            .try_into()
+            .expect("a frame holds its header");
+        coarse::read_frame_header(header).0 as usize
+    }
 }
 
 impl<'a> Message<'a> for TableFrame<'a> {

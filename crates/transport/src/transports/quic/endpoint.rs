@@ -171,6 +171,47 @@ pub(crate) fn configure(sock: &UdpSocket) {
     }
 }
 
+/// Opens a bidirectional stream of `conn` and writes its 8-byte `hello` (a QUIC stream
+/// becomes visible to the peer only with its first byte), each step within `t`.
+pub(crate) async fn open_stream(
+    conn: &quinn::Connection,
+    hello: &[u8; 8],
+    during: &'static str,
+    t: Duration,
+) -> Result<(quinn::SendStream, quinn::RecvStream)> {
+    let (mut send, recv) = tokio::time::timeout(t, conn.open_bi())
+        .await
+        .map_err(|_| Error::Timeout { during, after: t })?
+        .map_err(|e| lost(e, during, t))?;
+    tokio::time::timeout(t, send.write_all(hello))
+        .await
+        .map_err(|_| Error::Timeout { during, after: t })?
+        .map_err(|e| write_err(e, during, t))?;
+    Ok((send, recv))
+}
+
+/// Accepts the peer's next bidirectional stream of `conn` and reads its 8-byte hello, each
+/// step within `t`.
+pub(crate) async fn accept_stream(
+    conn: &quinn::Connection,
+    during: &'static str,
+    t: Duration,
+) -> Result<(quinn::SendStream, quinn::RecvStream, [u8; 8])> {
+    let (send, mut recv) = tokio::time::timeout(t, conn.accept_bi())
+        .await
+        .map_err(|_| Error::Timeout { during, after: t })?
+        .map_err(|e| lost(e, during, t))?;
+    let mut hello = [0u8; 8];
+    tokio::time::timeout(t, recv.read_exact(&mut hello))
+        .await
+        .map_err(|_| Error::Timeout { during, after: t })?
+        .map_err(|e| match e {
+            quinn::ReadExactError::FinishedEarly(_) => Error::Closed { during },
+            quinn::ReadExactError::ReadError(e) => read_err(e, during, t),
+        })?;
+    Ok((send, recv, hello))
+}
+
 /// Maps a lost connection.
 pub(crate) fn lost(e: ConnectionError, during: &'static str, after: Duration) -> Error {
     match e {

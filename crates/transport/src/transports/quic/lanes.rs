@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use quinn::{RecvStream, SendStream};
 
-use super::endpoint::{lost, read_err, write_err};
+use super::endpoint::{accept_stream, open_stream};
 use crate::{Error, Result};
 
 /// A lane's hello: these 6 bytes, then the lane's index (2 bytes, big-endian).
@@ -29,37 +29,16 @@ pub(super) async fn lane_streams(
     client: bool,
     t: Duration,
 ) -> Result<Vec<(SendStream, RecvStream)>> {
-    let timed_out = |during| Error::Timeout { during, after: t };
     let mut lanes: Vec<Option<(SendStream, RecvStream)>> = (0..n).map(|_| None).collect();
     for i in 0..n {
         if client {
-            let during = "opening a lane";
-            let (mut send, recv) = tokio::time::timeout(t, conn.open_bi())
-                .await
-                .map_err(|_| timed_out(during))?
-                .map_err(|e| lost(e, during, t))?;
             let mut hello = [0u8; 8];
             hello[..6].copy_from_slice(&LANE_HELLO);
             hello[6..].copy_from_slice(&(i as u16).to_be_bytes());
-            tokio::time::timeout(t, send.write_all(&hello))
-                .await
-                .map_err(|_| timed_out(during))?
-                .map_err(|e| write_err(e, during, t))?;
-            lanes[i] = Some((send, recv));
+            lanes[i] = Some(open_stream(&conn, &hello, "opening a lane", t).await?);
         } else {
-            let during = "waiting for the peer's lanes";
-            let (send, mut recv) = tokio::time::timeout(t, conn.accept_bi())
-                .await
-                .map_err(|_| timed_out(during))?
-                .map_err(|e| lost(e, during, t))?;
-            let mut hello = [0u8; 8];
-            tokio::time::timeout(t, recv.read_exact(&mut hello))
-                .await
-                .map_err(|_| timed_out(during))?
-                .map_err(|e| match e {
-                    quinn::ReadExactError::FinishedEarly(_) => Error::Closed { during },
-                    quinn::ReadExactError::ReadError(e) => read_err(e, during, t),
-                })?;
+            let (send, recv, hello) =
+                accept_stream(&conn, "waiting for the peer's lanes", t).await?;
             let index = usize::from(u16::from_be_bytes([hello[6], hello[7]]));
             if hello[..6] != LANE_HELLO {
                 return Err(Error::Malformed {

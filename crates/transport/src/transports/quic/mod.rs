@@ -131,7 +131,10 @@ mod hinted;
 mod lanes;
 mod params;
 
-use endpoint::{before, client_config, lost, read_err, server_config, write_err, Driver, SERVER_NAME};
+use endpoint::{
+    accept_stream, before, client_config, lost, open_stream, read_err, server_config, write_err,
+    Driver, SERVER_NAME,
+};
 use hinted::{HintCell, HintedFactory};
 use lanes::{lane_streams, Lanes};
 use params::{
@@ -466,19 +469,8 @@ impl QuicListener {
                 .await
                 .map_err(|_| timed_out(during))?
                 .map_err(|e| lost(e, during, t))?;
-            let during = "waiting for the client's stream";
-            let (send, mut recv) = tokio::time::timeout(t, conn.accept_bi())
-                .await
-                .map_err(|_| timed_out(during))?
-                .map_err(|e| lost(e, during, t))?;
-            let mut hello = [0u8; HELLO.len()];
-            tokio::time::timeout(t, recv.read_exact(&mut hello))
-                .await
-                .map_err(|_| timed_out(during))?
-                .map_err(|e| match e {
-                    quinn::ReadExactError::FinishedEarly(_) => Error::Closed { during },
-                    quinn::ReadExactError::ReadError(e) => read_err(e, during, t),
-                })?;
+            let (send, recv, hello) =
+                accept_stream(&conn, "waiting for the client's stream", t).await?;
             if hello != HELLO {
                 return Err(Error::Malformed {
                     what: "the quic client's hello has a wrong magic or version".into(),
@@ -486,7 +478,7 @@ impl QuicListener {
             }
             Ok((conn, send, recv))
         })?;
-        let mut channel = QuicChannel::new(self.driver.clone(), conn, send, recv, cfg);
+        let mut channel = QuicChannel::new(self.driver.clone(), conn, send, recv, t);
         channel.tuning = Some(cell);
         channel.lanes = Lanes::Unopened {
             max: self.params.lanes as usize,
@@ -542,19 +534,8 @@ fn connect(addr: SocketAddr, params: &Params, cfg: &Config) -> Result<QuicChanne
     driver.linger = connected.is_ok();
     let conn = connected?;
     let t = cfg.io_timeout;
-    let (send, recv) = driver.block_on(async {
-        let during = "opening the QUIC stream";
-        let (mut send, recv) = tokio::time::timeout(t, conn.open_bi())
-            .await
-            .map_err(|_| Error::Timeout { during, after: t })?
-            .map_err(|e| lost(e, during, t))?;
-        tokio::time::timeout(t, send.write_all(&HELLO))
-            .await
-            .map_err(|_| Error::Timeout { during, after: t })?
-            .map_err(|e| write_err(e, during, t))?;
-        Ok::<_, Error>((send, recv))
-    })?;
-    let mut channel = QuicChannel::new(Arc::new(driver), conn, send, recv, cfg);
+    let (send, recv) = driver.block_on(open_stream(&conn, &HELLO, "opening the QUIC stream", t))?;
+    let mut channel = QuicChannel::new(Arc::new(driver), conn, send, recv, t);
     channel.lanes = Lanes::Unopened {
         max: params.lanes as usize,
         client: true,
@@ -606,7 +587,7 @@ impl QuicChannel {
         conn: quinn::Connection,
         send: SendStream,
         recv: RecvStream,
-        cfg: &Config,
+        timeout: Duration,
     ) -> Self {
         QuicChannel {
             conn,
@@ -615,7 +596,7 @@ impl QuicChannel {
             pending: Vec::with_capacity(BUF),
             incoming: VecDeque::new(),
             scratch: vec![Bytes::new(); READ_BATCH],
-            timeout: cfg.io_timeout,
+            timeout,
             counts: ByteCounts::default(),
             finished: false,
             failed: false,
@@ -819,15 +800,11 @@ impl Channel for QuicChannel {
         let (conn, t) = (self.conn.clone(), self.timeout);
         let streams = self.driver.block_on(lane_streams(conn, n, client, t));
         let streams = streams.inspect_err(|_| self.failed = true)?;
-        let cfg = Config {
-            io_timeout: t,
-            ..Config::default()
-        };
         Ok(streams
             .into_iter()
             .map(|(send, recv)| {
                 let mut lane =
-                    QuicChannel::new(self.driver.clone(), self.conn.clone(), send, recv, &cfg);
+                    QuicChannel::new(self.driver.clone(), self.conn.clone(), send, recv, t);
                 lane.first = false;
                 Box::new(lane) as Box<dyn Channel>
             })

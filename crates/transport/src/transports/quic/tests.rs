@@ -403,7 +403,7 @@ fn lanes_carry_streams_of_their_own_in_both_directions() {
 }
 
 #[test]
-fn lanes_beyond_the_limit_or_twice_are_refused() {
+fn lanes_beyond_the_limit_are_refused() {
     let cfg = Config {
         io_timeout: Duration::from_secs(5),
         ..Config::default()
