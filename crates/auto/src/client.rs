@@ -503,9 +503,9 @@ fn close_in_background(early: Vec<Early>) {
 /// Tunes the evaluator's own sending on `ch` to the choice where its transport can be
 /// tuned after set-up: an early connection was made with the listen key (`tcp` for
 /// `tcp:cc=bbr`), and an early `blast` connection, made without timing the path, starts
-/// at the rate the probe measured. (`blast` takes that rate wherever its sender has not
-/// measured the path yet, so a connection made after the decision, whose train is still
-/// being timed when this runs, takes it too.) The evaluator's sending is small, so a
+/// at the rate the probe measured. (A connection made after the decision, whose train
+/// is still being timed when this runs, starts at the larger of the two.) The
+/// evaluator's sending is small, so a
 /// tuning refused costs little: a warning, and the session goes on.
 fn tune_sender(ch: &dyn Channel, transport: &TransportSpec, path: &Path) {
     let Some(tuning) = ch.sender_tuning() else {

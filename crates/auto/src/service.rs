@@ -518,9 +518,9 @@ fn tune(
 ) {
     let hint = SenderHint {
         // For a connection made while the path was probed, without timing it itself
-        // (`while_probing`). `blast` takes it wherever its sender has not measured the
-        // path yet: a later connection keeps its train's rate if the client's RATE came
-        // before this hint, else takes this one.
+        // (`while_probing`). A later connection's `blast` starts at the larger of this
+        // and its own train's rate (each reads a fast path low), or keeps its train's if
+        // the client's RATE came before this hint.
         start_rate: Some(path.rate as u64),
         ..transport.sender_hint(Some(a.planner.buffer(path) as usize))
     };

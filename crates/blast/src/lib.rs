@@ -196,6 +196,12 @@ pub struct Connection {
     last_heard: Instant,
     /// The client: the server's train as it arrives, and when the WELCOME came.
     meter: Option<TrainMeter>,
+    /// Whether the handshake's train is still to be timed: the client asked for one and
+    /// has not reported it, the server sends one and has not heard its RATE.
+    train_awaited: bool,
+    /// A rate given before the sender was made while the train is awaited
+    /// ([`Connection::start_at`]).
+    hint: Option<f64>,
     opened_at: Option<Instant>,
     /// CLOSE to send, and whether it was.
     close: Option<(bool, String)>,
@@ -254,6 +260,13 @@ impl Connection {
     }
 
     fn new(now: Instant, session: u64, params: Params, state: State) -> Self {
+        // The client asks for a train with any; the server sends one of two or more (none
+        // if its client asked for none).
+        let train_awaited = if matches!(state, State::Hello { .. }) {
+            params.train > 0
+        } else {
+            params.train >= 2
+        };
         Connection {
             session,
             params,
@@ -270,6 +283,8 @@ impl Connection {
             hello_number: 0,
             last_heard: now,
             meter: None,
+            train_awaited,
+            hint: None,
             opened_at: None,
             close: None,
             closed_sent: false,
@@ -310,17 +325,22 @@ impl Connection {
     }
 
     /// Starts the sender at `rate` bytes per second, a rate the path was measured at by
-    /// other means (`--transport auto`'s probe): before the handshake ends, as if
-    /// [`Params::rate`] had been given; after it, if the sender is still in its first
-    /// phase (it has neither timed a train nor left slow start), as a timed train's rate
-    /// would. Later it changes nothing: the sender has measured the path itself.
+    /// other means (`--transport auto`'s probe). Where the handshake's train is still to be
+    /// timed, the sender starts at the larger of the two once it is (`rate.rs`,
+    /// `RateControl::hint`: each reads a fast path low, never high). Otherwise: before
+    /// the handshake ends, as if [`Params::rate`] had been given; after it, if the sender
+    /// is still in its first phase (it has neither timed a train nor left slow start), as
+    /// a timed train's rate would. Later it changes nothing: the sender has measured the
+    /// path itself.
     pub fn start_at(&mut self, rate: f64) {
         if !(rate.is_finite() && rate > 0.0) {
             return;
         }
         let rate = rate.min(self.params.max_rate);
         match self.sender.as_mut() {
+            Some(s) if self.train_awaited => s.hint(rate),
             Some(s) => s.measured(rate),
+            None if self.train_awaited => self.hint = Some(self.hint.map_or(rate, |h| h.max(rate))),
             None => self.params.rate = Some(rate),
         }
     }
@@ -352,6 +372,9 @@ impl Connection {
             control,
         )
         .with_fec(self.params.fec);
+        if let Some(h) = self.hint.take() {
+            s.hint(h);
+        }
         let mut at = 0;
         while at < self.early.len() {
             at += s.write(&self.early[at..]);
@@ -444,9 +467,12 @@ impl Connection {
             // Taken in `handle_datagram_timed`.
             (_, Body::Train { .. }) => {}
             (_, Body::Rate(rate)) => {
-                if rate > 0 {
-                    if let Some(s) = self.sender.as_mut() {
+                self.train_awaited = false;
+                if let Some(s) = self.sender.as_mut() {
+                    if rate > 0 {
                         s.measured(rate as f64);
+                    } else {
+                        s.untimed();
                     }
                 }
             }
@@ -526,9 +552,12 @@ impl Connection {
             return;
         };
         meter.reported = true;
+        self.train_awaited = false;
         let rate = meter.rate().filter(|r| *r <= self.params.max_rate);
-        if let (Some(r), Some(s)) = (rate, self.sender.as_mut()) {
-            s.measured(r);
+        match (rate, self.sender.as_mut()) {
+            (Some(r), Some(s)) => s.measured(r),
+            (None, Some(s)) => s.untimed(),
+            _ => {}
         }
         let d = self.packet(0, Body::Rate(rate.map_or(0, |r| r as u64)));
         self.queued.push_back(d);

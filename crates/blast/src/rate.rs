@@ -110,6 +110,9 @@ pub struct RateControl {
     clear_run: u32,
     /// Whether the queue is taken for another flow's (it does not count as congestion).
     competing: bool,
+    /// A rate measured by other means, held while the handshake's train is timed
+    /// ([`RateControl::hint`]).
+    hint: Option<f64>,
 }
 
 /// Epochs kept in [`RateControl::history`].
@@ -202,6 +205,7 @@ impl RateControl {
             standing_cuts: 0,
             clear_run: 0,
             competing: false,
+            hint: None,
         }
     }
 
@@ -236,15 +240,41 @@ impl RateControl {
     }
 
     /// The path's rate as measured (the handshake's train), bytes per second: a sender
-    /// still in slow start goes on from there (a rate it was given stands).
+    /// still in slow start goes on from there (a rate it was given stands), or from the
+    /// [`hint`](RateControl::hint) where that is higher.
     pub fn measured(&mut self, rate: f64) {
         if !self.startup {
             return;
         }
+        let rate = self.hint.take().map_or(rate, |h| h.max(rate));
         self.startup = false;
         self.rate = rate.clamp(MIN_RATE, self.max_rate);
         self.filter = vec![self.rate];
         self.cycle = CYCLE - 1; // the next epoch probes above it
+    }
+
+    /// A rate the path was measured at by other means (`--transport auto`'s probe), bytes
+    /// per second, while the handshake's train is still being timed: the sender starts at
+    /// the larger of the two ([`measured`](RateControl::measured)), at the hint alone if
+    /// the train could not be timed ([`untimed`](RateControl::untimed)) or its report does
+    /// not come before the first FEEDBACK. The larger, because each reads a fast path low
+    /// and neither reads it high: a train's rate is its packets over the time they took to
+    /// pass the bottleneck, which a busy host's timing lengthens (the probe's 32-packet
+    /// train read 500 Mbit/s links at 131–147 Mbit/s in the grid of docs/results/auto, and
+    /// `blast` started there took 2–15 times as long to deliver the tables as with its own
+    /// 48-packet train's rate).
+    pub fn hint(&mut self, rate: f64) {
+        if self.startup {
+            self.hint = Some(self.hint.map_or(rate, |h| h.max(rate)));
+        }
+    }
+
+    /// The handshake's train could not be timed: a sender with a
+    /// [`hint`](RateControl::hint) starts at it, else it stays in slow start.
+    pub fn untimed(&mut self) {
+        if let Some(h) = self.hint {
+            self.measured(h);
+        }
     }
 
     /// The sender had nothing to send while the pace allowed it: this epoch's delivery
@@ -263,6 +293,8 @@ impl RateControl {
         counted: u64,
         rtt: Option<Duration>,
     ) {
+        // The train's report did not come first (lost, or the peer sent no train).
+        self.untimed();
         self.epoch.delivered += delivered;
         self.epoch.lost += lost;
         self.epoch.counted += counted;
@@ -448,6 +480,44 @@ mod tests {
             *t += Duration::from_millis(50);
             c.on_feedback(*t, (rate * 0.05) as u64, lost, 1000, Some(rtt));
         }
+    }
+
+    #[test]
+    fn a_hint_held_while_the_train_is_timed_starts_the_larger_of_the_two() {
+        let t = Instant::now();
+        let fresh = || RateControl::new(t, None, 1e12, 1400, 50 * MS);
+        // The train read the path faster than the hint, or slower: the larger stands.
+        let mut c = fresh();
+        c.hint(17.5e6);
+        assert!(c.in_startup(), "a hint alone does not end slow start");
+        c.measured(62.5e6);
+        assert_eq!((c.rate(), c.in_startup()), (62.5e6, false));
+        let mut c = fresh();
+        c.hint(62.5e6);
+        c.hint(17.5e6);
+        c.measured(17.5e6);
+        assert_eq!(c.rate(), 62.5e6);
+        // A train that could not be timed: the hint; none either: slow start goes on.
+        let mut c = fresh();
+        c.hint(40e6);
+        c.untimed();
+        assert_eq!((c.rate(), c.in_startup()), (40e6, false));
+        let mut c = fresh();
+        let start = c.rate();
+        c.untimed();
+        assert_eq!((c.rate(), c.in_startup()), (start, true));
+        // No report before the first FEEDBACK: the hint.
+        let mut c = fresh();
+        c.hint(40e6);
+        c.on_feedback(t + 50 * MS, 1400, 0, 1, Some(50 * MS));
+        assert!(!c.in_startup());
+        assert!(c.rate() >= 40e6, "{}", c.rate());
+        // A hint after the train's rate changes nothing.
+        let mut c = fresh();
+        c.measured(17.5e6);
+        c.hint(62.5e6);
+        c.untimed();
+        assert_eq!(c.rate(), 17.5e6);
     }
 
     #[test]

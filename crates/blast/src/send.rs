@@ -336,6 +336,16 @@ impl Sender {
         self.control.measured(rate);
     }
 
+    /// A rate measured by other means while the train is timed (see [`RateControl::hint`]).
+    pub fn hint(&mut self, rate: f64) {
+        self.control.hint(rate);
+    }
+
+    /// The handshake's train could not be timed (see [`RateControl::untimed`]).
+    pub fn untimed(&mut self) {
+        self.control.untimed();
+    }
+
     /// Whether some written byte is not yet known to have arrived.
     pub fn bytes_outstanding(&self) -> bool {
         self.acked < self.written

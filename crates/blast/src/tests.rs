@@ -405,6 +405,52 @@ fn a_client_that_asks_for_no_train_gets_none_and_starts_at_the_rate_it_is_told()
 }
 
 #[test]
+fn a_rate_told_while_the_train_is_timed_starts_the_sender_at_the_larger() {
+    // `--transport auto` tells a connection made after its decision the rate its probe
+    // measured, which on a fast path may be read low; the server's own train, timed by
+    // the client, is what the sender starts at where it reads higher. 8 MB at 100 ms and
+    // 200 Mbit/s take the link's time, not a quarter of its rate's.
+    let told = |rate: f64, seed: u64| {
+        let mut sim = Sim::new(
+            params(None),
+            params(None),
+            Link::new(50, 200.0, 0.0, seed),
+            Link::new(50, 200.0, 0.0, seed + 1),
+        );
+        sim.run_until(Duration::from_secs(5), |s| {
+            s.server.as_ref().is_some_and(Connection::is_open)
+        })
+        .unwrap();
+        let server = sim.server.as_mut().unwrap();
+        assert!(server.train_awaited, "the train's RATE has not come yet");
+        server.start_at(rate);
+        let took = transfer(&mut sim, 8 << 20).unwrap();
+        (
+            took,
+            sim.server
+                .as_ref()
+                .unwrap()
+                .sender
+                .as_ref()
+                .unwrap()
+                .control()
+                .history()
+                .first()
+                .map(|e| e.rate),
+        )
+    };
+    let (took, first) = told(50e6 / 8.0, 31);
+    assert!(
+        ms(took) < 1.15 * 386.0,
+        "{took:?}, first epoch's rate {first:?}"
+    );
+    assert!(first.is_some_and(|r| r > 150e6 / 8.0), "{first:?}");
+    // A higher rate told than the train read stands.
+    let (_, first) = told(400e6 / 8.0, 33);
+    assert!(first.is_some_and(|r| r >= 400e6 / 8.0 * 0.99), "{first:?}");
+}
+
+#[test]
 fn a_rate_told_after_the_sender_measured_the_path_changes_nothing() {
     let mut sim = Sim::new(
         params(None),
