@@ -16,7 +16,8 @@
 //! goes beyond it is refused.
 
 use std::collections::BTreeMap;
-use std::sync::mpsc::sync_channel;
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use transputation_circuits::Circuit;
@@ -51,70 +52,89 @@ fn lane_shares(pieces: &[Vec<u64>], lanes: usize) -> Vec<Vec<u64>> {
 /// Message 8 on the session's lanes (opened after message 6): the frames of every stage
 /// read on a thread per lane and fed to `evaluate` stage by stage on this one. Returns the
 /// output labels and the time spent evaluating.
+///
+/// The readers own their lanes while they read and hand them back when the tables are
+/// whole. After an error they are not waited for: a reader blocked in its lane's `recv`
+/// (a garbler that stopped sending on it) would hold the error back until its I/O
+/// timeout. The session ends with the error, which closes the connection under the lanes
+/// and so ends such a reader (at the latest, its timeout does).
 pub(crate) fn evaluate_on_lanes<C: Channel>(
     wire: &mut Wire<C>,
     evaluate: &mut dyn Evaluate,
     circuit: &Circuit,
     coarse: &Coarse,
 ) -> Result<(Vec<Block>, Duration), Error> {
-    let pieces = coarse.layout.piece_table_bytes();
-    let lanes = wire.lanes()?;
-    let shares = lane_shares(&pieces, lanes.len());
-    let (fed, received) = std::thread::scope(|scope| {
-        let (tx, rx) = sync_channel(READ_AHEAD * lanes.len());
-        let n = lanes.len();
-        let readers: Vec<_> = lanes
-            .iter_mut()
-            .zip(&shares)
-            .enumerate()
-            .map(|(k, (lane, share))| {
-                let (tx, pieces) = (tx.clone(), &pieces);
-                std::thread::Builder::new()
-                    .name(format!("lane-{k}"))
-                    .spawn_scoped(scope, move || {
-                        let mut received = 0;
-                        for (stage, &due) in share.iter().enumerate() {
-                            let mut left = due as usize;
-                            while left > 0 {
-                                let frame =
-                                    read_frame(lane, (k, n), (stage, pieces[stage].len()), left);
-                                let frame = match frame {
-                                    Ok(frame) => frame,
-                                    Err(e) => {
-                                        let _ = tx.send(Err(e));
-                                        return received;
-                                    }
-                                };
-                                left -= TableFrame(&frame).tables();
-                                received += frame.len();
-                                // The evaluator stopped (an error): nothing more to read.
-                                if tx.send(Ok((stage, frame))).is_err() {
-                                    return received;
-                                }
-                            }
-                        }
-                        received
-                    })
-                    .expect("a lane's reader starts")
-            })
-            .collect();
-        drop(tx);
-        let fed = feed_by_stage(evaluate, &pieces, &rx);
-        // Readers blocked on a full queue end once it is gone.
-        drop(rx);
-        let received: usize = readers
-            .into_iter()
-            .map(|r| r.join().expect("a lane's reader does not panic"))
-            .sum();
-        (fed, received)
-    });
-    wire.count_received::<TableFrame>(received);
+    let pieces = Arc::new(coarse.layout.piece_table_bytes());
+    let lanes = wire.take_lanes()?;
+    let n = lanes.len();
+    let shares = lane_shares(&pieces, n);
+    let (tx, rx) = sync_channel(READ_AHEAD * n);
+    let readers: Vec<_> = lanes
+        .into_iter()
+        .zip(shares)
+        .enumerate()
+        .map(|(k, (mut lane, share))| {
+            let (tx, pieces) = (tx.clone(), pieces.clone());
+            std::thread::Builder::new()
+                .name(format!("lane-{k}"))
+                .spawn(move || {
+                    let received = read_lane(&mut lane, (k, n), &share, &pieces, &tx);
+                    (lane, received)
+                })
+                .expect("a lane's reader starts")
+        })
+        .collect();
+    drop(tx);
+    let fed = feed_by_stage(evaluate, &pieces, &rx);
+    // Readers blocked on a full queue end once it is gone.
+    drop(rx);
     let mut eval = fed?;
+    // Every stage whole: each reader has read its lane's share and ended.
+    let mut received = 0;
+    let mut lanes = Vec::with_capacity(n);
+    for r in readers {
+        let (lane, bytes) = r.join().expect("a lane's reader does not panic");
+        received += bytes;
+        lanes.push(lane);
+    }
+    wire.restore_lanes(lanes);
+    wire.count_received::<TableFrame>(received);
     let t = Instant::now();
     evaluate.check_done(circuit)?;
     let labels = evaluate.output_labels()?;
     eval += t.elapsed();
     Ok((labels, eval))
+}
+
+/// Lane `k`'s (of `n`) reader: its `share` of each stage's tables read frame by frame and
+/// sent to `tx` with the stage, or the first error. Returns the bytes it read.
+fn read_lane(
+    lane: &mut Lane,
+    (k, n): (usize, usize),
+    share: &[u64],
+    pieces: &[Vec<u64>],
+    tx: &SyncSender<Result<(usize, Vec<u8>), Error>>,
+) -> usize {
+    let mut received = 0;
+    for (stage, &due) in share.iter().enumerate() {
+        let mut left = due as usize;
+        while left > 0 {
+            let frame = match read_frame(lane, (k, n), (stage, pieces[stage].len()), left) {
+                Ok(frame) => frame,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return received;
+                }
+            };
+            left -= TableFrame(&frame).tables();
+            received += frame.len();
+            // The evaluator stopped (an error): nothing more to read.
+            if tx.send(Ok((stage, frame))).is_err() {
+                return received;
+            }
+        }
+    }
+    received
 }
 
 /// Reads lane `k`'s (of `n`) next frame of stage `stage` (of `pieces` pieces), which has

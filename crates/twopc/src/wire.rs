@@ -148,6 +148,18 @@ impl<C: Channel> Wire<C> {
         Ok(&mut self.lanes)
     }
 
+    /// The session's lanes taken out (opened now if they are not yet, as [`Wire::lanes`]),
+    /// for readers on threads of their own; [`Wire::restore_lanes`] puts them back.
+    pub(crate) fn take_lanes(&mut self) -> Result<Vec<Lane>, Error> {
+        self.lanes()?;
+        Ok(std::mem::take(&mut self.lanes))
+    }
+
+    /// Puts back the lanes [`Wire::take_lanes`] took.
+    pub(crate) fn restore_lanes(&mut self, lanes: Vec<Lane>) {
+        self.lanes = lanes;
+    }
+
     /// Sends one message on lane `lane` (see [`Wire::lanes`]), counted as the session's.
     pub(crate) fn send_on_lane<'m, M: Message<'m>>(
         &mut self,

@@ -123,3 +123,101 @@ fn frames_on_lanes_compute_the_circuit_whoever_accepts() {
         }
     }
 }
+
+/// The garbler's end of a connection whose lanes misbehave: lane 0 sends every byte
+/// inverted (its first frame's length reads as far too long), lane 1 sends nothing.
+struct BadLanes(Box<dyn Channel>);
+
+/// A lane as [`BadLanes`] makes it: `invert` its bytes, else swallow them.
+struct BadLane {
+    inner: Box<dyn Channel>,
+    invert: bool,
+}
+
+impl Channel for BadLanes {
+    fn send(&mut self, bytes: &[u8]) -> transputation_transport::Result<()> {
+        self.0.send(bytes)
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> transputation_transport::Result<()> {
+        self.0.recv(buf)
+    }
+    fn flush(&mut self) -> transputation_transport::Result<()> {
+        self.0.flush()
+    }
+    fn close(&mut self) -> transputation_transport::Result<()> {
+        self.0.close()
+    }
+    fn stats(&self) -> transputation_transport::ByteCounts {
+        self.0.stats()
+    }
+    fn max_lanes(&self) -> usize {
+        self.0.max_lanes()
+    }
+    fn open_lanes(&mut self, n: usize) -> transputation_transport::Result<Vec<Box<dyn Channel>>> {
+        Ok(self
+            .0
+            .open_lanes(n)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, inner)| {
+                Box::new(BadLane {
+                    inner,
+                    invert: i == 0,
+                }) as Box<dyn Channel>
+            })
+            .collect())
+    }
+}
+
+impl Channel for BadLane {
+    fn send(&mut self, bytes: &[u8]) -> transputation_transport::Result<()> {
+        if !self.invert {
+            return Ok(());
+        }
+        let inverted: Vec<u8> = bytes.iter().map(|b| !b).collect();
+        self.inner.send(&inverted)
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> transputation_transport::Result<()> {
+        self.inner.recv(buf)
+    }
+    fn flush(&mut self) -> transputation_transport::Result<()> {
+        self.inner.flush()
+    }
+    fn close(&mut self) -> transputation_transport::Result<()> {
+        self.inner.close()
+    }
+    fn stats(&self) -> transputation_transport::ByteCounts {
+        self.inner.stats()
+    }
+}
+
+#[test]
+fn a_bad_frame_on_one_lane_is_told_before_a_silent_lane_times_out() {
+    // The evaluator's reader of lane 1 waits in `recv` for frames that never come; the
+    // bad frame on lane 0 must end the session at once, not after that reader's I/O
+    // timeout (20 s here).
+    let c = circuit();
+    let Some((accepted, connected)) = quic_pair() else {
+        eprintln!("skipped: this build has no quic");
+        return;
+    };
+    let (g_in, e_in) = inputs(&c, 0);
+    let garbler = Garbler::new(&c, coarse(&c, Scheme::Ideal), &g_in).unwrap();
+    let evaluator = Evaluator::new(&c, coarse(&c, Scheme::Ideal), &e_in).unwrap();
+    thread::scope(|s| {
+        let g = s.spawn(move || garbler.run(BadLanes(connected)));
+        let start = std::time::Instant::now();
+        let err = evaluator.run(accepted).map(|r| r.output).unwrap_err();
+        let took = start.elapsed();
+        assert!(
+            matches!(err, Error::Malformed { .. } | Error::Transport(_)),
+            "{err}"
+        );
+        assert!(
+            took < Duration::from_secs(10),
+            "the error came after {took:?}: {err}"
+        );
+        // The garbler hears of it as the connection closes.
+        assert!(g.join().unwrap().is_err());
+    });
+}
