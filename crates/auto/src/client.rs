@@ -682,4 +682,51 @@ impl Channel for Stated {
     fn sender_tuning(&self) -> Option<Arc<dyn TuneSender>> {
         self.inner.sender_tuning()
     }
+
+    // A session over `quic` carries its coarse-grained frames on lanes as when named. (A
+    // provisional or raced session's channel wraps this one and opens none: its sending
+    // may move to another connection.)
+    fn max_lanes(&self) -> usize {
+        self.inner.max_lanes()
+    }
+
+    fn open_lanes(&mut self, n: usize) -> transputation_transport::Result<Vec<Box<dyn Channel>>> {
+        self.inner.open_lanes(n)
+    }
+}
+
+#[cfg(all(test, feature = "quic"))]
+mod stated_tests {
+    use super::*;
+
+    #[test]
+    fn a_stated_channel_opens_the_lanes_of_the_channel_it_wraps() {
+        let spec: TransportSpec = "quic:lanes=3".parse().unwrap();
+        let cfg = Config {
+            io_timeout: Duration::from_secs(10),
+            ..Config::default()
+        };
+        let listener = spec.listen("127.0.0.1:0".parse().unwrap(), &cfg).unwrap();
+        let addr = listener.local_addr();
+        let connecting = std::thread::spawn(move || spec.connect(addr, &cfg).unwrap());
+        let mut garbler = listener.accept().unwrap();
+        let mut evaluator = Stated::new(connecting.join().unwrap());
+        assert_eq!(evaluator.max_lanes(), 3);
+        garbler.send(b"first words").unwrap();
+        garbler.flush().unwrap();
+        let mut first = [0u8; 11];
+        evaluator.recv(&mut first).unwrap();
+        assert_eq!(&first, b"first words");
+        let opened = std::thread::spawn(move || {
+            let lanes = evaluator.open_lanes(2).unwrap();
+            (evaluator, lanes)
+        });
+        let mut g_lanes = garbler.open_lanes(2).unwrap();
+        let (_evaluator, mut e_lanes) = opened.join().unwrap();
+        e_lanes[1].send(b"on lane 1").unwrap();
+        e_lanes[1].flush().unwrap();
+        let mut got = [0u8; 9];
+        g_lanes[1].recv(&mut got).unwrap();
+        assert_eq!(&got, b"on lane 1");
+    }
 }
