@@ -511,26 +511,34 @@ fn on_a_long_path_a_tiny_circuit_goes_in_one_flight() {
 }
 
 #[test]
-fn on_a_lan_a_tiny_circuit_goes_without_slow_start() {
-    // On the grid's `lan` AES-128 took 16 ms over `blast` (its first flight at the path's
-    // rate) and 20 ms over kernel TCP (slow start from 10 segments): the choice is one
-    // that starts at the rate, and kernel TCP is predicted within a few milliseconds.
+fn on_a_lan_a_tiny_circuit_stays_on_kernel_tcp() {
+    // The model ranks `blast` first on a LAN (its first flight at the path's rate, no
+    // slow start), a few milliseconds ahead: too little to leave what a session without
+    // auto runs. (Measured: on the Zen 4 grid's `lan` AES-128 took 23 ms over `blast`, 17
+    // over kernel TCP; on the Zen 3 VM's, 31-34 against 26-31.)
     let (_, plan) = decided(recorded::LAN, "aes128", Scheme::Ideal);
     let choice = plan.decision.choice.clone().unwrap();
+    let default = transputation_transport::auto::with_explicit_cc(
+        transputation_transport::DEFAULT_TRANSPORT.parse().unwrap(),
+    )
+    .unwrap()
+    .to_string();
+    assert_eq!(choice, default, "{}", plan.decision.why);
     assert!(
-        choice.starts_with("blast"),
-        "{choice}: {}",
+        plan.decision.why.contains("is kept"),
+        "{}",
         plan.decision.why
     );
-    let best = plan.decision.chosen().unwrap().seconds().unwrap();
-    let tcp = plan
-        .decision
-        .ranked
-        .iter()
-        .filter(|r| r.name.starts_with("tcp:"))
-        .filter_map(|r| r.seconds())
-        .fold(f64::INFINITY, f64::min);
-    assert!(tcp - best < 0.010, "tcp {tcp} s against {best} s");
+    let seconds = |name: &str| {
+        plan.decision
+            .ranked
+            .iter()
+            .find(|r| r.name == name)
+            .and_then(|r| r.seconds())
+            .unwrap()
+    };
+    let gain = seconds(&choice) - seconds("blast");
+    assert!(gain > 0.0 && gain < 0.010, "blast ahead by {gain} s");
 }
 
 /// A cold evaluator that holds early connections to the garbler's `quic` and `tcp`

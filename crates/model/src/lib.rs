@@ -72,7 +72,9 @@ mod predict;
 mod transport;
 mod workload;
 
-pub use choose::{choose, Candidate, Decision, Ranked, CAUTION};
+pub use choose::{
+    choose, Candidate, Decision, Ranked, CAUTION, LEAVE_AT_BOUND, LEAVE_AT_ESTIMATE, LEAVE_SECONDS,
+};
 pub use constants::{Calibration, Constants, HostConstants, Provenance};
 pub use fit::{fit, CellFit, FitReport, KeyFit, Observation};
 pub use path::Path;

@@ -192,6 +192,7 @@ fn eligible(name: &str, model: TransportModel) -> Candidate {
         name: name.into(),
         model,
         eligible: true,
+        incumbent: false,
     }
 }
 
@@ -249,6 +250,53 @@ fn an_unproven_clean_path_is_treated_as_possibly_lossy() {
     assert_eq!(d.choice.as_deref(), Some("tcp:cc=cubic"), "{d:#?}");
 }
 
+/// `cands` with `name` as the incumbent.
+fn with_incumbent(mut cands: Vec<Candidate>, name: &str) -> Vec<Candidate> {
+    for c in &mut cands {
+        c.incumbent = c.name == name;
+    }
+    cands
+}
+
+#[test]
+fn the_incumbent_is_left_only_for_a_clear_gain() {
+    // A large circuit on a lossy long path: BBR far ahead of cubic, which is left.
+    let lossy = Path::exact(0.3, 500.0 * MBIT, 0.001);
+    let d = decide(
+        &lossy,
+        &mincut(),
+        &with_incumbent(candidates(), "tcp:cc=cubic"),
+    );
+    assert_eq!(d.choice.as_deref(), Some("tcp:cc=bbr"), "{}", d.why);
+    // A tiny circuit on a LAN, and a candidate like cubic with 2 ms less of fixed cost:
+    // the least regret, but not enough to leave the incumbent; 20 ms less is.
+    let lan = Path::exact(0.0005, 1000.0 * MBIT, 0.0);
+    let quicker = |fixed: f64| {
+        let mut m = tcp(Control::Cubic);
+        m.key = "quicker".into();
+        m.defaults.fixed = fixed;
+        let mut slower = tcp(Control::Cubic);
+        slower.defaults.fixed = 0.020;
+        vec![eligible("tcp:cc=cubic", slower), eligible("quicker", m)]
+    };
+    let d = decide(&lan, &aes128(), &quicker(0.018));
+    assert_eq!(d.choice.as_deref(), Some("quicker"), "{}", d.why);
+    let d = decide(
+        &lan,
+        &aes128(),
+        &with_incumbent(quicker(0.018), "tcp:cc=cubic"),
+    );
+    assert_eq!(d.choice.as_deref(), Some("tcp:cc=cubic"), "{}", d.why);
+    assert!(d.why.contains("is kept"), "{}", d.why);
+    assert_eq!(d.ranked[0].name, "tcp:cc=cubic");
+    let d = decide(
+        &lan,
+        &aes128(),
+        &with_incumbent(quicker(0.0), "tcp:cc=cubic"),
+    );
+    assert_eq!(d.choice.as_deref(), Some("quicker"), "{}", d.why);
+}
+
 #[test]
 fn on_a_lan_a_tiny_circuit_is_decided_by_fixed_costs() {
     let path = Path::exact(0.0005, 1000.0 * MBIT, 0.0);
@@ -274,6 +322,7 @@ fn a_transport_that_cannot_be_chosen_is_predicted_but_not_chosen() {
             ..tcp(Control::Cubic)
         },
         eligible: false,
+        incumbent: false,
     });
     let d = decide(&path, &mincut(), &cands);
     assert_ne!(d.choice.as_deref(), Some("udp:rate=96mbit"));

@@ -126,3 +126,7 @@ pub use tcp_socket::{
     available_congestion_controls, check_congestion_control, default_congestion_control,
     settable_congestion_controls,
 };
+
+/// The transport a party runs when none is given: kernel TCP with the host's congestion
+/// control (and what `--transport auto` leaves only for a clear gain).
+pub const DEFAULT_TRANSPORT: &str = "tcp";

@@ -105,7 +105,7 @@ pub struct SessionArgs {
     #[arg(long, value_enum)]
     pub(crate) plan: Option<PlanMode>,
     /// The transport: NAME or NAME:key=value,... (see `transports`), or auto.
-    #[arg(long, value_parser = parse_transport_arg, default_value = "tcp", long_help = session_transport_help())]
+    #[arg(long, value_parser = parse_transport_arg, default_value = transputation_transport::DEFAULT_TRANSPORT, long_help = session_transport_help())]
     pub(crate) transport: TransportArg,
     /// Who learns the output: both (the evaluator sends it to the garbler) or evaluator.
     #[arg(long, default_value = "both")]

@@ -88,10 +88,17 @@ pub fn finish_start_ups() {
 /// available family's plain name, its aliases and its tuned settings, without repeats (two
 /// names the model cannot tell apart, such as `tcp` and `tcp:cc=cubic` on a cubic host,
 /// count once, under the first). A transport that does not repair loss is predicted but
-/// marked ineligible. A family not yet started in this process is left out
+/// marked ineligible; kernel TCP as this host runs it by default is the incumbent
+/// ([`Candidate::incumbent`]). A family not yet started in this process is left out
 /// ([`Family::started`]; [`finish_start_ups`] starts them).
 pub fn candidates(path: &Path) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
+    // What a session without `auto` runs, as this host runs it: the incumbent.
+    let incumbent = crate::DEFAULT_TRANSPORT
+        .parse::<TransportSpec>()
+        .ok()
+        .and_then(|s| with_explicit_cc(s).ok())
+        .map(|s| s.model());
     for family in families() {
         if !started(family) {
             continue;
@@ -107,6 +114,7 @@ pub fn candidates(path: &Path) -> Vec<Candidate> {
             }
             out.push(Candidate {
                 name: spec.to_string(),
+                incumbent: incumbent.as_ref() == Some(&model),
                 model,
                 eligible: family.delivery.is_reliable() && family.auto,
             });
