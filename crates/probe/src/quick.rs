@@ -136,6 +136,25 @@ impl QuickSettings {
             .unwrap_or(Duration::MAX)
             .saturating_add(self.budget_extra)
     }
+
+    /// Whether a quick probe on a path of round trip `rtt` and bottleneck `rate` (bytes
+    /// per second) sends its second train: the burst and the first train's report take a
+    /// round trip and the first train's passage of the bottleneck, and the second must then
+    /// pass it and be reported on within the [`budget`](Self::budget) (the probe's own
+    /// rule, without the report's guard). Where it does not, probing such a path again
+    /// gives another first train and nothing more: on the grid's 16 Mbit/s links (the
+    /// second train alone takes 157 ms) and at 5 ms and 50 Mbit/s (67 ms against a
+    /// budget of 65).
+    pub fn grows_on(&self, rtt: Duration, rate: f64) -> bool {
+        let (Some(first), Some(second)) = (self.train_bytes(0), self.train_bytes(1)) else {
+            return false;
+        };
+        if !(rate.is_finite() && rate > 0.0) {
+            return false;
+        }
+        let r = rtt.as_secs_f64();
+        r + first / rate + second / rate + r <= self.budget(rtt).as_secs_f64()
+    }
 }
 
 /// Measures the path to the server at `addr` from `sock` (bound, not connected; it is

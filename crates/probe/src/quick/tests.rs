@@ -358,3 +358,19 @@ fn settings_beyond_reason_do_not_panic() {
     let m = with_server(|addr| quick(addr, &capped));
     assert_eq!((m.trains, m.train_sent), (2, 16 + 64), "{m:?}");
 }
+
+#[test]
+fn a_second_train_is_sent_where_it_passes_within_the_budget() {
+    let s = QuickSettings::default();
+    let mbit = |m: f64| m * 1e6 / 8.0;
+    let ms = Duration::from_millis;
+    // 16 Mbit/s: the second train alone takes 157 ms.
+    assert!(!s.grows_on(ms(5), mbit(16.0)));
+    assert!(!s.grows_on(ms(40), mbit(16.0)));
+    // 50 Mbit/s: 57 ms for both trains, over a 5 ms path's budget of 65 ms with its two
+    // round trips, within a 50 ms path's.
+    assert!(!s.grows_on(ms(5), mbit(50.0)));
+    assert!(s.grows_on(ms(50), mbit(50.0)));
+    assert!(s.grows_on(ms(5), mbit(500.0)));
+    assert!(!s.grows_on(ms(5), 0.0));
+}
