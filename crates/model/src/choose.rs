@@ -131,9 +131,11 @@ pub const LEAVE_AT_BOUND: f64 = 0.5;
 /// model leaves out of a session's fixed costs (processes, handshakes, the CPU time of
 /// small messages) is common to every transport and shrinks the ratios that decide;
 /// on a short path it is most of the session (the Zen 3 VM's LAN: AES-128 predicted at
-/// 17 ms, measured at 30–33), so a predicted gain of a few milliseconds is not one. The
+/// 17 ms, measured at 30–33), so a predicted gain smaller than that error is not one:
+/// with 10 ms, a first session decided on the LAN's first probe train (its rate read low)
+/// left kernel TCP for `blast` for a predicted 10.4 ms and took 40 ms against 28. The
 /// replays of both grids choose the same at 0 and at 30 ms.
-pub const LEAVE_SECONDS: f64 = 0.010;
+pub const LEAVE_SECONDS: f64 = 0.020;
 
 /// Predicts every candidate and chooses: the smallest worse ratio to the best at the loss
 /// estimate and at its bound, each time weighed by its model's error ([`CAUTION`]; ties:
