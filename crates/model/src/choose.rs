@@ -17,7 +17,7 @@ pub struct Candidate {
     pub eligible: bool,
     /// Whether it is the *incumbent*: what a session without `auto` runs (kernel TCP with
     /// the host's congestion control). The choice leaves it only for a clear gain
-    /// ([`LEAVE_AT_ESTIMATE`], [`LEAVE_AT_BOUND`]).
+    /// ([`LEAVE_AT_ESTIMATE`], [`LEAVE_AT_BOUND`], [`LEAVE_SECONDS`]).
     pub incumbent: bool,
 }
 
@@ -108,12 +108,12 @@ pub const CAUTION: f64 = 0.25;
 /// How much faster than the incumbent ([`Candidate::incumbent`]) at the loss estimate a
 /// candidate must be predicted for the choice to leave it: the incumbent's time over the
 /// candidate's above `1 + LEAVE_AT_ESTIMATE`; or at the loss bound, above `1 +`
-/// [`LEAVE_AT_BOUND`]; and either by more than [`LEAVE_SECONDS`]. A user compares `auto` with what they would have run; a choice a
-/// few percent ahead in the model is one its error (an rms of 10 to 35 % per transport)
-/// can reverse. On short paths the transports' fixed costs decide, and those the model
-/// fits least well: on the 2-vCPU Zen 3 VM of docs/results/auto, `blast` on the LAN took
-/// 33 ms for AES-128 where kernel TCP took 30 (the model: 56 against 60), and 114 for
-/// SHA-256 under `prf` against 96. The bound's margin is wider, since the bound is what
+/// [`LEAVE_AT_BOUND`]; and either by more than [`LEAVE_SECONDS`]. A user compares `auto`
+/// with what they would have run; a choice a few percent ahead in the model is one its
+/// error (an rms of 10 to 35 % per transport) can reverse. On short paths the transports'
+/// fixed costs decide, and those the model fits least well: on the 2-vCPU Zen 3 VM of
+/// docs/results/auto, `blast`, ranked first on the LAN, took 33 ms for AES-128 where
+/// kernel TCP took 30, and 114 for SHA-256 under `prf` against 96. The bound's margin is wider, since the bound is what
 /// a short probe cannot rule out, not what it measured (a LAN's 32 clean packets still
 /// allow 9 % loss, which makes kernel TCP look 12 % slower there); where the bound
 /// matters (a lossy path, a large circuit), it is by factors (the MinCut size at 5 ms,
