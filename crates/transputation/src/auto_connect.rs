@@ -304,8 +304,7 @@ fn recall(
     // only that train's 32 packets of loss evidence to the entry, where `settled` counts
     // on a second train's 256. On the grid's Choose Wisely Wi-Fi link every session probed
     // anew and ran 15-21 ms behind kernel TCP (AES-128 154 ms against 139).
-    let grows = transputation_probe::QuickSettings::default()
-        .grows_on(Duration::from_secs_f64(path.rtt), path.rate);
+    let grows = QuickSettings::default().grows_on(Duration::from_secs_f64(path.rtt), path.rate);
     if hit.measurement.trains > 1 || !grows || planner.is_none_or(settles) {
         return Ok(Some(Known {
             path,
@@ -739,6 +738,32 @@ mod tests {
             trains: 1,
             duration_ms: rtt_ms,
         }
+    }
+
+    #[test]
+    fn a_first_train_alone_serves_where_a_fresh_probe_sends_no_second() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ProbeCache::at(dir.path().join("probe-cache.json"));
+        let ttl = Duration::from_secs(600);
+        let circuit = transputation_circuits::library::load("aes128").unwrap();
+        let planner = Planner::new(
+            &circuit,
+            Scheme::Ideal,
+            transputation_model::Calibration::default(),
+        )
+        .unwrap();
+        // No card kept with either, so neither decision is settled on it: 5 ms at
+        // 16 Mbit/s, where a fresh probe's second train would not pass within its budget,
+        // is taken from the cache; 50 ms at 500 Mbit/s is measured again.
+        let slow: SocketAddr = "127.0.0.1:7000".parse().unwrap();
+        let fast: SocketAddr = "127.0.0.1:7001".parse().unwrap();
+        cache.put(slow, &first_train(5.0, 16.0), ttl).unwrap();
+        cache.put(fast, &first_train(50.0, 500.0), ttl).unwrap();
+        let known = recall(Some(&cache), slow, ttl, Some(&planner)).unwrap();
+        assert_eq!(known.map(|k| k.from), Some("cache"));
+        assert!(recall(Some(&cache), fast, ttl, Some(&planner))
+            .unwrap()
+            .is_none());
     }
 
     #[test]
