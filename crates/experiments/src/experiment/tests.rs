@@ -55,6 +55,13 @@ fn the_matrix_has_every_combination_once() {
     assert_eq!(plan[8].repetition, 1);
     assert_eq!(plan[0].cell.transport, "tcp");
     assert_eq!(plan[1].cell.transport, "udt");
+    // Repetition 1 starts each cell with the next transport.
+    assert_eq!(plan[8].cell.transport, "udt");
+    assert_eq!(plan[9].cell.transport, "tcp");
+    assert_eq!(
+        (plan[8].cell.circuit.as_str(), plan[9].cell.circuit.as_str()),
+        (plan[0].cell.circuit.as_str(), plan[0].cell.circuit.as_str())
+    );
 }
 
 #[test]
