@@ -505,8 +505,8 @@ fn close_in_background(early: Vec<Early>) {
 /// `tcp:cc=bbr`), and an early `blast` connection, made without timing the path, starts
 /// at the rate the probe measured. (A connection made after the decision, whose train
 /// is still being timed when this runs, starts at the larger of the two.) The
-/// evaluator's sending is small, so a
-/// tuning refused costs little: a warning, and the session goes on.
+/// evaluator's sending is small, so a tuning refused costs little: a warning, and the
+/// session goes on.
 fn tune_sender(ch: &dyn Channel, transport: &TransportSpec, path: &Path) {
     let Some(tuning) = ch.sender_tuning() else {
         return;

@@ -518,12 +518,8 @@ fn on_a_lan_a_tiny_circuit_stays_on_kernel_tcp() {
     // over kernel TCP; on the Zen 3 VM's, 31-34 against 26-31.)
     let (_, plan) = decided(recorded::LAN, "aes128", Scheme::Ideal);
     let choice = plan.decision.choice.clone().unwrap();
-    let default = transputation_transport::auto::with_explicit_cc(
-        transputation_transport::DEFAULT_TRANSPORT.parse().unwrap(),
-    )
-    .unwrap()
-    .to_string();
-    assert_eq!(choice, default, "{}", plan.decision.why);
+    let default = transputation_transport::auto::incumbent().unwrap();
+    assert_eq!(choice, default.to_string(), "{}", plan.decision.why);
     assert!(
         plan.decision.why.contains("is kept"),
         "{}",

@@ -743,11 +743,12 @@ impl Experiment {
     /// transport as its condition runs it, and none that the condition cannot run (see
     /// [`Experiment::left_out`]). Repetition `r` runs each cell's transports in the written
     /// order rotated by `r`, so that whatever the first run of a cell pays for coming first
-    /// falls on another transport in each repetition: in the grid of docs/results/auto,
-    /// whose first transport is `auto`, both parties of `auto` took about 500 ms to set up
-    /// the MinCut size under `ideal` in every repetition, against 190-260 ms for the other
-    /// transports of the cell (a setup that does not depend on the transport; the cell
-    /// comes after SHA-256's, and the same runs in another order did not repeat it).
+    /// falls on another transport in each repetition: in three partial runs of the grid of
+    /// docs/results/auto, whose first transport is `auto`, both parties of `auto` took
+    /// 365–582 ms to set up the MinCut size under `ideal` in every repetition, where the
+    /// cell's other runs mostly took 185–275 (a few up to 556; the set-up does not depend
+    /// on the transport). The cell comes after SHA-256's; the same runs in another order
+    /// showed it on another run.
     pub fn plan(&self) -> Vec<PlannedRun> {
         let workloads = self.workloads();
         let mut plan = Vec::new();
@@ -759,10 +760,7 @@ impl Experiment {
                 .collect();
             for repetition in 0..self.runs {
                 let mut rotated = transports.clone();
-                if !rotated.is_empty() {
-                    let by = repetition as usize % rotated.len();
-                    rotated.rotate_left(by);
-                }
+                rotated.rotate_left(repetition as usize % transports.len().max(1));
                 for (circuit, scheme) in &workloads {
                     for (written, here) in &rotated {
                         plan.push(PlannedRun {

@@ -113,11 +113,12 @@ pub const CAUTION: f64 = 0.25;
 /// error (an rms of 10 to 35 % per transport) can reverse. On short paths the transports'
 /// fixed costs decide, and those the model fits least well: on the 2-vCPU Zen 3 VM of
 /// docs/results/auto, `blast`, ranked first on the LAN, took 33 ms for AES-128 where
-/// kernel TCP took 30, and 114 for SHA-256 under `prf` against 96. The bound's margin is wider, since the bound is what
-/// a short probe cannot rule out, not what it measured (a LAN's 32 clean packets still
-/// allow 9 % loss, which makes kernel TCP look 12 % slower there); where the bound
-/// matters (a lossy path, a large circuit), it is by factors (the MinCut size at 5 ms,
-/// 500 Mbit/s and 0.1 % loss: 3.1 s over kernel TCP, 0.85 s over `blast`). Set by
+/// kernel TCP took 30, and 114 for SHA-256 under `prf` against 96. The bound's margin is
+/// wider, since the bound is what a short probe cannot rule out, not what it measured (a
+/// LAN's 32 clean packets still allow 9 % loss, which makes kernel TCP look 12 % slower
+/// there); where the bound matters (a lossy path, a large circuit), it is by factors (the
+/// MinCut size at 5 ms, 500 Mbit/s and 0.1 % loss: 3.1 s over kernel TCP with cubic,
+/// 1.0 s over `blast`, 0.85 s with BBR). Set by
 /// replaying the decisions of both grids on their recorded paths against the measured
 /// transports (scripts/auto-replay.py): 0.2 and anything from 0.25 to 2 left no cell
 /// more than 10 % slower than kernel TCP on the Zen 3 VM's LAN (3 of 12 without the rule)
@@ -133,7 +134,8 @@ pub const LEAVE_AT_BOUND: f64 = 0.5;
 /// on a short path it is most of the session (the Zen 3 VM's LAN: AES-128 predicted at
 /// 17 ms, measured at 30–33), so a predicted gain smaller than that error is not one:
 /// with 10 ms, a first session decided on the LAN's first probe train (its rate read low)
-/// left kernel TCP for `blast` for a predicted 10.4 ms and took 40 ms against 28. The
+/// left kernel TCP for `blast` (predicted at 20 ms, kernel TCP with BBR at 29.5; cubic's
+/// prediction is not in the report) and took 40 ms against 28. The
 /// replays of both grids choose the same at 0 and at 30 ms.
 pub const LEAVE_SECONDS: f64 = 0.020;
 

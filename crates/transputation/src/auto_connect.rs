@@ -302,8 +302,8 @@ fn recall(
     // A path where a fresh probe sends no second train either: probing again costs its
     // first train (on a 16 Mbit/s link, 20 ms of the link beside the session) and adds
     // only that train's 32 packets of loss evidence to the entry, where `settled` counts
-    // on a second train's 256. On the grid's Choose Wisely Wi-Fi link every session probed
-    // anew and ran 15-21 ms behind kernel TCP (AES-128 154 ms against 139).
+    // on a second train's 256. On the grid's Choose Wisely Wi-Fi link five of the six
+    // sessions probed anew and ran 15-21 ms behind kernel TCP (AES-128 154 ms against 139).
     let grows = QuickSettings::default().grows_on(Duration::from_secs_f64(path.rtt), path.rate);
     if hit.measurement.trains > 1 || !grows || planner.is_none_or(settles) {
         return Ok(Some(Known {

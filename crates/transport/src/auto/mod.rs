@@ -93,12 +93,7 @@ pub fn finish_start_ups() {
 /// ([`Family::started`]; [`finish_start_ups`] starts them).
 pub fn candidates(path: &Path) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
-    // What a session without `auto` runs, as this host runs it: the incumbent.
-    let incumbent = crate::DEFAULT_TRANSPORT
-        .parse::<TransportSpec>()
-        .ok()
-        .and_then(|s| with_explicit_cc(s).ok())
-        .map(|s| s.model());
+    let incumbent = incumbent().map(|s| s.model());
     for family in families() {
         if !started(family) {
             continue;
@@ -157,6 +152,13 @@ fn settings(family: &'static Family, path: &Path) -> Vec<TransportSpec> {
         .filter_map(|s| s.parse::<TransportSpec>().ok())
         .filter_map(|s| with_explicit_cc(s).ok())
         .collect()
+}
+
+/// What a session without `auto` runs, as this host runs it ([`crate::DEFAULT_TRANSPORT`]
+/// with the host's congestion control named): the incumbent of [`candidates`].
+pub fn incumbent() -> Option<TransportSpec> {
+    let spec: TransportSpec = crate::DEFAULT_TRANSPORT.parse().ok()?;
+    with_explicit_cc(spec).ok()
 }
 
 /// `spec` with `cc` set to this host's default if it has that option unset.

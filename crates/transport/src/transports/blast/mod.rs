@@ -33,8 +33,9 @@
 //! `start_rate` starts its sender at that rate if it has not measured the path itself yet
 //! (`--transport auto` connects with `train=off` while its probe runs and then passes on
 //! the probe's rate), or, while its train is still being timed, at the larger of the two
-//! rates (a short train reads a fast path low, never high). The hint's controller and initial window must be unset (blast has
-//! neither); its send buffer is ignored (blast's is its own, [`Config::buffer_bytes`]).
+//! rates (a short train reads a fast path low, never high). The hint's controller and
+//! initial window must be unset (blast has neither); its send buffer is ignored (blast's
+//! is its own, [`Config::buffer_bytes`]).
 //!
 //! Byte counters count the stream's bytes this side wrote and read (a repair is not
 //! counted again, headers are not counted).
