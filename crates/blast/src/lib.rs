@@ -41,11 +41,12 @@
 //!    parity ([`fec`]) a group's one lost packet is rebuilt without waiting for that.
 //! 3. A side that has written everything ends its stream (a FIN flag on the last DATA);
 //!    the stream is done when the FEEDBACK says that every byte and the end arrived.
-//!    A side that goes away sends CLOSE (a few copies, unanswered: it is leaving): done
-//!    if it holds the peer's whole stream
+//!    A side that goes away sends a last FEEDBACK and then CLOSE (a few copies of each,
+//!    unanswered: it is leaving). The CLOSE says done if it holds the peer's whole stream
 //!    and end (the peer then knows its bytes arrived even if their last FEEDBACK never
 //!    comes), else that it reads no more, and why (what it sent still arrives; the
-//!    peer's further sending fails).
+//!    peer's further sending fails; a peer whose bytes the FEEDBACK acknowledged all
+//!    has delivered what there was, its end aside).
 //!
 //! Every datagram carries the session number and a CRC-32; a datagram of another
 //! session, or damaged, truncated or of an unknown kind, is dropped and counted
@@ -869,6 +870,16 @@ impl Connection {
     /// did: what this side still sends will not be read.
     pub fn peer_stopped(&self) -> Option<&str> {
         self.peer_stopped.as_deref()
+    }
+
+    /// A FEEDBACK to send as this side leaves, before its CLOSE (None if not open): a
+    /// peer whose bytes all arrived, its end still on its way, has nothing left to deliver.
+    pub fn leaving_feedback(&mut self, now: Instant) -> Option<Vec<u8>> {
+        matches!(self.state, State::Open).then(|| {
+            let f = self.receiver.feedback(now);
+            self.feedback_number += 1;
+            self.packet(self.feedback_number - 1, Body::Feedback(f))
+        })
     }
 
     /// A CLOSE to send as this side leaves: done if the peer's whole stream arrived, else

@@ -378,9 +378,11 @@ impl Channel for BlastChannel {
         // The bytes live only here until the peer has them, and the end too: a process
         // that exits after `close` takes the connection's thread with it, so the end must
         // be acknowledged before `close` returns, or the peer never learns the stream
-        // ended. A peer that ended its own stream, holds every byte of ours and then left
-        // (its CLOSE, or silence) may never acknowledge the end: once both streams are
-        // whole, it gets a few round trips ([`close_grace`]) for that.
+        // ended. A peer that holds every byte of ours and then left (its CLOSE: it read
+        // what it wanted and was dropped before our end arrived) has all there was to
+        // deliver. One that ended its own stream and holds ours may go silent without
+        // acknowledging the end: once both streams are whole, it gets a few round trips
+        // ([`close_grace`]) for that.
         let deadline = Instant::now() + self.timeout;
         let mut whole_since: Option<Instant> = None;
         let mut s = self.shared.lock();
@@ -389,7 +391,7 @@ impl Channel for BlastChannel {
                 return Ok(());
             }
             let both_whole = s.conn.bytes_delivered() && s.conn.peer_complete();
-            if both_whole && s.conn.peer_stopped().is_some() {
+            if s.conn.bytes_delivered() && s.conn.peer_stopped().is_some() {
                 return Ok(()); // it left holding every byte: only the end's answer is missing
             }
             if let Some(e) = Self::failure(&s, "closing") {
@@ -478,11 +480,16 @@ impl Drop for BlastChannel {
         }
         s.conn.finish();
         s.dropped = true;
-        // Tell the peer at once whether its stream arrived whole: it may be waiting for a
-        // FEEDBACK that this process, about to end, would not send.
+        // Tell the peer at once which of its bytes arrived and whether its stream arrived
+        // whole: it may be waiting for a FEEDBACK that this process, about to end, would
+        // not send. (A copy of the FEEDBACK with the same number is ignored as old.)
         if s.conn.is_open() && s.conn.error().is_none() {
+            let feedback = s.conn.leaving_feedback(Instant::now());
             let close = s.conn.close_datagram();
             for _ in 0..CLOSE_COPIES {
+                if let Some(f) = &feedback {
+                    let _ = self.shared.sock.send(f);
+                }
                 let _ = self.shared.sock.send(&close);
             }
         }

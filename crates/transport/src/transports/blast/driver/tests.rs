@@ -147,6 +147,105 @@ fn a_dropped_channel_says_its_close_more_than_once() {
     assert!(closes > 1 && closes == CLOSE_COPIES, "{kinds:?}");
 }
 
+/// A server that sent `ok` and closes, and a hand-made client that read it and left before
+/// the end arrived: with a FEEDBACK for the bytes before its CLOSE (as a dropped channel
+/// sends), the server's `close` has delivered all there was; with the CLOSE alone it
+/// cannot know, and says the peer left.
+#[test]
+fn a_peer_that_read_every_byte_and_left_ends_the_close() {
+    for acknowledged in [true, false] {
+        let (mut ch, peer) = hand_made_client(false);
+        let mut buf = [0u8; 2048];
+        let (_, server) = peer.recv_from(&mut buf).unwrap();
+        let send = |body: Body<'_>, number| {
+            let mut d = Vec::new();
+            wire::encode(&Packet { session: 0xfeed, number, body }, &mut d);
+            peer.send_to(&d, server).unwrap();
+        };
+        let data = Body::Data {
+            offset: 0,
+            fin: false,
+            ack_now: true,
+            member: false,
+            payload: b"hi",
+        };
+        send(data, 0);
+        let mut hi = [0u8; 2];
+        ch.recv(&mut hi).unwrap();
+        let closing = thread::spawn(move || {
+            ch.send(b"ok").unwrap();
+            ch.close()
+        });
+        // The DATA that carries `ok`.
+        peer.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let number = loop {
+            let n = peer.recv(&mut buf).expect("the server's DATA");
+            let p = wire::decode(&buf[..n]).unwrap();
+            if let Body::Data { offset: 0, payload, .. } = p.body {
+                assert_eq!(payload, b"ok");
+                break p.number;
+            }
+        };
+        if acknowledged {
+            let f = wire::Feedback {
+                delivered: 2,
+                window: 1 << 20,
+                highest: 2,
+                from: 2,
+                largest: Some(number),
+                ack_delay_us: 0,
+                received: 1,
+                holes: Vec::new(),
+                end: false,
+            };
+            send(Body::Feedback(f), 1);
+        }
+        let reason = "the channel was dropped before the stream's end arrived".to_string();
+        send(Body::Close { done: false, reason }, 0);
+        let closed = closing.join().unwrap();
+        if acknowledged {
+            closed.unwrap();
+        } else {
+            let e = closed.unwrap_err();
+            assert!(matches!(e, Error::Closed { .. }), "{e}");
+        }
+    }
+}
+
+/// A dropped channel's FEEDBACK goes before its CLOSE, for the bytes it read.
+#[test]
+fn a_dropped_channel_acknowledges_what_it_read_before_its_close() {
+    const FEEDBACK: u8 = 4;
+    const CLOSE: u8 = 5;
+    let (mut ch, peer) = hand_made_client(false);
+    let mut buf = [0u8; 100];
+    let (_, server) = peer.recv_from(&mut buf).unwrap();
+    let mut d = Vec::new();
+    let body = Body::Data {
+        offset: 0,
+        fin: false,
+        ack_now: false,
+        member: false,
+        payload: b"abc",
+    };
+    wire::encode(&Packet { session: 0xfeed, number: 0, body }, &mut d);
+    peer.send_to(&d, server).unwrap();
+    ch.recv(&mut buf[..3]).unwrap();
+    kinds_received(&peer, Duration::from_millis(100));
+    drop(ch);
+    peer.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    let mut leaving = Vec::new();
+    while let Ok(n) = peer.recv(&mut buf) {
+        let p = wire::decode(&buf[..n]).unwrap();
+        if let Body::Feedback(f) = &p.body {
+            assert_eq!(f.delivered, 3, "{f:?}");
+        }
+        leaving.push(buf[0]);
+    }
+    assert_eq!(leaving.first(), Some(&FEEDBACK), "{leaving:?}");
+    assert_eq!(leaving.iter().filter(|k| **k == CLOSE).count(), CLOSE_COPIES);
+}
+
 #[test]
 fn either_side_starts_at_the_rate_its_tuning_gives() {
     let cfg = Config {
