@@ -314,6 +314,22 @@ fn source_file(
     }
 }
 
+/// Tells `note` of each unfinished experiment named `name`. A name is no key: the same
+/// command again starts anew (and a report of the name reads the newest), so whoever meant
+/// to go on hears how.
+fn unfinished_of_the_name(db: &Db, name: &str, note: &mut dyn FnMut(String)) -> Result<(), Error> {
+    for e in db.experiments()?.iter().filter(|e| e.name == name) {
+        if e.finished_at.is_none() {
+            note(format!(
+                "experiment {} of the same name is unfinished ({} of {} runs): `--resume {}` \
+                 goes on with it; this starts a new one",
+                e.id, e.recorded_runs, e.planned_runs, e.id
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Checks the experiment, leaves out the transports `exe` cannot run, records the experiment
 /// (a new one) and gets its parties ready: `exe` is the `transputation` binary whose garbler
 /// and evaluator run; `note` hears remarks for the user, such as each transport left out.
@@ -341,6 +357,7 @@ pub fn prepare(
     let id = match id {
         Some(id) => id,
         None => {
+            unfinished_of_the_name(db, &experiment.name, &mut note)?;
             // The version of the binary whose parties run.
             let env = Environment::detect(
                 &caps.version,

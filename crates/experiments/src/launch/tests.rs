@@ -434,3 +434,23 @@ fn an_experiment_runs_the_transports_the_party_binary_can() {
         "{e}"
     );
 }
+
+#[test]
+fn a_new_experiment_named_as_an_unfinished_one_says_how_to_resume_it() {
+    let db = Db::in_memory().unwrap();
+    let env = Environment::detect("0.1.0", None, "emu", "system", "on");
+    db.create_experiment("grid", "{}", 9, &env).unwrap();
+    db.create_experiment("other", "{}", 9, &env).unwrap();
+    let mut notes = Vec::new();
+    unfinished_of_the_name(&db, "grid", &mut |n| notes.push(n)).unwrap();
+    assert_eq!(
+        notes,
+        [
+            "experiment 1 of the same name is unfinished (0 of 9 runs): `--resume 1` goes on \
+          with it; this starts a new one"
+        ]
+    );
+    notes.clear();
+    unfinished_of_the_name(&db, "fresh", &mut |n| notes.push(n)).unwrap();
+    assert!(notes.is_empty(), "{notes:?}");
+}
