@@ -22,9 +22,10 @@ const WAIT: Duration = Duration::from_secs(10);
 type Offer = Sender<(usize, Box<dyn Channel>)>;
 
 /// A lane whose first `free` chunks go at once and each after them takes `delay`: a slower
-/// path (`free` 0), or a large first flight and then a slow rate. With a `turn`, its first
-/// chunk says so (`leads`) or waits until another lane's did: which lane takes the first
-/// chunk is then the test's, not the scheduler's.
+/// path (`free` 0), or a large first flight and then a slow rate. With a `turn`, it says
+/// when its free chunks are sent (`leads`; with none free, as it takes its first chunk) or
+/// waits for that before its first: which lane goes first is then the test's, not the
+/// scheduler's.
 struct Slow {
     inner: Box<dyn Channel>,
     free: usize,
@@ -38,25 +39,35 @@ struct Turn {
     leads: bool,
 }
 
+impl Slow {
+    /// A leading lane's free chunks are sent: the others may go.
+    fn lead_done(&mut self) {
+        if let Some(turn) = self.turn.take() {
+            turn.taken.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
 impl Channel for Slow {
     fn send(&mut self, bytes: &[u8]) -> Result<()> {
         if bytes.len() > 64 {
-            if let Some(turn) = self.turn.take() {
-                if turn.leads {
-                    turn.taken.store(true, Ordering::SeqCst);
-                } else {
-                    let deadline = std::time::Instant::now() + WAIT;
-                    while !turn.taken.load(Ordering::SeqCst) && std::time::Instant::now() < deadline
-                    {
-                        thread::sleep(Duration::from_millis(1));
-                    }
+            if let Some(turn) = self.turn.take_if(|t| !t.leads) {
+                let deadline = std::time::Instant::now() + WAIT;
+                while !turn.taken.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
+                    thread::sleep(Duration::from_millis(1));
                 }
             }
             if self.free > 0 {
                 self.free -= 1;
             } else {
+                self.lead_done();
                 thread::sleep(self.delay);
             }
+            self.inner.send(bytes)?;
+            if self.free == 0 {
+                self.lead_done();
+            }
+            return Ok(());
         }
         self.inner.send(bytes)
     }
@@ -76,16 +87,17 @@ impl Channel for Slow {
 
 #[test]
 fn the_verdict_judges_the_rate_after_a_first_flight() {
-    // Lane 0 sends 10 chunks at once, then one per 40 ms; lane 1 one per 4 ms from the
-    // start. Over the whole budget (16 chunks) lane 0 delivered more; over its second
-    // half, lane 1.
+    // Lane 0 sends 10 chunks at once, then one per 100 ms; lane 1 one per 4 ms once lane
+    // 0's ten are sent (on a loaded host lane 0's burst could otherwise be late, and lane
+    // 1 lead at the budget's half). Over the whole budget (16 chunks) lane 0 delivered
+    // more; over its second half, lane 1.
     let mut e = paced_ends(
         &[
-            (10, Duration::from_millis(40)),
+            (10, Duration::from_millis(100)),
             (0, Duration::from_millis(4)),
         ],
         16 * CHUNK as u64,
-        false,
+        true,
     );
     offer(&e.offer_g, &e.offer_e, std::mem::take(&mut e.lanes));
     let Ends {
@@ -127,7 +139,7 @@ fn ends(delays: &[Duration], budget: u64) -> Ends {
 }
 
 /// As [`ends`], each lane's garbler side a [`Slow`] of `(free, delay)`; with `in_turn`,
-/// lane 0 takes the first chunk before any other lane takes one.
+/// lane 0 sends its free chunks (or takes its first) before any other lane takes one.
 fn paced_ends(paces: &[(usize, Duration)], budget: u64, in_turn: bool) -> Ends {
     let taken = Arc::new(AtomicBool::new(false));
     let (g_first, e_first) = memory_pair(WAIT);
