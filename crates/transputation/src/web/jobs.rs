@@ -390,8 +390,47 @@ impl Elsewhere {
         self.args.join(" ")
     }
 
-    /// Whether it resumes experiment `id` (`--resume ID` or `--resume=ID`; the database
-    /// aside, which it may name differently).
+    /// Whether it may be resuming experiment `id` of the database at `db`: it resumes an
+    /// experiment `id` ([`resumes`](Self::resumes)) and its database is not shown to be
+    /// another file ([`database`](Self::database): unknown counts as the same, since two
+    /// runs of one experiment would record its runs twice).
+    pub(super) fn resumes_in(&self, id: i64, db: &std::path::Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        if !self.resumes(id) {
+            return false;
+        }
+        let file = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        match (self.database().as_deref().and_then(file), file(db)) {
+            (Some(theirs), Some(ours)) => theirs == ours,
+            _ => true,
+        }
+    }
+
+    /// Its results database as a path from here, if its command line names one (`--db P`
+    /// or `--db=P`, a relative one from its working directory): None where it runs on the
+    /// default database, whose place depends on its environment, or its working directory
+    /// cannot be read.
+    pub(super) fn database(&self) -> Option<std::path::PathBuf> {
+        let named = self
+            .args
+            .iter()
+            .find_map(|a| a.strip_prefix("--db="))
+            .or_else(|| {
+                self.args
+                    .windows(2)
+                    .find(|w| w[0] == "--db")
+                    .map(|w| w[1].as_str())
+            })?;
+        let named = std::path::Path::new(named);
+        if named.is_absolute() {
+            return Some(named.to_path_buf());
+        }
+        let cwd = std::fs::read_link(format!("/proc/{}/cwd", self.pid)).ok()?;
+        Some(cwd.join(named))
+    }
+
+    /// Whether it resumes experiment `id` (`--resume ID` or `--resume=ID`) of whichever
+    /// database.
     pub(super) fn resumes(&self, id: i64) -> bool {
         let id = id.to_string();
         self.args
@@ -663,6 +702,49 @@ mod tests {
         other.kill().unwrap();
         other.wait().unwrap();
         assert!(!jobs.elsewhere().iter().any(|e| e.pid == other.id()));
+    }
+
+    /// A run elsewhere resumes "experiment 1" of its own database: the same experiment only
+    /// if that database is this one (or cannot be told apart from it).
+    #[test]
+    fn a_run_elsewhere_resumes_an_experiment_of_this_database_only_if_it_names_it() {
+        // In the working directory, to be named relative to it.
+        let cwd = std::env::current_dir().unwrap();
+        let dir = tempfile::tempdir_in(&cwd).unwrap();
+        let (ours, theirs) = (
+            dir.path().join("ours.sqlite"),
+            dir.path().join("theirs.sqlite"),
+        );
+        std::fs::write(&ours, b"").unwrap();
+        std::fs::write(&theirs, b"").unwrap();
+        let relative = ours
+            .strip_prefix(&cwd)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        // This process stands in for the other: its working directory is read from /proc.
+        let run = |db: &[&str]| {
+            let mut args = vec!["transputation", "testbed", "run", "--resume", "1"];
+            args.extend(db);
+            Elsewhere {
+                pid: std::process::id(),
+                args: args.iter().map(|a| a.to_string()).collect(),
+            }
+        };
+        let theirs = theirs.to_str().unwrap();
+        assert!(!run(&["--db", theirs]).resumes_in(1, &ours));
+        assert!(!run(&[&format!("--db={theirs}")]).resumes_in(1, &ours));
+        assert!(run(&["--db", ours.to_str().unwrap()]).resumes_in(1, &ours));
+        assert!(run(&["--db", &relative]).resumes_in(1, &ours));
+        assert_eq!(
+            run(&["--db", &relative]).database(),
+            Some(cwd.join(&relative))
+        );
+        assert!(!run(&["--db", ours.to_str().unwrap()]).resumes_in(2, &ours));
+        // On the default database, or one that does not exist: it may be this one.
+        assert!(run(&[]).resumes_in(1, &ours));
+        assert!(run(&["--db", "/nonexistent/x.sqlite"]).resumes_in(1, &ours));
     }
 
     #[test]

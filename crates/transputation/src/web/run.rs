@@ -326,7 +326,11 @@ pub(super) async fn resume(
         if let Some(live) = jobs.live_for(id) {
             return Ok(to_job(live));
         }
-        if let Some(other) = jobs.elsewhere().into_iter().find(|e| e.resumes(id)) {
+        if let Some(other) = jobs
+            .elsewhere()
+            .into_iter()
+            .find(|e| e.resumes_in(id, &served.db))
+        {
             return Err(PageError::Conflict(format!(
                 "Experiment {id} is being resumed already, by a testbed run not started here \
                  (pid {}: {}).",
