@@ -13,8 +13,13 @@ session started at once over kernel TCP (its recorded choice is taken as it was)
 evaluator's measured set-up in the prediction. So it compares decision rules, not
 sessions.
 
+The predictions are made for hosts whose kernel TCP runs the congestion control the
+experiment's emulated hosts ran (`select --host-cc`), so that the incumbent (what a session
+without `auto` runs) is theirs, not this machine's.
+
 Usage: scripts/auto-replay.py DB EXPERIMENT BINARY [--show]
-  DB: a results database (docs/results/auto/results.sqlite); EXPERIMENT: its name.
+  DB: a results database (docs/results/auto/results.sqlite); EXPERIMENT: its id, or its
+  name (every experiment of that name).
   --show: print every cell whose choice changed or misses a bar.
 """
 
@@ -29,14 +34,23 @@ DB, EXPERIMENT, BINARY = sys.argv[1:4]
 SHOW = "--show" in sys.argv[4:]
 
 con = sqlite3.connect(DB)
+which = "e.id = ?" if EXPERIMENT.isdigit() else "e.name = ?"
 runs = con.execute(
     "select r.circuit, r.scheme, r.condition, r.transport, r.first_output_ms, "
     "r.evaluator_report from runs r join experiments e on e.id = r.experiment_id "
-    "where e.name = ? and r.status = 'ok'",
+    f"where {which} and r.status = 'ok'",
     (EXPERIMENT,),
 ).fetchall()
 if not runs:
     sys.exit(f"no successful runs of experiment {EXPERIMENT!r} in {DB}")
+# The emulated hosts' TCP congestion control ('system': this machine's, when it ran).
+HOST_CC = [
+    cc for (cc,) in con.execute(
+        f"select distinct e.host_cc from experiments e where {which}", (EXPERIMENT,))
+    if cc and cc != "system"
+]
+if len(HOST_CC) > 1:
+    sys.exit(f"experiment {EXPERIMENT!r}: hosts of several congestion controls {HOST_CC}")
 
 cells = {}
 for circuit, scheme, cond, transport, ms, report in runs:
@@ -72,7 +86,7 @@ def simulate(circuit, scheme, a):
         "--rtt", f"{a['rtt_ms']}ms", "--rate", f"{round(a['rate_mbps'] * 1e6)}",
         "--loss", str(a["loss"]), "--loss-bound", str(max(a["loss_upper"], a["loss"])),
         "--circuit", circuit, "--scheme", scheme,
-    ]
+    ] + [f"--host-cc={cc}" for cc in HOST_CC]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     return json.loads(out)["decision"]["choice"]
 

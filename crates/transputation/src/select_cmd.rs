@@ -60,6 +60,12 @@ pub struct SelectArgs {
     /// loss is known exactly).
     #[arg(long, value_parser = parse_loss)]
     loss_bound: Option<f64>,
+    /// Predict for hosts whose kernel TCP runs this congestion control by default (`tcp`
+    /// is then `tcp:cc=CC`, what a session without auto runs there), e.g. cubic, the
+    /// default of most Linux hosts and of the testbed's emulated ones (default: this
+    /// host's).
+    #[arg(long, value_name = "CC", value_parser = parse_host_cc)]
+    host_cc: Option<String>,
     /// The bottleneck's queue, e.g. 20ms (of the rate); unknown if not given.
     #[arg(long, value_parser = parse_duration)]
     queue: Option<f64>,
@@ -129,7 +135,11 @@ pub fn run(args: SelectArgs) -> Result<()> {
     let circuit_name = args.circuit.as_deref().expect("clap requires --circuit");
     let circuit = library::load_with_parties(circuit_name, args.parties.as_deref())?;
     let (cal, cal_source) = crate::calibration::load_calibration(args.calibration.as_deref())?;
-    let (decision, work) = predict(&circuit, args.scheme, cal, &path)?;
+    let host_cc = args
+        .host_cc
+        .clone()
+        .unwrap_or_else(transputation_transport::default_congestion_control);
+    let (decision, work) = predict(&circuit, args.scheme, cal, &path, &host_cc)?;
     if args.json {
         let v = Selection {
             path,
@@ -160,20 +170,34 @@ pub fn run(args: SelectArgs) -> Result<()> {
 
 /// Every transport of this build that works here, predicted for `circuit` under `scheme` on
 /// `path` with the model's constants `cal`, ranked and chosen from as `--transport auto`
-/// does; and the session's traffic the predictions are for.
+/// does on hosts whose TCP runs `host_cc`; and the session's traffic the predictions are
+/// for.
 fn predict(
     circuit: &Circuit,
     scheme: Scheme,
     cal: Calibration,
     path: &Path,
+    host_cc: &str,
 ) -> Result<(Decision, Workload)> {
     let planner = Planner::new(circuit, scheme, cal)?.with_setup(evaluator_setup(circuit, scheme)?);
     // A prediction shows every transport, also one that a session would not wait for.
     transputation_transport::auto::finish_start_ups();
     let decision = planner
-        .plan(path, &transputation_transport::auto::candidates(path))
+        .plan(
+            path,
+            &transputation_transport::auto::candidates_on_hosts(path, host_cc),
+        )
         .decision;
     Ok((decision, planner.workload().clone()))
+}
+
+/// A `--host-cc` value: a congestion control kernel TCP can run here (so that its model
+/// and its settings exist).
+fn parse_host_cc(cc: &str) -> std::result::Result<String, String> {
+    let spec: transputation_transport::TransportSpec =
+        format!("tcp:cc={cc}").parse().map_err(|e| format!("{e}"))?;
+    spec.check_here().map_err(|e| format!("{e}"))?;
+    Ok(cc.to_string())
 }
 
 /// The path of --simulate.

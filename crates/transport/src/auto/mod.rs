@@ -92,14 +92,22 @@ pub fn finish_start_ups() {
 /// ([`Candidate::incumbent`]). A family not yet started in this process is left out
 /// ([`Family::started`]; [`finish_start_ups`] starts them).
 pub fn candidates(path: &Path) -> Vec<Candidate> {
+    candidates_on_hosts(path, &crate::default_congestion_control())
+}
+
+/// [`candidates`] as for hosts whose kernel TCP runs `host_cc` by default (this host's
+/// transports, named and judged as there: `tcp` is `tcp:cc=HOST_CC`, the incumbent):
+/// what `select --host-cc` predicts for, such as the testbed's emulated hosts, which run
+/// cubic.
+pub fn candidates_on_hosts(path: &Path, host_cc: &str) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
-    let incumbent = incumbent().map(|s| s.model());
+    let incumbent = incumbent_on(host_cc).map(|s| s.model());
     for family in families() {
         if !started(family) {
             continue;
         }
         // `check_here` also asks whether the family works on this host.
-        for spec in settings(family, path) {
+        for spec in settings(family, path, host_cc) {
             if spec.check_here().is_err() {
                 continue;
             }
@@ -130,7 +138,11 @@ pub fn choosable_listen_keys(paths: &[Path]) -> Vec<TransportSpec> {
             .iter()
             .filter(|f| f.delivery.is_reliable() && f.auto)
         {
-            for key in settings(family, path).iter().map(TransportSpec::listen_key) {
+            let host_cc = crate::default_congestion_control();
+            for key in settings(family, path, &host_cc)
+                .iter()
+                .map(TransportSpec::listen_key)
+            {
                 if !keys.contains(&key) {
                     keys.push(key);
                 }
@@ -142,23 +154,29 @@ pub fn choosable_listen_keys(paths: &[Path]) -> Vec<TransportSpec> {
 
 /// A family's settings for `path`, parsed (a tuned string that does not parse is a bug in
 /// its module, and is left out rather than stopping a session), each naming the kernel's
-/// congestion control where it has that option: the two parties' hosts may have different
-/// defaults, so `tcp` alone would name different transports on each.
-fn settings(family: &'static Family, path: &Path) -> Vec<TransportSpec> {
+/// congestion control where it has that option (`host_cc` where unset): the two parties'
+/// hosts may have different defaults, so `tcp` alone would name different transports on
+/// each.
+fn settings(family: &'static Family, path: &Path, host_cc: &str) -> Vec<TransportSpec> {
     family
         .names()
         .map(str::to_string)
         .chain((family.tuned)(path))
         .filter_map(|s| s.parse::<TransportSpec>().ok())
-        .filter_map(|s| with_explicit_cc(s).ok())
+        .filter_map(|s| with_cc_if_unset(s, host_cc).ok())
         .collect()
 }
 
 /// What a session without `auto` runs, as this host runs it ([`crate::DEFAULT_TRANSPORT`]
 /// with the host's congestion control named): the incumbent of [`candidates`].
 pub fn incumbent() -> Option<TransportSpec> {
+    incumbent_on(&crate::default_congestion_control())
+}
+
+/// [`incumbent`] on hosts that run `host_cc` by default.
+fn incumbent_on(host_cc: &str) -> Option<TransportSpec> {
     let spec: TransportSpec = crate::DEFAULT_TRANSPORT.parse().ok()?;
-    with_explicit_cc(spec).ok()
+    with_cc_if_unset(spec, host_cc).ok()
 }
 
 /// `spec` with `cc` set to this host's default if it has that option unset.

@@ -103,3 +103,22 @@ fn a_listen_key_drops_the_sender_options_and_the_hint_carries_them() {
         assert_eq!(spec("udt").sender_hint(None), SenderHint::default());
     }
 }
+
+#[test]
+fn the_incumbent_is_kernel_tcp_as_the_hosts_run_it() {
+    let path = Path::exact(0.01, 12.5e6, 0.0);
+    let incumbents = |c: &[Candidate]| -> Vec<String> {
+        c.iter()
+            .filter(|c| c.incumbent)
+            .map(|c| c.name.clone())
+            .collect()
+    };
+    // On hosts that run cubic, whatever this one runs.
+    let on_cubic = candidates_on_hosts(&path, "cubic");
+    assert_eq!(incumbents(&on_cubic), ["tcp:cc=cubic"]);
+    // This host's own.
+    let here = candidates(&path);
+    let ours = format!("tcp:cc={}", crate::default_congestion_control());
+    assert_eq!(incumbents(&here), [ours.as_str()]);
+    assert_eq!(incumbent().unwrap().to_string(), ours);
+}
