@@ -7,6 +7,14 @@
 //! It also sets `ideal`'s TCCR hash against the multi-instance hash MITCCRH
 //! (docs/garbling.md §5.3): their AES work, and the hashes whole.
 //!
+//! The free gates (XOR, and INV made an XOR with a constant) are no AES work under `ideal`
+//! and `circular`, but not free of memory work: two labels read from their slots and one
+//! written. That is measured too, as a loop of such gates alone over a program of packed
+//! slots (the half-gates loops' form) at random among 256 labels (4 KiB: the first-level
+//! cache) and among 8,192 (128 KiB, about the MinCut size's live wires); per circuit, the
+//! free gates per AND gate at the first speed are what the kernels cost at least on top
+//! of the AES floor.
+//!
 //! `cargo run --release -p transputation-garble --example aes_floor [ROUNDS] [BACKEND]`
 //! (BACKEND: `portable`, `aes-ni`, `vaes256`, `vaes`, `armv8`; default the fastest here)
 
@@ -21,6 +29,41 @@ use transputation_garble::schemes::half_gates::{HalfGateHash, Mitccrh, Tccr};
 const GATES: usize = 1024;
 /// Calls per measurement.
 const CALLS: usize = 400;
+
+/// Free gates per measurement of [`free_gate_ns`].
+const FREE_GATES: usize = 1 << 20;
+
+/// Nanoseconds per free gate: an XOR of two labels into a third, the three slots packed
+/// in 8 bytes (`a | b << 21 | out << 42`) at random among `live` labels (a power of two).
+fn free_gate_ns(live: usize) -> f64 {
+    debug_assert!(live.is_power_of_two());
+    let mask = live as u64 - 1;
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut slot = || {
+        // xorshift64
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x & mask
+    };
+    let program: Vec<u64> = (0..FREE_GATES)
+        .map(|_| slot() | slot() << 21 | slot() << 42)
+        .collect();
+    let mut labels = blocks(live, 8);
+    let mut run = || {
+        for &p in &program {
+            // Masked, so that the indexing needs no bounds check (as in the kernels).
+            let (a, b, out) = (p & mask, (p >> 21) & mask, (p >> 42) & mask);
+            labels[out as usize] = labels[a as usize] ^ labels[b as usize];
+        }
+    };
+    run();
+    let start = Instant::now();
+    run();
+    let ns = start.elapsed().as_secs_f64() * 1e9 / FREE_GATES as f64;
+    std::hint::black_box(&labels);
+    ns
+}
 
 /// Nanoseconds per gate of `f`, run on `GATES` gates `CALLS` times.
 fn per_gate(mut f: impl FnMut()) -> f64 {
@@ -70,6 +113,7 @@ fn main() {
     let mut two = blocks(8 * GATES, 3);
     let mut one = blocks(4 * GATES, 4);
     let (mut ideal, mut four_one, mut prf_and) = (vec![], vec![], vec![]);
+    let (mut free_near, mut free_far) = (vec![], vec![]);
     // MITCCRH [GKWWY20], measured against ideal's TCCR hash (docs/garbling.md §5.3): its
     // AES work (two public keys per AND gate, each encrypting a wire's two labels garbling
     // and one evaluating), and both hashes whole as the half-gates paths call them.
@@ -110,7 +154,10 @@ fn main() {
         four_one.push(per_gate(|| encrypt_under_keys(backend, &keys, &mut one, 1)));
         // prf's AND gates: four labels as keys, two blocks each.
         prf_and.push(per_gate(|| encrypt_under_keys(backend, &keys, &mut two, 2)));
+        free_near.push(free_gate_ns(256));
+        free_far.push(free_gate_ns(8192));
     }
+    let (free_near, free_far) = (median(free_near), median(free_far));
     let (ideal, prf_and) = (median(ideal), median(prf_and));
     // One measurement serves both: the same work.
     let circular = median(four_one);
@@ -142,23 +189,36 @@ fn main() {
         ideal / 2.0,
         median(mi_e)
     );
+    println!(
+        "  free gates (no AES): an XOR of two labels into a third at random among 256 labels \
+         {free_near:.2}, among 8,192 {free_far:.2}"
+    );
+    per_circuit(ideal, circular, (prf_and, prf_xor), free_near);
+}
+
+/// Each circuit's floors per AND gate from the per-gate ones, and its free gates' least
+/// cost at `free_near` ns each.
+fn per_circuit(ideal: f64, circular: f64, (prf_and, prf_xor): (f64, f64), free_near: f64) {
     // XOR gates per AND gate: the MinCut size (2,524,920 / 999,960), sha-256.txt
-    // (42,029 / 90,825), AES-128 (24,040 / 6,400).
-    for (name, xors) in [
-        ("MinCut size", 2.525),
-        ("sha-256.txt", 0.463),
-        ("aes128", 3.756),
+    // (42,029 / 90,825), AES-128 (24,040 / 6,400); and the free gates of the half-gates
+    // schemes, XOR and INV: sha-256.txt 145,287, AES-128 24,856.
+    for (name, xors, free) in [
+        ("MinCut size", 2.525, 2.525),
+        ("sha-256.txt", 0.463, 1.600),
+        ("aes128", 3.756, 3.884),
     ] {
         let prf = prf_and + xors * prf_xor;
         let prf_eval = (1.0 + xors) * circular / 2.0;
         println!(
             "  {name}: per AND gate garbling ideal {ideal:.2}, circular {circular:.2}, prf \
              {prf:.2} (prf / ideal {:.2}, circular / ideal {:.2}); evaluating ideal {:.2}, \
-             circular {:.2}, prf {prf_eval:.2}",
+             circular {:.2}, prf {prf_eval:.2}; ideal's and circular's free gates, \
+             {free:.2} per AND gate, at least {:.2} more",
             prf / ideal,
             circular / ideal,
             ideal / 2.0,
             circular / 2.0,
+            free * free_near,
         );
     }
 }
