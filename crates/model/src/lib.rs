@@ -73,7 +73,8 @@ mod transport;
 mod workload;
 
 pub use choose::{
-    choose, Candidate, Decision, Ranked, CAUTION, LEAVE_AT_BOUND, LEAVE_AT_ESTIMATE, LEAVE_SECONDS,
+    choose, Candidate, Decision, Ranked, CAUTION, FALLBACK_AT_BOUND, FALLBACK_AT_ESTIMATE,
+    LEAVE_AT_BOUND, LEAVE_AT_ESTIMATE, LEAVE_SECONDS,
 };
 pub use constants::{Calibration, Constants, HostConstants, Provenance};
 pub use fit::{fit, CellFit, FitReport, KeyFit, Observation};

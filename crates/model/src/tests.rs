@@ -193,6 +193,7 @@ fn eligible(name: &str, model: TransportModel) -> Candidate {
         model,
         eligible: true,
         incumbent: false,
+        fallback: false,
     }
 }
 
@@ -297,6 +298,47 @@ fn the_incumbent_is_left_only_for_a_clear_gain() {
     assert_eq!(d.choice.as_deref(), Some("quicker"), "{}", d.why);
 }
 
+/// On a path whose probe could not rule out loss, cubic (the incumbent) is left; kernel
+/// TCP with BBR (the fallback) is then kept unless another transport is clearly faster
+/// than it: by more than 10 % at the estimate (and 20 ms).
+#[test]
+fn leaving_the_incumbent_the_fallback_is_kept_unless_clearly_beaten() {
+    let mut path = Path::exact(0.005, 50.0 * MBIT, 0.0);
+    path.loss_upper = 0.09;
+    // 5 MB of tables: 0.8 s at the link's rate.
+    let work = work(20_000, 5_000_000, 0.01);
+    let cands = |other_fixed: f64| {
+        let mut bbr = tcp(Control::Bbr);
+        bbr.defaults.fixed = 0.4;
+        let mut other = tcp(Control::Bbr);
+        other.key = "other".into();
+        other.defaults.fixed = other_fixed;
+        let mut c = vec![
+            eligible("tcp:cc=cubic", tcp(Control::Cubic)),
+            eligible("tcp:cc=bbr", bbr),
+            eligible("other", other),
+        ];
+        c[0].incumbent = true;
+        c[1].fallback = true;
+        c
+    };
+    // 50 ms less: the least regret, but a few per cent.
+    let d = decide(&path, &work, &cands(0.35));
+    assert_eq!(d.choice.as_deref(), Some("tcp:cc=bbr"), "{}", d.why);
+    assert!(
+        d.why.contains("loss-tolerant") && d.why.contains("is kept"),
+        "{}",
+        d.why
+    );
+    // 350 ms less: clearly faster, chosen.
+    let d = decide(&path, &work, &cands(0.05));
+    assert_eq!(d.choice.as_deref(), Some("other"), "{}", d.why);
+    // Without a fallback among the candidates, the first choice stands.
+    let mut none = cands(0.35);
+    none[1].fallback = false;
+    assert_eq!(decide(&path, &work, &none).choice.as_deref(), Some("other"));
+}
+
 #[test]
 fn on_a_lan_a_tiny_circuit_is_decided_by_fixed_costs() {
     let path = Path::exact(0.0005, 1000.0 * MBIT, 0.0);
@@ -323,6 +365,7 @@ fn a_transport_that_cannot_be_chosen_is_predicted_but_not_chosen() {
         },
         eligible: false,
         incumbent: false,
+        fallback: false,
     });
     let d = decide(&path, &mincut(), &cands);
     assert_ne!(d.choice.as_deref(), Some("udp:rate=96mbit"));

@@ -89,7 +89,7 @@ pub fn finish_start_ups() {
 /// names the model cannot tell apart, such as `tcp` and `tcp:cc=cubic` on a cubic host,
 /// count once, under the first). A transport that does not repair loss is predicted but
 /// marked ineligible; kernel TCP as this host runs it by default is the incumbent
-/// ([`Candidate::incumbent`]). A family not yet started in this process is left out
+/// ([`Candidate::incumbent`]), and with BBR the fallback ([`Candidate::fallback`]). A family not yet started in this process is left out
 /// ([`Family::started`]; [`finish_start_ups`] starts them).
 pub fn candidates(path: &Path) -> Vec<Candidate> {
     candidates_on_hosts(path, &crate::default_congestion_control())
@@ -102,6 +102,7 @@ pub fn candidates(path: &Path) -> Vec<Candidate> {
 pub fn candidates_on_hosts(path: &Path, host_cc: &str) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
     let incumbent = incumbent_on(host_cc).map(|s| s.model());
+    let fallback = fallback().map(|s| s.model());
     for family in families() {
         if !started(family) {
             continue;
@@ -118,6 +119,7 @@ pub fn candidates_on_hosts(path: &Path, host_cc: &str) -> Vec<Candidate> {
             out.push(Candidate {
                 name: spec.to_string(),
                 incumbent: incumbent.as_ref() == Some(&model),
+                fallback: fallback.as_ref() == Some(&model) && incumbent.as_ref() != Some(&model),
                 model,
                 eligible: family.delivery.is_reliable() && family.auto,
             });
@@ -177,6 +179,13 @@ pub fn incumbent() -> Option<TransportSpec> {
 fn incumbent_on(host_cc: &str) -> Option<TransportSpec> {
     let spec: TransportSpec = crate::DEFAULT_TRANSPORT.parse().ok()?;
     with_cc_if_unset(spec, host_cc).ok()
+}
+
+/// The incumbent's transport with BBR, kernel TCP's loss-tolerant congestion control:
+/// the fallback of [`candidates`] ([`Candidate::fallback`]) where the host runs another.
+pub fn fallback() -> Option<TransportSpec> {
+    let spec: TransportSpec = crate::DEFAULT_TRANSPORT.parse().ok()?;
+    with_cc_if_unset(spec, "bbr").ok()
 }
 
 /// `spec` with `cc` set to this host's default if it has that option unset.
