@@ -90,7 +90,7 @@ use recv::Receiver;
 use send::{Outgoing, Sender};
 pub use stats::Stats;
 use train::{TrainMeter, TRAIN_WAIT};
-use wire::{Body, Feedback, Packet};
+use wire::{Body, Packet};
 
 /// A well-formed datagram that the protocol does not allow.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -565,10 +565,15 @@ impl Connection {
     }
 
     fn queue_feedback(&mut self, now: Instant) {
-        let f = self.receiver.feedback(now);
-        let d = self.packet(self.feedback_number, Body::Feedback(f));
-        self.feedback_number += 1;
+        let d = self.feedback_packet(now);
         self.queued.push_back(d);
+    }
+
+    /// The receiver's FEEDBACK at `now`, under the next FEEDBACK number.
+    fn feedback_packet(&mut self, now: Instant) -> Vec<u8> {
+        let f = self.receiver.feedback(now);
+        self.feedback_number += 1;
+        self.packet(self.feedback_number - 1, Body::Feedback(f))
     }
 
     fn packet(&self, number: u64, body: Body<'_>) -> Vec<u8> {
@@ -637,9 +642,7 @@ impl Connection {
             return true;
         }
         if self.receiver.feedback_due(now) {
-            let f: Feedback = self.receiver.feedback(now);
-            *out = self.packet(self.feedback_number, Body::Feedback(f));
-            self.feedback_number += 1;
+            *out = self.feedback_packet(now);
             return true;
         }
         let Some(s) = self.sender.as_mut() else {
@@ -875,11 +878,7 @@ impl Connection {
     /// A FEEDBACK to send as this side leaves, before its CLOSE (None if not open): a
     /// peer whose bytes all arrived, its end still on its way, has nothing left to deliver.
     pub fn leaving_feedback(&mut self, now: Instant) -> Option<Vec<u8>> {
-        matches!(self.state, State::Open).then(|| {
-            let f = self.receiver.feedback(now);
-            self.feedback_number += 1;
-            self.packet(self.feedback_number - 1, Body::Feedback(f))
-        })
+        matches!(self.state, State::Open).then(|| self.feedback_packet(now))
     }
 
     /// A CLOSE to send as this side leaves: done if the peer's whole stream arrived, else

@@ -9,6 +9,7 @@ use rand_chacha::ChaCha12Rng;
 
 use super::*;
 use crate::fec::Fec;
+use crate::wire::Feedback;
 
 /// One direction of the simulated path.
 struct Link {

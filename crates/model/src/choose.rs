@@ -22,7 +22,7 @@ pub struct Candidate {
     /// Whether it is the *fallback*: the incumbent's transport with a loss-tolerant
     /// congestion control (kernel TCP with BBR, where the host runs another). A choice
     /// that leaves the incumbent leaves the fallback too only for a clear gain over it, by
-    /// the same margins: leaving the host's controller (for a loss its probe could not rule
+    /// narrower margins ([`FALLBACK_AT_ESTIMATE`], [`FALLBACK_AT_BOUND`]): leaving the host's controller (for a loss its probe could not rule
     /// out, mostly) is the smaller step within the same kernel stack, whose fixed costs
     /// and CPU time per byte the model fits best.
     pub fallback: bool,
@@ -143,12 +143,13 @@ pub const LEAVE_AT_BOUND: f64 = 0.5;
 /// leave cubic for `blast`, which on the 2-vCPU Zen 3 VM paid for its userspace sending
 /// beside a CPU-bound garbler (the MinCut size under `prf` at 5 ms and 500 Mbit/s: 2.16 s
 /// against 1.68 over kernel TCP with BBR, 1.70 with cubic). Set by replaying the decisions
-/// of both grids of docs/results/auto (scripts/auto-replay.py): with 0.05 to 0.15 here and
-/// 0.15 to 0.5 at the bound, the Zen 3 grid's first 54 cells all within 10 % of the
-/// fastest and none more than 10 % behind kernel TCP (52 and 2 without the fallback); the
-/// Zen 4 grid 139 to 142 of 144 within (141 without), 1 behind kernel TCP as before;
-/// 0.2 and 0.5 (the incumbent's) lost 6 cells of it, where `blast` was 17 % ahead on a
-/// 16 Mbit/s link.
+/// of both grids of docs/results/auto (scripts/auto-replay.py): with each pair tried here
+/// and at the bound (0.05/0.25, 0.1/0.15, 0.1/0.25, 0.1/0.5, 0.15/0.25), the Zen 3 grid's
+/// first 54 cells all within 10 % of the fastest and none more than 10 % behind kernel
+/// TCP (52 and 2 without the fallback); the Zen 4 grid 139 to 142 of 144 within (141
+/// without), 1 behind kernel TCP as before; 0.2/0.5 (the incumbent's) gave 135, losing
+/// Choose Wisely's WAN and the MinCut size on lossy or 50 Mbit/s links to BBR, where
+/// `blast` was measured 10 to 26 % ahead of it.
 pub const FALLBACK_AT_ESTIMATE: f64 = 0.1;
 
 /// See [`FALLBACK_AT_ESTIMATE`]: the margin at the loss bound.
@@ -256,7 +257,7 @@ pub fn choose(
     let kept = choice
         .as_deref()
         .and_then(|c| keeps_incumbent(candidates, &ranked, c));
-    let choice = kept.as_ref().map(|(i, _)| i.name.clone()).or(choice);
+    let choice = kept.as_ref().map(|k| k.holder.name.clone()).or(choice);
     ranked.sort_by(|a, b| {
         let not_chosen = |r: &Ranked| Some(&r.name) != choice.as_ref();
         not_chosen(a)
@@ -265,7 +266,12 @@ pub fn choose(
             .then(seconds(a).total_cmp(&seconds(b)))
     });
     let why = match kept {
-        Some((incumbent, (best, gain_e, gain_b))) => format!(
+        Some(Kept {
+            holder: incumbent,
+            choice: best,
+            gains: (gain_e, gain_b),
+            margins: (at_estimate, at_bound),
+        }) => format!(
             "{} ({}) is kept: {best}'s predicted gain over it, \
              {:.0} % at the measured loss and {:.0} % at its bound, is short of the {:.0} % \
              or {:.0} % (and {}) that would leave it",
@@ -277,8 +283,8 @@ pub fn choose(
             },
             100.0 * gain_e,
             100.0 * gain_b,
-            100.0 * LEAVE_AT_ESTIMATE,
-            100.0 * LEAVE_AT_BOUND,
+            100.0 * at_estimate,
+            100.0 * at_bound,
             fmt_seconds(LEAVE_SECONDS)
         ),
         None => explain(path, &ranked, choice.is_some()),
@@ -291,15 +297,27 @@ pub fn choose(
     }
 }
 
+/// The incumbent or fallback kept against a choice ([`keeps_incumbent`]).
+struct Kept<'c> {
+    holder: &'c Candidate,
+    /// The choice it was kept against.
+    choice: String,
+    /// The choice's gains over it at the loss estimate and at the bound.
+    gains: (f64, f64),
+    /// The gains that would have left it, at the estimate and at the bound.
+    margins: (f64, f64),
+}
+
 /// The incumbent, where `choice` is another candidate not clearly faster than it (see
 /// [`LEAVE_AT_ESTIMATE`]), else the fallback ([`Candidate::fallback`]) where `choice` is
 /// not clearly faster than that; with `choice` and its gains over the one kept at the loss
-/// estimate and at the bound (its time over the choice's, less 1).
+/// estimate and at the bound (its time over the choice's, less 1), and the margins that
+/// would have left it.
 fn keeps_incumbent<'c>(
     candidates: &'c [Candidate],
     ranked: &[Ranked],
     choice: &str,
-) -> Option<(&'c Candidate, (String, f64, f64))> {
+) -> Option<Kept<'c>> {
     let holder = |holds: fn(&Candidate) -> bool| candidates.iter().find(|c| holds(c) && c.eligible);
     let standing = [
         (holder(|c| c.incumbent), LEAVE_AT_ESTIMATE, LEAVE_AT_BOUND),
@@ -329,7 +347,12 @@ fn keeps_incumbent<'c>(
         let leaves = (gain_e > at_estimate && ie - ce > LEAVE_SECONDS)
             || (gain_b > at_bound && ib - cb > LEAVE_SECONDS);
         if !leaves {
-            return Some((incumbent, (choice.to_string(), gain_e, gain_b)));
+            return Some(Kept {
+                holder: incumbent,
+                choice: choice.to_string(),
+                gains: (gain_e, gain_b),
+                margins: (at_estimate, at_bound),
+            });
         }
     }
     None

@@ -89,8 +89,9 @@ pub fn finish_start_ups() {
 /// names the model cannot tell apart, such as `tcp` and `tcp:cc=cubic` on a cubic host,
 /// count once, under the first). A transport that does not repair loss is predicted but
 /// marked ineligible; kernel TCP as this host runs it by default is the incumbent
-/// ([`Candidate::incumbent`]), and with BBR the fallback ([`Candidate::fallback`]). A family not yet started in this process is left out
-/// ([`Family::started`]; [`finish_start_ups`] starts them).
+/// ([`Candidate::incumbent`]), and with BBR the fallback ([`Candidate::fallback`]). A
+/// family not yet started in this process is left out ([`Family::started`];
+/// [`finish_start_ups`] starts them).
 pub fn candidates(path: &Path) -> Vec<Candidate> {
     candidates_on_hosts(path, &crate::default_congestion_control())
 }
@@ -135,12 +136,12 @@ pub fn candidates_on_hosts(path: &Path, host_cc: &str) -> Vec<Candidate> {
 /// transport leaves its port unused).
 pub fn choosable_listen_keys(paths: &[Path]) -> Vec<TransportSpec> {
     let mut keys: Vec<TransportSpec> = Vec::new();
+    let host_cc = crate::default_congestion_control();
     for path in paths {
         for family in families()
             .iter()
             .filter(|f| f.delivery.is_reliable() && f.auto)
         {
-            let host_cc = crate::default_congestion_control();
             for key in settings(family, path, &host_cc)
                 .iter()
                 .map(TransportSpec::listen_key)
@@ -184,8 +185,7 @@ fn incumbent_on(host_cc: &str) -> Option<TransportSpec> {
 /// The incumbent's transport with BBR, kernel TCP's loss-tolerant congestion control:
 /// the fallback of [`candidates`] ([`Candidate::fallback`]) where the host runs another.
 pub fn fallback() -> Option<TransportSpec> {
-    let spec: TransportSpec = crate::DEFAULT_TRANSPORT.parse().ok()?;
-    with_cc_if_unset(spec, "bbr").ok()
+    incumbent_on("bbr")
 }
 
 /// `spec` with `cc` set to this host's default if it has that option unset.

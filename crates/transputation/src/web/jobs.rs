@@ -411,17 +411,7 @@ impl Elsewhere {
     /// default database, whose place depends on its environment, or its working directory
     /// cannot be read.
     pub(super) fn database(&self) -> Option<std::path::PathBuf> {
-        let named = self
-            .args
-            .iter()
-            .find_map(|a| a.strip_prefix("--db="))
-            .or_else(|| {
-                self.args
-                    .windows(2)
-                    .find(|w| w[0] == "--db")
-                    .map(|w| w[1].as_str())
-            })?;
-        let named = std::path::Path::new(named);
+        let named = std::path::Path::new(self.flag("--db")?);
         if named.is_absolute() {
             return Some(named.to_path_buf());
         }
@@ -432,14 +422,16 @@ impl Elsewhere {
     /// Whether it resumes experiment `id` (`--resume ID` or `--resume=ID`) of whichever
     /// database.
     pub(super) fn resumes(&self, id: i64) -> bool {
-        let id = id.to_string();
-        self.args
-            .iter()
-            .any(|a| a.strip_prefix("--resume=") == Some(id.as_str()))
-            || self
-                .args
-                .windows(2)
-                .any(|w| w[0] == "--resume" && w[1] == id)
+        self.flag("--resume") == Some(id.to_string().as_str())
+    }
+
+    /// The value of its flag `name` (`NAME=VALUE` or `NAME VALUE`), if it has it.
+    fn flag(&self, name: &str) -> Option<&str> {
+        let joined = format!("{name}=");
+        self.args.iter().enumerate().find_map(|(i, a)| {
+            a.strip_prefix(joined.as_str())
+                .or_else(|| (a == name).then(|| self.args.get(i + 1).map(String::as_str))?)
+        })
     }
 }
 

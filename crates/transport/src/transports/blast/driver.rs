@@ -390,8 +390,9 @@ impl Channel for BlastChannel {
             if s.conn.sent_all() {
                 return Ok(());
             }
-            let both_whole = s.conn.bytes_delivered() && s.conn.peer_complete();
-            if s.conn.bytes_delivered() && s.conn.peer_stopped().is_some() {
+            let delivered = s.conn.bytes_delivered();
+            let both_whole = delivered && s.conn.peer_complete();
+            if delivered && s.conn.peer_stopped().is_some() {
                 return Ok(()); // it left holding every byte: only the end's answer is missing
             }
             if let Some(e) = Self::failure(&s, "closing") {
