@@ -266,27 +266,7 @@ pub fn choose(
             .then(seconds(a).total_cmp(&seconds(b)))
     });
     let why = match kept {
-        Some(Kept {
-            holder: incumbent,
-            choice: best,
-            gains: (gain_e, gain_b),
-            margins: (at_estimate, at_bound),
-        }) => format!(
-            "{} ({}) is kept: {best}'s predicted gain over it, \
-             {:.0} % at the measured loss and {:.0} % at its bound, is short of the {:.0} % \
-             or {:.0} % (and {}) that would leave it",
-            incumbent.name,
-            if incumbent.incumbent {
-                "what a session without auto runs"
-            } else {
-                "kernel TCP with a loss-tolerant controller, for the host's"
-            },
-            100.0 * gain_e,
-            100.0 * gain_b,
-            100.0 * at_estimate,
-            100.0 * at_bound,
-            fmt_seconds(LEAVE_SECONDS)
-        ),
+        Some(k) => k.why(),
         None => explain(path, &ranked, choice.is_some()),
     };
     Decision {
@@ -306,6 +286,32 @@ struct Kept<'c> {
     gains: (f64, f64),
     /// The gains that would have left it, at the estimate and at the bound.
     margins: (f64, f64),
+}
+
+impl Kept<'_> {
+    /// The one line on why it was kept.
+    fn why(&self) -> String {
+        let (gain_e, gain_b) = self.gains;
+        let (at_estimate, at_bound) = self.margins;
+        let best = &self.choice;
+        let incumbent = self.holder;
+        format!(
+            "{} ({}) is kept: {best}'s predicted gain over it, \
+             {:.0} % at the measured loss and {:.0} % at its bound, is short of the {:.0} % \
+             or {:.0} % (and {}) that would leave it",
+            incumbent.name,
+            if incumbent.incumbent {
+                "what a session without auto runs"
+            } else {
+                "kernel TCP with a loss-tolerant controller, for the host's"
+            },
+            100.0 * gain_e,
+            100.0 * gain_b,
+            100.0 * at_estimate,
+            100.0 * at_bound,
+            fmt_seconds(LEAVE_SECONDS)
+        )
+    }
 }
 
 /// The incumbent, where `choice` is another candidate not clearly faster than it (see
