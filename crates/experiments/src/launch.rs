@@ -187,11 +187,12 @@ pub fn scheme_and_parallel(s: &str) -> (&str, Option<&str>) {
 }
 
 /// Checks the experiment's circuits, schemes and transports, naming the first bad entry;
-/// returns each circuit's zero inputs (garbler, evaluator).
-fn check(experiment: &Experiment) -> Result<HashMap<String, (String, String)>, Error> {
+/// returns each circuit's zero inputs (garbler, evaluator) and its number of gates.
+fn check(experiment: &Experiment) -> Result<(Inputs, HashMap<String, u64>), Error> {
     let bad =
         |list: &str, i: usize, v: &str, e: String| Error::Run(format!("{list}[{i}] {v:?}: {e}"));
     let mut inputs = HashMap::new();
+    let mut gates = HashMap::new();
     // The first circuit without parallel regions, which `cgp` cannot run.
     let mut no_regions = None;
     for (i, c) in experiment.circuits.iter().enumerate() {
@@ -207,6 +208,7 @@ fn check(experiment: &Experiment) -> Result<HashMap<String, (String, String)>, E
                 zero_input(&circuit, Party::Evaluator),
             ),
         );
+        gates.insert(c.clone(), circuit.gate_counts().iter().sum());
     }
     for (i, s) in experiment.schemes.iter().enumerate() {
         let (scheme, parallel) = scheme_and_parallel(s);
@@ -276,7 +278,7 @@ fn check(experiment: &Experiment) -> Result<HashMap<String, (String, String)>, E
             }
         }
     }
-    Ok(inputs)
+    Ok((inputs, gates))
 }
 
 /// The experiment as written and its id, for a source; `note` hears what the caller should
@@ -341,7 +343,7 @@ pub fn prepare(
 ) -> Result<Prepared, Error> {
     let (mut file, id) = source_file(db, source, &mut note)?;
     let mut experiment = file.resolve()?;
-    let inputs = check(&experiment)?;
+    let (inputs, gates) = check(&experiment)?;
     let caps = capabilities(exe)?;
     check_repeat(experiment.repeat, &caps, exe)?;
     experiment.transports = runnable_transports(&experiment.transports, &caps, exe, &mut note)?;
@@ -378,6 +380,7 @@ pub fn prepare(
         parties: BinaryParties {
             exe: exe.to_path_buf(),
             inputs,
+            gates,
             protection,
             sizes_buffers: caps.has_feature(FEATURE_BUFFER_SIZING),
             protocol_version: caps.protocol_version,
@@ -419,11 +422,16 @@ impl Prepared {
     }
 }
 
+/// Circuit → (garbler input, evaluator input), hex.
+type Inputs = HashMap<String, (String, String)>;
+
 /// The parties: a `transputation` binary's garbler and evaluator with zero inputs.
 pub struct BinaryParties {
     exe: PathBuf,
     /// Circuit → (garbler input, evaluator input), hex.
-    inputs: HashMap<String, (String, String)>,
+    inputs: Inputs,
+    /// Circuit → its number of gates.
+    gates: HashMap<String, u64>,
     /// Protection for both parties (`None`: the binary offers none).
     protection: Option<Protection>,
     /// Whether the parties take --rtt-ms and --bandwidth (buffer sizing, paper §4.2).
@@ -520,6 +528,10 @@ impl Launcher for BinaryParties {
 
     fn protocol_version(&self) -> Option<u32> {
         self.protocol_version
+    }
+
+    fn gates(&self, circuit: &str) -> Option<u64> {
+        self.gates.get(circuit).copied()
     }
 }
 

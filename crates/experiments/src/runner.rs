@@ -15,7 +15,8 @@
 //! ([`Launcher::protocol_version`]), whose message flow sets a session's round trips.
 //! Every run records its transport as the experiment wrote it (`quic:iw={bdp}`) beside the
 //! one that ran. A run of `auto` records what the parties chose, and fails if they do not
-//! report the same choice.
+//! report the same choice. On a virtual machine that hands freed memory back to its host,
+//! each run starts after memory for its parties has been warmed (the `warm` module).
 //!
 //! Each run's garbler listens on a port of its own (20000 + its index in the plan), so that
 //! no run meets a previous one's late packets; the `auto` runs of an experiment that lets
@@ -46,8 +47,10 @@ use transputation_netlab::{ns, Error as LinkError, LinkSpec, Options, Side, Topo
 use crate::Error;
 
 mod measured;
+mod warm;
 
 use measured::measured;
+use warm::Warmer;
 
 /// Output kept per party, from the end.
 pub const KEPT_OUTPUT: usize = 64 << 10;
@@ -98,6 +101,13 @@ pub trait Launcher {
     /// The 2PC protocol version the parties of [`Launcher::circuit_parties`] speak, if
     /// known: every run of a circuit records it.
     fn protocol_version(&self) -> Option<u32> {
+        None
+    }
+
+    /// The number of gates of a circuit of [`Launcher::circuit_parties`], if known: what the
+    /// runner warms before its first run on a machine that returns freed memory to its host
+    /// is sized by it.
+    fn gates(&self, _circuit: &str) -> Option<u64> {
         None
     }
 }
@@ -449,9 +459,16 @@ impl Runner<'_> {
             planned: plan.len(),
             tty: std::io::stderr().is_terminal(),
         };
+        let mut warmer = Warmer::here();
+        if warmer.is_on() && self.progress && !todo.is_empty() {
+            eprintln!(
+                "this machine hands freed memory back to its host (a balloon that reports free \
+                 pages): each run starts after warming as much as its parties took"
+            );
+        }
         // The runs of one condition are consecutive in the plan: one topology for each group.
         for group in todo.chunk_by(|x, y| x.1.condition_index == y.1.condition_index) {
-            self.run_condition(group, &mut progress)?;
+            self.run_condition(group, &mut progress, &mut warmer)?;
         }
         if self.progress && progress.tty && progress.total > 0 {
             eprintln!();
@@ -467,6 +484,7 @@ impl Runner<'_> {
         &mut self,
         group: &[(usize, &PlannedRun)],
         progress: &mut Progress,
+        warmer: &mut Warmer,
     ) -> Result<(), Error> {
         let cond = &self.experiment.conditions[group[0].1.condition_index];
         let opts = Options {
@@ -532,8 +550,14 @@ impl Runner<'_> {
                 .cutoff
                 .zip(best)
                 .map(|(factor, best_ms)| Cut { factor, best_ms });
+            warmer.before(&p.cell.circuit, self.launcher.gates(&p.cell.circuit));
             let record = self.one_run(&topo, &link, p, port, cut);
             stop_if_interrupted();
+            warmer.saw(
+                &p.cell.circuit,
+                record.garbler_peak_rss_bytes,
+                record.evaluator_peak_rss_bytes,
+            );
             if let (Status::Ok, Some(ms)) = (record.status, record.wall_ms) {
                 match fastest.iter_mut().find(|(c, _)| *c == cell) {
                     Some((_, best)) => *best = best.min(ms),

@@ -11,6 +11,7 @@ fn binary_parties(circuit: &str) -> BinaryParties {
     BinaryParties {
         exe: "/bin/transputation".into(),
         inputs: HashMap::from([(circuit.to_string(), ("00".into(), "11".into()))]),
+        gates: HashMap::new(),
         protection: None,
         sizes_buffers: false,
         protocol_version: Some(5),
@@ -205,6 +206,7 @@ fn runs_record_the_protocol_version_the_party_binary_states() {
         let parties = BinaryParties {
             exe: "/bin/transputation".into(),
             inputs: HashMap::new(),
+            gates: HashMap::new(),
             protection: None,
             sizes_buffers: false,
             protocol_version: caps.protocol_version,
@@ -351,6 +353,7 @@ fn auto_evaluators_probe_every_run_unless_the_experiment_lets_them_cache() {
     let mut parties = BinaryParties {
         exe: "/bin/transputation".into(),
         inputs: HashMap::from([("aes128".to_string(), ("00".into(), "11".into()))]),
+        gates: HashMap::new(),
         protection: None,
         sizes_buffers: true,
         protocol_version: Some(5),
