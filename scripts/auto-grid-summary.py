@@ -2,13 +2,15 @@
 """What a grid of `auto` beside fixed transports shows, from its report's CSV.
 
     transputation testbed report EXPERIMENT --db DB --format csv > report.csv
-    scripts/auto-grid-summary.py report.csv
+    scripts/auto-grid-summary.py report.csv [more.csv ...]
 
-Reads the `auto` rows the testbed's report writes (one per cell: circuit, scheme, link)
+Reads the `auto` rows the testbed's report writes (one per cell: circuit, scheme, link;
+several reports, such as a grid run as two experiments, are read as one grid)
 and prints: how many cells have `auto` within 10 % or 30 ms of the fastest transport
 (`auto_within`), by circuit and by kind of link; how many have it more than 10 % slower
-than `tcp` (`auto_slower_than_tcp`); what `auto` chose; and every cell that misses
-either bar, with the times. Times are the report's medians of time to the output,
+than `tcp` (`auto_slower_than_tcp`), and in how many more cells `tcp` did not finish
+(stopped by the cutoff or the timeout) where `auto` did; what `auto` chose; and every cell
+that misses either bar, with the times. Times are the report's medians of time to the output,
 probing included. A cell whose `auto` runs all failed counts as a miss.
 """
 
@@ -33,25 +35,37 @@ def number(text):
     return float(text) if text not in ("", None) else None
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__.strip())
+NEED = {"circuit", "scheme", "condition", "transport", "auto_within",
+        "auto_slower_than_tcp", "auto_choice", "output_median_ms", "ok"}
+
+
+def read_report(path):
+    """The rows of one report's CSV, checked for the columns this needs."""
     try:
-        with open(sys.argv[1], newline="") as f:
+        with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
     except OSError as e:
-        sys.exit(f"{sys.argv[1]}: {e.strerror}")
-    need = {"circuit", "scheme", "condition", "transport", "auto_within",
-            "auto_slower_than_tcp", "auto_choice", "output_median_ms", "ok"}
-    if not rows or not need <= rows[0].keys():
-        missing = sorted(need - (rows[0].keys() if rows else set()))
-        sys.exit(f"{sys.argv[1]}: not a testbed report's CSV (missing columns: "
+        sys.exit(f"{path}: {e.strerror}")
+    if not rows or not NEED <= rows[0].keys():
+        missing = sorted(NEED - (rows[0].keys() if rows else set()))
+        sys.exit(f"{path}: not a testbed report's CSV (missing columns: "
                  f"{', '.join(missing) or 'every row'})")
+    return rows
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__.strip())
     cells = defaultdict(dict)
-    for r in rows:
-        cells[(r["circuit"], r["scheme"], r["condition"])][r["transport"]] = r
+    for path in sys.argv[1:]:
+        for r in read_report(path):
+            key = (r["circuit"], r["scheme"], r["condition"])
+            if r["transport"] in cells[key]:
+                sys.exit(f"{path}: {' '.join(key)} {r['transport']} is in another report too")
+            cells[key][r["transport"]] = r
     within, by_circuit, by_link = [0, 0], defaultdict(lambda: [0, 0]), defaultdict(lambda: [0, 0])
     behind_tcp = [0, 0]
+    tcp_stopped = 0
     choices = Counter()
     misses, behind = [], []
     for key, transports in cells.items():
@@ -76,6 +90,8 @@ def main():
                 behind_tcp[0] += 1
                 tcp_ms = number(transports.get("tcp", {}).get("output_median_ms"))
                 behind.append((key, auto_ms, tcp_ms, auto["auto_choice"]))
+        elif auto_ms is not None and number(transports.get("tcp", {}).get("ok")) == 0:
+            tcp_stopped += 1
 
     def share(t):
         return f"{t[0]} of {t[1]}" + (f" ({100 * t[0] / t[1]:.1f} %)" if t[1] else "")
@@ -92,7 +108,7 @@ def main():
     for k in sorted(by_link, key=lambda k: (k != "named links", k)):
         print(f"  {k}: {share(by_link[k])}")
     print(f"auto more than 10 % slower than tcp: {share(behind_tcp)} of the cells where tcp "
-          "finished")
+          f"finished; in {tcp_stopped} more tcp did not finish (stopped) and auto did")
     print("auto chose (its most common choice per cell): "
           + ", ".join(f"{c} {n}" for c, n in choices.most_common()))
     for key, auto_ms, fastest, fast_ms, choice in misses:
