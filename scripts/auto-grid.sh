@@ -21,7 +21,7 @@ if [ ! -x "$bin" ] && [ "$bin" = target/release/transputation ]; then
   (cd "$here" && cargo build --release -p transputation)
 fi
 [ -x "$bin" ] || { echo "auto-grid: $bin is not an executable" >&2; exit 1; }
-mkdir -p "$out/plots"
+mkdir -p "$out/plots/small" "$out/plots/mincut"
 db="$out/results.sqlite"
 
 transports='auto;blast;quic:cc=bbr,iw={bdp};tcp-bbr;mtcp:streams=8,cc=bbr;quic;udt;mtcp;tcp'

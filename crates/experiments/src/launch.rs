@@ -187,12 +187,11 @@ pub fn scheme_and_parallel(s: &str) -> (&str, Option<&str>) {
 }
 
 /// Checks the experiment's circuits, schemes and transports, naming the first bad entry;
-/// returns each circuit's zero inputs (garbler, evaluator) and its number of gates.
-fn check(experiment: &Experiment) -> Result<(Inputs, HashMap<String, u64>), Error> {
+/// returns what each circuit's parties start with.
+fn check(experiment: &Experiment) -> Result<HashMap<String, CircuitStart>, Error> {
     let bad =
         |list: &str, i: usize, v: &str, e: String| Error::Run(format!("{list}[{i}] {v:?}: {e}"));
-    let mut inputs = HashMap::new();
-    let mut gates = HashMap::new();
+    let mut circuits = HashMap::new();
     // The first circuit without parallel regions, which `cgp` cannot run.
     let mut no_regions = None;
     for (i, c) in experiment.circuits.iter().enumerate() {
@@ -201,14 +200,14 @@ fn check(experiment: &Experiment) -> Result<(Inputs, HashMap<String, u64>), Erro
         if circuit.sections().is_none() && no_regions.is_none() {
             no_regions = Some((i, c));
         }
-        inputs.insert(
+        circuits.insert(
             c.clone(),
-            (
-                zero_input(&circuit, Party::Garbler),
-                zero_input(&circuit, Party::Evaluator),
-            ),
+            CircuitStart {
+                garbler_input: zero_input(&circuit, Party::Garbler),
+                evaluator_input: zero_input(&circuit, Party::Evaluator),
+                gates: circuit.gate_counts().iter().sum(),
+            },
         );
-        gates.insert(c.clone(), circuit.gate_counts().iter().sum());
     }
     for (i, s) in experiment.schemes.iter().enumerate() {
         let (scheme, parallel) = scheme_and_parallel(s);
@@ -278,7 +277,7 @@ fn check(experiment: &Experiment) -> Result<(Inputs, HashMap<String, u64>), Erro
             }
         }
     }
-    Ok((inputs, gates))
+    Ok(circuits)
 }
 
 /// The experiment as written and its id, for a source; `note` hears what the caller should
@@ -343,7 +342,7 @@ pub fn prepare(
 ) -> Result<Prepared, Error> {
     let (mut file, id) = source_file(db, source, &mut note)?;
     let mut experiment = file.resolve()?;
-    let (inputs, gates) = check(&experiment)?;
+    let circuits = check(&experiment)?;
     let caps = capabilities(exe)?;
     check_repeat(experiment.repeat, &caps, exe)?;
     experiment.transports = runnable_transports(&experiment.transports, &caps, exe, &mut note)?;
@@ -379,8 +378,7 @@ pub fn prepare(
         planned_runs,
         parties: BinaryParties {
             exe: exe.to_path_buf(),
-            inputs,
-            gates,
+            circuits,
             protection,
             sizes_buffers: caps.has_feature(FEATURE_BUFFER_SIZING),
             protocol_version: caps.protocol_version,
@@ -422,16 +420,22 @@ impl Prepared {
     }
 }
 
-/// Circuit → (garbler input, evaluator input), hex.
-type Inputs = HashMap<String, (String, String)>;
+/// What the parties of one circuit start with.
+#[derive(Debug, Clone)]
+struct CircuitStart {
+    /// The garbler's zero input, hex.
+    garbler_input: String,
+    /// The evaluator's zero input, hex.
+    evaluator_input: String,
+    /// The circuit's number of gates ([`Launcher::gates`]).
+    gates: u64,
+}
 
 /// The parties: a `transputation` binary's garbler and evaluator with zero inputs.
 pub struct BinaryParties {
     exe: PathBuf,
-    /// Circuit → (garbler input, evaluator input), hex.
-    inputs: Inputs,
-    /// Circuit → its number of gates.
-    gates: HashMap<String, u64>,
+    /// Circuit → what its parties start with.
+    circuits: HashMap<String, CircuitStart>,
     /// Protection for both parties (`None`: the binary offers none).
     protection: Option<Protection>,
     /// Whether the parties take --rtt-ms and --bandwidth (buffer sizing, paper §4.2).
@@ -475,8 +479,8 @@ impl Launcher for BinaryParties {
         server: SocketAddrV4,
         timeout: Duration,
     ) -> Result<(PartyCommand, PartyCommand), String> {
-        let (gi, ei) = self
-            .inputs
+        let start = self
+            .circuits
             .get(&cell.circuit)
             .ok_or_else(|| format!("no inputs prepared for {}", cell.circuit))?;
         let party = |role: Role, input: &str| {
@@ -510,7 +514,10 @@ impl Launcher for BinaryParties {
                 env,
             }
         };
-        Ok((party(Role::Garbler, gi), party(Role::Evaluator, ei)))
+        Ok((
+            party(Role::Garbler, &start.garbler_input),
+            party(Role::Evaluator, &start.evaluator_input),
+        ))
     }
 
     fn program_env(&self) -> Vec<(String, String)> {
@@ -531,7 +538,7 @@ impl Launcher for BinaryParties {
     }
 
     fn gates(&self, circuit: &str) -> Option<u64> {
-        self.gates.get(circuit).copied()
+        self.circuits.get(circuit).map(|c| c.gates)
     }
 }
 

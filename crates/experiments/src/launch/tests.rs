@@ -5,13 +5,21 @@ use super::*;
 use crate::db::{RunRecord, Status};
 use transputation_contract::TransportInfo;
 
+/// Inputs `00` (garbler) and `11` (evaluator), and no gates for the runner to warm for.
+fn zero_and_one() -> CircuitStart {
+    CircuitStart {
+        garbler_input: "00".into(),
+        evaluator_input: "11".into(),
+        gates: 0,
+    }
+}
+
 /// The launcher of `/bin/transputation` for `circuit`, with inputs `00` and `11`, one
 /// computation per run, no protection flags.
 fn binary_parties(circuit: &str) -> BinaryParties {
     BinaryParties {
         exe: "/bin/transputation".into(),
-        inputs: HashMap::from([(circuit.to_string(), ("00".into(), "11".into()))]),
-        gates: HashMap::new(),
+        circuits: HashMap::from([(circuit.to_string(), zero_and_one())]),
         protection: None,
         sizes_buffers: false,
         protocol_version: Some(5),
@@ -205,8 +213,7 @@ fn runs_record_the_protocol_version_the_party_binary_states() {
         caps.protocol_version = stated;
         let parties = BinaryParties {
             exe: "/bin/transputation".into(),
-            inputs: HashMap::new(),
-            gates: HashMap::new(),
+            circuits: HashMap::new(),
             protection: None,
             sizes_buffers: false,
             protocol_version: caps.protocol_version,
@@ -352,8 +359,7 @@ fn auto_evaluators_probe_every_run_unless_the_experiment_lets_them_cache() {
     };
     let mut parties = BinaryParties {
         exe: "/bin/transputation".into(),
-        inputs: HashMap::from([("aes128".to_string(), ("00".into(), "11".into()))]),
-        gates: HashMap::new(),
+        circuits: HashMap::from([("aes128".to_string(), zero_and_one())]),
         protection: None,
         sizes_buffers: true,
         protocol_version: Some(5),

@@ -9,10 +9,10 @@
 //! after eight idle seconds and 0.09-0.15 s right after the same amount had been freed (on
 //! 4 KiB pages 0.32-0.41 s either way). The parties back their large buffers with huge
 //! pages (`transputation_core::memory`), so the first large run after a stretch of small
-//! ones paid for it in its set-up: in the 1,296-run grid of docs/results/auto, both parties
-//! of the first MinCut-size run on each link took 200-415 ms to set up where the other runs
-//! there mostly took 90-130 ms, and that run was always `auto`'s, the first transport of
-//! each cell. So that every run starts with memory in the same state, the runner touches
+//! ones paid for it in its set-up: in the grid of issue 17 on 6ba912c (2026-11-29), the
+//! evaluator of the first MinCut-size run on 21 of the 24 links took 200-415 ms to set up,
+//! where the other MinCut-size runs took a median of 105 ms, and that run was always
+//! `auto`'s, the first transport of each cell. So that every run starts with memory in the same state, the runner touches
 //! as much memory as the parties of a run of that circuit took at most so far (before the
 //! first, [`BYTES_PER_GATE`] for each of its gates) right before starting them, and frees
 //! it: the freed blocks are the first the kernel hands out again, to parties that start
@@ -23,7 +23,7 @@ use std::path::Path;
 /// What is warmed before a circuit's first run, bytes per gate: a little more than both
 /// parties of the MinCut-size circuit (3.5 million gates) held at most under either scheme
 /// (about 330-370 MB together), 451 MB for it.
-pub(crate) const BYTES_PER_GATE: u64 = 128;
+const BYTES_PER_GATE: u64 = 128;
 
 /// What is warmed before the first run of a circuit whose size is not known (a user
 /// program's), bytes.
@@ -64,7 +64,7 @@ impl Warmer {
 
     /// What to warm before a run of `circuit` of `gates` gates (if known), bytes (0 where
     /// it does not warm).
-    pub(crate) fn bytes_for(&self, circuit: &str, gates: Option<u64>) -> u64 {
+    fn bytes_for(&self, circuit: &str, gates: Option<u64>) -> u64 {
         if !self.on {
             return 0;
         }
@@ -109,7 +109,7 @@ fn touch(bytes: usize) {
 
 /// Whether a virtio balloon under `devices` (the sysfs directory of virtio devices) has
 /// free page reporting among its negotiated features.
-pub(crate) fn reports_free_pages(devices: &Path) -> bool {
+fn reports_free_pages(devices: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(devices) else {
         return false;
     };

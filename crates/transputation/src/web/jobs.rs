@@ -429,8 +429,12 @@ impl Elsewhere {
     fn flag(&self, name: &str) -> Option<&str> {
         let joined = format!("{name}=");
         self.args.iter().enumerate().find_map(|(i, a)| {
-            a.strip_prefix(joined.as_str())
-                .or_else(|| (a == name).then(|| self.args.get(i + 1).map(String::as_str))?)
+            a.strip_prefix(joined.as_str()).or_else(|| {
+                (a == name)
+                    .then(|| self.args.get(i + 1))
+                    .flatten()
+                    .map(String::as_str)
+            })
         })
     }
 }
