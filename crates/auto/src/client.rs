@@ -20,6 +20,7 @@ use crate::decide::{Plan, Planner};
 use crate::wire::{self, Card, Datagram, Decision, Statement, FRAME_HEADER, REFUSAL_MAGIC};
 use crate::Error;
 
+mod hedge;
 pub(crate) mod provisional;
 pub(crate) mod race;
 
@@ -66,9 +67,12 @@ struct Early {
     key: String,
     addr: SocketAddr,
     made: JoinHandle<transputation_transport::Result<Box<dyn Channel>>>,
-    /// How long connecting took once it has (timed on its own thread: about a round trip
-    /// for kernel TCP, whatever else the process does meanwhile), or `None` once it
-    /// failed.
+    /// When connecting started.
+    started: Instant,
+    /// How long connecting took once it has, or `None` once it failed: for kernel TCP the
+    /// round trip of its handshake as the kernel measured it (on a 5 ms path, 5–11 ms
+    /// timed on the connecting thread while both parties start on two busy CPUs, and
+    /// 10 ms is [`crate::PROVISIONAL_RTT`]), else as timed on its own thread.
     took: Arc<OnceLock<Option<Duration>>>,
 }
 
@@ -187,7 +191,11 @@ impl Client {
                     }
                     let start = Instant::now();
                     let made = spec.connect(addr, &cfg);
-                    let _ = timing.set(made.is_ok().then(|| start.elapsed()));
+                    let took = made.as_ref().ok().map(|ch| {
+                        let timed = start.elapsed();
+                        ch.kernel_rtt().map_or(timed, |rtt| rtt.min(timed))
+                    });
+                    let _ = timing.set(took);
                     made
                 });
             if let Ok(made) = made {
@@ -198,6 +206,7 @@ impl Client {
                     key: key.to_string(),
                     addr,
                     made,
+                    started: Instant::now(),
                     took,
                 });
             }
@@ -211,7 +220,8 @@ impl Client {
     }
 
     /// A channel to `addr` for `transport`: the early connection to its listener if one
-    /// was made, else a new one with `cfg`; and whether it was early. (Connected after the
+    /// was made, else a new one with `cfg`, on a path of round trip `rtt` seconds
+    /// (hedged: [`channel_for`]); and whether it was early. (Connected after the
     /// decision, `blast` times the path's rate itself: for the large sessions that connect
     /// late, a rate read low by the probe's first train would cost more than its train
     /// disturbs the probe's later ones, for the cache.)
@@ -220,8 +230,9 @@ impl Client {
         transport: &TransportSpec,
         addr: SocketAddr,
         cfg: &Config,
+        rtt: f64,
     ) -> (transputation_transport::Result<Box<dyn Channel>>, bool) {
-        channel_for(&mut self.early, transport, addr, cfg)
+        channel_for(&mut self.early, transport, addr, cfg, rtt)
     }
 
     /// The garbler's card, asking again after `first_wait`, then twice as long each time
@@ -363,6 +374,7 @@ impl Client {
                 &transport,
                 addr,
                 &attempt(cfg, &transport, &plan, path, left),
+                path.rtt,
             );
             // A cached card is checked against the garbler's answer to this session's ask,
             // which comes back while the connection is made (or a moment after).
@@ -465,16 +477,38 @@ fn take_early(
     early.swap_remove(i).made.join().ok()?.ok()
 }
 
-/// See [`Client::channel_for`].
+/// See [`Client::channel_for`]. Where the family allows it ([`Family::hedged_connect`]),
+/// a connection not made within [`hedge::hedge_after`] of its start is joined by another
+/// attempt (at most [`hedge::CONNECT_ATTEMPTS`] in all, the early one counted): the first made is taken
+/// and the others are closed, unused, as they come. On a lossy path this keeps a lost SYN
+/// or SYN-ACK from costing the session the kernel's 1 s initial timeout (at 5 ms and 1 %
+/// loss each way, one fresh session in 50 or so, each then taking over a second).
+///
+/// [`Family::hedged_connect`]: transputation_transport::Family::hedged_connect
 fn channel_for(
     early: &mut Vec<Early>,
     transport: &TransportSpec,
     addr: SocketAddr,
     cfg: &Config,
+    rtt: f64,
 ) -> (transputation_transport::Result<Box<dyn Channel>>, bool) {
-    match take_early(early, transport, addr) {
-        Some(ch) => (Ok(ch), true),
-        None => (transport.connect(addr, cfg), false),
+    let key = transport.listen_key().to_string();
+    let pending = early
+        .iter()
+        .position(|e| e.key == key && e.addr == addr)
+        .map(|i| early.swap_remove(i));
+    if transport.family().hedged_connect {
+        return hedge::hedged(
+            pending,
+            transport,
+            addr,
+            cfg,
+            hedge::hedge_after(transport, rtt),
+        );
+    }
+    match pending.map(|e| e.made.join()) {
+        Some(Ok(Ok(ch))) => (Ok(ch), true),
+        _ => (transport.connect(addr, cfg), false),
     }
 }
 
@@ -581,9 +615,11 @@ fn attempt(
     }
 }
 
-/// `cfg` with connection attempts that fit in `budget`.
+/// `cfg` with connection attempts that fit in `budget`, and kernel TCP's timers scaled to
+/// a short path's round trip (see [`Service::start`](crate::Service::start)).
 fn within(cfg: &Config, budget: Duration) -> Config {
     Config {
+        short_path_timers: true,
         connect_timeout: budget,
         connect_attempts: u32::try_from(budget.as_nanos() / cfg.retry_delay.as_nanos().max(1))
             .unwrap_or(u32::MAX)

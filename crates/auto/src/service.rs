@@ -184,13 +184,20 @@ fn listen_keys() -> Vec<TransportSpec> {
 impl Service {
     /// Binds the UDP socket on `addr` and a listener per setting (on the ports after
     /// `addr`'s, one each, or any free port where that is taken or `addr`'s is 0), and
-    /// starts answering. `cfg` is the configuration of the sessions' transports.
+    /// starts answering. `cfg` is the configuration of the sessions' transports; kernel
+    /// TCP's connections, on both sides, also get timers scaled to a short path's round
+    /// trip ([`Config::short_path_timers`]): a session started at once on such a path
+    /// would otherwise wait 200 ms for each of its small messages' lost packets.
     pub fn start(
         addr: SocketAddr,
         planner: Planner,
         cfg: Config,
         creds: Option<Arc<Credentials>>,
     ) -> Result<Service, Error> {
+        let cfg = Config {
+            short_path_timers: true,
+            ..cfg
+        };
         let sock = UdpSocket::bind(addr).map_err(|source| Error::Io {
             context: format!("binding the agreement's UDP socket on {addr}"),
             source,

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::Result;
 
@@ -57,6 +58,13 @@ pub trait Channel: Send {
     /// The peer's address (of the first connection, for `mtcp`), or `None` where the
     /// transport does not tell; for logs, not for authentication.
     fn peer_addr(&self) -> Option<SocketAddr> {
+        None
+    }
+    /// The round trip the kernel has measured on this channel's connection (kernel TCP's
+    /// smoothed RTT; right after connecting, its handshake's), or `None` where the
+    /// transport does not tell. Unlike a connect timed by the caller, it leaves out the
+    /// time a busy process took to run.
+    fn kernel_rtt(&self) -> Option<Duration> {
         None
     }
     /// A handle that retunes how this channel sends (its congestion controller, initial
@@ -151,6 +159,9 @@ macro_rules! forward_channel {
             }
             fn peer_addr(&self) -> Option<SocketAddr> {
                 (**self).peer_addr()
+            }
+            fn kernel_rtt(&self) -> Option<Duration> {
+                (**self).kernel_rtt()
             }
             fn sender_tuning(&self) -> Option<Arc<dyn TuneSender>> {
                 (**self).sender_tuning()

@@ -70,6 +70,14 @@ pub struct Family {
     /// considers such a family before its start-up (a session would wait for it, or stall
     /// beside it), and never begins it.
     pub started: Option<fn() -> bool>,
+    /// Whether a client may start a second connection to the same listener while its
+    /// first is still being made, and drop whichever is not taken (closed before it sent
+    /// a byte): true where each connection is one handshake that the listener accepts on
+    /// its own. `--transport auto` does so once a connection takes several round trips
+    /// longer than the path's: a lost SYN or SYN-ACK waits the kernel's 1 s initial
+    /// timeout (RFC 6298 §2.1), a lost QUIC Initial quinn's three times 333 ms. Not for
+    /// `mtcp`, whose listener takes a session's connections in the order they come.
+    pub hedged_connect: bool,
 }
 
 impl fmt::Debug for Family {

@@ -205,7 +205,89 @@ pub(crate) fn prepare(s: TcpStream, cfg: &Config, cc: Option<&str>) -> Result<Tc
     if let Some(cc) = cc {
         set_congestion(&s, cc)?;
     }
+    if cfg.short_path_timers {
+        short_path_timers(&s);
+    }
     Ok(s)
+}
+
+/// The kernel's smoothed round trip on a TCP connection (`TCP_INFO`'s `tcpi_rtt`; right
+/// after the handshake, its sample), or `None` before it has one or where unreadable.
+// The libc call: neither rustix nor socket2 reads TCP_INFO.
+#[allow(unsafe_code)]
+pub(crate) fn smoothed_rtt(fd: impl std::os::fd::AsFd) -> Option<Duration> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: tcp_info is plain old data; getsockopt writes at most `len` bytes of it.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_fd().as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            std::ptr::addr_of_mut!(info).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0 && info.tcpi_rtt > 0).then(|| Duration::from_micros(u64::from(info.tcpi_rtt)))
+}
+
+/// The longest handshake round trip on which [`Config::short_path_timers`] shortens a
+/// kernel TCP connection's timers.
+pub const SHORT_PATH_RTT: Duration = Duration::from_millis(10);
+
+/// The least retransmission timeout [`short_path_timers`] sets: four round trips, at
+/// least 12 ms (three ticks of a 250 Hz kernel, in which the timers count), so that it
+/// stays above the peer's delayed ACK ([`SHORT_DELACK_FLOOR`], 8 ms as such a kernel
+/// rounds it) and the round trip together.
+const SHORT_RTO_FLOOR: Duration = Duration::from_millis(12);
+
+/// The shortest delayed ACK ceiling Linux takes (`TCP_DELACK_MAX_US` below 5 ms is refused).
+const SHORT_DELACK_FLOOR: Duration = Duration::from_millis(5);
+
+/// Linux's `TCP_RTO_MIN_US` and `TCP_DELACK_MAX_US` (include/uapi/linux/tcp.h, 6.15):
+/// per-socket versions of the route's `rto_min` and of the delayed ACK's ceiling. The
+/// libc crate does not name them yet.
+const TCP_RTO_MIN_US: libc::c_int = 45;
+const TCP_DELACK_MAX_US: libc::c_int = 46;
+
+/// On a connection whose handshake took at most [`SHORT_PATH_RTT`] (the kernel's first
+/// round-trip sample, `TCP_INFO`'s `tcpi_rtt`), sets the least retransmission timeout to
+/// four round trips (at least 12 ms) and the longest delayed ACK to half of that (at
+/// least 5 ms); returns the timeout set, or `None` where the path is longer, or the
+/// kernel has no such options (before Linux 6.15; the connection keeps its defaults).
+///
+/// Why: Linux's timeout is the smoothed round trip plus the larger of four deviations
+/// and a floor of 200 ms, and a tail-loss probe for a lone segment waits two round trips
+/// plus that floor (RFC 8985 §7.2 leaves its extra wait to the implementation; Linux
+/// takes the floor for the peer's delayed ACK). On a 5 ms path a lost packet of a
+/// session's small messages (handshake, oblivious transfer: one or two segments, no
+/// duplicate ACKs to repair it sooner) so waited 200 ms in a 60 ms session. Both ends
+/// set both options, so a lone segment's ACK, delayed at most half the timeout, comes
+/// before either timer fires; a timeout that fires too early is undone by F-RTO (RFC
+/// 5682), at the cost of one resent segment.
+// The libc calls: neither rustix nor socket2 sets these two options.
+#[allow(unsafe_code)]
+pub fn short_path_timers(fd: impl std::os::fd::AsFd) -> Option<Duration> {
+    use std::os::fd::AsRawFd;
+    let fd = fd.as_fd();
+    let rtt = smoothed_rtt(fd).filter(|rtt| *rtt <= SHORT_PATH_RTT)?;
+    let rto = (rtt * 4).max(SHORT_RTO_FLOOR);
+    let set = |option: libc::c_int, value: Duration| {
+        let us = libc::c_int::try_from(value.as_micros()).unwrap_or(libc::c_int::MAX);
+        // SAFETY: an int option, passed by pointer with its size.
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                option,
+                std::ptr::addr_of!(us).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            ) == 0
+        }
+    };
+    let delack = (rto / 2).max(SHORT_DELACK_FLOOR);
+    (set(TCP_RTO_MIN_US, rto) && set(TCP_DELACK_MAX_US, delack)).then_some(rto)
 }
 
 /// A listening TCP socket, non-blocking, for [`accept`].
@@ -397,5 +479,56 @@ mod tests {
             "reno"
         );
         drop(client);
+    }
+
+    /// An int option of `IPPROTO_TCP`, or `None` where the kernel does not have it.
+    #[allow(unsafe_code)]
+    fn tcp_int_option(fd: impl std::os::fd::AsFd, option: libc::c_int) -> Option<i64> {
+        use std::os::fd::AsRawFd;
+        let mut v: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: an int option read into an int with its size.
+        let rc = unsafe {
+            libc::getsockopt(
+                fd.as_fd().as_raw_fd(),
+                libc::IPPROTO_TCP,
+                option,
+                std::ptr::addr_of_mut!(v).cast(),
+                &mut len,
+            )
+        };
+        (rc == 0).then_some(i64::from(v))
+    }
+
+    #[test]
+    fn a_short_path_connection_gets_short_timers_on_both_ends_when_asked() {
+        let probe = TcpListener::bind("127.0.0.1:0").unwrap();
+        let Some(default_rto) = tcp_int_option(&probe, TCP_RTO_MIN_US) else {
+            eprintln!("this kernel has no TCP_RTO_MIN_US (before Linux 6.15): nothing to check");
+            return;
+        };
+        for asked in [false, true] {
+            let cfg = Config {
+                short_path_timers: asked,
+                ..Config::default()
+            };
+            let (listener, addr) = listen("127.0.0.1:0".parse().unwrap(), None).unwrap();
+            let client = connect_tcp(addr, &cfg, cfg.connect_deadline(), None, None).unwrap();
+            let server = accept(&listener, Duration::from_secs(5), &cfg, None).unwrap();
+            let rtt = smoothed_rtt(&client).expect("a connected socket has a round trip");
+            assert!(rtt <= SHORT_PATH_RTT, "loopback took {rtt:?}");
+            for end in [&client, &server] {
+                let rto = tcp_int_option(end, TCP_RTO_MIN_US).unwrap();
+                let delack = tcp_int_option(end, TCP_DELACK_MAX_US).unwrap();
+                if asked {
+                    // 12 ms on loopback (the floor), and half of it for the delayed ACK,
+                    // as the kernel rounds them up to its ticks (10 ms at 100 Hz).
+                    assert!((12_000..=20_000).contains(&rto), "rto_min {rto} us");
+                    assert!((5_000..=10_000).contains(&delack), "delack_max {delack} us");
+                } else {
+                    assert_eq!(rto, default_rto);
+                }
+            }
+        }
     }
 }

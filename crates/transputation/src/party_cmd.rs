@@ -339,6 +339,9 @@ impl SessionArgs {
             buffer_bytes: loaded
                 .sizing
                 .map(|s| usize::try_from(s.buffer_bytes).unwrap_or(usize::MAX)),
+            // A named transport runs with the kernel's timers; `auto` shortens them on a
+            // short path for its own connections.
+            short_path_timers: false,
         })
     }
 

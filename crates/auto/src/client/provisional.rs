@@ -221,7 +221,7 @@ impl Mover {
             return Ok(settled);
         }
         let addr = SocketAddr::new(self.server.ip(), decision.port);
-        let (connected, _) = channel_for(&mut self.early, &transport, addr, cfg);
+        let (connected, _) = channel_for(&mut self.early, &transport, addr, cfg, path.rtt);
         close_in_background(std::mem::take(&mut self.early));
         let mut ch = match connected {
             Ok(ch) => ch,

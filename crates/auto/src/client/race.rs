@@ -171,6 +171,7 @@ impl Client {
         let names: Vec<String> = lanes.iter().map(|(_, d)| d.transport.clone()).collect();
         let lane_cfg = Config {
             buffer_bytes: Some(plan.buffer_bytes as usize),
+            short_path_timers: true,
             ..cfg.clone()
         };
         for (lane, (spec, d)) in lanes.into_iter().enumerate() {

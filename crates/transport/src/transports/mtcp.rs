@@ -94,6 +94,7 @@ pub(crate) static FAMILY: Family = Family {
     sender_options: &["cc"],
     while_probing: "",
     started: None,
+    hedged_connect: false,
 };
 
 /// `mtcp` with its options.

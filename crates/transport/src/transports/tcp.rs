@@ -32,6 +32,7 @@ pub(crate) static FAMILY: Family = Family {
     sender_options: &["cc"],
     while_probing: "",
     started: None,
+    hedged_connect: true,
 };
 
 /// `tcp` with its options.
@@ -155,6 +156,10 @@ impl Channel for TcpChannel {
 
     fn peer_addr(&self) -> Option<std::net::SocketAddr> {
         self.writer.stream.peer_addr().ok()
+    }
+
+    fn kernel_rtt(&self) -> Option<Duration> {
+        tcp_socket::smoothed_rtt(&self.writer.stream)
     }
 
     fn sender_tuning(&self) -> Option<Arc<dyn crate::TuneSender>> {

@@ -127,6 +127,7 @@ pub(crate) static FAMILY: Family = Family {
     sender_options: &[],
     while_probing: "",
     started: None,
+    hedged_connect: false,
 };
 
 /// `udp` with its options.

@@ -164,6 +164,7 @@ pub(crate) static FAMILY: Family = Family {
     // early connection asks for none and both sides are told the probe's rate.
     while_probing: "train=off",
     started: None,
+    hedged_connect: false,
 };
 
 /// Packets in the rate-timing train.

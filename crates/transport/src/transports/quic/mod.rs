@@ -252,6 +252,7 @@ pub(crate) static FAMILY: Family = Family {
     sender_options: &["cc", "iw"],
     while_probing: "",
     started: None,
+    hedged_connect: true,
 };
 
 /// quinn's first window under cubic and newreno (`10 × 1200`, RFC 9002's lower figure).

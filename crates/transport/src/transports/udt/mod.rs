@@ -204,6 +204,7 @@ pub(crate) static FAMILY: Family = Family {
     sender_options: &[],
     while_probing: "",
     started: Some(|| CHECKED.get().is_some()),
+    hedged_connect: false,
 };
 
 impl Transport for Options {
