@@ -72,11 +72,13 @@ pub struct Family {
     pub started: Option<fn() -> bool>,
     /// Whether a client may start a second connection to the same listener while its
     /// first is still being made, and drop whichever is not taken (closed before it sent
-    /// a byte): true where each connection is one handshake that the listener accepts on
-    /// its own. `--transport auto` does so once a connection takes several round trips
+    /// a byte): true where each connection's handshake completes without the listener's
+    /// program (kernel TCP's, in the kernel) and the listener passes over one closed
+    /// unused. `--transport auto` does so once a connection takes several round trips
     /// longer than the path's: a lost SYN or SYN-ACK waits the kernel's 1 s initial
-    /// timeout (RFC 6298 §2.1), a lost QUIC Initial quinn's three times 333 ms. Not for
-    /// `mtcp`, whose listener takes a session's connections in the order they come.
+    /// timeout (RFC 6298 §2.1). Not for `mtcp`, whose listener takes a session's
+    /// connections in the order they come, nor `quic`, whose listener answers one
+    /// connection's handshake at a time.
     pub hedged_connect: bool,
 }
 

@@ -236,13 +236,12 @@ pub(crate) fn smoothed_rtt(fd: impl std::os::fd::AsFd) -> Option<Duration> {
 /// kernel TCP connection's timers.
 pub const SHORT_PATH_RTT: Duration = Duration::from_millis(10);
 
-/// The least retransmission timeout [`short_path_timers`] sets: four round trips, at
-/// least 12 ms (three ticks of a 250 Hz kernel, in which the timers count), so that it
-/// stays above the peer's delayed ACK ([`SHORT_DELACK_FLOOR`], 8 ms as such a kernel
-/// rounds it) and the round trip together.
+/// The least retransmission timeout [`short_path_timers`] sets, at the least.
 const SHORT_RTO_FLOOR: Duration = Duration::from_millis(12);
 
-/// The shortest delayed ACK ceiling Linux takes (`TCP_DELACK_MAX_US` below 5 ms is refused).
+/// The delayed ACK ceiling [`short_path_timers`] asks for, at the least: Linux refuses a
+/// ceiling under two of its ticks (4 ms reads as invalid on a 250 Hz kernel, 5 ms is
+/// taken and reads back as 8).
 const SHORT_DELACK_FLOOR: Duration = Duration::from_millis(5);
 
 /// Linux's `TCP_RTO_MIN_US` and `TCP_DELACK_MAX_US` (include/uapi/linux/tcp.h, 6.15):
@@ -252,10 +251,13 @@ const TCP_RTO_MIN_US: libc::c_int = 45;
 const TCP_DELACK_MAX_US: libc::c_int = 46;
 
 /// On a connection whose handshake took at most [`SHORT_PATH_RTT`] (the kernel's first
-/// round-trip sample, `TCP_INFO`'s `tcpi_rtt`), sets the least retransmission timeout to
-/// four round trips (at least 12 ms) and the longest delayed ACK to half of that (at
-/// least 5 ms); returns the timeout set, or `None` where the path is longer, or the
-/// kernel has no such options (before Linux 6.15; the connection keeps its defaults).
+/// round-trip sample, `TCP_INFO`'s `tcpi_rtt`), caps its delayed ACK at two round trips
+/// (at least 5 ms, as the kernel rounds it up to its ticks), then sets its least
+/// retransmission timeout to four round trips, at least 12 ms and half as much again as
+/// the delayed ACK's cap; returns the timeout set, or `None` where the path is longer or
+/// the kernel has no such options (before Linux 6.15: nothing is changed; should only the
+/// timeout be refused, the connection keeps the capped delayed ACK, which only ACKs
+/// sooner).
 ///
 /// Why: Linux's timeout is the smoothed round trip plus the larger of four deviations
 /// and a floor of 200 ms, and a tail-loss probe for a lone segment waits two round trips
@@ -263,31 +265,64 @@ const TCP_DELACK_MAX_US: libc::c_int = 46;
 /// takes the floor for the peer's delayed ACK). On a 5 ms path a lost packet of a
 /// session's small messages (handshake, oblivious transfer: one or two segments, no
 /// duplicate ACKs to repair it sooner) so waited 200 ms in a 60 ms session. Both ends
-/// set both options, so a lone segment's ACK, delayed at most half the timeout, comes
-/// before either timer fires; a timeout that fires too early is undone by F-RTO (RFC
-/// 5682), at the cost of one resent segment.
-// The libc calls: neither rustix nor socket2 sets these two options.
-#[allow(unsafe_code)]
+/// of `--transport auto`'s connections set both options, so a lone segment's ACK comes
+/// before the peer's timer fires. A peer whose kernel lacks them delays its ACKs 40 ms
+/// or more, and a lone segment it does not answer sooner is then sent twice: a timeout
+/// that fired too early is undone by F-RTO (RFC 5682), at the cost of the resent segment.
 pub fn short_path_timers(fd: impl std::os::fd::AsFd) -> Option<Duration> {
-    use std::os::fd::AsRawFd;
     let fd = fd.as_fd();
     let rtt = smoothed_rtt(fd).filter(|rtt| *rtt <= SHORT_PATH_RTT)?;
-    let rto = (rtt * 4).max(SHORT_RTO_FLOOR);
-    let set = |option: libc::c_int, value: Duration| {
-        let us = libc::c_int::try_from(value.as_micros()).unwrap_or(libc::c_int::MAX);
-        // SAFETY: an int option, passed by pointer with its size.
-        unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::IPPROTO_TCP,
-                option,
-                std::ptr::addr_of!(us).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            ) == 0
+    let want = (rtt * 2).max(SHORT_DELACK_FLOOR);
+    // A coarser kernel refuses the least values: twice as much, up to its 40 ms default.
+    let mut ask = want;
+    while !set_tcp_micros(fd, TCP_DELACK_MAX_US, ask) {
+        ask *= 2;
+        if ask > Duration::from_millis(40) {
+            return None;
         }
+    }
+    let delack = tcp_micros(fd, TCP_DELACK_MAX_US).unwrap_or(ask);
+    let rto = (rtt * 4).max(SHORT_RTO_FLOOR).max(delack * 3 / 2);
+    set_tcp_micros(fd, TCP_RTO_MIN_US, rto).then(|| tcp_micros(fd, TCP_RTO_MIN_US).unwrap_or(rto))
+}
+
+/// Sets an `IPPROTO_TCP` option counted in microseconds; whether the kernel took it.
+// The libc call: neither rustix nor socket2 sets these options.
+#[allow(unsafe_code)]
+fn set_tcp_micros(fd: std::os::fd::BorrowedFd<'_>, option: libc::c_int, value: Duration) -> bool {
+    use std::os::fd::AsRawFd;
+    let us = libc::c_int::try_from(value.as_micros()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: an int option, passed by pointer with its size.
+    unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            option,
+            std::ptr::addr_of!(us).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        ) == 0
+    }
+}
+
+/// Reads an `IPPROTO_TCP` option counted in microseconds, or `None` where the kernel does
+/// not have it.
+#[allow(unsafe_code)]
+fn tcp_micros(fd: std::os::fd::BorrowedFd<'_>, option: libc::c_int) -> Option<Duration> {
+    use std::os::fd::AsRawFd;
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: an int option read into an int with its size.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            option,
+            std::ptr::addr_of_mut!(v).cast(),
+            &mut len,
+        )
     };
-    let delack = (rto / 2).max(SHORT_DELACK_FLOOR);
-    (set(TCP_RTO_MIN_US, rto) && set(TCP_DELACK_MAX_US, delack)).then_some(rto)
+    let us = u64::try_from(v).ok().filter(|_| rc == 0)?;
+    Some(Duration::from_micros(us))
 }
 
 /// A listening TCP socket, non-blocking, for [`accept`].
@@ -481,29 +516,11 @@ mod tests {
         drop(client);
     }
 
-    /// An int option of `IPPROTO_TCP`, or `None` where the kernel does not have it.
-    #[allow(unsafe_code)]
-    fn tcp_int_option(fd: impl std::os::fd::AsFd, option: libc::c_int) -> Option<i64> {
-        use std::os::fd::AsRawFd;
-        let mut v: libc::c_int = 0;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: an int option read into an int with its size.
-        let rc = unsafe {
-            libc::getsockopt(
-                fd.as_fd().as_raw_fd(),
-                libc::IPPROTO_TCP,
-                option,
-                std::ptr::addr_of_mut!(v).cast(),
-                &mut len,
-            )
-        };
-        (rc == 0).then_some(i64::from(v))
-    }
-
     #[test]
     fn a_short_path_connection_gets_short_timers_on_both_ends_when_asked() {
+        use std::os::fd::AsFd;
         let probe = TcpListener::bind("127.0.0.1:0").unwrap();
-        let Some(default_rto) = tcp_int_option(&probe, TCP_RTO_MIN_US) else {
+        let Some(default_rto) = tcp_micros(probe.as_fd(), TCP_RTO_MIN_US) else {
             eprintln!("this kernel has no TCP_RTO_MIN_US (before Linux 6.15): nothing to check");
             return;
         };
@@ -518,13 +535,18 @@ mod tests {
             let rtt = smoothed_rtt(&client).expect("a connected socket has a round trip");
             assert!(rtt <= SHORT_PATH_RTT, "loopback took {rtt:?}");
             for end in [&client, &server] {
-                let rto = tcp_int_option(end, TCP_RTO_MIN_US).unwrap();
-                let delack = tcp_int_option(end, TCP_DELACK_MAX_US).unwrap();
+                let rto = tcp_micros(end.as_fd(), TCP_RTO_MIN_US).unwrap();
+                let delack = tcp_micros(end.as_fd(), TCP_DELACK_MAX_US).unwrap();
                 if asked {
-                    // 12 ms on loopback (the floor), and half of it for the delayed ACK,
-                    // as the kernel rounds them up to its ticks (10 ms at 100 Hz).
-                    assert!((12_000..=20_000).contains(&rto), "rto_min {rto} us");
-                    assert!((5_000..=10_000).contains(&delack), "delack_max {delack} us");
+                    // Loopback: the floors, as the kernel rounds them up to its ticks
+                    // (12 and 8 ms at 250 Hz; 30 and 20 at 100 Hz).
+                    assert!(delack >= SHORT_DELACK_FLOOR, "delack_max {delack:?}");
+                    assert!(delack <= Duration::from_millis(20), "delack_max {delack:?}");
+                    assert!(
+                        rto >= SHORT_RTO_FLOOR.max(delack * 3 / 2),
+                        "rto_min {rto:?}"
+                    );
+                    assert!(rto <= Duration::from_millis(32), "rto_min {rto:?}");
                 } else {
                     assert_eq!(rto, default_rto);
                 }

@@ -16,19 +16,24 @@ use super::Early;
 pub(super) const CONNECT_ATTEMPTS: usize = 3;
 
 /// How long a connection for `transport` may take on a path of round trip `rtt` seconds
-/// before [`channel_for`](super::channel_for) starts another: its set-up's round trips and two more, and
-/// 15 ms for two busy processes (30 ms on a 5 ms path, 615 ms on a 200 ms one; kernel
-/// TCP resends a SYN after 1 s).
+/// before [`channel_for`](super::channel_for) starts another: its set-up's round trips
+/// and two more, and 15 ms for two busy processes (30 ms on a 5 ms path, 615 ms on a
+/// 200 ms one; kernel TCP resends a SYN after 1 s).
 pub(super) fn hedge_after(transport: &TransportSpec, rtt: f64) -> Duration {
     let trips = transport.model().connect_round_trips + 2.0;
-    Duration::from_secs_f64((trips * rtt).clamp(0.0, 60.0)) + Duration::from_millis(15)
+    let rtt = if rtt.is_finite() {
+        rtt.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    Duration::from_secs_f64(trips * rtt) + Duration::from_millis(15)
 }
 
 /// A connection attempt's outcome, and whether it was the early one.
 type Attempted = (bool, transputation_transport::Result<Box<dyn Channel>>);
 
-/// See [`channel_for`](super::channel_for): `pending`, the early connection if there is one, then fresh
-/// attempts `after` apart while none is made.
+/// See [`channel_for`](super::channel_for): `pending`, the early connection if there is
+/// one, then fresh attempts `after` apart while none is made.
 pub(super) fn hedged(
     pending: Option<Early>,
     transport: &TransportSpec,
@@ -77,12 +82,14 @@ pub(super) fn hedged(
         }
         (started, last) = (1, Instant::now());
     }
-    // Every attempt ends within its connect budget (an early one within its own, shorter).
+    // Every attempt ends within its connect budget (an early one within its own, 3 s).
     let longest = cfg.connect_budget() + Duration::from_secs(1);
-    let (mut ended, mut fresh_failed) = (0, false);
+    // `no_more`: a fresh attempt failed (it retried for its whole budget), or a thread for
+    // another could not be started.
+    let (mut ended, mut no_more) = (0, false);
     let mut last_error = None;
     loop {
-        let hedging = started < CONNECT_ATTEMPTS && !fresh_failed;
+        let hedging = started < CONNECT_ATTEMPTS && !no_more;
         let wait = if hedging {
             (last + after).saturating_duration_since(Instant::now())
         } else {
@@ -95,13 +102,12 @@ pub(super) fn hedged(
             }
             Ok((was_early, Err(e))) => {
                 ended += 1;
-                // A fresh attempt that failed has retried for its whole budget: no more
-                // are started. An early one's failure leaves the choice to a fresh
-                // attempt, as without hedging.
-                fresh_failed |= !was_early;
+                // An early one's failure leaves the choice to a fresh attempt, as without
+                // hedging.
+                no_more |= !was_early;
                 last_error = Some(e);
                 if ended == started {
-                    if fresh_failed || !attempt(tx.clone()) {
+                    if no_more || !attempt(tx.clone()) {
                         break;
                     }
                     (started, last) = (started + 1, Instant::now());
@@ -111,7 +117,7 @@ pub(super) fn hedged(
                 if attempt(tx.clone()) {
                     (started, last) = (started + 1, Instant::now());
                 } else {
-                    started = CONNECT_ATTEMPTS;
+                    no_more = true;
                 }
             }
             Err(_) => break,

@@ -252,7 +252,9 @@ pub(crate) static FAMILY: Family = Family {
     sender_options: &["cc", "iw"],
     while_probing: "",
     started: None,
-    hedged_connect: true,
+    // Its listener takes one connection's handshake at a time, and quinn answers a
+    // connection only once it is accepted: a second attempt would queue behind the first.
+    hedged_connect: false,
 };
 
 /// quinn's first window under cubic and newreno (`10 × 1200`, RFC 9002's lower figure).
