@@ -11,14 +11,18 @@
 #   scripts/auto-grid.sh OUT_DIR [TRANSPUTATION_BINARY]
 # OUT_DIR gets results.sqlite (every run; an interrupted grid resumes when run again with
 # the same OUT_DIR), report-small.md/.csv, report-mincut.md/.csv, plots/, summary.txt and
-# calibration.txt. The binary defaults to target/release/transputation, built if missing.
+# calibration.txt. The binary defaults to target/release/transputation, built from this
+# checkout first.
 set -euo pipefail
 
 out=${1:?usage: scripts/auto-grid.sh OUT_DIR [TRANSPUTATION_BINARY]}
 bin=${2:-target/release/transputation}
 here=$(cd "$(dirname "$0")/.." && pwd)
-if [ ! -x "$bin" ] && [ "$bin" = target/release/transputation ]; then
+# The default binary is built from this checkout every time (a no-op when it is current),
+# so that a binary left from another branch or commit never runs the grid.
+if [ "$bin" = target/release/transputation ]; then
   (cd "$here" && cargo build --release -p transputation)
+  bin="$here/target/release/transputation"
 fi
 [ -x "$bin" ] || { echo "auto-grid: $bin is not an executable" >&2; exit 1; }
 mkdir -p "$out/plots/small" "$out/plots/mincut"
