@@ -466,23 +466,40 @@ fn made_within(took: &OnceLock<Option<Duration>>, bound: Duration) -> bool {
     connect_time(took, bound).is_some_and(|t| t <= bound)
 }
 
+impl Early {
+    /// The connection, once it is made (waits for it), if it was.
+    fn channel(self) -> Option<Box<dyn Channel>> {
+        self.made.join().ok()?.ok()
+    }
+}
+
+/// The early connection in `early` to `addr` for `transport`'s listener, made or still
+/// being made, taken out of `early`.
+fn take_pending(
+    early: &mut Vec<Early>,
+    transport: &TransportSpec,
+    addr: SocketAddr,
+) -> Option<Early> {
+    let key = transport.listen_key().to_string();
+    let i = early.iter().position(|e| e.key == key && e.addr == addr)?;
+    Some(early.swap_remove(i))
+}
+
 /// The early connection in `early` to `addr` for `transport`'s listener, if one was made.
 fn take_early(
     early: &mut Vec<Early>,
     transport: &TransportSpec,
     addr: SocketAddr,
 ) -> Option<Box<dyn Channel>> {
-    let key = transport.listen_key().to_string();
-    let i = early.iter().position(|e| e.key == key && e.addr == addr)?;
-    early.swap_remove(i).made.join().ok()?.ok()
+    take_pending(early, transport, addr)?.channel()
 }
 
 /// See [`Client::channel_for`]. Where the family allows it ([`Family::hedged_connect`]),
 /// a connection not made within [`hedge::hedge_after`] of its start is joined by another
 /// attempt (at most [`hedge::CONNECT_ATTEMPTS`] in all, the early one counted): the first made is taken
 /// and the others are closed, unused, as they come. On a lossy path this keeps a lost SYN
-/// or SYN-ACK from costing the session the kernel's 1 s initial timeout (at 5 ms and 1 %
-/// loss each way, one fresh session in 50 or so, each then taking over a second).
+/// or SYN-ACK from costing the session the kernel's 1 s initial timeout (at 1 % loss each
+/// way, each of the two is lost once in a hundred: about one fresh session in fifty).
 ///
 /// [`Family::hedged_connect`]: transputation_transport::Family::hedged_connect
 fn channel_for(
@@ -492,11 +509,7 @@ fn channel_for(
     cfg: &Config,
     rtt: f64,
 ) -> (transputation_transport::Result<Box<dyn Channel>>, bool) {
-    let key = transport.listen_key().to_string();
-    let pending = early
-        .iter()
-        .position(|e| e.key == key && e.addr == addr)
-        .map(|i| early.swap_remove(i));
+    let pending = take_pending(early, transport, addr);
     if transport.family().hedged_connect {
         return hedge::hedged(
             pending,
@@ -506,9 +519,9 @@ fn channel_for(
             hedge::hedge_after(transport, rtt),
         );
     }
-    match pending.map(|e| e.made.join()) {
-        Some(Ok(Ok(ch))) => (Ok(ch), true),
-        _ => (transport.connect(addr, cfg), false),
+    match pending.and_then(Early::channel) {
+        Some(ch) => (Ok(ch), true),
+        None => (transport.connect(addr, cfg), false),
     }
 }
 

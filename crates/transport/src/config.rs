@@ -27,11 +27,10 @@ pub struct Config {
     /// `None`: the transport's own default (kernel auto-tuning for TCP, 32 MiB for `udp`).
     /// An option in the transport's name that sets a buffer wins over this.
     pub buffer_bytes: Option<usize>,
-    /// Kernel TCP connections (`tcp`, `mtcp`) whose handshake took at most
-    /// [`crate::SHORT_PATH_RTT`] get a least retransmission timeout and a longest delayed
-    /// ACK scaled to that round trip instead of the kernel's 200 and 40 ms
-    /// ([`crate::short_path_timers`]), where the kernel lets a socket set them
-    /// (Linux 6.15 and later). Off by default: the fixed transports run as the kernel
+    /// Kernel TCP connections (`tcp`, `mtcp`) whose handshake took at most 10 ms get a
+    /// least retransmission timeout and a longest delayed ACK scaled to that round trip
+    /// instead of the kernel's 200 and 40 ms, where the kernel lets a socket set them
+    /// (Linux 6.15 and later; docs/protocol.md §6, step 6). Off by default: the fixed transports run as the kernel
     /// sets them up; `--transport auto` turns it on for its connections.
     pub short_path_timers: bool,
 }

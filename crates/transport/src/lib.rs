@@ -124,7 +124,7 @@ pub use secure::early::EarlyClient;
 pub use secure::{Credentials, SecureChannel};
 pub use tcp_socket::{
     available_congestion_controls, check_congestion_control, default_congestion_control,
-    settable_congestion_controls, short_path_timers, SHORT_PATH_RTT,
+    settable_congestion_controls,
 };
 
 /// The transport a party runs when none is given: kernel TCP with the host's congestion

@@ -234,7 +234,7 @@ pub(crate) fn smoothed_rtt(fd: impl std::os::fd::AsFd) -> Option<Duration> {
 
 /// The longest handshake round trip on which [`Config::short_path_timers`] shortens a
 /// kernel TCP connection's timers.
-pub const SHORT_PATH_RTT: Duration = Duration::from_millis(10);
+pub(crate) const SHORT_PATH_RTT: Duration = Duration::from_millis(10);
 
 /// The least retransmission timeout [`short_path_timers`] sets, at the least.
 const SHORT_RTO_FLOOR: Duration = Duration::from_millis(12);
@@ -254,10 +254,9 @@ const TCP_DELACK_MAX_US: libc::c_int = 46;
 /// round-trip sample, `TCP_INFO`'s `tcpi_rtt`), caps its delayed ACK at two round trips
 /// (at least 5 ms, as the kernel rounds it up to its ticks), then sets its least
 /// retransmission timeout to four round trips, at least 12 ms and half as much again as
-/// the delayed ACK's cap; returns the timeout set, or `None` where the path is longer or
-/// the kernel has no such options (before Linux 6.15: nothing is changed; should only the
-/// timeout be refused, the connection keeps the capped delayed ACK, which only ACKs
-/// sooner).
+/// the delayed ACK's cap. Where the path is longer or the kernel has no such options
+/// (before Linux 6.15) nothing is changed; should only the timeout be refused, the
+/// connection keeps the capped delayed ACK, which only ACKs sooner.
 ///
 /// Why: Linux's timeout is the smoothed round trip plus the larger of four deviations
 /// and a floor of 200 ms, and a tail-loss probe for a lone segment waits two round trips
@@ -269,21 +268,22 @@ const TCP_DELACK_MAX_US: libc::c_int = 46;
 /// before the peer's timer fires. A peer whose kernel lacks them delays its ACKs 40 ms
 /// or more, and a lone segment it does not answer sooner is then sent twice: a timeout
 /// that fired too early is undone by F-RTO (RFC 5682), at the cost of the resent segment.
-pub fn short_path_timers(fd: impl std::os::fd::AsFd) -> Option<Duration> {
+pub(crate) fn short_path_timers(fd: impl std::os::fd::AsFd) {
     let fd = fd.as_fd();
-    let rtt = smoothed_rtt(fd).filter(|rtt| *rtt <= SHORT_PATH_RTT)?;
-    let want = (rtt * 2).max(SHORT_DELACK_FLOOR);
+    let Some(rtt) = smoothed_rtt(fd).filter(|rtt| *rtt <= SHORT_PATH_RTT) else {
+        return;
+    };
     // A coarser kernel refuses the least values: twice as much, up to its 40 ms default.
-    let mut ask = want;
+    let mut ask = (rtt * 2).max(SHORT_DELACK_FLOOR);
     while !set_tcp_micros(fd, TCP_DELACK_MAX_US, ask) {
         ask *= 2;
         if ask > Duration::from_millis(40) {
-            return None;
+            return;
         }
     }
     let delack = tcp_micros(fd, TCP_DELACK_MAX_US).unwrap_or(ask);
     let rto = (rtt * 4).max(SHORT_RTO_FLOOR).max(delack * 3 / 2);
-    set_tcp_micros(fd, TCP_RTO_MIN_US, rto).then(|| tcp_micros(fd, TCP_RTO_MIN_US).unwrap_or(rto))
+    set_tcp_micros(fd, TCP_RTO_MIN_US, rto);
 }
 
 /// Sets an `IPPROTO_TCP` option counted in microseconds; whether the kernel took it.

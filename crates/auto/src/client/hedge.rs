@@ -54,9 +54,9 @@ pub(super) fn hedged(
     let (mut started, mut last) = (0, Instant::now());
     // One made already is taken as it is.
     let pending = match pending {
-        Some(e) if e.made.is_finished() => match e.made.join() {
-            Ok(Ok(ch)) => return (Ok(ch), true),
-            _ => None,
+        Some(e) if e.made.is_finished() => match e.channel() {
+            Some(ch) => return (Ok(ch), true),
+            None => None,
         },
         other => other,
     };

@@ -12,11 +12,12 @@
 //! ones paid for it in its set-up: in the grid of issue 17 on 6ba912c (2026-11-29), the
 //! evaluator of the first MinCut-size run on 21 of the 24 links took 200-415 ms to set up,
 //! where the other MinCut-size runs took a median of 105 ms, and that run was always
-//! `auto`'s, the first transport of each cell. So that every run starts with memory in the same state, the runner touches
-//! as much memory as the parties of a run of that circuit took at most so far (before the
-//! first, [`BYTES_PER_GATE`] for each of its gates) right before starting them, and frees
-//! it: the freed blocks are the first the kernel hands out again, to parties that start
-//! within milliseconds, before any is reported. Elsewhere (no such device) it does nothing.
+//! `auto`'s, the first transport of each cell. So that every run starts with memory in
+//! the same state, the runner touches as much memory as the parties of a run of that
+//! circuit took at most so far (before the first, [`BYTES_PER_GATE`] for each of its
+//! gates) right before starting them, and frees it: the freed blocks are the first the
+//! kernel hands out again, to parties that start within milliseconds, before any is
+//! reported. Elsewhere (no such device) it does nothing.
 
 use std::path::Path;
 

@@ -45,6 +45,15 @@ fn early(addr: SocketAddr, stall: Duration, fails: bool) -> Early {
     }
 }
 
+/// [`hedged`] for `tcp` to `addr` with [`cfg`], hedging `after`.
+fn hedged_tcp(
+    pending: Option<Early>,
+    addr: SocketAddr,
+    after: Duration,
+) -> (transputation_transport::Result<Box<dyn Channel>>, bool) {
+    hedged(pending, &tcp(), addr, &cfg(), after)
+}
+
 /// Connections `listener` has waiting within `wait`.
 fn waiting(listener: &TcpListener, wait: Duration) -> usize {
     listener.set_nonblocking(true).unwrap();
@@ -65,13 +74,7 @@ fn a_stalled_connection_is_joined_by_another_that_is_taken() {
     let addr = listener.local_addr().unwrap();
     let start = Instant::now();
     let stalled = early(addr, Duration::from_secs(3), false);
-    let (made, was_early) = hedged(
-        Some(stalled),
-        &tcp(),
-        addr,
-        &cfg(),
-        Duration::from_millis(50),
-    );
+    let (made, was_early) = hedged_tcp(Some(stalled), addr, Duration::from_millis(50));
     assert!(made.is_ok(), "{:?}", made.err());
     assert!(!was_early, "the stalled early connection was taken");
     assert!(
@@ -91,13 +94,7 @@ fn an_early_connection_already_made_is_taken_without_another() {
     }
     // Long after its hedge would have fired.
     thread::sleep(Duration::from_millis(60));
-    let (made, was_early) = hedged(
-        Some(made_early),
-        &tcp(),
-        addr,
-        &cfg(),
-        Duration::from_millis(20),
-    );
+    let (made, was_early) = hedged_tcp(Some(made_early), addr, Duration::from_millis(20));
     assert!(made.is_ok() && was_early);
     assert_eq!(waiting(&listener, Duration::from_millis(200)), 1);
 }
@@ -107,7 +104,7 @@ fn a_failed_early_connection_is_followed_by_a_fresh_one() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let failing = early(addr, Duration::from_millis(10), true);
-    let (made, was_early) = hedged(Some(failing), &tcp(), addr, &cfg(), Duration::from_secs(10));
+    let (made, was_early) = hedged_tcp(Some(failing), addr, Duration::from_secs(10));
     assert!(made.is_ok() && !was_early);
 }
 
@@ -117,7 +114,7 @@ fn the_attempts_that_lose_are_closed_without_a_byte() {
     let addr = listener.local_addr().unwrap();
     // Made after the fresh attempt: it loses, and must be closed as it comes.
     let late = early(addr, Duration::from_millis(300), false);
-    let (made, was_early) = hedged(Some(late), &tcp(), addr, &cfg(), Duration::from_millis(20));
+    let (made, was_early) = hedged_tcp(Some(late), addr, Duration::from_millis(20));
     let mut kept = made.unwrap();
     assert!(!was_early);
     kept.send(b"x").unwrap();
@@ -147,7 +144,7 @@ fn with_nothing_listening_the_error_comes_within_the_budget() {
         l.local_addr().unwrap()
     };
     let start = Instant::now();
-    let (made, was_early) = hedged(None, &tcp(), addr, &cfg(), Duration::from_millis(20));
+    let (made, was_early) = hedged_tcp(None, addr, Duration::from_millis(20));
     assert!(made.is_err() && !was_early);
     // Each attempt retries refusals for its budget (0.5 s); three of them overlap.
     assert!(
