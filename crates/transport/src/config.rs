@@ -30,8 +30,9 @@ pub struct Config {
     /// Kernel TCP connections (`tcp`, `mtcp`) whose handshake took at most 10 ms get a
     /// least retransmission timeout and a longest delayed ACK scaled to that round trip
     /// instead of the kernel's 200 and 40 ms, where the kernel lets a socket set them
-    /// (Linux 6.15 and later; docs/protocol.md §6, step 6). Off by default: the fixed transports run as the kernel
-    /// sets them up; `--transport auto` turns it on for its connections.
+    /// (Linux 6.15 and later; docs/protocol.md §6, step 6). Off by default: the fixed
+    /// transports run as the kernel sets them up; `--transport auto` turns it on for its
+    /// connections.
     pub short_path_timers: bool,
 }
 

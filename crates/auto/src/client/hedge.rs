@@ -18,7 +18,8 @@ pub(super) const CONNECT_ATTEMPTS: usize = 3;
 /// How long a connection for `transport` may take on a path of round trip `rtt` seconds
 /// before [`channel_for`](super::channel_for) starts another: its set-up's round trips
 /// and two more, and 15 ms for two busy processes (30 ms on a 5 ms path, 615 ms on a
-/// 200 ms one; kernel TCP resends a SYN after 1 s).
+/// 200 ms one; kernel TCP resends a SYN after 1 s). A round trip over 1 s, or one that is
+/// not a number, counts as 1 s.
 pub(super) fn hedge_after(transport: &TransportSpec, rtt: f64) -> Duration {
     let trips = transport.model().connect_round_trips + 2.0;
     let rtt = if rtt.is_finite() {
