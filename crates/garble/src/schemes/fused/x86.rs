@@ -48,6 +48,12 @@ use crate::schemes::waves::unpack_slots;
 /// registers of state and eight of `π(x)`, with 11 round keys, fit the 32 AVX-512 registers.
 const WIDTH: usize = 8;
 
+/// Registers of two evaluated AND gates each per group of the fused evaluator. Measured on
+/// Zen 4 (`garble-bench`, `ideal`, medians of 7, 2026-11-30): 2, 3, 4, 5 registers all 10.1–10.6 ns per
+/// AND gate on the MinCut size and 7.8–8.0 on sha-256.txt, 6 registers 10.9 and 8.3, 8
+/// registers 10.8 and 8.3: eight gates in flight, as the 256-bit kernels keep.
+const EVAL_WIDTH: usize = 4;
+
 /// `prf` gates per group: `PRF_GROUP` key registers in flight hide the latency of the key
 /// schedules' rounds.
 const PRF_GROUP: usize = 8;
@@ -322,20 +328,6 @@ mod kernels {
         }
     }
 
-    /// Loads the 32 bytes of a table as `(lo, hi)`.
-    #[inline]
-    #[target_feature(enable = "sse2")]
-    fn load_table(table: &[u8; 32]) -> (__m128i, __m128i) {
-        // SAFETY: `table` is 32 readable bytes, the two 16-byte loads cover them, and
-        // `_mm_loadu_si128` has no alignment requirement.
-        unsafe {
-            (
-                _mm_loadu_si128(table.as_ptr().cast()),
-                _mm_loadu_si128(table.as_ptr().add(16).cast()),
-            )
-        }
-    }
-
     /// The 32 bytes of `window` at `pos` (panics past its end, like any slice index).
     #[inline(always)]
     pub(super) fn table_at(window: &[u8], pos: u32) -> &[u8; 32] {
@@ -468,6 +460,12 @@ mod kernels {
 
     /// Evaluates the first `2 * N` (or fewer) AND gates of `ands`, two per register (see
     /// [`eval_and_gates`]): every input is read before any output is written.
+    ///
+    /// A register holds two gates' labels `(a, b, a', b')`; after the hash, each gate's
+    /// rows are selected and folded in the register the hash left, as the 256-bit kernels
+    /// do (`ymm`): `(H(a), H(b), …) ⊕ ((TG, TE ⊕ a, …) ∧ (sa, sb, …))`, then the blocks
+    /// XORed in pairs. Per gate that replaces eight 128-bit operations and two extracts
+    /// with a share of six 512-bit ones.
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw")]
     fn eval_group<const N: usize, const SITE: u8>(
@@ -478,47 +476,56 @@ mod kernels {
         window: &[u8],
     ) {
         let (mut s, mut t) = ([_mm512_setzero_si512(); N], [_mm512_setzero_si512(); N]);
-        // Per register, the labels [a, b] of its two gates.
-        let mut ins = [[[_mm_setzero_si128(); 2]; 2]; N];
+        // Per register, its two gates' labels (a, b, a', b') and tables (TG, TE, TG', TE').
+        let mut x = [_mm512_setzero_si512(); N];
+        let mut rows = [[_mm256_setzero_si256(); 2]; N];
         for (g, op) in and_ops(ands, index, first).enumerate().take(2 * N) {
-            ins[g / 2][g % 2] = [ni::load(&labels[op.a]), ni::load(&labels[op.b])];
+            let ab = _mm256_set_m128i(ni::load(&labels[op.b]), ni::load(&labels[op.a]));
+            x[g / 2] = if g % 2 == 0 {
+                _mm512_castsi256_si512(ab)
+            } else {
+                _mm512_inserti64x4::<1>(x[g / 2], ab)
+            };
+            // SAFETY: the table is 32 readable bytes; no alignment requirement.
+            rows[g / 2][g % 2] =
+                unsafe { _mm256_loadu_si256(table_at(window, op.pos).as_ptr().cast()) };
         }
         for (r, (s, t)) in s.iter_mut().zip(t.iter_mut()).enumerate() {
-            let [[a0, b0], [a1, b1]] = ins[r];
-            let lo = _mm512_inserti32x4::<1>(_mm512_castsi128_si512(a0), b0);
-            let hi = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(a1), b1);
-            *s = _mm512_inserti64x4::<1>(lo, hi);
+            *s = x[r];
             let n = |g: usize| index.get(g).copied().unwrap_or(0);
             *t = eval_tweaks(n(2 * r), n(2 * r + 1), addends);
         }
         tccr_core::<N, SITE>(k, &mut s, &t);
-        for (g, op) in and_ops(ands, index, first).enumerate().take(2 * N) {
-            let h = s[g / 2];
-            let (ha, hb) = if g % 2 == 0 {
-                (_mm512_castsi512_si128(h), _mm512_extracti32x4_epi32::<1>(h))
-            } else {
-                (
-                    _mm512_extracti32x4_epi32::<2>(h),
-                    _mm512_extracti32x4_epi32::<3>(h),
-                )
-            };
-            let [a, b] = ins[g / 2][g % 2];
-            let (tg, te) = load_table(table_at(window, op.pos));
-            // `half_gates::eval_and`: (H(a) ⊕ sa·TG) ⊕ (H(b) ⊕ sb·(TE ⊕ a)).
-            let out = _mm_xor_si128(
-                _mm_xor_si128(ha, _mm_and_si128(tg, lsb_mask(a))),
-                _mm_xor_si128(hb, _mm_and_si128(_mm_xor_si128(te, a), lsb_mask(b))),
-            );
-            ni::store(&mut labels[op.out], out);
+        let mut out = [[_mm_setzero_si128(); 2]; N];
+        for (r, o) in out.iter_mut().enumerate() {
+            let x = x[r];
+            let rows = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(rows[r][0]), rows[r][1]);
+            // (0, a, 0, a'): lanes (0, 0, 2, 2) with lanes 0 and 2 zeroed.
+            let a_high = _mm512_maskz_shuffle_i64x2::<0b10_10_00_00>(0xcc, x, x);
+            let sel = _mm512_and_si512(_mm512_xor_si512(rows, a_high), lsb_masks(x));
+            let w = _mm512_xor_si512(s[r], sel);
+            let f = _mm512_xor_si512(w, _mm512_shuffle_i64x2::<SWAP_PAIRS>(w, w));
+            *o = [_mm512_castsi512_si128(f), _mm512_extracti32x4_epi32::<2>(f)];
         }
+        for (g, op) in and_ops(ands, index, first).enumerate().take(2 * N) {
+            ni::store(&mut labels[op.out], out[g / 2][g % 2]);
+        }
+    }
+
+    /// Per block, all ones if its bit 0 is set, else zero: the point-and-permute select
+    /// masks of four labels at once.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn lsb_masks(x: __m512i) -> __m512i {
+        _mm512_srai_epi32::<31>(_mm512_shuffle_epi32::<0>(_mm512_slli_epi32::<31>(x)))
     }
 
     /// The half-gates evaluator's AND gates with the TCCR hash under tweak base
     /// `tweak_base`, fused: for each gate of
     /// `(slots, index, first)` ([`and_ops`]), its labels read from `labels`, its two hashes,
     /// and its output label from its table at `window[32 · (n − first)..][..32]` written to
-    /// `labels[out]`, `2 * WIDTH` gates at a time with nothing staged in memory. The gates
-    /// must be independent, as in [`garble_and_gates`].
+    /// `labels[out]`, `2 * EVAL_WIDTH` gates at a time with nothing staged in memory. The
+    /// gates must be independent, as in [`garble_and_gates`].
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw")]
     pub(super) fn eval_and_gates(
         rk: &RoundKeys,
@@ -529,13 +536,13 @@ mod kernels {
     ) {
         let k = broadcast_keys(rk);
         let addends = eval_tweak_addends(tweak_base);
-        let (ands, index) = (ands.chunks_exact(2 * WIDTH), index.chunks_exact(2 * WIDTH));
-        let rest = ands.remainder().chunks(2).zip(index.remainder().chunks(2));
-        for (a, n) in ands.zip(index) {
-            eval_group::<WIDTH, 9>(&k, addends, labels, (a, n, first), window);
-        }
-        for (a, n) in rest {
-            eval_group::<1, 10>(&k, addends, labels, (a, n, first), window);
+        // A last group of fewer gates runs the unused registers on zeros: its gates' AES
+        // then overlaps, where one register at a time would wait on each's latency.
+        for (a, n) in ands
+            .chunks(2 * EVAL_WIDTH)
+            .zip(index.chunks(2 * EVAL_WIDTH))
+        {
+            eval_group::<EVAL_WIDTH, 9>(&k, addends, labels, (a, n, first), window);
         }
     }
 
