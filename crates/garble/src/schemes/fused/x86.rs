@@ -49,9 +49,10 @@ use crate::schemes::waves::unpack_slots;
 const WIDTH: usize = 8;
 
 /// Registers of two evaluated AND gates each per group of the fused evaluator. Measured on
-/// Zen 4 (`garble-bench`, `ideal`, medians of 7, 2026-11-30): 2, 3, 4, 5 registers all 10.1–10.6 ns per
-/// AND gate on the MinCut size and 7.8–8.0 on sha-256.txt, 6 registers 10.9 and 8.3, 8
-/// registers 10.8 and 8.3: eight gates in flight, as the 256-bit kernels keep.
+/// Zen 4 (`garble-bench`, `ideal`, medians of 7, 2026-11-30): 2, 3, 4 and 5 registers all
+/// 10.1–10.6 ns per AND gate on the MinCut size and 7.8–8.0 on sha-256.txt, 6 registers
+/// 10.9 and 8.3, 8 registers 10.8 and 8.3: eight gates in flight, as the 256-bit kernels
+/// keep.
 const EVAL_WIDTH: usize = 4;
 
 /// `prf` gates per group: `PRF_GROUP` key registers in flight hide the latency of the key
@@ -464,8 +465,9 @@ mod kernels {
     /// A register holds two gates' labels `(a, b, a', b')`; after the hash, each gate's
     /// rows are selected and folded in the register the hash left, as the 256-bit kernels
     /// do (`ymm`): `(H(a), H(b), …) ⊕ ((TG, TE ⊕ a, …) ∧ (sa, sb, …))`, then the blocks
-    /// XORed in pairs. Per gate that replaces eight 128-bit operations and two extracts
-    /// with a share of six 512-bit ones.
+    /// XORed in pairs. Per gate that replaces a dozen 128-bit operations (two extracts,
+    /// two select masks of three each, the XORs and ANDs) and two table loads with half
+    /// of about ten 512-bit ones and one 256-bit load.
     #[inline]
     #[target_feature(enable = "aes,sse2,ssse3,sse4.1,avx,avx2,vaes,avx512f,avx512bw")]
     fn eval_group<const N: usize, const SITE: u8>(
