@@ -49,10 +49,10 @@ use crate::schemes::waves::unpack_slots;
 const WIDTH: usize = 8;
 
 /// Registers of two evaluated AND gates each per group of the fused evaluator. Measured on
-/// Zen 4 (`garble-bench`, `ideal`, medians of 7, 2026-11-30): 2, 3, 4 and 5 registers all
-/// 10.1–10.6 ns per AND gate on the MinCut size and 7.8–8.0 on sha-256.txt, 6 registers
-/// 10.9 and 8.3, 8 registers 10.8 and 8.3: eight gates in flight, as the 256-bit kernels
-/// keep.
+/// Zen 4 (`garble-bench`, `ideal`, medians of 7, 2026-11-30): 2, 3, 4 and 5 registers
+/// 10.0–10.6 ns per AND gate on the MinCut size and 7.75–8.27 on sha-256.txt, 6 registers
+/// 10.89 and 8.27, 8 registers 10.78 and 8.30, within this VM's noise of each other; four
+/// keep eight gates in flight, as the 256-bit kernels do.
 const EVAL_WIDTH: usize = 4;
 
 /// `prf` gates per group: `PRF_GROUP` key registers in flight hide the latency of the key
@@ -477,7 +477,6 @@ mod kernels {
         (ands, index, first): (&[u64], &[u32], u32),
         window: &[u8],
     ) {
-        let (mut s, mut t) = ([_mm512_setzero_si512(); N], [_mm512_setzero_si512(); N]);
         // Per register, its two gates' labels (a, b, a', b') and tables (TG, TE, TG', TE').
         let mut x = [_mm512_setzero_si512(); N];
         let mut rows = [[_mm256_setzero_si256(); 2]; N];
@@ -492,11 +491,13 @@ mod kernels {
             rows[g / 2][g % 2] =
                 unsafe { _mm256_loadu_si256(table_at(window, op.pos).as_ptr().cast()) };
         }
-        for (r, (s, t)) in s.iter_mut().zip(t.iter_mut()).enumerate() {
-            *s = x[r];
-            let n = |g: usize| index.get(g).copied().unwrap_or(0);
+        let n = |g: usize| index.get(g).copied().unwrap_or(0);
+        let mut t = [_mm512_setzero_si512(); N];
+        for (r, t) in t.iter_mut().enumerate() {
             *t = eval_tweaks(n(2 * r), n(2 * r + 1), addends);
         }
+        // The hashes, in place of a copy of the labels (kept for the rows' selection).
+        let mut s = x;
         tccr_core::<N, SITE>(k, &mut s, &t);
         let mut out = [[_mm_setzero_si128(); 2]; N];
         for (r, o) in out.iter_mut().enumerate() {
