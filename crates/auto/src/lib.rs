@@ -116,11 +116,15 @@ pub fn path_of(m: &Measurement) -> Result<Path, String> {
 }
 
 /// How much faster than `m` read it the path may be, for [`Planner::settled`]: a train's
-/// rate is its packets over the time they took to pass the bottleneck, and on a busy host
-/// that time reads up to [`TIMING_NOISE`] long (in the grid of docs/results/auto, the
-/// first train, 0.63 ms at 500 Mbit/s, read 84–146 Mbit/s: 1.5–3.1 ms too long; at
-/// 50 Mbit/s, 6.3 ms, it read 48.5–50.1). So a train that took `d` may have taken
-/// `d − noise`: the rate read times `d / (d − noise)`, at most 4. 1 without a rate.
+/// rate is its packets over the time they took to pass the bottleneck, and a server that
+/// times the packets by its reads may read that time up to [`TIMING_NOISE`] long on a busy
+/// host (in the grid of docs/results/auto, the first train, 0.63 ms at 500 Mbit/s, read
+/// 84–146 Mbit/s: 1.5–3.1 ms too long; at 50 Mbit/s, 6.3 ms, it read 48.5–50.1); a server
+/// that has the kernel's receive times ([`Measurement::rate_kernel_timed`]) reads it to
+/// within [`KERNEL_TIMING_NOISE`]. So a train that took `d` may have taken `d − noise`: the
+/// rate read times `d / (d − noise)`, at most 4. 1 without a rate.
+///
+/// [`Measurement::rate_kernel_timed`]: transputation_probe::Measurement::rate_kernel_timed
 pub fn rate_headroom(m: &Measurement) -> f64 {
     let Some(mbps) = m
         .bandwidth_mbps
@@ -135,13 +139,28 @@ pub fn rate_headroom(m: &Measurement) -> f64 {
         return decide::FASTER;
     };
     let took = bytes * 8.0 / (mbps * 1e6);
-    let noise = TIMING_NOISE.as_secs_f64();
+    let noise = if m.rate_kernel_timed && m.bandwidth_mbps.is_some() {
+        KERNEL_TIMING_NOISE
+    } else {
+        TIMING_NOISE
+    };
+    let noise = noise.as_secs_f64();
     (took / (took - noise).max(took / decide::FASTER)).clamp(1.0, decide::FASTER)
 }
 
-/// How much longer than it took a train's passage of the bottleneck may read: see
-/// [`rate_headroom`].
+/// How much longer than it took a train's passage of the bottleneck may read when the
+/// server times it by its reads: see [`rate_headroom`].
 pub const TIMING_NOISE: Duration = Duration::from_millis(3);
+
+/// The same when the server times it by the kernel's receive times: the link's own jitter
+/// and the kernel's batching of received packets. Of 34 first trains of cold sessions on
+/// emulated links (2-core VM, `emu`, the parties starting beside the probe), 26 read their
+/// passage within 0.02 ms, 6 read it 0.04–0.26 ms long, 2 up to 0.13 ms short; 0.3 ms,
+/// which would cover them all, left a cold MinCut-size session at 200 ms and 500 Mbit/s
+/// unsettled after the first train (a second probe round trip: 1,660 against 1,450 ms to
+/// the output). 0.1 ms covers most readings; one it does not costs at worst a choice made
+/// on a rate somewhat low, where a larger allowance costs every such session a round trip.
+pub const KERNEL_TIMING_NOISE: Duration = Duration::from_micros(100);
 
 /// What measuring the path again costs a session at least, seconds: a fresh quick probe's
 /// burst with the first train behind it and the second train, two round trips and both

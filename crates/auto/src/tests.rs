@@ -785,6 +785,7 @@ fn first_train(rtt_ms: f64, mbps: f64) -> transputation_probe::Measurement {
         bandwidth_floor_mbps: None,
         trains: 1,
         duration_ms: rtt_ms,
+        rate_kernel_timed: false,
     }
 }
 
@@ -811,6 +812,23 @@ fn a_rate_read_over_a_long_passage_leaves_less_headroom() {
         ..first_train(50.0, 50.0)
     };
     assert_eq!(crate::rate_headroom(&none), 1.0);
+    // Timed by the kernel's receive times: the first train at 500 Mbit/s, 0.63 ms, may
+    // have taken 0.1 ms less.
+    let stamped = |m: transputation_probe::Measurement| transputation_probe::Measurement {
+        rate_kernel_timed: true,
+        ..m
+    };
+    let h = crate::rate_headroom(&stamped(first_train(50.0, 500.0)));
+    assert!((h - 1.19).abs() < 0.01, "{h}");
+    let h = crate::rate_headroom(&stamped(first_train(50.0, 50.0)));
+    assert!((h - 1.016).abs() < 0.002, "{h}");
+    // A floor by the prober's clock is not the kernel's timing.
+    let floor_only = stamped(transputation_probe::Measurement {
+        bandwidth_mbps: None,
+        bandwidth_floor_mbps: Some(500.0),
+        ..first_train(50.0, 500.0)
+    });
+    assert_eq!(crate::rate_headroom(&floor_only), 4.0);
 }
 
 #[test]

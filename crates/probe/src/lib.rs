@@ -7,8 +7,11 @@
 //! need not probe again.
 //!
 //! Wire protocol (UDP, every packet starts with the same 24 bytes): `b"TPPR"`, a kind byte
-//! (1 ping, 2 pong, 3 train packet, 4 report request, 5 report), three zero bytes, the
-//! client's session number (u64), a sequence number (u32) and a count (u32), big-endian.
+//! (1 ping, 2 pong, 3 train packet, 4 report request, 5 report), a flags byte (0, but in
+//! a report bit 0 says that the server timed the train's arrivals by the kernel's receive
+//! times; a server that predates it sends 0 and a prober that predates it ignores it), two
+//! zero bytes, the client's session number (u64), a sequence number (u32) and a count
+//! (u32), big-endian.
 //! The server echoes a ping as a pong (the whole packet: [`probe_quick`] puts its send
 //! time in it), records the train packets of each session (the last 8 sessions; a train
 //! packet's count is its train's length) with their arrival times, and answers a report
@@ -47,8 +50,9 @@
 //! 32 packets and grow only while the path is fast enough to carry a larger one within
 //! its time budget ([`quick`] has the rule and why).
 //!
-//! Arrival times are the times the server reads the packets (user space has no kernel
-//! timestamps without unsafe code), and a read is late when the server's thread was not
+//! Arrival times are the kernel's receive times where it gives them (Linux's
+//! `SO_TIMESTAMPNS`): exact however late the server reads. Without them they are the
+//! times the server reads the packets, and a read is late when the server's thread was not
 //! running as the packet arrived: asleep and slow to wake, or preempted on a busy host.
 //! Packets that pile up meanwhile are then read back to back, and a train read that way
 //! shows the server's reading speed, not the path's: on the 2-core testbed, with the link
@@ -76,6 +80,7 @@ mod prober;
 pub mod quick;
 mod server;
 mod socket;
+pub mod stamped;
 mod wire;
 
 pub use cache::{

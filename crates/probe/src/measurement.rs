@@ -63,6 +63,13 @@ pub struct Measurement {
     /// report (0 in JSON from a build that did not record it).
     #[serde(default)]
     pub duration_ms: f64,
+    /// Whether the server timed [`bandwidth_mbps`](Self::bandwidth_mbps)'s train by the
+    /// kernel's receive times (Linux's `SO_TIMESTAMPNS`), which hold however late it read
+    /// the packets: then the rate is exact to within the link's own jitter, where a rate
+    /// timed by the server's reads may read the passage of a short train up to a few
+    /// milliseconds long on a busy host. False from an older server or build.
+    #[serde(default)]
+    pub rate_kernel_timed: bool,
 }
 
 fn one() -> u32 {

@@ -62,6 +62,8 @@ pub(crate) struct TrainResult {
     pub(crate) bandwidth_mbps: Option<f64>,
     /// The dispersion timed by all reads, prompt or not (the report's fixed part).
     pub(crate) read_rate_mbps: Option<f64>,
+    /// Whether the server timed `bandwidth_mbps` by the kernel's receive times.
+    pub(crate) kernel_timed: bool,
 }
 
 impl Prober {
@@ -262,6 +264,7 @@ pub(crate) fn train_result(report: &Report, sent: u32, unsent: &[u32]) -> TrainR
             None => read_rate_mbps,
         },
         read_rate_mbps,
+        kernel_timed: report.kernel_timed,
     }
 }
 
@@ -347,6 +350,7 @@ pub fn probe(
         // Where the server could not time the train by prompt reads, the first version's
         // estimate by all reads (what this probe always reported; see the crate docs).
         bandwidth_mbps: t.bandwidth_mbps.or(t.read_rate_mbps),
+        rate_kernel_timed: t.kernel_timed && t.bandwidth_mbps.or(t.read_rate_mbps).is_some(),
         pings_sent: settings.pings,
         pings_answered: rtts.len(),
         train_sent: settings.train,

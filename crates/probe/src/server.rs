@@ -47,6 +47,8 @@ struct Train {
     arrivals: Vec<Arrival>,
     map: ArrivalMap,
     last: Instant,
+    /// Whether every recorded arrival has the kernel's time (then its timing is exact).
+    kernel_timed: bool,
 }
 
 /// The trains a server keeps.
@@ -61,17 +63,9 @@ struct Trains {
 }
 
 impl Trains {
-    /// Records train packet `seq` of `session`'s train of `count` packets, read at `now`
-    /// after a wait (`waited`) or not.
-    fn record(
-        &mut self,
-        session: u64,
-        seq: u32,
-        count: u32,
-        now: Instant,
-        ip_bytes: u64,
-        waited: bool,
-    ) {
+    /// Records train packet `seq` of `session`'s train of `count` packets, as `read`.
+    fn record(&mut self, session: u64, seq: u32, count: u32, read: &Read) {
+        let now = read.at;
         let i = match self.trains.iter().position(|t| t.session == session) {
             Some(i) => i,
             None => {
@@ -89,6 +83,7 @@ impl Trains {
                     arrivals: Vec::new(),
                     map: ArrivalMap::new(count),
                     last: now,
+                    kernel_timed: true,
                 });
                 self.trains.len() - 1
             }
@@ -98,13 +93,16 @@ impl Trains {
         t.map.set(seq);
         t.last = now;
         if self.recorded < MAX_ARRIVALS {
+            // The kernel's time is the arrival's however late the read; a read's own time
+            // only if the read turns out prompt (see `socket_empty`).
             t.arrivals.push(Arrival {
                 at: now,
-                bytes: ip_bytes,
-                prompt: false,
+                bytes: read.ip_bytes,
+                prompt: read.stamped,
             });
             self.recorded += 1;
-            self.fresh = waited.then_some(i);
+            t.kernel_timed &= read.stamped;
+            self.fresh = (read.waited && !read.stamped).then_some(i);
         } else {
             self.fresh = None;
         }
@@ -130,6 +128,7 @@ impl Trains {
                     received: t.received,
                     span_ns,
                     bytes,
+                    kernel_timed: t.kernel_timed && !t.arrivals.is_empty(),
                     ext: Some(Extension {
                         timed_span_ns,
                         timed_bytes,
@@ -141,6 +140,7 @@ impl Trains {
                 received: 0,
                 span_ns: 0,
                 bytes: 0,
+                kernel_timed: false,
                 ext: Some(Extension {
                     timed_span_ns: 0,
                     timed_bytes: 0,
@@ -187,11 +187,33 @@ fn run(
     other: &mut dyn FnMut(&[u8], SocketAddr),
 ) -> Result<(), Error> {
     big_buffers(sock);
+    // The kernel's time of each arrival, where it gives one (Linux's SO_TIMESTAMPNS):
+    // then a packet read late still has the time it came.
+    let stamped = crate::stamped::stamp_arrivals(sock);
     sock.set_nonblocking(true)
         .map_err(io("making the probe server's socket non-blocking"))?;
-    let served = serve_on(sock, stop, one_prober, other);
+    let served = serve_on(sock, stop, one_prober, other, stamped);
     let _ = sock.set_nonblocking(false);
+    if stamped {
+        crate::stamped::stop_stamping(sock);
+    }
     served
+}
+
+/// Reads one datagram into `buf`: its length, sender and, if `stamped`, the time the
+/// kernel received it (as an [`Instant`]; none for a stamp a second old or more).
+fn receive(
+    sock: &UdpSocket,
+    buf: &mut [u8],
+    stamped: bool,
+) -> std::io::Result<(usize, SocketAddr, Option<Instant>)> {
+    if !stamped {
+        return sock.recv_from(buf).map(|(n, from)| (n, from, None));
+    }
+    let (n, from, stamp) = crate::stamped::recv_stamped(sock, buf)?;
+    let at = stamp
+        .and_then(|t| crate::stamped::arrival_instant(t, Instant::now(), Duration::from_secs(1)));
+    Ok((n, from, at))
 }
 
 fn serve_on(
@@ -199,6 +221,7 @@ fn serve_on(
     stop: &AtomicBool,
     one_prober: Option<Duration>,
     other: &mut dyn FnMut(&[u8], SocketAddr),
+    stamped: bool,
 ) -> Result<(), Error> {
     let ip_overhead = match sock.local_addr() {
         Ok(a) if a.is_ipv6() => 48,
@@ -215,7 +238,7 @@ fn serve_on(
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let (n, from) = match sock.recv_from(&mut buf) {
+        let (n, from, kernel_at) = match receive(sock, &mut buf, stamped) {
             Ok(r) => r,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 trains.socket_empty();
@@ -252,9 +275,10 @@ fn serve_on(
         };
         last = Instant::now();
         let read = Read {
-            at: last,
+            at: kernel_at.unwrap_or(last),
             ip_bytes: (n + ip_overhead) as u64,
             waited,
+            stamped: kernel_at.is_some(),
         };
         waited = false;
         let Some(header) = parse(&buf[..n]) else {
@@ -295,6 +319,9 @@ struct Read {
     ip_bytes: u64,
     /// Whether the socket was empty just before.
     waited: bool,
+    /// Whether `at` is the kernel's time of arrival (then it is exact however late the
+    /// read).
+    stamped: bool,
 }
 
 /// Handles one probe packet of the parsed `header` (kind, session, sequence, count).
@@ -311,7 +338,7 @@ fn answer(
             packet[4] = PONG;
             let _ = sock.send_to(packet, from);
         }
-        TRAIN => trains.record(session, seq, count, read.at, read.ip_bytes, read.waited),
+        TRAIN => trains.record(session, seq, count, &read),
         ASK => {
             let report = encode_report(session, seq, &trains.report(session), packet.len());
             let _ = sock.send_to(&report, from);

@@ -136,6 +136,7 @@ fn a_report_carries_its_extension_only_when_the_request_had_room() {
         received: 5,
         span_ns: 123_456,
         bytes: 7000,
+        kernel_timed: true,
         ext: Some(Extension {
             timed_span_ns: 100_000,
             timed_bytes: 6000,
@@ -169,6 +170,11 @@ fn a_report_carries_its_extension_only_when_the_request_had_room() {
     assert_eq!(decode_report(&too_many).unwrap().ext, None);
     assert_eq!(decode_report(&full[..full.len() - 1]).unwrap().ext, None);
     assert_eq!(decode_report(&full[..43]), None);
+    // The kernel-timed flag is the flags byte's bit 0; a server that predates it sends 0.
+    assert_eq!(full[5], 1);
+    let mut unflagged = full.clone();
+    unflagged[5] = 0;
+    assert!(!decode_report(&unflagged).unwrap().kernel_timed);
     // Maps are capped.
     assert_eq!(ArrivalMap::new(u32::MAX).packets(), MAP_MAX_PACKETS);
 }
@@ -186,6 +192,7 @@ fn a_report_s_map_divides_random_loss_from_overflow() {
         received: 38,
         span_ns: 1_000_000,
         bytes: 125_000,
+        kernel_timed: false,
         ext: Some(Extension {
             timed_span_ns: 2_000_000,
             timed_bytes: 125_000,
@@ -326,6 +333,58 @@ fn the_server_times_a_paced_train() {
     let paced = sent_bytes * 8.0 / last.duration_since(first).as_secs_f64() / 1e6;
     assert!(
         (measured / paced - 1.0).abs() < 0.3,
+        "measured {measured:.1} Mbit/s, sent at {paced:.1}"
+    );
+}
+
+#[test]
+fn a_train_read_late_keeps_the_times_it_arrived_at() {
+    // 24 packets 500 µs apart reach the socket before the server reads any: read back to
+    // back, their read times say nothing of the path (no rate, from reads alone), but the
+    // kernel's receive times keep the spacing.
+    let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = server.local_addr().unwrap();
+    crate::socket::big_buffers(&server);
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client.connect(addr).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let packets = 24u32;
+    let start = Instant::now();
+    let mut sent_at = Vec::new();
+    for seq in 0..packets {
+        let due = start + Duration::from_micros(500) * seq;
+        while Instant::now() < due {
+            std::thread::sleep(due - Instant::now());
+        }
+        sent_at.push(Instant::now());
+        client.send(&packet(TRAIN, 9, seq, packets, 1200)).unwrap();
+    }
+    let stop = AtomicBool::new(false);
+    let report = std::thread::scope(|s| {
+        let served = s.spawn(|| serve_until(&server, &stop));
+        let ask = packet(crate::wire::ASK, 9, 0, 0, crate::wire::ask_bytes(packets));
+        client.send(&ask).unwrap();
+        let mut buf = [0u8; 2048];
+        let n = client.recv(&mut buf).unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        served.join().unwrap().unwrap();
+        crate::wire::decode_report(&buf[..n]).unwrap()
+    });
+    assert_eq!(report.received, packets);
+    assert!(
+        report.kernel_timed,
+        "the report does not say the kernel timed it"
+    );
+    let ext = report.ext.unwrap();
+    assert!(ext.timed_span_ns > 0, "no span from a train read late");
+    let measured = ext.timed_bytes as f64 * 8.0 / ext.timed_span_ns as f64 * 1e3;
+    let (first, last) = (sent_at[packets as usize / 4], sent_at[packets as usize - 1]);
+    let sent_bytes = f64::from(packets - 1 - packets / 4) * 1228.0;
+    let paced = sent_bytes * 8.0 / last.duration_since(first).as_secs_f64() / 1e6;
+    assert!(
+        (measured / paced - 1.0).abs() < 0.2,
         "measured {measured:.1} Mbit/s, sent at {paced:.1}"
     );
 }

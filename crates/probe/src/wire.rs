@@ -15,6 +15,9 @@ pub const MAX_PACKET_BYTES: usize = 65507;
 /// A report's fixed part: the header, then packets received (u32), the span (u64 ns) and
 /// the bytes that arrived in it (u64).
 pub(crate) const REPORT_BYTES: usize = HEADER + 20;
+/// A report's flags byte (the header's byte 5), bit 0: the server timed the train's
+/// arrivals by the kernel's receive times.
+const KERNEL_TIMED: u8 = 1;
 /// The tag that opens the extension after a report's fixed part.
 const EXT_TAG: &[u8; 4] = b"EXT1";
 /// Where the extension's arrival map bits start: after the tag, the prompt-timed span
@@ -98,6 +101,10 @@ pub(crate) struct Report {
     pub(crate) span_ns: u64,
     /// IP bytes that arrived in the span after its first packet.
     pub(crate) bytes: u64,
+    /// Whether the server timed every arrival by the kernel's receive time (the flags
+    /// byte's bit 0; a server that predates it sends 0): its spans are then exact to the
+    /// kernel's timestamping, however late the server read the packets.
+    pub(crate) kernel_timed: bool,
     /// The extension, if the server has it and the request had room for it.
     pub(crate) ext: Option<Extension>,
 }
@@ -130,6 +137,7 @@ pub(crate) fn encode_report(session: u64, seq: u32, report: &Report, room: usize
         .filter(|e| MAP_BITS_AT + e.map.bits.len() <= room);
     let len = ext.map_or(REPORT_BYTES, |e| MAP_BITS_AT + e.map.bits.len());
     let mut p = packet(REPORT, session, seq, 0, len);
+    p[5] = u8::from(report.kernel_timed) * KERNEL_TIMED;
     p[24..28].copy_from_slice(&report.received.to_be_bytes());
     p[28..36].copy_from_slice(&report.span_ns.to_be_bytes());
     p[36..44].copy_from_slice(&report.bytes.to_be_bytes());
@@ -167,6 +175,7 @@ pub(crate) fn decode_report(p: &[u8]) -> Option<Report> {
         received: u32_at(24),
         span_ns: u64_at(28),
         bytes: u64_at(36),
+        kernel_timed: p[5] & KERNEL_TIMED != 0,
         ext,
     })
 }

@@ -737,6 +737,7 @@ mod tests {
             bandwidth_floor_mbps: None,
             trains: 1,
             duration_ms: rtt_ms,
+            rate_kernel_timed: false,
         }
     }
 

@@ -47,7 +47,8 @@ pub struct ProbeArgs {
     /// packet_bytes, loss_evidence {sent, lost}: the packets behind the random-loss
     /// estimate, overflow_packets: left out of it after a queue overflowed,
     /// bandwidth_floor_mbps: a rate the path certainly has (--quick), trains,
-    /// duration_ms).
+    /// duration_ms, rate_kernel_timed: the server timed the rate's train by the kernel's
+    /// receive times).
     #[arg(long)]
     json: bool,
 }

@@ -27,6 +27,7 @@ fn measurement(rtt_ms: f64, sent: u64, lost: u64) -> Measurement {
         overflow_packets: 0,
         trains: 2,
         duration_ms: 3.0 * rtt_ms + 10.0,
+        rate_kernel_timed: false,
     }
 }
 

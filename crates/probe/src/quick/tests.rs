@@ -194,6 +194,7 @@ fn first_version_server(
                     received: got,
                     span_ns: 1_000_000,
                     bytes: 1_000_000,
+                    kernel_timed: false,
                     ext: None,
                 };
                 let p = crate::wire::encode_report(s, seq, &report, 0);

@@ -16,10 +16,11 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use rustix::event::{eventfd, poll, EventfdFlags, PollFd, PollFlags, Timespec};
 use transputation_blast::{Connection, Params};
+use transputation_probe::stamped::{arrival_instant, recv_stamped, stamp_arrivals};
 
 use crate::config::{session_number, Config};
 use crate::transports::udp::{client_socket, configure};
@@ -744,11 +745,9 @@ fn take_arrivals(
         empty_before = nothing_behind;
         // The kernel's arrival time, where it gave one, is exact whenever this read came.
         let mut at = now;
-        if let Some(late) = stamp.and_then(|t| SystemTime::now().duration_since(t).ok()) {
-            if late < STAMP_TRUSTED {
-                at = now.checked_sub(late).unwrap_or(now);
-                prompt = true;
-            }
+        if let Some(arrived) = stamp.and_then(|t| arrival_instant(t, now, STAMP_TRUSTED)) {
+            at = arrived;
+            prompt = true;
         }
         let mut s = shared.lock();
         let was_open = s.conn.is_open();
@@ -765,55 +764,6 @@ fn take_arrivals(
         *last_arrival.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         shared.changed.notify_all();
     }
-}
-
-/// Receives one datagram without blocking, with the kernel's arrival time if the socket
-/// stamps them (`SO_TIMESTAMPNS`, set on a client's socket: the train it times arrives
-/// packet by packet at the bottleneck's pace, faster than a woken thread reads reliably).
-fn recv_stamped(
-    sock: &UdpSocket,
-    buf: &mut [u8],
-) -> io::Result<(usize, SocketAddr, Option<SystemTime>)> {
-    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, SockaddrStorage};
-    use std::os::fd::AsRawFd;
-    let mut iov = [io::IoSliceMut::new(buf)];
-    let mut space = nix::cmsg_space!(nix::sys::time::TimeSpec);
-    let msg = recvmsg::<SockaddrStorage>(
-        sock.as_raw_fd(),
-        &mut iov,
-        Some(&mut space),
-        MsgFlags::MSG_DONTWAIT,
-    )
-    .map_err(io::Error::from)?;
-    let from = msg.address.and_then(|a| {
-        a.as_sockaddr_in()
-            .map(|v4| SocketAddr::from(std::net::SocketAddrV4::from(*v4)))
-            .or_else(|| {
-                a.as_sockaddr_in6()
-                    .map(|v6| SocketAddr::from(std::net::SocketAddrV6::from(*v6)))
-            })
-    });
-    let stamp = msg.cmsgs().ok().and_then(|mut all| {
-        all.find_map(|c| match c {
-            ControlMessageOwned::ScmTimestampns(t) => Some(
-                SystemTime::UNIX_EPOCH
-                    + Duration::new(
-                        u64::try_from(t.tv_sec()).ok()?,
-                        u32::try_from(t.tv_nsec()).ok()?,
-                    ),
-            ),
-            _ => None,
-        })
-    });
-    let from = from.ok_or_else(|| io::Error::other("a datagram without a sender's address"))?;
-    Ok((msg.bytes, from, stamp))
-}
-
-/// Asks the kernel to stamp each datagram's arrival on `sock` (see [`recv_stamped`]);
-/// without it (an old kernel) arrivals are timed by prompt reads alone.
-fn stamp_arrivals(sock: &UdpSocket) {
-    use nix::sys::socket::{setsockopt, sockopt::ReceiveTimestampns};
-    let _ = setsockopt(sock, ReceiveTimestampns, &true);
 }
 
 #[cfg(test)]
