@@ -236,6 +236,73 @@ impl PrfOp {
     }
 }
 
+/// A table of labels read ahead of the gates that read it: `prf`'s garbler asks, as it
+/// makes gate `i`'s op for the kernel, for the slots of gate `i + READ_AHEAD`
+/// ([`ReadAhead::slot`]), so that the cache misses of a table larger than the L2 cache
+/// overlap the AES work of the gates between. `perf` of the garbling kernel on the MinCut
+/// size puts about a quarter of its samples on the label loads. On the Zen 3 VM
+/// (2026-12-01, medians of 9 alternating runs of `garble-bench`) it took the MinCut size
+/// from 142.4 to 133.5 (`vaes256`) and 205.9 to 198.0 (`aes-ni`) ns per AND gate. On a
+/// table that fits the requests only cost (AES-non-expanded.txt 147.7 → 152.5 ns on
+/// `vaes256`), so [`ReadAhead::worth_it`] says no for it. Not taken by: the `vaes` backend,
+/// whose own kernel with the next group's labels prefetched measured no faster on Zen 4
+/// (85.3 against 85.2 ns); the half-gates kernels, where on Zen 3 the next group's labels
+/// asked for measured slower (the MinCut size under `ideal` 17.1 → 18.1 ns); `prf`'s
+/// evaluator, slower too (68.1 → 78.9).
+///
+/// The table's address is held as a number: a prefetch reads nothing, and the kernel
+/// meanwhile holds the table mutably.
+pub(crate) struct ReadAhead<T> {
+    table: usize,
+    slot: core::marker::PhantomData<T>,
+}
+
+impl<T> Clone for ReadAhead<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for ReadAhead<T> {}
+
+/// How many gates ahead [`ReadAhead`] asks for labels: several hundred cycles of AES work,
+/// a memory access's latency (24 measured the same as 8).
+pub(crate) const READ_AHEAD: usize = 8;
+
+/// Tables at most this large are not read ahead: the L2 cache of the smaller CPUs of this
+/// class (Zen 3, 512 KiB per core).
+const READ_AHEAD_ABOVE_BYTES: usize = 512 << 10;
+
+impl<T> ReadAhead<T> {
+    /// Read-ahead for the table `slots`.
+    pub(crate) fn new(slots: &[T]) -> ReadAhead<T> {
+        ReadAhead {
+            table: slots.as_ptr() as usize,
+            slot: core::marker::PhantomData,
+        }
+    }
+
+    /// Whether `backend`'s kernels gain from reading the table `slots` ahead: those that
+    /// measured faster with it, on a table larger than the L2 cache.
+    pub(crate) fn worth_it(backend: Backend, slots: &[T]) -> bool {
+        cfg!(target_arch = "x86_64")
+            && matches!(backend, Backend::AesNi | Backend::Vaes256)
+            && core::mem::size_of_val(slots) > READ_AHEAD_ABOVE_BYTES
+    }
+
+    /// Asks for the cache lines of slot `slot` (nothing where the architecture has no
+    /// prefetch instruction here, or for a slot past the table: the request is a hint).
+    #[inline(always)]
+    pub(crate) fn slot(self, slot: usize) {
+        let size = core::mem::size_of::<T>();
+        let at = self.table.wrapping_add(slot.wrapping_mul(size));
+        #[cfg(target_arch = "x86_64")]
+        x86::prefetch(at, size);
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = at;
+    }
+}
+
 /// `prf`'s AND gates (`and`) or XOR gates `op(0..n)` (independent gates in the order of
 /// their slots' assignment, e.g. one wave's), fused on every backend but the portable one:
 /// for each, its input labels read from `labels` and ordered by signal bit, its PRF

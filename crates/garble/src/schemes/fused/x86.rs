@@ -156,6 +156,19 @@ pub(super) fn eval_and_gates(
     }
 }
 
+/// Asks for the cache lines of the `bytes` bytes at address `at` (at most 64: the first and
+/// last line).
+#[inline(always)]
+pub(super) fn prefetch(at: usize, bytes: usize) {
+    let first = at as *const i8;
+    // SAFETY: a prefetch is a hint that reads nothing architecturally and faults on no
+    // address; SSE is in every x86-64 CPU.
+    unsafe {
+        _mm_prefetch::<_MM_HINT_T0>(first);
+        _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(bytes - 1));
+    }
+}
+
 /// `prf`'s AND or XOR gates, fused (see `fused::prf_garble_gates`).
 pub(super) fn prf_garble_gates(
     t: Token,

@@ -10,7 +10,7 @@ use transputation_core::aes::{Backend, FixedKeyAes};
 use transputation_core::prg::Prg;
 use transputation_core::Block;
 
-use crate::schemes::fused::{prf_garble_gates, set_nibble, PrfOp};
+use crate::schemes::fused::{prf_garble_gates, set_nibble, PrfOp, ReadAhead, READ_AHEAD};
 
 use crate::schemes::interface::Garble;
 use crate::schemes::parallel::{Parallel, MIN_WAVE_PRF};
@@ -169,6 +169,17 @@ impl<'c> PrfGarbler<'c> {
         let (schedule, pcs, carried) = (&self.schedule, &self.pcs[..], self.carried_mask);
         let gate_base = self.gate_base;
         let op = |i| prf_op(schedule, gate_base, i, base, first, pcs, carried);
+        let (ahead, read_ahead) = (
+            ReadAhead::new(&self.labels),
+            ReadAhead::worth_it(self.backend, &self.labels),
+        );
+        let op_ahead = |i: usize| {
+            if let Some(next) = schedule.ops.get(i + READ_AHEAD) {
+                ahead.slot(next.a as usize);
+                ahead.slot(next.b as usize);
+            }
+            prf_op(schedule, gate_base, i, base, first, pcs, carried)
+        };
         #[cfg(test)]
         for i in range.clone() {
             // The PRF calls the gates make, for the tests of their inputs' uniqueness.
@@ -197,7 +208,12 @@ impl<'c> PrfGarbler<'c> {
                 continue;
             }
             let (n, from) = (part.len(), part.start);
-            if !prf_garble_gates(self.backend, and, n, |j| op(from + j), labels, out) {
+            let fused = if read_ahead {
+                prf_garble_gates(self.backend, and, n, |j| op_ahead(from + j), labels, out)
+            } else {
+                prf_garble_gates(self.backend, and, n, |j| op(from + j), labels, out)
+            };
+            if !fused {
                 let ops: Vec<PrfOp> = part.map(op).collect();
                 // One instance per kind (the kind tested per gate cost ~6 % on AES-NI).
                 if and {
