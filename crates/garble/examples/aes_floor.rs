@@ -86,18 +86,32 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Ends the program with `problem` and the usage line (exit status 2).
+fn usage(problem: &str) -> ! {
+    eprintln!("aes_floor: {problem}");
+    eprintln!(
+        "usage: aes_floor [ROUNDS] [BACKEND]  (BACKEND: portable, aes-ni, vaes256, vaes, armv8)"
+    );
+    std::process::exit(2)
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
-    let rounds: usize = args
-        .next()
-        .map(|r| r.parse().expect("ROUNDS is a number"))
-        .unwrap_or(5);
+    let rounds: usize = match args.next() {
+        None => 5,
+        Some(r) => match r.parse() {
+            Ok(n) if n > 0 => n,
+            _ => usage(&format!("ROUNDS must be a whole number above 0, not {r:?}")),
+        },
+    };
     let backend = match args.next() {
         None => Backend::detect(),
         Some(name) => {
-            let b = Backend::from_name(&name).unwrap_or_else(|| panic!("no backend {name}"));
+            let Some(b) = Backend::from_name(&name) else {
+                usage(&format!("no AES backend named {name:?}"))
+            };
             if let Some(why) = b.why_unsupported() {
-                panic!("backend {name} cannot run here: {why}");
+                usage(&format!("backend {name} cannot run here: {why}"));
             }
             b
         }
