@@ -342,15 +342,16 @@ pub fn probe(
     } else {
         1.0 - f64::from(t.received) / f64::from(settings.train)
     };
+    // Where the server could not time the train by prompt reads, the first version's
+    // estimate by all reads (what this probe always reported; see the crate docs).
+    let bandwidth_mbps = t.bandwidth_mbps.or(t.read_rate_mbps);
     Ok(Measurement {
         rtt_ms_min: min,
         rtt_ms_median: median,
         rtt_ms_max: max,
         loss_rate,
-        // Where the server could not time the train by prompt reads, the first version's
-        // estimate by all reads (what this probe always reported; see the crate docs).
-        bandwidth_mbps: t.bandwidth_mbps.or(t.read_rate_mbps),
-        rate_kernel_timed: t.kernel_timed && t.bandwidth_mbps.or(t.read_rate_mbps).is_some(),
+        bandwidth_mbps,
+        rate_kernel_timed: t.kernel_timed && bandwidth_mbps.is_some(),
         pings_sent: settings.pings,
         pings_answered: rtts.len(),
         train_sent: settings.train,

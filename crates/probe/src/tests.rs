@@ -288,53 +288,91 @@ fn the_server_answers_a_first_version_request_and_keeps_sessions_apart() {
     });
 }
 
+/// A server socket with big buffers and a client connected to it (2 s read timeout).
+fn server_and_client() -> (UdpSocket, UdpSocket) {
+    let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+    crate::socket::big_buffers(&server);
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client.connect(server.local_addr().unwrap()).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    (server, client)
+}
+
+/// Sends `session`'s train of `packets` train packets of 1200 bytes, one every `gap`;
+/// the times they were sent.
+fn send_paced_train(client: &UdpSocket, session: u64, packets: u32, gap: Duration) -> Vec<Instant> {
+    let start = Instant::now();
+    let mut sent_at = Vec::new();
+    for seq in 0..packets {
+        let due = start + gap * seq;
+        while Instant::now() < due {
+            std::thread::sleep(due - Instant::now());
+        }
+        sent_at.push(Instant::now());
+        client
+            .send(&packet(TRAIN, session, seq, packets, 1200))
+            .unwrap();
+    }
+    sent_at
+}
+
+/// Asks the server for `session`'s report on its train of `packets`, then tells it to stop.
+fn ask_report(
+    client: &UdpSocket,
+    session: u64,
+    packets: u32,
+    stop: &AtomicBool,
+) -> crate::wire::Report {
+    let ask = packet(
+        crate::wire::ASK,
+        session,
+        0,
+        0,
+        crate::wire::ask_bytes(packets),
+    );
+    client.send(&ask).unwrap();
+    let mut buf = [0u8; 2048];
+    let n = client.recv(&mut buf).unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    crate::wire::decode_report(&buf[..n]).unwrap()
+}
+
+/// Checks that the rate the server timed (`ext`) is within `tolerance` of the rate the
+/// sender achieved over the train's last three quarters (a busy host may have slept past
+/// some of the due times).
+fn assert_timed_as_sent(ext: &crate::wire::Extension, sent_at: &[Instant], tolerance: f64) {
+    let measured = ext.timed_bytes as f64 * 8.0 / ext.timed_span_ns as f64 * 1e3; // Mbit/s
+    let packets = sent_at.len();
+    let (first, last) = (sent_at[packets / 4], sent_at[packets - 1]);
+    let sent_bytes = (packets - 1 - packets / 4) as f64 * 1228.0;
+    let paced = sent_bytes * 8.0 / last.duration_since(first).as_secs_f64() / 1e6;
+    assert!(
+        (measured / paced - 1.0).abs() < tolerance,
+        "measured {measured:.1} Mbit/s, sent at {paced:.1}"
+    );
+}
+
 #[test]
 fn the_server_times_a_paced_train() {
     // 40 packets of 1200 bytes 300 µs apart (32.7 Mbit/s in IP bytes): the server has
     // time to read each as it comes, and its rate is the spacing's.
-    let server = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = server.local_addr().unwrap();
+    let (server, client) = server_and_client();
     let stop = AtomicBool::new(false);
-    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
-    client.connect(addr).unwrap();
-    client
-        .set_read_timeout(Some(Duration::from_secs(2)))
-        .unwrap();
     let packets = 40u32;
     let (report, sent_at) = std::thread::scope(|s| {
         let served = s.spawn(|| serve_until(&server, &stop));
-        let start = Instant::now();
-        let mut sent_at = Vec::new();
-        for seq in 0..packets {
-            let due = start + Duration::from_micros(300) * seq;
-            while Instant::now() < due {
-                std::thread::sleep(due - Instant::now());
-            }
-            sent_at.push(Instant::now());
-            client.send(&packet(TRAIN, 5, seq, packets, 1200)).unwrap();
-        }
+        let sent_at = send_paced_train(&client, 5, packets, Duration::from_micros(300));
         std::thread::sleep(Duration::from_millis(5));
-        let ask = packet(crate::wire::ASK, 5, 0, 0, crate::wire::ask_bytes(packets));
-        client.send(&ask).unwrap();
-        let mut buf = [0u8; 2048];
-        let n = client.recv(&mut buf).unwrap();
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let report = ask_report(&client, 5, packets, &stop);
         served.join().unwrap().unwrap();
-        (crate::wire::decode_report(&buf[..n]).unwrap(), sent_at)
+        (report, sent_at)
     });
     assert_eq!(report.received, packets);
     let ext = report.ext.clone().unwrap();
     assert!(ext.timed_span_ns > 0, "{report:?}");
-    let measured = ext.timed_bytes as f64 * 8.0 / ext.timed_span_ns as f64 * 1e3; // Mbit/s
-                                                                                  // What the sender achieved over the train's last three quarters (a busy host may
-                                                                                  // have slept past some of the due times).
-    let (first, last) = (sent_at[packets as usize / 4], sent_at[packets as usize - 1]);
-    let sent_bytes = f64::from(packets - 1 - packets / 4) * 1228.0;
-    let paced = sent_bytes * 8.0 / last.duration_since(first).as_secs_f64() / 1e6;
-    assert!(
-        (measured / paced - 1.0).abs() < 0.3,
-        "measured {measured:.1} Mbit/s, sent at {paced:.1}"
-    );
+    assert_timed_as_sent(&ext, &sent_at, 0.3);
 }
 
 #[test]
@@ -342,35 +380,15 @@ fn a_train_read_late_keeps_the_times_it_arrived_at() {
     // 24 packets 500 µs apart reach the socket before the server reads any: read back to
     // back, their read times say nothing of the path (no rate, from reads alone), but the
     // kernel's receive times keep the spacing.
-    let server = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = server.local_addr().unwrap();
-    crate::socket::big_buffers(&server);
-    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
-    client.connect(addr).unwrap();
-    client
-        .set_read_timeout(Some(Duration::from_secs(2)))
-        .unwrap();
+    let (server, client) = server_and_client();
     let packets = 24u32;
-    let start = Instant::now();
-    let mut sent_at = Vec::new();
-    for seq in 0..packets {
-        let due = start + Duration::from_micros(500) * seq;
-        while Instant::now() < due {
-            std::thread::sleep(due - Instant::now());
-        }
-        sent_at.push(Instant::now());
-        client.send(&packet(TRAIN, 9, seq, packets, 1200)).unwrap();
-    }
+    let sent_at = send_paced_train(&client, 9, packets, Duration::from_micros(500));
     let stop = AtomicBool::new(false);
     let report = std::thread::scope(|s| {
         let served = s.spawn(|| serve_until(&server, &stop));
-        let ask = packet(crate::wire::ASK, 9, 0, 0, crate::wire::ask_bytes(packets));
-        client.send(&ask).unwrap();
-        let mut buf = [0u8; 2048];
-        let n = client.recv(&mut buf).unwrap();
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let report = ask_report(&client, 9, packets, &stop);
         served.join().unwrap().unwrap();
-        crate::wire::decode_report(&buf[..n]).unwrap()
+        report
     });
     assert_eq!(report.received, packets);
     assert!(
@@ -379,12 +397,5 @@ fn a_train_read_late_keeps_the_times_it_arrived_at() {
     );
     let ext = report.ext.unwrap();
     assert!(ext.timed_span_ns > 0, "no span from a train read late");
-    let measured = ext.timed_bytes as f64 * 8.0 / ext.timed_span_ns as f64 * 1e3;
-    let (first, last) = (sent_at[packets as usize / 4], sent_at[packets as usize - 1]);
-    let sent_bytes = f64::from(packets - 1 - packets / 4) * 1228.0;
-    let paced = sent_bytes * 8.0 / last.duration_since(first).as_secs_f64() / 1e6;
-    assert!(
-        (measured / paced - 1.0).abs() < 0.2,
-        "measured {measured:.1} Mbit/s, sent at {paced:.1}"
-    );
+    assert_timed_as_sent(&ext, &sent_at, 0.2);
 }
