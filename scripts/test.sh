@@ -3,24 +3,49 @@
 # 64-bit ARM tests under qemu-user, and the fuzz targets for a minute each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Each stage's wall time, printed at the end (also when a stage fails), so that a slow
+# stage shows against CI's time limit.
+stages=() starts=()
+stage() {
+  stages+=("$1")
+  starts+=("$SECONDS")
+  echo "== $1"
+}
+timings() {
+  local status=$? i end
+  starts+=("$SECONDS")
+  echo "== time per stage (m:ss)"
+  for i in "${!stages[@]}"; do
+    end=$((starts[i + 1] - starts[i]))
+    printf '%4d:%02d  %s\n' $((end / 60)) $((end % 60)) "${stages[i]}"
+  done
+  printf '%4d:%02d  in all\n' $((SECONDS / 60)) $((SECONDS % 60))
+  return "$status"
+}
+trap timings EXIT
+
+stage "set-up"
 ./scripts/setup.sh
 export RUSTDOCFLAGS="-D warnings"
 # A clean build gains nothing from incremental caches, which would take gigabytes of disk.
 export CARGO_INCREMENTAL=0
 
-echo "== structure (import cycles, file and function lengths)"
+stage "structure (import cycles, file and function lengths)"
 python3 scripts/check-structure.py
-echo "== cargo fmt --check"
+stage "cargo fmt --check"
 cargo fmt --all -- --check
-echo "== cargo clippy"
+stage "cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-echo "== cargo doc"
+stage "cargo doc"
 cargo doc --workspace --no-deps --quiet
-echo "== cargo test"
+stage "cargo test: the build"
+cargo test --workspace --no-run --quiet
+stage "cargo test"
 # The browser test (web_browser, about 15 s) fails, rather than skips, without chromium and
 # chromedriver, which setup.sh installs.
 TRANSPUTATION_REQUIRE_BROWSER=1 cargo test --workspace
-echo "== without the udt and quic features, libudt hidden"
+stage "without the udt and quic features, libudt hidden"
 # The UDT4 library's headers and library are looked for where these point (nowhere): a
 # build that still needed libudt would stop here. The binary must not link it either.
 # Built and tested: the crates whose build the features change, the transport crate and
@@ -48,7 +73,7 @@ echo "== without the udt and quic features, libudt hidden"
   CARGO_TARGET_DIR=target/no-default-features \
     cargo test --no-default-features -p transputation-transport-ffi
 )
-echo "== 64-bit ARM under qemu-user: the armv8 AES backend"
+stage "64-bit ARM under qemu-user: the armv8 AES backend"
 # Cross-compiled (the linker and runner are in .cargo/config.toml): the AES and garbling
 # crates' tests, whose every-backend checks take the armv8 backend (qemu's CPU has the AES
 # instructions), and a 2PC session between this host's garbler and an ARM evaluator.
@@ -61,7 +86,7 @@ cargo test --quiet --target aarch64-unknown-linux-gnu -p transputation-core \
 # The x86 garbler: the binary just built for the tests without the features (a tcp
 # session needs neither udt nor quic).
 X86_TRANSPUTATION=${CARGO_TARGET_DIR:-target}/debug/transputation ./scripts/arm-2pc.sh
-echo "== fuzz (${FUZZ_SECONDS:=60} s per target)"
+stage "fuzz (${FUZZ_SECONDS:=60} s per target)"
 (
   cd fuzz
   for target in $(cargo fuzz list); do
