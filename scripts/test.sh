@@ -13,12 +13,12 @@ stage() {
   echo "== $1"
 }
 timings() {
-  local status=$? i end
+  local status=$? i took
   starts+=("$SECONDS")
   echo "== time per stage (m:ss)"
   for i in "${!stages[@]}"; do
-    end=$((starts[i + 1] - starts[i]))
-    printf '%4d:%02d  %s\n' $((end / 60)) $((end % 60)) "${stages[i]}"
+    took=$((starts[i + 1] - starts[i]))
+    printf '%4d:%02d  %s\n' $((took / 60)) $((took % 60)) "${stages[i]}"
   done
   printf '%4d:%02d  in all\n' $((SECONDS / 60)) $((SECONDS % 60))
   return "$status"

@@ -318,7 +318,7 @@ impl TrainPlan {
         let first = settings.first_train.max(2);
         TrainPlan {
             packet_bytes,
-            ip_bytes: (packet_bytes + if addr.is_ipv6() { 48 } else { 28 }) as f64,
+            ip_bytes: (packet_bytes + crate::socket::ip_udp_headers(addr)) as f64,
             first,
             growth: settings.growth.max(2),
             max: settings.max_train.min(by_bytes).max(first),

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{io, Error};
-use crate::socket::big_buffers;
+use crate::socket::{self, big_buffers};
 use crate::wire::{encode_report, parse, ArrivalMap, Extension, Report, ASK, PING, PONG, TRAIN};
 
 /// Train packets whose arrival a server records, over all the trains it keeps (24 MiB of
@@ -223,10 +223,9 @@ fn serve_on(
     other: &mut dyn FnMut(&[u8], SocketAddr),
     stamped: bool,
 ) -> Result<(), Error> {
-    let ip_overhead = match sock.local_addr() {
-        Ok(a) if a.is_ipv6() => 48,
-        _ => 28,
-    };
+    let ip_overhead = sock
+        .local_addr()
+        .map_or(socket::IPV4_UDP_HEADERS, socket::ip_udp_headers);
     let mut buf = vec![0u8; 65536];
     let mut trains = Trains::default();
     let mut reported = false;

@@ -14,6 +14,19 @@ pub fn big_buffers(s: &UdpSocket) {
     }
 }
 
+/// Bytes the IPv4 and UDP headers add to a datagram (20 + 8).
+pub(crate) const IPV4_UDP_HEADERS: usize = 28;
+
+/// Bytes the IP and UDP headers add to a datagram on `addr`'s family (IPv6: 40 + 8): what a
+/// rate counted in IP bytes adds to the payload.
+pub(crate) fn ip_udp_headers(addr: SocketAddr) -> usize {
+    if addr.is_ipv6() {
+        48
+    } else {
+        IPV4_UDP_HEADERS
+    }
+}
+
 /// A socket for a prober on `server`'s address family (any local address and port).
 pub fn prober_socket(server: SocketAddr) -> std::io::Result<UdpSocket> {
     let any: SocketAddr = if server.is_ipv4() {

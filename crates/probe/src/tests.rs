@@ -240,16 +240,22 @@ fn a_report_s_map_divides_random_loss_from_overflow() {
     assert_eq!((r.received, r.evidence), (64, LossEvidence::new(64, 0)));
 }
 
-#[test]
-fn the_server_answers_a_first_version_request_and_keeps_sessions_apart() {
+/// A server socket with big buffers and a client connected to it (2 s read timeout).
+fn server_and_client() -> (UdpSocket, UdpSocket) {
     let server = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = server.local_addr().unwrap();
-    let stop = AtomicBool::new(false);
+    crate::socket::big_buffers(&server);
     let client = UdpSocket::bind("127.0.0.1:0").unwrap();
-    client.connect(addr).unwrap();
+    client.connect(server.local_addr().unwrap()).unwrap();
     client
         .set_read_timeout(Some(Duration::from_secs(2)))
         .unwrap();
+    (server, client)
+}
+
+#[test]
+fn the_server_answers_a_first_version_request_and_keeps_sessions_apart() {
+    let (server, client) = server_and_client();
+    let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         let served = s.spawn(|| serve_until(&server, &stop));
         // Two sessions' trains interleaved, one packet of session 2 lost (never sent).
@@ -288,20 +294,11 @@ fn the_server_answers_a_first_version_request_and_keeps_sessions_apart() {
     });
 }
 
-/// A server socket with big buffers and a client connected to it (2 s read timeout).
-fn server_and_client() -> (UdpSocket, UdpSocket) {
-    let server = UdpSocket::bind("127.0.0.1:0").unwrap();
-    crate::socket::big_buffers(&server);
-    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
-    client.connect(server.local_addr().unwrap()).unwrap();
-    client
-        .set_read_timeout(Some(Duration::from_secs(2)))
-        .unwrap();
-    (server, client)
-}
+/// The bytes of a paced train's packets.
+const PACED_PACKET_BYTES: usize = 1200;
 
-/// Sends `session`'s train of `packets` train packets of 1200 bytes, one every `gap`;
-/// the times they were sent.
+/// Sends `session`'s train of `packets` train packets of [`PACED_PACKET_BYTES`], one every
+/// `gap`; the times they were sent.
 fn send_paced_train(client: &UdpSocket, session: u64, packets: u32, gap: Duration) -> Vec<Instant> {
     let start = Instant::now();
     let mut sent_at = Vec::new();
@@ -312,7 +309,7 @@ fn send_paced_train(client: &UdpSocket, session: u64, packets: u32, gap: Duratio
         }
         sent_at.push(Instant::now());
         client
-            .send(&packet(TRAIN, session, seq, packets, 1200))
+            .send(&packet(TRAIN, session, seq, packets, PACED_PACKET_BYTES))
             .unwrap();
     }
     sent_at
@@ -346,7 +343,8 @@ fn assert_timed_as_sent(ext: &crate::wire::Extension, sent_at: &[Instant], toler
     let measured = ext.timed_bytes as f64 * 8.0 / ext.timed_span_ns as f64 * 1e3; // Mbit/s
     let packets = sent_at.len();
     let (first, last) = (sent_at[packets / 4], sent_at[packets - 1]);
-    let sent_bytes = (packets - 1 - packets / 4) as f64 * 1228.0;
+    let ip_bytes = PACED_PACKET_BYTES + crate::socket::IPV4_UDP_HEADERS;
+    let sent_bytes = ((packets - 1 - packets / 4) * ip_bytes) as f64;
     let paced = sent_bytes * 8.0 / last.duration_since(first).as_secs_f64() / 1e6;
     assert!(
         (measured / paced - 1.0).abs() < tolerance,
